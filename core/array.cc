@@ -1,0 +1,111 @@
+#include "jx/core/array.h"
+
+#include <cstring>
+#include <ostream>
+
+#include "jx/core/errors.h"
+
+namespace jx {
+
+Array Array::Scalar(double value, DType dtype, bool weak_type) {
+  Array out = Empty(ShapedArray{{}, dtype, weak_type});
+  StoreFromDouble(dtype, out.mutable_data(), 0, value);
+  return out;
+}
+
+Array Array::Empty(ShapedArray aval) {
+  const int64_t nbytes = aval.nbytes();
+  return Array(std::make_shared<ConcreteArray>(std::move(aval), Buffer::Allocate(nbytes)));
+}
+
+Array Array::FromData(const void* data, Shape shape, DType dtype) {
+  Array out = Empty(ShapedArray{std::move(shape), dtype});
+  if (out.nbytes() > 0) std::memcpy(out.mutable_data(), data, static_cast<size_t>(out.nbytes()));
+  return out;
+}
+
+const ShapedArray& Array::aval() const {
+  if (!impl_) throw ValueError("use of an empty jx::Array handle (default-constructed Array)");
+  return impl_->aval();
+}
+
+const void* Array::data() const {
+  if (!impl_) throw ValueError("use of an empty jx::Array handle (default-constructed Array)");
+  if (impl_->kind() != ArrayImpl::Kind::kConcrete) {
+    throw ConcretizationError(StrCat(
+        "Abstract tracer value encountered where a concrete value is expected: the value of a ",
+        aval().str(), " tracer is not known while tracing. Use jx control flow (lax::cond, "
+        "lax::while_loop) or mark the argument static instead of reading it on the host."));
+  }
+  return static_cast<const ConcreteArray&>(*impl_).data();
+}
+
+const std::shared_ptr<Buffer>& Array::buffer() const {
+  data();  // checks that this is a concrete value
+  return static_cast<const ConcreteArray&>(*impl_).buffer();
+}
+
+void Array::ThrowItemError() const {
+  throw ValueError(StrCat("[item] can only convert an array of size 1 to a C++ scalar, got ",
+                                aval().str()));
+}
+
+namespace {
+template <typename T, typename S>
+T ConvertOne(S s) {
+  if constexpr (std::is_same_v<S, float16_t> || std::is_same_v<S, bfloat16_t>) {
+    return ConvertOne<T>(static_cast<float>(s));
+  } else if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
+    return T(static_cast<float>(s));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return s != S{0};
+  } else {
+    return static_cast<T>(s);
+  }
+}
+
+template <typename T, typename S>
+void ConvertTyped(const void* data, int64_t n, T* out) {
+  const S* in = static_cast<const S*>(data);
+  for (int64_t i = 0; i < n; ++i) out[i] = ConvertOne<T>(in[i]);
+}
+}  // namespace
+
+template <typename T>
+void ConvertElements(DType src, const void* data, int64_t n, T* out) {
+  switch (src) {
+    case DType::kBool: return ConvertTyped<T, bool>(data, n, out);
+    case DType::kInt8: return ConvertTyped<T, int8_t>(data, n, out);
+    case DType::kInt16: return ConvertTyped<T, int16_t>(data, n, out);
+    case DType::kInt32: return ConvertTyped<T, int32_t>(data, n, out);
+    case DType::kInt64: return ConvertTyped<T, int64_t>(data, n, out);
+    case DType::kUInt8: return ConvertTyped<T, uint8_t>(data, n, out);
+    case DType::kUInt16: return ConvertTyped<T, uint16_t>(data, n, out);
+    case DType::kUInt32: return ConvertTyped<T, uint32_t>(data, n, out);
+    case DType::kUInt64: return ConvertTyped<T, uint64_t>(data, n, out);
+    case DType::kFloat16: return ConvertTyped<T, float16_t>(data, n, out);
+    case DType::kBFloat16: return ConvertTyped<T, bfloat16_t>(data, n, out);
+    case DType::kFloat32: return ConvertTyped<T, float>(data, n, out);
+    case DType::kFloat64: return ConvertTyped<T, double>(data, n, out);
+  }
+}
+
+template void ConvertElements<bool>(DType, const void*, int64_t, bool*);
+template void ConvertElements<int8_t>(DType, const void*, int64_t, int8_t*);
+template void ConvertElements<int16_t>(DType, const void*, int64_t, int16_t*);
+template void ConvertElements<int32_t>(DType, const void*, int64_t, int32_t*);
+template void ConvertElements<int64_t>(DType, const void*, int64_t, int64_t*);
+template void ConvertElements<long long>(DType, const void*, int64_t, long long*);
+template void ConvertElements<uint8_t>(DType, const void*, int64_t, uint8_t*);
+template void ConvertElements<uint16_t>(DType, const void*, int64_t, uint16_t*);
+template void ConvertElements<uint32_t>(DType, const void*, int64_t, uint32_t*);
+template void ConvertElements<uint64_t>(DType, const void*, int64_t, uint64_t*);
+template void ConvertElements<unsigned long long>(DType, const void*, int64_t, unsigned long long*);
+template void ConvertElements<float16_t>(DType, const void*, int64_t, float16_t*);
+template void ConvertElements<bfloat16_t>(DType, const void*, int64_t, bfloat16_t*);
+template void ConvertElements<float>(DType, const void*, int64_t, float*);
+template void ConvertElements<double>(DType, const void*, int64_t, double*);
+
+std::ostream& operator<<(std::ostream& os, const Array& a) { return os << a.str(); }
+
+}  // namespace jx

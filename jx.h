@@ -1,0 +1,14 @@
+// jx: JAX for C++. The one header users include.
+//
+//   #include <jx/jx.h>
+//   namespace jnp = jx::numpy;
+//   namespace lax = jx::lax;
+//   jx::Array x = jnp::arange(6, jx::float32).reshape({2, 3});
+//   std::cout << jnp::sum(lax::sin(x) * 2.0, 1) << "\n";
+#pragma once
+
+#include "jx/core/array.h"
+#include "jx/core/dtype.h"
+#include "jx/core/errors.h"
+#include "jx/core/shape.h"
+#include "jx/lax/lax.h"

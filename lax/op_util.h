@@ -1,0 +1,57 @@
+// Helpers shared by the lax primitive families: binding (with lazy registration) and the
+// common checks of abstract evaluation, each throwing the documented error naming the op.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "jx/core/errors.h"
+#include "jx/core/interpreter.h"
+#include "jx/lax/registration.h"
+
+namespace jx::lax::internal {
+
+// Binds p after making sure the built-in rules are registered.
+inline Arrays BindOp(Primitive p, absl::Span<const Array> inputs, const ParamMap& params = {}) {
+  RegisterAll();
+  return Bind(p, inputs, params);
+}
+inline Array BindOp1(Primitive p, std::initializer_list<Array> inputs, const ParamMap& params = {}) {
+  RegisterAll();
+  return Bind(p, absl::MakeConstSpan(inputs.begin(), inputs.size()), params)[0];
+}
+
+// "f32[2,3], i32[3]": the avals of a list of inputs, for error messages.
+std::string AvalsToString(InAvals in);
+
+// Throws TypeError unless the input count is n.
+void CheckArity(std::string_view op, InAvals in, size_t n);
+// Throws ShapeError unless every input has the same shape as the first.
+void CheckSameShapes(std::string_view op, InAvals in);
+// Throws TypeError unless every input has the same dtype as the first.
+void CheckSameDTypes(std::string_view op, InAvals in);
+
+// Dtype classes accepted by elementwise ops.
+enum class DTypeClass { kAny, kNumeric, kFloating, kInteger, kIntegerOrBool, kSignedNumeric, kFloatingOrInteger };
+constexpr bool InClass(DType d, DTypeClass c) {
+  switch (c) {
+    case DTypeClass::kAny: return true;
+    case DTypeClass::kNumeric: return !IsBool(d);
+    case DTypeClass::kFloating: return IsFloating(d);
+    case DTypeClass::kInteger: return IsInteger(d);
+    case DTypeClass::kIntegerOrBool: return IsInteger(d) || IsBool(d);
+    case DTypeClass::kSignedNumeric: return IsFloating(d) || IsSignedInt(d);
+    case DTypeClass::kFloatingOrInteger: return IsFloating(d) || IsInteger(d);
+  }
+  return false;
+}
+std::string_view ClassName(DTypeClass c);
+// Throws TypeError naming the op and the argument unless in[i]'s dtype is in class c.
+void CheckDTypeClass(std::string_view op, InAvals in, DTypeClass c);
+
+// The aval of an elementwise result: the shape of the operands, the given dtype, weak only
+// if every operand is weak.
+ShapedArray ElementwiseResult(InAvals in, DType dtype);
+
+}  // namespace jx::lax::internal
