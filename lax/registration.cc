@@ -10,6 +10,16 @@ void RegisterAll() {
     Registry& r = GlobalRegistry();
     internal::RegisterUnaryOps(r);
     internal::RegisterBinaryOps(r);
+    internal::RegisterConvertOps(r);
+    internal::RegisterReductionOps(r);
+    internal::RegisterCumulativeOps(r);
+    internal::RegisterShapeOps(r);
+    internal::RegisterSlicingOps(r);
+    internal::RegisterDotGeneral(r);
+    internal::RegisterConvolution(r);
+    internal::RegisterWindowOps(r);
+    internal::RegisterSortOps(r);
+    internal::RegisterRandomOps(r);
   });
 }
 

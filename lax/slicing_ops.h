@@ -1,0 +1,49 @@
+// Slicing, indexing and update primitives, with XLA's gather/scatter dimension numbers.
+//
+//   lax::slice(x, {0, 1}, {2, 3});
+//   lax::dynamic_slice(x, {i, j}, {2, 2});            // start indices are clamped into range
+//   lax::pad(x, 0.0, {{1, 1, 0}, {0, 0, 1}});          // (low, high, interior) per axis
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "jx/core/array.h"
+
+namespace jx::lax {
+
+Array slice(const Array& x, const std::vector<int64_t>& start_indices, const std::vector<int64_t>& limit_indices,
+            const std::vector<int64_t>& strides = {});
+Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices, const std::vector<int64_t>& slice_sizes);
+Array dynamic_update_slice(const Array& x, const Array& update, const std::vector<Array>& start_indices);
+Array concatenate(const std::vector<Array>& operands, int64_t dimension);
+// padding_config: (low, high, interior) per axis; low/high may be negative (cropping).
+Array pad(const Array& x, const Array& padding_value, const std::vector<std::array<int64_t, 3>>& padding_config);
+
+// How out-of-bounds indices behave (JAX's GatherScatterMode).
+enum class GatherScatterMode { kClip, kFillOrDrop, kPromiseInBounds };
+
+// XLA gather: index_vector_dim is the last axis of start_indices.
+struct GatherDimensionNumbers {
+  std::vector<int64_t> offset_dims;
+  std::vector<int64_t> collapsed_slice_dims;
+  std::vector<int64_t> start_index_map;
+};
+Array gather(const Array& operand, const Array& start_indices, const GatherDimensionNumbers& dimension_numbers,
+             const std::vector<int64_t>& slice_sizes, GatherScatterMode mode = GatherScatterMode::kFillOrDrop,
+             double fill_value = 0.0);
+
+struct ScatterDimensionNumbers {
+  std::vector<int64_t> update_window_dims;
+  std::vector<int64_t> inserted_window_dims;
+  std::vector<int64_t> scatter_dims_to_operand_dims;
+};
+// scatter overwrites (the last update wins for duplicate indices); scatter_add accumulates.
+Array scatter(const Array& operand, const Array& scatter_indices, const Array& updates,
+              const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode = GatherScatterMode::kFillOrDrop);
+Array scatter_add(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  GatherScatterMode mode = GatherScatterMode::kFillOrDrop);
+
+}  // namespace jx::lax

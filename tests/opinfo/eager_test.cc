@@ -1,0 +1,87 @@
+// Column 1 of the opinfo suite: every record's samples, eager on the CPU, against the
+// float64 reference.
+#include <cmath>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "opinfo.h"
+
+namespace jx::opinfo {
+namespace {
+
+std::string Describe(const OpInfo& info) { return info.name; }
+
+class OpInfoEagerTest : public ::testing::TestWithParam<std::string> {};
+
+const OpInfo& Find(const std::string& name) {
+  for (const OpInfo& info : Registry()) {
+    if (info.name == name) return info;
+  }
+  throw std::runtime_error("no opinfo " + name);
+}
+
+void ExpectClose(const Array& got, const RefArray& want, DType out_dtype, const Tolerance& tol,
+                 const std::string& where) {
+  ASSERT_EQ(got.shape(), want.shape) << where;
+  const std::vector<double> g = got.to_vector<double>();
+  int reported = 0;
+  for (size_t i = 0; i < g.size() && reported < 5; ++i) {
+    const double w = want.data[i];
+    // The reference is exact in float64; round it to the output dtype before comparing, so
+    // the tolerance measures the kernel, not the output format.
+    double w_rounded = w;
+    if (IsFloating(out_dtype)) {
+      Array tmp = Array::Scalar(w, out_dtype);
+      w_rounded = tmp.item<double>();
+    }
+    const bool both_nan = std::isnan(g[i]) && std::isnan(w_rounded);
+    const bool same_inf = std::isinf(g[i]) && g[i] == w_rounded;
+    if (both_nan || same_inf) continue;
+    const double err = std::fabs(g[i] - w_rounded);
+    if (!(err <= tol.atol + tol.rtol * std::fabs(w_rounded))) {
+      ADD_FAILURE() << where << ": element " << i << " got " << g[i] << " want " << w << " (rounded " << w_rounded
+                    << "), rtol " << tol.rtol << " atol " << tol.atol;
+      ++reported;
+    }
+  }
+}
+
+TEST_P(OpInfoEagerTest, MatchesFloat64Reference) {
+  const OpInfo& info = Find(GetParam());
+  for (DType d : info.dtypes) {
+    std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
+    for (Sample& s : info.samples(d, rng)) {
+      const std::string where = StrCat(info.name, " ", s.description);
+      std::vector<Array> outs;
+      try {
+        outs = s.op(s.args);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << where << " threw: " << e.what();
+        continue;
+      }
+      std::vector<RefArray> ref_in;
+      for (const Array& a : s.args) ref_in.push_back(ToRef(a));
+      const std::vector<RefArray> want = s.reference(ref_in);
+      ASSERT_EQ(outs.size(), want.size()) << where;
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (k < s.out_dtypes.size()) {
+          EXPECT_EQ(outs[k].dtype(), s.out_dtypes[k]) << where << " output " << k;
+        }
+        ExpectClose(outs[k], want[k], outs[k].dtype(), info.tolerance(outs[k].dtype()), StrCat(where, " output ", k));
+      }
+    }
+  }
+}
+
+std::vector<std::string> AllNames() {
+  std::vector<std::string> names;
+  for (const OpInfo& info : Registry()) names.push_back(info.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoEagerTest, ::testing::ValuesIn(AllNames()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace jx::opinfo
