@@ -23,9 +23,8 @@ std::string FormatPositional(double v, int precision) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", precision, v);
   std::string s = buf;
-  if (s.find('.') != std::string::npos) {
-    while (!s.empty() && s.back() == '0') s.pop_back();
-  }
+  if (s.find('.') == std::string::npos) return s + ".";
+  while (!s.empty() && s.back() == '0') s.pop_back();
   return s;  // keeps the trailing '.'
 }
 
@@ -78,17 +77,19 @@ class ElementFormatter {
       const size_t end = scientific_ ? s.find('e') : s.size();
       if (dot != std::string::npos) precision_ = std::max<int>(precision_, static_cast<int>(end - dot - 1));
     }
+    // Align decimal points; nan/inf and scientific strings are right-aligned to the width.
+    int other = 0;
     for (int64_t i : shown) {
       const std::string s = FormatFloat(data, i);
       const size_t dot = s.find('.');
       if (dot == std::string::npos || scientific_) {
-        left_ = std::max<int>(left_, static_cast<int>(s.size()));
+        other = std::max<int>(other, static_cast<int>(s.size()));
       } else {
         left_ = std::max<int>(left_, static_cast<int>(dot));
         right_ = std::max<int>(right_, static_cast<int>(s.size() - dot));
       }
     }
-    width_ = left_ + right_;
+    width_ = std::max(left_ + right_, other);
   }
 
   std::string Format(const void* data, int64_t i) const {
@@ -117,7 +118,10 @@ class ElementFormatter {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     if (scientific_) {
-      std::string s = FormatScientific(v, precision_);
+      // Every element shares the precision, zero-padded: 1.000e+00 (NumPy's exp format).
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%.*e", precision_, v);
+      std::string s = buf;
       if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
       return s;
     }

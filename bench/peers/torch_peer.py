@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""The jx benchmark workloads in PyTorch (Debian's python3-torch), as the peer.
+
+Prints one JSON object: workload name -> seconds per iteration (median of repeats).
+Exits 0 with {"skipped": reason} when torch is not installed, so callers skip cleanly.
+Run it at its best: side_by_side.py sets OPENBLAS_CORETYPE and ATEN_CPU_CAPABILITY.
+"""
+import json
+import statistics
+import sys
+import time
+
+
+def timeit(fn, min_time=0.3, repeats=5):
+    fn()  # warm up
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / repeats:
+            break
+        n *= 4
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def main():
+    try:
+        import torch
+    except ImportError as e:
+        print(json.dumps({"skipped": f"python3-torch not installed ({e})"}))
+        return 0
+    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    out = {"torch_version": torch.__version__, "threads": threads}
+    with torch.no_grad():
+        a4 = torch.rand(4)
+        b4 = torch.rand(4)
+        out["add_f32[4]"] = timeit(lambda: torch.add(a4, b4))
+        n = 1 << 24
+        x = torch.rand(n)
+        y = torch.rand(n)
+        out["add_16M"] = timeit(lambda: torch.add(x, y))
+        out["tanh_16M"] = timeit(lambda: torch.tanh(x))
+        out["exp_16M"] = timeit(lambda: torch.exp(x))
+        for size in (1024, 2048):
+            a = torch.rand(size, size)
+            b = torch.rand(size, size)
+            out[f"matmul_{size}"] = timeit(lambda: torch.mm(a, b), repeats=3)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
