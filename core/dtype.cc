@@ -80,14 +80,14 @@ std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d)
 
 TypeAndWeak PromoteWeak(TypeAndWeak a, TypeAndWeak b) {
   if (a.dtype == b.dtype) return {a.dtype, a.weak && b.weak};
-  const bool both_weak = a.weak && b.weak;
   const int lub = LeastUpperBound(NodeOf(a), NodeOf(b));
   if (lub == kWeakInt) return {DType::kInt32, true};
   if (lub == kWeakFloat) {
-    // Two strong integers meet at f* only for uint64 with a signed int: JAX (x64) gives
-    // float64. Weak operands give the default float.
-    return both_weak || a.weak || b.weak ? TypeAndWeak{DType::kFloat32, true}
-                                         : TypeAndWeak{DType::kFloat64, false};
+    // f* is a weak float. A weak operand brings the default float (float32); two strong
+    // integers meet here only for uint64 with a signed int, where JAX (x64) gives a weak
+    // float64.
+    const bool any_weak = a.weak || b.weak;
+    return {any_weak ? DType::kFloat32 : DType::kFloat64, true};
   }
   return {static_cast<DType>(lub), false};
 }
