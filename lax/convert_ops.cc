@@ -1,7 +1,237 @@
-// (in progress: the family's rules are being written)
+// Type conversion primitives: convert_element_type, bitcast_convert_type, reduce_precision.
+//
+// convert_element_type follows XLA's CPU semantics: float -> int truncates toward zero,
+// saturates out-of-range values and maps NaN to 0; any -> bool is x != 0 (NaN -> true);
+// int -> int wraps; conversions into 16-bit floats round to nearest even (f64 -> bf16 goes
+// through f32 as XLA does; f64 -> f16 rounds once).
 #include "jx/lax/convert_ops.h"
-#include "jx/lax/registration.h"
 
-namespace jx::lax::internal {
-void RegisterConvertOps(Registry& r) {}
-}  // namespace jx::lax::internal
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/op_util.h"
+#include "jx/lax/primitives.h"
+
+namespace jx {
+namespace lax {
+
+using internal::BindOp1;
+
+Array convert_element_type(const Array& x, DType new_dtype, bool weak_type) {
+  // As JAX: converting to the operand's own type is the identity.
+  if (x.defined() && x.dtype() == new_dtype && x.weak_type() == weak_type) return x;
+  return BindOp1(kConvertElementType, {x},
+                 ParamMap{{"new_dtype", new_dtype}, {"sharding", ParamNone{}}, {"weak_type", weak_type}});
+}
+
+Array bitcast_convert_type(const Array& x, DType new_dtype) {
+  return BindOp1(kBitcastConvertType, {x}, ParamMap{{"new_dtype", new_dtype}});
+}
+
+Array reduce_precision(const Array& x, int exponent_bits, int mantissa_bits) {
+  return BindOp1(kReducePrecision, {x}, ParamMap{{"exponent_bits", exponent_bits}, {"mantissa_bits", mantissa_bits}});
+}
+
+namespace internal {
+namespace {
+
+using kernels::ComputeType;
+using kernels::kIsFloat;
+using kernels::kIsHalf;
+
+// One element, S -> D, both compute types (16-bit floats appear as f32 here).
+template <typename D, typename S>
+D ConvertScalar(S x) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return x != S(0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+    constexpr D kMin = std::numeric_limits<D>::min();
+    constexpr D kMax = std::numeric_limits<D>::max();
+    if constexpr (std::is_signed_v<D>) {
+      if (x != x) return D(0);
+      if (x <= static_cast<S>(kMin)) return kMin;
+      if (x >= static_cast<S>(kMax)) return kMax;  // (S)kMax rounds up to 2^(bits-1)
+      return static_cast<D>(x);
+    } else {
+      if (!(x > S(0))) return D(0);  // also NaN
+      if (x >= static_cast<S>(kMax)) return kMax;
+      return static_cast<D>(x);
+    }
+  } else {
+    return static_cast<D>(x);
+  }
+}
+
+// f64 -> f16 rounded once: round to f32 with round-to-odd (24 >= 11 + 2 bits, so the second
+// rounding to nearest even is exact), then to f16.
+Eigen::half F64ToF16(double d) {
+  float f = static_cast<float>(d);
+  if (std::isfinite(f) && static_cast<double>(f) != d) {
+    uint32_t b = std::bit_cast<uint32_t>(f);
+    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) b -= 1;  // truncate toward zero
+    f = std::bit_cast<float>(b | 1u);
+  }
+  return Eigen::half(f);
+}
+
+template <typename S, typename D>
+void ConvertKernel(const S* in, D* out, int64_t n) {
+  if constexpr (std::is_same_v<S, D>) {
+    kernels::ForChunks(n, [&](int64_t b, int64_t e) { std::memcpy(out + b, in + b, (e - b) * sizeof(S)); });
+  } else if constexpr (std::is_same_v<S, double> && std::is_same_v<D, Eigen::half>) {
+    kernels::ForChunks(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = F64ToF16(in[i]);
+    });
+  } else {
+    using Cd = ComputeType<D>;
+    kernels::MapLoop1(in, out, n, [](auto x) { return ConvertScalar<Cd>(x); });
+  }
+}
+
+void DefineConvertElementType(Registry& r) {
+  PrimitiveRules& rules = r.Define(kConvertElementType);
+  rules.abstract_eval = [](InAvals in, const ParamMap& params) -> Avals {
+    CheckArity("convert_element_type", in, 1);
+    return OneAval(ShapedArray{in[0]->shape, params.GetDType("new_dtype"), params.GetBool("weak_type")});
+  };
+  rules.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
+    Array out = Array::Empty(out_avals[0]);
+    const int64_t n = out.size();
+    if (n == 0) return OneArray(std::move(out));
+    kernels::DispatchDType(in[0].dtype(), [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      kernels::DispatchDType(out.dtype(), [&](auto dtag) {
+        using D = typename decltype(dtag)::type;
+        ConvertKernel(kernels::Data<S>(in[0]), kernels::MutableData<D>(out), n);
+      });
+    });
+    return OneArray(std::move(out));
+  };
+}
+
+void DefineBitcastConvertType(Registry& r) {
+  PrimitiveRules& rules = r.Define(kBitcastConvertType);
+  rules.abstract_eval = [](InAvals in, const ParamMap& params) -> Avals {
+    constexpr std::string_view op = "bitcast_convert_type";
+    CheckArity(op, in, 1);
+    const ShapedArray& x = *in[0];
+    const DType to = params.GetDType("new_dtype");
+    if (IsBool(x.dtype) || IsBool(to)) {
+      ThrowOpError<TypeError>(op, "does not support bool (its only valid bit patterns are 0 and 1), got ", x.str(),
+                              " -> ", dtype_name(to));
+    }
+    const int64_t from_size = ItemSize(x.dtype), to_size = ItemSize(to);
+    Shape shape = x.shape;
+    if (from_size > to_size) {
+      shape.push_back(from_size / to_size);  // narrowing: a trailing dimension of the ratio
+    } else if (from_size < to_size) {
+      const int64_t ratio = to_size / from_size;
+      if (x.ndim() == 0 || x.shape.back() != ratio) {
+        ThrowOpError<ShapeError>(op, "converting ", x.str(), " to ", dtype_name(to), " needs a last dimension of ",
+                                 ratio, " (the ratio of the element sizes), got shape ", ShapeToString(x.shape));
+      }
+      shape.pop_back();  // widening consumes the last dimension
+    }
+    return OneAval(ShapedArray{std::move(shape), to, false});
+  };
+  rules.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
+    Array out = Array::Empty(out_avals[0]);
+    const auto* src = static_cast<const char*>(in[0].data());
+    auto* dst = static_cast<char*>(out.mutable_data());
+    kernels::ForChunks(out.nbytes(), [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, e - b); },
+                       kernels::kParallelGrain * 4);
+    return OneArray(std::move(out));
+  };
+}
+
+// XLA's ReducePrecision on the storage bits of a float type with kExp exponent and kMant
+// mantissa bits: round the mantissa to nearest even, then overflow to +-inf and flush values
+// below the reduced normal range to +-0; NaN stays NaN (becomes +inf with no mantissa bits).
+template <typename U, int kExp, int kMant>
+void ReducePrecisionBits(const U* in, U* out, int64_t n, int exponent_bits, int mantissa_bits) {
+  constexpr int kBits = static_cast<int>(sizeof(U) * 8);
+  constexpr U kSign = U(U(1) << (kBits - 1));
+  constexpr U kExpMask = U(((U(1) << kExp) - 1) << kMant);
+  const bool round = mantissa_bits < kMant;
+  const int shift = kMant - mantissa_bits;
+  const U last_bit = round ? U(U(1) << shift) : U(0);
+  const U base_bias = round ? U((last_bit >> 1) - 1) : U(0);
+  const U trunc_mask = round ? U(~U(last_bit - 1)) : U(~U(0));
+  const bool clip = exponent_bits < kExp;
+  const U bias = U((U(1) << (kExp - 1)) - 1);
+  const U reduced_bias = clip ? U((U(1) << (exponent_bits - 1)) - 1) : U(0);
+  const U max_exp = U(U(bias + reduced_bias) << kMant);
+  const U min_exp = U(U(bias - reduced_bias) << kMant);
+  kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const U x = in[i];
+      const U abs = U(x & ~kSign);
+      U v = x;
+      if (round) v = U(U(v + U(((v & last_bit) >> shift) + base_bias)) & trunc_mask);
+      if (clip) {
+        const U e = U(v & kExpMask);
+        if (e > max_exp) v = U((v & kSign) | kExpMask);
+        if (e <= min_exp) v = U(v & kSign);
+      }
+      if (abs > kExpMask) v = mantissa_bits > 0 ? x : kExpMask;  // NaN: kept, or +inf as XLA
+      out[i] = v;
+    }
+  });
+}
+
+void DefineReducePrecision(Registry& r) {
+  PrimitiveRules& rules = r.Define(kReducePrecision);
+  rules.abstract_eval = [](InAvals in, const ParamMap& params) -> Avals {
+    constexpr std::string_view op = "reduce_precision";
+    CheckArity(op, in, 1);
+    CheckDTypeClass(op, in, DTypeClass::kFloating);
+    const int64_t e = params.GetInt("exponent_bits"), m = params.GetInt("mantissa_bits");
+    if (e < 1 || m < 0) {
+      ThrowOpError<ValueError>(op, "needs exponent_bits >= 1 and mantissa_bits >= 0, got exponent_bits=", e,
+                               " mantissa_bits=", m, " for ", in[0]->str());
+    }
+    return OneAval(*in[0]);
+  };
+  rules.impl = [](absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray> out_avals) -> Arrays {
+    Array out = Array::Empty(out_avals[0]);
+    const int64_t n = out.size();
+    // Parameters wider than the type change nothing; clamp them so shifts stay in range.
+    auto e = static_cast<int>(std::min<int64_t>(params.GetInt("exponent_bits"), 64));
+    auto m = static_cast<int>(std::min<int64_t>(params.GetInt("mantissa_bits"), 64));
+    switch (out.dtype()) {
+      case DType::kFloat16:
+        ReducePrecisionBits<uint16_t, 5, 10>(kernels::Data<uint16_t>(in[0]), kernels::MutableData<uint16_t>(out), n,
+                                             std::min(e, 5), std::min(m, 10));
+        break;
+      case DType::kBFloat16:
+        ReducePrecisionBits<uint16_t, 8, 7>(kernels::Data<uint16_t>(in[0]), kernels::MutableData<uint16_t>(out), n,
+                                            std::min(e, 8), std::min(m, 7));
+        break;
+      case DType::kFloat32:
+        ReducePrecisionBits<uint32_t, 8, 23>(kernels::Data<uint32_t>(in[0]), kernels::MutableData<uint32_t>(out), n,
+                                             std::min(e, 8), std::min(m, 23));
+        break;
+      case DType::kFloat64:
+        ReducePrecisionBits<uint64_t, 11, 52>(kernels::Data<uint64_t>(in[0]), kernels::MutableData<uint64_t>(out), n,
+                                              std::min(e, 11), std::min(m, 52));
+        break;
+      default: break;
+    }
+    return OneArray(std::move(out));
+  };
+}
+
+}  // namespace
+
+void RegisterConvertOps(Registry& r) {
+  DefineConvertElementType(r);
+  DefineBitcastConvertType(r);
+  DefineReducePrecision(r);
+}
+
+}  // namespace internal
+}  // namespace lax
+}  // namespace jx

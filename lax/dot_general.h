@@ -2,12 +2,23 @@
 // multi-threaded on the jx pool). Output dims: batch, lhs free, rhs free.
 //
 //   lax::dot_general(a, b, {{1}, {0}, {}, {}});   // matmul of f32[m,k] and f32[k,n]
+//   lax::dot_general(a, b, {{2}, {1}, {0}, {0}}); // batched matmul f32[b,m,k] x f32[b,k,n]
+//   lax::dot(a, b);                                // rank-1/2 operands, as lax.dot
+//
+// Dtypes follow JAX: operands of different dtypes compute in the more precise of the two
+// (XLA's HigherPrecisionType); integers accumulate with wrap-around in at least 32 bits, bool
+// as OR of ANDs, float16/bfloat16 in float32. preferred_element_type widens the result
+// (integer -> integer of the same signedness or -> floating, floating -> floating, never
+// narrower). The printed params read as JAX's:
+//   dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=None
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "jx/core/array.h"
+#include "jx/core/param_map.h"
 
 namespace jx::lax {
 
@@ -16,11 +27,27 @@ struct DotDimensionNumbers {
   std::vector<int64_t> rhs_contracting_dims;
   std::vector<int64_t> lhs_batch_dims;
   std::vector<int64_t> rhs_batch_dims;
+  friend bool operator==(const DotDimensionNumbers&, const DotDimensionNumbers&) = default;
 };
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
                   std::optional<DType> preferred_element_type = std::nullopt);
 // Vector/matrix dot of rank-1/2 operands, as lax.dot.
 Array dot(const Array& lhs, const Array& rhs, std::optional<DType> preferred_element_type = std::nullopt);
+
+namespace internal {
+// The params dot_general binds with, and the dimension numbers stored in them (for rules in
+// other layers: transforms, lowering).
+ParamMap DotGeneralParams(const DotDimensionNumbers& dimension_numbers,
+                          std::optional<DType> preferred_element_type);
+const DotDimensionNumbers& GetDotDimensionNumbers(const ParamMap& params);
+
+// Shared with conv_general_dilated: JAX's _validate_preferred_element_type for an op whose
+// operands compute in `input` (throws TypeError naming op, lhs and rhs); returns the result
+// dtype. And the optional dtype param `name` (None or absent: nullopt).
+DType ValidatePreferredElementType(std::string_view op, DType input, std::optional<DType> preferred,
+                                   const ShapedArray& lhs, const ShapedArray& rhs);
+std::optional<DType> OptionalDTypeParam(const ParamMap& params, std::string_view name);
+}  // namespace internal
 
 }  // namespace jx::lax

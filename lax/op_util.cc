@@ -1,6 +1,12 @@
 #include "jx/lax/op_util.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "absl/strings/str_join.h"
+#include "jx/core/parallel.h"
+#include "jx/lax/convert_ops.h"
+#include "jx/lax/shape_ops.h"
 
 namespace jx::lax::internal {
 
@@ -57,6 +63,100 @@ ShapedArray ElementwiseResult(InAvals in, DType dtype) {
   bool weak = true;
   for (const ShapedArray* a : in) weak = weak && a->weak_type;
   return ShapedArray{in[0]->shape, dtype, weak};
+}
+
+namespace {
+// A new array of `shape` holding the 0-d concrete array's value everywhere (same dtype and
+// weak type).
+Array FillLike(const Array& scalar, const Shape& shape) {
+  Array out = Array::Empty(ShapedArray{shape, scalar.dtype(), scalar.weak_type()});
+  const int64_t n = out.size();
+  auto fill = [&](auto tag) {
+    using U = decltype(tag);
+    U v;
+    std::memcpy(&v, scalar.data(), sizeof(U));
+    U* dst = static_cast<U*>(out.mutable_data());
+    ParallelFor(n, int64_t{1} << 16, [&](int64_t b, int64_t e) { std::fill(dst + b, dst + e, v); });
+  };
+  switch (ItemSize(scalar.dtype())) {
+    case 1: fill(uint8_t{}); break;
+    case 2: fill(uint16_t{}); break;
+    case 4: fill(uint32_t{}); break;
+    default: fill(uint64_t{}); break;
+  }
+  return out;
+}
+
+// True when every operand has the first one's dtype and shape (empty handles count as equal:
+// the primitive reports them, naming the op).
+bool SameAvals(absl::Span<const Array> ops) {
+  for (const Array& op : ops) {
+    if (!op.defined()) return true;
+  }
+  const ShapedArray& a0 = ops[0].aval();
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const ShapedArray& a = ops[i].aval();
+    if (a.dtype != a0.dtype || a.shape != a0.shape) return false;
+  }
+  return true;
+}
+}  // namespace
+
+void CoerceWeakOperands(absl::Span<Array> ops, bool broadcast_scalars) {
+  if (ops.size() < 2 || SameAvals(ops)) return;
+  // The dtype weak operands move to: the first strong operand's, else the weak promotion.
+  const Array* strong = nullptr;
+  for (const Array& op : ops) {
+    if (!op.weak_type()) {
+      strong = &op;
+      break;
+    }
+  }
+  DType target;
+  if (strong != nullptr) {
+    target = strong->dtype();
+  } else {
+    TypeAndWeak acc{ops[0].dtype(), true};
+    for (const Array& op : ops) acc = PromoteWeak(acc, {op.dtype(), true});
+    target = acc.dtype;
+  }
+  // The shape 0-d weak operands broadcast to: the strong operand's, else any non-scalar one.
+  const Shape* target_shape = nullptr;
+  if (strong != nullptr && strong->ndim() > 0) {
+    target_shape = &strong->shape();
+  } else {
+    for (const Array& op : ops) {
+      if (op.ndim() > 0) {
+        target_shape = &op.shape();
+        break;
+      }
+    }
+  }
+  // Copied: target_shape may point into an operand that is about to be replaced.
+  const Shape shape = target_shape != nullptr && broadcast_scalars ? *target_shape : Shape{};
+  for (Array& op : ops) {
+    if (!op.weak_type()) continue;
+    if (op.dtype() != target) {
+      // Only where the weak value fits the target's kind (i* into any number, f* into floats);
+      // a weak float against an integer operand stays a TypeError, as in JAX's lax.
+      if (PromoteWeak({target, false}, {op.dtype(), true}).dtype != target) continue;
+      op = convert_element_type(op, target, /*weak_type=*/true);
+    }
+    if (broadcast_scalars && op.ndim() == 0 && !shape.empty()) {
+      // Eagerly, broadcasting a concrete scalar is a fill (what broadcast_in_dim computes,
+      // without a second dispatch); under a transformation it is bound, so it is traced.
+      op = CurrentInterpreter() == nullptr && op.is_concrete() ? FillLike(op, shape) : broadcast_in_dim(op, shape, {});
+    }
+  }
+}
+
+Array BindElementwise(Primitive p, std::initializer_list<Array> operands, const ParamMap& params) {
+  RegisterAll();
+  absl::Span<const Array> span(operands.begin(), operands.size());
+  if (span.size() < 2 || SameAvals(span)) return std::move(Bind(p, span, params)[0]);
+  absl::InlinedVector<Array, 4> ops(operands.begin(), operands.end());
+  CoerceWeakOperands(absl::MakeSpan(ops));
+  return std::move(Bind(p, ops, params)[0]);
 }
 
 }  // namespace jx::lax::internal

@@ -19,7 +19,20 @@ inline Arrays BindOp(Primitive p, absl::Span<const Array> inputs, const ParamMap
 }
 inline Array BindOp1(Primitive p, std::initializer_list<Array> inputs, const ParamMap& params = {}) {
   RegisterAll();
-  return Bind(p, absl::MakeConstSpan(inputs.begin(), inputs.size()), params)[0];
+  return std::move(Bind(p, absl::MakeConstSpan(inputs.begin(), inputs.size()), params)[0]);
+}
+
+// One-element results built without the copy an initializer list makes (eager dispatch is
+// allocation-bound: a ShapedArray copy is a heap allocation).
+inline Avals OneAval(ShapedArray a) {
+  Avals out;
+  out.push_back(std::move(a));
+  return out;
+}
+inline Arrays OneArray(Array a) {
+  Arrays out;
+  out.push_back(std::move(a));
+  return out;
 }
 
 // "f32[2,3], i32[3]": the avals of a list of inputs, for error messages.
@@ -53,5 +66,21 @@ void CheckDTypeClass(std::string_view op, InAvals in, DTypeClass c);
 // The aval of an elementwise result: the shape of the operands, the given dtype, weak only
 // if every operand is weak.
 ShapedArray ElementwiseResult(InAvals in, DType dtype);
+
+// JAX's weak-type rule for the elementwise lax wrappers (lax::add(x, 2.0), lax::lt(i, 0)):
+// every weakly typed operand whose dtype differs from the strong operands' dtype is converted
+// to it (staying weak), and a weak 0-d operand is broadcast to the other operands' shape when
+// broadcast_scalars is set. With no strong operand the weak dtypes promote among themselves.
+// Strong mismatches are left alone for the primitive to reject (TypeError / ShapeError, as in
+// JAX's lax). Binds convert_element_type and broadcast_in_dim, so it works under tracing.
+void CoerceWeakOperands(absl::Span<Array> operands, bool broadcast_scalars = true);
+
+// Binds an elementwise primitive after CoerceWeakOperands; the fast path (equal avals) costs
+// two comparisons.
+Array BindElementwise(Primitive p, std::initializer_list<Array> operands, const ParamMap& params = {});
+
+// Registers the comparison and selection primitives (lax/comparison_ops.cc); called from
+// RegisterBinaryOps.
+void RegisterComparisonOps(Registry& r);
 
 }  // namespace jx::lax::internal

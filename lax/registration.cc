@@ -15,6 +15,7 @@ void RegisterAll() {
     internal::RegisterCumulativeOps(r);
     internal::RegisterShapeOps(r);
     internal::RegisterSlicingOps(r);
+    internal::RegisterGatherScatter(r);
     internal::RegisterDotGeneral(r);
     internal::RegisterConvolution(r);
     internal::RegisterWindowOps(r);

@@ -18,6 +18,7 @@ void RegisterReductionOps(Registry& r);
 void RegisterCumulativeOps(Registry& r);
 void RegisterShapeOps(Registry& r);
 void RegisterSlicingOps(Registry& r);
+void RegisterGatherScatter(Registry& r);
 void RegisterDotGeneral(Registry& r);
 void RegisterConvolution(Registry& r);
 void RegisterWindowOps(Registry& r);

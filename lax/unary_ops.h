@@ -1,5 +1,7 @@
 // Unary elementwise lax primitives (JAX's lax names). Float-only ops reject integer inputs
-// with a TypeError naming the op; 16-bit floats compute in f32 and round once.
+// with a TypeError naming the op; 16-bit floats compute in f32 and round once. neg, sign,
+// abs, square and integer_pow also take integers (wrapping: abs(INT_MIN) == INT_MIN); sign
+// keeps +-0 and NaN; integer_pow with y < 0 needs a float dtype.
 //
 //   lax::sin(x); lax::integer_pow(x, 3); lax::logistic(x); lax::bitwise_not(mask);
 #pragma once

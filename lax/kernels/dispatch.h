@@ -1,9 +1,20 @@
 // Kernel-side helpers (internal; includes Eigen): dispatch on dtype to a C++ element type and
 // run elementwise loops with Eigen packet math over TBB chunks.
+//
+// Two loop flavours, both one pass over memory:
+//   UnaryMap / BinaryMap: an Eigen array expression (packet math: exp, tanh, ...).
+//   MapLoop1 / MapLoop2: a plain loop over a scalar functor, for integer and
+//     mixed-type kernels (GCC vectorizes these at -O3).
+// 16-bit floats are widened to f32 in L1-sized blocks and rounded once on the way out.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+
+#include <unistd.h>
 
 #include <Eigen/Core>
 
@@ -20,6 +31,9 @@ struct TypeTag {
 
 // Elements below this count run on the calling thread.
 inline constexpr int64_t kParallelGrain = 1 << 15;
+// Grain for kernels that spend tens of cycles per element (transcendentals): smaller arrays
+// are already worth splitting.
+inline constexpr int64_t kExpensiveGrain = 1 << 12;
 
 // Calls f(TypeTag<T>{}) with the C++ element type of d. 16-bit floats dispatch to Eigen::half
 // and Eigen::bfloat16 (layout-identical to jx::float16_t and jx::bfloat16_t).
@@ -47,6 +61,8 @@ template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
 template <typename T>
 inline constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsHalf<T>;
+template <typename T>
+inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 // The jx dtype of a kernel element type.
 template <typename T>
@@ -60,12 +76,17 @@ constexpr DType KernelDType() {
 template <typename T>
 using ComputeType = std::conditional_t<kIsHalf<T>, float, T>;
 
+// Unsigned type of the same width as integer T, at least 32 bits wide so that arithmetic on
+// it never promotes to (overflowing) int: wrapping integer arithmetic without signed UB.
+template <typename T>
+using WrapType = typename std::conditional_t<(sizeof(T) < 4), std::type_identity<uint32_t>, std::make_unsigned<T>>::type;
+
 template <typename T>
 T* MutableData(const Array& a) { return static_cast<T*>(a.mutable_data()); }
 template <typename T>
 const T* Data(const Array& a) { return static_cast<const T*>(a.data()); }
 
-// Splits [0, n) over the pool in chunks of at least kParallelGrain elements.
+// Splits [0, n) over the pool in chunks of at least `grain` elements.
 template <typename F>
 void ForChunks(int64_t n, F&& f, int64_t grain = kParallelGrain) {
   ParallelFor(n, grain, [&](int64_t begin, int64_t end) { f(begin, end); });
@@ -76,46 +97,228 @@ using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned
 template <typename T>
 using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned>;
 
-// Elementwise unary map: out[i] = expr(in[i]) where expr maps an Eigen array expression
-// (vectorized with packet math). 16-bit floats are widened to f32 in cache-sized blocks.
-template <typename T, typename Out, typename Expr>
-void UnaryMap(const T* in, Out* out, int64_t n, Expr expr) {
+namespace detail {
+// Elements per widening block: 4 KiB of f32, so inputs and output stay in L1.
+inline constexpr int64_t kBlock = 1024;
+
+// Widens m elements of a 16-bit float (vectorized cast) into buf; other types pass through.
+template <typename T>
+const ComputeType<T>* Widen(const T* in, ComputeType<T>* buf, int64_t m) {
+  if constexpr (kIsHalf<T>) {
+    ArrayMap<float>(buf, m) = ConstArrayMap<T>(in, m).template cast<float>();
+    return buf;
+  } else {
+    return in;
+  }
+}
+template <typename T>
+using Buf = ComputeType<T>[kIsHalf<T> ? kBlock : 1];
+}  // namespace detail
+
+// Runs kernel(const C* in, Co* out, m) over [0, n) in parallel chunks, where C/Co are the
+// compute types of T/Out: 16-bit floats pass through f32 blocks on the way in and out.
+template <typename T, typename Out, typename Kernel>
+void UnaryBlocks(const T* in, Out* out, int64_t n, Kernel kernel, int64_t grain = kParallelGrain) {
   ForChunks(n, [&](int64_t begin, int64_t end) {
-    if constexpr (kIsHalf<T>) {
-      constexpr int64_t kBlock = 1024;
-      alignas(64) float buf[kBlock];
-      for (int64_t b = begin; b < end; b += kBlock) {
-        const int64_t m = std::min(kBlock, end - b);
-        ArrayMap<float> fb(buf, m);
-        fb = ConstArrayMap<T>(in + b, m).template cast<float>();
-        ArrayMap<Out>(out + b, m) = expr(fb).template cast<Out>();
-      }
+    if constexpr (!kIsHalf<T> && !kIsHalf<Out>) {
+      kernel(in + begin, out + begin, end - begin);
     } else {
-      ArrayMap<Out>(out + begin, end - begin) = expr(ConstArrayMap<T>(in + begin, end - begin));
+      alignas(64) detail::Buf<T> ib;
+      alignas(64) detail::Buf<Out> ob;
+      for (int64_t b = begin; b < end; b += detail::kBlock) {
+        const int64_t m = std::min(detail::kBlock, end - b);
+        const ComputeType<T>* ip = detail::Widen(in + b, ib, m);
+        if constexpr (kIsHalf<Out>) {
+          kernel(ip, ob, m);
+          ArrayMap<Out>(out + b, m) = ConstArrayMap<float>(ob, m).template cast<Out>();
+        } else {
+          kernel(ip, out + b, m);
+        }
+      }
     }
-  });
+  }, grain);
+}
+
+// kernel(const Ca* a, const Cb* b, Co* out, m), as UnaryBlocks.
+template <typename A, typename B, typename Out, typename Kernel>
+void BinaryBlocks(const A* a, const B* b, Out* out, int64_t n, Kernel kernel, int64_t grain = kParallelGrain) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    if constexpr (!kIsHalf<A> && !kIsHalf<B> && !kIsHalf<Out>) {
+      kernel(a + begin, b + begin, out + begin, end - begin);
+    } else {
+      alignas(64) detail::Buf<A> ab;
+      alignas(64) detail::Buf<B> bb;
+      alignas(64) detail::Buf<Out> ob;
+      for (int64_t k = begin; k < end; k += detail::kBlock) {
+        const int64_t m = std::min(detail::kBlock, end - k);
+        const ComputeType<A>* ap = detail::Widen(a + k, ab, m);
+        const ComputeType<B>* bp = detail::Widen(b + k, bb, m);
+        if constexpr (kIsHalf<Out>) {
+          kernel(ap, bp, ob, m);
+          ArrayMap<Out>(out + k, m) = ConstArrayMap<float>(ob, m).template cast<Out>();
+        } else {
+          kernel(ap, bp, out + k, m);
+        }
+      }
+    }
+  }, grain);
+}
+
+// ---- Non-temporal stores for large outputs.
+//
+// An output much larger than the last-level cache is evicted before anyone reads it again;
+// writing it with streaming stores skips the read-for-ownership of every destination line
+// (a third of the traffic of out = a + b). Smaller outputs keep ordinary stores so that the
+// next op finds them in cache.
+inline int64_t StreamingStoreBytes() {
+  static const int64_t bytes = [] {
+    int64_t l3 = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    if (l3 <= 0) l3 = int64_t{32} << 20;
+    return std::clamp<int64_t>(l3 / 2, int64_t{4} << 20, int64_t{64} << 20);
+  }();
+  return bytes;
+}
+
+namespace detail {
+#if defined(EIGEN_VECTORIZE_SSE2)
+inline constexpr bool kHasStreamStore = true;
+inline void StreamStore(float* p, const Eigen::internal::Packet4f& v) { _mm_stream_ps(p, v); }
+inline void StreamStore(double* p, const Eigen::internal::Packet2d& v) { _mm_stream_pd(p, v); }
+inline void StreamFence() { _mm_sfence(); }
+#else
+inline constexpr bool kHasStreamStore = false;
+inline void StreamFence() {}
+#endif
+#if defined(EIGEN_VECTORIZE_AVX)
+inline void StreamStore(float* p, const Eigen::internal::Packet8f& v) { _mm256_stream_ps(p, v); }
+inline void StreamStore(double* p, const Eigen::internal::Packet4d& v) { _mm256_stream_pd(p, v); }
+#endif
+#if defined(EIGEN_VECTORIZE_AVX512)
+inline void StreamStore(float* p, const Eigen::internal::Packet16f& v) { _mm512_stream_ps(p, v); }
+inline void StreamStore(double* p, const Eigen::internal::Packet8d& v) { _mm512_stream_pd(p, v); }
+#endif
+
+// Whether an Eigen expression producing S can be evaluated packet by packet into a stream.
+template <typename S, typename Expr>
+inline constexpr bool kCanStream =
+    kHasStreamStore && (std::is_same_v<S, float> || std::is_same_v<S, double>) &&
+    std::is_same_v<typename Expr::Scalar, S> &&
+    (Eigen::internal::evaluator<Expr>::Flags & Eigen::PacketAccessBit) != 0;
+}  // namespace detail
+
+// out[0, m) = expr, with streaming stores when `stream` is set and the expression vectorizes.
+template <typename S, typename Expr>
+void AssignExpr(S* out, const Expr& expr, int64_t m, bool stream) {
+  if constexpr (detail::kCanStream<S, Expr>) {
+    if (stream) {
+      using Packet = typename Eigen::internal::packet_traits<S>::type;
+      constexpr int64_t kSize = Eigen::internal::packet_traits<S>::size;
+      Eigen::internal::evaluator<Expr> ev(expr);
+      int64_t i = 0;
+      for (; i < m && reinterpret_cast<uintptr_t>(out + i) % sizeof(Packet) != 0; ++i) out[i] = ev.coeff(i);
+      for (; i + kSize <= m; i += kSize) {
+        detail::StreamStore(out + i, ev.template packet<Eigen::Unaligned, Packet>(i));
+      }
+      for (; i < m; ++i) out[i] = ev.coeff(i);
+      detail::StreamFence();  // order the weakly ordered stores before the chunk reports done
+      return;
+    }
+  }
+  ArrayMap<S>(out, m) = expr;
+}
+
+// Elementwise unary map: out[i] = expr(in[i]) where expr maps an Eigen array expression
+// (vectorized with packet math).
+template <typename T, typename Out, typename Expr>
+void UnaryMap(const T* in, Out* out, int64_t n, Expr expr, int64_t grain = kParallelGrain) {
+  using C = ComputeType<T>;
+  using Co = ComputeType<Out>;
+  const bool stream = n * static_cast<int64_t>(sizeof(Out)) >= StreamingStoreBytes();
+  UnaryBlocks(in, out, n, [&](const C* i, Co* o, int64_t m) {
+    AssignExpr(o, expr(ConstArrayMap<C>(i, m)), m, stream && !kIsHalf<Out>);
+  }, grain);
 }
 
 // Elementwise binary map: out[i] = expr(a[i], b[i]).
 template <typename T, typename Out, typename Expr>
-void BinaryMap(const T* a, const T* b, Out* out, int64_t n, Expr expr) {
-  ForChunks(n, [&](int64_t begin, int64_t end) {
-    if constexpr (kIsHalf<T>) {
-      constexpr int64_t kBlock = 1024;
-      alignas(64) float ba[kBlock];
-      alignas(64) float bb[kBlock];
-      for (int64_t k = begin; k < end; k += kBlock) {
-        const int64_t m = std::min(kBlock, end - k);
-        ArrayMap<float> fa(ba, m), fb(bb, m);
-        fa = ConstArrayMap<T>(a + k, m).template cast<float>();
-        fb = ConstArrayMap<T>(b + k, m).template cast<float>();
-        ArrayMap<Out>(out + k, m) = expr(fa, fb).template cast<Out>();
-      }
-    } else {
-      ArrayMap<Out>(out + begin, end - begin) =
-          expr(ConstArrayMap<T>(a + begin, end - begin), ConstArrayMap<T>(b + begin, end - begin));
-    }
-  });
+void BinaryMap(const T* a, const T* b, Out* out, int64_t n, Expr expr, int64_t grain = kParallelGrain) {
+  using C = ComputeType<T>;
+  using Co = ComputeType<Out>;
+  const bool stream = n * static_cast<int64_t>(sizeof(Out)) >= StreamingStoreBytes();
+  BinaryBlocks(a, b, out, n, [&](const C* x, const C* y, Co* o, int64_t m) {
+    AssignExpr(o, expr(ConstArrayMap<C>(x, m), ConstArrayMap<C>(y, m)), m, stream && !kIsHalf<Out>);
+  }, grain);
 }
 
+// Plain loops over a scalar functor (f sees compute types: f32 for 16-bit floats).
+template <typename T, typename Out, typename F>
+void MapLoop1(const T* in, Out* out, int64_t n, F f, int64_t grain = kParallelGrain) {
+  using C = ComputeType<T>;
+  using Co = ComputeType<Out>;
+  UnaryBlocks(in, out, n, [&](const C* __restrict i, Co* __restrict o, int64_t m) {
+    for (int64_t k = 0; k < m; ++k) o[k] = f(i[k]);
+  }, grain);
+}
+
+template <typename A, typename B, typename Out, typename F>
+void MapLoop2(const A* a, const B* b, Out* out, int64_t n, F f, int64_t grain = kParallelGrain) {
+  using Ca = ComputeType<A>;
+  using Cb = ComputeType<B>;
+  using Co = ComputeType<Out>;
+  BinaryBlocks(a, b, out, n, [&](const Ca* __restrict x, const Cb* __restrict y, Co* __restrict o, int64_t m) {
+    for (int64_t k = 0; k < m; ++k) o[k] = f(x[k], y[k]);
+  }, grain);
+}
+
+// XLA's float max/min: NaN-propagating, and -0 < +0 (equal operands combine their bits, so
+// max(-0, +0) = +0 and min(-0, +0) = -0). Vectorized; usable as x.binaryExpr(y, MaxFloatOp<S>()).
+template <typename S>
+struct MaxFloatOp {
+  S operator()(const S& a, const S& b) const {
+    if (a != a) return a;
+    if (b != b) return b;
+    if (a == b) return std::bit_cast<S>(std::bit_cast<Bits>(a) & std::bit_cast<Bits>(b));
+    return a < b ? b : a;
+  }
+  template <typename P>
+  P packetOp(const P& a, const P& b) const {
+    using namespace Eigen::internal;
+    P m = pselect(pcmp_lt(a, b), b, a);  // a NaN: a
+    m = pselect(pcmp_eq(a, b), pand(a, b), m);
+    return pselect(pcmp_eq(b, b), m, b);  // b NaN: b
+  }
+  using Bits = std::conditional_t<sizeof(S) == 4, uint32_t, uint64_t>;
+};
+template <typename S>
+struct MinFloatOp {
+  S operator()(const S& a, const S& b) const {
+    if (a != a) return a;
+    if (b != b) return b;
+    if (a == b) return std::bit_cast<S>(std::bit_cast<Bits>(a) | std::bit_cast<Bits>(b));
+    return b < a ? b : a;
+  }
+  template <typename P>
+  P packetOp(const P& a, const P& b) const {
+    using namespace Eigen::internal;
+    P m = pselect(pcmp_lt(b, a), b, a);
+    m = pselect(pcmp_eq(a, b), por(a, b), m);
+    return pselect(pcmp_eq(b, b), m, b);
+  }
+  using Bits = std::conditional_t<sizeof(S) == 4, uint32_t, uint64_t>;
+};
+
 }  // namespace jx::lax::kernels
+
+namespace Eigen::internal {
+template <typename S>
+struct functor_traits<jx::lax::kernels::MaxFloatOp<S>> {
+  enum { Cost = 4, PacketAccess = packet_traits<S>::HasCmp };
+};
+template <typename S>
+struct functor_traits<jx::lax::kernels::MinFloatOp<S>> {
+  enum { Cost = 4, PacketAccess = packet_traits<S>::HasCmp };
+};
+}  // namespace Eigen::internal

@@ -10,8 +10,6 @@
 namespace jx::opinfo {
 namespace {
 
-std::string Describe(const OpInfo& info) { return info.name; }
-
 class OpInfoEagerTest : public ::testing::TestWithParam<std::string> {};
 
 const OpInfo& Find(const std::string& name) {

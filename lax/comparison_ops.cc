@@ -1,0 +1,245 @@
+// Comparisons (eq ne lt le gt ge -> bool), select_n and clamp: abstract eval, CPU kernels,
+// registration (from RegisterBinaryOps). Public wrappers are declared in binary_ops.h.
+#include <cstring>
+
+#include "jx/lax/binary_ops.h"
+#include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/op_util.h"
+#include "jx/lax/primitives.h"
+
+namespace jx::lax {
+
+using internal::BindElementwise;
+
+Array eq(const Array& x, const Array& y) { return BindElementwise(kEq, {x, y}); }
+Array ne(const Array& x, const Array& y) { return BindElementwise(kNe, {x, y}); }
+Array lt(const Array& x, const Array& y) { return BindElementwise(kLt, {x, y}); }
+Array le(const Array& x, const Array& y) { return BindElementwise(kLe, {x, y}); }
+Array gt(const Array& x, const Array& y) { return BindElementwise(kGt, {x, y}); }
+Array ge(const Array& x, const Array& y) { return BindElementwise(kGe, {x, y}); }
+
+Array select_n(const Array& which, const std::vector<Array>& cases) {
+  absl::InlinedVector<Array, 4> operands;
+  operands.reserve(cases.size() + 1);
+  operands.push_back(which);
+  operands.insert(operands.end(), cases.begin(), cases.end());
+  // Weak cases (C++ scalars) take the strong cases' dtype and shape; `which` is left alone.
+  if (cases.size() > 1) internal::CoerceWeakOperands(absl::MakeSpan(operands).subspan(1));
+  return internal::BindOp(kSelectN, operands)[0];
+}
+
+Array select(const Array& pred, const Array& on_true, const Array& on_false) {
+  return select_n(pred, {on_false, on_true});
+}
+
+Array clamp(const Array& lo, const Array& x, const Array& hi) {
+  // Weak bounds take x's dtype; scalar bounds stay scalar (clamp accepts them as they are).
+  std::array<Array, 3> operands{lo, x, hi};
+  internal::CoerceWeakOperands(absl::MakeSpan(operands), /*broadcast_scalars=*/false);
+  return internal::BindOp(kClamp, operands)[0];
+}
+
+namespace internal {
+namespace {
+
+using kernels::ComputeType;
+using kernels::kIsFloat;
+
+// ---- Comparisons.
+
+template <typename Cmp>
+void DefineComparison(Registry& r, Primitive p, Cmp cmp) {
+  PrimitiveRules& rules = r.Define(p);
+  rules.abstract_eval = [p](InAvals in, const ParamMap&) -> Avals {
+    CheckArity(p.name(), in, 2);
+    CheckSameDTypes(p.name(), in);
+    CheckSameShapes(p.name(), in);
+    return OneAval(ShapedArray{in[0]->shape, bool_, false});
+  };
+  rules.impl = [cmp](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
+    Array out = Array::Empty(out_avals[0]);
+    const int64_t n = out.size();
+    if (n == 0) return OneArray(std::move(out));
+    kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = ComputeType<T>;
+      kernels::MapLoop2(kernels::Data<T>(in[0]), kernels::Data<T>(in[1]), kernels::MutableData<bool>(out), n,
+                        [&](C a, C b) { return cmp(a, b); });
+    });
+    return OneArray(std::move(out));
+  };
+}
+
+// ---- select_n.
+
+template <typename W>
+int64_t CaseIndex(W w, int64_t num_cases) {
+  if constexpr (std::is_same_v<W, bool>) {
+    return w && num_cases > 1 ? 1 : 0;
+  } else {
+    // Out-of-range `which` is implementation-defined in JAX; clamping matches XLA's lowering
+    // (a tree of `which < k` selects) and never reads out of bounds.
+    const int64_t i = static_cast<int64_t>(w);
+    return i < 0 ? 0 : (i >= num_cases ? num_cases - 1 : i);
+  }
+}
+
+template <typename E, typename W>
+void SelectKernel(const W* which, bool which_scalar, absl::Span<const Array> cases, E* out, int64_t n) {
+  const int64_t num_cases = static_cast<int64_t>(cases.size());
+  if (which_scalar) {
+    const E* src = kernels::Data<E>(cases[CaseIndex(which[0], num_cases)]);
+    kernels::ForChunks(n, [&](int64_t b, int64_t e) { std::memcpy(out + b, src + b, (e - b) * sizeof(E)); });
+    return;
+  }
+  if (num_cases <= 2) {
+    const E* c0 = kernels::Data<E>(cases[0]);
+    const E* c1 = kernels::Data<E>(cases[num_cases - 1]);
+    kernels::ForChunks(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = CaseIndex(which[i], num_cases) != 0 ? c1[i] : c0[i];
+    });
+    return;
+  }
+  absl::InlinedVector<const E*, 8> ptrs;
+  for (const Array& c : cases) ptrs.push_back(kernels::Data<E>(c));
+  kernels::ForChunks(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = ptrs[static_cast<size_t>(CaseIndex(which[i], num_cases))][i];
+  });
+}
+
+void DefineSelectN(Registry& r) {
+  PrimitiveRules& rules = r.Define(kSelectN);
+  rules.abstract_eval = [](InAvals in, const ParamMap&) -> Avals {
+    if (in.size() < 2) {
+      ThrowOpError<TypeError>("select_n", "requires a `which` operand and at least one case, got ", in.size(),
+                              " operands (", AvalsToString(in), ")");
+    }
+    const ShapedArray& which = *in[0];
+    if (!IsBool(which.dtype) && !IsInteger(which.dtype)) {
+      ThrowOpError<TypeError>("select_n", "`which` must be a boolean or integer array, got ", which.str());
+    }
+    InAvals cases = in.subspan(1);
+    if (IsBool(which.dtype) && cases.size() > 2) {
+      ThrowOpError<TypeError>("select_n", "a boolean `which` selects between at most 2 cases, got ", cases.size(),
+                              " cases (", AvalsToString(in), ")");
+    }
+    CheckSameDTypes("select_n", cases);
+    CheckSameShapes("select_n", cases);
+    if (which.ndim() != 0 && which.shape != cases[0]->shape) {
+      ThrowOpError<ShapeError>("select_n", "`which` must be a scalar or have the cases' shape, got which ",
+                               which.str(), " and cases ", AvalsToString(cases));
+    }
+    return OneAval(ElementwiseResult(cases, cases[0]->dtype));
+  };
+  rules.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
+    Array out = Array::Empty(out_avals[0]);
+    const int64_t n = out.size();
+    if (n == 0) return OneArray(std::move(out));
+    const bool which_scalar = in[0].ndim() == 0;
+    absl::Span<const Array> cases = in.subspan(1);
+    // Selection moves bits: dispatch on the element width only.
+    auto by_width = [&](auto wtag) {
+      using W = typename decltype(wtag)::type;
+      const W* which = kernels::Data<W>(in[0]);
+      switch (ItemSize(out.dtype())) {
+        case 1: SelectKernel(which, which_scalar, cases, kernels::MutableData<uint8_t>(out), n); break;
+        case 2: SelectKernel(which, which_scalar, cases, kernels::MutableData<uint16_t>(out), n); break;
+        case 4: SelectKernel(which, which_scalar, cases, kernels::MutableData<uint32_t>(out), n); break;
+        default: SelectKernel(which, which_scalar, cases, kernels::MutableData<uint64_t>(out), n); break;
+      }
+    };
+    kernels::DispatchDType(in[0].dtype(), [&](auto wtag) {
+      using W = typename decltype(wtag)::type;
+      if constexpr (std::is_integral_v<W>) by_width(wtag);
+    });
+    return OneArray(std::move(out));
+  };
+}
+
+// ---- clamp(lo, x, hi) = min(hi, max(lo, x)) with XLA's float max/min (NaN-propagating).
+
+template <typename T>
+void ClampKernel(const T* lo, bool lo_scalar, const T* x, const T* hi, bool hi_scalar, T* out, int64_t n) {
+  if constexpr (kIsFloat<T>) {
+    using C = ComputeType<T>;
+    constexpr int64_t kBlock = 1024;
+    kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
+      alignas(64) C xb[kBlock], lb[kBlock], hb[kBlock], ob[kBlock];
+      for (int64_t k = begin; k < end; k += kBlock) {
+        const int64_t m = std::min(kBlock, end - k);
+        auto load = [&](const T* src, bool scalar, C* buf) {
+          if (scalar) {
+            std::fill(buf, buf + m, static_cast<C>(src[0]));
+          } else {
+            kernels::ArrayMap<C>(buf, m) = kernels::ConstArrayMap<T>(src + k, m).template cast<C>();
+          }
+        };
+        load(x, false, xb);
+        load(lo, lo_scalar, lb);
+        load(hi, hi_scalar, hb);
+        auto mx = kernels::ConstArrayMap<C>(lb, m).binaryExpr(kernels::ConstArrayMap<C>(xb, m),
+                                                              kernels::MaxFloatOp<C>());
+        auto clamped = kernels::ConstArrayMap<C>(hb, m).binaryExpr(mx, kernels::MinFloatOp<C>());
+        if constexpr (std::is_same_v<C, T>) {
+          kernels::ArrayMap<T>(out + k, m) = clamped;
+        } else {
+          kernels::ArrayMap<C>(ob, m) = clamped;
+          kernels::ArrayMap<T>(out + k, m) = kernels::ConstArrayMap<C>(ob, m).template cast<T>();
+        }
+      }
+    });
+  } else {
+    const int64_t ls = lo_scalar ? 0 : 1, hs = hi_scalar ? 0 : 1;
+    kernels::ForChunks(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const T l = lo[i * ls], h = hi[i * hs];
+        T v = x[i];
+        v = l < v ? v : l;
+        out[i] = v < h ? v : h;
+      }
+    });
+  }
+}
+
+void DefineClamp(Registry& r) {
+  PrimitiveRules& rules = r.Define(kClamp);
+  rules.abstract_eval = [](InAvals in, const ParamMap&) -> Avals {
+    CheckArity("clamp", in, 3);
+    CheckSameDTypes("clamp", in);
+    const ShapedArray& x = *in[1];
+    for (size_t i : {size_t{0}, size_t{2}}) {
+      if (in[i]->ndim() != 0 && in[i]->shape != x.shape) {
+        ThrowOpError<ShapeError>("clamp", i == 0 ? "min" : "max", " must be a scalar or have the operand's shape, got ",
+                                 "clamp(", AvalsToString(in), ")");
+      }
+    }
+    return OneAval(ShapedArray{x.shape, x.dtype, in[0]->weak_type && x.weak_type && in[2]->weak_type});
+  };
+  rules.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
+    Array out = Array::Empty(out_avals[0]);
+    const int64_t n = out.size();
+    if (n == 0) return OneArray(std::move(out));
+    kernels::DispatchDType(out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ClampKernel(kernels::Data<T>(in[0]), in[0].ndim() == 0 && n != 1, kernels::Data<T>(in[1]),
+                  kernels::Data<T>(in[2]), in[2].ndim() == 0 && n != 1, kernels::MutableData<T>(out), n);
+    });
+    return OneArray(std::move(out));
+  };
+}
+
+}  // namespace
+
+void RegisterComparisonOps(Registry& r) {
+  DefineComparison(r, kEq, [](auto a, auto b) { return a == b; });
+  DefineComparison(r, kNe, [](auto a, auto b) { return a != b; });
+  DefineComparison(r, kLt, [](auto a, auto b) { return a < b; });
+  DefineComparison(r, kLe, [](auto a, auto b) { return a <= b; });
+  DefineComparison(r, kGt, [](auto a, auto b) { return a > b; });
+  DefineComparison(r, kGe, [](auto a, auto b) { return a >= b; });
+  DefineSelectN(r);
+  DefineClamp(r);
+}
+
+}  // namespace internal
+}  // namespace jx::lax

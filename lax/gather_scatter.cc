@@ -1,0 +1,756 @@
+// gather, scatter and scatter_add with XLA's general dimension numbers (including batching
+// dims) and JAX's GatherScatterMode. Abstract eval mirrors XLA's/JAX's shape inference.
+// Kernels: every batch position (gather) or update position (scatter) moves one window, whose
+// dims are merged into contiguous runs once up front; the common "take rows" gather and
+// "add rows" scatter get tight loops. scatter_add is deterministic: updates are applied in
+// order, and parallel runs split the output (rows or columns) between threads, never updates.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "jx/lax/kernels/copy_kernels.h"
+#include "jx/lax/op_util.h"
+#include "jx/lax/primitives.h"
+#include "jx/lax/slicing_ops.h"
+
+namespace jx::lax {
+namespace internal {
+namespace {
+
+std::string Tup(const std::vector<int64_t>& v) { return ShapeToString(v); }
+
+std::string_view ModeName(GatherScatterMode m) {
+  switch (m) {
+    case GatherScatterMode::kClip: return "GatherScatterMode.CLIP";
+    case GatherScatterMode::kFillOrDrop: return "GatherScatterMode.FILL_OR_DROP";
+    case GatherScatterMode::kPromiseInBounds: return "GatherScatterMode.PROMISE_IN_BOUNDS";
+  }
+  return "?";
+}
+
+class ModeParam final : public ParamObject {
+ public:
+  explicit ModeParam(GatherScatterMode m) : mode(m) {}
+  size_t Hash() const override { return static_cast<size_t>(mode) * 0x9e3779b97f4a7c15ull; }
+  bool Equals(const ParamObject& o) const override {
+    const auto* p = dynamic_cast<const ModeParam*>(&o);
+    return p != nullptr && p->mode == mode;
+  }
+  std::string ToString() const override { return std::string(ModeName(mode)); }
+  GatherScatterMode mode;
+};
+
+size_t HashInts(size_t h, const std::vector<int64_t>& v) {
+  for (int64_t x : v) h = h * 1000003u ^ static_cast<size_t>(x + 0x51ed27);
+  return h * 31u + v.size();
+}
+
+class GatherDnParam final : public ParamObject {
+ public:
+  explicit GatherDnParam(GatherDimensionNumbers d) : dn(std::move(d)) {}
+  size_t Hash() const override {
+    size_t h = 0x6a09e667;
+    for (const auto* v : {&dn.offset_dims, &dn.collapsed_slice_dims, &dn.start_index_map, &dn.operand_batching_dims,
+                          &dn.start_indices_batching_dims}) {
+      h = HashInts(h, *v);
+    }
+    return h;
+  }
+  bool Equals(const ParamObject& o) const override {
+    const auto* p = dynamic_cast<const GatherDnParam*>(&o);
+    return p != nullptr && p->dn.offset_dims == dn.offset_dims && p->dn.collapsed_slice_dims == dn.collapsed_slice_dims &&
+           p->dn.start_index_map == dn.start_index_map && p->dn.operand_batching_dims == dn.operand_batching_dims &&
+           p->dn.start_indices_batching_dims == dn.start_indices_batching_dims;
+  }
+  std::string ToString() const override {
+    return StrCat("GatherDimensionNumbers(offset_dims=", Tup(dn.offset_dims), ", collapsed_slice_dims=",
+                  Tup(dn.collapsed_slice_dims), ", start_index_map=", Tup(dn.start_index_map),
+                  ", operand_batching_dims=", Tup(dn.operand_batching_dims), ", start_indices_batching_dims=",
+                  Tup(dn.start_indices_batching_dims), ")");
+  }
+  GatherDimensionNumbers dn;
+};
+
+class ScatterDnParam final : public ParamObject {
+ public:
+  explicit ScatterDnParam(ScatterDimensionNumbers d) : dn(std::move(d)) {}
+  size_t Hash() const override {
+    size_t h = 0xbb67ae85;
+    for (const auto* v : {&dn.update_window_dims, &dn.inserted_window_dims, &dn.scatter_dims_to_operand_dims,
+                          &dn.operand_batching_dims, &dn.scatter_indices_batching_dims}) {
+      h = HashInts(h, *v);
+    }
+    return h;
+  }
+  bool Equals(const ParamObject& o) const override {
+    const auto* p = dynamic_cast<const ScatterDnParam*>(&o);
+    return p != nullptr && p->dn.update_window_dims == dn.update_window_dims &&
+           p->dn.inserted_window_dims == dn.inserted_window_dims &&
+           p->dn.scatter_dims_to_operand_dims == dn.scatter_dims_to_operand_dims &&
+           p->dn.operand_batching_dims == dn.operand_batching_dims &&
+           p->dn.scatter_indices_batching_dims == dn.scatter_indices_batching_dims;
+  }
+  std::string ToString() const override {
+    return StrCat("ScatterDimensionNumbers(update_window_dims=", Tup(dn.update_window_dims), ", inserted_window_dims=",
+                  Tup(dn.inserted_window_dims), ", scatter_dims_to_operand_dims=", Tup(dn.scatter_dims_to_operand_dims),
+                  ", operand_batching_dims=", Tup(dn.operand_batching_dims), ", scatter_indices_batching_dims=",
+                  Tup(dn.scatter_indices_batching_dims), ")");
+  }
+  ScatterDimensionNumbers dn;
+};
+
+Param Obj(std::shared_ptr<const ParamObject> p) { return Param(std::move(p)); }
+
+template <typename P>
+const P& GetObject(std::string_view op, const ParamMap& p, std::string_view name) {
+  const auto* obj = dynamic_cast<const P*>(p.GetObject(name).get());
+  if (obj == nullptr) ThrowOpError<InternalError>(op, "parameter ", name, " has the wrong type: ", p.Get(name).ToString());
+  return *obj;
+}
+
+// ---- validation ----
+
+std::string DimsCtx(const ShapedArray& x, const ShapedArray& ind, const ShapedArray* upd, const ParamObject& dn) {
+  return StrCat(" (operand ", x.str(), ", indices ", ind.str(), upd ? StrCat(", updates ", upd->str()) : std::string(),
+                ", dimension_numbers=", dn.ToString(), ")");
+}
+
+// dims must be strictly increasing (when sorted) and in [0, bound), without repeats.
+void CheckDimList(std::string_view op, std::string_view name, const std::vector<int64_t>& dims, int64_t bound,
+                  bool sorted, const std::string& ctx) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= bound) {
+      ThrowOpError<ShapeError>(op, name, " must all be in [0, ", bound, "), got ", name, "=", Tup(dims), ctx);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (dims[j] == dims[i]) ThrowOpError<ShapeError>(op, name, " must not repeat, got ", name, "=", Tup(dims), ctx);
+    }
+    if (sorted && i > 0 && dims[i] < dims[i - 1]) {
+      ThrowOpError<ShapeError>(op, name, " must be sorted, got ", name, "=", Tup(dims), ctx);
+    }
+  }
+}
+
+void CheckDisjoint(std::string_view op, std::string_view a_name, const std::vector<int64_t>& a, std::string_view b_name,
+                   const std::vector<int64_t>& b, const std::string& ctx) {
+  for (int64_t x : a) {
+    if (std::find(b.begin(), b.end(), x) != b.end()) {
+      ThrowOpError<ShapeError>(op, a_name, " and ", b_name, " must be disjoint, got ", a_name, "=", Tup(a), " and ",
+                               b_name, "=", Tup(b), ctx);
+    }
+  }
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+void CheckIndexDType(std::string_view op, const ShapedArray& ind, const std::string& ctx) {
+  if (!IsInteger(ind.dtype)) {
+    ThrowOpError<TypeError>(op, "indices must have an integer type, got ", ind.str(), ctx);
+  }
+  if (ind.ndim() < 1) {
+    ThrowOpError<ShapeError>(op, "indices must have rank >= 1 (the last axis holds the index vectors), got ", ind.str(),
+                             ctx);
+  }
+}
+
+void CheckBatchingDims(std::string_view op, const ShapedArray& x, const ShapedArray& ind,
+                       const std::vector<int64_t>& operand_batching_dims, std::string_view ind_name,
+                       const std::vector<int64_t>& ind_batching_dims, const std::string& ctx) {
+  CheckDimList(op, "operand_batching_dims", operand_batching_dims, x.ndim(), true, ctx);
+  CheckDimList(op, ind_name, ind_batching_dims, ind.ndim(), false, ctx);
+  if (Contains(ind_batching_dims, ind.ndim() - 1)) {
+    ThrowOpError<ShapeError>(op, ind_name, " must not contain the index vector dimension ", ind.ndim() - 1, ctx);
+  }
+  if (operand_batching_dims.size() != ind_batching_dims.size()) {
+    ThrowOpError<ShapeError>(op, "operand_batching_dims and ", ind_name, " must have the same length", ctx);
+  }
+  for (size_t i = 0; i < operand_batching_dims.size(); ++i) {
+    const int64_t a = x.shape[static_cast<size_t>(operand_batching_dims[i])];
+    const int64_t b = ind.shape[static_cast<size_t>(ind_batching_dims[i])];
+    if (a != b) {
+      ThrowOpError<ShapeError>(op, "batching dimension sizes must match: operand dimension ", operand_batching_dims[i],
+                               " has size ", a, ", indices dimension ", ind_batching_dims[i], " has size ", b, ctx);
+    }
+  }
+}
+
+Avals GatherEval(InAvals in, const ParamMap& p) {
+  constexpr std::string_view op = "gather";
+  CheckArity(op, in, 2);
+  const ShapedArray& x = *in[0];
+  const ShapedArray& ind = *in[1];
+  const GatherDnParam& dnp = GetObject<GatherDnParam>(op, p, "dimension_numbers");
+  const GatherDimensionNumbers& dn = dnp.dn;
+  GetObject<ModeParam>(op, p, "mode");
+  if (!p.Get("fill_value").is_none()) p.GetDouble("fill_value");
+  const std::vector<int64_t>& slice_sizes = p.GetInts("slice_sizes");
+  const std::string ctx = StrCat(DimsCtx(x, ind, nullptr, dnp), " slice_sizes=", Tup(slice_sizes));
+  CheckIndexDType(op, ind, ctx);
+  const int64_t iv = ind.ndim() - 1;
+  const int64_t out_rank = static_cast<int64_t>(dn.offset_dims.size()) + ind.ndim() - 1;
+  CheckDimList(op, "offset_dims", dn.offset_dims, out_rank, true, ctx);
+  if (static_cast<int64_t>(dn.start_index_map.size()) != ind.shape[static_cast<size_t>(iv)]) {
+    ThrowOpError<ShapeError>(op, "start_index_map has ", dn.start_index_map.size(),
+                             " elements but the index vector dimension of indices has size ",
+                             ind.shape[static_cast<size_t>(iv)], "; these must be equal", ctx);
+  }
+  CheckDimList(op, "start_index_map", dn.start_index_map, x.ndim(), false, ctx);
+  CheckDimList(op, "collapsed_slice_dims", dn.collapsed_slice_dims, x.ndim(), true, ctx);
+  CheckBatchingDims(op, x, ind, dn.operand_batching_dims, "start_indices_batching_dims", dn.start_indices_batching_dims,
+                    ctx);
+  CheckDisjoint(op, "collapsed_slice_dims", dn.collapsed_slice_dims, "operand_batching_dims", dn.operand_batching_dims, ctx);
+  CheckDisjoint(op, "start_index_map", dn.start_index_map, "operand_batching_dims", dn.operand_batching_dims, ctx);
+  if (static_cast<int64_t>(slice_sizes.size()) != x.ndim()) {
+    ThrowOpError<ShapeError>(op, "slice_sizes must have length equal to the operand rank ", x.ndim(), ctx);
+  }
+  if (dn.offset_dims.size() + dn.collapsed_slice_dims.size() + dn.operand_batching_dims.size() !=
+      static_cast<size_t>(x.ndim())) {
+    ThrowOpError<ShapeError>(op, "all components of the offset index must be accounted for: len(offset_dims) + "
+                             "len(collapsed_slice_dims) + len(operand_batching_dims) must equal the operand rank ",
+                             x.ndim(), ctx);
+  }
+  for (size_t d = 0; d < slice_sizes.size(); ++d) {
+    if (slice_sizes[d] < 0 || slice_sizes[d] > x.shape[d]) {
+      ThrowOpError<ShapeError>(op, "slice size ", slice_sizes[d], " of dimension ", d,
+                               " must be in [0, operand dimension size ", x.shape[d], "]", ctx);
+    }
+    const bool collapsed = Contains(dn.collapsed_slice_dims, static_cast<int64_t>(d));
+    if ((collapsed || Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) && slice_sizes[d] != 1) {
+      ThrowOpError<ShapeError>(op, "can only ", collapsed ? "collapse slice dims" : "batch dims", " with bound 1, but bound is ",
+                               slice_sizes[d], " for dimension ", d, ctx);
+    }
+  }
+  Shape out(static_cast<size_t>(out_rank));
+  size_t next_offset = 0, next_batch = 0;
+  std::vector<int64_t> window_sizes;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    if (!Contains(dn.collapsed_slice_dims, d) && !Contains(dn.operand_batching_dims, d)) {
+      window_sizes.push_back(slice_sizes[static_cast<size_t>(d)]);
+    }
+  }
+  for (int64_t j = 0; j < out_rank; ++j) {
+    out[static_cast<size_t>(j)] =
+        Contains(dn.offset_dims, j) ? window_sizes[next_offset++] : ind.shape[next_batch++];
+  }
+  return {ShapedArray{out, x.dtype, x.weak_type}};
+}
+
+Avals ScatterEval(Primitive prim, InAvals in, const ParamMap& p) {
+  const std::string_view op = prim.name();
+  CheckArity(op, in, 3);
+  const ShapedArray& x = *in[0];
+  const ShapedArray& ind = *in[1];
+  const ShapedArray& upd = *in[2];
+  const ScatterDnParam& dnp = GetObject<ScatterDnParam>(op, p, "dimension_numbers");
+  const ScatterDimensionNumbers& dn = dnp.dn;
+  GetObject<ModeParam>(op, p, "mode");
+  const std::string ctx = DimsCtx(x, ind, &upd, dnp);
+  CheckIndexDType(op, ind, ctx);
+  if (upd.dtype != x.dtype) {
+    ThrowOpError<TypeError>(op, "updates dtype must match operand dtype, got operand ", x.str(), " and updates ",
+                            upd.str(), ctx);
+  }
+  const int64_t iv = ind.ndim() - 1;
+  CheckDimList(op, "update_window_dims", dn.update_window_dims, upd.ndim(), true, ctx);
+  CheckDimList(op, "inserted_window_dims", dn.inserted_window_dims, x.ndim(), true, ctx);
+  CheckBatchingDims(op, x, ind, dn.operand_batching_dims, "scatter_indices_batching_dims",
+                    dn.scatter_indices_batching_dims, ctx);
+  CheckDisjoint(op, "inserted_window_dims", dn.inserted_window_dims, "operand_batching_dims", dn.operand_batching_dims,
+                ctx);
+  if (static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size()) != ind.shape[static_cast<size_t>(iv)]) {
+    ThrowOpError<ShapeError>(op, "scatter_dims_to_operand_dims has ", dn.scatter_dims_to_operand_dims.size(),
+                             " elements but the index vector dimension of indices has size ",
+                             ind.shape[static_cast<size_t>(iv)], "; these must be equal", ctx);
+  }
+  CheckDimList(op, "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims, x.ndim(), false, ctx);
+  CheckDisjoint(op, "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims, "operand_batching_dims",
+                dn.operand_batching_dims, ctx);
+  if (dn.update_window_dims.size() + dn.inserted_window_dims.size() + dn.operand_batching_dims.size() !=
+      static_cast<size_t>(x.ndim())) {
+    ThrowOpError<ShapeError>(op, "len(update_window_dims) + len(inserted_window_dims) + len(operand_batching_dims) "
+                             "must equal the operand rank ", x.ndim(), ctx);
+  }
+  if (upd.ndim() != static_cast<int64_t>(dn.update_window_dims.size()) + ind.ndim() - 1) {
+    ThrowOpError<ShapeError>(op, "updates must have rank len(update_window_dims) + rank(indices) - 1 = ",
+                             static_cast<int64_t>(dn.update_window_dims.size()) + ind.ndim() - 1, ", got ", upd.str(),
+                             ctx);
+  }
+  size_t w = 0;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    if (Contains(dn.inserted_window_dims, d) || Contains(dn.operand_batching_dims, d)) continue;
+    const int64_t u = upd.shape[static_cast<size_t>(dn.update_window_dims[w])];
+    if (u > x.shape[static_cast<size_t>(d)]) {
+      ThrowOpError<ShapeError>(op, "bounds of the window dimensions of updates must not exceed the operand: updates "
+                               "dimension ", dn.update_window_dims[w], " has size ", u, " but operand dimension ", d,
+                               " has size ", x.shape[static_cast<size_t>(d)], ctx);
+    }
+    ++w;
+  }
+  size_t k = 0;
+  for (int64_t d = 0; d < upd.ndim(); ++d) {
+    if (Contains(dn.update_window_dims, d)) continue;
+    if (upd.shape[static_cast<size_t>(d)] != ind.shape[k]) {
+      ThrowOpError<ShapeError>(op, "bounds of the scatter dimensions of updates must match indices: updates dimension ", d,
+                               " has size ", upd.shape[static_cast<size_t>(d)], " but indices dimension ", k,
+                               " has size ", ind.shape[k], ctx);
+    }
+    ++k;
+  }
+  return {x};
+}
+
+// ---- kernels ----
+
+// The windows' dims after dropping size-1 dims and merging dims contiguous in both arrays:
+// outer dims walked by an odometer, then one inner run of `len` elements.
+struct WindowPlan {
+  kernels::DimVec sizes, src_strides, dst_strides;
+  int64_t len = 1, src_inner = 1, dst_inner = 1;
+  bool contiguous() const { return src_inner == 1 && dst_inner == 1; }
+};
+
+WindowPlan PlanWindow(const std::vector<int64_t>& sizes, const std::vector<int64_t>& src_strides,
+                      const std::vector<int64_t>& dst_strides) {
+  WindowPlan w;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    if (!w.sizes.empty() && w.src_strides.back() == src_strides[d] * sizes[d] &&
+        w.dst_strides.back() == dst_strides[d] * sizes[d]) {
+      w.sizes.back() *= sizes[d];
+      w.src_strides.back() = src_strides[d];
+      w.dst_strides.back() = dst_strides[d];
+    } else {
+      w.sizes.push_back(sizes[d]);
+      w.src_strides.push_back(src_strides[d]);
+      w.dst_strides.push_back(dst_strides[d]);
+    }
+  }
+  if (!w.sizes.empty()) {
+    w.len = w.sizes.back();
+    w.src_inner = w.src_strides.back();
+    w.dst_inner = w.dst_strides.back();
+    w.sizes.pop_back();
+    w.src_strides.pop_back();
+    w.dst_strides.pop_back();
+  }
+  return w;
+}
+
+// Calls fn(src_offset, dst_offset) for every inner run of the window (serially).
+template <typename Fn>
+void ForEachRun(const WindowPlan& w, Fn&& fn) {
+  const int n = static_cast<int>(w.sizes.size());
+  kernels::DimVec idx(w.sizes.size(), 0);
+  int64_t so = 0, doff = 0;
+  while (true) {
+    fn(so, doff);
+    int d = n - 1;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      so += w.src_strides[d];
+      doff += w.dst_strides[d];
+      if (idx[d] < w.sizes[d]) break;
+      so -= w.src_strides[d] * w.sizes[d];
+      doff -= w.dst_strides[d] * w.sizes[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Walks the positions of a batch shape in row-major order, keeping the coordinates.
+struct BatchCursor {
+  const Shape* shape;
+  kernels::DimVec coord;
+  BatchCursor(const Shape& s, int64_t flat) : shape(&s), coord(s.size(), 0) {
+    for (size_t d = s.size(); d-- > 0;) {
+      coord[d] = flat % s[d];
+      flat /= s[d];
+    }
+  }
+  void Next() {
+    for (size_t d = shape->size(); d-- > 0;) {
+      if (++coord[d] < (*shape)[d]) return;
+      coord[d] = 0;
+    }
+  }
+};
+
+// Reads the index vectors of an integer index array as int64 (uint64 past int64's range
+// saturates), a block at a time, so big index arrays are never copied whole. One reader per
+// thread; items are best requested in increasing order.
+class IndexReader {
+ public:
+  IndexReader(const Array& a, int64_t items, int64_t per_item)
+      : a_(a), items_(items), n_(per_item), buf_(static_cast<size_t>(std::max<int64_t>(1, kBlock * per_item))) {}
+  const int64_t* Get(int64_t item) {
+    if (item < begin_ || item >= end_) Load(item);
+    return buf_.data() + (item - begin_) * n_;
+  }
+
+ private:
+  static constexpr int64_t kBlock = 1024;
+  void Load(int64_t item) {
+    begin_ = item;
+    end_ = std::min(items_, item + kBlock);
+    const int64_t first = begin_ * n_, count = (end_ - begin_) * n_;
+    int64_t* out = buf_.data();
+    kernels::DispatchDType(a_.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        const T* p = kernels::Data<T>(a_) + first;
+        for (int64_t i = 0; i < count; ++i) {
+          if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+            out[i] = p[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                                                   : static_cast<int64_t>(p[i]);
+          } else {
+            out[i] = static_cast<int64_t>(p[i]);
+          }
+        }
+      }
+    });
+  }
+  const Array& a_;
+  int64_t items_, n_, begin_ = 0, end_ = 0;
+  std::vector<int64_t> buf_;
+};
+
+// The gather fill value as dtype's bytes (JAX's defaults when fill_value is None).
+Array FillScalar(DType dtype, const Param& fill_value) {
+  if (!fill_value.is_none()) {
+    return Array::Scalar(std::get<double>(fill_value.value), dtype);
+  }
+  Array out = Array::Empty(Shape{}, dtype);
+  kernels::DispatchDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    if constexpr (std::is_same_v<T, bool>) v = true;
+    else if constexpr (kernels::kIsFloat<T>) v = T(std::numeric_limits<float>::quiet_NaN());
+    else if constexpr (std::is_signed_v<T>) v = std::numeric_limits<T>::min();
+    else v = std::numeric_limits<T>::max();
+    *kernels::MutableData<T>(out) = v;
+  });
+  return out;
+}
+
+// Start positions of one index vector in the operand; false when the slice/window of `sizes`
+// is not entirely in bounds (after clamping for kClip and kPromiseInBounds).
+inline bool ComputeStart(const int64_t* idx, const std::vector<int64_t>& index_map, const Shape& operand_shape,
+                         const std::vector<int64_t>& sizes, bool clamp, kernels::DimVec& start) {
+  for (size_t k = 0; k < index_map.size(); ++k) {
+    const size_t d = static_cast<size_t>(index_map[k]);
+    const int64_t hi = operand_shape[d] - sizes[d];
+    int64_t s = idx[k];
+    if (clamp) {
+      s = std::clamp<int64_t>(s, 0, hi);
+    } else if (s < 0 || s > hi) {
+      return false;
+    }
+    start[d] = s;
+  }
+  return true;
+}
+
+Arrays GatherImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
+  Array out = Array::Empty(out_avals[0]);
+  if (out.size() == 0) return {out};
+  const Array& x = in[0];
+  const GatherDimensionNumbers& dn = GetObject<GatherDnParam>("gather", p, "dimension_numbers").dn;
+  const bool clamp = GetObject<ModeParam>("gather", p, "mode").mode != GatherScatterMode::kFillOrDrop;
+  const std::vector<int64_t>& slice_sizes = p.GetInts("slice_sizes");
+  const Shape& xs = x.shape();
+  const Shape& is = in[1].shape();
+  const size_t n_idx = static_cast<size_t>(is.back());
+  const Shape batch_shape(is.begin(), is.end() - 1);
+  const int64_t batches = NumElements(batch_shape);
+  const std::vector<int64_t> x_strides = RowMajorStrides(xs);
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.shape());
+  std::vector<int64_t> out_batch_strides;
+  for (size_t j = 0; j < out_strides.size(); ++j) {
+    if (!Contains(dn.offset_dims, static_cast<int64_t>(j))) out_batch_strides.push_back(out_strides[j]);
+  }
+  std::vector<int64_t> wsizes, wsrc, wdst;
+  size_t w = 0;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    if (Contains(dn.collapsed_slice_dims, d) || Contains(dn.operand_batching_dims, d)) continue;
+    wsizes.push_back(slice_sizes[static_cast<size_t>(d)]);
+    wsrc.push_back(x_strides[static_cast<size_t>(d)]);
+    wdst.push_back(out_strides[static_cast<size_t>(dn.offset_dims[w++])]);
+  }
+  const WindowPlan plan = PlanWindow(wsizes, wsrc, wdst);
+  const int64_t window = NumElements(wsizes);
+  const Array fill = FillScalar(x.dtype(), p.Get("fill_value"));
+  // Take rows: one index, no batching dims, the window one contiguous run at the end of out.
+  bool trailing_window = true;
+  for (size_t k = 0; k < dn.offset_dims.size(); ++k) {
+    trailing_window = trailing_window && dn.offset_dims[k] == static_cast<int64_t>(out_strides.size() - dn.offset_dims.size() + k);
+  }
+  const bool take_rows = n_idx == 1 && dn.operand_batching_dims.empty() && plan.sizes.empty() && plan.contiguous() &&
+                         trailing_window;
+  kernels::DispatchBySize(ItemSize(x.dtype()), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* src = static_cast<const U*>(x.data());
+    U* dst = static_cast<U*>(out.mutable_data());
+    U fv;
+    std::memcpy(&fv, fill.data(), sizeof(U));
+    if (take_rows) {
+      const size_t d = static_cast<size_t>(dn.start_index_map[0]);
+      const int64_t hi = xs[d] - slice_sizes[d], stride = x_strides[d];
+      ParallelFor(batches, kernels::RowGrain(window), [&](int64_t b0, int64_t b1) {
+        IndexReader indices(in[1], batches, 1);
+        for (int64_t b = b0; b < b1; ++b) {
+          int64_t s = *indices.Get(b);
+          U* o = dst + b * window;
+          if (clamp) {
+            s = std::clamp<int64_t>(s, 0, hi);
+          } else if (s < 0 || s > hi) {
+            std::fill_n(o, window, fv);
+            continue;
+          }
+          const U* r = src + s * stride;
+          if (window <= 8) {
+            for (int64_t k = 0; k < window; ++k) o[k] = r[k];
+          } else {
+            std::memcpy(o, r, static_cast<size_t>(window) * sizeof(U));
+          }
+        }
+      });
+      return;
+    }
+    ParallelFor(batches, kernels::RowGrain(window), [&](int64_t b0, int64_t b1) {
+      IndexReader indices(in[1], batches, static_cast<int64_t>(n_idx));
+      BatchCursor cur(batch_shape, b0);
+      kernels::DimVec start(xs.size(), 0);
+      for (int64_t b = b0; b < b1; ++b, cur.Next()) {
+        int64_t out_base = 0;
+        for (size_t k = 0; k < batch_shape.size(); ++k) out_base += cur.coord[k] * out_batch_strides[k];
+        for (size_t j = 0; j < dn.operand_batching_dims.size(); ++j) {
+          start[static_cast<size_t>(dn.operand_batching_dims[j])] =
+              cur.coord[static_cast<size_t>(dn.start_indices_batching_dims[j])];
+        }
+        const bool ok = ComputeStart(indices.Get(b), dn.start_index_map, xs, slice_sizes, clamp,
+                                     start);
+        U* o = dst + out_base;
+        if (!ok) {
+          ForEachRun(plan, [&](int64_t, int64_t doff) {
+            for (int64_t k = 0; k < plan.len; ++k) o[doff + k * plan.dst_inner] = fv;
+          });
+          continue;
+        }
+        int64_t src_base = 0;
+        for (size_t d = 0; d < xs.size(); ++d) src_base += start[d] * x_strides[d];
+        const U* s = src + src_base;
+        ForEachRun(plan, [&](int64_t so, int64_t doff) {
+          if (plan.contiguous()) {
+            std::memcpy(o + doff, s + so, static_cast<size_t>(plan.len) * sizeof(U));
+          } else {
+            for (int64_t k = 0; k < plan.len; ++k) o[doff + k * plan.dst_inner] = s[so + k * plan.src_inner];
+          }
+        });
+      }
+    });
+  });
+  return {out};
+}
+
+// Combines an update into the output: overwrite (scatter) or add (scatter_add).
+template <typename A, typename T, bool kAdd>
+inline void Combine(A& acc, const T& u) {
+  if constexpr (!kAdd) {
+    acc = static_cast<A>(u);
+  } else if constexpr (std::is_same_v<A, bool>) {
+    acc = acc || u;
+  } else if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+    using UT = std::make_unsigned_t<A>;
+    acc = static_cast<A>(static_cast<UT>(acc) + static_cast<UT>(u));
+  } else {
+    acc = static_cast<A>(acc + static_cast<A>(u));
+  }
+}
+
+// The scatter of updates (element type T) into acc (element type A: T, or f32 for 16-bit
+// floats in scatter_add so sums round once).
+template <typename A, typename T, bool kAdd>
+void ScatterInto(A* acc, const T* upd, const Shape& xs, const Shape& us, const Array& index_array,
+                 const ScatterDimensionNumbers& dn, bool clamp) {
+  const Shape& is = index_array.shape();
+  const size_t n_idx = static_cast<size_t>(is.back());
+  const Shape batch_shape(is.begin(), is.end() - 1);
+  const int64_t n_updates = NumElements(batch_shape);
+  const std::vector<int64_t> x_strides = RowMajorStrides(xs);
+  const std::vector<int64_t> u_strides = RowMajorStrides(us);
+  std::vector<int64_t> u_scatter_strides;
+  for (size_t j = 0; j < us.size(); ++j) {
+    if (!Contains(dn.update_window_dims, static_cast<int64_t>(j))) u_scatter_strides.push_back(u_strides[j]);
+  }
+  // Window sizes per operand dim (1 for inserted and batching dims).
+  std::vector<int64_t> win(xs.size(), 1), wsizes, wsrc, wdst;
+  size_t w = 0;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    if (Contains(dn.inserted_window_dims, static_cast<int64_t>(d)) ||
+        Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
+      continue;
+    }
+    const size_t ud = static_cast<size_t>(dn.update_window_dims[w++]);
+    win[d] = us[ud];
+    wsizes.push_back(us[ud]);
+    wsrc.push_back(u_strides[ud]);
+    wdst.push_back(x_strides[d]);
+  }
+  const WindowPlan plan = PlanWindow(wsizes, wsrc, wdst);
+  const int64_t window = NumElements(wsizes);
+  if (window == 0 || n_updates == 0) return;
+
+  // Rows: one index, no batching dims, the window one contiguous run (at most one element
+  // wide along the indexed dim, so distinct indices touch disjoint runs), updates laid out
+  // [scatter dims..., window]. Threads own disjoint index ranges (or column ranges for long
+  // rows) and apply updates in order, so results do not depend on the thread count.
+  bool trailing_window = true;
+  for (size_t k = 0; k < dn.update_window_dims.size(); ++k) {
+    trailing_window = trailing_window &&
+                      dn.update_window_dims[k] == static_cast<int64_t>(us.size() - dn.update_window_dims.size() + k);
+  }
+  const size_t d0 = static_cast<size_t>(dn.scatter_dims_to_operand_dims.empty() ? 0 : dn.scatter_dims_to_operand_dims[0]);
+  const bool rows = n_idx == 1 && dn.operand_batching_dims.empty() && plan.sizes.empty() && plan.contiguous() &&
+                    trailing_window && win[d0] == 1;
+  if (rows) {
+    const int64_t hi = xs[d0] - 1, stride = x_strides[d0];
+    auto apply = [&](IndexReader& indices, int64_t k, int64_t lo_idx, int64_t hi_idx, int64_t c0, int64_t c1) {
+      int64_t s = *indices.Get(k);
+      if (clamp) {
+        s = std::clamp<int64_t>(s, 0, hi);
+      } else if (s < 0 || s > hi) {
+        return;
+      }
+      if (s < lo_idx || s >= hi_idx) return;
+      A* o = acc + s * stride;
+      const T* u = upd + k * window;
+      for (int64_t c = c0; c < c1; ++c) Combine<A, T, kAdd>(o[c], u[c]);
+    };
+    const int64_t work = n_updates * window;
+    const int64_t threads = NumThreads();
+    if (work < 2 * kernels::kParallelGrain || threads == 1) {
+      IndexReader indices(index_array, n_updates, 1);
+      for (int64_t k = 0; k < n_updates; ++k) apply(indices, k, 0, hi + 1, 0, window);
+    } else if (window >= 2048) {
+      ParallelFor(window, 512, [&](int64_t c0, int64_t c1) {
+        IndexReader indices(index_array, n_updates, 1);
+        for (int64_t k = 0; k < n_updates; ++k) apply(indices, k, 0, hi + 1, c0, c1);
+      });
+    } else {
+      // One index range per thread: every thread reads all indices, so keep chunks few.
+      ParallelFor(hi + 1, (hi + threads) / threads, [&](int64_t r0, int64_t r1) {
+        IndexReader indices(index_array, n_updates, 1);
+        for (int64_t k = 0; k < n_updates; ++k) apply(indices, k, r0, r1, 0, window);
+      });
+    }
+    return;
+  }
+  // General windows: serial, in update order.
+  IndexReader indices(index_array, n_updates, static_cast<int64_t>(n_idx));
+  BatchCursor cur(batch_shape, 0);
+  kernels::DimVec start(xs.size(), 0);
+  for (int64_t k = 0; k < n_updates; ++k, cur.Next()) {
+    for (size_t j = 0; j < dn.operand_batching_dims.size(); ++j) {
+      start[static_cast<size_t>(dn.operand_batching_dims[j])] =
+          cur.coord[static_cast<size_t>(dn.scatter_indices_batching_dims[j])];
+    }
+    if (!ComputeStart(indices.Get(k), dn.scatter_dims_to_operand_dims, xs, win, clamp,
+                      start)) {
+      continue;
+    }
+    int64_t ubase = 0, xbase = 0;
+    for (size_t j = 0; j < batch_shape.size(); ++j) ubase += cur.coord[j] * u_scatter_strides[j];
+    for (size_t d = 0; d < xs.size(); ++d) xbase += start[d] * x_strides[d];
+    const T* u = upd + ubase;
+    A* o = acc + xbase;
+    ForEachRun(plan, [&](int64_t so, int64_t doff) {
+      for (int64_t c = 0; c < plan.len; ++c) Combine<A, T, kAdd>(o[doff + c * plan.dst_inner], u[so + c * plan.src_inner]);
+    });
+  }
+}
+
+template <bool kAdd>
+Arrays ScatterImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
+  const std::string_view op = kAdd ? kScatterAdd.name() : kScatter.name();
+  Array out = Array::Empty(out_avals[0]);
+  const Array& x = in[0];
+  const Array& u = in[2];
+  kernels::ParallelMemcpy(out.mutable_data(), x.data(), x.nbytes());
+  if (u.size() == 0 || x.size() == 0) return {out};
+  const ScatterDimensionNumbers& dn = GetObject<ScatterDnParam>(op, p, "dimension_numbers").dn;
+  const bool clamp = GetObject<ModeParam>(op, p, "mode").mode == GatherScatterMode::kClip;
+  kernels::DispatchDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kAdd && kernels::kIsHalf<T>) {
+      // Accumulate in f32, round once.
+      const int64_t n = out.size();
+      std::vector<float> acc(static_cast<size_t>(n));
+      T* o = kernels::MutableData<T>(out);
+      ParallelFor(n, kernels::kParallelGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) acc[static_cast<size_t>(i)] = static_cast<float>(o[i]);
+      });
+      ScatterInto<float, T, true>(acc.data(), kernels::Data<T>(u), x.shape(), u.shape(), in[1], dn, clamp);
+      ParallelFor(n, kernels::kParallelGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = T(acc[static_cast<size_t>(i)]);
+      });
+    } else {
+      ScatterInto<T, T, kAdd>(kernels::MutableData<T>(out), kernels::Data<T>(u), x.shape(), u.shape(), in[1], dn, clamp);
+    }
+  });
+  return {out};
+}
+
+}  // namespace
+
+void RegisterGatherScatter(Registry& r) {
+  PrimitiveRules& g = r.Define(kGather);
+  g.abstract_eval = GatherEval;
+  g.impl = GatherImpl;
+  PrimitiveRules& s = r.Define(kScatter);
+  s.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatter, in, p); };
+  s.impl = ScatterImpl<false>;
+  PrimitiveRules& sa = r.Define(kScatterAdd);
+  sa.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatterAdd, in, p); };
+  sa.impl = ScatterImpl<true>;
+}
+
+}  // namespace internal
+
+
+Array gather(const Array& operand, const Array& start_indices, const GatherDimensionNumbers& dimension_numbers,
+             const std::vector<int64_t>& slice_sizes, GatherScatterMode mode, std::optional<double> fill_value) {
+  using internal::GatherDnParam;
+  using internal::ModeParam;
+  using internal::Obj;
+  return internal::BindOp1(kGather, {operand, start_indices},
+                           ParamMap{{"dimension_numbers", Obj(std::make_shared<const GatherDnParam>(dimension_numbers))},
+                                    {"slice_sizes", slice_sizes},
+                                    {"mode", Obj(std::make_shared<const ModeParam>(mode))},
+                                    {"fill_value", fill_value ? Param(*fill_value) : Param(ParamNone{})},
+                                    {"indices_are_sorted", false},
+                                    {"unique_indices", false}});
+}
+
+namespace {
+ParamMap ScatterParams(const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+  return ParamMap{{"dimension_numbers", internal::Obj(std::make_shared<const internal::ScatterDnParam>(dn))},
+                  {"mode", internal::Obj(std::make_shared<const internal::ModeParam>(mode))},
+                  {"indices_are_sorted", false},
+                  {"unique_indices", false},
+                  {"update_consts", ParamList{}},
+                  {"update_jaxpr", ParamNone{}}};
+}
+}  // namespace
+
+Array scatter(const Array& operand, const Array& scatter_indices, const Array& updates,
+              const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode) {
+  return internal::BindOp1(kScatter, {operand, scatter_indices, updates}, ScatterParams(dimension_numbers, mode));
+}
+
+Array scatter_add(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode) {
+  return internal::BindOp1(kScatterAdd, {operand, scatter_indices, updates}, ScatterParams(dimension_numbers, mode));
+}
+
+}  // namespace jx::lax

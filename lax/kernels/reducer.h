@@ -1,0 +1,198 @@
+// Kernel-side reduction monoids (internal; includes Eigen), shared by the reduction,
+// cumulative and window families: accumulation types, identities and vectorized
+// accumulate / row-reduce loops.
+//
+// Accumulation: float sums and products (16-bit, f32 and f64) accumulate in f64 lanes, so a
+// long or cancelling f32 sum is still correctly rounded; max/min of 16-bit floats compare in
+// f32 (exact). Integer sums and
+// products wrap (two's complement, as XLA) and are computed in an unsigned type of at least
+// 32 bits, which has no overflow UB and no promotion to int. Booleans are processed as 0/1
+// bytes; their identities differ from uint8's (and: true, max: false, min: true).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "jx/lax/kernels/dispatch.h"
+
+namespace jx::lax::kernels {
+
+enum class ReduceKind { kSum, kProd, kMax, kMin, kAnd, kOr };
+
+// Elements processed per block: small enough that f32 partial sums stay exact-ish and the
+// widened copies of 16-bit floats stay in L1.
+inline constexpr int64_t kReduceBlock = 256;
+// Columns per block of the column kernels: long contiguous runs of each row (good for the
+// prefetcher) while f64 accumulators (16 KiB) stay in L1.
+inline constexpr int64_t kColumnBlock = 2048;
+
+// Converts m elements between a 16-bit float and f32 with Eigen's vectorized casts.
+template <typename T>
+inline void ToFloat(const T* in, float* out, int64_t m) {
+  ArrayMap<float>(out, m) = ConstArrayMap<T>(in, m).template cast<float>();
+}
+template <typename T>
+inline void FromFloat(const float* in, T* out, int64_t m) {
+  ArrayMap<T>(out, m) = ConstArrayMap<float>(in, m).template cast<T>();
+}
+
+template <ReduceKind K, typename T>
+struct Reducer {
+  static constexpr bool kFloat = kIsFloat<T>;
+  static constexpr bool kArith = K == ReduceKind::kSum || K == ReduceKind::kProd;
+  using Unsigned = std::conditional_t<sizeof(T) <= 4, uint32_t, uint64_t>;
+  // Element type of the accumulators (vectorized lanes and carried partial results).
+  using Acc = std::conditional_t<kFloat, std::conditional_t<kArith, double, ComputeType<T>>,
+                                 std::conditional_t<kArith, Unsigned, T>>;
+
+  template <typename A>
+  static A Identity(bool is_bool) {
+    switch (K) {
+      case ReduceKind::kSum: case ReduceKind::kOr: return A(0);
+      case ReduceKind::kProd: return A(1);
+      case ReduceKind::kAnd:
+        if constexpr (std::is_integral_v<A>) return is_bool ? A(1) : static_cast<A>(~A(0));
+        return A(1);
+      case ReduceKind::kMax:
+        if (is_bool) return A(0);
+        if constexpr (kFloat) return -std::numeric_limits<A>::infinity();
+        else return static_cast<A>(std::numeric_limits<T>::lowest());
+      case ReduceKind::kMin:
+        if (is_bool) return A(1);
+        if constexpr (kFloat) return std::numeric_limits<A>::infinity();
+        else return static_cast<A>(std::numeric_limits<T>::max());
+    }
+    return A(0);
+  }
+
+  static Acc Load(T x) {
+    if constexpr (kIsHalf<T>) return static_cast<float>(x);
+    else return static_cast<Acc>(x);  // signed -> unsigned is modular
+  }
+  static T Store(Acc w) {
+    if constexpr (kIsHalf<T>) return T(static_cast<float>(w));
+    else return static_cast<T>(w);  // unsigned -> signed is modular (C++20)
+  }
+
+  // The monoid, branch-free so loops over it vectorize. max/min propagate NaN.
+  template <typename A>
+  static A Combine(A a, A b) {
+    if constexpr (K == ReduceKind::kSum) return a + b;
+    else if constexpr (K == ReduceKind::kProd) return a * b;
+    else if constexpr (K == ReduceKind::kAnd) return a & b;
+    else if constexpr (K == ReduceKind::kOr) return a | b;
+    else if constexpr (K == ReduceKind::kMax) {
+      if constexpr (std::is_floating_point_v<A>) return (a > b || a != a) ? a : b;
+      else return a > b ? a : b;
+    } else {
+      if constexpr (std::is_floating_point_v<A>) return (a < b || a != a) ? a : b;
+      else return a < b ? a : b;
+    }
+  }
+
+  // acc[k] = acc[k] op x[k] for k < m (16-bit floats are widened in blocks first).
+  static void Accumulate(Acc* __restrict acc, const T* __restrict x, int64_t m) {
+    if constexpr (kIsHalf<T>) {
+      alignas(64) float buf[kReduceBlock];
+      for (int64_t b = 0; b < m; b += kReduceBlock) {
+        const int64_t n = std::min(kReduceBlock, m - b);
+        ToFloat(x + b, buf, n);
+        Acc* a = acc + b;
+        for (int64_t k = 0; k < n; ++k) a[k] = Combine(a[k], static_cast<Acc>(buf[k]));
+      }
+    } else {
+      for (int64_t k = 0; k < m; ++k) acc[k] = Combine(acc[k], Load(x[k]));
+    }
+  }
+
+  // acc[k] = acc[k] op x[k] op x[k + stride] op x[k + 2 stride] op x[k + 3 stride]: four
+  // rows per pass over the accumulators.
+  static void Accumulate4(Acc* __restrict acc, const T* __restrict x, int64_t stride, int64_t m) {
+    const T* x0 = x;
+    const T* x1 = x + stride;
+    const T* x2 = x + 2 * stride;
+    const T* x3 = x + 3 * stride;
+    if constexpr (kIsHalf<T>) {
+      alignas(64) float buf[4][kReduceBlock];
+      for (int64_t b = 0; b < m; b += kReduceBlock) {
+        const int64_t n = std::min(kReduceBlock, m - b);
+        ToFloat(x0 + b, buf[0], n);
+        ToFloat(x1 + b, buf[1], n);
+        ToFloat(x2 + b, buf[2], n);
+        ToFloat(x3 + b, buf[3], n);
+        Acc* a = acc + b;
+        for (int64_t k = 0; k < n; ++k) {
+          a[k] = Combine(a[k], Combine(Combine(static_cast<Acc>(buf[0][k]), static_cast<Acc>(buf[1][k])),
+                                       Combine(static_cast<Acc>(buf[2][k]), static_cast<Acc>(buf[3][k]))));
+        }
+      }
+    } else {
+      for (int64_t k = 0; k < m; ++k) {
+        acc[k] = Combine(acc[k], Combine(Combine(Load(x0[k]), Load(x1[k])), Combine(Load(x2[k]), Load(x3[k]))));
+      }
+    }
+  }
+
+  // The reduction of n contiguous elements (not yet combined with an identity).
+  static Acc Row(const T* x, int64_t n, bool is_bool) {
+    if constexpr (kFloat && kArith && !std::is_same_v<T, double>) {
+      // f32 / 16-bit into f64: independent lanes, so the loop vectorizes without reassociation.
+      constexpr int kLanes = 16;
+      double lanes[kLanes];
+      for (double& l : lanes) l = Identity<double>(false);
+      alignas(64) float buf[kReduceBlock];
+      for (int64_t b = 0; b < n; b += kReduceBlock) {
+        const int64_t m = std::min(kReduceBlock, n - b);
+        const float* p;
+        if constexpr (kIsHalf<T>) {
+          ToFloat(x + b, buf, m);
+          p = buf;
+        } else {
+          p = x + b;
+        }
+        int64_t i = 0;
+        for (; i + kLanes <= m; i += kLanes) {
+          for (int l = 0; l < kLanes; ++l) lanes[l] = Combine(lanes[l], static_cast<double>(p[i + l]));
+        }
+        for (; i < m; ++i) lanes[0] = Combine(lanes[0], static_cast<double>(p[i]));
+      }
+      for (int l = 1; l < kLanes; ++l) lanes[0] = Combine(lanes[0], lanes[l]);
+      return lanes[0];
+    } else if constexpr (kFloat) {
+      Acc total = Identity<Acc>(is_bool);
+      alignas(64) float buf[kIsHalf<T> ? kReduceBlock : 1];
+      for (int64_t b = 0; b < n; b += kReduceBlock) {
+        const int64_t m = std::min(kReduceBlock, n - b);
+        const Acc* p;
+        if constexpr (kIsHalf<T>) {
+          ToFloat(x + b, buf, m);
+          p = buf;
+        } else {
+          p = x + b;
+        }
+        total = Combine(total, EigenReduce(p, m));
+      }
+      return total;
+    } else {
+      Acc a = Identity<Acc>(is_bool);
+      for (int64_t i = 0; i < n; ++i) a = Combine(a, Load(x[i]));
+      return a;
+    }
+  }
+
+ private:
+  template <typename A>
+  static A EigenReduce(const A* p, int64_t m) {
+    ConstArrayMap<A> v(p, m);
+    if constexpr (K == ReduceKind::kSum) return v.sum();
+    else if constexpr (K == ReduceKind::kProd) return v.prod();
+    else if constexpr (K == ReduceKind::kMax) return v.template maxCoeff<Eigen::PropagateNaN>();
+    else if constexpr (K == ReduceKind::kMin) return v.template minCoeff<Eigen::PropagateNaN>();
+    else return A(0);  // and/or never reach floats
+  }
+};
+
+}  // namespace jx::lax::kernels
