@@ -12,3 +12,5 @@
 #include "jx/core/errors.h"
 #include "jx/core/shape.h"
 #include "jx/lax/lax.h"
+#include "jx/lax/numpy/numpy.h"
+#include "jx/lax/random/random.h"

@@ -1,0 +1,71 @@
+// jx::random: JAX's counter-based PRNG (threefry2x32), with JAX's algorithms so that the
+// same key and shape give the same numbers as jax.random. A key is a raw u32[2] array (JAX's
+// legacy jax.random.PRNGKey layout); keys are values: split them, never reuse them.
+//
+//   auto key = jx::random::key(0);                   // u32[2] = [0 0]
+//   auto keys = jx::random::split(key);               // u32[2,2]
+//   Array k1 = keys[0], k2 = keys[1];
+//   jx::random::uniform(key);                         // 0.947667 (jax.random.uniform(key(0)))
+//   jx::random::normal(k1, {3, 4});                   // f32[3,4]
+//   jx::random::uniform(k2, {5}, jx::float64, -1.0, 1.0);
+//   jx::random::bernoulli(key, 0.3, Shape{10});       // bool[10]
+//   jx::random::categorical(key, logits);             // int32 samples along the last axis
+//   jx::random::permutation(key, 10);                 // a shuffled arange(10)
+//
+// Bits follow jax_threefry_partitionable, true by default as in JAX >= 0.5 (see
+// jx::set_threefry_partitionable / ThreefryPartitionableScope in lax/random_ops.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "jx/core/array.h"
+#include "jx/lax/numpy/promotion.h"
+#include "jx/lax/random_ops.h"
+
+namespace jx::random {
+
+// jax.random.key / PRNGKey: the 64-bit seed split into (high, low) 32-bit words. An integer
+// seed array of 32 bits or fewer gives (0, low bits), as in JAX.
+Array key(int64_t seed);
+Array key(const Array& seed);
+Array PRNGKey(int64_t seed);
+// The raw u32 data of keys (identity: jx keys are raw data).
+Array key_data(const Array& keys);
+
+// The raw Threefry-2x32 hash of a uint32 count array under a u32[2] key
+// (jax.random.threefry_2x32 / prng.threefry_2x32): the flattened counts are split in two
+// halves that form the cipher's word pairs.
+Array threefry_2x32(const Array& key, const Array& count);
+
+// num new keys, u32[num, 2]; or keys of any shape, u32[*shape, 2].
+Array split(const Array& key, int64_t num = 2);
+Array split(const Array& key, const Shape& shape);
+// A new key from key and 32 bits of data.
+Array fold_in(const Array& key, uint32_t data);
+Array fold_in(const Array& key, const Array& data);
+
+// Uniform random bits of an unsigned dtype.
+Array bits(const Array& key, const Shape& shape = {}, DType dtype = uint32);
+// Uniform floats in [minval, maxval).
+Array uniform(const Array& key, const Shape& shape = {}, DType dtype = float32, const numpy::ArrayLike& minval = 0.0,
+              const numpy::ArrayLike& maxval = 1.0);
+// Standard normal: sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1)).
+Array normal(const Array& key, const Shape& shape = {}, DType dtype = float32);
+// Normal values truncated to (lower, upper).
+Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape = {}, DType dtype = float32);
+// Integers uniform in [minval, maxval).
+Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype = int32);
+// bool samples with P(true) = p; shape defaults to p's shape. A C++ p is float32.
+Array bernoulli(const Array& key, const numpy::ArrayLike& p = 0.5, std::optional<Shape> shape = std::nullopt);
+Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array exponential(const Array& key, const Shape& shape = {}, DType dtype = float32);
+// int32 samples from softmax(logits) along axis; shape defaults to the batch shape (logits
+// without axis) and may add leading sample dimensions.
+Array categorical(const Array& key, const Array& logits, int64_t axis = -1, std::optional<Shape> shape = std::nullopt);
+// A shuffled arange(n) (int32), or x shuffled along axis (each slice independently when
+// independent is set).
+Array permutation(const Array& key, int64_t n);
+Array permutation(const Array& key, const Array& x, int64_t axis = 0, bool independent = false);
+
+}  // namespace jx::random
