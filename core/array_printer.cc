@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,24 +18,38 @@ constexpr int64_t kEdgeItems = 3;
 constexpr int kLineWidth = 75;
 constexpr int kFloatPrecision = 8;
 
-// Shortest of %.{p}g-style digits that round-trips at the given precision, trailing zeros
-// removed: 2.5 -> "2.5", 3.0 -> "3.".
-std::string FormatPositional(double v, int precision) {
+// True if the decimal string s reads back as exactly v in dtype (v is a value of dtype).
+bool RoundTrips(DType dtype, double v, const char* s) {
+  alignas(8) unsigned char slot[8];
+  StoreFromDouble(dtype, slot, 0, std::strtod(s, nullptr));
+  return LoadAsDouble(dtype, slot, 0) == v;
+}
+
+// NumPy's unique mode: the fewest digits (up to max_digits) that read back as v in its own
+// dtype, so float32 0.7615942 prints as 0.7615942, not as its float64 expansion. Positional
+// counts digits after the point ("3." for 3.0); scientific counts mantissa digits.
+std::string ShortestDigits(DType dtype, double v, int max_digits, bool scientific) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", precision, v);
-  std::string s = buf;
+  for (int p = 0; p <= max_digits; ++p) {
+    std::snprintf(buf, sizeof(buf), scientific ? "%.*e" : "%.*f", p, v);
+    if (RoundTrips(dtype, v, buf)) break;
+  }
+  return buf;
+}
+
+std::string FormatPositional(DType dtype, double v, int precision) {
+  std::string s = ShortestDigits(dtype, v, precision, /*scientific=*/false);
   if (s.find('.') == std::string::npos) return s + ".";
   while (!s.empty() && s.back() == '0') s.pop_back();
   return s;  // keeps the trailing '.'
 }
 
-std::string FormatScientific(double v, int precision) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*e", precision, v);
-  std::string s = buf;
+std::string FormatScientific(DType dtype, double v, int precision) {
+  std::string s = ShortestDigits(dtype, v, precision, /*scientific=*/true);
   const size_t e = s.find('e');
   std::string mantissa = s.substr(0, e);
   std::string exponent = s.substr(e);
+  if (mantissa.find('.') == std::string::npos) return mantissa + "." + exponent;
   while (!mantissa.empty() && mantissa.back() == '0') mantissa.pop_back();
   // NumPy prints at least two exponent digits: e+10, e-05.
   return mantissa + exponent;
@@ -72,7 +87,8 @@ class ElementFormatter {
     for (int64_t i : shown) {
       const double v = LoadAsDouble(dtype_, data, i);
       if (!std::isfinite(v)) continue;
-      std::string s = scientific_ ? FormatScientific(v, kFloatPrecision) : FormatPositional(v, kFloatPrecision);
+      std::string s = scientific_ ? FormatScientific(dtype_, v, kFloatPrecision)
+                                  : FormatPositional(dtype_, v, kFloatPrecision);
       const size_t dot = s.find('.');
       const size_t end = scientific_ ? s.find('e') : s.size();
       if (dot != std::string::npos) precision_ = std::max<int>(precision_, static_cast<int>(end - dot - 1));
@@ -125,7 +141,7 @@ class ElementFormatter {
       if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
       return s;
     }
-    return FormatPositional(v, precision_);
+    return FormatPositional(dtype_, v, precision_);
   }
 
   DType dtype_;

@@ -66,6 +66,10 @@ TEST(ArrayTest, PrintsLikeNumPy) {
   EXPECT_EQ(Array::Scalar(3.0, float32).str(), "3.");
   EXPECT_EQ(Make<float>({}, {0}).str(), "[]");
   EXPECT_EQ(Make<float>({1, 2.5, 3}, {3}).repr(), "Array([1. , 2.5, 3. ], dtype=float32)");
+  // Shortest digits that read back in the element's own dtype (NumPy's unique mode):
+  // float32 0.7615942f prints as 0.7615942, not as its float64 expansion 0.76159418.
+  EXPECT_EQ(Make<float>({0.f, 0.4621172f, 0.7615942f}, {3}).str(), "[0.        0.4621172 0.7615942]");
+  EXPECT_EQ(Make<double>({0.1, 1.0 / 3}, {2}).str(), "[0.1        0.33333333]");
   std::ostringstream os;
   os << Make<int32_t>({7}, {1});
   EXPECT_EQ(os.str(), "[7]");
