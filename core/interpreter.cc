@@ -1,11 +1,35 @@
 #include "jx/core/interpreter.h"
 
+#include <atomic>
+
 #include "jx/core/errors.h"
 
 namespace jx {
 namespace {
 thread_local Interpreter* t_current = nullptr;
+std::atomic<uint64_t> g_next_interpreter_id{1};
 }  // namespace
+
+Interpreter::Interpreter() : id_(g_next_interpreter_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+bool Interpreter::Owns(const Array& x) const {
+  return x.is_tracer() && static_cast<const Tracer&>(*x.impl()).owner_id() == id_;
+}
+
+void CheckNotLeaked(const Array& x, std::string_view op, size_t argument) {
+  if (!x.is_tracer()) return;
+  const auto& t = static_cast<const Tracer&>(*x.impl());
+  for (const Interpreter* i = t_current; i != nullptr; i = i->parent()) {
+    if (i->id() == t.owner_id()) return;
+  }
+  ThrowOpError<TracerLeakError>(op, "argument ", argument, " (", x.aval().str(), ") is a tracer of ",
+                                t.owner_name(), " used after ", t.owner_name(),
+                                " finished: a traced value escaped its transformation "
+                                "(store results, not intermediate tracers, outside the function)");
+}
+
+ResumeScope::ResumeScope(Interpreter* interpreter) : saved_(t_current) { t_current = interpreter; }
+ResumeScope::~ResumeScope() { t_current = saved_; }
 
 Interpreter* CurrentInterpreter() { return t_current; }
 
@@ -35,9 +59,9 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
     const Array& x = inputs[i];
     if (!x.defined()) ThrowOpError<ValueError>(p.name(), "argument ", i, " is an empty Array handle");
     if (!x.is_concrete()) {
-      ThrowOpError<TracerLeakError>(p.name(), "argument ", i, " (", x.aval().str(),
-                                    ") is a tracer whose transformation has already finished; "
-                                    "a traced value escaped its transformation");
+      CheckNotLeaked(x, p.name(), i);
+      ThrowOpError<InternalError>(p.name(), "argument ", i, " is a tracer of an active transformation "
+                                  "reaching eager evaluation");
     }
     in_avals.push_back(&x.aval());
   }

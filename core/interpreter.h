@@ -8,6 +8,7 @@
 //   jx::Array y = jx::Bind1(lax::kSin, {x});   // what lax::sin(x) does
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 
@@ -21,17 +22,44 @@ namespace jx {
 
 class Interpreter {
  public:
+  Interpreter();
   virtual ~Interpreter() = default;
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
   // Applies primitive p to inputs (some may belong to outer interpreters or be concrete).
   virtual Arrays Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) = 0;
   // The transformation's name for error messages: "jvp", "vmap", "jit(f)".
   virtual std::string name() const = 0;
   Interpreter* parent() const { return parent_; }
+  // Unique for the life of the process (addresses are reused; ids are not).
+  uint64_t id() const { return id_; }
+  // True if x is a tracer created by this interpreter.
+  bool Owns(const Array& x) const;
 
  private:
   friend class InterpreterScope;
   Interpreter* parent_ = nullptr;
+  uint64_t id_;
 };
+
+// A traced value: owned by one interpreter, identified by the interpreter's id so that a
+// tracer outliving its transformation is detected rather than misread.
+class Tracer : public ArrayImpl {
+ public:
+  Tracer(ShapedArray aval, const Interpreter& owner)
+      : ArrayImpl(Kind::kTracer, std::move(aval)), owner_id_(owner.id()), owner_name_(owner.name()) {}
+  uint64_t owner_id() const { return owner_id_; }
+  // The transformation that created this tracer ("jvp", "vmap", "jit(f)").
+  const std::string& owner_name() const { return owner_name_; }
+
+ private:
+  uint64_t owner_id_;
+  std::string owner_name_;
+};
+
+// Throws TracerLeakError (naming op and argument) if x is a tracer whose interpreter is not
+// on this thread's active chain: it escaped a finished transformation.
+void CheckNotLeaked(const Array& x, std::string_view op, size_t argument);
 
 // The innermost active interpreter of this thread, or nullptr for eager evaluation.
 Interpreter* CurrentInterpreter();
@@ -43,6 +71,19 @@ class InterpreterScope {
   ~InterpreterScope();
   InterpreterScope(const InterpreterScope&) = delete;
   InterpreterScope& operator=(const InterpreterScope&) = delete;
+
+ private:
+  Interpreter* saved_;
+};
+
+// Makes `interpreter` current for a scope without re-parenting it: a transformation runs its
+// rules "one level down" by resuming its parent.
+class ResumeScope {
+ public:
+  explicit ResumeScope(Interpreter* interpreter);
+  ~ResumeScope();
+  ResumeScope(const ResumeScope&) = delete;
+  ResumeScope& operator=(const ResumeScope&) = delete;
 
  private:
   Interpreter* saved_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,10 +28,45 @@ using AbstractEvalRule = std::function<Avals(InAvals in, const ParamMap& params)
 using ImplRule = std::function<Arrays(absl::Span<const Array> in, const ParamMap& params,
                                       absl::Span<const ShapedArray> out_avals)>;
 
+// Forward mode: primal outputs and their tangents. An undefined tangent (Array{}) is a
+// symbolic zero, in and out. Runs one level down (its binds go to the enclosing
+// interpreter), so it is written with ordinary lax ops.
+struct JvpResult {
+  Arrays primals_out;
+  Arrays tangents_out;
+};
+using JvpRule = std::function<JvpResult(absl::Span<const Array> primals, absl::Span<const Array> tangents,
+                                        const ParamMap& params)>;
+
+// An input of a linear equation being transposed: either a known value, or a linear input
+// (undefined primal) of which only the aval is known.
+struct TransposeArg {
+  Array value;       // defined iff the input is not linear
+  ShapedArray aval;  // always set
+  bool is_linear() const { return !value.defined(); }
+};
+// Reverse mode for primitives linear in some inputs: cotangents of the outputs (undefined:
+// zero) -> cotangents of the inputs (undefined for non-linear inputs or zero cotangents).
+using TransposeRule = std::function<Arrays(absl::Span<const Array> cts_out, absl::Span<const TransposeArg> args,
+                                           const ParamMap& params)>;
+
+// vmap: the batch dimension of every input (kNotMapped for unbatched ones) -> outputs and
+// their batch dimensions. axis_size is the mapped extent.
+inline constexpr int64_t kNotMapped = std::numeric_limits<int64_t>::min();
+struct BatchResult {
+  Arrays outs;
+  std::vector<int64_t> out_dims;
+};
+using BatchRule = std::function<BatchResult(absl::Span<const Array> args, absl::Span<const int64_t> dims,
+                                            int64_t axis_size, const ParamMap& params)>;
+
 struct PrimitiveRules {
   Primitive primitive;
   AbstractEvalRule abstract_eval;
   ImplRule impl;
+  JvpRule jvp;
+  TransposeRule transpose;
+  BatchRule batch;
   // Rule name ("impl", "jvp", ...) -> why the primitive has no such rule.
   std::map<std::string, std::string> unsupported;
 };

@@ -6,6 +6,8 @@
 // zero, INT_MIN / -1, shifts by >= the bit width.
 #include "jx/lax/binary_ops.h"
 
+#include "jx/lax/rule_util.h"
+
 #include <cmath>
 #include <limits>
 
@@ -324,6 +326,20 @@ void RegisterBinaryOps(Registry& r) {
   });
 
   RegisterComparisonOps(r);
+
+  // add_any (JAX's add_jaxvals): how the transformations sum tangents and cotangents; it
+  // runs add's kernels and is linear in both operands.
+  const PrimitiveRules add_rules = r.Define(kAdd);
+  PrimitiveRules& add_any = r.Define(kAddAny);
+  add_any.abstract_eval = add_rules.abstract_eval;
+  add_any.impl = add_rules.impl;
+  add_any.jvp = [](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap&) {
+    return JvpResult{{AddAny(primals[0], primals[1])}, {AddTangents(tangents[0], tangents[1])}};
+  };
+  add_any.transpose = [](absl::Span<const Array> cts, absl::Span<const TransposeArg>, const ParamMap&) {
+    return Arrays{cts[0], cts[0]};
+  };
+  add_any.batch = BatchElementwise(kAddAny);
 }
 
 }  // namespace internal

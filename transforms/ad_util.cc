@@ -1,0 +1,42 @@
+#include "jx/transforms/ad_util.h"
+
+#include <cstring>
+#include <numeric>
+
+#include "jx/core/interpreter.h"
+
+namespace jx {
+
+Array AddAny(const Array& a, const Array& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return Bind1(kAddAny, {a, b});
+}
+
+Array Zeros(const ShapedArray& aval) {
+  Array z = Array::Empty(ShapedArray{aval.shape, aval.dtype, aval.weak_type});
+  if (z.nbytes() > 0) std::memset(z.mutable_data(), 0, static_cast<size_t>(z.nbytes()));
+  return z;
+}
+
+Array MoveAxis(const Array& x, int64_t from, int64_t to) {
+  if (from == to) return x;
+  std::vector<int64_t> perm(static_cast<size_t>(x.ndim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  perm.erase(perm.begin() + from);
+  perm.insert(perm.begin() + to, from);
+  static const Primitive kTranspose = Primitive::Intern("transpose");
+  return Bind1(kTranspose, {x}, ParamMap{{"permutation", perm}});
+}
+
+Array BroadcastAxis(const Array& x, int64_t n, int64_t axis) {
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + axis, n);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x.ndim(); ++d) dims.push_back(d < axis ? d : d + 1);
+  static const Primitive kBroadcastInDim = Primitive::Intern("broadcast_in_dim");
+  return Bind1(kBroadcastInDim, {x},
+               ParamMap{{"shape", shape}, {"broadcast_dimensions", dims}, {"sharding", ParamNone{}}});
+}
+
+}  // namespace jx

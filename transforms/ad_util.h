@@ -1,0 +1,24 @@
+// The few array operations the transformations themselves need: adding cotangents
+// (add_any, JAX's add_jaxvals), zeros, and moving or materializing a batch dimension.
+// lax registers every rule of these primitives; they are bound like any other.
+#pragma once
+
+#include <cstdint>
+
+#include "jx/core/array.h"
+#include "jx/core/primitive.h"
+
+namespace jx {
+
+// Sum of two cotangents of the same aval (linear in both; JAX's add_any).
+inline const Primitive kAddAny = Primitive::Intern("add_any");
+
+Array AddAny(const Array& a, const Array& b);
+// A concrete array of zeros.
+Array Zeros(const ShapedArray& aval);
+// x with axis `from` moved to position `to` (a transpose; no-op when equal).
+Array MoveAxis(const Array& x, int64_t from, int64_t to);
+// x broadcast to have a new axis of size n at position `axis`.
+Array BroadcastAxis(const Array& x, int64_t n, int64_t axis);
+
+}  // namespace jx

@@ -1,0 +1,88 @@
+#include "jx/transforms/staging.h"
+
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+
+namespace jx {
+
+StagingInterpreter::StagingInterpreter(Mode mode, std::string name) : mode_(mode), name_(std::move(name)) {}
+
+Array StagingInterpreter::NewArg(ShapedArray aval) {
+  Var v = jaxpr_->NewVar(aval);
+  jaxpr_->invars.push_back(v);
+  return Array(std::make_shared<StagedTracer>(std::move(aval), *this, v));
+}
+
+Atom StagingInterpreter::AtomFor(const Array& x, std::string_view op, size_t argument) {
+  if (Owns(x)) return static_cast<const StagedTracer&>(*x.impl()).var();
+  CheckNotLeaked(x, op, argument);
+  // A 0-d concrete value is written inline; anything else becomes a constvar, once per value.
+  if (x.is_concrete() && x.ndim() == 0) return Literal{x};
+  auto [it, inserted] = const_vars_.try_emplace(x.impl().get(), Var{});
+  if (inserted) {
+    it->second = jaxpr_->NewVar(x.aval());
+    jaxpr_->constvars.push_back(it->second);
+    consts_.push_back(x);
+  }
+  return it->second;
+}
+
+Arrays StagingInterpreter::Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  if (mode_ == Mode::kStageUnknown) {
+    bool any_own = false;
+    for (const Array& x : inputs) any_own = any_own || Owns(x);
+    if (!any_own) {
+      ResumeScope down(parent());
+      return Bind(p, inputs, params);
+    }
+  }
+  Eqn eqn{p, {}, {}, params};
+  absl::InlinedVector<const ShapedArray*, 4> in_avals;
+  eqn.inputs.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) ThrowOpError<ValueError>(p.name(), "argument ", i, " is an empty Array handle");
+    eqn.inputs.push_back(AtomFor(inputs[i], p.name(), i));
+    in_avals.push_back(&inputs[i].aval());
+  }
+  Avals out_avals = AbstractEval(p, in_avals, params);
+  Arrays outs;
+  for (ShapedArray& aval : out_avals) {
+    Var v = jaxpr_->NewVar(aval);
+    eqn.outputs.push_back(v);
+    outs.push_back(Array(std::make_shared<StagedTracer>(std::move(aval), *this, v)));
+  }
+  jaxpr_->eqns.push_back(std::move(eqn));
+  return outs;
+}
+
+ClosedJaxpr StagingInterpreter::Build(absl::Span<const Array> outs) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Array& x = outs[i];
+    if (!x.defined()) throw InternalError(StrCat(name_, ": output ", i, " is an empty Array handle"));
+    if (Owns(x)) {
+      jaxpr_->outvars.push_back(static_cast<const StagedTracer&>(*x.impl()).var());
+    } else {
+      jaxpr_->outvars.push_back(AtomFor(x, name_, i));
+    }
+  }
+  ClosedJaxpr closed{jaxpr_, std::move(consts_)};
+  jaxpr_ = std::make_shared<Jaxpr>();
+  consts_.clear();
+  const_vars_.clear();
+  return closed;
+}
+
+ClosedJaxpr TraceToJaxpr(const std::function<Arrays(absl::Span<const Array>)>& fn,
+                         absl::Span<const ShapedArray> in_avals, std::string name) {
+  StagingInterpreter staging(StagingInterpreter::Mode::kStageAll, std::move(name));
+  Arrays args;
+  for (const ShapedArray& a : in_avals) args.push_back(staging.NewArg(a));
+  Arrays outs;
+  {
+    InterpreterScope scope(&staging);
+    outs = fn(args);
+  }
+  return staging.Build(outs);
+}
+
+}  // namespace jx

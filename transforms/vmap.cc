@@ -1,0 +1,114 @@
+#include "jx/transforms/vmap.h"
+
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+#include "jx/transforms/ad_util.h"
+
+namespace jx {
+
+Array BatchInterpreter::Wrap(Array value, int64_t batch_dim) const {
+  if (batch_dim == kNotMapped) return value;
+  Shape shape = value.shape();
+  shape.erase(shape.begin() + batch_dim);
+  ShapedArray aval{std::move(shape), value.dtype(), value.weak_type()};
+  return Array(std::make_shared<BatchTracer>(std::move(aval), *this, std::move(value), batch_dim));
+}
+
+std::pair<Array, int64_t> BatchInterpreter::Unwrap(const Array& x) const {
+  if (Owns(x)) {
+    const auto& t = static_cast<const BatchTracer&>(*x.impl());
+    return {t.value(), t.batch_dim()};
+  }
+  return {x, kNotMapped};
+}
+
+Arrays BatchInterpreter::Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  Arrays values;
+  std::vector<int64_t> dims;
+  bool any_mapped = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    CheckNotLeaked(inputs[i], p.name(), i);
+    auto [v, d] = Unwrap(inputs[i]);
+    any_mapped = any_mapped || d != kNotMapped;
+    values.push_back(std::move(v));
+    dims.push_back(d);
+  }
+  ResumeScope down(parent());
+  if (!any_mapped) return Bind(p, values, params);
+  const PrimitiveRules& rules = GlobalRegistry().Get(p);
+  if (!rules.batch) {
+    auto it = rules.unsupported.find("batch");
+    ThrowOpError<NotImplementedError>(p.name(), "has no batching rule for vmap",
+                                      it == rules.unsupported.end() ? "" : ": ",
+                                      it == rules.unsupported.end() ? "" : it->second);
+  }
+  BatchResult r = rules.batch(values, dims, axis_size_, params);
+  Arrays outs;
+  for (size_t i = 0; i < r.outs.size(); ++i) outs.push_back(Wrap(std::move(r.outs[i]), r.out_dims[i]));
+  return outs;
+}
+
+Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
+                const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
+                std::optional<int64_t> axis_size) {
+  if (in_axes.size() != args.size()) {
+    throw ValueError(StrCat("vmap in_axes has ", in_axes.size(), " entries but the function got ",
+                            args.size(), " arguments"));
+  }
+  std::vector<int64_t> axes = in_axes;
+  std::optional<int64_t> size = axis_size;
+  std::string sizes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (axes[i] == kNotMapped) continue;
+    const int64_t nd = args[i].ndim();
+    if (axes[i] < -nd || axes[i] >= nd) {
+      throw ValueError(StrCat("vmap was requested to map its argument along axis ", axes[i],
+                              ", which implies that its rank should be at least ", (axes[i] < 0 ? -axes[i] : axes[i] + 1),
+                              ", but is only ", nd, " (its shape is ", args[i].aval().str(), ") for argument ", i));
+    }
+    if (axes[i] < 0) axes[i] += nd;
+    const int64_t n = args[i].shape()[axes[i]];
+    StrAppend(&sizes, sizes.empty() ? "" : ", ", "argument ", i, " of type ", args[i].aval().str(),
+              " has size ", n, " along axis ", axes[i]);
+    if (size && *size != n) {
+      throw ValueError(StrCat("vmap got inconsistent sizes for array axes to be mapped: ", sizes,
+                              axis_size ? StrCat(" (axis_size=", *axis_size, ")") : ""));
+    }
+    size = n;
+  }
+  if (!size) throw ValueError("vmap must have at least one non-None value in in_axes, or an axis_size");
+  BatchInterpreter batch(*size);
+  Arrays inner;
+  for (size_t i = 0; i < args.size(); ++i) inner.push_back(batch.Wrap(args[i], axes[i]));
+  Arrays outs;
+  {
+    InterpreterScope scope(&batch);
+    outs = fn(inner);
+  }
+  if (out_axes.size() != outs.size() && out_axes.size() != 1) {
+    throw ValueError(StrCat("vmap out_axes has ", out_axes.size(), " entries but the function returned ",
+                            outs.size(), " outputs"));
+  }
+  Arrays result;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    auto [v, d] = batch.Unwrap(outs[i]);
+    int64_t out_axis = out_axes.size() == 1 ? out_axes[0] : out_axes[i];
+    const int64_t nd = v.ndim() + (d == kNotMapped ? 1 : 0);
+    if (out_axis == kNotMapped) {
+      if (d != kNotMapped) {
+        throw ValueError(StrCat("vmap has mapped output but out_axes is None for output ", i));
+      }
+      result.push_back(v);
+      continue;
+    }
+    if (out_axis < 0) out_axis += nd;
+    if (out_axis < 0 || out_axis >= nd) {
+      throw ValueError(StrCat("vmap out_axes ", out_axes.size() == 1 ? out_axes[0] : out_axes[i],
+                              " is out of bounds for output ", i, " of rank ", nd));
+    }
+    result.push_back(d == kNotMapped ? BroadcastAxis(v, *size, out_axis) : MoveAxis(v, d, out_axis));
+  }
+  return result;
+}
+
+}  // namespace jx

@@ -1,0 +1,51 @@
+// Vectorizing map: the batch interpreter carries (value, batch dimension) pairs and applies
+// each primitive's batching rule, so f written for one example runs on a batch without a loop.
+//
+//   Arrays ys = jx::VmapCall(f, {x, w}, /*in_axes=*/{0, kNotMapped}, /*out_axes=*/{0});
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jx/core/interpreter.h"
+
+namespace jx {
+
+class BatchTracer final : public Tracer {
+ public:
+  BatchTracer(ShapedArray aval, const Interpreter& owner, Array value, int64_t batch_dim)
+      : Tracer(std::move(aval), owner), value_(std::move(value)), batch_dim_(batch_dim) {}
+  const Array& value() const { return value_; }
+  int64_t batch_dim() const { return batch_dim_; }
+
+ private:
+  Array value_;
+  int64_t batch_dim_;
+};
+
+class BatchInterpreter final : public Interpreter {
+ public:
+  explicit BatchInterpreter(int64_t axis_size) : axis_size_(axis_size) {}
+  Arrays Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) override;
+  std::string name() const override { return "vmap"; }
+  int64_t axis_size() const { return axis_size_; }
+
+  // A tracer for value batched along batch_dim (kNotMapped: returned as is).
+  Array Wrap(Array value, int64_t batch_dim) const;
+  // (value, batch dim) of x; values of other interpreters are unbatched.
+  std::pair<Array, int64_t> Unwrap(const Array& x) const;
+
+ private:
+  int64_t axis_size_;
+};
+
+// Calls fn with args[i] mapped over in_axes[i] (kNotMapped: passed whole; negative axes
+// count from the end) and stacks output i along out_axes[i]. axis_size is needed only when
+// no argument is mapped.
+Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
+                const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
+                std::optional<int64_t> axis_size = std::nullopt);
+
+}  // namespace jx
