@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 # workload -> (jx benchmark binary, exact Google Benchmark name, jx metric -> seconds).
 WORKLOADS = {
@@ -45,13 +46,17 @@ def run_jx(build_dir):
         if not os.path.exists(path):
             print(f"(jx benchmark {path} not built)", file=sys.stderr)
             continue
-        names = "|".join("^" + n.replace("[", r"\[").replace("]", r"\]") + "$" for _, n in items)
-        out = subprocess.run([path, "--benchmark_format=json", f"--benchmark_filter={names}",
-                              "--benchmark_min_time=0.3"], capture_output=True, text=True, check=True)
-        data = json.loads(out.stdout)
+        # Benchmarks timed in real time carry a "/real_time" suffix.
+        names = "|".join("^" + n.replace("[", r"\[").replace("]", r"\]") + "(/real_time)?$" for _, n in items)
+        # The benchmarks print a ratio summary after the table, so read JSON from a file.
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            subprocess.run([path, f"--benchmark_out={out.name}", "--benchmark_out_format=json",
+                            f"--benchmark_filter={names}", "--benchmark_min_time=0.3"],
+                           capture_output=True, text=True, check=True)
+            data = json.load(open(out.name))
         for workload, name in items:
             for b in data["benchmarks"]:
-                if b["name"] == name or b.get("run_name") == name:
+                if b["name"] in (name, name + "/real_time"):
                     results[workload] = b["real_time"] * UNIT[b["time_unit"]]
     return results
 

@@ -70,7 +70,11 @@ void GemmTyped(const GemmArgs& g) {
   const T* a = static_cast<const T*>(g.a);
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
-  const T alpha = static_cast<T>(g.alpha);
+  // Integer products run in the unsigned type of the same width: two's-complement wraparound
+  // (XLA's semantics) without signed-overflow UB; alpha goes through int64 so -1 survives.
+  T alpha;
+  if constexpr (std::is_integral_v<T>) alpha = static_cast<T>(static_cast<int64_t>(g.alpha));
+  else alpha = static_cast<T>(g.alpha);
   // Rows [i0, i1) x columns [j0, j1) of product bi.
   auto block = [&](int64_t bi, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const T* ab = a + bi * g.stride_a + (g.transpose_a ? i0 : i0 * g.lda);
@@ -199,8 +203,8 @@ void Gemm(const GemmArgs& args) {
   switch (args.dtype) {
     case DType::kFloat32: return GemmTyped<float>(args);
     case DType::kFloat64: return GemmTyped<double>(args);
-    case DType::kInt32: return GemmTyped<int32_t>(args);
-    case DType::kInt64: return GemmTyped<int64_t>(args);
+    case DType::kInt32: return GemmTyped<uint32_t>(args);
+    case DType::kInt64: return GemmTyped<uint64_t>(args);
     default: throw InternalError(StrCat("Gemm: unsupported dtype ", dtype_name(args.dtype)));
   }
 }

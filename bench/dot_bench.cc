@@ -1,0 +1,179 @@
+// dot_general and conv_general_dilated throughput, against direct Eigen GEMM calls in the
+// same run and with the same thread count (jx's pool size, JX_NUM_THREADS):
+//   - EigenTensor: Eigen's Tensor contraction on an Eigen::ThreadPoolDevice (Eigen's own
+//     multi-threaded GEMM without OpenMP);
+//   - EigenMatmul1T: Eigen's matrix product on one thread (what each jx block runs).
+// Prints GFLOP/s per benchmark and, at the end, the jx / Eigen ratios (medians when run with
+// --benchmark_repetitions).
+//
+//   build-x/bench/dot_bench --benchmark_repetitions=3
+// GCC 12 reports false positives inside Eigen's AVX-512 intrinsics (jx_lax disables the same).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define EIGEN_USE_THREADS
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <Eigen/Core>
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include <jx/jx.h>
+
+#include "jx/core/parallel.h"
+#include "jx/lax/kernels/gemm.h"
+
+namespace {
+
+using jx::Array;
+namespace lax = jx::lax;
+
+Array Filled(const jx::Shape& shape, jx::DType dtype) {
+  Array a = Array::Empty(shape, dtype);
+  float* p = static_cast<float*>(a.mutable_data());
+  const int64_t size = a.size();
+  for (int64_t i = 0; i < size; ++i) p[i] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+  return a;
+}
+
+void SetFlops(benchmark::State& state, double flops_per_iter) {
+  state.counters["GFLOP/s"] = benchmark::Counter(flops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_JxDotGeneral(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Array a = Filled({n, n}, jx::float32), b = Filled({n, n}, jx::float32);
+  for (auto _ : state) {
+    Array c = lax::dot_general(a, b, {{1}, {0}, {}, {}});
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, 2.0 * n * n * n);
+}
+
+void BM_EigenTensor(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Array a = Filled({n, n}, jx::float32), b = Filled({n, n}, jx::float32);
+  Array c = Array::Empty({n, n}, jx::float32);
+  Eigen::ThreadPool pool(jx::NumThreads());
+  Eigen::ThreadPoolDevice device(&pool, jx::NumThreads());
+  using Map = Eigen::TensorMap<Eigen::Tensor<const float, 2, Eigen::RowMajor>>;
+  Map ta(static_cast<const float*>(a.data()), n, n), tb(static_cast<const float*>(b.data()), n, n);
+  Eigen::TensorMap<Eigen::Tensor<float, 2, Eigen::RowMajor>> tc(static_cast<float*>(c.mutable_data()), n, n);
+  const Eigen::array<Eigen::IndexPair<int>, 1> dims = {Eigen::IndexPair<int>(1, 0)};
+  for (auto _ : state) {
+    tc.device(device) = ta.contract(tb, dims);
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, 2.0 * n * n * n);
+}
+
+void BM_EigenMatmul1T(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Array a = Filled({n, n}, jx::float32), b = Filled({n, n}, jx::float32);
+  Array c = Array::Empty({n, n}, jx::float32);
+  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const M> ma(static_cast<const float*>(a.data()), n, n), mb(static_cast<const float*>(b.data()), n, n);
+  Eigen::Map<M> mc(static_cast<float*>(c.mutable_data()), n, n);
+  for (auto _ : state) {
+    mc.noalias() = ma * mb;
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, 2.0 * n * n * n);
+}
+
+// Batch 32, 56x56x64 -> 64, 3x3, stride 1, SAME: a ResNet-50 stage-1 convolution.
+constexpr int64_t kN = 32, kHW = 56, kC = 64, kO = 64, kK = 3;
+constexpr double kConvFlops = 2.0 * kN * kHW * kHW * kO * kC * kK * kK;
+
+void BM_JxConvNHWC(benchmark::State& state) {
+  Array x = Filled({kN, kHW, kHW, kC}, jx::float32), w = Filled({kK, kK, kC, kO}, jx::float32);
+  const auto dn = lax::ConvDimensionNumbers::FromSpecs("NHWC", "HWIO", "NHWC");
+  for (auto _ : state) {
+    Array y = lax::conv_general_dilated(x, w, {1, 1}, lax::Padding::Same(), {}, {}, dn);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, kConvFlops);
+}
+
+void BM_JxConvNCHW(benchmark::State& state) {
+  Array x = Filled({kN, kC, kHW, kHW}, jx::float32), w = Filled({kO, kC, kK, kK}, jx::float32);
+  for (auto _ : state) {
+    Array y = lax::conv_general_dilated(x, w, {1, 1}, lax::Padding::Same());
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, kConvFlops);
+}
+
+// The GEMM the NHWC convolution performs, on pre-built patches: the ceiling im2col aims at.
+void BM_JxGemmConvShape(benchmark::State& state) {
+  const int64_t m = kN * kHW * kHW, k = kK * kK * kC;
+  Array p = Filled({m, k}, jx::float32), w = Filled({k, kO}, jx::float32);
+  for (auto _ : state) {
+    Array y = lax::dot_general(p, w, {{1}, {0}, {}, {}});
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, kConvFlops);
+}
+
+BENCHMARK(BM_JxDotGeneral)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EigenTensor)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EigenMatmul1T)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JxConvNHWC)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JxConvNCHW)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JxGemmConvShape)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Console output plus the GFLOP/s of each benchmark (the median aggregate when present).
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      auto it = r.counters.find("GFLOP/s");
+      if (it == r.counters.end() || r.error_occurred) continue;
+      const std::string key = r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
+      if (r.run_type == Run::RT_Aggregate) {
+        if (r.aggregate_name == "median") medians_[key] = it->second.value;
+      } else {
+        last_[key] = it->second.value;
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  double Get(const std::string& key) const {
+    if (auto it = medians_.find(key); it != medians_.end()) return it->second;
+    if (auto it = last_.find(key); it != last_.end()) return it->second;
+    return 0;
+  }
+  bool has_medians() const { return !medians_.empty(); }
+
+ private:
+  std::map<std::string, double> medians_, last_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\nSummary (%s GFLOP/s, %d threads):\n", reporter.has_medians() ? "median" : "single-run",
+              jx::NumThreads());
+  for (const char* n : {"1024", "2048"}) {
+    const double jx_g = reporter.Get(std::string("BM_JxDotGeneral/") + n);
+    const double et = reporter.Get(std::string("BM_EigenTensor/") + n);
+    const double e1 = reporter.Get(std::string("BM_EigenMatmul1T/") + n);
+    if (jx_g == 0) continue;
+    std::printf("  dot_general f32 %s^3: jx %.1f | Eigen Tensor contraction (%d threads) %.1f -> ratio %.2f | "
+                "Eigen matmul 1 thread %.1f -> ratio %.2f\n",
+                n, jx_g, jx::NumThreads(), et, et > 0 ? jx_g / et : 0.0, e1, e1 > 0 ? jx_g / e1 : 0.0);
+  }
+  const double nhwc = reporter.Get("BM_JxConvNHWC"), nchw = reporter.Get("BM_JxConvNCHW");
+  const double gemm = reporter.Get("BM_JxGemmConvShape");
+  if (nhwc > 0 || nchw > 0) {
+    std::printf("  conv 32x56x56x64 -> 64, 3x3 SAME: NHWC %.1f, NCHW %.1f GFLOP/s; the same GEMM on prebuilt "
+                "patches %.1f GFLOP/s (NHWC conv / GEMM %.2f)\n",
+                nhwc, nchw, gemm, gemm > 0 ? nhwc / gemm : 0.0);
+  }
+  benchmark::Shutdown();
+  return 0;
+}
