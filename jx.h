@@ -14,3 +14,4 @@
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/lax/random/random.h"
+#include "jx/transforms/api.h"

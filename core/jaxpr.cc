@@ -1,6 +1,9 @@
 #include "jx/core/jaxpr.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <ostream>
 
 #include "absl/container/flat_hash_map.h"
@@ -65,9 +68,23 @@ class Namer {
 
 std::string TypeStr(const ShapedArray& a) { return a.str(); }
 
+// Literals print as Python's repr of the scalar (2.0, 0.5, 1e-05, True, 3), then the type.
 std::string LiteralStr(const Array& v) {
-  std::string s = v.str();
-  if (v.dtype() == DType::kBool) s = v.item<bool>() ? "True" : "False";
+  std::string s;
+  if (v.dtype() == DType::kBool) {
+    s = v.item<bool>() ? "True" : "False";
+  } else if (IsFloating(v.dtype())) {
+    const double x = v.item<double>();
+    char buf[32];
+    for (int p = 1; p <= 17; ++p) {
+      std::snprintf(buf, sizeof(buf), "%.*g", p, x);
+      if (std::strtod(buf, nullptr) == x) break;
+    }
+    s = buf;
+    if (std::isfinite(x) && s.find_first_of(".e") == std::string::npos) s += ".0";
+  } else {
+    s = v.str();
+  }
   return StrCat(s, ":", TypeStr(v.aval()));
 }
 

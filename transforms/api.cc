@@ -1,0 +1,63 @@
+#include "jx/transforms/api.h"
+
+#include <algorithm>
+
+namespace jx::api_internal {
+
+std::vector<FlatArg> Substitute(const std::vector<FlatArg>& flat, absl::Span<const int> selected,
+                                absl::Span<const Array> leaves) {
+  std::vector<FlatArg> out = flat;
+  size_t k = 0;
+  for (int i : selected) {
+    for (Array& l : out[static_cast<size_t>(i)].leaves) l = leaves[k++];
+  }
+  return out;
+}
+
+void CheckArgnums(absl::Span<const int> selected, size_t num_args) {
+  for (int i : selected) {
+    if (i < 0 || static_cast<size_t>(i) >= num_args) {
+      throw ValueError(StrCat("grad: argnums entry ", i, " is out of range for a function called with ", num_args,
+                              " positional arguments"));
+    }
+  }
+}
+
+std::vector<Array> DiffLeaves(const std::vector<FlatArg>& flat, absl::Span<const int> selected,
+                              std::string_view transform) {
+  std::vector<Array> out;
+  for (int i : selected) {
+    const FlatArg& a = flat[static_cast<size_t>(i)];
+    for (size_t k = 0; k < a.leaves.size(); ++k) {
+      if (!IsFloating(a.leaves[k].dtype())) {
+        throw TypeError(StrCat(transform, " requires real-valued inputs (a floating-point dtype), but argument ", i,
+                               a.def.IsLeaf() ? "" : StrCat(" at ", a.def.KeyPath(k)), " has type ",
+                               a.leaves[k].aval().str(),
+                               ". For integer inputs use vjp, or convert the input to a float dtype."));
+      }
+      out.push_back(a.leaves[k]);
+    }
+  }
+  return out;
+}
+
+void CheckScalarOutput(const Array& out, std::string_view transform) {
+  if (out.ndim() != 0 || !IsFloating(out.dtype())) {
+    throw TypeError(StrCat(transform, " requires a real-valued scalar output (a 0-d floating-point Array), got ",
+                           out.aval().str(), ". For vector outputs use vjp or jacrev."));
+  }
+}
+
+std::vector<std::vector<Array>> SplitPerArg(const std::vector<FlatArg>& flat, absl::Span<const int> selected,
+                                            const Arrays& cts) {
+  std::vector<std::vector<Array>> out;
+  size_t k = 0;
+  for (int i : selected) {
+    const size_t n = flat[static_cast<size_t>(i)].leaves.size();
+    out.emplace_back(cts.begin() + static_cast<std::ptrdiff_t>(k), cts.begin() + static_cast<std::ptrdiff_t>(k + n));
+    k += n;
+  }
+  return out;
+}
+
+}  // namespace jx::api_internal
