@@ -34,8 +34,9 @@ const void* Array::data() const {
   if (impl_->kind() != ArrayImpl::Kind::kConcrete) {
     throw ConcretizationError(StrCat(
         "Abstract tracer value encountered where a concrete value is expected: the value of a ",
-        aval().str(), " tracer is not known while tracing. Use jx control flow (lax::cond, "
-        "lax::while_loop) or mark the argument static instead of reading it on the host."));
+        aval().str(), " tracer is not known while tracing.", impl_->Provenance(),
+        " Use jx control flow (lax::cond, lax::while_loop) or mark the argument static instead of reading it "
+        "on the host."));
   }
   return static_cast<const ConcreteArray&>(*impl_).data();
 }

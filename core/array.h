@@ -35,6 +35,9 @@ class ArrayImpl {
 
   Kind kind() const { return kind_; }
   const ShapedArray& aval() const { return aval_; }
+  // For tracers: which transformation traces the value and which function arguments it
+  // depends on, appended to ConcretizationError messages.
+  virtual std::string Provenance() const { return {}; }
 
  private:
   ShapedArray aval_;
@@ -98,6 +101,8 @@ class Array {
   template <typename T> T item() const;
   // All elements in row-major order, converted to T.
   template <typename T> std::vector<T> to_vector() const;
+  // `if (x)`: the truth of a one-element array (a ConcretizationError on a tracer).
+  explicit operator bool() const { return item<bool>(); }
 
   // Defined in lax (they are ops): the same as lax::convert_element_type, jnp::reshape, ...
   Array astype(DType dtype) const;

@@ -1,13 +1,28 @@
 #include "jx/core/interpreter.h"
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "jx/core/errors.h"
 
 namespace jx {
 namespace {
 thread_local Interpreter* t_current = nullptr;
+// The innermost interpreter installed by an InterpreterScope: unlike t_current it stays put
+// while a rule runs one level down, so errors can name the whole transform stack.
+thread_local Interpreter* t_innermost = nullptr;
 std::atomic<uint64_t> g_next_interpreter_id{1};
+
+// "while tracing make_jaxpr > vmap > jvp", outermost first; empty when eager.
+std::string TransformStackContext() {
+  std::vector<std::string> names;
+  for (const Interpreter* i = t_innermost; i != nullptr; i = i->parent()) names.push_back(i->name());
+  if (names.empty()) return {};
+  std::string out = "while tracing ";
+  for (size_t k = names.size(); k-- > 0;) StrAppend(&out, names[k], k ? " > " : "");
+  return out;
+}
 }  // namespace
 
 Interpreter::Interpreter() : id_(g_next_interpreter_id.fetch_add(1, std::memory_order_relaxed)) {}
@@ -33,12 +48,18 @@ ResumeScope::~ResumeScope() { t_current = saved_; }
 
 Interpreter* CurrentInterpreter() { return t_current; }
 
-InterpreterScope::InterpreterScope(Interpreter* interpreter) : saved_(t_current) {
+InterpreterScope::InterpreterScope(Interpreter* interpreter) : saved_(t_current), saved_innermost_(t_innermost) {
+  static const bool context_installed = (SetErrorContextProvider(&TransformStackContext), true);
+  (void)context_installed;
   interpreter->parent_ = t_current;
   t_current = interpreter;
+  t_innermost = interpreter;
 }
 
-InterpreterScope::~InterpreterScope() { t_current = saved_; }
+InterpreterScope::~InterpreterScope() {
+  t_current = saved_;
+  t_innermost = saved_innermost_;
+}
 
 Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
   if (Interpreter* current = t_current) return current->Process(p, inputs, params);

@@ -74,6 +74,7 @@ class InterpreterScope {
 
  private:
   Interpreter* saved_;
+  Interpreter* saved_innermost_;
 };
 
 // Makes `interpreter` current for a scope without re-parenting it: a transformation runs its

@@ -111,6 +111,14 @@ std::string ParamsStr(const ParamMap& params, int indent) {
   bool multiline = false;
   for (const auto& [name, value] : params) {
     std::string v = value.ToString();
+    // A list of sub-jaxprs (cond's branches) prints one per line, as JAX does.
+    if (const auto* list = std::get_if<ParamList>(&value.value);
+        list != nullptr && !list->empty() &&
+        std::holds_alternative<std::shared_ptr<const ParamObject>>(list->front().value)) {
+      v = "(\n";
+      for (const Param& item : *list) StrAppend(&v, "  ", IndentTail(item.ToString(), 2), "\n");
+      v += ")";
+    }
     if (v.find('\n') != std::string::npos || v.size() > kLineWidth / 2) multiline = true;
     parts.push_back(StrCat(name, "=", v));
   }

@@ -6,14 +6,16 @@
 // zero, INT_MIN / -1, shifts by >= the bit width.
 #include "jx/lax/binary_ops.h"
 
-#include "jx/lax/rule_util.h"
-
 #include <cmath>
 #include <limits>
 
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/unary_ops.h"
+#include "jx/transforms/jvp.h"
 
 namespace jx::lax {
 
@@ -50,6 +52,9 @@ using kernels::WrapType;
 template <typename P>
 using Elem = std::remove_cv_t<std::remove_pointer_t<P>>;
 
+// Whether in, an operand of an n-element result, is a 0-d operand read with stride 0.
+bool ScalarOperand(const Array& in, int64_t n) { return in.ndim() == 0 && n != 1; }
+
 // Registers a binary primitive over equal shapes and dtypes whose result has that dtype.
 // kernel(const T* a, const T* b, T* out, n) is instantiated for the accepted types only.
 template <DTypeClass kAccepted, typename Kernel>
@@ -59,7 +64,7 @@ void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
     CheckArity(p.name(), in, 2);
     CheckSameDTypes(p.name(), in);
     CheckDTypeClass(p.name(), in, kAccepted);
-    CheckSameShapes(p.name(), in);
+    CheckElementwiseShapes(p.name(), in);
     return OneAval(ElementwiseResult(in, in[0]->dtype));
   };
   rules.impl = [kernel](absl::Span<const Array> in, const ParamMap&,
@@ -70,7 +75,8 @@ void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
     kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (InClass(kernels::KernelDType<T>(), kAccepted)) {
-        kernel(kernels::Data<T>(in[0]), kernels::Data<T>(in[1]), kernels::MutableData<T>(out), n);
+        kernels::WithScalarOperands(kernels::Data<T>(in[0]), ScalarOperand(in[0], n), kernels::Data<T>(in[1]),
+                                    ScalarOperand(in[1], n), kernels::MutableData<T>(out), n, kernel);
       }
     });
     return OneArray(std::move(out));
@@ -192,6 +198,21 @@ T NextAfter(T x, T y) {
   return r;
 }
 
+// float^int: the exponent is converted to the base's float type in L1 blocks, then Eigen's
+// vectorized pow.
+template <typename T, typename E>
+void PowFloatInt(const T* a, const E* e, T* out, int64_t n) {
+  using C = ComputeType<T>;
+  kernels::BinaryBlocks(a, e, out, n, [](const C* x, const E* y, C* z, int64_t m) {
+    alignas(64) C ybuf[1024];
+    for (int64_t b = 0; b < m; b += 1024) {
+      const int64_t k = std::min<int64_t>(1024, m - b);
+      for (int64_t i = 0; i < k; ++i) ybuf[i] = static_cast<C>(y[b + i]);
+      kernels::ArrayMap<C>(z + b, k) = kernels::ConstArrayMap<C>(x + b, k).pow(kernels::ConstArrayMap<C>(ybuf, k));
+    }
+  }, kExpensiveGrain);
+}
+
 // pow: float^float (Eigen's vectorized pow), float^int (exponent converted to the float type,
 // as JAX lowers it), int^int (XLA's integer pow).
 void DefinePow(Registry& r) {
@@ -205,45 +226,202 @@ void DefinePow(Registry& r) {
       ThrowOpError<TypeError>("pow", "exponent must have the base's dtype or (for a floating base) an integer dtype, got ",
                               AvalsToString(in));
     }
-    CheckSameShapes("pow", in);
+    CheckElementwiseShapes("pow", in);
     return OneAval(ElementwiseResult(in, x));
   };
   rules.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     const int64_t n = out.size();
     if (n == 0) return OneArray(std::move(out));
+    const bool x_scalar = ScalarOperand(in[0], n), y_scalar = ScalarOperand(in[1], n);
     kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
+      const T* x = kernels::Data<T>(in[0]);
+      T* o = kernels::MutableData<T>(out);
       if constexpr (kIsFloat<T>) {
-        using C = ComputeType<T>;
-        const T* a = kernels::Data<T>(in[0]);
-        T* o = kernels::MutableData<T>(out);
         if (in[1].dtype() == in[0].dtype()) {
-          kernels::BinaryMap(a, kernels::Data<T>(in[1]), o, n,
-                             [](const auto& x, const auto& y) { return x.pow(y); }, kExpensiveGrain);
+          kernels::WithScalarOperands(x, x_scalar, kernels::Data<T>(in[1]), y_scalar, o, n,
+                                      [](const T* a, const T* b, T* z, int64_t m) {
+            kernels::BinaryMap(a, b, z, m, [](const auto& u, const auto& v) { return u.pow(v); }, kExpensiveGrain);
+          });
         } else {
           kernels::DispatchDType(in[1].dtype(), [&](auto etag) {
             using E = typename decltype(etag)::type;
             if constexpr (kernels::kIsInt<E>) {
-              kernels::BinaryBlocks(a, kernels::Data<E>(in[1]), o, n, [](const C* x, const E* y, C* z, int64_t m) {
-                alignas(64) C ybuf[1024];
-                for (int64_t b = 0; b < m; b += 1024) {
-                  const int64_t k = std::min<int64_t>(1024, m - b);
-                  for (int64_t i = 0; i < k; ++i) ybuf[i] = static_cast<C>(y[b + i]);
-                  kernels::ArrayMap<C>(z + b, k) =
-                      kernels::ConstArrayMap<C>(x + b, k).pow(kernels::ConstArrayMap<C>(ybuf, k));
-                }
-              }, kExpensiveGrain);
+              kernels::WithScalarOperands(x, x_scalar, kernels::Data<E>(in[1]), y_scalar, o, n,
+                                          [](const T* a, const E* b, T* z, int64_t m) { PowFloatInt(a, b, z, m); });
             }
           });
         }
       } else if constexpr (kernels::kIsInt<T>) {
-        kernels::MapLoop2(kernels::Data<T>(in[0]), kernels::Data<T>(in[1]), kernels::MutableData<T>(out), n,
-                          [](T x, T y) { return IntPow(x, y); });
+        kernels::WithScalarOperands(x, x_scalar, kernels::Data<T>(in[1]), y_scalar, o, n,
+                                    [](const T* a, const T* b, T* z, int64_t m) {
+          kernels::MapLoop2(a, b, z, m, [](T u, T v) { return IntPow(u, v); });
+        });
       }
     });
     return OneArray(std::move(out));
   };
+}
+
+
+// ---- jvp, transpose and batching rules.
+
+bool AllZero(absl::Span<const Array> tangents) {
+  for (const Array& t : tangents) {
+    if (t.defined()) return false;
+  }
+  return true;
+}
+
+// A jvp rule that binds p on the primals and computes the output tangent with
+// tangent(primals, tangents, out) (written with ops linear in the tangents). Outputs
+// without a tangent space (integer, bool) and all-zero tangents give a symbolic zero.
+template <typename TangentFn>
+JvpRule ElementwiseJvp(Primitive p, TangentFn tangent) {
+  return [p, tangent](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    Array out = BindOp(p, primals, params)[0];
+    if (!HasTangentSpace(out.dtype()) || AllZero(tangents)) return JvpResult{{std::move(out)}, {Array()}};
+    Array t = tangent(primals, tangents, out);
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+}
+
+// t * coefficient where t may be a symbolic zero (the coefficient is a primal value).
+Array ScaleTangent(const Array& t, const Array& coefficient) {
+  return t.defined() ? mul(t, coefficient) : Array();
+}
+
+// 1.0 where x == 0, else x (JAX's _replace_zero): keeps log and pow finite at x == 0 where
+// the tangent is then zeroed or scaled by 0.
+Array ReplaceZero(const Array& x) { return add(x, convert_element_type(eq(x, 0.0), x.dtype())); }
+
+// trunc(x / y) (JAX's rem jvp: sign(q) * floor(|q|)).
+Array TruncQuotient(const Array& x, const Array& y) {
+  const Array q = div(x, y);
+  return mul(sign(q), floor(abs(q)));
+}
+
+// The coefficient of max/min's tangent for operand x (other operand y, output out): 1 where
+// x alone attains out, 0.5 where both do (JAX splits ties evenly), 0 elsewhere.
+Array BalancedWeight(const Array& x, const Array& y, const Array& out) {
+  const Array x_wins = convert_element_type(eq(x, out), out.dtype());
+  const Array y_wins = convert_element_type(eq(y, out), out.dtype());
+  return div(x_wins, add(y_wins, 1.0));
+}
+
+Array PowTangent(absl::Span<const Array> p, absl::Span<const Array> t, const Array& out) {
+  const Array& x = p[0];
+  const Array& y = p[1];
+  Array tx;
+  if (t[0].defined()) {
+    // d/dx x^y = y x^(y-1); for an integer exponent 0 the derivative is 0 (x^-1 may be inf).
+    const Array yf = y.dtype() == x.dtype() ? y : convert_element_type(y, x.dtype());
+    Array jac = mul(yf, pow(x, sub(yf, 1.0)));
+    if (IsInteger(y.dtype())) jac = select(eq(y, 0), Zeros(ShapedArray{jac.shape(), jac.dtype()}), jac);
+    tx = mul(t[0], jac);
+  }
+  // d/dy x^y = log(x) x^y, with log(1) at x == 0.
+  const Array ty = IsFloating(y.dtype()) ? ScaleTangent(t[1], mul(log(ReplaceZero(x)), out)) : Array();
+  return AddTangents(BroadcastScalarTo(tx, out.shape()), BroadcastScalarTo(ty, out.shape()));
+}
+
+// Cotangent rules of the ops linear in one operand (the other a known value).
+Arrays TransposeMul(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+  if (args[0].is_linear() == args[1].is_linear()) {
+    throw InternalError("[mul] transpose: exactly one operand must be linear");
+  }
+  if (!cts[0].defined()) return Arrays{Array(), Array()};
+  const size_t lin = args[0].is_linear() ? 0 : 1;
+  Arrays out(2);
+  out[lin] = UnbroadcastScalar(mul(cts[0], args[1 - lin].value), args[lin].aval);
+  return out;
+}
+
+Arrays TransposeDiv(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+  if (!args[0].is_linear() || args[1].is_linear()) {
+    throw InternalError("[div] transpose: only the numerator may be linear");
+  }
+  if (!cts[0].defined()) return Arrays{Array(), Array()};
+  return Arrays{UnbroadcastScalar(div(cts[0], args[1].value), args[0].aval), Array()};
+}
+
+void RegisterBinaryRules(Registry& r) {
+  using Span = absl::Span<const Array>;
+  const std::string nonlinear = "not linear: reverse mode transposes the linear ops of its jvp";
+
+  PrimitiveRules& add_rules = r.Define(kAdd);
+  add_rules.jvp = ElementwiseJvp(kAdd, [](Span, Span t, const Array& out) {
+    return AddTangents(BroadcastScalarTo(t[0], out.shape()), BroadcastScalarTo(t[1], out.shape()));
+  });
+  add_rules.transpose = [](Span cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+    Arrays out(2);
+    for (size_t i = 0; i < 2; ++i) {
+      if (args[i].is_linear()) out[i] = UnbroadcastScalar(cts[0], args[i].aval);
+    }
+    return out;
+  };
+
+  PrimitiveRules& sub_rules = r.Define(kSub);
+  sub_rules.jvp = ElementwiseJvp(kSub, [](Span, Span t, const Array& out) {
+    const Array tx = BroadcastScalarTo(t[0], out.shape()), ty = BroadcastScalarTo(t[1], out.shape());
+    if (!ty.defined()) return tx;
+    return tx.defined() ? sub(tx, ty) : neg(ty);
+  });
+  sub_rules.transpose = [](Span cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+    Arrays out(2);
+    if (!cts[0].defined()) return out;
+    if (args[0].is_linear()) out[0] = UnbroadcastScalar(cts[0], args[0].aval);
+    if (args[1].is_linear()) out[1] = UnbroadcastScalar(neg(cts[0]), args[1].aval);
+    return out;
+  };
+
+  PrimitiveRules& mul_rules = r.Define(kMul);
+  mul_rules.jvp = ElementwiseJvp(kMul, [](Span p, Span t, const Array&) {
+    return AddTangents(ScaleTangent(t[0], p[1]), ScaleTangent(t[1], p[0]));
+  });
+  mul_rules.transpose = TransposeMul;
+
+  PrimitiveRules& div_rules = r.Define(kDiv);
+  div_rules.jvp = ElementwiseJvp(kDiv, [](Span p, Span t, const Array& out) {
+    const Array tx = t[0].defined() ? div(t[0], p[1]) : Array();
+    return AddTangents(tx, ScaleTangent(t[1], neg(div(out, p[1]))));
+  });
+  div_rules.transpose = TransposeDiv;
+
+  // rem(x, y) = x - trunc(x / y) * y.
+  r.Define(kRem).jvp = ElementwiseJvp(kRem, [](Span p, Span t, const Array& out) {
+    const Array ty = ScaleTangent(t[1], neg(TruncQuotient(p[0], p[1])));
+    return AddTangents(BroadcastScalarTo(t[0], out.shape()), ty);
+  });
+  r.Define(kPow).jvp = ElementwiseJvp(kPow, PowTangent);
+  for (Primitive p : {kMax, kMin}) {
+    r.Define(p).jvp = ElementwiseJvp(p, [](Span p, Span t, const Array& out) {
+      return AddTangents(ScaleTangent(t[0], BalancedWeight(p[0], p[1], out)),
+                         ScaleTangent(t[1], BalancedWeight(p[1], p[0], out)));
+    });
+  }
+  // atan2(x, y): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2).
+  r.Define(kAtan2).jvp = ElementwiseJvp(kAtan2, [](Span p, Span t, const Array&) {
+    const Array denom = add(mul(p[0], p[0]), mul(p[1], p[1]));
+    return AddTangents(ScaleTangent(t[0], div(p[1], denom)), ScaleTangent(t[1], div(neg(p[0]), denom)));
+  });
+  // nextafter(x, y) moves x by one ulp towards y: the identity in x up to that (piecewise
+  // constant) step, and constant in y.
+  r.Define(kNextafter).jvp = ElementwiseJvp(kNextafter, [](Span, Span t, const Array& out) {
+    return BroadcastScalarTo(t[0], out.shape());
+  });
+  // Integer and bool outputs: ElementwiseJvp gives their tangents as symbolic zeros.
+  for (Primitive p : {kAnd, kOr, kXor, kShiftLeft, kShiftRightLogical, kShiftRightArithmetic}) {
+    r.Define(p).jvp = ElementwiseJvp(p, [](Span, Span, const Array&) { return Array(); });
+  }
+
+  for (Primitive p : {kAdd, kSub, kMul, kDiv, kRem, kPow, kMax, kMin, kAtan2, kAnd, kOr, kXor, kShiftLeft,
+                      kShiftRightLogical, kShiftRightArithmetic, kNextafter}) {
+    PrimitiveRules& rules = r.Define(p);
+    rules.batch = BatchElementwise(p);
+    if (!rules.transpose) rules.unsupported["transpose"] = nonlinear;
+  }
 }
 
 }  // namespace
@@ -325,6 +503,7 @@ void RegisterBinaryOps(Registry& r) {
     });
   });
 
+  RegisterBinaryRules(r);
   RegisterComparisonOps(r);
 
   // add_any (JAX's add_jaxvals): how the transformations sum tangents and cotangents; it

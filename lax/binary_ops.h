@@ -1,7 +1,7 @@
 // Binary elementwise lax primitives and comparisons. Like JAX's lax, operands must have equal
-// shapes and dtypes; a weakly typed operand (a C++ scalar) is first converted to the other
-// operand's dtype and broadcast (a weak float against an integer array stays a TypeError).
-// jnp adds NumPy broadcasting and promotion on top.
+// dtypes and equal shapes, except that a 0-d operand broadcasts against a shaped one; a weakly
+// typed operand (a C++ scalar) is first converted to the other operand's dtype (a weak float
+// against an integer array stays a TypeError). jnp adds NumPy broadcasting and promotion on top.
 //
 // Integer semantics are XLA's: arithmetic wraps; x / 0 = -1 (all ones), x % 0 = x,
 // INT_MIN / -1 = INT_MIN; shift amounts are read as unsigned and saturate at the bit width

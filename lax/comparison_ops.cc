@@ -6,6 +6,9 @@
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/unary_ops.h"
+#include "jx/transforms/jvp.h"
 
 namespace jx::lax {
 
@@ -53,8 +56,8 @@ void DefineComparison(Registry& r, Primitive p, Cmp cmp) {
   rules.abstract_eval = [p](InAvals in, const ParamMap&) -> Avals {
     CheckArity(p.name(), in, 2);
     CheckSameDTypes(p.name(), in);
-    CheckSameShapes(p.name(), in);
-    return OneAval(ShapedArray{in[0]->shape, bool_, false});
+    CheckElementwiseShapes(p.name(), in);
+    return OneAval(ShapedArray{ElementwiseResult(in, bool_).shape, bool_, false});
   };
   rules.impl = [cmp](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
@@ -63,8 +66,12 @@ void DefineComparison(Registry& r, Primitive p, Cmp cmp) {
     kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
-      kernels::MapLoop2(kernels::Data<T>(in[0]), kernels::Data<T>(in[1]), kernels::MutableData<bool>(out), n,
-                        [&](C a, C b) { return cmp(a, b); });
+      const bool a_scalar = in[0].ndim() == 0 && n != 1, b_scalar = in[1].ndim() == 0 && n != 1;
+      kernels::WithScalarOperands(kernels::Data<T>(in[0]), a_scalar, kernels::Data<T>(in[1]), b_scalar,
+                                  kernels::MutableData<bool>(out), n,
+                                  [&](const T* a, const T* b, bool* o, int64_t m) {
+        kernels::MapLoop2(a, b, o, m, [&](C x, C y) { return cmp(x, y); });
+      });
     });
     return OneArray(std::move(out));
   };
@@ -228,6 +235,85 @@ void DefineClamp(Registry& r) {
   };
 }
 
+
+// ---- jvp, transpose and batching rules.
+
+// select_n's tangent: the same selection over the cases' tangents (zeros where undefined).
+JvpResult SelectNJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  Array out = BindOp(kSelectN, primals, params)[0];
+  bool any = false;
+  for (size_t i = 1; i < tangents.size(); ++i) any = any || tangents[i].defined();
+  if (!any || !HasTangentSpace(out.dtype())) return JvpResult{{std::move(out)}, {Array()}};
+  Arrays operands{primals[0]};
+  for (size_t i = 1; i < primals.size(); ++i) operands.push_back(Instantiate(tangents[i], primals[i]));
+  Array t = BindOp(kSelectN, operands, params)[0];
+  return JvpResult{{std::move(out)}, {std::move(t)}};
+}
+
+// Linear in the cases: case i receives the cotangent where `which` picked it (the same
+// selection with zeros in the other cases, so out-of-range `which` clamps consistently).
+Arrays SelectNTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& params) {
+  if (args[0].is_linear()) throw InternalError("[select_n] transpose: `which` cannot be linear");
+  Arrays out(args.size());
+  if (!cts[0].defined()) return out;
+  const Array zeros = Zeros(ShapedArray{cts[0].shape(), cts[0].dtype()});
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (!args[i].is_linear()) continue;
+    Arrays operands{args[0].value};
+    for (size_t j = 1; j < args.size(); ++j) operands.push_back(j == i ? cts[0] : zeros);
+    out[i] = BindOp(kSelectN, operands, params)[0];
+  }
+  return out;
+}
+
+// t (broadcast to the output's shape) where mask holds, 0 elsewhere; undefined stays so.
+Array MaskTangent(const Array& mask, const Array& t, const Shape& shape) {
+  if (!t.defined()) return t;
+  const Array full = BroadcastScalarTo(t, shape);
+  return select(mask, full, Zeros(ShapedArray{shape, full.dtype()}));
+}
+
+// clamp(lo, x, hi) = min(hi, max(lo, x)): the tangent of whichever operand the result is.
+// hi where hi < max(lo, x); else lo where lo > x; else x (so x's tangent passes on
+// lo <= x <= hi). Unlike JAX's rule this stays right when lo > hi (the result is hi).
+JvpResult ClampJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  Array out = BindOp(kClamp, primals, params)[0];
+  bool any = false;
+  for (const Array& t : tangents) any = any || t.defined();
+  if (!any || !HasTangentSpace(out.dtype())) return JvpResult{{std::move(out)}, {Array()}};
+  const Array& lo = primals[0];
+  const Array& x = primals[1];
+  const Array& hi = primals[2];
+  const Shape& shape = out.shape();
+  const Array hi_wins = lt(hi, max(lo, x));
+  const Array lo_wins = bitwise_and(bitwise_not(hi_wins), gt(lo, x));
+  const Array x_wins = bitwise_not(bitwise_or(hi_wins, lo_wins));
+  Array t = AddTangents(MaskTangent(lo_wins, tangents[0], shape), MaskTangent(x_wins, tangents[1], shape));
+  t = AddTangents(t, MaskTangent(hi_wins, tangents[2], shape));
+  return JvpResult{{std::move(out)}, {std::move(t)}};
+}
+
+void RegisterComparisonRules(Registry& r) {
+  const std::string nonlinear = "not linear: reverse mode transposes the linear ops of its jvp";
+  for (Primitive p : {kEq, kNe, kLt, kLe, kGt, kGe}) {
+    PrimitiveRules& rules = r.Define(p);
+    // Boolean outputs have no tangent space.
+    rules.jvp = [p](absl::Span<const Array> primals, absl::Span<const Array>, const ParamMap& params) {
+      return JvpResult{{BindOp(p, primals, params)[0]}, {Array()}};
+    };
+    rules.batch = BatchElementwise(p);
+    rules.unsupported["transpose"] = "boolean output: " + nonlinear;
+  }
+  PrimitiveRules& select_rules = r.Define(kSelectN);
+  select_rules.jvp = SelectNJvp;
+  select_rules.transpose = SelectNTranspose;
+  select_rules.batch = BatchElementwise(kSelectN, /*scalar_ok=*/0b1);  // only `which` may be 0-d
+  PrimitiveRules& clamp_rules = r.Define(kClamp);
+  clamp_rules.jvp = ClampJvp;
+  clamp_rules.batch = BatchElementwise(kClamp, /*scalar_ok=*/0b101);  // the bounds may be 0-d
+  clamp_rules.unsupported["transpose"] = nonlinear;
+}
+
 }  // namespace
 
 void RegisterComparisonOps(Registry& r) {
@@ -239,6 +325,7 @@ void RegisterComparisonOps(Registry& r) {
   DefineComparison(r, kGe, [](auto a, auto b) { return a >= b; });
   DefineSelectN(r);
   DefineClamp(r);
+  RegisterComparisonRules(r);
 }
 
 }  // namespace internal

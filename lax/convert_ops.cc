@@ -14,6 +14,8 @@
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/transforms/ad_util.h"
+#include "jx/transforms/jvp.h"
 
 namespace jx {
 namespace lax {
@@ -224,12 +226,85 @@ void DefineReducePrecision(Registry& r) {
   };
 }
 
+// ---- jvp, transpose and batching rules.
+
+using Span = absl::Span<const Array>;
+const char kNonlinear[] = "not linear: reverse mode transposes the linear ops of its jvp";
+
+// Batching for the elementwise conversions: bind on the batched operand as it is; the
+// output keeps the batch dimension where it was (bitcast only adds or drops a trailing one).
+BatchRule BatchInPlace(Primitive p) {
+  return [p](Span args, absl::Span<const int64_t> dims, int64_t, const ParamMap& params) {
+    Array x = args[0];
+    int64_t dim = dims[0];
+    // A trailing batch dimension would be read as bitcast's element-size dimension.
+    if (p == kBitcastConvertType && dim == x.ndim() - 1) {
+      x = MoveAxis(x, dim, 0);
+      dim = 0;
+    }
+    return BatchResult{BindOp(p, {x}, params), {dim}};
+  };
+}
+
+// convert_element_type: the tangent converted alike between float types; an integer or bool
+// output (or input) has a zero tangent. Transpose: the cotangent converted back to the
+// operand's dtype and weak type.
+void DefineConvertElementTypeRules(Registry& r) {
+  PrimitiveRules& rules = r.Define(kConvertElementType);
+  rules.jvp = [](Span primals, Span tangents, const ParamMap& params) {
+    Array out = BindOp(kConvertElementType, primals, params)[0];
+    if (!tangents[0].defined() || !HasTangentSpace(out.dtype())) return JvpResult{{std::move(out)}, {Array()}};
+    Array t = BindOp(kConvertElementType, tangents, params)[0];
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+  rules.transpose = [](Span cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+    if (!cts[0].defined()) return Arrays{Array()};
+    const ShapedArray& operand = args[0].aval;
+    return Arrays{convert_element_type(cts[0], operand.dtype, operand.weak_type)};
+  };
+  rules.batch = BatchInPlace(kConvertElementType);
+}
+
+// bitcast_convert_type has no derivative (as in JAX), except where it is the identity; integer
+// outputs, and integer inputs (always zero tangents), give zero tangents.
+void DefineBitcastConvertTypeRules(Registry& r) {
+  PrimitiveRules& rules = r.Define(kBitcastConvertType);
+  rules.jvp = [](Span primals, Span tangents, const ParamMap& params) {
+    Array out = BindOp(kBitcastConvertType, primals, params)[0];
+    if (!tangents[0].defined() || !HasTangentSpace(out.dtype())) return JvpResult{{std::move(out)}, {Array()}};
+    if (out.dtype() == primals[0].dtype()) return JvpResult{{std::move(out)}, {tangents[0]}};
+    ThrowOpError<NotImplementedError>("bitcast_convert_type", "is not differentiable: reinterpreting the bits of ",
+                                      primals[0].aval().str(), " as ", dtype_name(out.dtype()),
+                                      " has no meaningful derivative");
+  };
+  rules.unsupported["transpose"] = kNonlinear;
+  rules.batch = BatchInPlace(kBitcastConvertType);
+}
+
+// reduce_precision is treated as linear (JAX's deflinear): the tangent and the cotangent are
+// rounded the same way.
+void DefineReducePrecisionRules(Registry& r) {
+  PrimitiveRules& rules = r.Define(kReducePrecision);
+  rules.jvp = [](Span primals, Span tangents, const ParamMap& params) {
+    Array out = BindOp(kReducePrecision, primals, params)[0];
+    Array t = tangents[0].defined() ? BindOp(kReducePrecision, tangents, params)[0] : Array();
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+  rules.transpose = [](Span cts, absl::Span<const TransposeArg>, const ParamMap& params) {
+    return Arrays{cts[0].defined() ? BindOp(kReducePrecision, cts, params)[0] : Array()};
+  };
+  rules.batch = BatchInPlace(kReducePrecision);
+}
+
 }  // namespace
 
 void RegisterConvertOps(Registry& r) {
   DefineConvertElementType(r);
   DefineBitcastConvertType(r);
   DefineReducePrecision(r);
+  DefineConvertElementTypeRules(r);
+  DefineBitcastConvertTypeRules(r);
+  DefineReducePrecisionRules(r);
 }
 
 }  // namespace internal

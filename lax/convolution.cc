@@ -878,6 +878,7 @@ void RegisterConvolution(Registry& r) {
   PrimitiveRules& rules = r.Define(kConvGeneralDilated);
   rules.abstract_eval = ConvAbstractEval;
   rules.impl = ConvImpl;
+  DefineConvolutionRules(rules);
 }
 
 }  // namespace internal

@@ -20,6 +20,7 @@
 
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
+#include "jx/core/registry.h"
 
 namespace jx::lax {
 
@@ -66,6 +67,8 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
 namespace internal {
 // The dimension numbers stored in conv_general_dilated's params (for rules in other layers).
 const ConvDimensionNumbers& GetConvDimensionNumbers(const ParamMap& params);
+// Sets conv_general_dilated's jvp, transpose and batch rules (lax/convolution_rules.cc).
+void DefineConvolutionRules(PrimitiveRules& rules);
 }  // namespace internal
 
 }  // namespace jx::lax

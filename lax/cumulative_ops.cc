@@ -9,12 +9,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
+#include "jx/lax/binary_ops.h"
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/kernels/reducer.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/slicing_ops.h"
+#include "jx/lax/unary_ops.h"
 
 namespace jx::lax {
 
@@ -321,6 +327,124 @@ struct LseFn {
   }
 };
 
+// ---------------------------------------------------------------------------------------
+// Transformation rules (jvp, transpose, batching), written with lax ops.
+
+// x[begin:end] along axis.
+Array SliceAxis(const Array& x, int64_t axis, int64_t begin, int64_t end) {
+  std::vector<int64_t> start(static_cast<size_t>(x.ndim()), 0), limit;
+  for (int64_t d : x.shape()) limit.push_back(d);
+  start[static_cast<size_t>(axis)] = begin;
+  limit[static_cast<size_t>(axis)] = end;
+  return slice(x, start, limit);
+}
+
+// A value of a scan and its tangent.
+struct Dual {
+  Array value, tangent;
+};
+// Combines a (earlier in scan order) with b: the combined value and its tangent, linear in
+// the tangents.
+using Combine = Dual (*)(const Dual& a, const Dual& b);
+
+// The tangent of an inclusive scan along axis, by Hillis-Steele doubling (JAX takes the jvp
+// of an associative_scan; this is the same idea with log2(n) levels of slices): level s
+// combines every element with the one s places earlier in scan order, and the first s pass
+// through. Slices, concatenates and the combine's tangent all transpose, and the combine
+// never divides, so products stay exact at zeros (unlike cumsum(t / x) * cumprod(x)).
+Array ScanTangent(const Array& x, const Array& t, int64_t axis, bool reverse, Combine combine) {
+  const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  Dual y{x, t};
+  auto part = [axis](const Dual& v, int64_t begin, int64_t end) {
+    return Dual{SliceAxis(v.value, axis, begin, end), SliceAxis(v.tangent, axis, begin, end)};
+  };
+  auto join = [axis](const Dual& first, const Dual& second) {
+    return Dual{concatenate({first.value, second.value}, axis), concatenate({first.tangent, second.tangent}, axis)};
+  };
+  for (int64_t s = 1; s < n; s *= 2) {
+    if (reverse) {  // element i combines with i + s; the last s pass through
+      y = join(combine(part(y, s, n), part(y, 0, n - s)), part(y, n - s, n));
+    } else {  // element i combines with i - s; the first s pass through
+      y = join(part(y, 0, s), combine(part(y, 0, n - s), part(y, s, n)));
+    }
+  }
+  return y.tangent;
+}
+
+Array ScalarLike(double v, const Array& x) { return Array::Scalar(v, x.dtype()); }
+
+Dual CombineProd(const Dual& a, const Dual& b) {
+  return {mul(a.value, b.value), add(mul(a.tangent, b.value), mul(a.value, b.tangent))};
+}
+
+// max/min's tangent as in JAX's jvp of lax.max: the tangent of the chosen side, the mean of
+// both on ties.
+Dual CombineChooser(const Dual& a, const Dual& b, const Array& chosen) {
+  const Array ea = convert_element_type(eq(a.value, chosen), a.tangent.dtype());
+  const Array eb = convert_element_type(eq(b.value, chosen), b.tangent.dtype());
+  const Array half = ScalarLike(0.5, ea), one = ScalarLike(1, ea);
+  const Array wa = mul(ea, sub(one, mul(half, eb))), wb = mul(eb, sub(one, mul(half, ea)));
+  return {chosen, add(mul(a.tangent, wa), mul(b.tangent, wb))};
+}
+Dual CombineMax(const Dual& a, const Dual& b) { return CombineChooser(a, b, max(a.value, b.value)); }
+Dual CombineMin(const Dual& a, const Dual& b) { return CombineChooser(a, b, min(a.value, b.value)); }
+
+// logaddexp(a, b) = max + log1p(exp(-|a - b|)); each side's weight is exp(side - result).
+Dual CombineLogAddExp(const Dual& a, const Dual& b) {
+  const Array r = add(max(a.value, b.value), log1p(exp(neg(abs(sub(a.value, b.value))))));
+  return {r, add(mul(a.tangent, exp(sub(a.value, r))), mul(b.tangent, exp(sub(b.value, r))))};
+}
+
+// The jvp of a cumulative op: the primal by binding p, the tangent by `tangent` (an undefined
+// tangent, as integer operands have, stays a symbolic zero).
+using CumTangentFn = std::function<Array(const Array& x, const Array& t, const ParamMap& params)>;
+JvpRule CumulativeJvp(Primitive p, CumTangentFn tangent) {
+  return [p, tangent](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    Array out = Bind1(p, primals, params);
+    Array t;
+    if (tangents[0].defined()) t = tangent(primals[0], tangents[0], params);
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+}
+
+CumTangentFn ScanTangentFn(Combine combine) {
+  return [combine](const Array& x, const Array& t, const ParamMap& params) {
+    return ScanTangent(x, t, params.GetInt("axis"), params.GetBool("reverse"), combine);
+  };
+}
+
+// Every cumulative op batches by moving the batch dim to the front and shifting its axis.
+BatchRule BatchCumulative(Primitive p) {
+  return [p](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& params) {
+    ParamMap shifted = params;
+    shifted.Set("axis", params.GetInt("axis") + 1);
+    return BatchResult{{Bind1(p, {MoveBatchToFront(args[0], dims[0], n)}, shifted)}, {0}};
+  };
+}
+
+void DefineCumulativeRules(Registry& r) {
+  PrimitiveRules& sum = r.Define(kCumsum);
+  sum.jvp = CumulativeJvp(kCumsum, [](const Array&, const Array& t, const ParamMap& params) {
+    return Bind1(kCumsum, {t}, params);
+  });
+  // Linear: each input feeds every later output, so the transpose is the scan run backwards.
+  sum.transpose = [](absl::Span<const Array> cts, absl::Span<const TransposeArg>, const ParamMap& params) {
+    if (!cts[0].defined()) return Arrays{Array{}};
+    ParamMap flipped = params;
+    flipped.Set("reverse", !params.GetBool("reverse"));
+    return Arrays{Bind1(kCumsum, {cts[0]}, flipped)};
+  };
+  r.Define(kCumprod).jvp = CumulativeJvp(kCumprod, ScanTangentFn(CombineProd));
+  r.Define(kCummax).jvp = CumulativeJvp(kCummax, ScanTangentFn(CombineMax));
+  r.Define(kCummin).jvp = CumulativeJvp(kCummin, ScanTangentFn(CombineMin));
+  r.Define(kCumlogsumexp).jvp = CumulativeJvp(kCumlogsumexp, ScanTangentFn(CombineLogAddExp));
+  for (Primitive p : {kCumsum, kCumprod, kCummax, kCummin, kCumlogsumexp}) {
+    PrimitiveRules& rules = r.Define(p);
+    rules.batch = BatchCumulative(p);
+    if (p != kCumsum) rules.unsupported["transpose"] = "not linear: reverse mode transposes the linear ops of its jvp";
+  }
+}
+
 }  // namespace
 
 void RegisterCumulativeOps(Registry& r) {
@@ -329,6 +453,7 @@ void RegisterCumulativeOps(Registry& r) {
   DefineCumulative(r, kCummax, DTypeClass::kNumeric, CumFn<ReduceKind::kMax>{});
   DefineCumulative(r, kCummin, DTypeClass::kNumeric, CumFn<ReduceKind::kMin>{});
   DefineCumulative(r, kCumlogsumexp, DTypeClass::kFloating, LseFn{});
+  DefineCumulativeRules(r);
 }
 
 }  // namespace internal

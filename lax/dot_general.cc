@@ -350,6 +350,7 @@ void RegisterDotGeneral(Registry& r) {
   PrimitiveRules& rules = r.Define(kDotGeneral);
   rules.abstract_eval = DotGeneralAbstractEval;
   rules.impl = DotGeneralImpl;
+  DefineDotGeneralRules(rules);
 }
 
 }  // namespace internal

@@ -19,6 +19,7 @@
 
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
+#include "jx/core/registry.h"
 
 namespace jx::lax {
 
@@ -48,6 +49,9 @@ const DotDimensionNumbers& GetDotDimensionNumbers(const ParamMap& params);
 DType ValidatePreferredElementType(std::string_view op, DType input, std::optional<DType> preferred,
                                    const ShapedArray& lhs, const ShapedArray& rhs);
 std::optional<DType> OptionalDTypeParam(const ParamMap& params, std::string_view name);
+
+// Sets dot_general's jvp, transpose and batch rules (lax/dot_general_rules.cc).
+void DefineDotGeneralRules(PrimitiveRules& rules);
 }  // namespace internal
 
 }  // namespace jx::lax

@@ -4,13 +4,17 @@
 // dims are merged into contiguous runs once up front; the common "take rows" gather and
 // "add rows" scatter get tight loops. scatter_add is deterministic: updates are applied in
 // order, and parallel runs split the output (rows or columns) between threads, never updates.
+// The jvp/transpose/batching rules close the file.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "jx/lax/binary_ops.h"
 #include "jx/lax/kernels/copy_kernels.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 
 namespace jx::lax {
@@ -701,6 +705,241 @@ Arrays ScatterImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<con
   return {out};
 }
 
+// ---- jvp, transpose and batching rules ----
+// gather is linear in its operand and scatter_add in its operand and updates: gather and
+// scatter_add with matching dimension numbers are each other's transposes. scatter's jvp
+// follows JAX (ids mark which operand elements and updates survive duplicate writes).
+// Batching folds the batch into the dimension numbers, as JAX's _gather_batching_rule.
+
+const GatherDimensionNumbers& GatherDn(const ParamMap& p) {
+  return GetObject<GatherDnParam>("gather", p, "dimension_numbers").dn;
+}
+const ScatterDimensionNumbers& ScatterDn(const ParamMap& p) {
+  return GetObject<ScatterDnParam>("scatter", p, "dimension_numbers").dn;
+}
+GatherScatterMode Mode(const ParamMap& p) { return GetObject<ModeParam>("gather/scatter", p, "mode").mode; }
+
+std::vector<int64_t> Plus1(const std::vector<int64_t>& v) {
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (int64_t d : v) out.push_back(d + 1);
+  return out;
+}
+std::vector<int64_t> WithLeading0(std::vector<int64_t> v) {
+  v.insert(v.begin(), 0);
+  return v;
+}
+std::vector<int64_t> Iota(int64_t n) {
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; ++d) out[static_cast<size_t>(d)] = d;
+  return out;
+}
+// The scatter whose windows are the slices a gather reads, and the converse.
+ScatterDimensionNumbers ScatterDnOf(const GatherDimensionNumbers& g) {
+  return {g.offset_dims, g.collapsed_slice_dims, g.start_index_map, g.operand_batching_dims,
+          g.start_indices_batching_dims};
+}
+GatherDimensionNumbers GatherDnOf(const ScatterDimensionNumbers& s) {
+  return {s.update_window_dims, s.inserted_window_dims, s.scatter_dims_to_operand_dims, s.operand_batching_dims,
+          s.scatter_indices_batching_dims};
+}
+// The gather slice sizes that read back the windows of a scatter into an operand of rank `rank`.
+std::vector<int64_t> WindowSliceSizes(const ScatterDimensionNumbers& dn, int64_t rank, const Shape& updates_shape) {
+  std::vector<int64_t> sizes;
+  size_t window = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (Contains(dn.inserted_window_dims, d) || Contains(dn.operand_batching_dims, d)) {
+      sizes.push_back(1);
+    } else {
+      sizes.push_back(updates_shape[static_cast<size_t>(dn.update_window_dims[window++])]);
+    }
+  }
+  return sizes;
+}
+// Modes under which a gather reads exactly the windows a scatter writes and vice versa: a
+// kPromiseInBounds gather clamps, a kPromiseInBounds scatter drops out-of-bounds windows.
+GatherScatterMode GatherModeReading(GatherScatterMode scatter_mode) {
+  return scatter_mode == GatherScatterMode::kClip ? GatherScatterMode::kClip : GatherScatterMode::kFillOrDrop;
+}
+GatherScatterMode ScatterModeWriting(GatherScatterMode gather_mode) {
+  return gather_mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kFillOrDrop : GatherScatterMode::kClip;
+}
+
+// gather
+
+JvpResult GatherJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Array out = Bind1(kGather, primals, p);
+  if (!tangents[0].defined()) return JvpResult{{out}, {Array()}};
+  // Filled slices are constants: their tangent is zero (JAX's fill_value=0).
+  ParamMap q = p;
+  q.Set("fill_value", 0.0);
+  return JvpResult{{out}, {Bind1(kGather, {tangents[0], primals[1]}, q)}};
+}
+
+Arrays GatherTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  Arrays out(2);
+  if (!cts[0].defined() || !args[0].is_linear()) return out;
+  out[0] = scatter_add(Zeros(args[0].aval), args[1].value, cts[0], ScatterDnOf(GatherDn(p)),
+                       ScatterModeWriting(Mode(p)));
+  return out;
+}
+
+BatchResult GatherBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& p) {
+  const GatherDimensionNumbers& dn = GatherDn(p);
+  std::vector<int64_t> sizes = p.GetInts("slice_sizes");
+  Array operand = args[0], indices = args[1];
+  GatherDimensionNumbers b = dn;
+  if (dims[0] != kNotMapped) {
+    operand = MoveAxis(operand, dims[0], 0);
+    b.collapsed_slice_dims = Plus1(dn.collapsed_slice_dims);
+    b.start_index_map = Plus1(dn.start_index_map);
+    b.operand_batching_dims = Plus1(dn.operand_batching_dims);
+  }
+  if (dims[1] != kNotMapped) indices = MoveAxis(indices, dims[1], 0);
+  if (dims[1] == kNotMapped) {
+    // Only the operand is batched: its batch axis becomes the leading offset (window) dim.
+    b.offset_dims = WithLeading0(Plus1(dn.offset_dims));
+    sizes.insert(sizes.begin(), n);
+  } else if (dims[0] == kNotMapped) {
+    // Only the indices are batched: one more batch dim of indices, leading in the output.
+    b.offset_dims = Plus1(dn.offset_dims);
+    b.start_indices_batching_dims = Plus1(dn.start_indices_batching_dims);
+  } else {
+    // Both: the batch axes are paired as batching dims.
+    b.offset_dims = Plus1(dn.offset_dims);
+    b.operand_batching_dims = WithLeading0(b.operand_batching_dims);
+    b.start_indices_batching_dims = WithLeading0(Plus1(dn.start_indices_batching_dims));
+    sizes.insert(sizes.begin(), 1);
+  }
+  ParamMap q = p;
+  q.Set("dimension_numbers", Obj(std::make_shared<const GatherDnParam>(b))).Set("slice_sizes", sizes);
+  return BatchResult{{Bind1(kGather, {operand, indices}, q)}, {0}};
+}
+
+// scatter and scatter_add
+
+// Which operand elements and which updates a scatter's output holds (the last of duplicate
+// writes wins): every scatter position gets a positive id, the ids are scattered like the
+// values and gathered back; an update won iff it reads back its own id, and an operand
+// element survives iff no id landed on it. Both masks are bool.
+struct ScatterSurvivors {
+  Array operand_kept;
+  Array update_won;
+};
+ScatterSurvivors FindSurvivors(const Shape& operand_shape, const Array& indices, const Shape& updates_shape,
+                               const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+  Shape ids_shape = updates_shape;
+  for (int64_t d : dn.update_window_dims) ids_shape[static_cast<size_t>(d)] = 1;
+  const int64_t num_ids = NumElements(ids_shape);
+  const DType id_dtype = num_ids < std::numeric_limits<int32_t>::max() ? int32 : int64;
+  Array ids = add(reshape(iota(id_dtype, num_ids), ids_shape), Array::Scalar(1, id_dtype));
+  ids = broadcast_in_dim(ids, updates_shape, Iota(static_cast<int64_t>(updates_shape.size())));
+  const Array scattered = scatter(Zeros(ShapedArray{operand_shape, id_dtype}), indices, ids, dn, mode);
+  const Array read_back = gather(scattered, indices, GatherDnOf(dn),
+                                 WindowSliceSizes(dn, static_cast<int64_t>(operand_shape.size()), updates_shape),
+                                 GatherModeReading(mode));
+  return {eq(scattered, Array::Scalar(0, id_dtype)), eq(ids, read_back)};
+}
+
+// x where mask is set, zero elsewhere (linear in x).
+Array KeepWhere(const Array& mask, const Array& x) {
+  return select_n(mask, {Zeros(ShapedArray{x.shape(), x.dtype()}), x});
+}
+
+// The tangent is a scatter_add of the surviving tangents, so reverse mode only needs
+// scatter_add's transpose.
+JvpResult ScatterJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Array out = Bind1(kScatter, primals, p);
+  const Array& indices = primals[1];
+  const ScatterSurvivors s =
+      FindSurvivors(primals[0].shape(), indices, primals[2].shape(), ScatterDn(p), Mode(p));
+  const Array t_operand = KeepWhere(s.operand_kept, Instantiate(tangents[0], primals[0]));
+  const Array t_updates = KeepWhere(s.update_won, Instantiate(tangents[2], primals[2]));
+  return JvpResult{{out}, {Bind1(kScatterAdd, {t_operand, indices, t_updates}, p)}};
+}
+
+// scatter is linear in (operand, updates) for fixed indices: the operand gets the cotangent
+// outside the overwritten windows, each update the cotangent of the window it won.
+Arrays ScatterTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  Arrays out(3);
+  if (!cts[0].defined()) return out;
+  const Array& indices = args[1].value;
+  const ShapedArray& operand = args[0].aval;
+  const ShapedArray& updates = args[2].aval;
+  if (args[0].is_linear()) out[0] = Bind1(kScatter, {cts[0], indices, Zeros(updates)}, p);
+  if (args[2].is_linear()) {
+    const ScatterDimensionNumbers& dn = ScatterDn(p);
+    const ScatterSurvivors s = FindSurvivors(operand.shape, indices, updates.shape, dn, Mode(p));
+    const Array window_ct = gather(cts[0], indices, GatherDnOf(dn), WindowSliceSizes(dn, operand.ndim(), updates.shape),
+                                   GatherModeReading(Mode(p)), 0.0);
+    out[2] = KeepWhere(s.update_won, window_ct);
+  }
+  return out;
+}
+
+JvpResult ScatterAddJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Array t = Bind1(kScatterAdd,
+                  {Instantiate(tangents[0], primals[0]), primals[1], Instantiate(tangents[2], primals[2])}, p);
+  return JvpResult{{Bind1(kScatterAdd, primals, p)}, {t}};
+}
+
+Arrays ScatterAddTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  Arrays out(3);
+  if (!cts[0].defined()) return out;
+  if (args[0].is_linear()) out[0] = cts[0];
+  if (args[2].is_linear()) {
+    // Dropped windows added nothing: their cotangent is the gather's fill, zero.
+    const ScatterDimensionNumbers& dn = ScatterDn(p);
+    out[2] = gather(cts[0], args[1].value, GatherDnOf(dn), WindowSliceSizes(dn, args[0].aval.ndim(), args[2].aval.shape),
+                    GatherModeReading(Mode(p)), 0.0);
+  }
+  return out;
+}
+
+BatchRule ScatterBatch(Primitive prim) {
+  return [prim](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& p) {
+    const ScatterDimensionNumbers& dn = ScatterDn(p);
+    // The output is batched whenever anything is: scatter into a batched operand.
+    const Array operand = MoveBatchToFront(args[0], dims[0], n);
+    const Array updates = MoveBatchToFront(args[2], dims[2], n);
+    Array indices = args[1];
+    ScatterDimensionNumbers b = dn;
+    b.inserted_window_dims = Plus1(dn.inserted_window_dims);
+    b.scatter_dims_to_operand_dims = Plus1(dn.scatter_dims_to_operand_dims);
+    if (dims[1] == kNotMapped) {
+      // The batch axis is one more window dim, written whole.
+      b.update_window_dims = WithLeading0(Plus1(dn.update_window_dims));
+      b.operand_batching_dims = Plus1(dn.operand_batching_dims);
+    } else {
+      // Batched indices: the batch axes of operand and indices are paired as batching dims.
+      indices = MoveAxis(indices, dims[1], 0);
+      b.update_window_dims = Plus1(dn.update_window_dims);
+      b.operand_batching_dims = WithLeading0(Plus1(dn.operand_batching_dims));
+      b.scatter_indices_batching_dims = WithLeading0(Plus1(dn.scatter_indices_batching_dims));
+    }
+    ParamMap q = p;
+    q.Set("dimension_numbers", Obj(std::make_shared<const ScatterDnParam>(b)));
+    return BatchResult{{Bind1(prim, {operand, indices, updates}, q)}, {0}};
+  };
+}
+
+void AddGatherScatterRules(Registry& r) {
+  PrimitiveRules& g = r.Define(kGather);
+  g.jvp = GatherJvp;
+  g.transpose = GatherTranspose;
+  g.batch = GatherBatch;
+
+  PrimitiveRules& s = r.Define(kScatter);
+  s.jvp = ScatterJvp;
+  s.transpose = ScatterTranspose;
+  s.batch = ScatterBatch(kScatter);
+
+  PrimitiveRules& sa = r.Define(kScatterAdd);
+  sa.jvp = ScatterAddJvp;
+  sa.transpose = ScatterAddTranspose;
+  sa.batch = ScatterBatch(kScatterAdd);
+}
+
 }  // namespace
 
 void RegisterGatherScatter(Registry& r) {
@@ -713,6 +952,7 @@ void RegisterGatherScatter(Registry& r) {
   PrimitiveRules& sa = r.Define(kScatterAdd);
   sa.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatterAdd, in, p); };
   sa.impl = ScatterImpl<true>;
+  AddGatherScatterRules(r);
 }
 
 }  // namespace internal

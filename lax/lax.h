@@ -2,6 +2,7 @@
 #pragma once
 
 #include "jx/lax/binary_ops.h"
+#include "jx/lax/control_flow.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/convolution.h"
 #include "jx/lax/cumulative_ops.h"
@@ -13,5 +14,6 @@
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/lax/sort_ops.h"
+#include "jx/lax/stop_gradient.h"
 #include "jx/lax/unary_ops.h"
 #include "jx/lax/window_ops.h"

@@ -37,6 +37,21 @@ void CheckSameDTypes(std::string_view op, InAvals in) {
   }
 }
 
+void CheckElementwiseShapes(std::string_view op, InAvals in) {
+  const ShapedArray* first = nullptr;  // the first operand that is not 0-d
+  size_t first_index = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i]->ndim() == 0) continue;
+    if (first == nullptr) {
+      first = in[i];
+      first_index = i;
+    } else if (in[i]->shape != first->shape) {
+      ThrowOpError<ShapeError>(op, "operands must have equal shapes (or be 0-d), got ", AvalsToString(in),
+                               " (argument ", i, " differs from argument ", first_index, ")");
+    }
+  }
+}
+
 std::string_view ClassName(DTypeClass c) {
   switch (c) {
     case DTypeClass::kAny: return "any";
@@ -61,8 +76,12 @@ void CheckDTypeClass(std::string_view op, InAvals in, DTypeClass c) {
 
 ShapedArray ElementwiseResult(InAvals in, DType dtype) {
   bool weak = true;
-  for (const ShapedArray* a : in) weak = weak && a->weak_type;
-  return ShapedArray{in[0]->shape, dtype, weak};
+  const ShapedArray* shaped = in[0];
+  for (const ShapedArray* a : in) {
+    weak = weak && a->weak_type;
+    if (shaped->ndim() == 0) shaped = a;
+  }
+  return ShapedArray{shaped->shape, dtype, weak};
 }
 
 namespace {
@@ -155,7 +174,7 @@ Array BindElementwise(Primitive p, std::initializer_list<Array> operands, const 
   absl::Span<const Array> span(operands.begin(), operands.size());
   if (span.size() < 2 || SameAvals(span)) return std::move(Bind(p, span, params)[0]);
   absl::InlinedVector<Array, 4> ops(operands.begin(), operands.end());
-  CoerceWeakOperands(absl::MakeSpan(ops));
+  CoerceWeakOperands(absl::MakeSpan(ops), /*broadcast_scalars=*/false);
   return std::move(Bind(p, ops, params)[0]);
 }
 

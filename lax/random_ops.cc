@@ -11,6 +11,7 @@
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
 
 namespace jx {
 
@@ -262,15 +263,39 @@ Arrays RandomBitsImpl(absl::Span<const Array> in, const ParamMap& params, absl::
   return {out};
 }
 
+// ---- transformation rules ----
+
+// Keys and bits are integers: no tangent space, so every output tangent is a symbolic zero.
+JvpRule IntegerOutputsJvp(Primitive p) {
+  return [p](absl::Span<const Array> primals, absl::Span<const Array>, const ParamMap& params) {
+    Arrays outs = BindOp(p, primals, params);
+    return JvpResult{outs, Arrays(outs.size())};
+  };
+}
+
+// random_bits maps over leading key dims already: the vmapped axis becomes one more of them.
+BatchResult RandomBitsBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                            const ParamMap& params) {
+  const Array keys = MoveBatchToFront(args[0], dims[0], n);
+  return BatchResult{BindOp(kRandomBits, absl::MakeConstSpan(&keys, 1), params), {0}};
+}
+
 }  // namespace
 
 void RegisterRandomOps(Registry& r) {
+  const std::string not_linear = "not linear: its outputs are integer bits with no tangent space";
   PrimitiveRules& tf = r.Define(kThreefry2x32);
   tf.abstract_eval = ThreefryAbstractEval;
   tf.impl = ThreefryImpl;
+  tf.jvp = IntegerOutputsJvp(kThreefry2x32);
+  tf.unsupported["transpose"] = not_linear;
+  tf.batch = BatchElementwise(kThreefry2x32);
   PrimitiveRules& rb = r.Define(kRandomBits);
   rb.abstract_eval = RandomBitsAbstractEval;
   rb.impl = RandomBitsImpl;
+  rb.jvp = IntegerOutputsJvp(kRandomBits);
+  rb.unsupported["transpose"] = not_linear;
+  rb.batch = RandomBitsBatch;
 }
 
 }  // namespace internal

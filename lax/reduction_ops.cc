@@ -17,10 +17,15 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "jx/lax/binary_ops.h"
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/kernels/reducer.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/shape_ops.h"
+#include "jx/lax/slicing_ops.h"
 
 namespace jx::lax {
 
@@ -479,6 +484,127 @@ void DefineArg(Registry& r, Primitive p) {
   };
 }
 
+// ---------------------------------------------------------------------------------------
+// Transformation rules (jvp, transpose, batching), written with lax ops.
+
+using Axes = std::vector<int64_t>;
+
+// The operand dims a reduction over `axes` keeps, in order: the broadcast_dimensions that
+// map its result back onto the operand.
+Axes KeptDims(int64_t rank, const Axes& axes) {
+  Axes kept;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(d);
+  }
+  return kept;
+}
+
+// A reduction's result broadcast back over the reduced axes of an operand of shape `shape`.
+Array BroadcastBack(const Array& y, const Shape& shape, const Axes& axes) {
+  return broadcast_in_dim(y, shape, KeptDims(static_cast<int64_t>(shape.size()), axes));
+}
+
+// reduce_prod's tangent by a pairwise product tree (JAX's _reduce_prod_jvp_rule): the
+// reduced axes become one leading axis of n rows, halved every level by multiplying even and
+// odd rows, with tangents ta * xb + xa * tb. No division, so zeros in x are exact.
+Array ProdTangent(const Array& x, const Array& t, const Axes& axes) {
+  Axes perm = axes;
+  const Axes kept = KeptDims(x.ndim(), axes);
+  perm.insert(perm.end(), kept.begin(), kept.end());
+  int64_t n = 1, m = 1;
+  Shape out_shape;
+  for (int64_t a : axes) n *= x.shape()[static_cast<size_t>(a)];
+  for (int64_t d : kept) {
+    m *= x.shape()[static_cast<size_t>(d)];
+    out_shape.push_back(x.shape()[static_cast<size_t>(d)]);
+  }
+  if (n == 0) return Array{};  // an empty product is the constant 1
+  Array xs = reshape(transpose(x, perm), {n, m});
+  Array ts = reshape(transpose(t, perm), {n, m});
+  const Array one = Array::Scalar(1, x.dtype()), zero = Array::Scalar(0, t.dtype());
+  while (n > 1) {
+    if (n % 2 == 1) {  // an odd row count gets a row of ones (tangent zero)
+      xs = pad(xs, one, {{0, 1, 0}, {0, 0, 0}});
+      ts = pad(ts, zero, {{0, 1, 0}, {0, 0, 0}});
+      ++n;
+    }
+    const Array xa = slice(xs, {0, 0}, {n, m}, {2, 1}), xb = slice(xs, {1, 0}, {n, m}, {2, 1});
+    const Array ta = slice(ts, {0, 0}, {n, m}, {2, 1}), tb = slice(ts, {1, 0}, {n, m}, {2, 1});
+    ts = add(mul(ta, xb), mul(xa, tb));
+    xs = mul(xa, xb);
+    n /= 2;
+  }
+  return reshape(ts, out_shape);
+}
+
+// reduce_max/min's tangent (JAX's _reduce_chooser_jvp_rule): the mean of the tangents at the
+// locations equal to the result. An empty reduction (the identity, +-inf) has a zero tangent.
+Array ChooserTangent(const Array& x, const Array& out, const Array& t, const Axes& axes) {
+  for (int64_t a : axes) {
+    if (x.shape()[static_cast<size_t>(a)] == 0) return Array{};
+  }
+  const Array at_extreme = convert_element_type(eq(x, BroadcastBack(out, x.shape(), axes)), t.dtype());
+  return div(reduce_sum(mul(t, at_extreme), axes), reduce_sum(at_extreme, axes));
+}
+
+using TangentFn = Array (*)(const Array& x, const Array& out, const Array& t, const Axes& axes);
+
+// A reduction's jvp: the primal by binding p, the tangent by `tangent` (undefined stays a
+// symbolic zero; integer and bool operands only ever have those).
+JvpRule ReduceJvp(Primitive p, TangentFn tangent) {
+  return [p, tangent](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    Array out = Bind1(p, primals, params);
+    Array t;
+    if (tangents[0].defined()) t = tangent(primals[0], out, tangents[0], params.GetInts("axes"));
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+}
+
+// Nonlinear reductions with integer (or bool) results: the tangent is a symbolic zero.
+JvpRule ZeroTangentJvp(Primitive p) {
+  return [p](absl::Span<const Array> primals, absl::Span<const Array>, const ParamMap& params) {
+    return JvpResult{{Bind1(p, primals, params)}, {Array{}}};
+  };
+}
+
+// Every reduction batches by moving the batch dim to the front and shifting its axes by one.
+BatchRule BatchReduce(Primitive p) {
+  return [p](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& params) {
+    Axes axes = params.GetInts("axes");
+    for (int64_t& a : axes) ++a;
+    ParamMap shifted = params;
+    shifted.Set("axes", std::move(axes));
+    const Array x = MoveBatchToFront(args[0], dims[0], n);
+    return BatchResult{{Bind1(p, {x}, shifted)}, {0}};
+  };
+}
+
+constexpr const char* kNotLinear = "not linear: reverse mode transposes the linear ops of its jvp";
+
+void DefineReduceRules(Registry& r) {
+  PrimitiveRules& sum = r.Define(kReduceSum);
+  sum.jvp = ReduceJvp(kReduceSum, [](const Array&, const Array&, const Array& t, const Axes& axes) {
+    return reduce_sum(t, axes);
+  });
+  // Linear: the cotangent is broadcast back over the reduced axes.
+  sum.transpose = [](absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& params) {
+    if (!cts[0].defined()) return Arrays{Array{}};
+    return Arrays{BroadcastBack(cts[0], args[0].aval.shape, params.GetInts("axes"))};
+  };
+  r.Define(kReduceProd).jvp =
+      ReduceJvp(kReduceProd, [](const Array& x, const Array&, const Array& t, const Axes& axes) {
+        return ProdTangent(x, t, axes);
+      });
+  r.Define(kReduceMax).jvp = ReduceJvp(kReduceMax, ChooserTangent);
+  r.Define(kReduceMin).jvp = ReduceJvp(kReduceMin, ChooserTangent);
+  for (Primitive p : {kReduceAnd, kReduceOr, kArgmax, kArgmin}) r.Define(p).jvp = ZeroTangentJvp(p);
+  for (Primitive p : {kReduceSum, kReduceProd, kReduceMax, kReduceMin, kReduceAnd, kReduceOr, kArgmax, kArgmin}) {
+    PrimitiveRules& rules = r.Define(p);
+    rules.batch = BatchReduce(p);
+    if (p != kReduceSum) rules.unsupported["transpose"] = kNotLinear;
+  }
+}
+
 }  // namespace
 
 void RegisterReductionOps(Registry& r) {
@@ -490,6 +616,7 @@ void RegisterReductionOps(Registry& r) {
   DefineReduce<ReduceKind::kOr>(r, kReduceOr, DTypeClass::kIntegerOrBool, false);
   DefineArg<true>(r, kArgmax);
   DefineArg<false>(r, kArgmin);
+  DefineReduceRules(r);
 }
 
 }  // namespace internal

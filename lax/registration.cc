@@ -2,6 +2,9 @@
 
 #include <mutex>
 
+#include "jx/transforms/checkpoint.h"
+#include "jx/transforms/custom_derivatives.h"
+
 namespace jx::lax {
 
 void RegisterAll() {
@@ -21,6 +24,10 @@ void RegisterAll() {
     internal::RegisterWindowOps(r);
     internal::RegisterSortOps(r);
     internal::RegisterRandomOps(r);
+    internal::RegisterStopGradient(r);
+    internal::RegisterControlFlow(r);
+    RegisterCustomDerivatives(r);
+    RegisterCheckpoint(r);
   });
 }
 

@@ -24,5 +24,7 @@ void RegisterConvolution(Registry& r);
 void RegisterWindowOps(Registry& r);
 void RegisterSortOps(Registry& r);
 void RegisterRandomOps(Registry& r);
+void RegisterStopGradient(Registry& r);
+void RegisterControlFlow(Registry& r);
 }  // namespace internal
 }  // namespace jx::lax

@@ -1,7 +1,10 @@
 #include "jx/lax/rule_util.h"
 
+#include <numeric>
+
 #include "jx/core/interpreter.h"
 #include "jx/lax/binary_ops.h"
+#include "jx/lax/reduction_ops.h"
 #include "jx/lax/shape_ops.h"
 
 namespace jx::lax::internal {
@@ -22,8 +25,21 @@ Array MoveBatchToFront(const Array& x, int64_t dim, int64_t n) {
   return MoveAxis(x, dim, 0);
 }
 
-BatchRule BatchElementwise(Primitive p) {
-  return [p](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& params) {
+Array BroadcastScalarTo(const Array& t, const Shape& shape) {
+  if (!t.defined() || t.ndim() != 0 || shape.empty()) return t;
+  return broadcast_in_dim(t, shape, {});
+}
+
+Array UnbroadcastScalar(const Array& ct, const ShapedArray& aval) {
+  if (!ct.defined() || !aval.shape.empty() || ct.ndim() == 0) return ct;
+  std::vector<int64_t> axes(static_cast<size_t>(ct.ndim()));
+  std::iota(axes.begin(), axes.end(), 0);
+  return reduce_sum(ct, axes);
+}
+
+BatchRule BatchElementwise(Primitive p, uint64_t scalar_ok) {
+  return [p, scalar_ok](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                        const ParamMap& params) {
     // The per-example shape: the highest-rank operand's (others are equal or 0-d).
     Shape example;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -36,18 +52,26 @@ BatchRule BatchElementwise(Primitive p) {
     Shape full = example;
     full.insert(full.begin(), n);
     Arrays moved;
+    moved.reserve(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       const Array& x = args[i];
+      const bool may_stay_scalar = i < 64 && ((scalar_ok >> i) & 1) != 0;
       if (dims[i] == kNotMapped) {
-        moved.push_back(x.ndim() == 0 ? broadcast_in_dim(x, full, {}) : BroadcastAxis(x, n, 0));
+        if (x.ndim() == 0) {
+          moved.push_back(may_stay_scalar ? x : broadcast_in_dim(x, full, {}));
+        } else {
+          moved.push_back(BroadcastAxis(x, n, 0));
+        }
         continue;
       }
       Array front = MoveAxis(x, dims[i], 0);
+      // [n] against shaped operands: each example's value spreads over its example.
       if (front.ndim() == 1 && !example.empty()) front = broadcast_in_dim(front, full, {0});
       moved.push_back(std::move(front));
     }
     Arrays outs = Bind(p, moved, params);
-    return BatchResult{std::move(outs), std::vector<int64_t>(outs.size(), 0)};
+    const size_t num_outs = outs.size();
+    return BatchResult{std::move(outs), std::vector<int64_t>(num_outs, 0)};
   };
 }
 

@@ -2,6 +2,7 @@
 // copy. Abstract eval follows JAX's shape rules; the kernels only move bytes (dispatch on the
 // element size), with contiguous runs copied by memcpy/fill and rows split over the pool.
 // reshape, squeeze and expand_dims share the operand's buffer (row-major data is unchanged).
+// The jvp/transpose/batching rules (all but iota are linear) close the file.
 #include "jx/lax/shape_ops.h"
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "jx/lax/kernels/copy_kernels.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/reduction_ops.h"
+#include "jx/lax/rule_util.h"
 
 namespace jx::lax {
 
@@ -686,6 +689,187 @@ void Define(Registry& r, Primitive p, AbstractEvalRule eval, ImplRule impl) {
   rules.impl = std::move(impl);
 }
 
+// ---- jvp, transpose and batching rules ----
+// Every shape op but iota is linear in its operand: the jvp applies the op to the tangent,
+// the transpose applies the inverse movement (summing over broadcast axes), and batching
+// folds the batch dimension into the op's own dimensions.
+
+// The jvp of an op linear in its single operand.
+JvpRule LinearUnaryJvp(Primitive p) {
+  return [p](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    Array out = Bind1(p, primals, params);
+    Array t = tangents[0].defined() ? Bind1(p, {tangents[0]}, params) : Array();
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+}
+
+// A transpose rule for an op linear in its single operand, from ct -> operand cotangent.
+TransposeRule LinearUnaryTranspose(std::function<Array(const Array&, const ShapedArray&, const ParamMap&)> f) {
+  return [f = std::move(f)](absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& params) {
+    if (!cts[0].defined() || !args[0].is_linear()) return Arrays{Array()};
+    return Arrays{f(cts[0], args[0].aval, params)};
+  };
+}
+
+std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inv;
+}
+
+std::vector<int64_t> ShiftedBy1(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out;
+  out.reserve(dims.size());
+  for (int64_t d : dims) out.push_back(d + 1);
+  return out;
+}
+
+// A batch rule for a one-operand op whose batch dimension is moved to the front: `params`
+// get rewritten by `shift` for the extra leading axis of size n.
+BatchRule FrontBatch(Primitive p, std::function<ParamMap(const ParamMap&, int64_t n)> shift) {
+  return [p, shift = std::move(shift)](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                                       const ParamMap& params) {
+    Array x = MoveBatchToFront(args[0], dims[0], n);
+    return BatchResult{{Bind1(p, {x}, shift(params, n))}, {0}};
+  };
+}
+
+ParamMap WithInts(ParamMap params, std::string_view name, std::vector<int64_t> v) {
+  params.Set(name, std::move(v));
+  return params;
+}
+
+Array BroadcastInDimTranspose(const Array& ct, const ShapedArray& operand, const ParamMap& p) {
+  const std::vector<int64_t>& bdims = p.GetInts("broadcast_dimensions");
+  // Sum over the new axes and over the operand's size-1 axes (broadcast or not), then put
+  // the size-1 axes back.
+  std::vector<bool> kept(static_cast<size_t>(ct.ndim()), false);
+  std::vector<int64_t> unit_dims;
+  for (size_t i = 0; i < bdims.size(); ++i) {
+    if (operand.shape[i] == 1) {
+      unit_dims.push_back(static_cast<int64_t>(i));
+    } else {
+      kept[static_cast<size_t>(bdims[i])] = true;
+    }
+  }
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < ct.ndim(); ++d) {
+    if (!kept[static_cast<size_t>(d)]) axes.push_back(d);
+  }
+  Array summed = axes.empty() ? ct : reduce_sum(ct, axes);
+  return expand_dims(summed, unit_dims);
+}
+
+Array ReshapeTranspose(const Array& ct, const ShapedArray& operand, const ParamMap& p) {
+  if (p.Get("dimensions").is_none()) return reshape(ct, operand.shape);
+  // The forward op transposed by `dimensions` first: undo the reshape, then the transpose.
+  const std::vector<int64_t>& dims = p.GetInts("dimensions");
+  Shape permuted;
+  for (int64_t d : dims) permuted.push_back(operand.shape[static_cast<size_t>(d)]);
+  return transpose(reshape(ct, permuted), InversePermutation(dims));
+}
+
+BatchResult BroadcastInDimBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                                const ParamMap& p) {
+  Array x = MoveAxis(args[0], dims[0], 0);
+  Shape shape = p.GetInts("shape");
+  shape.insert(shape.begin(), n);
+  std::vector<int64_t> bdims = ShiftedBy1(p.GetInts("broadcast_dimensions"));
+  bdims.insert(bdims.begin(), 0);
+  ParamMap q = WithInts(WithInts(p, "shape", shape), "broadcast_dimensions", bdims);
+  return BatchResult{{Bind1(kBroadcastInDim, {x}, q)}, {0}};
+}
+
+BatchResult ReshapeBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& p) {
+  Array x = MoveAxis(args[0], dims[0], 0);
+  if (!p.Get("dimensions").is_none()) {
+    std::vector<int64_t> perm = ShiftedBy1(p.GetInts("dimensions"));
+    perm.insert(perm.begin(), 0);
+    x = transpose(x, perm);
+  }
+  Shape sizes = p.GetInts("new_sizes");
+  sizes.insert(sizes.begin(), n);
+  ParamMap q = WithInts(p, "new_sizes", sizes);
+  q.Set("dimensions", ParamNone{});
+  return BatchResult{{Bind1(kReshape, {x}, q)}, {0}};
+}
+
+// The batch axis stays where it is; the permutation keeps it in front of the output.
+BatchResult TransposeBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t, const ParamMap& p) {
+  const int64_t b = dims[0];
+  std::vector<int64_t> perm = {b};
+  for (int64_t a : p.GetInts("permutation")) perm.push_back(a < b ? a : a + 1);
+  return BatchResult{{Bind1(kTranspose, {args[0]}, ParamMap{{"permutation", perm}})}, {0}};
+}
+
+// rev and copy act per element position: the batch axis stays in place.
+BatchResult RevBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t, const ParamMap& p) {
+  const int64_t b = dims[0];
+  std::vector<int64_t> rdims;
+  for (int64_t d : p.GetInts("dimensions")) rdims.push_back(d < b ? d : d + 1);
+  return BatchResult{{Bind1(kRev, {args[0]}, ParamMap{{"dimensions", rdims}})}, {b}};
+}
+
+void AddShapeRules(Registry& r) {
+  const auto shift_dims = [](const ParamMap& p, int64_t) { return WithInts(p, "dimensions", ShiftedBy1(p.GetInts("dimensions"))); };
+
+  PrimitiveRules& bid = r.Define(kBroadcastInDim);
+  bid.jvp = LinearUnaryJvp(kBroadcastInDim);
+  bid.transpose = LinearUnaryTranspose(BroadcastInDimTranspose);
+  bid.batch = BroadcastInDimBatch;
+
+  PrimitiveRules& rs = r.Define(kReshape);
+  rs.jvp = LinearUnaryJvp(kReshape);
+  rs.transpose = LinearUnaryTranspose(ReshapeTranspose);
+  rs.batch = ReshapeBatch;
+
+  PrimitiveRules& tr = r.Define(kTranspose);
+  tr.jvp = LinearUnaryJvp(kTranspose);
+  tr.transpose = LinearUnaryTranspose([](const Array& ct, const ShapedArray&, const ParamMap& p) {
+    return transpose(ct, InversePermutation(p.GetInts("permutation")));
+  });
+  tr.batch = TransposeBatch;
+
+  PrimitiveRules& sq = r.Define(kSqueeze);
+  sq.jvp = LinearUnaryJvp(kSqueeze);
+  sq.transpose = LinearUnaryTranspose([](const Array& ct, const ShapedArray&, const ParamMap& p) {
+    return expand_dims(ct, p.GetInts("dimensions"));
+  });
+  sq.batch = FrontBatch(kSqueeze, shift_dims);
+
+  PrimitiveRules& ed = r.Define(kExpandDims);
+  ed.jvp = LinearUnaryJvp(kExpandDims);
+  ed.transpose = LinearUnaryTranspose([](const Array& ct, const ShapedArray&, const ParamMap& p) {
+    return squeeze(ct, p.GetInts("dimensions"));
+  });
+  ed.batch = FrontBatch(kExpandDims, shift_dims);
+
+  PrimitiveRules& rv = r.Define(kRev);
+  rv.jvp = LinearUnaryJvp(kRev);
+  rv.transpose = LinearUnaryTranspose([](const Array& ct, const ShapedArray&, const ParamMap& p) {
+    return Bind1(kRev, {ct}, p);
+  });
+  rv.batch = RevBatch;
+
+  PrimitiveRules& cp = r.Define(kCopy);
+  cp.jvp = LinearUnaryJvp(kCopy);
+  cp.transpose = LinearUnaryTranspose([](const Array& ct, const ShapedArray&, const ParamMap&) { return copy(ct); });
+  cp.batch = [](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t, const ParamMap&) {
+    return BatchResult{{copy(args[0])}, {dims[0]}};
+  };
+
+  // iota has no operands: it is never batched (vmap binds it as is), and its output is an
+  // integer or a constant, so it has no tangent.
+  PrimitiveRules& io = r.Define(kIota);
+  io.jvp = [](absl::Span<const Array> primals, absl::Span<const Array>, const ParamMap& p) {
+    return JvpResult{{Bind1(kIota, primals, p)}, {Array()}};
+  };
+  io.unsupported["transpose"] = "iota has no operands, so nothing to be linear in";
+  io.batch = [](absl::Span<const Array> args, absl::Span<const int64_t>, int64_t, const ParamMap& p) {
+    return BatchResult{{Bind1(kIota, args, p)}, {kNotMapped}};
+  };
+}
+
 }  // namespace
 
 void RegisterShapeOps(Registry& r) {
@@ -697,6 +881,7 @@ void RegisterShapeOps(Registry& r) {
   Define(r, kRev, RevEval, RevImpl);
   Define(r, kIota, IotaEval, IotaImpl);
   Define(r, kCopy, CopyEval, CopyImpl);
+  AddShapeRules(r);
 }
 
 }  // namespace internal

@@ -1,15 +1,19 @@
 // Slicing primitives: slice, dynamic_slice, dynamic_update_slice, concatenate, pad. Abstract
 // eval follows JAX's shape rules; every kernel is a strided block copy (StridedCopy) whose
 // contiguous inner runs go through memcpy, split over the pool by rows. gather and scatter
-// live in gather_scatter.cc.
+// live in gather_scatter.cc. The jvp/transpose/batching rules (all linear) close the file.
 #include "jx/lax/slicing_ops.h"
 
 #include <algorithm>
 #include <limits>
 
+#include "jx/lax/binary_ops.h"
 #include "jx/lax/kernels/copy_kernels.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/reduction_ops.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/shape_ops.h"
 
 namespace jx::lax {
 
@@ -511,6 +515,294 @@ void Define(Registry& r, Primitive p, AbstractEvalRule eval, ImplRule impl) {
   rules.impl = std::move(impl);
 }
 
+// ---- jvp, transpose and batching rules ----
+// Every slicing op is linear in its array operands (pad: in the operand and the padding
+// value jointly); start indices are integers and never carry tangents. Batched start indices
+// turn dynamic_slice / dynamic_update_slice into gather / scatter, as in JAX.
+
+Arrays Concat(Arrays a, absl::Span<const Array> b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+Array SumAll(const Array& x) {
+  if (x.ndim() == 0) return x;
+  std::vector<int64_t> axes(static_cast<size_t>(x.ndim()));
+  for (int64_t d = 0; d < x.ndim(); ++d) axes[static_cast<size_t>(d)] = d;
+  return reduce_sum(x, axes);
+}
+
+std::vector<int64_t> Range(int64_t begin, int64_t end) {
+  std::vector<int64_t> out;
+  for (int64_t d = begin; d < end; ++d) out.push_back(d);
+  return out;
+}
+
+ParamList PadConfigList(const std::vector<PadDim>& cfg) {
+  ParamList out;
+  for (const PadDim& c : cfg) out.push_back(Param(std::vector<int64_t>{c.lo, c.hi, c.interior}));
+  return out;
+}
+
+bool AnyMapped(absl::Span<const int64_t> dims) {
+  return std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d != kNotMapped; });
+}
+
+// slice
+
+JvpResult SliceJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  return JvpResult{{Bind1(kSlice, primals, p)}, {tangents[0].defined() ? Bind1(kSlice, {tangents[0]}, p) : Array()}};
+}
+
+// Pads the cotangent back to the operand's shape: zeros before, after and between strides.
+Arrays SliceTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  if (!cts[0].defined()) return {Array()};
+  const Array& ct = cts[0];
+  const Shape& shape = args[0].aval.shape;
+  const std::vector<int64_t>& start = p.GetInts("start_indices");
+  std::vector<int64_t> strides(shape.size(), 1);
+  if (!p.Get("strides").is_none()) strides = p.GetInts("strides");
+  std::vector<std::array<int64_t, 3>> config;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t n = ct.shape()[d];
+    const int64_t real_limit = n == 0 ? start[d] : start[d] + (n - 1) * strides[d] + 1;
+    config.push_back({start[d], shape[d] - real_limit, n == 0 ? 0 : strides[d] - 1});
+  }
+  return {pad(ct, Array::Scalar(0, ct.dtype(), ct.weak_type()), config)};
+}
+
+// The batch axis is sliced whole, in place.
+BatchResult SliceBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& p) {
+  const size_t b = static_cast<size_t>(dims[0]);
+  std::vector<int64_t> start = p.GetInts("start_indices"), limit = p.GetInts("limit_indices");
+  start.insert(start.begin() + b, 0);
+  limit.insert(limit.begin() + b, n);
+  ParamMap q = p;
+  q.Set("start_indices", start).Set("limit_indices", limit);
+  if (!p.Get("strides").is_none()) {
+    std::vector<int64_t> strides = p.GetInts("strides");
+    strides.insert(strides.begin() + b, 1);
+    q.Set("strides", strides);
+  }
+  return BatchResult{{Bind1(kSlice, {args[0]}, q)}, {dims[0]}};
+}
+
+// dynamic_slice and dynamic_update_slice
+
+JvpResult DynamicSliceJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Array out = Bind1(kDynamicSlice, primals, p);
+  if (!tangents[0].defined()) return JvpResult{{out}, {Array()}};
+  return JvpResult{{out}, {Bind1(kDynamicSlice, Concat({tangents[0]}, primals.subspan(1)), p)}};
+}
+
+Arrays DynamicSliceTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+  Arrays out(args.size());
+  if (!cts[0].defined() || !args[0].is_linear()) return out;
+  Arrays starts;
+  for (size_t k = 1; k < args.size(); ++k) starts.push_back(args[k].value);
+  out[0] = Bind1(kDynamicUpdateSlice, Concat({Zeros(args[0].aval), cts[0]}, starts));
+  return out;
+}
+
+JvpResult DynamicUpdateSliceJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Array out = Bind1(kDynamicUpdateSlice, primals, p);
+  Array t = Bind1(kDynamicUpdateSlice,
+                  Concat({Instantiate(tangents[0], primals[0]), Instantiate(tangents[1], primals[1])},
+                         primals.subspan(2)),
+                  p);
+  return JvpResult{{out}, {t}};
+}
+
+// Operand: the cotangent with the updated window zeroed; update: the window of the cotangent.
+Arrays DynamicUpdateSliceTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+  Arrays out(args.size());
+  if (!cts[0].defined()) return out;
+  Arrays starts;
+  for (size_t k = 2; k < args.size(); ++k) starts.push_back(args[k].value);
+  const ShapedArray& update = args[1].aval;
+  if (args[0].is_linear()) out[0] = Bind1(kDynamicUpdateSlice, Concat({cts[0], Zeros(update)}, starts));
+  if (args[1].is_linear()) {
+    out[1] = Bind1(kDynamicSlice, Concat({cts[0]}, starts), ParamMap{{"slice_sizes", update.shape}});
+  }
+  return out;
+}
+
+// Per-example scalar start indices as one [n, rank] array (index vector last).
+Array StackedStartIndices(absl::Span<const Array> starts, absl::Span<const int64_t> dims, int64_t n) {
+  std::vector<Array> columns;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const std::vector<int64_t> bdims = dims[k] == kNotMapped ? std::vector<int64_t>{} : std::vector<int64_t>{0};
+    columns.push_back(broadcast_in_dim(starts[k], {n, 1}, bdims));
+  }
+  return concatenate(columns, 1);
+}
+
+// The operand's start indices with a zero start for a new batch axis at position b.
+Arrays StartsWithBatchAxis(absl::Span<const Array> starts, size_t b) {
+  const DType dtype = starts.empty() ? int32 : starts[0].dtype();
+  Arrays out(starts.begin(), starts.end());
+  out.insert(out.begin() + static_cast<int64_t>(b), Array::Scalar(0, dtype));
+  return out;
+}
+
+BatchResult DynamicSliceBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                              const ParamMap& p) {
+  const std::vector<int64_t>& sizes = p.GetInts("slice_sizes");
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  if (!AnyMapped(dims.subspan(1))) {
+    // Only the operand is batched: slice its batch axis whole.
+    const size_t b = static_cast<size_t>(dims[0]);
+    std::vector<int64_t> batched_sizes = sizes;
+    batched_sizes.insert(batched_sizes.begin() + static_cast<int64_t>(b), n);
+    Arrays in = Concat({args[0]}, StartsWithBatchAxis(args.subspan(1), b));
+    return BatchResult{{Bind1(kDynamicSlice, in, ParamMap{{"slice_sizes", batched_sizes}})}, {dims[0]}};
+  }
+  // Batched starts: a gather of one clamped window per example.
+  const Array starts = StackedStartIndices(args.subspan(1), dims.subspan(1), n);
+  GatherDimensionNumbers dn;
+  dn.offset_dims = Range(1, rank + 1);
+  std::vector<int64_t> slice_sizes = sizes;
+  Array operand = args[0];
+  if (dims[0] == kNotMapped) {
+    dn.start_index_map = Range(0, rank);
+  } else {
+    operand = MoveAxis(operand, dims[0], 0);
+    dn.start_index_map = Range(1, rank + 1);
+    dn.operand_batching_dims = {0};
+    dn.start_indices_batching_dims = {0};
+    slice_sizes.insert(slice_sizes.begin(), 1);
+  }
+  return BatchResult{{gather(operand, starts, dn, slice_sizes, GatherScatterMode::kClip)}, {0}};
+}
+
+BatchResult DynamicUpdateSliceBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                                    const ParamMap& p) {
+  const Array operand = MoveBatchToFront(args[0], dims[0], n);
+  const Array update = MoveBatchToFront(args[1], dims[1], n);
+  if (!AnyMapped(dims.subspan(2))) {
+    Arrays in = Concat({operand, update}, StartsWithBatchAxis(args.subspan(2), 0));
+    return BatchResult{{Bind1(kDynamicUpdateSlice, in, p)}, {0}};
+  }
+  // Batched starts: a scatter of one clamped window per example.
+  const int64_t rank = args[1].ndim() - (dims[1] == kNotMapped ? 0 : 1);
+  const Array starts = StackedStartIndices(args.subspan(2), dims.subspan(2), n);
+  ScatterDimensionNumbers dn;
+  dn.update_window_dims = Range(1, rank + 1);
+  dn.scatter_dims_to_operand_dims = Range(1, rank + 1);
+  dn.operand_batching_dims = {0};
+  dn.scatter_indices_batching_dims = {0};
+  return BatchResult{{scatter(operand, starts, update, dn, GatherScatterMode::kClip)}, {0}};
+}
+
+// concatenate
+
+JvpResult ConcatenateJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Arrays ts;
+  for (size_t k = 0; k < primals.size(); ++k) ts.push_back(Instantiate(tangents[k], primals[k]));
+  return JvpResult{{Bind1(kConcatenate, primals, p)}, {Bind1(kConcatenate, ts, p)}};
+}
+
+// Each linear operand's cotangent is its slab of the output cotangent.
+Arrays ConcatenateTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  Arrays out(args.size());
+  if (!cts[0].defined()) return out;
+  const size_t dim = static_cast<size_t>(p.GetInt("dimension"));
+  std::vector<int64_t> start(cts[0].shape().size(), 0);
+  std::vector<int64_t> limit = cts[0].shape();
+  int64_t offset = 0;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const int64_t size = args[k].aval.shape[dim];
+    if (args[k].is_linear()) {
+      start[dim] = offset;
+      limit[dim] = offset + size;
+      out[k] = slice(cts[0], start, limit);
+    }
+    offset += size;
+  }
+  return out;
+}
+
+BatchResult ConcatenateBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                             const ParamMap& p) {
+  Arrays in;
+  for (size_t k = 0; k < args.size(); ++k) in.push_back(MoveBatchToFront(args[k], dims[k], n));
+  return BatchResult{{Bind1(kConcatenate, in, ParamMap{{"dimension", p.GetInt("dimension") + 1}})}, {0}};
+}
+
+// pad
+
+JvpResult PadJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  Array t = Bind1(kPad, {Instantiate(tangents[0], primals[0]), Instantiate(tangents[1], primals[1])}, p);
+  return JvpResult{{Bind1(kPad, primals, p)}, {t}};
+}
+
+// Operand: the cotangent with the padding cut off (negative padding re-padded with zeros)
+// and the interior strided out; padding value: everything the operand did not receive.
+Arrays PadTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  Arrays out(2);
+  if (!cts[0].defined()) return out;
+  const Array& ct = cts[0];
+  std::vector<std::array<int64_t, 3>> unpad;
+  std::vector<int64_t> strides;
+  bool strided = false;
+  for (const PadDim& c : PadConfig(p)) {
+    unpad.push_back({-c.lo, -c.hi, 0});
+    strides.push_back(c.interior + 1);
+    strided = strided || c.interior > 0;
+  }
+  const Array unpadded = pad(ct, Array::Scalar(0, ct.dtype(), ct.weak_type()), unpad);
+  const Array operand_ct = slice(unpadded, std::vector<int64_t>(strides.size(), 0), unpadded.shape(),
+                                 strided ? strides : std::vector<int64_t>{});
+  if (args[0].is_linear()) out[0] = operand_ct;
+  if (args[1].is_linear()) out[1] = sub(SumAll(ct), SumAll(operand_ct));
+  return out;
+}
+
+BatchResult PadBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& p) {
+  std::vector<PadDim> cfg = PadConfig(p);
+  if (dims[1] == kNotMapped) {
+    // Only the operand is batched: its batch axis gets no padding.
+    cfg.insert(cfg.begin() + dims[0], PadDim{0, 0, 0});
+    return BatchResult{{Bind1(kPad, args, ParamMap{{"padding_config", PadConfigList(cfg)}})}, {dims[0]}};
+  }
+  // A per-example padding value: pad with zeros, then select it where the padding went.
+  cfg.insert(cfg.begin(), PadDim{0, 0, 0});
+  const ParamMap q{{"padding_config", PadConfigList(cfg)}};
+  const Array operand = MoveBatchToFront(args[0], dims[0], n);
+  const Array value = MoveAxis(args[1], dims[1], 0);
+  const Array padded = Bind1(kPad, {operand, Array::Scalar(0, operand.dtype())}, q);
+  const Array ones = broadcast_in_dim(Array::Scalar(1, bool_), operand.shape(), {});
+  const Array is_operand = Bind1(kPad, {ones, Array::Scalar(0, bool_)}, q);
+  return BatchResult{{select_n(is_operand, {broadcast_in_dim(value, padded.shape(), {0}), padded})}, {0}};
+}
+
+void AddSlicingRules(Registry& r) {
+  PrimitiveRules& sl = r.Define(kSlice);
+  sl.jvp = SliceJvp;
+  sl.transpose = SliceTranspose;
+  sl.batch = SliceBatch;
+
+  PrimitiveRules& ds = r.Define(kDynamicSlice);
+  ds.jvp = DynamicSliceJvp;
+  ds.transpose = DynamicSliceTranspose;
+  ds.batch = DynamicSliceBatch;
+
+  PrimitiveRules& dus = r.Define(kDynamicUpdateSlice);
+  dus.jvp = DynamicUpdateSliceJvp;
+  dus.transpose = DynamicUpdateSliceTranspose;
+  dus.batch = DynamicUpdateSliceBatch;
+
+  PrimitiveRules& cc = r.Define(kConcatenate);
+  cc.jvp = ConcatenateJvp;
+  cc.transpose = ConcatenateTranspose;
+  cc.batch = ConcatenateBatch;
+
+  PrimitiveRules& pd = r.Define(kPad);
+  pd.jvp = PadJvp;
+  pd.transpose = PadTranspose;
+  pd.batch = PadBatch;
+}
+
 }  // namespace
 
 void RegisterSlicingOps(Registry& r) {
@@ -519,6 +811,7 @@ void RegisterSlicingOps(Registry& r) {
   Define(r, kDynamicUpdateSlice, DynamicUpdateSliceEval, DynamicUpdateSliceImpl);
   Define(r, kConcatenate, ConcatenateEval, ConcatenateImpl);
   Define(r, kPad, PadEval, PadImpl);
+  AddSlicingRules(r);
 }
 
 }  // namespace internal

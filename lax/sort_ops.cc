@@ -14,9 +14,13 @@
 #include <numeric>
 #include <vector>
 
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/shape_ops.h"
+#include "jx/lax/slicing_ops.h"
 
 namespace jx::lax {
 
@@ -342,11 +346,90 @@ void DefineTopK(Registry& r) {
   };
 }
 
+// ---------------------------------------------------------------------------------------
+// Transformation rules (jvp, batching). Neither op is linear; their tangents are gathers.
+
+// out[..., j, ...] = x[..., idx[..., j, ...], ...] along axis (take_along_axis): one gather
+// whose index vectors pair idx with iotas over the other dims, as JAX's sort and top_k jvps.
+Array TakeAlongAxis(const Array& x, const Array& idx, int64_t axis) {
+  // Nothing to gather (and no valid 1-element slice of an empty operand): a zero tangent.
+  if (idx.size() == 0 || x.size() == 0) return Array{};
+  const int64_t rank = idx.ndim();
+  Shape column = idx.shape();
+  column.push_back(1);
+  std::vector<Array> coords;
+  std::vector<int64_t> all_dims, ones(static_cast<size_t>(rank), 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    const Array coord = d == axis ? convert_element_type(idx, int32) : broadcasted_iota(int32, idx.shape(), d);
+    coords.push_back(reshape(coord, column));
+    all_dims.push_back(d);
+  }
+  const GatherDimensionNumbers dnums{/*offset_dims=*/{}, /*collapsed_slice_dims=*/all_dims,
+                                     /*start_index_map=*/all_dims};
+  return gather(x, concatenate(coords, rank), dnums, ones, GatherScatterMode::kPromiseInBounds);
+}
+
+// sort's jvp (JAX's _sort_jvp): an iota sorted alongside the operands is the permutation,
+// which gathers every defined tangent.
+JvpResult SortJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  const bool any_tangent = std::any_of(tangents.begin(), tangents.end(), [](const Array& t) { return t.defined(); });
+  // Empty operands have empty (symbolic zero) tangents, and no index to gather with.
+  if (!any_tangent || primals[0].size() == 0) return JvpResult{Bind(kSort, primals, params), Arrays(primals.size())};
+  const int64_t dimension = params.GetInt("dimension");
+  Arrays operands(primals.begin(), primals.end());
+  operands.push_back(broadcasted_iota(int32, primals[0].shape(), dimension));
+  Arrays sorted = Bind(kSort, operands, params);
+  const Array perm = sorted.back();
+  sorted.pop_back();
+  Arrays tangents_out;
+  for (const Array& t : tangents) tangents_out.push_back(t.defined() ? TakeAlongAxis(t, perm, dimension) : Array{});
+  return JvpResult{std::move(sorted), std::move(tangents_out)};
+}
+
+// top_k's jvp (JAX's _top_k_jvp): the tangents at the returned indices; indices get none.
+JvpResult TopKJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  Arrays out = Bind(kTopK, primals, params);
+  Array t;
+  if (tangents[0].defined() && out[0].size() > 0) t = TakeAlongAxis(tangents[0], out[1], out[1].ndim() - 1);
+  return JvpResult{std::move(out), {std::move(t), Array{}}};
+}
+
+// sort batches with every operand's batch dim at the front (unbatched ones broadcast) and
+// the sorted dimension shifted by one.
+BatchResult BatchSort(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                      const ParamMap& params) {
+  Arrays moved;
+  for (size_t i = 0; i < args.size(); ++i) moved.push_back(MoveBatchToFront(args[i], dims[i], n));
+  ParamMap shifted = params;
+  shifted.Set("dimension", params.GetInt("dimension") + 1);
+  Arrays out = Bind(kSort, moved, shifted);
+  return BatchResult{std::move(out), std::vector<int64_t>(args.size(), 0)};
+}
+
+// top_k works on the last axis, which stays last once the batch dim is at the front.
+BatchResult BatchTopK(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n,
+                      const ParamMap& params) {
+  return BatchResult{Bind(kTopK, {MoveBatchToFront(args[0], dims[0], n)}, params), {0, 0}};
+}
+
+void DefineSortRules(Registry& r) {
+  constexpr const char* kNotLinear = "not linear: reverse mode transposes the linear ops of its jvp";
+  PrimitiveRules& sort_rules = r.Define(kSort);
+  sort_rules.jvp = SortJvp;
+  sort_rules.batch = BatchSort;
+  sort_rules.unsupported["transpose"] = kNotLinear;
+  PrimitiveRules& top_k_rules = r.Define(kTopK);
+  top_k_rules.jvp = TopKJvp;
+  top_k_rules.batch = BatchTopK;
+  top_k_rules.unsupported["transpose"] = kNotLinear;
+}
+
 }  // namespace
 
 void RegisterSortOps(Registry& r) {
   DefineSort(r);
   DefineTopK(r);
+  DefineSortRules(r);
 }
 
 }  // namespace internal

@@ -16,6 +16,7 @@
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/unary_rules.h"
 
 namespace jx::lax {
 
@@ -524,6 +525,8 @@ void RegisterUnaryOps(Registry& r) {
   DefineUnary<kFloat>(r, kDigamma, Scalar1([](auto v) {
     return static_cast<decltype(v)>(Eigen::numext::digamma(static_cast<double>(v)));
   }));
+
+  RegisterUnaryRules(r);
 }
 
 }  // namespace jx::lax::internal

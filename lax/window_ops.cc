@@ -13,15 +13,21 @@
 #include "jx/lax/window_ops.h"
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <cstring>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_join.h"
+#include "jx/lax/binary_ops.h"
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/kernels/reducer.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/slicing_ops.h"
 
 namespace jx::lax {
 
@@ -327,11 +333,116 @@ void DefineReduceWindow(Registry& r, Primitive p, DTypeClass accepted) {
   };
 }
 
+// ---------------------------------------------------------------------------------------
+// Transformation rules (jvp, transpose, batching), written with lax ops.
+
+using PadConfig = std::vector<std::array<int64_t, 3>>;
+
+// The size of n elements with d - 1 holes between neighbours (JAX's _dilate_shape).
+int64_t Dilate(int64_t n, int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
+
+// reduce_window_sum's transpose (JAX's _reduce_window_sum_transpose_rule): the cotangent,
+// spread by the strides and padded so that every input position sees exactly the outputs
+// whose windows covered it, summed over the same window with the base dilation as stride.
+Arrays ReduceWindowSumTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args,
+                                const ParamMap& params) {
+  if (!cts[0].defined()) return {Array{}};
+  const std::vector<AxisWindow> axes = ParseWindow(kReduceWindowSum.name(), args[0].aval, params);
+  PadConfig config;
+  ParamList no_padding;
+  for (const AxisWindow& a : axes) {
+    const int64_t window = Dilate(a.window, a.window_dilation);
+    const int64_t before = window - a.lo - 1;
+    const int64_t after = Dilate(a.in, a.base_dilation) + window - 1 - Dilate(a.out, a.stride) - before;
+    config.push_back({before, after, a.stride - 1});
+    no_padding.push_back(Param(std::vector<int64_t>{0, 0}));
+  }
+  const Array spread = pad(cts[0], Array::Scalar(0, cts[0].dtype()), config);
+  ParamMap q = params;
+  q.Set("window_strides", params.GetInts("base_dilation"));
+  q.Set("padding", std::move(no_padding));
+  q.Set("base_dilation", std::vector<int64_t>(axes.size(), 1));
+  return {Bind1(kReduceWindowSum, {spread}, q)};
+}
+
+// reduce_window_max's tangent: the mean of the tangents at the window positions equal to the
+// window's max (JAX selects one by select_and_gather_add; ties have measure zero). The
+// operand and tangent are padded and dilated like the window sees them, then every window
+// tap is one strided slice, so the tangent is linear and transposes (pads, slices, products
+// with primal masks). Costs a few ops per tap: fine for pooling windows.
+Array WindowMaxTangent(const Array& x, const Array& out, const Array& t, const ParamMap& params) {
+  if (x.ndim() == 0) return t;
+  const std::vector<AxisWindow> axes = ParseWindow(kReduceWindowMax.name(), x.aval(), params);
+  if (out.size() == 0) return Array{};
+  PadConfig config;
+  for (const AxisWindow& a : axes) config.push_back({a.lo, a.hi, a.base_dilation - 1});
+  const Array xp = pad(x, Array::Scalar(-std::numeric_limits<double>::infinity(), x.dtype()), config);
+  const Array tp = pad(t, Array::Scalar(0, t.dtype()), config);
+  const size_t rank = axes.size();
+  std::vector<int64_t> tap(rank, 0), start(rank), limit(rank), strides(rank);
+  Array sum, count;
+  while (true) {
+    for (size_t i = 0; i < rank; ++i) {
+      const AxisWindow& a = axes[i];
+      start[i] = tap[i] * a.window_dilation;
+      limit[i] = start[i] + (a.out - 1) * a.stride + 1;
+      strides[i] = a.stride;
+    }
+    const Array hit = convert_element_type(eq(slice(xp, start, limit, strides), out), t.dtype());
+    const Array picked = mul(slice(tp, start, limit, strides), hit);
+    sum = sum.defined() ? add(sum, picked) : picked;
+    count = count.defined() ? add(count, hit) : hit;
+    size_t i = rank;  // next tap, odometer order
+    while (i-- > 0 && ++tap[i] == axes[i].window) tap[i] = 0;
+    if (i == static_cast<size_t>(-1)) break;
+  }
+  return div(sum, count);
+}
+
+// reduce_window_{sum,max} batch with the batch dim at the front under a window of 1.
+BatchRule BatchReduceWindow(Primitive p) {
+  return [p](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& params) {
+    ParamMap q = params;
+    for (const char* name : {"window_dimensions", "window_strides", "base_dilation", "window_dilation"}) {
+      std::vector<int64_t> v = params.GetInts(name);
+      v.insert(v.begin(), 1);
+      q.Set(name, std::move(v));
+    }
+    ParamList padding = params.GetList("padding");
+    padding.insert(padding.begin(), Param(std::vector<int64_t>{0, 0}));
+    q.Set("padding", std::move(padding));
+    return BatchResult{{Bind1(p, {MoveBatchToFront(args[0], dims[0], n)}, q)}, {0}};
+  };
+}
+
+void DefineReduceWindowRules(Registry& r) {
+  PrimitiveRules& sum = r.Define(kReduceWindowSum);
+  sum.jvp = [](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    Array out = Bind1(kReduceWindowSum, primals, params);
+    Array t = tangents[0].defined() ? Bind1(kReduceWindowSum, {tangents[0]}, params) : Array{};
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+  sum.transpose = ReduceWindowSumTranspose;
+  sum.batch = BatchReduceWindow(kReduceWindowSum);
+
+  PrimitiveRules& max = r.Define(kReduceWindowMax);
+  max.jvp = [](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    Array out = Bind1(kReduceWindowMax, primals, params);
+    // An empty output (e.g. a window larger than the operand) has a symbolic zero tangent.
+    const bool has_tangent = tangents[0].defined() && out.size() > 0;
+    Array t = has_tangent ? WindowMaxTangent(primals[0], out, tangents[0], params) : Array{};
+    return JvpResult{{std::move(out)}, {std::move(t)}};
+  };
+  max.unsupported["transpose"] = "not linear: reverse mode transposes the linear ops of its jvp";
+  max.batch = BatchReduceWindow(kReduceWindowMax);
+}
+
 }  // namespace
 
 void RegisterWindowOps(Registry& r) {
   DefineReduceWindow<ReduceKind::kSum>(r, kReduceWindowSum, DTypeClass::kNumeric);
   DefineReduceWindow<ReduceKind::kMax>(r, kReduceWindowMax, DTypeClass::kAny);
+  DefineReduceWindowRules(r);
 }
 
 }  // namespace internal

@@ -39,4 +39,9 @@ Array BroadcastAxis(const Array& x, int64_t n, int64_t axis) {
                ParamMap{{"shape", shape}, {"broadcast_dimensions", dims}, {"sharding", ParamNone{}}});
 }
 
+Array SumLeadingAxis(const Array& x) {
+  static const Primitive kReduceSum = Primitive::Intern("reduce_sum");
+  return Bind1(kReduceSum, {x}, ParamMap{{"axes", std::vector<int64_t>{0}}});
+}
+
 }  // namespace jx

@@ -20,5 +20,7 @@ Array Zeros(const ShapedArray& aval);
 Array MoveAxis(const Array& x, int64_t from, int64_t to);
 // x broadcast to have a new axis of size n at position `axis`.
 Array BroadcastAxis(const Array& x, int64_t n, int64_t axis);
+// x summed over its leading axis (the cotangent of a value broadcast along a new axis 0).
+Array SumLeadingAxis(const Array& x);
 
 }  // namespace jx

@@ -60,4 +60,15 @@ std::vector<std::vector<Array>> SplitPerArg(const std::vector<FlatArg>& flat, ab
   return out;
 }
 
+std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat) {
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < flat.size(); ++i) {
+    for (size_t j = 0; j < flat[i].leaves.size(); ++j) {
+      const std::string path = flat[i].def.KeyPath(j);
+      labels.push_back(path.empty() ? StrCat("argument ", i) : StrCat("argument ", i, " at ", path));
+    }
+  }
+  return labels;
+}
+
 }  // namespace jx::api_internal

@@ -25,7 +25,11 @@
 #include "jx/core/pytree.h"
 #include "jx/transforms/ad.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/builtin_rules.h"
 #include "jx/transforms/check_grads.h"
+#include "jx/transforms/checkpoint.h"
+#include "jx/transforms/custom_derivatives.h"
+#include "jx/transforms/jacobian.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/staging.h"
 #include "jx/transforms/vmap.h"
@@ -81,6 +85,7 @@ struct FlatArg {
 
 template <typename... Args>
 std::vector<FlatArg> FlattenArgs(const Args&... args) {
+  lax::RegisterAll();  // every transformation flattens its arguments first
   std::vector<FlatArg> flat;
   (
       [&] {
@@ -115,6 +120,8 @@ std::vector<FlatArg> Substitute(const std::vector<FlatArg>& flat, absl::Span<con
 std::vector<Array> DiffLeaves(const std::vector<FlatArg>& flat, absl::Span<const int> selected,
                               std::string_view transform);
 void CheckArgnums(absl::Span<const int> selected, size_t num_args);
+// Names of every leaf for error messages: "argument 0", "argument 1 at .layers[2].w".
+std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat);
 // grad's output check: a real scalar.
 void CheckScalarOutput(const Array& out, std::string_view transform);
 // Cotangents of the selected arguments split per argument.
@@ -299,6 +306,58 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
   };
 }
 
+namespace api_internal {
+
+// jacfwd/jacrev over argument 0. With an Array output the Jacobian is shaped like argument 0
+// (each leaf: out.shape ++ leaf.shape); with an Array argument it is shaped like the output.
+template <bool kForward, typename F>
+auto Jacobian(F f) {
+  return [f](const auto&... args) mutable {
+    using R = std::decay_t<std::invoke_result_t<F&, decltype(args)...>>;
+    using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<decltype(args)...>>>;
+    static_assert(std::is_same_v<R, Array> || std::is_same_v<A0, Array>,
+                  "jx::jacfwd/jacrev: either the output or argument 0 must be a single Array (a Jacobian "
+                  "between two pytrees has no single C++ type; differentiate one leaf at a time)");
+    const std::vector<FlatArg> flat = FlattenArgs(args...);
+    const int selected[] = {0};
+    const char* name = kForward ? "jacfwd" : "jacrev";
+    const std::vector<Array> diff = DiffLeaves(flat, selected, name);
+    tree::TreeDef out_def;
+    ArraysFn fn = [&](absl::Span<const Array> leaves) {
+      return CallFlat<F, std::decay_t<decltype(args)>...>(f, Substitute(flat, selected, leaves), &out_def);
+    };
+    const JacobianBlocks jac = kForward ? JacfwdFlat(fn, diff) : JacrevFlat(fn, diff);
+    if constexpr (std::is_same_v<R, Array>) {
+      return tree::unflatten<A0>(flat[0].def, jac[0]);
+    } else {
+      std::vector<Array> leaves;
+      for (const std::vector<Array>& row : jac) leaves.push_back(row[0]);
+      return tree::unflatten<R>(out_def, leaves);
+    }
+  };
+}
+
+}  // namespace api_internal
+
+// jacfwd(f)(args...): the Jacobian of f with respect to argument 0, by forward mode (one jvp
+// per input element, batched with vmap). For f: f32[n] -> f32[m], an f32[m, n] array.
+template <typename F>
+auto jacfwd(F f) {
+  return api_internal::Jacobian<true>(std::move(f));
+}
+
+// jacrev(f)(args...): the same Jacobian by reverse mode (one vjp per output element, batched).
+template <typename F>
+auto jacrev(F f) {
+  return api_internal::Jacobian<false>(std::move(f));
+}
+
+// hessian(f)(x): jacfwd(jacrev(f)), f32[n] -> f32[] giving f32[n, n].
+template <typename F>
+auto hessian(F f) {
+  return jacfwd(jacrev(std::move(f)));
+}
+
 // make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' shapes and dtypes.
 template <typename F>
 auto make_jaxpr(F f) {
@@ -316,7 +375,7 @@ auto make_jaxpr(F f) {
           return api_internal::CallFlat<F, std::decay_t<decltype(args)>...>(f, api_internal::Substitute(flat, all, l),
                                                                            &out_def);
         },
-        avals, "make_jaxpr");
+        avals, "make_jaxpr", api_internal::ArgLabels(flat));
   };
 }
 

@@ -19,6 +19,9 @@ class JvpTracer final : public Tracer {
       : Tracer(primal.aval(), owner), primal_(std::move(primal)), tangent_(std::move(tangent)) {}
   const Array& primal() const { return primal_; }
   const Array& tangent() const { return tangent_; }  // undefined: symbolic zero
+  std::string Provenance() const override {
+    return primal_.is_tracer() ? primal_.impl()->Provenance() : " It is traced by " + owner_name() + ".";
+  }
 
  private:
   Array primal_, tangent_;

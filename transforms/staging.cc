@@ -7,10 +7,31 @@ namespace jx {
 
 StagingInterpreter::StagingInterpreter(Mode mode, std::string name) : mode_(mode), name_(std::move(name)) {}
 
-Array StagingInterpreter::NewArg(ShapedArray aval) {
+Array StagingInterpreter::NewArg(ShapedArray aval, std::string label) {
   Var v = jaxpr_->NewVar(aval);
   jaxpr_->invars.push_back(v);
-  return Array(std::make_shared<StagedTracer>(std::move(aval), *this, v));
+  labels_->push_back(label.empty() ? StrCat("input ", jaxpr_->invars.size() - 1) : std::move(label));
+  return Array(std::make_shared<StagedTracer>(std::move(aval), *this, v, jaxpr_, labels_));
+}
+
+std::string StagedTracer::Provenance() const {
+  // Walk the equations backward from var_, collecting everything it was computed from.
+  std::vector<bool> needed(jaxpr_->num_vars(), false);
+  needed[var_.index] = true;
+  for (auto e = jaxpr_->eqns.rbegin(); e != jaxpr_->eqns.rend(); ++e) {
+    bool used = false;
+    for (Var out : e->outputs) used = used || needed[out.index];
+    if (!used) continue;
+    for (const Atom& in : e->inputs) {
+      if (const Var* v = std::get_if<Var>(&in)) needed[v->index] = true;
+    }
+  }
+  std::string names;
+  for (size_t i = 0; i < jaxpr_->invars.size() && i < labels_->size(); ++i) {
+    if (needed[jaxpr_->invars[i].index]) StrAppend(&names, names.empty() ? "" : ", ", (*labels_)[i]);
+  }
+  if (names.empty()) return StrCat(" It is traced by ", owner_name(), " and depends on no input (a closed-over traced value).");
+  return StrCat(" It is traced by ", owner_name(), " and depends on the value of ", names, ".");
 }
 
 Atom StagingInterpreter::AtomFor(const Array& x, std::string_view op, size_t argument) {
@@ -49,7 +70,7 @@ Arrays StagingInterpreter::Process(Primitive p, absl::Span<const Array> inputs, 
   for (ShapedArray& aval : out_avals) {
     Var v = jaxpr_->NewVar(aval);
     eqn.outputs.push_back(v);
-    outs.push_back(Array(std::make_shared<StagedTracer>(std::move(aval), *this, v)));
+    outs.push_back(Array(std::make_shared<StagedTracer>(std::move(aval), *this, v, jaxpr_, labels_)));
   }
   jaxpr_->eqns.push_back(std::move(eqn));
   return outs;
@@ -67,16 +88,18 @@ ClosedJaxpr StagingInterpreter::Build(absl::Span<const Array> outs) {
   }
   ClosedJaxpr closed{jaxpr_, std::move(consts_)};
   jaxpr_ = std::make_shared<Jaxpr>();
+  labels_ = std::make_shared<std::vector<std::string>>();
   consts_.clear();
   const_vars_.clear();
   return closed;
 }
 
 ClosedJaxpr TraceToJaxpr(const std::function<Arrays(absl::Span<const Array>)>& fn,
-                         absl::Span<const ShapedArray> in_avals, std::string name) {
+                         absl::Span<const ShapedArray> in_avals, std::string name,
+                         absl::Span<const std::string> in_labels) {
   StagingInterpreter staging(StagingInterpreter::Mode::kStageAll, std::move(name));
   Arrays args;
-  for (const ShapedArray& a : in_avals) args.push_back(staging.NewArg(a));
+  for (size_t i = 0; i < in_avals.size(); ++i) args.push_back(staging.NewArg(in_avals[i], i < in_labels.size() ? in_labels[i] : ""));
   Arrays outs;
   {
     InterpreterScope scope(&staging);

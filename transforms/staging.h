@@ -28,8 +28,9 @@ class StagingInterpreter final : public Interpreter {
   };
   StagingInterpreter(Mode mode, std::string name);
 
-  // A new input variable of the jaxpr, as a tracer of this interpreter.
-  Array NewArg(ShapedArray aval);
+  // A new input variable of the jaxpr, as a tracer of this interpreter. The label names it
+  // in errors ("argument 0 at .w"); empty: "input i".
+  Array NewArg(ShapedArray aval, std::string label = {});
   Arrays Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) override;
   std::string name() const override { return name_; }
 
@@ -43,21 +44,30 @@ class StagingInterpreter final : public Interpreter {
   std::string name_;
   std::shared_ptr<Jaxpr> jaxpr_ = std::make_shared<Jaxpr>();
   std::vector<Array> consts_;
+  std::shared_ptr<std::vector<std::string>> labels_ = std::make_shared<std::vector<std::string>>();
   absl::flat_hash_map<const ArrayImpl*, Var> const_vars_;
 };
 
 // The var a tracer of a staging interpreter stands for.
 class StagedTracer final : public Tracer {
  public:
-  StagedTracer(ShapedArray aval, const Interpreter& owner, Var var) : Tracer(std::move(aval), owner), var_(var) {}
+  StagedTracer(ShapedArray aval, const Interpreter& owner, Var var, std::shared_ptr<const Jaxpr> jaxpr,
+               std::shared_ptr<const std::vector<std::string>> labels)
+      : Tracer(std::move(aval), owner), var_(var), jaxpr_(std::move(jaxpr)), labels_(std::move(labels)) {}
   Var var() const { return var_; }
+  // Names the inputs of the jaxpr being built that this value depends on.
+  std::string Provenance() const override;
 
  private:
   Var var_;
+  std::shared_ptr<const Jaxpr> jaxpr_;  // the jaxpr being built (kept alive for errors)
+  std::shared_ptr<const std::vector<std::string>> labels_;
 };
 
 // Traces fn on abstract inputs of the given avals into a closed jaxpr (make_jaxpr's core).
+// in_labels name the inputs in errors (empty: "input i").
 ClosedJaxpr TraceToJaxpr(const std::function<Arrays(absl::Span<const Array>)>& fn,
-                         absl::Span<const ShapedArray> in_avals, std::string name);
+                         absl::Span<const ShapedArray> in_avals, std::string name,
+                         absl::Span<const std::string> in_labels = {});
 
 }  // namespace jx

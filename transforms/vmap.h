@@ -19,6 +19,9 @@ class BatchTracer final : public Tracer {
       : Tracer(std::move(aval), owner), value_(std::move(value)), batch_dim_(batch_dim) {}
   const Array& value() const { return value_; }
   int64_t batch_dim() const { return batch_dim_; }
+  std::string Provenance() const override {
+    return value_.is_tracer() ? value_.impl()->Provenance() : " It is traced by " + owner_name() + ".";
+  }
 
  private:
   Array value_;

@@ -23,6 +23,7 @@ WORKLOADS = {
     "exp_16M": ("elementwise_bench", "BM_JxExp"),
     "matmul_1024": ("dot_bench", "BM_JxDotGeneral/1024"),
     "matmul_2048": ("dot_bench", "BM_JxDotGeneral/2048"),
+    "mlp_grad": ("transform_bench", "BM_MlpLossGrad"),
 }
 
 UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}

@@ -55,6 +55,28 @@ def main():
             a = torch.rand(size, size)
             b = torch.rand(size, size)
             out[f"matmul_{size}"] = timeit(lambda: torch.mm(a, b), repeats=3)
+    # grad of the MLP loss (784-512-512-10, tanh, softmax cross-entropy, batch 128).
+    dims = [784, 512, 512, 10]
+    params = []
+    for i in range(3):
+        params.append((torch.randn(dims[i], dims[i + 1]) / dims[i] ** 0.5).requires_grad_())
+        params.append(torch.zeros(dims[i + 1], requires_grad=True))
+    xb = torch.randn(128, 784)
+    labels = torch.randint(0, 10, (128,))
+
+    def loss_and_grad():
+        h = xb
+        for i in range(3):
+            h = h @ params[2 * i] + params[2 * i + 1]
+            if i < 2:
+                h = torch.tanh(h)
+        loss = torch.nn.functional.cross_entropy(h, labels)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        return loss
+
+    out["mlp_grad"] = timeit(loss_and_grad)
     print(json.dumps(out))
     return 0
 

@@ -164,6 +164,30 @@ void BinaryBlocks(const A* a, const B* b, Out* out, int64_t n, Kernel kernel, in
   }, grain);
 }
 
+// Runs kernel(a, b, out, m) over [0, n) where an operand flagged as a scalar (a 0-d operand
+// of a broadcasting elementwise op) is read with stride 0: its value is splatted into an
+// L1-sized block once per parallel chunk and the kernel runs block by block on it, so no
+// n-element copy is made. With no scalar operand this is the single call kernel(a, b, out, n).
+template <typename A, typename B, typename Out, typename Kernel>
+void WithScalarOperands(const A* a, bool a_scalar, const B* b, bool b_scalar, Out* out, int64_t n, Kernel kernel,
+                        int64_t grain = kParallelGrain) {
+  if (!a_scalar && !b_scalar) {
+    kernel(a, b, out, n);
+    return;
+  }
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    alignas(64) A abuf[detail::kBlock];
+    alignas(64) B bbuf[detail::kBlock];
+    const int64_t fill = std::min(detail::kBlock, end - begin);
+    if (a_scalar) std::fill(abuf, abuf + fill, a[0]);
+    if (b_scalar) std::fill(bbuf, bbuf + fill, b[0]);
+    for (int64_t k = begin; k < end; k += detail::kBlock) {
+      const int64_t m = std::min(detail::kBlock, end - k);
+      kernel(a_scalar ? abuf : a + k, b_scalar ? bbuf : b + k, out + k, m);
+    }
+  }, grain);
+}
+
 // ---- Non-temporal stores for large outputs.
 //
 // An output much larger than the last-level cache is evicted before anyone reads it again;

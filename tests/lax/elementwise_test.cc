@@ -77,9 +77,89 @@ TEST(WeakScalarTest, StrongMismatchesStayErrors) {
   ExpectError<TypeError>([&] { lax::add(x, Array::Scalar(2, float64)); }, {"[add]", "f32[3]", "f64[]"});
   // A weak float does not fit an integer operand (JAX's lax raises too).
   ExpectError<TypeError>([&] { lax::add(Make<int32_t>({1, 2}), 2.5); }, {"[add]", "i32[2]"});
-  // Strong 0-d operands are not broadcast.
-  ExpectError<ShapeError>([&] { lax::add(x, Array::Scalar(2, float32)); }, {"[add]", "f32[3]", "f32[]"});
   EXPECT_EQ(lax::add(x, 1.0).to_vector<float>()[0], 2.0f);
+}
+
+// ---- 0-d operands broadcast against shaped ones (JAX's broadcasting_shape_rule).
+
+TEST(ScalarOperandTest, ZeroDOperandsBroadcastOnEitherSide) {
+  Array x = Make<float>({1, 2, 3});
+  Array two = Array::Scalar(2, float32);
+  Array y = lax::sub(x, two);
+  EXPECT_EQ(y.shape(), (Shape{3}));
+  EXPECT_FALSE(y.weak_type());
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{-1, 0, 1}));
+  EXPECT_EQ(lax::sub(two, x).to_vector<float>(), (std::vector<float>{1, 0, -1}));
+  EXPECT_EQ(lax::pow(x, two).to_vector<float>(), (std::vector<float>{1, 4, 9}));
+  EXPECT_EQ(lax::pow(two, x).to_vector<float>(), (std::vector<float>{2, 4, 8}));
+  EXPECT_EQ(lax::pow(x, Array::Scalar(3, int32)).to_vector<float>(), (std::vector<float>{1, 8, 27}));
+  EXPECT_EQ(lax::max(Make<int32_t>({1, 5}), Array::Scalar(3, int32)).to_vector<int>(), (std::vector<int>{3, 5}));
+  EXPECT_EQ(lax::lt(two, x).to_vector<bool>(), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(lax::ge(x, two).to_vector<bool>(), (std::vector<bool>{false, true, true}));
+  Array m = lax::mul(Make<float>({1, 2, 3, 4, 5, 6}, {2, 3}), two);
+  EXPECT_EQ(m.shape(), (Shape{2, 3}));
+  EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  // Both 0-d: a 0-d result.
+  EXPECT_EQ(lax::add(two, two).shape(), Shape{});
+}
+
+TEST(ScalarOperandTest, ParallelAndHalfPrecisionPathsReadTheScalarEverywhere) {
+  const int64_t n = 100003;  // several parallel chunks, and a ragged last block
+  Array big = Make<float>(std::vector<float>(n, 1.5f));
+  for (float v : lax::add(big, Array::Scalar(2, float32)).to_vector<float>()) ASSERT_EQ(v, 3.5f);
+  for (float v : lax::div(Array::Scalar(3, float32), big).to_vector<float>()) ASSERT_EQ(v, 2.0f);
+  Array half = big.astype(bfloat16);
+  for (float v : lax::mul(Array::Scalar(2, bfloat16), half).to_vector<float>()) ASSERT_EQ(v, 3.0f);
+  Array ints = Make<int32_t>(std::vector<int32_t>(n, 7));
+  for (int v : lax::rem(ints, Array::Scalar(4, int32)).to_vector<int>()) ASSERT_EQ(v, 3);
+  for (bool v : lax::eq(ints, Array::Scalar(7, int32)).to_vector<bool>()) ASSERT_TRUE(v);
+}
+
+TEST(ScalarOperandTest, WeakScalarsStayZeroD) {
+  // A C++ scalar is bound as a 0-d operand, not materialized to the other operand's shape.
+  ClosedJaxpr j = make_jaxpr([](const Array& x) { return lax::add(x, 1.0); })(Make<float>({1, 2, 3}));
+  EXPECT_EQ(j.ToString(), "{ lambda ; a:f32[3]. let b:f32[3] = add a 1.0:f32[] in (b,) }");
+}
+
+TEST(ScalarOperandTest, TransformsOfZeroDOperands) {
+  const Array s = Array::Scalar(2, float32);
+  const Array v = Make<float>({1, 2, 4});
+  auto call = [](Array (*op)(const Array&, const Array&)) {
+    return [op](absl::Span<const Array> a) { return Arrays{op(a[0], a[1])}; };
+  };
+  // Reverse mode: a broadcast 0-d operand's cotangent is summed back to shape ().
+  auto [outs, pullback] = VjpCall(call(lax::mul), {s, v});
+  Arrays cts = pullback({Make<float>({1, 1, 1})});
+  EXPECT_EQ(cts[0].shape(), Shape{});
+  EXPECT_EQ(cts[0].item<float>(), 7.0f);
+  EXPECT_EQ(cts[1].to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  auto [outs2, pullback2] = VjpCall(call(lax::sub), {v, s});
+  cts = pullback2({Make<float>({1, 1, 1})});
+  EXPECT_EQ(cts[1].shape(), Shape{});
+  EXPECT_EQ(cts[1].item<float>(), -3.0f);
+  auto [outs3, pullback3] = VjpCall(call(lax::div), {s, v});
+  EXPECT_EQ(pullback3({Make<float>({1, 1, 1})})[0].item<float>(), 1.75f);
+  // Forward mode: the 0-d operand's tangent alone spreads over the output's shape.
+  auto [ys, ts] = JvpCall(call(lax::add), {s, v}, {Array::Scalar(1, float32), Array()});
+  EXPECT_EQ(ts[0].to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  // vmap: a batched 0-d operand against an unbatched shaped one, and the reverse.
+  Arrays b = VmapCall(call(lax::mul), {Make<float>({1, 2}), v}, {0, kNotMapped}, {0});
+  EXPECT_EQ(b[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(b[0].to_vector<float>(), (std::vector<float>{1, 2, 4, 2, 4, 8}));
+  b = VmapCall(call(lax::sub), {s, Make<float>({1, 2, 3, 4, 5, 6}, {3, 2})}, {kNotMapped, 1}, {0});
+  EXPECT_EQ(b[0].to_vector<float>(), (std::vector<float>{1, -1, -3, 0, -2, -4}));
+}
+
+TEST(ScalarOperandTest, NonZeroDShapesMustStillBeEqual) {
+  Array x = Make<float>({1, 2, 3});
+  Array m = Make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  // No rank broadcasting beyond 0-d: [3] against [2,3] is an error naming both shapes.
+  ExpectError<ShapeError>([&] { lax::add(x, m); }, {"[add]", "f32[3]", "f32[2,3]", "argument 1"});
+  ExpectError<ShapeError>([&] { lax::lt(m, x); }, {"[lt]", "f32[2,3]", "f32[3]"});
+  ExpectError<ShapeError>([&] { lax::pow(m, x); }, {"[pow]", "f32[2,3]", "f32[3]"});
+  // select_n's cases still need equal shapes (JAX's rule); a strong 0-d case is an error.
+  ExpectError<ShapeError>([&] { lax::select(lax::lt(x, 2.0), x, Array::Scalar(0, float32)); },
+                          {"[select_n]", "f32[3]", "f32[]"});
 }
 
 // ---- Integer semantics (XLA).

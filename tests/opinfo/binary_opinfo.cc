@@ -101,7 +101,11 @@ JX_OPINFO(pow) {
     if (IsFloating(d)) return [](double x, double y) { return std::pow(x, y); };
     // XLA: a negative exponent gives 1 for base 1 and 0 otherwise.
     return [d](double x, double y) { return y < 0 ? (x == 1 ? 1.0 : 0.0) : Wrap(d, std::pow(x, y)); };
-  }, .dtypes = kNumericDTypes, .range_a = DefaultRange, .range_b = [](DType d) {
+  // Float bases are positive: x^y is NaN for x < 0 (non-integer y) and has no derivative
+  // there (the special values sample still covers negative and zero bases).
+  }, .dtypes = kNumericDTypes, .range_a = [](DType d) {
+    return IsFloating(d) ? Range{0.1, 3} : DefaultRange(d);
+  }, .range_b = [](DType d) {
     return IsFloating(d) ? Range{-3, 3} : DefaultRange(d);
   }});
 }
@@ -284,6 +288,7 @@ JX_OPINFO(clamp) {
       special.description = StrCat(dtype_name(d), " NaN operand and bounds");
       special.args = {elementwise::FromDoubles({0, kNaN, 0, -1}, d), elementwise::FromDoubles({kNaN, 1, 2, -0.0}, d),
                       elementwise::FromDoubles({1, 1, kNaN, 1}, d)};
+      special.derivatives_defined = false;
       special.op = op;
       special.reference = reference;
       special.out_dtypes = {d};

@@ -103,6 +103,20 @@ std::vector<ConvCase> ConvCases() {
   using S = std::array<std::string, 3>;
   using P = lax::Padding;
   return {
+      // Small cases first: the vmap and composition columns take the first few samples, and
+      // these exercise the transposes' feature-group, batch-group and dilation paths.
+      {"1d feature groups, strides and both dilations", {2, 4, 5}, {4, 2, 2}, {2}, P({{1, 2}}), {2}, {2},
+       std::nullopt, 2},
+      {"1d batch groups, rhs dilation", {4, 2, 5}, {4, 2, 2}, {1}, P({{1, 0}}), {}, {2}, std::nullopt, 1, 2},
+      {"2d NHWC depthwise, stride and lhs dilation",
+       {1, 3, 3, 2},
+       {2, 2, 1, 4},
+       {2, 1},
+       P({{1, 1}, {0, 1}}),
+       {2, 1},
+       {},
+       S{"NHWC", "HWIO", "NHWC"},
+       2},
       {"2d NCHW same", {2, 3, 6, 5}, {4, 3, 3, 3}, {1, 1}, P::Same()},
       {"2d NHWC valid stride 2", {2, 7, 6, 3}, {3, 3, 3, 4}, {2, 2}, P::Valid(), {}, {}, S{"NHWC", "HWIO", "NHWC"}},
       {"2d NHWC same, NCHW out", {2, 5, 6, 3}, {3, 2, 3, 4}, {1, 2}, P::Same(), {}, {}, S{"NHWC", "HWIO", "NCHW"}},

@@ -56,6 +56,9 @@ JX_OPINFO(convert_element_type) {
         return std::vector<RefArray>{res};
       };
       auto op = [to](const std::vector<Array>& a) { return std::vector<Array>{lax::convert_element_type(a[0], to)}; };
+      // Rounding into a narrower float moves outputs by far more than finite differences (and
+      // the dot-product identity, at 1e-9) can absorb: no derivative checks there.
+      const bool rounds = IsFloating(from) && IsFloating(to) && from != to && ItemSize(to) <= ItemSize(from);
       for (const Shape& s : ElementwiseShapes()) {
         Sample sample;
         sample.description = StrCat(ShapedArray{s, from}.str(), " -> ", dtype_name(to));
@@ -63,6 +66,7 @@ JX_OPINFO(convert_element_type) {
         sample.op = op;
         sample.reference = reference;
         sample.out_dtypes = {to};
+        sample.derivatives_defined = !rounds;
         out.push_back(std::move(sample));
       }
       if (IsFloating(from)) {
@@ -74,8 +78,22 @@ JX_OPINFO(convert_element_type) {
         sample.op = op;
         sample.reference = reference;
         sample.out_dtypes = {to};
+        sample.derivatives_defined = false;
         out.push_back(std::move(sample));
       }
+    }
+    if (IsFloating(from)) {
+      // To the same dtype but weakly typed: the values pass through, yet the primitive is
+      // bound (unlike a full no-op), so its jvp and transpose (back to a strong type) run.
+      Sample sample;
+      sample.description = StrCat(ShapedArray{{4, 3}, from}.str(), " -> weak ", dtype_name(from));
+      sample.args = {RandomArray(rng, {4, 3}, from, -3, 3)};
+      sample.op = [from](const std::vector<Array>& a) {
+        return std::vector<Array>{lax::convert_element_type(a[0], from, /*weak_type=*/true)};
+      };
+      sample.reference = [](const std::vector<RefArray>& a) { return a; };
+      sample.out_dtypes = {from};
+      out.push_back(std::move(sample));
     }
     return out;
   };
@@ -116,6 +134,9 @@ JX_OPINFO(bitcast_convert_type) {
         sample.op = op;
         sample.reference = reference;
         sample.out_dtypes = {to};
+        // Reinterpreting bits as another float type has no meaningful derivative (the jvp
+        // rejects it); the same type is the identity, whose derivative is checked.
+        sample.derivatives_defined = !(IsFloating(from) && IsFloating(to) && from != to);
         out.push_back(std::move(sample));
       }
     }
@@ -173,6 +194,11 @@ JX_OPINFO(reduce_precision) {
     std::vector<Sample> out;
     const std::vector<std::pair<int, int>> formats = {{8, 7}, {5, 10}, {4, 3}, {5, 2}, {2, 1}, {8, 0}, {11, 52}, {3, 23}};
     for (auto [e, m] : formats) {
+      // The jvp rounds the tangent like the primal (JAX's convention: reduce_precision is
+      // treated as linear), while the op itself is piecewise constant wherever it rounds: finite
+      // differences check only the formats that keep every value of d.
+      const bool rounds = e < (d == float16 ? 5 : d == float64 ? 11 : 8) ||
+                          m < (d == float16 ? 10 : d == bfloat16 ? 7 : d == float32 ? 23 : 52);
       auto reference = [e, m, d](const std::vector<RefArray>& a) {
         RefArray res{a[0].shape, a[0].data};
         for (double& v : res.data) v = RefReducePrecision(v, d, e, m);
@@ -186,6 +212,7 @@ JX_OPINFO(reduce_precision) {
         sample.op = op;
         sample.reference = reference;
         sample.out_dtypes = {d};
+        sample.derivatives_defined = !rounds;
         out.push_back(std::move(sample));
       }
       std::vector<double> v = elementwise::FloatSpecials();
@@ -196,6 +223,7 @@ JX_OPINFO(reduce_precision) {
       sample.op = op;
       sample.reference = reference;
       sample.out_dtypes = {d};
+      sample.derivatives_defined = false;
       out.push_back(std::move(sample));
     }
     return out;

@@ -1,5 +1,6 @@
 // opinfo records for the cumulative family: cumsum, cumprod, cummax, cummin, cumlogsumexp.
 // References are naive float64 scans over [outer, axis, inner]; integer results wrap.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -52,6 +53,10 @@ double Wrap(double v, DType d) {
   if (r < 0) r += mod;
   if (IsSignedInt(d) && r >= mod / 2) r -= mod;
   return r;
+}
+
+bool AllFinite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double e) { return std::isfinite(e); });
 }
 
 using Ext = long double;  // the running value: long f64 sums need more than f64 to be a reference
@@ -134,6 +139,8 @@ OpInfo CumInfo(CumSpec spec) {
             return std::vector<RefArray>{r};
           };
           s.out_dtypes = {d};
+          // Finite differences need finite inputs (not the injected NaN and infinities).
+          s.derivatives_defined = AllFinite(arg.to_vector<double>());
           out.push_back(std::move(s));
         }
       }

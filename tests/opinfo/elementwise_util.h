@@ -87,7 +87,10 @@ inline OpInfo Unary(UnarySpec spec) {
       add(x, ShapedArray{shape, d}.str());
       if (shape.size() >= 2) add(NonContiguousCopy(x), StrCat(ShapedArray{shape, d}.str(), " (transposed)"));
     }
-    if (spec.specials && IsFloating(d)) add(FromDoubles(FloatSpecials(), d), StrCat(dtype_name(d), " special values"));
+    if (spec.specials && IsFloating(d)) {
+      add(FromDoubles(FloatSpecials(), d), StrCat(dtype_name(d), " special values"));
+      out.back().derivatives_defined = false;
+    }
     return out;
   };
   return info;
@@ -145,6 +148,7 @@ inline OpInfo Binary(BinarySpec spec) {
         }
       }
       add(FromDoubles(xs, d), FromDoubles(ys, d), StrCat(dtype_name(d), " special value pairs"));
+      out.back().derivatives_defined = false;
     }
     return out;
   };

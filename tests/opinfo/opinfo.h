@@ -40,6 +40,9 @@ struct Sample {
   std::function<std::vector<RefArray>(const std::vector<RefArray>&)> reference;
   // Output dtypes expected from the op (checked exactly).
   std::vector<DType> out_dtypes;
+  // False for special values (infinities, NaNs, ties of max/min) where derivatives are not
+  // defined: the derivative columns skip the sample; the eager and vmap columns keep it.
+  bool derivatives_defined = true;
 };
 
 struct Tolerance {

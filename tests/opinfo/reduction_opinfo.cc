@@ -1,6 +1,7 @@
 // opinfo records for the reduction family: reduce_{sum,prod,max,min,and,or}, argmax, argmin.
 // References are naive float64 loops over every input index; integer results wrap to the
 // output dtype (two's complement), as XLA's do.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -41,6 +42,8 @@ Array Rand(std::mt19937_64& rng, const Shape& shape, DType d, double lo, double 
   return RandomArray(rng, shape, d, lo, hi);
 }
 
+constexpr const char* kWithNaN = " (with NaN)";
+
 // Replaces a few elements by NaN (floats only), spread over the array.
 Array WithNaNs(const Array& a, std::mt19937_64& rng) {
   if (!IsFloating(a.dtype()) || a.size() == 0) return a;
@@ -57,6 +60,10 @@ Array WithNaNs(const Array& a, std::mt19937_64& rng) {
 
 double Lowest(DType d);
 double Highest(DType d);
+
+bool AllFinite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double e) { return std::isfinite(e); });
+}
 
 // Integer results wrap modulo 2^bits into the dtype's range (values already in range are
 // returned untouched: doubles near 2^64 cannot take the round trip).
@@ -159,11 +166,12 @@ OpInfo ReduceInfo(ReduceSpec spec) {
       Array x = Rand(rng, c.shape, d, lo, hi);
       std::vector<std::pair<std::string, Array>> inputs = {{"", x}};
       if (c.shape.size() >= 2) inputs.push_back({" (transposed)", NonContiguousCopy(x)});
-      if (spec.nans && IsFloating(d) && x.size() > 0) inputs.push_back({" (with NaN)", WithNaNs(x, rng)});
+      if (spec.nans && IsFloating(d) && x.size() > 0) inputs.push_back({kWithNaN, WithNaNs(x, rng)});
       for (auto& [tag, arg] : inputs) {
         Sample s;
         s.description = StrCat(ShapedArray{c.shape, d}.str(), " axes=(", absl::StrJoin(c.axes, ", "), ")", tag);
         s.args = {arg};
+        s.derivatives_defined = tag != kWithNaN;  // no derivative through a NaN
         const ReduceFn op = spec.op;
         const std::vector<int64_t> axes = c.axes;
         s.op = [op, axes](const std::vector<Array>& a) { return std::vector<Array>{op(a[0], axes)}; };
@@ -175,6 +183,9 @@ OpInfo ReduceInfo(ReduceSpec spec) {
           return std::vector<RefArray>{r};
         };
         s.out_dtypes = {d};
+        // Finite differences need finite inputs and results (no NaN, nor the +-inf of an
+        // empty max/min).
+        s.derivatives_defined = AllFinite(arg.to_vector<double>()) && AllFinite(s.reference({ToRef(arg)})[0].data);
         out.push_back(std::move(s));
       }
     }
@@ -279,7 +290,7 @@ OpInfo ArgInfo(std::string name, Array (*op)(const Array&, int64_t, DType)) {
       Array x = Rand(rng, c.shape, d, -3, 3);
       std::vector<std::pair<std::string, Array>> inputs = {{"", x}};
       if (c.shape.size() >= 2) inputs.push_back({" (transposed)", NonContiguousCopy(x)});
-      if (IsFloating(d) && x.size() > 0) inputs.push_back({" (with NaN)", WithNaNs(x, rng)});
+      if (IsFloating(d) && x.size() > 0) inputs.push_back({kWithNaN, WithNaNs(x, rng)});
       for (auto& [tag, arg] : inputs) {
         Sample s;
         s.description = StrCat(ShapedArray{c.shape, d}.str(), " axis=", c.axis, " index_dtype=",

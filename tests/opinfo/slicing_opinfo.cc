@@ -412,6 +412,8 @@ JX_OPINFO(gather) {
         for (bool explicit_fill : {false, true}) {
           if (explicit_fill && mode == GatherScatterMode::kClip) continue;
           Sample s;
+          // The default fill is NaN: derivatives there are undefined (finite differences are NaN).
+          s.derivatives_defined = explicit_fill || mode != GatherScatterMode::kFillOrDrop || !IsFloating(d);
           Array x = Rand(rng, c.operand, d);
           Array idx = RandIndex(rng, c.indices, index_dtypes[t++ % 3], c.lo, c.hi);
           const std::optional<double> fill = explicit_fill ? std::optional<double>(2) : std::nullopt;

@@ -115,6 +115,7 @@ JX_OPINFO(sort) {
           return RefSort(a, dim < 0 ? dim + static_cast<int64_t>(a[0].shape.size()) : dim, 1);
         };
         s.out_dtypes = {d};
+        s.derivatives_defined = tag != " (specials)";  // no finite differences at infinities and NaNs
         out.push_back(std::move(s));
       }
       // Keys with ties plus a payload: stability and the permutation of every operand.
@@ -132,6 +133,24 @@ JX_OPINFO(sort) {
           return RefSort(a, dim < 0 ? dim + static_cast<int64_t>(a[0].shape.size()) : dim, num_keys);
         };
         s.out_dtypes = num_keys == 1 ? std::vector<DType>{d, float32} : std::vector<DType>{d, int32, float32};
+        // Tied keys reorder under any perturbation and the payload is f32: unfit for finite
+        // differences (the sample below covers the derivatives of several operands).
+        s.derivatives_defined = false;
+        out.push_back(std::move(s));
+      }
+      if (IsFloating(d)) {
+        // Distinct float keys and a payload of the same dtype: the tangents of every operand
+        // follow the sort permutation.
+        Sample s;
+        s.description =
+            StrCat(ShapedArray{c.shape, d}.str(), " dimension=", c.dimension, " (+ payload, distinct keys)");
+        s.args = {RandomArray(rng, c.shape, d), RandomArray(rng, c.shape, d)};
+        const int64_t dim = c.dimension;
+        s.op = [dim](const std::vector<Array>& a) { return lax::sort(a, dim, true, 1); };
+        s.reference = [dim](const std::vector<RefArray>& a) {
+          return RefSort(a, dim < 0 ? dim + static_cast<int64_t>(a[0].shape.size()) : dim, 1);
+        };
+        s.out_dtypes = {d, d};
         out.push_back(std::move(s));
       }
     }
@@ -198,6 +217,9 @@ JX_OPINFO(top_k) {
         };
         s.reference = [k](const std::vector<RefArray>& a) { return RefTopK(a[0], k); };
         s.out_dtypes = {d, int32};
+        // Ties (the transposed copy is of the tied input) and specials are unfit for finite
+        // differences.
+        s.derivatives_defined = tag.empty();
         out.push_back(std::move(s));
       }
     }

@@ -1,6 +1,7 @@
 // opinfo records for the window family: reduce_window_sum and reduce_window_max. The
 // reference walks every output index and every window tap with XLA's rules: padding holds
 // the identity, base-dilation holes are skipped, window dilation spreads the taps.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -166,6 +167,10 @@ OpInfo WindowInfo(std::string name, lax::WindowReduction kind, std::vector<DType
             return std::vector<RefArray>{r};
           };
           s.out_dtypes = {d};
+          // A max window holding only padding or dilation holes is -inf: no finite differences.
+          const std::vector<double> values = s.reference({ToRef(arg)})[0].data;
+          s.derivatives_defined =
+              std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
           out.push_back(std::move(s));
         }
       }

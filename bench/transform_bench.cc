@@ -1,0 +1,170 @@
+// Tracing and transformation cost per equation, at 1k, 10k and 100k equations: staging
+// (make_jaxpr), jvp, vmap and grad (linearize + transpose) of a straight-line program, each
+// traced into a jaxpr so only the transformation runs (no kernels). The summary prints the
+// cost per equation and its growth from 1k to 100k (1.0 = linear).
+//
+// Also: grad of an MLP loss (784-512-512-10, tanh, softmax cross-entropy, batch 128) run
+// eagerly, with the ratio to the same forward pass alone.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include <jx/jx.h>
+
+namespace {
+
+using jx::Array;
+namespace lax = jx::lax;
+namespace jnp = jx::numpy;
+
+// n equations: alternating sin and mul on an f32[8].
+Array Chain(const Array& x, int64_t n) {
+  Array y = x;
+  for (int64_t i = 0; i < n; i += 2) {
+    y = lax::sin(y);
+    y = lax::mul(y, x);
+  }
+  return y;
+}
+
+template <typename Make>
+void RunPerEquation(benchmark::State& state, Make make) {
+  const int64_t n = state.range(0);
+  const Array x = jnp::ones({8});
+  for (auto _ : state) benchmark::DoNotOptimize(make(x, n));
+  state.counters["ns_per_eqn"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_TraceStaging(benchmark::State& state) {
+  RunPerEquation(state, [](const Array& x, int64_t n) {
+    return jx::make_jaxpr([n](const Array& v) { return Chain(v, n); })(x);
+  });
+}
+void BM_TraceJvp(benchmark::State& state) {
+  RunPerEquation(state, [](const Array& x, int64_t n) {
+    return jx::make_jaxpr([n](const Array& v) {
+      return jx::jvp([n](const Array& u) { return Chain(u, n); }, std::tuple{v}, std::tuple{v}).second;
+    })(x);
+  });
+}
+void BM_TraceVmap(benchmark::State& state) {
+  RunPerEquation(state, [](const Array& x, int64_t n) {
+    return jx::make_jaxpr([n](const Array& v) { return jx::vmap([n](const Array& u) { return Chain(u, n); })(v); })(
+        jnp::ones({4, 8}));
+  });
+}
+void BM_TraceGrad(benchmark::State& state) {
+  RunPerEquation(state, [](const Array& x, int64_t n) {
+    return jx::make_jaxpr(jx::grad([n](const Array& u) { return lax::reduce_sum(Chain(u, n), {0}); }))(x);
+  });
+}
+#define EQN_SIZES Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_TraceStaging)->EQN_SIZES;
+BENCHMARK(BM_TraceJvp)->EQN_SIZES;
+BENCHMARK(BM_TraceVmap)->EQN_SIZES;
+BENCHMARK(BM_TraceGrad)->EQN_SIZES;
+
+// ----- MLP loss and its gradient, eager -----
+
+struct Mlp {
+  BOOST_HANA_DEFINE_STRUCT(Mlp, (Array, w1), (Array, b1), (Array, w2), (Array, b2), (Array, w3), (Array, b3));
+};
+
+Array Dense(const Array& x, const Array& w, const Array& b) {
+  return lax::add(lax::dot_general(x, w, {{1}, {0}, {}, {}}), lax::broadcast_in_dim(b, {x.shape()[0], w.shape()[1]}, {1}));
+}
+
+Array Loss(const Mlp& p, const Array& x, const Array& onehot) {
+  Array h = lax::tanh(Dense(x, p.w1, p.b1));
+  h = lax::tanh(Dense(h, p.w2, p.b2));
+  Array logits = Dense(h, p.w3, p.b3);
+  // Softmax cross-entropy, stabilized by the row max.
+  const int64_t b = logits.shape()[0], k = logits.shape()[1];
+  Array m = lax::stop_gradient(lax::reduce_max(logits, {1}));
+  Array shifted = lax::sub(logits, lax::broadcast_in_dim(m, {b, k}, {0}));
+  Array lse = lax::log(lax::reduce_sum(lax::exp(shifted), {1}));
+  Array picked = lax::reduce_sum(lax::mul(shifted, onehot), {1});
+  return lax::div(lax::reduce_sum(lax::sub(lse, picked), {0}), Array::Scalar(static_cast<double>(b), jx::float32));
+}
+
+struct MlpData {
+  Mlp params;
+  Array x, onehot;
+};
+
+const MlpData& Data() {
+  static const MlpData d = [] {
+    auto key = jx::random::key(0);
+    auto keys = jx::random::split(key, 5);
+    auto init = [&](int i, int64_t in, int64_t out) {
+      return lax::mul(jx::random::normal(keys[i], {in, out}), Array::Scalar(1.0 / std::sqrt(double(in)), jx::float32));
+    };
+    Mlp p{init(0, 784, 512), jnp::zeros({512}), init(1, 512, 512), jnp::zeros({512}), init(2, 512, 10), jnp::zeros({10})};
+    Array x = jx::random::normal(keys[3], {128, 784});
+    Array labels = jx::random::categorical(keys[4], jnp::zeros({128, 10}));
+    Array onehot = lax::convert_element_type(
+        lax::eq(lax::broadcast_in_dim(labels, {128, 10}, {0}), lax::broadcast_in_dim(lax::iota(labels.dtype(), 10), {128, 10}, {1})),
+        jx::float32);
+    return MlpData{p, x, onehot};
+  }();
+  return d;
+}
+
+void BM_MlpLossForward(benchmark::State& state) {
+  const MlpData& d = Data();
+  for (auto _ : state) benchmark::DoNotOptimize(Loss(d.params, d.x, d.onehot));
+}
+void BM_MlpLossGrad(benchmark::State& state) {
+  const MlpData& d = Data();
+  auto g = jx::value_and_grad(Loss);
+  for (auto _ : state) benchmark::DoNotOptimize(g(d.params, d.x, d.onehot));
+}
+BENCHMARK(BM_MlpLossForward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MlpLossGrad)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration) continue;
+      const double ms = r.GetAdjustedRealTime();  // in the benchmark's unit (ms)
+      times_[r.benchmark_name()] = ms;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Summarize() const {
+    std::printf("\nSummary (per-equation cost; growth = per-eqn cost at 100k / at 1k, 1.0 is linear):\n");
+    for (const char* name : {"BM_TraceStaging", "BM_TraceJvp", "BM_TraceVmap", "BM_TraceGrad"}) {
+      auto at = [&](int n) {
+        auto it = times_.find(std::string(name) + "/" + std::to_string(n));
+        return it == times_.end() ? -1.0 : it->second * 1e6 / n;  // ns per equation
+      };
+      const double a = at(1000), b = at(10000), c = at(100000);
+      if (a <= 0 || c <= 0) continue;
+      std::printf("  %-16s %7.0f ns/eqn at 1k, %7.0f at 10k, %7.0f at 100k: growth %.2f\n", name + 3, a, b, c, c / a);
+    }
+    auto f = times_.find("BM_MlpLossForward/real_time"), g = times_.find("BM_MlpLossGrad/real_time");
+    if (f != times_.end() && g != times_.end()) {
+      std::printf("  MLP 784-512-512-10 batch 128: value_and_grad / forward = %.2f (%.2f ms vs %.2f ms)\n",
+                  g->second / f->second, g->second, f->second);
+    }
+  }
+
+ private:
+  std::map<std::string, double> times_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.Summarize();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,125 @@
+// Every transformation of jx once, as the README's "Transformations" section shows them.
+// Exits nonzero if any result disagrees with its closed form.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <string>
+
+#include <jx/jx.h>
+
+namespace jnp = jx::numpy;
+namespace lax = jx::lax;
+using jx::Array;
+
+namespace {
+
+int failures = 0;
+void Check(bool ok, const std::string& what) {
+  std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+  if (!ok) ++failures;
+}
+bool Near(double a, double b, double tol = 1e-9) { return std::fabs(a - b) <= tol * (1 + std::fabs(b)); }
+Array F64(std::vector<double> v) { return jnp::array(v).astype(jx::float64); }
+Array S(double v) { return Array::Scalar(v, jx::float64); }
+
+// A pytree of parameters: any Hana struct of Arrays.
+struct Layer {
+  BOOST_HANA_DEFINE_STRUCT(Layer, (Array, w), (Array, b));
+};
+
+}  // namespace
+
+int main() {
+  // make_jaxpr: the program as JAX prints it.
+  auto f = [](const Array& x) { return lax::mul(lax::sin(x), 2.0); };
+  std::cout << jx::make_jaxpr(f)(jnp::ones({3})) << "\n";
+
+  // grad, value_and_grad, has_aux, argnums.
+  auto loss = [](const Layer& p, const Array& x) { return jnp::sum(jnp::tanh(lax::add(lax::mul(x, p.w), p.b))); };
+  Layer p{F64({0.5, -1.0}), F64({0.1, 0.2})};
+  Array x = F64({1.0, 2.0});
+  Layer g = jx::grad(loss)(p, x);
+  auto [value, g2] = jx::value_and_grad(loss)(p, x);
+  Check(Near(g.b.to_vector<double>()[0], 1 - std::pow(std::tanh(0.6), 2)), "grad over a struct of parameters");
+  Check(Near(value.item<double>(), std::tanh(0.6) + std::tanh(-1.8)), "value_and_grad");
+  auto with_aux = [](const Array& x) { return std::pair{jnp::sum(lax::mul(x, x)), lax::neg(x)}; };
+  auto [gx, aux] = jx::grad(with_aux, jx::has_aux)(x);
+  Check(gx.to_vector<double>()[1] == 4.0 && aux.to_vector<double>()[1] == -2.0, "grad with has_aux");
+  auto two = [](const Array& a, const Array& b) { return jnp::sum(lax::mul(a, b)); };
+  auto [ga, gb] = jx::grad(two, jx::argnums{0, 1})(x, F64({3.0, 4.0}));
+  Check(ga.to_vector<double>()[0] == 3.0 && gb.to_vector<double>()[0] == 1.0, "grad with argnums");
+
+  // jvp and vjp.
+  auto [y, y_dot] = jx::jvp(lax::sin, std::tuple{S(0.5)}, std::tuple{S(1.0)});
+  Check(Near(y_dot.item<double>(), std::cos(0.5)), "jvp");
+  auto [y2, sin_vjp] = jx::vjp(lax::sin, S(0.5));
+  Check(Near(std::get<0>(sin_vjp(S(2.0))).item<double>(), 2 * std::cos(0.5)), "vjp");
+
+  // jacfwd, jacrev, hessian.
+  auto cube = [](const Array& v) { return lax::mul(lax::mul(v, v), v); };
+  Array J = jx::jacfwd(cube)(x), J2 = jx::jacrev(cube)(x);
+  Check(J.shape() == jx::Shape{2, 2} && J.to_vector<double>()[3] == 12.0 && J2.to_vector<double>()[3] == 12.0,
+        "jacfwd and jacrev");
+  Array H = jx::hessian([&](const Array& v) { return jnp::sum(cube(v)); })(x);
+  Check(H.to_vector<double>()[3] == 12.0 && H.to_vector<double>()[1] == 0.0, "hessian");
+
+  // vmap, and per-example gradients.
+  Array xs = F64({1.0, 2.0, 3.0, 4.0}).reshape({2, 2});
+  Array per_example = jx::vmap(jx::grad(loss), jx::in_axes{jx::none, 0})(p, xs).w;
+  Check(per_example.shape() == jx::Shape{2, 2}, "vmap(grad) per-example gradients");
+  Check(jx::vmap([](const Array& col) { return jnp::sum(col); }, jx::in_axes{1})(xs).to_vector<double>()[1] == 6.0, "vmap over axis 1");
+
+  // Control flow inside the IR: cond, switch_, while_loop, fori_loop, scan.
+  auto relu_ish = [](const Array& v) {
+    return lax::cond(lax::gt(v, S(0.0)), [](const Array& u) { return lax::mul(u, u); }, [](const Array& u) { return lax::neg(u); }, v);
+  };
+  Check(jx::grad(relu_ish)(S(3.0)).item<double>() == 6.0 && jx::grad(relu_ish)(S(-3.0)).item<double>() == -1.0,
+        "grad through cond");
+  std::vector<std::function<Array(const Array&)>> branches = {lax::sin, lax::cos, lax::neg};
+  Check(lax::switch_(Array(2), branches, S(1.0)).item<double>() == -1.0, "switch_");
+  Array steps = lax::while_loop([](const Array& i) { return lax::lt(i, Array(10)); },
+                                [](const Array& i) { return lax::add(i, Array(3)); }, Array(0));
+  Check(steps.item<int>() == 12, "while_loop");
+  auto power = [](const Array& v) {
+    return lax::fori_loop(0, 3, [](const Array&, const Array& acc) { return lax::mul(acc, acc); }, v);  // v^8
+  };
+  Check(Near(jx::grad(power)(S(1.1)).item<double>(), 8 * std::pow(1.1, 7)), "grad through fori_loop");
+  auto cumsum = [](const Array& c, const Array& v) { Array s = lax::add(c, v); return std::pair{s, s}; };
+  auto [total, partial] = lax::scan(cumsum, S(0.0), F64({1, 2, 3}));
+  Check(total.item<double>() == 6.0 && partial.to_vector<double>()[1] == 3.0, "scan");
+
+  // custom_jvp and custom_vjp.
+  auto softplus = jx::custom_jvp([](const Array& v) { return lax::log1p(lax::exp(v)); },
+                                 [](const std::tuple<Array>& primal, const std::tuple<Array>& tangent) {
+                                   const Array& v = std::get<0>(primal);
+                                   return std::pair{lax::log1p(lax::exp(v)), lax::mul(std::get<0>(tangent), lax::logistic(v))};
+                                 });
+  Check(jx::grad(softplus)(S(1000.0)).item<double>() == 1.0, "custom_jvp (stable where the formula overflows)");
+  auto clip_grad = jx::custom_vjp([](const Array& v) { return v; },
+                                  [](const Array& v) { return std::pair{v, std::tuple<>{}}; },
+                                  [](const std::tuple<>&, const Array& ct) { return std::tuple{lax::clamp(S(-1.0), ct, S(1.0))}; });
+  Check(jx::grad([&](const Array& v) { return lax::mul(clip_grad(v), S(5.0)); })(S(2.0)).item<double>() == 1.0,
+        "custom_vjp (gradient clipping)");
+
+  // checkpoint: the same gradients, recomputed instead of saved.
+  auto block = jx::checkpoint([](const Array& v) { return lax::tanh(lax::sin(v)); });
+  Check(jx::grad([&](const Array& v) { return jnp::sum(block(v)); })(x).to_vector<double>() ==
+            jx::grad([](const Array& v) { return jnp::sum(lax::tanh(lax::sin(v))); })(x).to_vector<double>(),
+        "checkpoint");
+
+  // stop_gradient and check_grads.
+  Check(jx::grad([](const Array& v) { return lax::mul(v, lax::stop_gradient(v)); })(S(3.0)).item<double>() == 3.0,
+        "stop_gradient");
+  jx::check_grads(loss, std::tuple{p, x}, /*order=*/2);
+  Check(true, "check_grads to second order");
+
+  // Errors: reading a traced value names the argument it depends on.
+  try {
+    jx::make_jaxpr([](const Array& v) { return v.item<double>() > 0 ? v : lax::neg(v); })(S(1.0));
+  } catch (const jx::ConcretizationError& e) {
+    std::cout << e.what() << "\n";
+  }
+  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,27 @@
+#include "jx/lax/control_flow.h"
+
+#include "jx/core/registry.h"
+
+namespace jx::lax {
+namespace internal {
+
+void RegisterCond(Registry& r);
+void RegisterWhile(Registry& r);
+void RegisterScan(Registry& r);
+
+void RegisterControlFlow(Registry& r) {
+  RegisterCond(r);
+  RegisterWhile(r);
+  RegisterScan(r);
+}
+
+}  // namespace internal
+
+namespace control_flow_internal {
+
+void CheckSameStructure(const tree::TreeDef& a, const tree::TreeDef& b, std::string_view op, std::string_view what) {
+  if (!(a == b)) throw TypeError(StrCat(op, ": ", what, " have different structures: ", tree::FirstDifference(a, b)));
+}
+
+}  // namespace control_flow_internal
+}  // namespace jx::lax

@@ -1,0 +1,335 @@
+// scan: a loop over the leading axis of xs with a carry (JAX's scan_p). Inputs are
+// (consts..., carry..., xs...); the body maps (consts, carry, x) -> (carry, y) and the ys
+// stack along a new leading axis. Reverse mode transposes to a reverse scan over residuals
+// saved by a forward scan of the body's non-linear part.
+#include "jx/core/interpreter.h"
+#include "jx/lax/binary_ops.h"
+#include "jx/lax/control_flow.h"
+#include "jx/transforms/jaxpr_util.h"
+#include "jx/lax/op_util.h"
+#include "jx/lax/rule_util.h"
+#include "jx/lax/shape_ops.h"
+#include "jx/lax/slicing_ops.h"
+#include "jx/transforms/ad_util.h"
+#include "jx/transforms/jvp.h"
+#include "jx/transforms/vmap.h"
+
+namespace jx::lax {
+namespace internal {
+namespace {
+
+const Primitive kScan = Primitive::Intern("scan");
+
+struct ScanParts {
+  ClosedJaxpr body;
+  int64_t length;
+  bool reverse;
+  size_t num_consts, num_carry;
+};
+
+ScanParts Parts(const ParamMap& params) {
+  return ScanParts{GetJaxpr(params, "jaxpr"), params.GetInt("length"), params.GetBool("reverse"),
+                   static_cast<size_t>(params.GetInt("num_consts")), static_cast<size_t>(params.GetInt("num_carry"))};
+}
+
+// Binds scan over a traced body whose hoisted consts lead the consts.
+Arrays BindScan(const Hoisted& body, absl::Span<const Array> consts, absl::Span<const Array> carry,
+                absl::Span<const Array> xs, int64_t length, bool reverse) {
+  const Arrays all_consts = Cat({body.consts, consts});
+  return BindOp(kScan, Cat({all_consts, carry, xs}),
+                ParamMap{{"jaxpr", JaxprParamOf(body.jaxpr)},
+                         {"length", length},
+                         {"num_carry", static_cast<int64_t>(carry.size())},
+                         {"num_consts", static_cast<int64_t>(all_consts.size())},
+                         {"reverse", reverse}});
+}
+
+ShapedArray Unstacked(const ShapedArray& a) {
+  return ShapedArray{Shape(a.shape.begin() + 1, a.shape.end()), a.dtype, a.weak_type};
+}
+ShapedArray Stacked(const ShapedArray& a, int64_t length) {
+  Shape s = a.shape;
+  s.insert(s.begin(), length);
+  return ShapedArray{std::move(s), a.dtype, a.weak_type};
+}
+
+Avals ScanAbstractEval(InAvals in, const ParamMap& params) {
+  const ScanParts s = Parts(params);
+  const std::vector<ShapedArray> body_in = s.body.jaxpr->in_avals(), body_out = s.body.jaxpr->out_avals();
+  if (body_in.size() != in.size()) {
+    ThrowOpError<TypeError>("scan", "the body takes ", body_in.size(), " inputs but scan got ", in.size());
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool is_x = i >= s.num_consts + s.num_carry;
+    if (is_x && (in[i]->ndim() == 0 || in[i]->shape[0] != s.length)) {
+      ThrowOpError<TypeError>("scan", "xs input ", i - s.num_consts - s.num_carry, " is ", in[i]->str(),
+                              " but the scan length is ", s.length);
+    }
+    const ShapedArray want = is_x ? Unstacked(*in[i]) : *in[i];
+    if (!SameShapeDType(want, body_in[i])) {
+      ThrowOpError<TypeError>("scan", "input ", i, " is ", in[i]->str(), " but the body expects ", body_in[i].str());
+    }
+  }
+  Avals out;
+  for (size_t k = 0; k < body_out.size(); ++k) {
+    if (k < s.num_carry) {
+      if (!SameShapeDType(body_out[k], *in[s.num_consts + k])) {
+        ThrowOpError<TypeError>("scan", "the body returns carry ", k, " as ", body_out[k].str(), " but it enters as ",
+                                in[s.num_consts + k]->str());
+      }
+      out.push_back(*in[s.num_consts + k]);
+    } else {
+      out.push_back(Stacked(body_out[k], s.length));
+    }
+  }
+  return out;
+}
+
+Arrays ScanImpl(absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray> out_avals) {
+  const ScanParts s = Parts(params);
+  const absl::Span<const Array> consts = in.subspan(0, s.num_consts);
+  Arrays carry(in.begin() + static_cast<ptrdiff_t>(s.num_consts),
+               in.begin() + static_cast<ptrdiff_t>(s.num_consts + s.num_carry));
+  const absl::Span<const Array> xs = in.subspan(s.num_consts + s.num_carry);
+  const size_t num_ys = out_avals.size() - s.num_carry;
+  std::vector<std::vector<Array>> ys(num_ys, std::vector<Array>(static_cast<size_t>(s.length)));
+  for (int64_t t = 0; t < s.length; ++t) {
+    const int64_t i = s.reverse ? s.length - 1 - t : t;
+    Arrays step = Cat({consts, carry});
+    for (const Array& x : xs) {
+      std::vector<int64_t> start(static_cast<size_t>(x.ndim()), 0), limit(x.shape().begin(), x.shape().end());
+      start[0] = i;
+      limit[0] = i + 1;
+      step.push_back(reshape(slice(x, start, limit), Shape(x.shape().begin() + 1, x.shape().end())));
+    }
+    Arrays outs = Apply(s.body, step);
+    carry.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(s.num_carry));
+    for (size_t k = 0; k < num_ys; ++k) ys[k][static_cast<size_t>(i)] = outs[s.num_carry + k];
+  }
+  Arrays result = carry;
+  for (size_t k = 0; k < num_ys; ++k) {
+    const ShapedArray& aval = out_avals[s.num_carry + k];
+    if (s.length == 0) {
+      result.push_back(Zeros(aval));
+      continue;
+    }
+    std::vector<Array> rows;
+    for (const Array& y : ys[k]) rows.push_back(expand_dims(y, {0}));
+    result.push_back(concatenate(rows, 0));
+  }
+  return result;
+}
+
+JvpResult ScanJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  const ScanParts s = Parts(params);
+  const size_t nc = s.num_consts, nk = s.num_carry, nx = primals.size() - nc - nk;
+  const absl::Span<const Array> consts = primals.subspan(0, nc), carry = primals.subspan(nc, nk),
+                                xs = primals.subspan(nc + nk);
+  Arrays consts_t, carry_t, xs_t;
+  std::vector<size_t> float_carry;
+  for (size_t i = 0; i < nc; ++i) {
+    if (tangents[i].defined()) consts_t.push_back(tangents[i]);
+  }
+  for (size_t i = 0; i < nk; ++i) {
+    if (!HasTangentSpace(carry[i].dtype())) continue;
+    float_carry.push_back(i);
+    carry_t.push_back(tangents[nc + i].defined() ? tangents[nc + i] : Zeros(carry[i].aval()));
+  }
+  for (size_t i = 0; i < nx; ++i) {
+    if (tangents[nc + nk + i].defined()) xs_t.push_back(tangents[nc + nk + i]);
+  }
+  const std::vector<ShapedArray> body_out = s.body.jaxpr->out_avals();
+  std::vector<ShapedArray> avals = AvalsOf(Cat({consts, consts_t, carry, carry_t}));
+  for (const Array& x : Cat({xs, xs_t})) avals.push_back(Unstacked(x.aval()));
+  Hoisted body = TraceHoisted(
+      [&](absl::Span<const Array> a) {
+        size_t at = 0;
+        auto take = [&](size_t n) {
+          absl::Span<const Array> part = a.subspan(at, n);
+          at += n;
+          return part;
+        };
+        const auto c = take(nc), ct = take(consts_t.size()), k = take(nk), kt = take(carry_t.size()), x = take(nx),
+                   xt = take(xs_t.size());
+        Arrays ps = Cat({c, k, x}), ts(ps.size());
+        for (size_t i = 0, j = 0; i < nc; ++i) {
+          if (tangents[i].defined()) ts[i] = ct[j++];
+        }
+        for (size_t f = 0; f < float_carry.size(); ++f) ts[nc + float_carry[f]] = kt[f];
+        for (size_t i = 0, j = 0; i < nx; ++i) {
+          if (tangents[nc + nk + i].defined()) ts[nc + nk + i] = xt[j++];
+        }
+        auto [po, to] = JvpCall(AsFn(s.body), ps, ts);
+        auto tangent = [&](size_t k2) { return to[k2].defined() ? to[k2] : Zeros(body_out[k2]); };
+        // (carry, carry tangents, float ys' tangents): the primal ys come from the original scan.
+        Arrays out(po.begin(), po.begin() + static_cast<ptrdiff_t>(nk));
+        for (size_t f : float_carry) out.push_back(tangent(f));
+        for (size_t k2 = nk; k2 < po.size(); ++k2) {
+          if (HasTangentSpace(body_out[k2].dtype)) out.push_back(tangent(k2));
+        }
+        return out;
+      },
+      avals, "scan jvp");
+  // The primal outputs come from the original scan and the tangents from the jvp'd one:
+  // under linearize the first runs now (its outputs stay known) and the second is staged
+  // with the primal inputs as residuals; its transpose recomputes the primal part forward.
+  JvpResult r;
+  r.primals_out = BindOp(kScan, primals, params);
+  Arrays outs = BindScan(body, Cat({consts, consts_t}), Cat({carry, carry_t}), Cat({xs, xs_t}), s.length, s.reverse);
+  r.tangents_out.resize(nk);
+  for (size_t f = 0; f < float_carry.size(); ++f) r.tangents_out[float_carry[f]] = outs[nk + f];
+  const size_t ys_t_start = nk + float_carry.size();
+  for (size_t k = nk, j = 0; k < body_out.size(); ++k) {
+    r.tangents_out.push_back(HasTangentSpace(body_out[k].dtype) ? outs[ys_t_start + j++] : Array());
+  }
+  return r;
+}
+
+BatchResult ScanBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size,
+                      const ParamMap& params) {
+  const ScanParts s = Parts(params);
+  const size_t nc = s.num_consts, nk = s.num_carry;
+  // Consts keep their batching; carries are batched along axis 0; xs along axis 1 (axis 0 is
+  // the scanned one), so each slice is batched along axis 0.
+  Arrays consts, carry, xs;
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool mapped = dims[i] != kNotMapped;
+    if (i < nc) {
+      consts.push_back(mapped ? MoveAxis(args[i], dims[i], 0) : args[i]);
+      axes.push_back(mapped ? 0 : kNotMapped);
+    } else if (i < nc + nk) {
+      carry.push_back(MoveBatchToFront(args[i], dims[i], size));
+      axes.push_back(0);
+    } else {
+      xs.push_back(mapped ? MoveAxis(args[i], dims[i], 1) : args[i]);
+      axes.push_back(mapped ? 0 : kNotMapped);
+    }
+  }
+  std::vector<ShapedArray> avals = AvalsOf(Cat({consts, carry}));
+  for (const Array& x : xs) avals.push_back(Unstacked(x.aval()));
+  Hoisted body = TraceHoisted(
+      [&](absl::Span<const Array> a) { return VmapCall(AsFn(s.body), a, axes, {0}, size); }, avals, "scan vmap");
+  Arrays outs = BindScan(body, consts, carry, xs, s.length, s.reverse);
+  std::vector<int64_t> out_dims(outs.size(), 1);
+  for (size_t k = 0; k < nk; ++k) out_dims[k] = 0;
+  return BatchResult{outs, out_dims};
+}
+
+// Transpose: split the body into its non-linear part (run forward now, saving residuals per
+// iteration) and its linear part, then run the linear part's transpose as a scan in the
+// opposite direction, accumulating the consts' cotangents in the carry.
+Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeArg> args, const ParamMap& params) {
+  const ScanParts s = Parts(params);
+  const size_t nc = s.num_consts, nk = s.num_carry, n_in = args.size();
+  std::vector<bool> lin(n_in);
+  for (size_t i = 0; i < n_in; ++i) lin[i] = args[i].is_linear();
+  // A carry is linear if it enters linear or the body feeds linear values into it (a zero
+  // tangent instantiated as a constant enters known): iterate to a fixpoint.
+  PartialEvalResult pe;
+  for (bool changed = true; changed;) {
+    std::vector<bool> force(s.body.jaxpr->outvars.size(), false);
+    for (size_t k = 0; k < nk; ++k) force[k] = lin[nc + k];
+    pe = PartialEvalJaxpr(s.body, lin, force);
+    changed = false;
+    for (size_t k = 0; k < nk; ++k) {
+      if (pe.out_unknown[k] && !lin[nc + k]) lin[nc + k] = changed = true;
+    }
+  }
+  // Forward: the known scan computes known carries/ys and stacks the residuals.
+  Arrays known_consts, known_carry, known_xs;
+  for (size_t i = 0; i < n_in; ++i) {
+    if (lin[i]) continue;
+    (i < nc ? known_consts : i < nc + nk ? known_carry : known_xs).push_back(args[i].value);
+  }
+  Arrays known_outs = BindScan(pe.known, known_consts, known_carry, known_xs, s.length, s.reverse);
+  const size_t n_res = pe.residual_avals.size();
+  const absl::Span<const Array> residuals = absl::MakeConstSpan(known_outs).subspan(known_outs.size() - n_res);
+  // Backward: carry (ct of linear consts, ct of linear carries); xs (residuals, ct of linear ys).
+  std::vector<ShapedArray> lin_const_avals, lin_carry_avals, lin_x_avals;
+  for (size_t i = 0; i < n_in; ++i) {
+    if (!lin[i]) continue;
+    (i < nc ? lin_const_avals : i < nc + nk ? lin_carry_avals : lin_x_avals).push_back(args[i].aval);
+  }
+  const std::vector<ShapedArray> body_out = s.body.jaxpr->out_avals();
+  Arrays ct_consts, ct_carry, ct_ys;
+  for (const ShapedArray& a : lin_const_avals) ct_consts.push_back(Zeros(a));
+  for (size_t k = 0; k < nk; ++k) {
+    if (lin[nc + k]) ct_carry.push_back(cts_out[k].defined() ? cts_out[k] : Zeros(args[nc + k].aval));
+  }
+  for (size_t k = nk; k < body_out.size(); ++k) {
+    if (pe.out_unknown[k]) ct_ys.push_back(cts_out[k].defined() ? cts_out[k] : Zeros(Stacked(body_out[k], s.length)));
+  }
+  std::vector<ShapedArray> avals = AvalsOf(Cat({ct_consts, ct_carry}));
+  for (const Array& x : Cat({residuals, ct_ys})) avals.push_back(Unstacked(x.aval()));
+  std::vector<bool> unknown_linear(n_res, false);
+  for (size_t i = 0; i < n_in; ++i) {
+    if (lin[i]) unknown_linear.push_back(true);
+  }
+  const size_t n_cc = ct_consts.size(), n_ck = ct_carry.size();
+  Hoisted body_t = TraceHoisted(
+      [&](absl::Span<const Array> a) {
+        const absl::Span<const Array> acc = a.subspan(0, n_cc), ck = a.subspan(n_cc, n_ck),
+                                      res = a.subspan(n_cc + n_ck, n_res), cy = a.subspan(n_cc + n_ck + n_res);
+        Arrays cts = TransposeJaxpr(pe.unknown, unknown_linear, res, Cat({ck, cy}));
+        Arrays out;
+        for (size_t i = 0; i < n_cc; ++i) out.push_back(add(acc[i], cts[i]));
+        out.insert(out.end(), cts.begin() + static_cast<ptrdiff_t>(n_cc), cts.end());
+        return out;
+      },
+      avals, "scan transpose");
+  Arrays outs = BindScan(body_t, {}, Cat({ct_consts, ct_carry}), Cat({residuals, ct_ys}), s.length, !s.reverse);
+  // Carries promoted to linear entered as known constants (zeros): they get no cotangent.
+  Arrays result(n_in);
+  for (size_t i = 0, j = 0; i < n_in; ++i) {
+    if (!lin[i]) continue;
+    if (args[i].is_linear()) result[i] = outs[j];
+    ++j;
+  }
+  return result;
+}
+
+}  // namespace
+
+void RegisterScan(Registry& r) {
+  PrimitiveRules& rules = r.Define(kScan);
+  rules.abstract_eval = ScanAbstractEval;
+  rules.impl = ScanImpl;
+  rules.jvp = ScanJvp;
+  rules.batch = ScanBatch;
+  rules.transpose = ScanTranspose;
+}
+
+}  // namespace internal
+
+Arrays scan_flat(const ArraysFn& f, absl::Span<const Array> init, absl::Span<const Array> xs,
+                 std::optional<int64_t> length, bool reverse) {
+  using namespace internal;
+  int64_t n = -1;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i].ndim() == 0) throw TypeError(StrCat("scan: xs leaf ", i, " is a scalar (", xs[i].aval().str(), "); xs are sliced along axis 0"));
+    if (n >= 0 && xs[i].shape()[0] != n) {
+      throw ValueError(StrCat("scan: xs leaves have different leading sizes: ", n, " and ", xs[i].shape()[0], " (leaf ", i, ")"));
+    }
+    n = xs[i].shape()[0];
+  }
+  if (length && n >= 0 && *length != n) throw ValueError(StrCat("scan: length ", *length, " but xs have leading size ", n));
+  if (n < 0) {
+    if (!length) throw ValueError("scan: with no xs, the length must be given");
+    n = *length;
+  }
+  std::vector<ShapedArray> avals = AvalsOf(init);
+  for (const Array& x : xs) avals.push_back(Unstacked(x.aval()));
+  Hoisted body = TraceHoisted(f, avals, "scan body");
+  const std::vector<ShapedArray> out = body.jaxpr.jaxpr->out_avals();
+  bool ok = out.size() >= init.size();
+  for (size_t k = 0; ok && k < init.size(); ++k) ok = SameShapeDType(out[k], init[k].aval());
+  if (!ok) {
+    std::vector<ShapedArray> carry_out(out.begin(), out.begin() + static_cast<ptrdiff_t>(std::min(out.size(), init.size())));
+    throw TypeError(StrCat("scan: the body must return the carry's shapes and dtypes: the carry is (",
+                           AvalsStr(AvalsOf(init)), ") but the body returns (", AvalsStr(carry_out), ")"));
+  }
+  return BindScan(body, {}, init, xs, n, reverse);
+}
+
+}  // namespace jx::lax

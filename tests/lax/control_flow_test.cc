@@ -1,0 +1,249 @@
+// cond, switch_, while_loop, fori_loop and scan: eager values, their jaxprs, and every
+// transformation through them (jvp vs finite differences, reverse mode, vmap vs a loop).
+#include "jx/lax/control_flow.h"
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <jx/jx.h>
+
+namespace jx {
+namespace {
+
+namespace jnp = jx::numpy;
+namespace lax = jx::lax;
+
+Array F64(std::vector<double> v) { return jnp::array(v).astype(float64); }
+
+// Example b of a batch (leading axis).
+Array At(const Array& x, int64_t b) {
+  std::vector<int64_t> start(static_cast<size_t>(x.ndim()), 0), limit(x.shape().begin(), x.shape().end());
+  start[0] = b;
+  limit[0] = b + 1;
+  return lax::reshape(lax::slice(x, start, limit), Shape(x.shape().begin() + 1, x.shape().end()));
+}
+
+TEST(CondTest, PicksTheBranchAndTakesPytreeOperands) {
+  auto f = [](const Array& p, const Array& x) {
+    return lax::cond(
+        p, [](const Array& v, const std::pair<Array, Array>& w) { return lax::mul(v, w.first); },
+        [](const Array& v, const std::pair<Array, Array>& w) { return lax::sub(v, w.second); }, x,
+        std::pair{F64({2.0}), F64({1.0})});
+  };
+  EXPECT_EQ(f(Array(true), F64({3.0})).to_vector<double>(), std::vector<double>{6.0});
+  EXPECT_EQ(f(Array(false), F64({3.0})).to_vector<double>(), std::vector<double>{2.0});
+  // Non-bool predicates count as true when nonzero.
+  EXPECT_EQ(f(Array::Scalar(-2, int32), F64({3.0})).to_vector<double>(), std::vector<double>{6.0});
+}
+
+TEST(CondTest, SwitchClampsTheIndex) {
+  std::vector<std::function<Array(const Array&)>> branches = {
+      [](const Array& x) { return lax::add(x, F64({1.0})); },
+      [](const Array& x) { return lax::add(x, F64({2.0})); },
+      [](const Array& x) { return lax::add(x, F64({3.0})); }};
+  for (auto [i, want] : std::vector<std::pair<int, double>>{{-5, 1}, {0, 1}, {1, 2}, {2, 3}, {7, 3}}) {
+    EXPECT_EQ(lax::switch_(Array::Scalar(i, int32), branches, F64({0.0})).item<double>(), want) << i;
+  }
+}
+
+TEST(CondTest, JaxprCarriesTheBranchesAndHoistsClosures) {
+  Array w = F64({2.0, 3.0});
+  auto f = [&](const Array& p, const Array& x) {
+    return lax::cond(p, [&](const Array& v) { return lax::mul(v, w); }, [](const Array& v) { return lax::neg(v); }, x);
+  };
+  ClosedJaxpr j = make_jaxpr(f)(Array(true), F64({1.0, 1.0}));
+  const std::string text = j.ToString();
+  EXPECT_NE(text.find("cond["), std::string::npos) << text;
+  EXPECT_NE(text.find("branches=("), std::string::npos) << text;
+  EXPECT_NE(text.find("neg"), std::string::npos) << text;
+  j.jaxpr->TypeCheck();
+}
+
+TEST(CondTest, BranchesMustAgree) {
+  auto bad = [](const Array& p, const Array& x) {
+    return lax::cond(p, [](const Array& v) { return v; }, [](const Array& v) { return lax::reduce_sum(v, {0}); }, x);
+  };
+  try {
+    bad(Array(true), F64({1.0, 2.0}));
+    FAIL() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("cond: false_fn returns (f64[]) but true_fn returns (f64[2])"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(lax::cond(Array(true), [](const Array& v) { return v; }, [](const Array& v) { return v; }, F64({1.0}))
+                .item<double>(),
+            1.0);
+}
+
+TEST(CondTest, Transformations) {
+  auto f = [](const Array& x) {
+    return lax::cond(lax::gt(lax::reduce_sum(x, {0}), Array::Scalar(0.0, float64)),
+                     [](const Array& v) { return lax::reduce_sum(lax::sin(v), {0}); },
+                     [](const Array& v) { return lax::reduce_sum(lax::mul(v, v), {0}); }, x);
+  };
+  for (const Array& x : {F64({0.3, 0.7}), F64({-0.3, -0.7})}) check_grads(f, std::tuple{x}, 2);
+  EXPECT_NEAR(grad(f)(F64({0.3, 0.7})).to_vector<double>()[1], std::cos(0.7), 1e-12);
+  EXPECT_NEAR(grad(f)(F64({-0.3, -0.7})).to_vector<double>()[1], -1.4, 1e-12);
+  // vmap with a batched predicate runs both branches and selects per example.
+  Array xs = jnp::stack({F64({0.3, 0.7}), F64({-0.3, -0.7}), F64({1.0, -2.0})}, 0);
+  std::vector<double> got = vmap(f)(xs).to_vector<double>();
+  for (int b = 0; b < 3; ++b) EXPECT_DOUBLE_EQ(got[b], f(At(xs, b)).item<double>()) << b;
+  // vmap with an unbatched predicate keeps one cond.
+  auto g = [](const Array& p, const Array& x) {
+    return lax::cond(p, [](const Array& v) { return lax::sin(v); }, [](const Array& v) { return lax::cos(v); }, x);
+  };
+  std::vector<double> gv = vmap(g, in_axes{none, 0})(Array(false), F64({0.1, 0.2})).to_vector<double>();
+  EXPECT_DOUBLE_EQ(gv[1], std::cos(0.2));
+}
+
+TEST(WhileLoopTest, RunsUntilTheConditionFails) {
+  Array n = lax::while_loop([](const Array& i) { return lax::lt(i, Array(10)); },
+                            [](const Array& i) { return lax::add(i, Array(1)); }, Array(0));
+  EXPECT_EQ(n.item<int>(), 10);
+  using Carry = std::pair<Array, Array>;
+  Carry out = lax::while_loop([](const Carry& c) { return lax::lt(c.first, Array(5)); },
+                              [](const Carry& c) { return Carry{lax::add(c.first, Array(1)), lax::mul(c.second, F64({2.0}))}; },
+                              Carry{Array(0), F64({1.0})});
+  EXPECT_EQ(out.second.item<double>(), 32.0);
+}
+
+TEST(WhileLoopTest, ForwardModeVmapAndTheReverseModeError) {
+  using Carry = std::pair<Array, Array>;
+  // x -> x * 1.5^k for the first k with x * 1.5^k > 10: piecewise linear in x.
+  auto f = [](const Array& x) {
+    return lax::while_loop([](const Carry& c) { return lax::lt(c.second, F64({10.0}).reshape({})); },
+                           [](const Carry& c) { return Carry{lax::add(c.first, Array(1)), lax::mul(c.second, F64({1.5}).reshape({}))}; },
+                           Carry{Array(0), x})
+        .second;
+  };
+  Array x = Array::Scalar(1.0, float64);
+  auto [y, t] = jvp(f, std::tuple{x}, std::tuple{Array::Scalar(1.0, float64)});
+  EXPECT_DOUBLE_EQ(y.item<double>(), std::pow(1.5, 6));
+  EXPECT_DOUBLE_EQ(t.item<double>(), std::pow(1.5, 6));
+  // Per-example trip counts under vmap.
+  Array xs = F64({1.0, 5.0, 20.0});
+  std::vector<double> got = vmap(f)(xs).to_vector<double>();
+  for (int b = 0; b < 3; ++b) EXPECT_DOUBLE_EQ(got[b], f(At(xs, b)).item<double>()) << b;
+  try {
+    grad(f)(x);
+    FAIL() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("use lax::scan"), std::string::npos) << e.what();
+  }
+  EXPECT_DOUBLE_EQ(f(x).item<double>(), std::pow(1.5, 6));  // still works after the error
+}
+
+TEST(ForiLoopTest, StaticBoundsScanAndTracedBoundsWhile) {
+  auto sum = [](const Array& acc0) {
+    return lax::fori_loop(0, 5, [](const Array& i, const Array& acc) { return lax::add(acc, lax::convert_element_type(i, float64)); },
+                          acc0);
+  };
+  EXPECT_EQ(sum(Array::Scalar(0.0, float64)).item<double>(), 10.0);
+  EXPECT_NE(make_jaxpr(sum)(Array::Scalar(0.0, float64)).ToString().find("scan["), std::string::npos);
+  auto traced = [](const Array& hi) {
+    return lax::fori_loop(Array(0), hi, [](const Array&, const Array& acc) { return lax::add(acc, Array(2)); }, Array(0));
+  };
+  EXPECT_EQ(traced(Array(4)).item<int>(), 8);
+  EXPECT_NE(make_jaxpr(traced)(Array(4)).ToString().find("while["), std::string::npos);
+  // fori_loop with static bounds supports reverse mode: d/dx of x^(2^3).
+  auto power = [](const Array& x) {
+    return lax::fori_loop(0, 3, [](const Array&, const Array& v) { return lax::mul(v, v); }, x);
+  };
+  EXPECT_DOUBLE_EQ(grad(power)(Array::Scalar(1.1, float64)).item<double>(), 8 * std::pow(1.1, 7));
+}
+
+TEST(ScanTest, CumulativeSumAndReverse) {
+  auto step = [](const Array& c, const Array& x) { Array s = lax::add(c, x); return std::pair{s, s}; };
+  auto [total, partial] = lax::scan(step, Array::Scalar(0.0, float64), F64({1, 2, 3, 4}));
+  EXPECT_EQ(total.item<double>(), 10.0);
+  EXPECT_EQ(partial.to_vector<double>(), (std::vector<double>{1, 3, 6, 10}));
+  auto [rtotal, rpartial] = lax::scan(step, Array::Scalar(0.0, float64), F64({1, 2, 3, 4}), /*reverse=*/true);
+  EXPECT_EQ(rpartial.to_vector<double>(), (std::vector<double>{10, 9, 7, 4}));
+  EXPECT_NE(make_jaxpr([&](const Array& xs) { return lax::scan(step, Array::Scalar(0.0, float64), xs).second; })(
+                F64({1, 2}))
+                .ToString()
+                .find("scan["),
+            std::string::npos);
+}
+
+// A tanh RNN: h' = tanh(W h + U x), loss = sum of the hidden states.
+struct Rnn {
+  BOOST_HANA_DEFINE_STRUCT(Rnn, (Array, w), (Array, u));
+};
+
+Array RnnLoss(const Rnn& p, const Array& xs) {
+  auto step = [&](const Array& h, const Array& x) {
+    Array pre = lax::add(lax::dot_general(p.w, h, {{1}, {0}, {}, {}}), lax::dot_general(p.u, x, {{1}, {0}, {}, {}}));
+    Array h2 = lax::tanh(pre);
+    return std::pair{h2, h2};
+  };
+  auto [h, hs] = lax::scan(step, jnp::zeros({3}, float64), xs);
+  return lax::reduce_sum(lax::mul(hs, hs), {0, 1});
+}
+
+TEST(ScanTest, RnnGradientsMatchFiniteDifferences) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> n(0, 0.5);
+  auto rand = [&](Shape s) {
+    std::vector<double> v(static_cast<size_t>(NumElements(s)));
+    for (double& x : v) x = n(rng);
+    return jnp::array(v).astype(float64).reshape(s);
+  };
+  Rnn p{rand({3, 3}), rand({3, 2})};
+  Array xs = rand({5, 2});
+  check_grads(RnnLoss, std::tuple{p, xs}, 2);
+  // vmap over a batch of sequences matches a loop.
+  Array batch = jnp::stack({xs, rand({5, 2}), rand({5, 2})}, 0);
+  std::vector<double> got = vmap(RnnLoss, in_axes{none, 0})(p, batch).to_vector<double>();
+  for (int b = 0; b < 3; ++b) EXPECT_NEAR(got[b], RnnLoss(p, At(batch, b)).item<double>(), 1e-12) << b;
+  // Per-example gradients: vmap(grad) against a loop.
+  Rnn g = vmap(grad(RnnLoss), in_axes{none, 0})(p, batch);
+  for (int b = 0; b < 3; ++b) {
+    Rnn gb = grad(RnnLoss)(p, At(batch, b));
+    std::vector<double> want = gb.w.to_vector<double>(), have = At(g.w, b).to_vector<double>();
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(have[i], want[i], 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace jx
+namespace jx {
+namespace {
+
+// Golden text: sub-jaxprs print indented inside their equation's params, as JAX's do.
+TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
+  auto f = [](const Array& p, const Array& x) {
+    return lax::cond(p, [](const Array& v) { return lax::sin(v); }, [](const Array& v) { return lax::neg(v); }, x);
+  };
+  EXPECT_EQ(make_jaxpr(f)(Array(true), jnp::ones({3})).ToString(),
+            "{ lambda ; a:bool[] b:f32[3]. let\n"
+            "    c:i32[] = convert_element_type[new_dtype=int32 sharding=None weak_type=False] a\n"
+            "    d:f32[3] = cond[\n"
+            "      branches=(\n"
+            "        { lambda ; a:f32[3]. let b:f32[3] = neg a in (b,) }\n"
+            "        { lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n"
+            "      )\n"
+            "    ] c b\n"
+            "  in (d,) }");
+  auto g = [](const Array& xs) {
+    return lax::scan([](const Array& c, const Array& x) { Array s = lax::add(c, x); return std::pair{s, lax::mul(s, 2.0)}; },
+                     jnp::zeros({}), xs).second;
+  };
+  EXPECT_EQ(make_jaxpr(g)(jnp::ones({5})).ToString(),
+            "{ lambda ; a:f32[5]. let\n"
+            "    b:f32[] c:f32[5] = scan[\n"
+            "      jaxpr={ lambda ; a:f32[] b:f32[]. let\n"
+            "          c:f32[] = add a b\n"
+            "          d:f32[] = mul c 2.0:f32[]\n"
+            "        in (c, d) }\n"
+            "      length=5\n"
+            "      num_carry=1\n"
+            "      num_consts=0\n"
+            "      reverse=False\n"
+            "    ] 0.0:f32[] a\n"
+            "  in (c,) }");
+}
+
+}  // namespace
+}  // namespace jx

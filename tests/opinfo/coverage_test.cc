@@ -1,0 +1,71 @@
+// The primitive x rule matrix: every registered primitive has a jvp, transpose and batching
+// rule or an explicit Unsupported("why"), and an opinfo record (or a named test file that
+// covers it). Prints the matrix; fails on an unexplained gap.
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "opinfo.h"
+
+namespace jx::opinfo {
+namespace {
+
+// Higher-order and transformation-internal primitives, tested where their callable lives.
+const std::map<std::string, std::string> kTestedElsewhere = {
+    {"cond", "tests/lax/control_flow_test.cc"},
+    {"while", "tests/lax/control_flow_test.cc"},
+    {"scan", "tests/lax/control_flow_test.cc"},
+    {"custom_jvp_call", "tests/transforms/custom_derivatives_test.cc"},
+    {"custom_vjp_call", "tests/transforms/custom_derivatives_test.cc"},
+    {"custom_lin", "tests/transforms/custom_derivatives_test.cc"},
+    {"checkpoint", "tests/transforms/custom_derivatives_test.cc"},
+    {"add_any", "every reverse-mode test (it sums cotangents)"},
+};
+
+TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
+  lax::RegisterAll();
+  std::set<std::string> records;
+  for (const OpInfo& info : Registry()) records.insert(info.name);
+  std::string gaps;
+  std::cout << "primitive                   jvp  transpose  batch  tested by\n";
+  for (Primitive p : GlobalRegistry().primitives()) {
+    const PrimitiveRules& rules = GlobalRegistry().Get(p);
+    const std::string name(p.name());
+    auto cell = [&](bool has, const char* rule) -> std::string {
+      if (has) return "yes";
+      if (rules.unsupported.count(rule)) return "n/a";
+      gaps += StrCat("  ", name, ": no ", rule, " rule and no reason\n");
+      return "GAP";
+    };
+    const std::string jvp = cell(static_cast<bool>(rules.jvp), "jvp");
+    const std::string transpose = cell(static_cast<bool>(rules.transpose), "transpose");
+    const std::string batch = cell(static_cast<bool>(rules.batch), "batch");
+    std::string tested = records.count(name) ? "opinfo" : "";
+    if (tested.empty()) {
+      auto it = kTestedElsewhere.find(name);
+      if (it != kTestedElsewhere.end()) {
+        tested = it->second;
+      } else {
+        tested = "NONE";
+        gaps += StrCat("  ", name, ": no opinfo record\n");
+      }
+    }
+    std::printf("%-27s %-4s %-10s %-6s %s\n", name.c_str(), jvp.c_str(), transpose.c_str(), batch.c_str(), tested.c_str());
+  }
+  EXPECT_TRUE(gaps.empty()) << "unexplained gaps:\n" << gaps;
+}
+
+TEST(CoverageTest, ReasonsAreWritten) {
+  lax::RegisterAll();
+  for (Primitive p : GlobalRegistry().primitives()) {
+    for (const auto& [rule, why] : GlobalRegistry().Get(p).unsupported) {
+      EXPECT_GE(why.size(), 10u) << p.name() << " " << rule << ": a reason must say why";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jx::opinfo

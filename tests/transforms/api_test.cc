@@ -1,0 +1,210 @@
+// The user-facing transformations end to end: make_jaxpr's text, grad/value_and_grad/
+// has_aux/argnums, jvp, vjp, vmap, their compositions, and the errors they raise.
+#include "jx/transforms/api.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <jx/jx.h>
+
+namespace jx {
+namespace {
+
+namespace jnp = jx::numpy;
+namespace lax = jx::lax;
+
+struct Layer {
+  BOOST_HANA_DEFINE_STRUCT(Layer, (Array, w), (Array, b));
+};
+
+TEST(MakeJaxprTest, PrintsJaxText) {
+  auto f = [](const Array& x) { return lax::mul(lax::sin(x), 2.0); };
+  ClosedJaxpr j = make_jaxpr(f)(jnp::ones({3}));
+  EXPECT_EQ(j.ToString(), "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }");
+  j.jaxpr->TypeCheck();
+}
+
+TEST(MakeJaxprTest, WrapsLongProgramsOneEquationPerLine) {
+  auto f = [](const Array& x, const Array& y) {
+    Array ex = lax::exp(x);  // separate statements: C++ leaves argument order unspecified
+    Array z = lax::add(ex, lax::tanh(y));
+    return lax::reduce_sum(lax::mul(z, z), {0});
+  };
+  EXPECT_EQ(make_jaxpr(f)(jnp::ones({3}), jnp::ones({3})).ToString(),
+            "{ lambda ; a:f32[3] b:f32[3]. let\n"
+            "    c:f32[3] = exp a\n"
+            "    d:f32[3] = tanh b\n"
+            "    e:f32[3] = add c d\n"
+            "    f:f32[3] = mul e e\n"
+            "    g:f32[] = reduce_sum[axes=(0,)] f\n"
+            "  in (g,) }");
+}
+
+TEST(MakeJaxprTest, ClosedOverArraysBecomeConstvars) {
+  Array w = jnp::arange(3.0);
+  auto f = [&](const Array& x) { return lax::mul(x, w); };
+  ClosedJaxpr j = make_jaxpr(f)(jnp::ones({3}));
+  EXPECT_EQ(j.ToString(), "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = mul b a in (c,) }");
+  ASSERT_EQ(j.consts.size(), 1u);
+}
+
+TEST(GradTest, SinAndPolynomial) {
+  auto f = [](const Array& x) { return jnp::sum(jnp::sin(x)); };
+  Array x = jnp::array({0.f, 0.5f, 1.f});
+  std::vector<float> g = grad(f)(x).to_vector<float>();
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(g[i], std::cos(0.5f * i), 1e-6);
+  auto p = [](const Array& x) { return x * x * x; };  // d/dx = 3x^2, d2 = 6x
+  Array s = Array::Scalar(2.0, float64);
+  EXPECT_DOUBLE_EQ(grad(p)(s).item<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(grad(grad(p))(s).item<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(grad(grad(grad(p)))(s).item<double>(), 6.0);
+}
+
+TEST(GradTest, ValueAndGradHasAuxArgnumsAndStructs) {
+  Layer layer{jnp::array({1.0, 2.0}), Array::Scalar(0.5, float64)};
+  auto loss = [](const Layer& l, const Array& x) { return jnp::sum(l.w * x) + l.b; };
+  Array x = jnp::array({3.0, 4.0});
+  auto [v, g] = value_and_grad(loss)(layer, x);
+  EXPECT_DOUBLE_EQ(v.item<double>(), 11.5);
+  EXPECT_EQ(g.w.to_vector<double>(), (std::vector<double>{3.0, 4.0}));
+  EXPECT_DOUBLE_EQ(g.b.item<double>(), 1.0);
+
+  auto with_aux = [](const Array& x) { return std::pair{jnp::sum(x * x), x * 2.0}; };
+  auto [gx, aux] = grad(with_aux, has_aux)(x);
+  EXPECT_EQ(gx.to_vector<double>(), (std::vector<double>{6.0, 8.0}));
+  EXPECT_EQ(aux.to_vector<double>(), (std::vector<double>{6.0, 8.0}));
+
+  auto f2 = [](const Array& a, const Array& b, const Array& c) { return jnp::sum(a * b * c); };
+  Array a = jnp::array({1.0}), b = jnp::array({2.0}), c = jnp::array({5.0});
+  auto [ga, gc] = grad(f2, argnums{0, 2})(a, b, c);
+  EXPECT_DOUBLE_EQ(ga.item<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(gc.item<double>(), 2.0);
+}
+
+TEST(JvpVjpTest, MatchAnalyticDerivatives) {
+  auto f = [](const Array& x) { return jnp::sin(x) * x; };
+  Array x = jnp::array({0.3, 1.1});
+  Array t = jnp::array({1.0, 2.0});
+  auto [y, yd] = jvp(f, std::tuple{x}, std::tuple{t});
+  const std::vector<double> xs = {0.3, 1.1}, ts = {1.0, 2.0};
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(yd.to_vector<double>()[i], (std::cos(xs[i]) * xs[i] + std::sin(xs[i])) * ts[i], 1e-12);
+  }
+  auto [y2, f_vjp] = vjp(f, x);
+  auto [ct] = f_vjp(jnp::ones_like(y2));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(ct.to_vector<double>()[i], std::cos(xs[i]) * xs[i] + std::sin(xs[i]), 1e-12);
+  }
+}
+
+TEST(VmapTest, MapsOverAxesAndComposesWithGrad) {
+  auto f = [](const Array& x, const Array& w) { return jnp::sum(x * w); };
+  Array xs = jnp::arange(6.0).reshape({3, 2});
+  Array w = jnp::array({1.0, 10.0});
+  EXPECT_EQ(vmap(f, in_axes{0, none})(xs, w).to_vector<double>(), (std::vector<double>{10, 32, 54}));
+  EXPECT_EQ(vmap(f, in_axes{1, none})(xs.T(), w).to_vector<double>(), (std::vector<double>{10, 32, 54}));
+  // Per-example gradients: vmap(grad(loss), in_axes{none, 0}).
+  auto loss = [](const Array& w, const Array& x) { return jnp::sum(jnp::tanh(x * w)); };
+  Array g = vmap(grad(loss), in_axes{none, 0})(w, xs);
+  for (int i = 0; i < 3; ++i) {
+    Array gi = grad(loss)(w, xs[i]);
+    EXPECT_EQ(g[i].to_vector<double>(), gi.to_vector<double>());
+  }
+}
+
+TEST(NestingTest, PerturbationConfusionIsAvoided) {
+  // d/dx [x * d/dy (x + y)] at x=1 is 1 (JAX's perturbation-confusion test).
+  auto outer = [](const Array& x) {
+    auto inner = [&](const Array& y) { return x + y; };
+    return x * grad(inner)(Array::Scalar(1.0, float64));
+  };
+  EXPECT_DOUBLE_EQ(grad(outer)(Array::Scalar(1.0, float64)).item<double>(), 1.0);
+}
+
+TEST(ErrorsTest, GradRejectsIntegerInputsAndVectorOutputs) {
+  auto f = [](const Array& x) { return jnp::sum(x); };
+  try {
+    grad(f)(jnp::arange(3));
+    FAIL() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_TRUE(std::string(e.what()).find("i32[3]") != std::string::npos) << e.what();
+  }
+  EXPECT_THROW(grad([](const Array& x) { return x * 2.0; })(jnp::ones({3})), TypeError);
+  EXPECT_DOUBLE_EQ(grad(f)(jnp::ones({3}, float64)).to_vector<double>()[0], 1.0);
+}
+
+TEST(ErrorsTest, LeakedTracerIsReported) {
+  Array leaked;
+  auto f = [&](const Array& x) {
+    leaked = x * 2.0;
+    return jnp::sum(x);
+  };
+  grad(f)(jnp::ones({3}));
+  try {
+    (void)(leaked + 1.0);
+    FAIL() << "expected TracerLeakError";
+  } catch (const TracerLeakError& e) {
+    EXPECT_NE(std::string(e.what()).find("jvp"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ((jnp::ones({2}) + 1.0).to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+TEST(ErrorsTest, ConcretizationNamesTheArgument) {
+  auto f = [](const Layer& p, const Array& x) {
+    if (lax::gt(lax::reduce_sum(p.b, {0}), Array(0.0f))) return x;  // a C++ if on a traced value
+    return lax::neg(x);
+  };
+  Layer p{jnp::ones({2}), jnp::ones({2})};
+  try {
+    make_jaxpr(f)(p, jnp::ones({2}));
+    FAIL() << "expected ConcretizationError";
+  } catch (const ConcretizationError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("depends on the value of argument 0 at .b."), std::string::npos) << msg;
+    EXPECT_NE(msg.find("traced by make_jaxpr"), std::string::npos) << msg;
+  }
+  auto g = [](const Array& x, const Array& y) { return lax::mul(x, Array::Scalar(lax::add(y, y).item<float>(), float32)); };
+  try {
+    make_jaxpr(g)(jnp::ones({2}), jnp::ones({}));
+    FAIL() << "expected ConcretizationError";
+  } catch (const ConcretizationError& e) {
+    EXPECT_NE(std::string(e.what()).find("depends on the value of argument 1."), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(f(p, jnp::ones({2})).to_vector<float>(), (std::vector<float>{1, 1}));  // eager still works
+}
+
+TEST(ErrorsTest, ShapeErrorsInsideATraceNameTheTransformStack) {
+  auto f = [](const Array& x) { return jnp::sum(lax::add(x, jnp::ones({4}))); };
+  try {
+    vmap(grad(f))(jnp::ones({2, 3}));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("[add]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(",4]"), std::string::npos) << msg;  // shapes as the batched op sees them
+    EXPECT_NE(msg.find("while tracing vmap > "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("jvp"), std::string::npos) << msg;
+  }
+  try {
+    lax::add(jnp::ones({3}), jnp::ones({4}));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_EQ(std::string(e.what()).find("while tracing"), std::string::npos) << e.what();  // eager: no stack
+  }
+}
+
+TEST(NestingTest, GradOfAFunctionClosingOverAVmappedValue) {
+  // Inside vmap, x is a batched tracer; grad differentiates w with x closed over.
+  Array xs = jnp::arange(6.0).reshape({3, 2}).astype(float64);
+  Array w = jnp::array({0.5, -1.0}).astype(float64);
+  Array per_example = vmap([&](const Array& x) {
+    return grad([&](const Array& v) { return jnp::sum(jnp::tanh(lax::mul(x, v))); })(w);
+  })(xs);
+  for (int i = 0; i < 3; ++i) {
+    Array want = grad([&](const Array& v) { return jnp::sum(jnp::tanh(lax::mul(xs[i], v))); })(w);
+    EXPECT_EQ(per_example[i].to_vector<double>(), want.to_vector<double>()) << i;
+  }
+}
+
+}  // namespace
+}  // namespace jx
