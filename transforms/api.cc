@@ -60,6 +60,30 @@ std::vector<std::vector<Array>> SplitPerArg(const std::vector<FlatArg>& flat, ab
   return out;
 }
 
+namespace {
+// True if `prefix` is `path` or a key-path prefix of it (followed by "." or "[").
+bool IsPathPrefix(std::string_view prefix, std::string_view path) {
+  if (prefix.size() > path.size() || path.substr(0, prefix.size()) != prefix) return false;
+  return prefix.size() == path.size() || prefix.empty() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
+}
+}  // namespace
+
+int64_t LeafAxis(const std::variant<std::optional<int64_t>, axes_by_path>& entry, const FlatArg& flat, size_t arg,
+                 size_t leaf) {
+  if (const auto* axis = std::get_if<std::optional<int64_t>>(&entry)) return *axis ? **axis : kNotMapped;
+  const std::string path = flat.def.KeyPath(leaf);
+  const std::pair<std::string, std::optional<int64_t>>* best = nullptr;
+  for (const auto& e : std::get<axes_by_path>(entry).entries) {
+    if (IsPathPrefix(e.first, path) && (best == nullptr || e.first.size() > best->first.size())) best = &e;
+  }
+  if (best == nullptr) {
+    throw ValueError(StrCat("vmap in_axes for argument ", arg, " has no entry covering its leaf at ",
+                            path.empty() ? "the root" : path, " (axes_by_path keys are key paths such as \".w\" or "
+                            "\".layers[0]\")"));
+  }
+  return best->second ? *best->second : kNotMapped;
+}
+
 std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat) {
   std::vector<std::string> labels;
   for (size_t i = 0; i < flat.size(); ++i) {

@@ -57,12 +57,32 @@ struct argnums {
 template <typename... I>
 argnums(I...) -> argnums<sizeof...(I)>;
 
+// A pytree prefix of vmap axes for one argument, by key path: each leaf takes the entry
+// whose path is the longest prefix of its own (".layers" covers ".layers[2].w"; "" covers
+// everything). JAX's in_axes=({"w": 0, "b": None},) is
+//   jx::in_axes{jx::axes_by_path{{".w", 0}, {".b", jx::none}}}
+struct axes_by_path {
+  std::vector<std::pair<std::string, std::optional<int64_t>>> entries;
+  axes_by_path(std::initializer_list<std::pair<std::string, std::variant<int, NoneType>>> list) {
+    for (const auto& [path, a] : list) {
+      entries.emplace_back(path, std::holds_alternative<int>(a) ? std::optional<int64_t>(std::get<int>(a)) : std::nullopt);
+    }
+  }
+};
+
 // vmap axes, one per argument (in_axes) or per output leaf (out_axes; a single entry
-// applies to every output). An int (negative counts from the end) or jx::none.
+// applies to every output). An int (negative counts from the end), jx::none, or (in_axes)
+// an axes_by_path prefix for the argument's leaves.
 struct in_axes {
-  std::vector<std::optional<int64_t>> axes;
-  in_axes(std::initializer_list<std::variant<int, NoneType>> list) {
-    for (const auto& a : list) axes.push_back(std::holds_alternative<int>(a) ? std::optional<int64_t>(std::get<int>(a)) : std::nullopt);
+  std::vector<std::variant<std::optional<int64_t>, axes_by_path>> axes;
+  in_axes(std::initializer_list<std::variant<int, NoneType, axes_by_path>> list) {
+    for (const auto& a : list) {
+      if (const auto* by_path = std::get_if<axes_by_path>(&a)) {
+        axes.emplace_back(*by_path);
+      } else {
+        axes.emplace_back(std::holds_alternative<int>(a) ? std::optional<int64_t>(std::get<int>(a)) : std::nullopt);
+      }
+    }
   }
 };
 struct out_axes {
@@ -120,6 +140,9 @@ std::vector<FlatArg> Substitute(const std::vector<FlatArg>& flat, absl::Span<con
 std::vector<Array> DiffLeaves(const std::vector<FlatArg>& flat, absl::Span<const int> selected,
                               std::string_view transform);
 void CheckArgnums(absl::Span<const int> selected, size_t num_args);
+// The vmap axis of leaf `leaf` of argument `arg` under one in_axes entry (kNotMapped: none).
+int64_t LeafAxis(const std::variant<std::optional<int64_t>, axes_by_path>& entry, const FlatArg& flat, size_t arg,
+                 size_t leaf);
 // Names of every leaf for error messages: "argument 0", "argument 1 at .layers[2].w".
 std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat);
 // grad's output check: a real scalar.
@@ -288,10 +311,10 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
     std::vector<int> all;
     for (size_t i = 0; i < flat.size(); ++i) {
       all.push_back(static_cast<int>(i));
-      const std::optional<int64_t> axis = ins.axes.size() == 1 ? ins.axes[0] : ins.axes[i];
-      for (const Array& l : flat[i].leaves) {
-        leaves.push_back(l);
-        leaf_axes.push_back(axis ? *axis : kNotMapped);
+      const auto& entry = ins.axes.size() == 1 ? ins.axes[0] : ins.axes[i];
+      for (size_t j = 0; j < flat[i].leaves.size(); ++j) {
+        leaves.push_back(flat[i].leaves[j]);
+        leaf_axes.push_back(api_internal::LeafAxis(entry, flat[i], i, j));
       }
     }
     tree::TreeDef out_def;

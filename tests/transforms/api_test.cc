@@ -206,5 +206,23 @@ TEST(NestingTest, GradOfAFunctionClosingOverAVmappedValue) {
   }
 }
 
+TEST(VmapTest, InAxesAsAPytreePrefixByKeyPath) {
+  // JAX's in_axes=({"w": 0, "b": None}, 0): w is batched, b shared.
+  auto f = [](const Layer& p, const Array& x) { return jnp::sum(lax::add(lax::mul(x, p.w), p.b)); };
+  Layer p{jnp::arange(6.0f).reshape({3, 2}), jnp::array({1.0f, 2.0f})};
+  Array xs = jnp::arange(6.0f).reshape({3, 2});
+  std::vector<float> got =
+      vmap(f, in_axes{axes_by_path{{".w", 0}, {".b", none}}, 0})(p, xs).to_vector<float>();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i], f(Layer{p.w[i], p.b}, xs[i]).item<float>()) << i;
+  // The empty path covers every leaf; a missing leaf is a clear error.
+  EXPECT_EQ(vmap(f, in_axes{axes_by_path{{"", 0}}, 0})(Layer{p.w, jnp::ones({3, 2})}, xs).shape(), Shape{3});
+  try {
+    vmap(f, in_axes{axes_by_path{{".w", 0}}, 0})(p, xs);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("no entry covering its leaf at .b"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace jx
