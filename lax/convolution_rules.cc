@@ -96,12 +96,6 @@ Array ReshapeAxisOutOf(int64_t src, int64_t size1, const Array& x) {
   return reshape(x, shape);
 }
 
-// x converted to the dtype and weak type of aval, if they differ.
-Array MatchAval(const Array& x, const ShapedArray& aval) {
-  if (x.dtype() == aval.dtype && x.aval().weak_type == aval.weak_type) return x;
-  return convert_element_type(x, aval.dtype, aval.weak_type);
-}
-
 Array WithDType(const Array& x, DType d) { return x.dtype() == d ? x : convert_element_type(x, d); }
 
 JvpResult ConvJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {

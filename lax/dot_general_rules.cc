@@ -35,19 +35,6 @@ Dims Range(int64_t start, int64_t size) {
   return out;
 }
 
-// The permutation p with p[v[i]] = i (numpy's argsort of a permutation).
-Dims InversePermutation(const Dims& v) {
-  Dims out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[static_cast<size_t>(v[i])] = static_cast<int64_t>(i);
-  return out;
-}
-
-// x with exactly the dtype and weak type of aval (mixed-precision or preferred_element_type
-// contractions produce their cotangents in the wider type).
-Array MatchAval(const Array& x, const ShapedArray& aval) {
-  if (x.dtype() == aval.dtype && x.aval().weak_type == aval.weak_type) return x;
-  return convert_element_type(x, aval.dtype, aval.weak_type);
-}
 
 // The cotangent of x in dot_general(x, y, dn) (or, with swap_ans, of x in dot_general(y, x,
 // swapped dn)): contract ct's free-y dims with y's free dims, then restore x's dim order.

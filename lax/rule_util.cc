@@ -4,6 +4,7 @@
 
 #include "jx/core/interpreter.h"
 #include "jx/lax/binary_ops.h"
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/reduction_ops.h"
 #include "jx/lax/shape_ops.h"
 
@@ -73,6 +74,17 @@ BatchRule BatchElementwise(Primitive p, uint64_t scalar_ok) {
     const size_t num_outs = outs.size();
     return BatchResult{std::move(outs), std::vector<int64_t>(num_outs, 0)};
   };
+}
+
+Array MatchAval(const Array& x, const ShapedArray& aval) {
+  if (x.dtype() == aval.dtype && x.aval().weak_type == aval.weak_type) return x;
+  return convert_element_type(x, aval.dtype, aval.weak_type);
+}
+
+std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inv;
 }
 
 }  // namespace jx::lax::internal

@@ -33,6 +33,13 @@ Array UnbroadcastScalar(const Array& ct, const ShapedArray& aval);
 // is 0-d per example, beside shaped ones, is broadcast from [n] to the batched shape.
 BatchRule BatchElementwise(Primitive p, uint64_t scalar_ok = ~uint64_t{0});
 
+// x with exactly the dtype and weak type of aval: a cotangent or tangent produced in a wider
+// type (mixed precision, preferred_element_type) converted back.
+Array MatchAval(const Array& x, const ShapedArray& aval);
+
+// The permutation p with p[perm[i]] = i (a transpose's inverse).
+std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm);
+
 // x with its batch dimension moved to 0, or broadcast to have one of size n if unbatched.
 Array MoveBatchToFront(const Array& x, int64_t dim, int64_t n);
 

@@ -711,12 +711,6 @@ TransposeRule LinearUnaryTranspose(std::function<Array(const Array&, const Shape
   };
 }
 
-std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-  return inv;
-}
-
 std::vector<int64_t> ShiftedBy1(const std::vector<int64_t>& dims) {
   std::vector<int64_t> out;
   out.reserve(dims.size());
