@@ -66,22 +66,46 @@ bool IsPathPrefix(std::string_view prefix, std::string_view path) {
   if (prefix.size() > path.size() || path.substr(0, prefix.size()) != prefix) return false;
   return prefix.size() == path.size() || prefix.empty() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
 }
-}  // namespace
 
-int64_t LeafAxis(const std::variant<std::optional<int64_t>, axes_by_path>& entry, const FlatArg& flat, size_t arg,
-                 size_t leaf) {
+
+// The axis an entry gives the leaf at `path` of the subtree it covers; `what` names the
+// subtree in errors ("in_axes for argument 1", "out_axes for output 0").
+int64_t EntryAxis(const AxisSpec& entry, const std::string& path, std::string_view what) {
   if (const auto* axis = std::get_if<std::optional<int64_t>>(&entry)) return *axis ? **axis : kNotMapped;
-  const std::string path = flat.def.KeyPath(leaf);
   const std::pair<std::string, std::optional<int64_t>>* best = nullptr;
   for (const auto& e : std::get<axes_by_path>(entry).entries) {
     if (IsPathPrefix(e.first, path) && (best == nullptr || e.first.size() > best->first.size())) best = &e;
   }
   if (best == nullptr) {
-    throw ValueError(StrCat("vmap in_axes for argument ", arg, " has no entry covering its leaf at ",
-                            path.empty() ? "the root" : path, " (axes_by_path keys are key paths such as \".w\" or "
-                            "\".layers[0]\")"));
+    throw ValueError(StrCat("vmap ", what, " has no entry covering its leaf at ", path.empty() ? "the root" : path,
+                            " (axes_by_path keys are key paths such as \".w\" or \".layers[0]\")"));
   }
   return best->second ? *best->second : kNotMapped;
+}
+}  // namespace
+
+int64_t LeafAxis(const AxisSpec& entry, const FlatArg& flat, size_t arg, size_t leaf) {
+  return EntryAxis(entry, flat.def.KeyPath(leaf), StrCat("in_axes for argument ", arg));
+}
+
+std::vector<int64_t> ResolveOutAxes(const std::vector<AxisSpec>& outs, const tree::TreeDef& out_def) {
+  std::vector<int64_t> axes;
+  if (outs.size() == 1) {
+    for (size_t j = 0; j < out_def.num_leaves(); ++j) axes.push_back(EntryAxis(outs[0], out_def.KeyPath(j), "out_axes"));
+    return axes;
+  }
+  if (out_def.IsLeaf() || outs.size() != out_def.num_children()) {
+    throw ValueError(StrCat("vmap out_axes must be a prefix of the output pytree: it has ", outs.size(),
+                            " entries but the output ", out_def.ToString(), " has ",
+                            out_def.IsLeaf() ? 0 : out_def.num_children(), " children"));
+  }
+  const std::vector<tree::TreeDef> children = out_def.Children();
+  for (size_t i = 0; i < children.size(); ++i) {
+    for (size_t j = 0; j < children[i].num_leaves(); ++j) {
+      axes.push_back(EntryAxis(outs[i], children[i].KeyPath(j), StrCat("out_axes for output ", i)));
+    }
+  }
+  return axes;
 }
 
 std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat) {

@@ -70,26 +70,36 @@ struct axes_by_path {
   }
 };
 
-// vmap axes, one per argument (in_axes) or per output leaf (out_axes; a single entry
-// applies to every output). An int (negative counts from the end), jx::none, or (in_axes)
-// an axes_by_path prefix for the argument's leaves.
-struct in_axes {
-  std::vector<std::variant<std::optional<int64_t>, axes_by_path>> axes;
-  in_axes(std::initializer_list<std::variant<int, NoneType, axes_by_path>> list) {
-    for (const auto& a : list) {
-      if (const auto* by_path = std::get_if<axes_by_path>(&a)) {
-        axes.emplace_back(*by_path);
-      } else {
-        axes.emplace_back(std::holds_alternative<int>(a) ? std::optional<int64_t>(std::get<int>(a)) : std::nullopt);
-      }
+// One vmap axis entry: an int (negative counts from the end), jx::none, or an axes_by_path
+// prefix for the leaves below it.
+using AxisSpec = std::variant<std::optional<int64_t>, axes_by_path>;
+namespace api_internal {
+inline std::vector<AxisSpec> AxisSpecs(std::initializer_list<std::variant<int, NoneType, axes_by_path>> list) {
+  std::vector<AxisSpec> axes;
+  for (const auto& a : list) {
+    if (const auto* by_path = std::get_if<axes_by_path>(&a)) {
+      axes.emplace_back(*by_path);
+    } else {
+      axes.emplace_back(std::holds_alternative<int>(a) ? std::optional<int64_t>(std::get<int>(a)) : std::nullopt);
     }
   }
+  return axes;
+}
+}  // namespace api_internal
+
+// vmap in_axes: one entry per argument, or a single entry for all arguments.
+struct in_axes {
+  std::vector<AxisSpec> axes;
+  in_axes(std::initializer_list<std::variant<int, NoneType, axes_by_path>> list)
+      : axes(api_internal::AxisSpecs(list)) {}
 };
+// vmap out_axes, a prefix of the output pytree as in JAX: a single entry covers the whole
+// output; otherwise one entry per child of the output's root (a tuple's elements, a
+// struct's fields), each an int, jx::none or an axes_by_path prefix of that child.
 struct out_axes {
-  std::vector<std::optional<int64_t>> axes;
-  out_axes(std::initializer_list<std::variant<int, NoneType>> list) {
-    for (const auto& a : list) axes.push_back(std::holds_alternative<int>(a) ? std::optional<int64_t>(std::get<int>(a)) : std::nullopt);
-  }
+  std::vector<AxisSpec> axes;
+  out_axes(std::initializer_list<std::variant<int, NoneType, axes_by_path>> list)
+      : axes(api_internal::AxisSpecs(list)) {}
 };
 // vmap's axis_size, needed only when no argument is mapped.
 struct axis_size {
@@ -141,8 +151,9 @@ std::vector<Array> DiffLeaves(const std::vector<FlatArg>& flat, absl::Span<const
                               std::string_view transform);
 void CheckArgnums(absl::Span<const int> selected, size_t num_args);
 // The vmap axis of leaf `leaf` of argument `arg` under one in_axes entry (kNotMapped: none).
-int64_t LeafAxis(const std::variant<std::optional<int64_t>, axes_by_path>& entry, const FlatArg& flat, size_t arg,
-                 size_t leaf);
+int64_t LeafAxis(const AxisSpec& entry, const FlatArg& flat, size_t arg, size_t leaf);
+// The out_axes of every output leaf, resolved against the output's structure.
+std::vector<int64_t> ResolveOutAxes(const std::vector<AxisSpec>& outs, const tree::TreeDef& out_def);
 // Names of every leaf for error messages: "argument 0", "argument 1 at .layers[2].w".
 std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat);
 // grad's output check: a real scalar.
@@ -322,9 +333,9 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
       return api_internal::CallFlat<F, std::decay_t<decltype(args)>...>(f, api_internal::Substitute(flat, all, l),
                                                                        &out_def);
     };
-    std::vector<int64_t> oaxes;
-    for (const auto& a : outs.axes) oaxes.push_back(a ? *a : kNotMapped);
-    Arrays ys = VmapCall(fn, leaves, leaf_axes, oaxes, size ? std::optional<int64_t>(size->value) : std::nullopt);
+    auto resolve_out_axes = [&] { return api_internal::ResolveOutAxes(outs.axes, out_def); };
+    Arrays ys = VmapCallDeferredOutAxes(fn, leaves, leaf_axes, resolve_out_axes,
+                         size ? std::optional<int64_t>(size->value) : std::nullopt);
     return tree::unflatten<R>(out_def, ys);
   };
 }

@@ -48,8 +48,8 @@ Arrays BatchInterpreter::Process(Primitive p, absl::Span<const Array> inputs, co
   return outs;
 }
 
-Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
-                const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
+Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
+                const std::vector<int64_t>& in_axes, const std::function<std::vector<int64_t>()>& out_axes_after_call,
                 std::optional<int64_t> axis_size) {
   if (in_axes.size() != args.size()) {
     throw ValueError(StrCat("vmap in_axes has ", in_axes.size(), " entries but the function got ",
@@ -85,6 +85,7 @@ Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::
     InterpreterScope scope(&batch);
     outs = fn(inner);
   }
+  const std::vector<int64_t> out_axes = out_axes_after_call();
   if (out_axes.size() != outs.size() && out_axes.size() != 1) {
     throw ValueError(StrCat("vmap out_axes has ", out_axes.size(), " entries but the function returned ",
                             outs.size(), " outputs"));
@@ -109,6 +110,12 @@ Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::
     result.push_back(d == kNotMapped ? BroadcastAxis(v, *size, out_axis) : MoveAxis(v, d, out_axis));
   }
   return result;
+}
+
+Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
+                const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
+                std::optional<int64_t> axis_size) {
+  return VmapCallDeferredOutAxes(fn, args, in_axes, [&] { return out_axes; }, axis_size);
 }
 
 }  // namespace jx

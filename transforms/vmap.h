@@ -50,5 +50,10 @@ class BatchInterpreter final : public Interpreter {
 Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
                 const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
                 std::optional<int64_t> axis_size = std::nullopt);
+// The same with out_axes computed after fn has run (vmap resolves a pytree prefix of the
+// output against the structure fn returned).
+Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
+                const std::vector<int64_t>& in_axes, const std::function<std::vector<int64_t>()>& out_axes_after_call,
+                std::optional<int64_t> axis_size = std::nullopt);
 
 }  // namespace jx

@@ -224,5 +224,56 @@ TEST(VmapTest, InAxesAsAPytreePrefixByKeyPath) {
   }
 }
 
+TEST(VmapTest, OutAxesAsAPytreePrefix) {
+  // JAX's out_axes=({"w": 1, "b": None}, 0) on an output (Layer, Array).
+  Array xs = jnp::arange(6.0f).reshape({3, 2});
+  Array b = jnp::array({1.0f, 2.0f});
+  auto f = [&](const Array& x) { return std::pair{Layer{lax::mul(x, 2.0), b}, jnp::sum(x)}; };
+  auto [layer, sums] = vmap(f, in_axes{0}, out_axes{axes_by_path{{".w", 1}, {".b", none}}, 0})(xs);
+  EXPECT_EQ(layer.w.shape(), (Shape{2, 3}));  // stacked along axis 1
+  EXPECT_EQ(layer.w.to_vector<float>(), lax::transpose(lax::mul(xs, 2.0), {1, 0}).to_vector<float>());
+  EXPECT_EQ(layer.b.shape(), Shape{2});  // unmapped: returned once
+  EXPECT_EQ(sums.to_vector<float>(), (std::vector<float>{1, 5, 9}));
+  // One entry covers the whole output; a struct child takes one int for all its leaves.
+  auto g = [](const Array& x) { return std::pair{Layer{x, lax::neg(x)}, x}; };
+  auto [l1, y1] = vmap(g, in_axes{0}, out_axes{-1})(xs);
+  EXPECT_EQ(l1.b.shape(), (Shape{2, 3}));
+  EXPECT_EQ(y1.shape(), (Shape{2, 3}));
+  auto [l2, y2] = vmap(g, in_axes{0}, out_axes{1, 0})(xs);
+  EXPECT_EQ(l2.w.shape(), (Shape{2, 3}));
+  EXPECT_EQ(l2.b.shape(), (Shape{2, 3}));
+  EXPECT_EQ(y2.shape(), (Shape{3, 2}));
+}
+
+TEST(VmapTest, OutAxesErrors) {
+  Array xs = jnp::ones({3, 2});
+  auto g = [](const Array& x) { return std::pair{Layer{x, x}, x}; };
+  try {
+    vmap(g, in_axes{0}, out_axes{0, 0, 0})(xs);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("out_axes must be a prefix of the output pytree: it has 3 entries but the "
+                                         "output PyTreeDef((Layer(w=*, b=*), *)) has 2 children"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    vmap(g, in_axes{0}, out_axes{axes_by_path{{".w", 0}}, 0})(xs);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("out_axes for output 0 has no entry covering its leaf at .b"),
+              std::string::npos)
+        << e.what();
+  }
+  try {  // a mapped output cannot be returned unmapped
+    vmap(g, in_axes{0}, out_axes{none, 0})(xs);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("out_axes is None"), std::string::npos) << e.what();
+  }
+  // The process keeps working.
+  EXPECT_EQ(vmap(g, in_axes{0}, out_axes{0, 0})(xs).second.shape(), (Shape{3, 2}));
+}
+
 }  // namespace
 }  // namespace jx
