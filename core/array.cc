@@ -29,22 +29,23 @@ const ShapedArray& Array::aval() const {
   return impl_->aval();
 }
 
-const void* Array::data() const {
-  if (!impl_) throw ValueError("use of an empty jx::Array handle (default-constructed Array)");
-  if (impl_->kind() != ArrayImpl::Kind::kConcrete) {
-    throw ConcretizationError(StrCat(
-        "Abstract tracer value encountered where a concrete value is expected: the value of a ",
-        aval().str(), " tracer is not known while tracing.", impl_->Provenance(),
-        " Use jx control flow (lax::cond, lax::while_loop) or mark the argument static instead of reading it "
-        "on the host."));
-  }
-  return static_cast<const ConcreteArray&>(*impl_).data();
+namespace {
+// The concrete value x reads as on the host, or a ConcretizationError saying why it has none.
+const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
+  if (!impl) throw ValueError("use of an empty jx::Array handle (default-constructed Array)");
+  if (impl->kind() == ArrayImpl::Kind::kConcrete) return static_cast<const ConcreteArray&>(*impl);
+  if (const ConcreteArray* c = impl->ConcreteValue()) return *c;
+  throw ConcretizationError(StrCat(
+      "Abstract tracer value encountered where a concrete value is expected: the value of a ",
+      impl->aval().str(), " tracer is not known while tracing.", impl->Provenance(),
+      " Use jx control flow (lax::cond, lax::while_loop) or mark the argument static instead of reading it "
+      "on the host."));
 }
+}  // namespace
 
-const std::shared_ptr<Buffer>& Array::buffer() const {
-  data();  // checks that this is a concrete value
-  return static_cast<const ConcreteArray&>(*impl_).buffer();
-}
+const void* Array::data() const { return ReadableValue(impl_.get()).data(); }
+
+const std::shared_ptr<Buffer>& Array::buffer() const { return ReadableValue(impl_.get()).buffer(); }
 
 void Array::ThrowItemError() const {
   throw ValueError(StrCat("[item] can only convert an array of size 1 to a C++ scalar, got ",

@@ -25,6 +25,7 @@
 namespace jx {
 
 class Interpreter;
+class ConcreteArray;
 
 // The shared state behind an Array: a concrete value or a tracer.
 class ArrayImpl {
@@ -38,6 +39,9 @@ class ArrayImpl {
   // For tracers: which transformation traces the value and which function arguments it
   // depends on, appended to ConcretizationError messages.
   virtual std::string Provenance() const { return {}; }
+  // The concrete value behind this one, if it has one (JAX's to_concrete_value): a value
+  // itself, or a jvp tracer's concrete primal, so host control flow works under grad and jvp.
+  virtual const ConcreteArray* ConcreteValue() const { return nullptr; }
 
  private:
   ShapedArray aval_;
@@ -51,6 +55,7 @@ class ConcreteArray final : public ArrayImpl {
       : ArrayImpl(Kind::kConcrete, std::move(aval)), buffer_(std::move(buffer)) {}
   const void* data() const { return buffer_->data(); }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  const ConcreteArray* ConcreteValue() const override { return this; }
 
  private:
   std::shared_ptr<Buffer> buffer_;

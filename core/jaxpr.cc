@@ -52,19 +52,22 @@ std::string VarName(uint32_t n) {
   return s;
 }
 
-// Names variables in order of first appearance, as JAX's printer does.
+// Names variables in order of first appearance, as JAX's printer does. One Namer serves a
+// jaxpr and every sub-jaxpr in its params, so inner names continue the outer sequence.
 class Namer {
  public:
-  std::string Name(Var v) {
-    auto [it, inserted] = names_.try_emplace(v.index, "");
+  std::string Name(const Jaxpr& j, Var v) {
+    auto [it, inserted] = names_.try_emplace(std::pair{&j, v.index}, "");
     if (inserted) it->second = VarName(next_++);
     return it->second;
   }
 
  private:
-  absl::flat_hash_map<uint32_t, std::string> names_;
+  absl::flat_hash_map<std::pair<const Jaxpr*, uint32_t>, std::string> names_;
   uint32_t next_ = 0;
 };
+
+std::string JaxprStr(const Jaxpr& j, Namer& n);
 
 std::string TypeStr(const ShapedArray& a) { return a.str(); }
 
@@ -89,11 +92,11 @@ std::string LiteralStr(const Array& v) {
 }
 
 std::string AtomStr(const Jaxpr& j, const Atom& a, Namer& n) {
-  if (const Var* v = std::get_if<Var>(&a)) return n.Name(*v);
+  if (const Var* v = std::get_if<Var>(&a)) return n.Name(j, *v);
   return LiteralStr(std::get<Literal>(a).value);
 }
 
-std::string Binder(const Jaxpr& j, Var v, Namer& n) { return StrCat(n.Name(v), ":", TypeStr(j.aval(v))); }
+std::string Binder(const Jaxpr& j, Var v, Namer& n) { return StrCat(n.Name(j, v), ":", TypeStr(j.aval(v))); }
 
 // Indents every line after the first by `indent` spaces.
 std::string IndentTail(const std::string& s, int indent) {
@@ -105,19 +108,29 @@ std::string IndentTail(const std::string& s, int indent) {
   return out;
 }
 
-std::string ParamsStr(const ParamMap& params, int indent) {
+// A param value; sub-jaxprs are named by the enclosing printer's Namer.
+std::string ParamStr(const Param& value, Namer& n) {
+  if (const auto* obj = std::get_if<std::shared_ptr<const ParamObject>>(&value.value)) {
+    if (const auto* sub = dynamic_cast<const JaxprParam*>(obj->get())) return JaxprStr(*sub->closed().jaxpr, n);
+  }
+  return value.ToString();
+}
+
+std::string ParamsStr(const ParamMap& params, int indent, Namer& n) {
   if (params.empty()) return "";
   std::vector<std::string> parts;
   bool multiline = false;
   for (const auto& [name, value] : params) {
-    std::string v = value.ToString();
+    std::string v;
     // A list of sub-jaxprs (cond's branches) prints one per line, as JAX does.
     if (const auto* list = std::get_if<ParamList>(&value.value);
         list != nullptr && !list->empty() &&
         std::holds_alternative<std::shared_ptr<const ParamObject>>(list->front().value)) {
       v = "(\n";
-      for (const Param& item : *list) StrAppend(&v, "  ", IndentTail(item.ToString(), 2), "\n");
+      for (const Param& item : *list) StrAppend(&v, "  ", IndentTail(ParamStr(item, n), 2), "\n");
       v += ")";
+    } else {
+      v = ParamStr(value, n);
     }
     if (v.find('\n') != std::string::npos || v.size() > kLineWidth / 2) multiline = true;
     parts.push_back(StrCat(name, "=", v));
@@ -136,19 +149,16 @@ std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent) {
   for (Var v : e.outputs) outs.push_back(Binder(j, v, n));
   for (const Atom& a : e.inputs) ins.push_back(AtomStr(j, a, n));
   std::string lhs = outs.empty() ? "_" : absl::StrJoin(outs, " ");
-  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent));
+  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n));
   return StrCat(lhs, " = ", rhs, ins.empty() ? "" : " ", absl::StrJoin(ins, " "));
 }
 
-}  // namespace
-
-std::string Jaxpr::ToString() const {
-  Namer n;
+std::string JaxprStr(const Jaxpr& j, Namer& n) {
   std::vector<std::string> consts, ins, eqn_strs, outs;
-  for (Var v : constvars) consts.push_back(Binder(*this, v, n));
-  for (Var v : invars) ins.push_back(Binder(*this, v, n));
-  for (const Eqn& e : eqns) eqn_strs.push_back(EqnStr(*this, e, n, 4));
-  for (const Atom& a : outvars) outs.push_back(AtomStr(*this, a, n));
+  for (Var v : j.constvars) consts.push_back(Binder(j, v, n));
+  for (Var v : j.invars) ins.push_back(Binder(j, v, n));
+  for (const Eqn& e : j.eqns) eqn_strs.push_back(EqnStr(j, e, n, 4));
+  for (const Atom& a : j.outvars) outs.push_back(AtomStr(j, a, n));
   std::string head = StrCat("{ lambda ", absl::StrJoin(consts, " "), consts.empty() ? "" : "", "; ",
                             absl::StrJoin(ins, " "), ". let");
   std::string tail = StrCat("in (", absl::StrJoin(outs, ", "), outs.size() == 1 ? "," : "", ") }");
@@ -164,6 +174,13 @@ std::string Jaxpr::ToString() const {
   std::string out = head + "\n";
   for (const std::string& e : eqn_strs) out += "    " + e + "\n";
   return out + "  " + tail;
+}
+
+}  // namespace
+
+std::string Jaxpr::ToString() const {
+  Namer n;
+  return JaxprStr(*this, n);
 }
 
 void Jaxpr::TypeCheck() const {

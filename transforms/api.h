@@ -335,7 +335,8 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
     };
     auto resolve_out_axes = [&] { return api_internal::ResolveOutAxes(outs.axes, out_def); };
     Arrays ys = VmapCallDeferredOutAxes(fn, leaves, leaf_axes, resolve_out_axes,
-                         size ? std::optional<int64_t>(size->value) : std::nullopt);
+                                        size ? std::optional<int64_t>(size->value) : std::nullopt,
+                                        api_internal::ArgLabels(flat));
     return tree::unflatten<R>(out_def, ys);
   };
 }

@@ -22,6 +22,9 @@ class JvpTracer final : public Tracer {
   std::string Provenance() const override {
     return primal_.is_tracer() ? primal_.impl()->Provenance() : " It is traced by " + owner_name() + ".";
   }
+  const ConcreteArray* ConcreteValue() const override {
+    return primal_.impl() ? primal_.impl()->ConcreteValue() : nullptr;
+  }
 
  private:
   Array primal_, tangent_;

@@ -1,18 +1,45 @@
 #include "jx/transforms/vmap.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
 #include "jx/transforms/ad_util.h"
 
 namespace jx {
 
-Array BatchInterpreter::Wrap(Array value, int64_t batch_dim) const {
+std::string BatchTracer::Provenance() const {
+  if (!sources_ || sources_->indices.empty()) {
+    return value_.is_tracer() ? value_.impl()->Provenance() : " It is traced by " + owner_name() + ".";
+  }
+  std::string names;
+  for (int i : sources_->indices) StrAppend(&names, names.empty() ? "" : ", ", (*sources_->labels)[i]);
+  return StrCat(" It is traced by ", owner_name(), " and depends on the value of ", names,
+                " (a batched value has one value per example).");
+}
+
+Array BatchInterpreter::Wrap(Array value, int64_t batch_dim, BatchSources sources) const {
   if (batch_dim == kNotMapped) return value;
   Shape shape = value.shape();
   shape.erase(shape.begin() + batch_dim);
   ShapedArray aval{std::move(shape), value.dtype(), value.weak_type()};
-  return Array(std::make_shared<BatchTracer>(std::move(aval), *this, std::move(value), batch_dim));
+  return Array(std::make_shared<BatchTracer>(std::move(aval), *this, std::move(value), batch_dim, std::move(sources)));
 }
+
+namespace {
+// The union of two sorted source lists (sharing a pointer when one covers the other).
+BatchSources MergeSources(const BatchSources& a, const BatchSources& b) {
+  if (!a || a == b) return b;
+  if (!b) return a;
+  BatchSourceSet merged{a->labels, {}};
+  std::set_union(a->indices.begin(), a->indices.end(), b->indices.begin(), b->indices.end(),
+                 std::back_inserter(merged.indices));
+  if (merged.indices.size() == a->indices.size()) return a;
+  if (merged.indices.size() == b->indices.size()) return b;
+  return std::make_shared<const BatchSourceSet>(std::move(merged));
+}
+}  // namespace
 
 std::pair<Array, int64_t> BatchInterpreter::Unwrap(const Array& x) const {
   if (Owns(x)) {
@@ -26,10 +53,12 @@ Arrays BatchInterpreter::Process(Primitive p, absl::Span<const Array> inputs, co
   Arrays values;
   std::vector<int64_t> dims;
   bool any_mapped = false;
+  BatchSources sources;
   for (size_t i = 0; i < inputs.size(); ++i) {
     CheckNotLeaked(inputs[i], p.name(), i);
     auto [v, d] = Unwrap(inputs[i]);
     any_mapped = any_mapped || d != kNotMapped;
+    if (d != kNotMapped) sources = MergeSources(sources, static_cast<const BatchTracer&>(*inputs[i].impl()).sources());
     values.push_back(std::move(v));
     dims.push_back(d);
   }
@@ -44,13 +73,13 @@ Arrays BatchInterpreter::Process(Primitive p, absl::Span<const Array> inputs, co
   }
   BatchResult r = rules.batch(values, dims, axis_size_, params);
   Arrays outs;
-  for (size_t i = 0; i < r.outs.size(); ++i) outs.push_back(Wrap(std::move(r.outs[i]), r.out_dims[i]));
+  for (size_t i = 0; i < r.outs.size(); ++i) outs.push_back(Wrap(std::move(r.outs[i]), r.out_dims[i], sources));
   return outs;
 }
 
 Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
                 const std::vector<int64_t>& in_axes, const std::function<std::vector<int64_t>()>& out_axes_after_call,
-                std::optional<int64_t> axis_size) {
+                std::optional<int64_t> axis_size, std::vector<std::string> arg_labels) {
   if (in_axes.size() != args.size()) {
     throw ValueError(StrCat("vmap in_axes has ", in_axes.size(), " entries but the function got ",
                             args.size(), " arguments"));
@@ -77,9 +106,17 @@ Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array
     size = n;
   }
   if (!size) throw ValueError("vmap must have at least one non-None value in in_axes, or an axis_size");
+  if (arg_labels.size() != args.size()) {
+    arg_labels.clear();
+    for (size_t i = 0; i < args.size(); ++i) arg_labels.push_back(StrCat("input ", i));
+  }
   BatchInterpreter batch(*size);
+  auto labels = std::make_shared<const std::vector<std::string>>(std::move(arg_labels));
   Arrays inner;
-  for (size_t i = 0; i < args.size(); ++i) inner.push_back(batch.Wrap(args[i], axes[i]));
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto source = std::make_shared<const BatchSourceSet>(BatchSourceSet{labels, {static_cast<int>(i)}});
+    inner.push_back(batch.Wrap(args[i], axes[i], std::move(source)));
+  }
   Arrays outs;
   {
     InterpreterScope scope(&batch);

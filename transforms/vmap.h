@@ -13,19 +13,28 @@
 
 namespace jx {
 
+// Which mapped arguments of vmap a batched value depends on, for ConcretizationError:
+// sorted indices into vmap's argument labels. Shared between tracers, so most equations only
+// copy a pointer.
+struct BatchSourceSet {
+  std::shared_ptr<const std::vector<std::string>> labels;
+  std::vector<int> indices;
+};
+using BatchSources = std::shared_ptr<const BatchSourceSet>;
+
 class BatchTracer final : public Tracer {
  public:
-  BatchTracer(ShapedArray aval, const Interpreter& owner, Array value, int64_t batch_dim)
-      : Tracer(std::move(aval), owner), value_(std::move(value)), batch_dim_(batch_dim) {}
+  BatchTracer(ShapedArray aval, const Interpreter& owner, Array value, int64_t batch_dim, BatchSources sources)
+      : Tracer(std::move(aval), owner), value_(std::move(value)), batch_dim_(batch_dim), sources_(std::move(sources)) {}
   const Array& value() const { return value_; }
   int64_t batch_dim() const { return batch_dim_; }
-  std::string Provenance() const override {
-    return value_.is_tracer() ? value_.impl()->Provenance() : " It is traced by " + owner_name() + ".";
-  }
+  const BatchSources& sources() const { return sources_; }
+  std::string Provenance() const override;
 
  private:
   Array value_;
   int64_t batch_dim_;
+  BatchSources sources_;
 };
 
 class BatchInterpreter final : public Interpreter {
@@ -36,7 +45,8 @@ class BatchInterpreter final : public Interpreter {
   int64_t axis_size() const { return axis_size_; }
 
   // A tracer for value batched along batch_dim (kNotMapped: returned as is).
-  Array Wrap(Array value, int64_t batch_dim) const;
+  Array Wrap(Array value, int64_t batch_dim, BatchSources sources) const;
+
   // (value, batch dim) of x; values of other interpreters are unbatched.
   std::pair<Array, int64_t> Unwrap(const Array& x) const;
 
@@ -54,6 +64,6 @@ Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::
 // output against the structure fn returned).
 Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
                 const std::vector<int64_t>& in_axes, const std::function<std::vector<int64_t>()>& out_axes_after_call,
-                std::optional<int64_t> axis_size = std::nullopt);
+                std::optional<int64_t> axis_size = std::nullopt, std::vector<std::string> arg_labels = {});
 
 }  // namespace jx

@@ -212,6 +212,7 @@ namespace jx {
 namespace {
 
 // Golden text: sub-jaxprs print indented inside their equation's params, as JAX's do.
+// Sub-jaxprs continue the outer jaxpr's variable names, as JAX's printer does.
 TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
   auto f = [](const Array& p, const Array& x) {
     return lax::cond(p, [](const Array& v) { return lax::sin(v); }, [](const Array& v) { return lax::neg(v); }, x);
@@ -221,8 +222,8 @@ TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
             "    c:i32[] = convert_element_type[new_dtype=int32 sharding=None weak_type=False] a\n"
             "    d:f32[3] = cond[\n"
             "      branches=(\n"
-            "        { lambda ; a:f32[3]. let b:f32[3] = neg a in (b,) }\n"
-            "        { lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n"
+            "        { lambda ; e:f32[3]. let f:f32[3] = neg e in (f,) }\n"
+            "        { lambda ; g:f32[3]. let h:f32[3] = sin g in (h,) }\n"
             "      )\n"
             "    ] c b\n"
             "  in (d,) }");
@@ -233,10 +234,10 @@ TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
   EXPECT_EQ(make_jaxpr(g)(jnp::ones({5})).ToString(),
             "{ lambda ; a:f32[5]. let\n"
             "    b:f32[] c:f32[5] = scan[\n"
-            "      jaxpr={ lambda ; a:f32[] b:f32[]. let\n"
-            "          c:f32[] = add a b\n"
-            "          d:f32[] = mul c 2.0:f32[]\n"
-            "        in (c, d) }\n"
+            "      jaxpr={ lambda ; d:f32[] e:f32[]. let\n"
+            "          f:f32[] = add d e\n"
+            "          g:f32[] = mul f 2.0:f32[]\n"
+            "        in (f, g) }\n"
             "      length=5\n"
             "      num_carry=1\n"
             "      num_consts=0\n"

@@ -173,6 +173,48 @@ TEST(ErrorsTest, ConcretizationNamesTheArgument) {
   EXPECT_EQ(f(p, jnp::ones({2})).to_vector<float>(), (std::vector<float>{1, 1}));  // eager still works
 }
 
+TEST(ErrorsTest, HostControlFlowWorksUnderGradAndJvp) {
+  // As in JAX, a jvp/grad tracer has a concrete primal: C++ control flow on it is fine.
+  auto f = [](const Array& x) { return x.item<float>() > 0 ? lax::mul(x, x) : lax::neg(x); };
+  EXPECT_EQ(grad(f)(Array(3.0f)).item<float>(), 6.0f);
+  EXPECT_EQ(grad(f)(Array(-3.0f)).item<float>(), -1.0f);
+  auto [y, t] = jvp(f, std::tuple{Array(2.0f)}, std::tuple{Array(1.0f)});
+  EXPECT_EQ(y.item<float>(), 4.0f);
+  EXPECT_EQ(t.item<float>(), 4.0f);
+  EXPECT_EQ(grad(grad(f))(Array(3.0f)).item<float>(), 2.0f);
+  // Under make_jaxpr the primal itself is staged, so reading it names the argument.
+  try {
+    make_jaxpr(grad(f))(Array(3.0f));
+    FAIL() << "expected ConcretizationError";
+  } catch (const ConcretizationError& e) {
+    EXPECT_NE(std::string(e.what()).find("depends on the value of argument 0."), std::string::npos) << e.what();
+  }
+}
+
+TEST(ErrorsTest, ConcretizationUnderVmapNamesTheMappedArgument) {
+  auto f = [](const Array& scale, const Layer& p) {
+    Array s = lax::reduce_sum(lax::mul(p.w, scale), {0});
+    return s.item<float>() > 0 ? p.b : lax::neg(p.b);
+  };
+  Layer p{jnp::ones({3, 2}), jnp::ones({3, 2})};
+  try {
+    vmap(f, in_axes{none, 0})(Array(1.0f), p);
+    FAIL() << "expected ConcretizationError";
+  } catch (const ConcretizationError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("traced by vmap and depends on the value of argument 1 at .w "), std::string::npos) << msg;
+  }
+  // Through grad inside vmap the jvp primal is the batched value: the same argument is named.
+  auto g = [](const Array& x) { return x.item<float>() > 0 ? x : lax::neg(x); };
+  try {
+    vmap(grad(g))(jnp::ones({3}));
+    FAIL() << "expected ConcretizationError";
+  } catch (const ConcretizationError& e) {
+    EXPECT_NE(std::string(e.what()).find("depends on the value of argument 0 "), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(vmap(grad([](const Array& x) { return lax::sin(x); }))(jnp::zeros({2})).to_vector<float>(), (std::vector<float>{1, 1}));
+}
+
 TEST(ErrorsTest, ShapeErrorsInsideATraceNameTheTransformStack) {
   auto f = [](const Array& x) { return jnp::sum(lax::add(x, jnp::ones({4}))); };
   try {
