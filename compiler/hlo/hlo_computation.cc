@@ -1,0 +1,151 @@
+#include "jx/compiler/hlo/hlo_computation.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+
+HloComputation::~HloComputation() {
+  // Users point into this list; drop edges first so destruction order does not matter.
+  for (auto& instr : instructions_) instr->users_.clear();
+}
+
+HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std::string name) {
+  HloInstruction* raw = instr.get();
+  raw->parent_ = this;
+  raw->unique_id_ = parent_->NewUniqueId();
+  raw->name_ = std::move(name);
+  for (HloInstruction* operand : raw->operands_) operand->AddUser(raw);
+  if (raw->opcode() == HloOpcode::kParameter) {
+    const int64_t n = raw->parameter_number();
+    if (n >= num_parameters()) parameters_.resize(n + 1, nullptr);
+    parameters_[n] = raw;
+  }
+  instructions_.push_back(std::move(instr));
+  positions_[raw] = std::prev(instructions_.end());
+  return raw;
+}
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instr,
+                                               std::string_view name) {
+  std::string prefix =
+      name.empty() ? std::string(HloOpcodeString(instr->opcode())) : std::string(name);
+  std::string unique = parent_->UniqueInstructionName(prefix, /*exact_if_free=*/!name.empty());
+  return Adopt(std::move(instr), std::move(unique));
+}
+
+absl::StatusOr<HloInstruction*> HloComputation::AddInstructionWithExactName(
+    std::unique_ptr<HloInstruction> instr, std::string_view name) {
+  if (absl::Status st = parent_->ReserveInstructionName(name); !st.ok()) return st;
+  return Adopt(std::move(instr), std::string(name));
+}
+
+HloInstruction* HloComputation::GetInstructionWithName(std::string_view name) const {
+  for (const auto& instr : instructions_) {
+    if (instr->name() == name) return instr.get();
+  }
+  return nullptr;
+}
+
+bool HloComputation::IsEntryComputation() const {
+  return parent_->entry_computation() == this;
+}
+
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction*> order;
+  order.reserve(instructions_.size());
+  absl::flat_hash_set<const HloInstruction*> visited;
+  // Explicit DFS stack of (instruction, next operand to visit).
+  std::vector<std::pair<HloInstruction*, int64_t>> stack;
+  auto visit_from = [&](HloInstruction* start) {
+    if (!visited.insert(start).second) return;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [instr, next] = stack.back();
+      if (next < instr->operand_count()) {
+        HloInstruction* operand = instr->mutable_operand(next++);
+        if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+        continue;
+      }
+      order.push_back(instr);
+      stack.pop_back();
+    }
+  };
+  for (const auto& instr : instructions_) {
+    if (instr->user_count() == 0 && instr.get() != root_) visit_from(instr.get());
+  }
+  if (root_ != nullptr) visit_from(root_);
+  // Anything left is only used by instructions outside every walk (cycles); keep it.
+  for (const auto& instr : instructions_) visit_from(instr.get());
+  return order;
+}
+
+absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
+  auto it = positions_.find(instr);
+  if (it == positions_.end()) {
+    return absl::InvalidArgumentError(
+        StrCat("instruction ", instr->name(), " is not in computation ", name_));
+  }
+  if (instr->user_count() > 0) {
+    return absl::FailedPreconditionError(StrCat("cannot remove ", instr->name(), " from ",
+                                                      name_, ": it still has ",
+                                                      instr->user_count(), " user(s)"));
+  }
+  if (instr == root_) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove ", instr->name(), ": it is the root of ", name_));
+  }
+  if (instr->opcode() == HloOpcode::kParameter) {
+    const int64_t n = instr->parameter_number();
+    if (n < num_parameters() && parameters_[n] == instr) {
+      parameters_.erase(parameters_.begin() + n);
+      // Later parameters shift down so numbering stays dense.
+      for (int64_t i = n; i < num_parameters(); ++i) parameters_[i]->set_parameter_number(i);
+    }
+  }
+  instr->DetachFromOperands();
+  instructions_.erase(it->second);
+  positions_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* instr) {
+  std::vector<HloInstruction*> worklist = {instr};
+  absl::flat_hash_set<HloInstruction*> removed;
+  while (!worklist.empty()) {
+    HloInstruction* next = worklist.back();
+    worklist.pop_back();
+    if (removed.contains(next) || next->user_count() > 0 || next == root_ ||
+        (next != instr && (next->opcode() == HloOpcode::kParameter || next->HasSideEffect()))) {
+      continue;
+    }
+    std::vector<HloInstruction*> operands = next->operands();
+    if (absl::Status st = RemoveInstruction(next); !st.ok()) return st;
+    removed.insert(next);
+    for (HloInstruction* operand : operands) worklist.push_back(operand);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instr,
+                                                HloInstruction* new_instr) {
+  if (absl::Status st = old_instr->ReplaceAllUsesWith(new_instr); !st.ok()) return st;
+  if (old_instr->user_count() > 0 || old_instr == new_instr) return absl::OkStatus();
+  return RemoveInstructionAndUnusedOperands(old_instr);
+}
+
+ProgramShape HloComputation::ComputeProgramShape() const {
+  ProgramShape shape;
+  for (const HloInstruction* p : parameters_) {
+    shape.parameters.push_back(p != nullptr ? p->shape() : Shape());
+    shape.parameter_names.push_back(p != nullptr ? p->name() : "");
+  }
+  if (root_ != nullptr) shape.result = root_->shape();
+  return shape;
+}
+
+}  // namespace jx::hlo

@@ -1,0 +1,122 @@
+// HloComputation: a function of HLO instructions: parameters, a root, and the instructions
+// it owns. Computations are created by their HloModule (HloModule::AddComputation) and
+// filled by HloBuilder or the parser. Graph walks are iterative, so deep programs cannot
+// overflow the stack.
+//
+//   HloComputation* c = module->AddComputation("add");
+//   for (HloInstruction* instr : c->MakeInstructionPostOrder()) { ... }   // operands first
+//   c->ReplaceInstruction(old_instr, new_instr);  // rewire users, drop old_instr
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "jx/compiler/hlo/hlo_instruction.h"
+
+namespace jx::hlo {
+
+class HloComputation {
+ public:
+  using InstructionList = std::list<std::unique_ptr<HloInstruction>>;
+
+  // Iterates the owned instructions (insertion order) as HloInstruction*.
+  class InstructionRange {
+   public:
+    class Iterator {
+     public:
+      explicit Iterator(InstructionList::const_iterator it) : it_(it) {}
+      HloInstruction* operator*() const { return it_->get(); }
+      Iterator& operator++() {
+        ++it_;
+        return *this;
+      }
+      bool operator!=(const Iterator& other) const { return it_ != other.it_; }
+      bool operator==(const Iterator& other) const { return it_ == other.it_; }
+
+     private:
+      InstructionList::const_iterator it_;
+    };
+    explicit InstructionRange(const InstructionList& list) : list_(list) {}
+    Iterator begin() const { return Iterator(list_.begin()); }
+    Iterator end() const { return Iterator(list_.end()); }
+
+   private:
+    const InstructionList& list_;
+  };
+
+  HloComputation(const HloComputation&) = delete;
+  HloComputation& operator=(const HloComputation&) = delete;
+  ~HloComputation();
+
+  const std::string& name() const { return name_; }
+  HloModule* parent() const { return parent_; }
+
+  // Takes ownership, gives the instruction a module-unique id and name (`name` if given and
+  // free, else "<name or opcode>.<id>") and links it as a user of its operands. Parameters
+  // also take their slot in parameter_instructions() (parameter_number() must be set).
+  HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instr,
+                                 std::string_view name = "");
+  // Like AddInstruction, but keeps `name` exactly (the parser); fails if it is taken.
+  absl::StatusOr<HloInstruction*> AddInstructionWithExactName(
+      std::unique_ptr<HloInstruction> instr, std::string_view name);
+
+  int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
+  HloInstruction* parameter_instruction(int64_t i) const { return parameters_[i]; }
+  const std::vector<HloInstruction*>& parameter_instructions() const { return parameters_; }
+
+  HloInstruction* root_instruction() const { return root_; }
+  void set_root_instruction(HloInstruction* root) { root_ = root; }
+
+  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  InstructionRange instructions() const { return InstructionRange(instructions_); }
+  bool ContainsInstruction(const HloInstruction* instr) const {
+    return instr != nullptr && instr->parent() == this;
+  }
+  HloInstruction* GetInstructionWithName(std::string_view name) const;
+
+  // Every instruction after its operands. Unused instructions come first (in insertion
+  // order, each after its own operands); the root comes last.
+  std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+
+  // Removes an instruction that has no users and is not the root. Removing a parameter is
+  // allowed only for fusion/non-entry use by passes that renumber parameters themselves.
+  absl::Status RemoveInstruction(HloInstruction* instr);
+  // Removes instr, then every operand left without users (transitively; never parameters).
+  absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* instr);
+  // Rewires all uses of old_instr (and the root) to new_instr, then removes old_instr and
+  // its newly dead operands.
+  absl::Status ReplaceInstruction(HloInstruction* old_instr, HloInstruction* new_instr);
+  absl::Status ReplaceAllUsesWith(HloInstruction* old_instr, HloInstruction* new_instr) {
+    return old_instr->ReplaceAllUsesWith(new_instr);
+  }
+
+  bool IsFusionComputation() const { return fusion_instruction_ != nullptr; }
+  HloInstruction* FusionInstruction() const { return fusion_instruction_; }
+  void SetFusionInstruction(HloInstruction* fusion) { fusion_instruction_ = fusion; }
+  bool IsEntryComputation() const;
+
+  ProgramShape ComputeProgramShape() const;
+  // "%name (p: f32[8]) -> f32[8] {\n  ...\n}" (ENTRY-prefixed for the entry computation).
+  std::string ToString(const HloPrintOptions& options = {}) const;
+
+ private:
+  friend class HloModule;
+  HloComputation(HloModule* parent, std::string name) : parent_(parent), name_(std::move(name)) {}
+  HloInstruction* Adopt(std::unique_ptr<HloInstruction> instr, std::string name);
+
+  HloModule* parent_;
+  std::string name_;
+  InstructionList instructions_;
+  absl::flat_hash_map<const HloInstruction*, InstructionList::iterator> positions_;
+  std::vector<HloInstruction*> parameters_;
+  HloInstruction* root_ = nullptr;
+  HloInstruction* fusion_instruction_ = nullptr;
+};
+
+}  // namespace jx::hlo

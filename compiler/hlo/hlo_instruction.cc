@@ -1,0 +1,294 @@
+#include "jx/compiler/hlo/hlo_instruction.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+
+std::unique_ptr<HloInstruction> HloInstruction::Create(
+    HloOpcode opcode, Shape shape, absl::Span<HloInstruction* const> operands) {
+  std::unique_ptr<HloInstruction> instr(new HloInstruction(opcode, std::move(shape)));
+  instr->operands_.assign(operands.begin(), operands.end());
+  return instr;
+}
+
+HloInstruction::~HloInstruction() = default;
+
+bool HloInstruction::IsRoot() const {
+  return parent_ != nullptr && parent_->root_instruction() == this;
+}
+
+bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
+  return std::find(operands_.begin(), operands_.end(), operand) != operands_.end();
+}
+
+void HloInstruction::AddUser(HloInstruction* user) {
+  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+}
+
+void HloInstruction::RemoveUser(HloInstruction* user) {
+  auto it = std::find(users_.begin(), users_.end(), user);
+  if (it != users_.end()) users_.erase(it);
+}
+
+absl::Status HloInstruction::ReplaceOperandWith(int64_t index, HloInstruction* new_operand) {
+  if (index < 0 || index >= operand_count()) {
+    return absl::OutOfRangeError(
+        StrCat(name_, ": operand index ", index, " out of range [0, ", operand_count(), ")"));
+  }
+  HloInstruction* old_operand = operands_[index];
+  if (old_operand == new_operand) return absl::OkStatus();
+  if (!ShapeUtil::Compatible(old_operand->shape(), new_operand->shape())) {
+    return absl::InvalidArgumentError(StrCat(
+        name_, ": cannot replace operand ", index, " (", old_operand->shape().ToString(),
+        ") with ", new_operand->name(), " of incompatible shape ",
+        new_operand->shape().ToString()));
+  }
+  operands_[index] = new_operand;
+  if (parent_ != nullptr) {
+    if (!IsUserOf(old_operand)) old_operand->RemoveUser(this);
+    new_operand->AddUser(this);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloInstruction::ReplaceUseWith(HloInstruction* user, HloInstruction* new_producer) {
+  for (int64_t i = 0; i < user->operand_count(); ++i) {
+    if (user->operands_[i] == this) {
+      if (absl::Status st = user->ReplaceOperandWith(i, new_producer); !st.ok()) return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* new_producer) {
+  if (new_producer == this) return absl::OkStatus();
+  if (!ShapeUtil::Compatible(shape_, new_producer->shape())) {
+    return absl::InvalidArgumentError(StrCat(
+        "cannot replace uses of ", name_, " (", shape_.ToString(), ") with ",
+        new_producer->name(), " of incompatible shape ", new_producer->shape().ToString()));
+  }
+  std::vector<HloInstruction*> users = users_;  // ReplaceUseWith edits users_
+  for (HloInstruction* user : users) {
+    // A user that is new_producer itself (x -> f(x)) keeps reading this.
+    if (user == new_producer) continue;
+    if (absl::Status st = ReplaceUseWith(user, new_producer); !st.ok()) return st;
+  }
+  if (IsRoot()) parent_->set_root_instruction(new_producer);
+  return absl::OkStatus();
+}
+
+void HloInstruction::AppendOperand(HloInstruction* operand) {
+  operands_.push_back(operand);
+  if (parent_ != nullptr) operand->AddUser(this);
+}
+
+void HloInstruction::DetachFromOperands() {
+  if (parent_ != nullptr) {
+    for (HloInstruction* operand : operands_) operand->RemoveUser(this);
+  }
+  operands_.clear();
+}
+
+bool HloInstruction::HasSideEffect() const {
+  return opcode_ == HloOpcode::kCustomCall && custom_call_has_side_effect_;
+}
+
+const HloInstruction::Attrs& HloInstruction::attrs() const {
+  static const Attrs* const kEmpty = new Attrs();
+  return attrs_ ? *attrs_ : *kEmpty;
+}
+
+HloInstruction::Attrs& HloInstruction::mutable_attrs() {
+  if (!attrs_) attrs_ = std::make_unique<Attrs>();
+  return *attrs_;
+}
+
+void HloInstruction::set_dimensions(std::vector<int64_t> dims) {
+  dimensions_ = std::move(dims);
+  MarkAttr(HloAttr::kDimensions);
+}
+
+void HloInstruction::set_tuple_index(int64_t i) {
+  int_attr_ = i;
+  MarkAttr(HloAttr::kIndex);
+}
+
+void HloInstruction::set_iota_dimension(int64_t d) {
+  int_attr_ = d;
+  MarkAttr(HloAttr::kIotaDimension);
+}
+
+void HloInstruction::set_comparison_direction(ComparisonDirection d) {
+  direction_ = d;
+  MarkAttr(HloAttr::kDirection);
+}
+
+void HloInstruction::set_comparison_type(ComparisonType t) {
+  comparison_type_ = t;
+  if (t == ComparisonType::kDefault) {
+    ClearAttr(HloAttr::kCompareType);
+  } else {
+    MarkAttr(HloAttr::kCompareType);
+  }
+}
+
+void HloInstruction::set_slice(SliceConfig slice) {
+  mutable_attrs().slice = std::move(slice);
+  MarkAttr(HloAttr::kSlice);
+}
+
+void HloInstruction::set_dynamic_slice_sizes(std::vector<int64_t> sizes) {
+  mutable_attrs().dynamic_slice_sizes = std::move(sizes);
+  MarkAttr(HloAttr::kDynamicSliceSizes);
+}
+
+void HloInstruction::set_padding_config(PaddingConfig padding) {
+  mutable_attrs().padding = std::move(padding);
+  MarkAttr(HloAttr::kPadding);
+}
+
+void HloInstruction::set_dot_dimension_numbers(DotDimensionNumbers dnums) {
+  // As XLA prints: contracting dims always, batch dims only when there are some.
+  const bool lhs_batch = !dnums.lhs_batch_dims.empty() || HasAttr(HloAttr::kLhsBatchDims);
+  const bool rhs_batch = !dnums.rhs_batch_dims.empty() || HasAttr(HloAttr::kRhsBatchDims);
+  mutable_attrs().dot = std::move(dnums);
+  MarkAttr(HloAttr::kLhsContractingDims);
+  MarkAttr(HloAttr::kRhsContractingDims);
+  if (lhs_batch) MarkAttr(HloAttr::kLhsBatchDims);
+  if (rhs_batch) MarkAttr(HloAttr::kRhsBatchDims);
+}
+
+void HloInstruction::set_window(Window window) {
+  mutable_attrs().window = std::move(window);
+  MarkAttr(HloAttr::kWindow);
+}
+
+void HloInstruction::set_convolution_dimension_numbers(ConvolutionDimensionNumbers dnums) {
+  mutable_attrs().conv = std::move(dnums);
+  MarkAttr(HloAttr::kDimLabels);
+}
+
+void HloInstruction::set_feature_group_count(int64_t n) {
+  feature_group_count_ = n;
+  if (n != 1) MarkAttr(HloAttr::kFeatureGroupCount);
+}
+
+void HloInstruction::set_batch_group_count(int64_t n) {
+  batch_group_count_ = n;
+  if (n != 1) MarkAttr(HloAttr::kBatchGroupCount);
+}
+
+void HloInstruction::set_gather_dimension_numbers(GatherDimensionNumbers dnums) {
+  mutable_attrs().gather = std::move(dnums);
+  MarkAttr(HloAttr::kOffsetDims);
+  MarkAttr(HloAttr::kCollapsedSliceDims);
+  MarkAttr(HloAttr::kStartIndexMap);
+  MarkAttr(HloAttr::kIndexVectorDim);
+}
+
+void HloInstruction::set_gather_slice_sizes(std::vector<int64_t> sizes) {
+  mutable_attrs().gather_slice_sizes = std::move(sizes);
+  MarkAttr(HloAttr::kSliceSizes);
+}
+
+void HloInstruction::set_scatter_dimension_numbers(ScatterDimensionNumbers dnums) {
+  mutable_attrs().scatter = std::move(dnums);
+  MarkAttr(HloAttr::kUpdateWindowDims);
+  MarkAttr(HloAttr::kInsertedWindowDims);
+  MarkAttr(HloAttr::kScatterDimsToOperandDims);
+  MarkAttr(HloAttr::kIndexVectorDim);
+}
+
+void HloInstruction::set_is_stable(bool stable) {
+  is_stable_ = stable;
+  if (stable) {
+    MarkAttr(HloAttr::kIsStable);
+  } else {
+    ClearAttr(HloAttr::kIsStable);
+  }
+}
+
+void HloInstruction::set_reduce_precision_bits(int32_t exponent_bits, int32_t mantissa_bits) {
+  exponent_bits_ = exponent_bits;
+  mantissa_bits_ = mantissa_bits;
+  MarkAttr(HloAttr::kExponentBits);
+  MarkAttr(HloAttr::kMantissaBits);
+}
+
+void HloInstruction::set_rng_algorithm(RandomAlgorithm algorithm) {
+  rng_algorithm_ = algorithm;
+  MarkAttr(HloAttr::kAlgorithm);
+}
+
+void HloInstruction::set_fusion_kind(FusionKind kind) {
+  fusion_kind_ = kind;
+  MarkAttr(HloAttr::kFusionKind);
+}
+
+void HloInstruction::set_custom_call_target(std::string target) {
+  mutable_attrs().custom_call_target = std::move(target);
+  MarkAttr(HloAttr::kCustomCallTarget);
+}
+
+void HloInstruction::set_custom_call_has_side_effect(bool v) {
+  custom_call_has_side_effect_ = v;
+  if (v) {
+    MarkAttr(HloAttr::kCustomCallHasSideEffect);
+  } else {
+    ClearAttr(HloAttr::kCustomCallHasSideEffect);
+  }
+}
+
+void HloInstruction::set_backend_config(std::string config) {
+  mutable_attrs().backend_config = std::move(config);
+  if (attrs_->backend_config.empty()) {
+    ClearAttr(HloAttr::kBackendConfig);
+  } else {
+    MarkAttr(HloAttr::kBackendConfig);
+  }
+}
+
+void HloInstruction::SetCalled(HloAttr attr, size_t slot, HloComputation* c) {
+  if (called_.size() <= slot) called_.resize(slot + 1, nullptr);
+  called_[slot] = c;
+  MarkAttr(attr);
+}
+
+void HloInstruction::set_branch_computations(std::vector<HloComputation*> branches) {
+  called_ = std::move(branches);
+  MarkAttr(HloAttr::kBranchComputations);
+}
+
+void HloInstruction::set_fused_computation(HloComputation* c) {
+  SetCalled(HloAttr::kCalls, 0, c);
+  if (c != nullptr) c->SetFusionInstruction(this);
+}
+
+void HloInstruction::ReplaceCalledComputation(HloComputation* old_computation,
+                                              HloComputation* replacement) {
+  for (HloComputation*& c : called_) {
+    if (c == old_computation) c = replacement;
+  }
+  if (opcode_ == HloOpcode::kFusion && replacement != nullptr) {
+    replacement->SetFusionInstruction(this);
+  }
+}
+
+bool HloInstruction::IdenticalIgnoringOperands(const HloInstruction& other) const {
+  if (opcode_ != other.opcode_ || !(shape_ == other.shape_) ||
+      attr_mask_ != other.attr_mask_ || called_ != other.called_ ||
+      operand_count() != other.operand_count()) {
+    return false;
+  }
+  if (opcode_ == HloOpcode::kParameter) return int_attr_ == other.int_attr_;
+  if (opcode_ == HloOpcode::kConstant && !(literal() == other.literal())) return false;
+  HloPrintOptions options;
+  options.print_metadata = false;
+  return ExtraAttributesToString(options) == other.ExtraAttributesToString(options);
+}
+
+}  // namespace jx::hlo

@@ -1,0 +1,253 @@
+// HloInstruction: one node of an HLO computation: a unique name, an opcode, a result
+// shape, operands (with users tracked in reverse), called computations and typed,
+// op-specific attributes. Attributes are keyed by HloAttr; the key's text name and its
+// print/parse functions live in one table (hlo_attr_table.h), so printer and parser stay
+// generic. Instructions are created through HloBuilder (which infers shapes) or the parser,
+// and owned by their HloComputation.
+//
+//   HloInstruction* add = builder.Add(x, y).value();
+//   add->ToString();    // "%add.3 = f32[8]{0} add(f32[8]{0} %x, f32[8]{0} %y)"
+//   add->users();       // instructions that read add
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "jx/compiler/hlo/hlo_attributes.h"
+#include "jx/compiler/hlo/literal.h"
+#include "jx/compiler/hlo/opcode.h"
+#include "jx/compiler/hlo/shape.h"
+
+namespace jx::hlo {
+
+class HloComputation;
+class HloModule;
+
+// Attribute keys, in the order they print. Names are in hlo_attr_table.cc.
+enum class HloAttr : uint8_t {
+  kDirection, kCompareType, kDimensions, kSlice, kDynamicSliceSizes, kPadding,
+  kIotaDimension, kIndex, kExponentBits, kMantissaBits,
+  kLhsBatchDims, kLhsContractingDims, kRhsBatchDims, kRhsContractingDims,
+  kWindow, kDimLabels, kFeatureGroupCount, kBatchGroupCount,
+  kOffsetDims, kCollapsedSliceDims, kStartIndexMap,
+  kUpdateWindowDims, kInsertedWindowDims, kScatterDimsToOperandDims,
+  kIndexVectorDim, kSliceSizes, kIsStable, kAlgorithm, kFusionKind,
+  kCalls, kToApply, kCondition, kBody, kSelect, kScatter, kBranchComputations,
+  kCustomCallTarget, kCustomCallHasSideEffect, kBackendConfig,
+};
+inline constexpr int kNumHloAttrs = static_cast<int>(HloAttr::kBackendConfig) + 1;
+
+struct HloPrintOptions {
+  // "add(f32[8]{0} %x, ...)" vs the short "add(%x, ...)".
+  bool print_operand_shapes = true;
+  bool print_metadata = true;
+  static HloPrintOptions ShortParsable() { return {false, true}; }
+};
+
+class HloInstruction {
+ public:
+  // A detached instruction; HloComputation::AddInstruction adopts it and links users.
+  static std::unique_ptr<HloInstruction> Create(HloOpcode opcode, Shape shape,
+                                                absl::Span<HloInstruction* const> operands);
+  ~HloInstruction();
+  HloInstruction(const HloInstruction&) = delete;
+  HloInstruction& operator=(const HloInstruction&) = delete;
+
+  HloOpcode opcode() const { return opcode_; }
+  const Shape& shape() const { return shape_; }
+  Shape* mutable_shape() { return &shape_; }
+  const std::string& name() const { return name_; }
+  int64_t unique_id() const { return unique_id_; }
+  HloComputation* parent() const { return parent_; }
+  bool IsRoot() const;
+
+  const std::vector<HloInstruction*>& operands() const { return operands_; }
+  HloInstruction* mutable_operand(int64_t i) const { return operands_[i]; }
+  const HloInstruction* operand(int64_t i) const { return operands_[i]; }
+  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  // Distinct users, in order of first use.
+  const std::vector<HloInstruction*>& users() const { return users_; }
+  int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
+  bool IsUserOf(const HloInstruction* operand) const;
+
+  // Operand edits keep users consistent and require a compatible shape.
+  absl::Status ReplaceOperandWith(int64_t index, HloInstruction* new_operand);
+  // Points every user (and the computation root, if this is it) at new_producer.
+  absl::Status ReplaceAllUsesWith(HloInstruction* new_producer);
+  absl::Status ReplaceUseWith(HloInstruction* user, HloInstruction* new_producer);
+  void AppendOperand(HloInstruction* operand);
+  // Drops all operand edges (before removal).
+  void DetachFromOperands();
+
+  bool IsElementwise() const { return IsElementwiseOpcode(opcode_); }
+  // Instructions DCE must keep even when unused.
+  bool HasSideEffect() const;
+
+  // --- Attributes. Setters mark the attribute present, so it prints. ---
+  bool HasAttr(HloAttr attr) const { return (attr_mask_ >> static_cast<int>(attr)) & 1; }
+  void ClearAttr(HloAttr attr) { attr_mask_ &= ~(uint64_t{1} << static_cast<int>(attr)); }
+
+  // broadcast/reduce/transpose/reverse/concatenate/sort/map dimensions.
+  const std::vector<int64_t>& dimensions() const { return dimensions_; }
+  int64_t dimensions(int64_t i) const { return dimensions_[i]; }
+  void set_dimensions(std::vector<int64_t> dims);
+  int64_t concatenate_dimension() const { return dimensions_.at(0); }
+  int64_t sort_dimension() const { return dimensions_.at(0); }
+
+  int64_t parameter_number() const { return int_attr_; }
+  void set_parameter_number(int64_t n) { int_attr_ = n; }
+  int64_t tuple_index() const { return int_attr_; }
+  void set_tuple_index(int64_t i);
+  int64_t iota_dimension() const { return int_attr_; }
+  void set_iota_dimension(int64_t d);
+
+  const Literal& literal() const { return attrs().literal; }
+  void set_literal(Literal literal) { mutable_attrs().literal = std::move(literal); }
+
+  ComparisonDirection comparison_direction() const { return direction_; }
+  void set_comparison_direction(ComparisonDirection d);
+  ComparisonType comparison_type() const { return comparison_type_; }
+  void set_comparison_type(ComparisonType t);
+
+  const SliceConfig& slice() const { return attrs().slice; }
+  const std::vector<int64_t>& slice_starts() const { return attrs().slice.starts; }
+  const std::vector<int64_t>& slice_limits() const { return attrs().slice.limits; }
+  const std::vector<int64_t>& slice_strides() const { return attrs().slice.strides; }
+  void set_slice(SliceConfig slice);
+
+  const std::vector<int64_t>& dynamic_slice_sizes() const { return attrs().dynamic_slice_sizes; }
+  void set_dynamic_slice_sizes(std::vector<int64_t> sizes);
+
+  const PaddingConfig& padding_config() const { return attrs().padding; }
+  void set_padding_config(PaddingConfig padding);
+
+  const DotDimensionNumbers& dot_dimension_numbers() const { return attrs().dot; }
+  void set_dot_dimension_numbers(DotDimensionNumbers dnums);
+
+  const Window& window() const { return attrs().window; }
+  void set_window(Window window);
+  const ConvolutionDimensionNumbers& convolution_dimension_numbers() const {
+    return attrs().conv;
+  }
+  void set_convolution_dimension_numbers(ConvolutionDimensionNumbers dnums);
+  int64_t feature_group_count() const { return feature_group_count_; }
+  void set_feature_group_count(int64_t n);
+  int64_t batch_group_count() const { return batch_group_count_; }
+  void set_batch_group_count(int64_t n);
+
+  const GatherDimensionNumbers& gather_dimension_numbers() const { return attrs().gather; }
+  void set_gather_dimension_numbers(GatherDimensionNumbers dnums);
+  const std::vector<int64_t>& gather_slice_sizes() const { return attrs().gather_slice_sizes; }
+  void set_gather_slice_sizes(std::vector<int64_t> sizes);
+  const ScatterDimensionNumbers& scatter_dimension_numbers() const { return attrs().scatter; }
+  void set_scatter_dimension_numbers(ScatterDimensionNumbers dnums);
+
+  bool is_stable() const { return is_stable_; }
+  void set_is_stable(bool stable);
+  int32_t exponent_bits() const { return exponent_bits_; }
+  int32_t mantissa_bits() const { return mantissa_bits_; }
+  void set_reduce_precision_bits(int32_t exponent_bits, int32_t mantissa_bits);
+  RandomAlgorithm rng_algorithm() const { return rng_algorithm_; }
+  void set_rng_algorithm(RandomAlgorithm algorithm);
+  FusionKind fusion_kind() const { return fusion_kind_; }
+  void set_fusion_kind(FusionKind kind);
+
+  const std::string& custom_call_target() const { return attrs().custom_call_target; }
+  void set_custom_call_target(std::string target);
+  bool custom_call_has_side_effect() const { return custom_call_has_side_effect_; }
+  void set_custom_call_has_side_effect(bool v);
+  // Opaque per-backend configuration (custom-call options, fusion tiling, ...).
+  const std::string& backend_config() const { return attrs().backend_config; }
+  void set_backend_config(std::string config);
+
+  const OpMetadata& metadata() const { return metadata_; }
+  void set_metadata(OpMetadata metadata) { metadata_ = std::move(metadata); }
+
+  // --- Called computations. Slots by role: to_apply/calls/condition/select -> 0,
+  // body/scatter -> 1, branch_computations -> all. ---
+  const std::vector<HloComputation*>& called_computations() const { return called_; }
+  HloComputation* to_apply() const { return CalledAt(0); }
+  void set_to_apply(HloComputation* c) { SetCalled(HloAttr::kToApply, 0, c); }
+  HloComputation* while_condition() const { return CalledAt(0); }
+  void set_while_condition(HloComputation* c) { SetCalled(HloAttr::kCondition, 0, c); }
+  HloComputation* while_body() const { return CalledAt(1); }
+  void set_while_body(HloComputation* c) { SetCalled(HloAttr::kBody, 1, c); }
+  HloComputation* select() const { return CalledAt(0); }
+  void set_select(HloComputation* c) { SetCalled(HloAttr::kSelect, 0, c); }
+  HloComputation* scatter() const { return CalledAt(1); }
+  void set_scatter(HloComputation* c) { SetCalled(HloAttr::kScatter, 1, c); }
+  const std::vector<HloComputation*>& branch_computations() const { return called_; }
+  void set_branch_computations(std::vector<HloComputation*> branches);
+  HloComputation* fused_instructions_computation() const { return CalledAt(0); }
+  // Also marks the computation as this fusion's body.
+  void set_fused_computation(HloComputation* c);
+  // Retargets every reference to `old_computation` (used when cloning or merging).
+  void ReplaceCalledComputation(HloComputation* old_computation, HloComputation* replacement);
+
+  // "%name = shape opcode(operands), attrs"; ROOT-prefixed when it is its computation's root.
+  std::string ToString(const HloPrintOptions& options = {}) const;
+  // "f32[8]{0} %x" or "%x".
+  std::string OperandsToString(const HloPrintOptions& options) const;
+  // The ", key=value" attribute list (metadata included when asked).
+  std::vector<std::string> ExtraAttributesToString(const HloPrintOptions& options) const;
+  // Same opcode, shape and attributes (operands not compared): the CSE test.
+  bool IdenticalIgnoringOperands(const HloInstruction& other) const;
+
+ private:
+  friend class HloComputation;
+  struct Attrs {
+    Literal literal;
+    SliceConfig slice;
+    std::vector<int64_t> dynamic_slice_sizes;
+    PaddingConfig padding;
+    DotDimensionNumbers dot;
+    Window window;
+    ConvolutionDimensionNumbers conv;
+    GatherDimensionNumbers gather;
+    std::vector<int64_t> gather_slice_sizes;
+    ScatterDimensionNumbers scatter;
+    std::string custom_call_target, backend_config;
+  };
+
+  HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+  const Attrs& attrs() const;
+  Attrs& mutable_attrs();
+  void MarkAttr(HloAttr attr) { attr_mask_ |= uint64_t{1} << static_cast<int>(attr); }
+  HloComputation* CalledAt(size_t slot) const {
+    return slot < called_.size() ? called_[slot] : nullptr;
+  }
+  void SetCalled(HloAttr attr, size_t slot, HloComputation* c);
+  void AddUser(HloInstruction* user);
+  void RemoveUser(HloInstruction* user);
+
+  HloOpcode opcode_;
+  Shape shape_;
+  std::string name_;
+  int64_t unique_id_ = -1;
+  HloComputation* parent_ = nullptr;
+  std::vector<HloInstruction*> operands_;
+  std::vector<HloInstruction*> users_;
+  std::vector<HloComputation*> called_;
+  uint64_t attr_mask_ = 0;
+  std::vector<int64_t> dimensions_;
+  int64_t int_attr_ = 0;  // parameter_number, tuple_index or iota_dimension
+  int64_t feature_group_count_ = 1;
+  int64_t batch_group_count_ = 1;
+  int32_t exponent_bits_ = 0;
+  int32_t mantissa_bits_ = 0;
+  ComparisonDirection direction_ = ComparisonDirection::kEq;
+  ComparisonType comparison_type_ = ComparisonType::kDefault;
+  FusionKind fusion_kind_ = FusionKind::kLoop;
+  RandomAlgorithm rng_algorithm_ = RandomAlgorithm::kDefault;
+  bool is_stable_ = false;
+  bool custom_call_has_side_effect_ = false;
+  std::unique_ptr<Attrs> attrs_;  // the larger attributes, allocated on first set
+  OpMetadata metadata_;
+};
+
+}  // namespace jx::hlo

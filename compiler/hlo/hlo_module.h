@@ -1,0 +1,69 @@
+// HloModule: a compilation unit: named computations (one of them the entry) plus the
+// unique-id and name generators every instruction draws from.
+//
+//   auto module = std::make_unique<HloModule>("jit_f");
+//   HloBuilder b(module.get(), "main");            // adds computation "main"
+//   ... b.Parameter(0, shape), b.Sin(x) ...
+//   module->set_entry_computation(b.Build(root).value());
+//   std::cout << module->ToString();               // XLA-style text; ParseHloModule reads it
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+
+namespace jx::hlo {
+
+class HloModule {
+ public:
+  explicit HloModule(std::string name) : name_(std::move(name)) {}
+  HloModule(const HloModule&) = delete;
+  HloModule& operator=(const HloModule&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // Adds an empty computation; `name` is uniquified ("add", then "add.1", ...).
+  HloComputation* AddComputation(std::string_view name);
+  // The parser's variant: keeps `name` exactly, fails if taken.
+  absl::StatusOr<HloComputation*> AddComputationWithExactName(std::string_view name);
+  // Fails if c is the entry or still called by an instruction of another computation.
+  absl::Status RemoveComputation(HloComputation* c);
+
+  HloComputation* entry_computation() const { return entry_; }
+  void set_entry_computation(HloComputation* c) { entry_ = c; }
+
+  // In creation order.
+  std::vector<HloComputation*> computations() const;
+  int64_t computation_count() const { return static_cast<int64_t>(computations_.size()); }
+  HloComputation* GetComputationWithName(std::string_view name) const;
+  // Callees before callers (iterative walk); computations no instruction calls come in
+  // creation order, the entry last.
+  std::vector<HloComputation*> MakeComputationPostOrder() const;
+
+  // Ids are module-unique and never reused.
+  int64_t NewUniqueId() { return next_unique_id_++; }
+  // Returns `prefix` itself when exact_if_free and unused, else "prefix.<n>" unused so far.
+  std::string UniqueInstructionName(std::string_view prefix, bool exact_if_free = false);
+  absl::Status ReserveInstructionName(std::string_view name);
+
+  // "HloModule name, entry_computation_layout={...}\n\n<computations>".
+  std::string ToString(const HloPrintOptions& options = {}) const;
+  // A deep copy (through the text form).
+  absl::StatusOr<std::unique_ptr<HloModule>> Clone() const;
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<HloComputation>> computations_;
+  HloComputation* entry_ = nullptr;
+  int64_t next_unique_id_ = 1;
+  absl::flat_hash_set<std::string> instruction_names_;
+  absl::flat_hash_set<std::string> computation_names_;
+};
+
+}  // namespace jx::hlo

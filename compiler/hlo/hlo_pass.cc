@@ -1,0 +1,49 @@
+#include "jx/compiler/hlo/hlo_pass.h"
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+
+absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
+  timings_.clear();
+  bool changed = false;
+  for (const std::unique_ptr<HloPass>& pass : passes_) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<bool> pass_changed = pass->Run(module);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!pass_changed.ok()) {
+      return absl::Status(pass_changed.status().code(),
+                          StrCat("pipeline ", name_, ", pass ", pass->name(), ": ",
+                                       Message(pass_changed.status())));
+    }
+    timings_.push_back({std::string(pass->name()), seconds, *pass_changed});
+    changed |= *pass_changed;
+    if (verify_) {
+      if (absl::Status st = VerifyHloModule(*module); !st.ok()) {
+        return absl::Status(st.code(), StrCat("pipeline ", name_, ": verifier failed after pass ",
+                                                    pass->name(), ": ", Message(st)));
+      }
+    }
+    if (dump_) dump_(pass->name(), *module);
+  }
+  return changed;
+}
+
+HloPassPipeline::DumpCallback MakeDumpToDirectoryCallback(std::string dir) {
+  auto counter = std::make_shared<int>(0);
+  return [dir = std::move(dir), counter](std::string_view pass_name, const HloModule& module) {
+    std::ofstream out(absl::StrFormat("%s/%s.%03d.%s.txt", dir, module.name(), (*counter)++,
+                                      pass_name));
+    out << module.ToString();
+  };
+}
+
+}  // namespace jx::hlo

@@ -1,0 +1,161 @@
+#include "jx/compiler/hlo/hlo_verifier.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "jx/compiler/hlo/shape_inference.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(const HloModule& module) : module_(module) {
+    for (const HloComputation* c : module.computations()) computations_.insert(c);
+  }
+
+  absl::Status Run() {
+    if (module_.entry_computation() == nullptr) return Fail("module has no entry computation");
+    if (!computations_.contains(module_.entry_computation())) {
+      return Fail("the entry computation does not belong to the module");
+    }
+    if (module_.entry_computation()->IsFusionComputation()) {
+      return Fail("the entry computation is a fusion computation");
+    }
+    absl::flat_hash_set<std::string_view> computation_names, instruction_names;
+    for (const HloComputation* c : module_.computations()) {
+      if (!computation_names.insert(c->name()).second) {
+        return Fail(StrCat("computation name %", c->name(), " is used twice"));
+      }
+      for (const HloInstruction* instr : c->instructions()) {
+        if (!instruction_names.insert(instr->name()).second) {
+          return Fail(StrCat("computation %", c->name(), ": instruction name %",
+                                   instr->name(), " is used twice in the module"));
+        }
+      }
+      if (absl::Status st = VerifyComputation(*c); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static absl::Status Fail(std::string message) {
+    return absl::FailedPreconditionError(std::move(message));
+  }
+  static absl::Status Fail(const HloComputation& c, std::string_view message) {
+    return Fail(StrCat("computation %", c.name(), ": ", message));
+  }
+  static absl::Status Fail(const HloComputation& c, const HloInstruction& instr,
+                           std::string_view message) {
+    return Fail(StrCat("computation %", c.name(), ", instruction %", instr.name(), ": ",
+                             message));
+  }
+
+  absl::Status VerifyComputation(const HloComputation& c) {
+    if (c.parent() != &module_) return Fail(c, "belongs to another module");
+    if (c.root_instruction() == nullptr) return Fail(c, "has no root instruction");
+    if (c.root_instruction()->parent() != &c) {
+      return Fail(c, StrCat("root %", c.root_instruction()->name(),
+                                  " is not an instruction of this computation"));
+    }
+    int64_t parameter_count = 0;
+    for (int64_t i = 0; i < c.num_parameters(); ++i) {
+      const HloInstruction* p = c.parameter_instruction(i);
+      if (p == nullptr) return Fail(c, StrCat("parameter ", i, " is missing"));
+      if (p->opcode() != HloOpcode::kParameter || p->parameter_number() != i) {
+        return Fail(c, *p, StrCat("sits in parameter slot ", i, " but is ",
+                                        HloOpcodeString(p->opcode()), "(",
+                                        p->parameter_number(), ")"));
+      }
+    }
+    if (c.IsFusionComputation()) {
+      const HloInstruction* fusion = c.FusionInstruction();
+      if (fusion->opcode() != HloOpcode::kFusion ||
+          fusion->fused_instructions_computation() != &c ||
+          !computations_.contains(fusion->parent())) {
+        return Fail(c, "is marked as a fusion computation but no fusion instruction calls it");
+      }
+    }
+    for (const HloInstruction* instr : c.instructions()) {
+      if (instr->opcode() == HloOpcode::kParameter) ++parameter_count;
+      if (absl::Status st = VerifyInstruction(c, *instr); !st.ok()) return st;
+    }
+    if (parameter_count != c.num_parameters()) {
+      return Fail(c, StrCat("has ", parameter_count, " parameter instructions but ",
+                                  c.num_parameters(), " parameter slots"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyInstruction(const HloComputation& c, const HloInstruction& instr) {
+    if (instr.parent() != &c) return Fail(c, instr, "has a different parent computation");
+    const int arity = HloOpcodeArity(instr.opcode());
+    if (arity != kVariadic && instr.operand_count() != arity) {
+      return Fail(c, instr, StrCat(HloOpcodeString(instr.opcode()), " expects ", arity,
+                                         " operand(s), got ", instr.operand_count()));
+    }
+    for (int64_t i = 0; i < instr.operand_count(); ++i) {
+      const HloInstruction* operand = instr.operand(i);
+      if (operand == nullptr) return Fail(c, instr, StrCat("operand ", i, " is null"));
+      if (operand->parent() != &c) {
+        return Fail(c, instr, StrCat("operand ", i, " %", operand->name(),
+                                           " belongs to another computation"));
+      }
+      const auto& users = operand->users();
+      if (std::find(users.begin(), users.end(), &instr) == users.end()) {
+        return Fail(c, instr, StrCat("is missing from the users of its operand %",
+                                           operand->name()));
+      }
+    }
+    absl::flat_hash_set<const HloInstruction*> seen_users;
+    for (const HloInstruction* user : instr.users()) {
+      if (!seen_users.insert(user).second) {
+        return Fail(c, instr, StrCat("lists user %", user->name(), " twice"));
+      }
+      if (user->parent() != &c) {
+        return Fail(c, instr, StrCat("lists %", user->name(),
+                                     " as a user, but it belongs to another computation"));
+      }
+      if (!user->IsUserOf(&instr)) {
+        return Fail(c, instr, StrCat("lists %", user->name(),
+                                           " as a user, but it does not use it"));
+      }
+    }
+    for (const HloComputation* callee : instr.called_computations()) {
+      if (callee == nullptr || !computations_.contains(callee)) {
+        return Fail(c, instr, "calls a computation that is not in the module");
+      }
+      if (callee == &c) return Fail(c, instr, "calls its own computation");
+    }
+    if (instr.opcode() == HloOpcode::kFusion) {
+      const HloComputation* fused = instr.fused_instructions_computation();
+      if (fused != nullptr && fused->FusionInstruction() != &instr) {
+        return Fail(c, instr, StrCat("calls %", fused->name(),
+                                           ", which is not marked as its fusion computation"));
+      }
+    }
+    if (absl::Status st = ShapeUtil::ValidateShape(instr.shape()); !st.ok()) {
+      return Fail(c, instr, Message(st));
+    }
+    absl::StatusOr<Shape> inferred = ShapeInference::InferInstructionShape(instr);
+    if (!inferred.ok()) return Fail(c, instr, Message(inferred.status()));
+    if (!ShapeUtil::Compatible(*inferred, instr.shape())) {
+      return Fail(c, instr, StrCat("shape is ", instr.shape().ToString(false),
+                                         " but shape inference gives ",
+                                         inferred->ToString(false)));
+    }
+    return absl::OkStatus();
+  }
+
+  const HloModule& module_;
+  absl::flat_hash_set<const HloComputation*> computations_;
+};
+
+}  // namespace
+
+absl::Status VerifyHloModule(const HloModule& module) { return Verifier(module).Run(); }
+
+}  // namespace jx::hlo

@@ -1,0 +1,240 @@
+// ShapeInference::InferInstructionShape: the one dispatch from an instruction's opcode to
+// its shape rule (shared by HloBuilder and the verifier).
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_instruction.h"
+#include "jx/compiler/hlo/shape_inference.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+template <typename... Args>
+absl::Status Invalid(const Args&... args) {
+  return absl::InvalidArgumentError(StrCat(args...));
+}
+
+absl::StatusOr<ProgramShape> Signature(const HloComputation* c, std::string_view attr) {
+  if (c == nullptr) return Invalid("missing ", attr, "=");
+  if (c->root_instruction() == nullptr) return Invalid(attr, "=%", c->name(), " has no root");
+  for (int64_t i = 0; i < c->num_parameters(); ++i) {
+    if (c->parameter_instruction(i) == nullptr) {
+      return Invalid(attr, "=%", c->name(), " has no parameter ", i);
+    }
+  }
+  return c->ComputeProgramShape();
+}
+
+// Dot and convolution may produce a wider type than their inputs (bf16 x bf16 -> f32).
+Shape WithResultType(Shape inferred, const Shape& declared) {
+  if (declared.IsArray() && declared.element_type() != inferred.element_type()) {
+    return Shape(declared.element_type(), inferred.dimensions());
+  }
+  return inferred;
+}
+
+absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
+  using SI = ShapeInference;
+  const HloOpcode op = instr.opcode();
+  const int arity = HloOpcodeArity(op);
+  if (arity != kVariadic && instr.operand_count() != arity) {
+    return Invalid("expects ", arity, " operand(s), got ", instr.operand_count());
+  }
+  std::vector<Shape> shapes;
+  for (const HloInstruction* operand : instr.operands()) shapes.push_back(operand->shape());
+  absl::Span<const Shape> all(shapes);
+  const Shape& declared = instr.shape();
+  switch (op) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kCustomCall:
+      HLO_RETURN_IF_ERROR(ShapeUtil::ValidateShape(declared));
+      return declared;
+    case HloOpcode::kConstant: {
+      const Shape& lit = instr.literal().shape();
+      if (!declared.valid()) return lit;
+      if (!ShapeUtil::Compatible(lit, declared)) {
+        return Invalid("literal of shape ", lit.ToString(false), " does not match ",
+                       declared.ToString(false));
+      }
+      return declared;
+    }
+    case HloOpcode::kIota:
+      HLO_RETURN_IF_ERROR(ShapeUtil::ValidateShape(declared));
+      if (!declared.IsArray() || declared.rank() == 0 || declared.element_type() == PRED) {
+        return Invalid("iota needs a numeric array shape of rank >= 1, got ", declared.ToString(false));
+      }
+      if (instr.iota_dimension() < 0 || instr.iota_dimension() >= declared.rank()) {
+        return Invalid("iota_dimension=", instr.iota_dimension(), " out of range for ", declared.ToString(false));
+      }
+      return declared;
+    case HloOpcode::kConvert:
+      return SI::InferConvertShape(shapes[0], declared.element_type());
+    case HloOpcode::kBitcastConvert:
+      return SI::InferBitcastConvertShape(shapes[0], declared.element_type());
+    case HloOpcode::kReducePrecision:
+      if (!shapes[0].IsArray() || !IsFloatingPointType(shapes[0].element_type())) {
+        return Invalid("operand must be floating-point");
+      }
+      if (instr.exponent_bits() < 1 || instr.mantissa_bits() < 0) {
+        return Invalid("exponent_bits=", instr.exponent_bits(), ", mantissa_bits=",
+                       instr.mantissa_bits(), " (need exponent_bits >= 1, mantissa_bits >= 0)");
+      }
+      return shapes[0];
+    case HloOpcode::kCompare:
+      if (!instr.HasAttr(HloAttr::kDirection)) return Invalid("missing direction=");
+      return SI::InferBinaryOpShape(op, shapes[0], shapes[1]);
+    case HloOpcode::kClamp:
+    case HloOpcode::kSelect:
+      return SI::InferTernaryOpShape(op, shapes[0], shapes[1], shapes[2]);
+    case HloOpcode::kBitcast:
+      HLO_RETURN_IF_ERROR(ShapeUtil::ValidateShape(declared));
+      if (!shapes[0].IsArray() || !declared.IsArray() ||
+          ShapeUtil::ByteSizeOf(shapes[0]) != ShapeUtil::ByteSizeOf(declared)) {
+        return Invalid("bitcast must keep the byte size: ", shapes[0].ToString(false), " -> ",
+                       declared.ToString(false));
+      }
+      return declared;
+    case HloOpcode::kBroadcast:
+      return SI::InferBroadcastShape(shapes[0], declared, instr.dimensions());
+    case HloOpcode::kConcatenate:
+      if (instr.dimensions().size() != 1) {
+        return Invalid("dimensions=", IntListToString(instr.dimensions()),
+                       " must name one dimension");
+      }
+      return SI::InferConcatenateShape(all, instr.dimensions(0));
+    case HloOpcode::kDynamicSlice:
+      if (all.empty()) return Invalid("needs an operand");
+      return SI::InferDynamicSliceShape(shapes[0], all.subspan(1), instr.dynamic_slice_sizes());
+    case HloOpcode::kDynamicUpdateSlice:
+      if (all.size() < 2) return Invalid("needs an operand and an update");
+      return SI::InferDynamicUpdateSliceShape(shapes[0], shapes[1], all.subspan(2));
+    case HloOpcode::kGather:
+      return SI::InferGatherShape(shapes[0], shapes[1], instr.gather_dimension_numbers(),
+                                  instr.gather_slice_sizes());
+    case HloOpcode::kPad:
+      return SI::InferPadShape(shapes[0], shapes[1], instr.padding_config());
+    case HloOpcode::kReshape:
+      HLO_RETURN_IF_ERROR(ShapeUtil::ValidateShape(declared));
+      if (!shapes[0].IsArray() || !declared.IsArray() ||
+          shapes[0].element_type() != declared.element_type() ||
+          ShapeUtil::ElementsIn(shapes[0]) != ShapeUtil::ElementsIn(declared)) {
+        return Invalid("reshape must keep element type and count: ", shapes[0].ToString(false),
+                       " -> ", declared.ToString(false));
+      }
+      return declared;
+    case HloOpcode::kReverse:
+      return SI::InferReverseShape(shapes[0], instr.dimensions());
+    case HloOpcode::kScatter: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      return SI::InferScatterShape(all, instr.scatter_dimension_numbers(), f);
+    }
+    case HloOpcode::kSlice:
+      return SI::InferSliceShape(shapes[0], instr.slice());
+    case HloOpcode::kTranspose:
+      return SI::InferTransposeShape(shapes[0], instr.dimensions());
+    case HloOpcode::kConvolution: {
+      HLO_ASSIGN_OR_RETURN(
+          Shape s, SI::InferConvolutionShape(shapes[0], shapes[1], instr.window(),
+                                             instr.convolution_dimension_numbers(),
+                                             instr.feature_group_count(),
+                                             instr.batch_group_count()));
+      return WithResultType(std::move(s), declared);
+    }
+    case HloOpcode::kDot: {
+      HLO_ASSIGN_OR_RETURN(
+          Shape s, SI::InferDotShape(shapes[0], shapes[1], instr.dot_dimension_numbers()));
+      return WithResultType(std::move(s), declared);
+    }
+    case HloOpcode::kMap: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      return SI::InferMapShape(all, f);
+    }
+    case HloOpcode::kReduce: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      return SI::InferReduceShape(all, instr.dimensions(), f);
+    }
+    case HloOpcode::kReduceWindow: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      return SI::InferReduceWindowShape(all, instr.window(), f);
+    }
+    case HloOpcode::kSelectAndScatter: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape select, Signature(instr.select(), "select"));
+      HLO_ASSIGN_OR_RETURN(ProgramShape scatter, Signature(instr.scatter(), "scatter"));
+      return SI::InferSelectAndScatterShape(shapes[0], select, instr.window(), shapes[1],
+                                            shapes[2], scatter);
+    }
+    case HloOpcode::kSort: {
+      if (instr.dimensions().size() != 1) {
+        return Invalid("dimensions=", IntListToString(instr.dimensions()),
+                       " must name one dimension");
+      }
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      return SI::InferSortShape(all, instr.dimensions(0), f);
+    }
+    case HloOpcode::kCall: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      return SI::InferCallShape(all, f);
+    }
+    case HloOpcode::kFusion: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f,
+                           Signature(instr.fused_instructions_computation(), "calls"));
+      if (!instr.HasAttr(HloAttr::kFusionKind)) return Invalid("missing kind=");
+      return SI::InferCallShape(all, f, "calls");
+    }
+    case HloOpcode::kConditional: {
+      std::vector<ProgramShape> branches;
+      for (size_t i = 0; i < instr.branch_computations().size(); ++i) {
+        HLO_ASSIGN_OR_RETURN(ProgramShape f,
+                             Signature(instr.branch_computations()[i],
+                                       StrCat("branch_computations[", i, "]")));
+        branches.push_back(std::move(f));
+      }
+      return SI::InferConditionalShape(all, branches);
+    }
+    case HloOpcode::kWhile: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape cond, Signature(instr.while_condition(), "condition"));
+      HLO_ASSIGN_OR_RETURN(ProgramShape body, Signature(instr.while_body(), "body"));
+      return SI::InferWhileShape(cond, body, shapes[0]);
+    }
+    case HloOpcode::kGetTupleElement:
+      return SI::InferGetTupleElementShape(shapes[0], instr.tuple_index());
+    case HloOpcode::kTuple:
+      return Shape::Tuple(shapes);
+    case HloOpcode::kOptimizationBarrier:
+      return shapes[0];
+    case HloOpcode::kRngBitGenerator:
+      if (!shapes[0].IsArray() || !declared.IsTuple() || declared.tuple_shapes_size() != 2 ||
+          !ShapeUtil::Compatible(declared.tuple_shapes(0), shapes[0]) ||
+          !declared.tuple_shapes(1).IsArray() ||
+          !IsUnsignedIntegralType(declared.tuple_shapes(1).element_type())) {
+        return Invalid("result must be (state ", shapes[0].ToString(false),
+                       ", unsigned integer array), got ", declared.ToString(false));
+      }
+      return declared;
+    default:
+      if (HloOpcodeArity(op) == 1) return SI::InferUnaryOpShape(op, shapes[0]);
+      if (HloOpcodeArity(op) == 2) return SI::InferBinaryOpShape(op, shapes[0], shapes[1]);
+      return Invalid("no shape rule for opcode ", HloOpcodeString(op));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction& instr) {
+  absl::StatusOr<Shape> shape = Infer(instr);
+  if (shape.ok()) return shape;
+  std::vector<std::string> operand_shapes;
+  for (const HloInstruction* operand : instr.operands()) {
+    operand_shapes.push_back(operand->shape().ToString(/*print_layout=*/false));
+  }
+  return absl::InvalidArgumentError(StrCat(
+      instr.name().empty() ? "" : StrCat("%", instr.name(), " = "),
+      HloOpcodeString(instr.opcode()), "(", absl::StrJoin(operand_shapes, ", "),
+      "): ", Message(shape.status())));
+}
+
+}  // namespace jx::hlo

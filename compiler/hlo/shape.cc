@@ -1,0 +1,277 @@
+#include "jx/compiler/hlo/shape.h"
+
+#include <cctype>
+#include <ostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+struct TypeInfo {
+  std::string_view name;
+  int bits;
+};
+
+constexpr TypeInfo kTypeInfo[] = {
+    {"invalid", 0}, {"pred", 8}, {"s8", 8},    {"s16", 16},  {"s32", 32},
+    {"s64", 64},    {"u8", 8},   {"u16", 16},  {"u32", 32},  {"u64", 64},
+    {"f16", 16},    {"bf16", 16}, {"f32", 32}, {"f64", 64},  {"tuple", 0},
+    {"token", 0},
+};
+static_assert(sizeof(kTypeInfo) / sizeof(kTypeInfo[0]) == TOKEN + 1);
+
+}  // namespace
+
+std::string_view PrimitiveTypeName(PrimitiveType type) {
+  return type <= TOKEN ? kTypeInfo[type].name : "invalid";
+}
+
+absl::StatusOr<PrimitiveType> StringToPrimitiveType(std::string_view name) {
+  for (int i = PRED; i <= TOKEN; ++i) {
+    if (kTypeInfo[i].name == name) return static_cast<PrimitiveType>(i);
+  }
+  return absl::InvalidArgumentError(StrCat("unknown element type \"", name, "\""));
+}
+
+int BitWidth(PrimitiveType type) { return type <= TOKEN ? kTypeInfo[type].bits : 0; }
+int64_t ByteSizeOfPrimitiveType(PrimitiveType type) { return BitWidth(type) / 8; }
+
+bool IsFloatingPointType(PrimitiveType type) {
+  return type == F16 || type == BF16 || type == F32 || type == F64;
+}
+bool IsSignedIntegralType(PrimitiveType type) { return type >= S8 && type <= S64; }
+bool IsUnsignedIntegralType(PrimitiveType type) { return type >= U8 && type <= U64; }
+bool IsIntegralType(PrimitiveType type) {
+  return IsSignedIntegralType(type) || IsUnsignedIntegralType(type);
+}
+bool IsArrayType(PrimitiveType type) { return type >= PRED && type <= F64; }
+
+Shape::Shape(PrimitiveType element_type, std::vector<int64_t> dimensions)
+    : element_type_(element_type),
+      dimensions_(std::move(dimensions)),
+      layout_(ShapeUtil::DefaultLayout(rank())) {}
+
+Shape::Shape(PrimitiveType element_type, std::vector<int64_t> dimensions, Layout layout)
+    : element_type_(element_type), dimensions_(std::move(dimensions)), layout_(std::move(layout)) {}
+
+Shape Shape::Tuple(std::vector<Shape> elements) {
+  Shape s;
+  s.element_type_ = TUPLE;
+  s.tuple_shapes_ = std::move(elements);
+  return s;
+}
+
+Shape Shape::Token() {
+  Shape s;
+  s.element_type_ = TOKEN;
+  return s;
+}
+
+std::string Shape::ToString(bool print_layout) const {
+  if (IsTuple()) {
+    std::string out = "(";
+    for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += tuple_shapes_[i].ToString(print_layout);
+    }
+    return out + ")";
+  }
+  std::string out = StrCat(PrimitiveTypeName(element_type_), "[",
+                                 absl::StrJoin(dimensions_, ","), "]");
+  // XLA leaves the (trivial) layout off scalars.
+  if (print_layout && IsArray() && rank() > 0) {
+    StrAppend(&out, "{", absl::StrJoin(layout_.minor_to_major, ","), "}");
+  }
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  return os << shape.ToString();
+}
+
+std::string ProgramShape::ToString(bool print_layout) const {
+  std::string out = "(";
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += parameters[i].ToString(print_layout);
+  }
+  return StrCat(out, ")->", result.ToString(print_layout));
+}
+
+Shape ShapeUtil::ChangeElementType(const Shape& shape, PrimitiveType type) {
+  return Shape(type, shape.dimensions());
+}
+
+Layout ShapeUtil::DefaultLayout(int64_t rank) {
+  Layout layout;
+  for (int64_t i = rank - 1; i >= 0; --i) layout.minor_to_major.push_back(i);
+  return layout;
+}
+
+int64_t ShapeUtil::ElementsIn(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape.dimensions()) n *= d;
+  return n;
+}
+
+int64_t ShapeUtil::ByteSizeOf(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& s : shape.tuple_shapes()) total += ByteSizeOf(s);
+    return total;
+  }
+  return ElementsIn(shape) * ByteSizeOfPrimitiveType(shape.element_type());
+}
+
+bool ShapeUtil::Compatible(const Shape& a, const Shape& b) {
+  if (a.element_type() != b.element_type()) return false;
+  if (a.IsTuple()) {
+    if (a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!Compatible(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  return a.dimensions() == b.dimensions();
+}
+
+absl::Status ShapeUtil::ValidateShape(const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& s : shape.tuple_shapes()) {
+      if (absl::Status st = ValidateShape(s); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  if (!shape.valid()) return absl::InvalidArgumentError("invalid shape");
+  for (int64_t d : shape.dimensions()) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          StrCat("shape ", shape.ToString(), " has a negative dimension"));
+    }
+  }
+  if (shape.IsArray()) {
+    std::vector<bool> seen(shape.rank(), false);
+    const auto& m2m = shape.layout().minor_to_major;
+    bool ok = static_cast<int64_t>(m2m.size()) == shape.rank();
+    for (int64_t d : m2m) {
+      if (!ok || d < 0 || d >= shape.rank() || seen[d]) {
+        ok = false;
+        break;
+      }
+      seen[d] = true;
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(StrCat(
+          "shape ", shape.ToString(), " has a layout that is not a permutation of its dims"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Parses a comma-separated integer list up to (not including) `close`.
+bool ParseIntList(std::string_view text, size_t* pos, char close, std::vector<int64_t>* out) {
+  auto skip = [&] {
+    while (*pos < text.size() && text[*pos] == ' ') ++*pos;
+  };
+  skip();
+  if (*pos < text.size() && text[*pos] == close) return true;
+  while (true) {
+    skip();
+    size_t start = *pos;
+    if (*pos < text.size() && text[*pos] == '-') ++*pos;
+    while (*pos < text.size() && std::isdigit(static_cast<unsigned char>(text[*pos]))) ++*pos;
+    if (*pos == start) return false;
+    int64_t value = 0;
+    if (!SimpleAtoi(text.substr(start, *pos - start), &value)) return false;
+    out->push_back(value);
+    skip();
+    if (*pos >= text.size()) return false;
+    if (text[*pos] == close) return true;
+    if (text[*pos] != ',') return false;
+    ++*pos;
+  }
+}
+
+absl::StatusOr<Shape> ParseShapeAt(std::string_view text, size_t* pos) {
+  auto error = [&](std::string_view what) {
+    return absl::InvalidArgumentError(StrCat("expected ", what, " in shape"));
+  };
+  if (*pos < text.size() && text[*pos] == '(') {
+    ++*pos;
+    std::vector<Shape> elements;
+    while (true) {
+      while (*pos < text.size() && text[*pos] == ' ') ++*pos;
+      if (*pos < text.size() && text[*pos] == ')') break;
+      absl::StatusOr<Shape> element = ParseShapeAt(text, pos);
+      if (!element.ok()) return element.status();
+      elements.push_back(*std::move(element));
+      while (*pos < text.size() && text[*pos] == ' ') ++*pos;
+      if (*pos < text.size() && text[*pos] == ',') {
+        ++*pos;
+        continue;
+      }
+      if (*pos < text.size() && text[*pos] == ')') break;
+      return error("',' or ')'");
+    }
+    ++*pos;
+    return Shape::Tuple(std::move(elements));
+  }
+  size_t start = *pos;
+  while (*pos < text.size() && std::isalnum(static_cast<unsigned char>(text[*pos]))) ++*pos;
+  absl::StatusOr<PrimitiveType> type = StringToPrimitiveType(text.substr(start, *pos - start));
+  if (!type.ok() || *type == TUPLE) {
+    *pos = start;  // point at the bad type name
+    return error("an element type");
+  }
+  if (*pos >= text.size() || text[*pos] != '[') return error("'['");
+  ++*pos;
+  std::vector<int64_t> dims;
+  if (!ParseIntList(text, pos, ']', &dims)) return error("dimensions");
+  ++*pos;
+  if (*type == TOKEN) {
+    if (!dims.empty()) return error("token[]");
+    return Shape::Token();
+  }
+  Shape shape(*type, dims);
+  if (*pos < text.size() && text[*pos] == '{') {
+    ++*pos;
+    Layout layout;
+    if (!ParseIntList(text, pos, '}', &layout.minor_to_major)) return error("a layout");
+    ++*pos;
+    shape.set_layout(std::move(layout));
+  }
+  if (absl::Status st = ShapeUtil::ValidateShape(shape); !st.ok()) return st;
+  return shape;
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> ShapeUtil::ParseShapePrefix(std::string_view text, size_t* consumed) {
+  size_t pos = 0;
+  absl::StatusOr<Shape> shape = ParseShapeAt(text, &pos);
+  *consumed = pos;
+  return shape;
+}
+
+absl::StatusOr<Shape> ShapeUtil::ParseShape(std::string_view text) {
+  size_t consumed = 0;
+  absl::StatusOr<Shape> shape = ParseShapePrefix(text, &consumed);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat(Message(shape.status()), " \"", text, "\" at offset ", consumed));
+  }
+  if (consumed != text.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("trailing characters after shape in \"", text, "\""));
+  }
+  return shape;
+}
+
+}  // namespace jx::hlo
