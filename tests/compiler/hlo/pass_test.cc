@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,6 +114,22 @@ TEST(HloPassPipelineTest, PassErrorNamesThePass) {
   absl::Status st = pipeline.Run(module.get()).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(st.message()), HasSubstr("pass failing: boom"));
+}
+
+TEST(HloPassPipelineTest, DumpToDirectoryWritesModuleTextPerPass) {
+  auto module = Module();
+  HloPassPipeline pipeline("test");
+  pipeline.AddPass<NoOp>();
+  pipeline.AddPass<SineToCosine>();
+  const std::string dir = ::testing::TempDir();
+  pipeline.set_dump_callback(MakeDumpToDirectoryCallback(dir));
+  ASSERT_TRUE(pipeline.Run(module.get()).ok());
+  std::ifstream in(dir + "/m.001.sine-to-cosine.txt");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), module->ToString());
+  EXPECT_TRUE(std::ifstream(dir + "/m.000.noop.txt").good());
 }
 
 }  // namespace
