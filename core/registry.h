@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,24 @@ struct BatchResult {
 using BatchRule = std::function<BatchResult(absl::Span<const Array> args, absl::Span<const int64_t> dims,
                                             int64_t axis_size, const ParamMap& params)>;
 
+// Partial evaluation (linearize's staging of what is unknown) for a primitive whose inputs
+// are partly unknown, like JAX's partial_eval_jaxpr_custom rules: the known part runs now
+// (the rule runs one level down, so its binds go to the enclosing interpreter) and one
+// equation is staged for the rest. Without a rule, or when the rule returns nullopt, the
+// whole equation is staged.
+struct PartialEvalSplit {
+  Arrays known_outs;  // one per output; undefined where the output is unknown
+  // The staged remainder; its outputs fill known_outs' undefined entries, in order (or, if
+  // unknown_from is set, output unknown_from[j] fills the j-th). Its inputs are known values
+  // (residuals) and the unknown inputs, passed through untouched.
+  Primitive staged;
+  Arrays staged_inputs;
+  ParamMap staged_params;
+  std::vector<size_t> unknown_from;
+};
+using PartialEvalRule = std::function<std::optional<PartialEvalSplit>(
+    absl::Span<const Array> inputs, const std::vector<bool>& unknown, const ParamMap& params)>;
+
 struct PrimitiveRules {
   Primitive primitive;
   AbstractEvalRule abstract_eval;
@@ -67,6 +86,7 @@ struct PrimitiveRules {
   JvpRule jvp;
   TransposeRule transpose;
   BatchRule batch;
+  PartialEvalRule partial_eval;  // optional: higher-order primitives (cond, scan)
   // Rule name ("impl", "jvp", ...) -> why the primitive has no such rule.
   std::map<std::string, std::string> unsupported;
 };

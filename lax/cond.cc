@@ -27,14 +27,23 @@ std::vector<ClosedJaxpr> Branches(const ParamMap& params) {
   return out;
 }
 
-// Binds cond over branches traced separately (their hoisted consts become operands).
-Arrays BindCond(const Array& index, const std::vector<Hoisted>& traced, absl::Span<const ShapedArray> arg_avals,
-                absl::Span<const Array> args) {
+// A cond equation over branches traced separately (their hoisted consts become operands).
+struct CondEqn {
+  Arrays inputs;
+  ParamMap params;
+};
+CondEqn MakeCond(const Array& index, const std::vector<Hoisted>& traced, absl::Span<const ShapedArray> arg_avals,
+                 absl::Span<const Array> args) {
   std::vector<Array> consts;
   const std::vector<ClosedJaxpr> branches = JoinHoisted(traced, arg_avals, &consts);
   ParamList list;
   for (const ClosedJaxpr& b : branches) list.push_back(JaxprParamOf(b));
-  return BindOp(kCond, Cat({absl::MakeConstSpan(&index, 1), consts, args}), ParamMap{{"branches", list}});
+  return CondEqn{Cat({absl::MakeConstSpan(&index, 1), consts, args}), ParamMap{{"branches", list}}};
+}
+Arrays BindCond(const Array& index, const std::vector<Hoisted>& traced, absl::Span<const ShapedArray> arg_avals,
+                absl::Span<const Array> args) {
+  CondEqn eqn = MakeCond(index, traced, arg_avals, args);
+  return BindOp(kCond, eqn.inputs, eqn.params);
 }
 
 Avals CondAbstractEval(InAvals in, const ParamMap& params) {
@@ -80,8 +89,9 @@ JvpResult CondJvp(absl::Span<const Array> primals, absl::Span<const Array> tange
             if (tangents[i + 1].defined()) ts[i] = args[j++];
           }
           auto [po, to] = JvpCall(AsFn(b), ps, ts);
-          // Every float output gets a tangent in every branch, so the branches agree.
-          Arrays out;
+          // (primal outputs, tangents): every float output gets a tangent in every branch,
+          // so the branches agree.
+          Arrays out = po;
           for (size_t k = 0; k < to.size(); ++k) {
             if (HasTangentSpace(out_avals[k].dtype)) out.push_back(to[k].defined() ? to[k] : Zeros(out_avals[k]));
           }
@@ -89,13 +99,12 @@ JvpResult CondJvp(absl::Span<const Array> primals, absl::Span<const Array> tange
         },
         avals, "cond jvp"));
   }
-  // The primal outputs come from the original cond and the tangents from a second one over
-  // the jvp'd branches: under linearize the first runs now (its outputs stay known) and the
-  // second is staged with the primal operands as its only residuals.
-  JvpResult r;
-  r.primals_out = BindOp(kCond, primals, params);
+  // One cond computes primals and tangents. Under linearize its partial_eval rule splits it:
+  // a known cond runs now and returns residuals, and only the tangent cond is staged.
   Arrays outs = BindCond(primals[0], traced, avals, Cat({ops, nonzero}));
-  for (size_t k = 0, j = 0; k < out_avals.size(); ++k) {
+  JvpResult r;
+  r.primals_out.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(out_avals.size()));
+  for (size_t k = 0, j = out_avals.size(); k < out_avals.size(); ++k) {
     r.tangents_out.push_back(HasTangentSpace(out_avals[k].dtype) ? outs[j++] : Array());
   }
   return r;
@@ -141,6 +150,76 @@ BatchResult CondBatch(absl::Span<const Array> args, absl::Span<const int64_t> di
   return r;
 }
 
+// Partial evaluation with a known index: each branch splits into known and unknown parts
+// (an output unknown in any branch is unknown in all). The known cond returns the known
+// outputs plus every branch's residuals (zeros for the branches not taken); the staged cond
+// gives each branch its own residuals. An unknown index stages the whole cond.
+std::optional<PartialEvalSplit> CondPartialEval(absl::Span<const Array> in, const std::vector<bool>& in_unknown,
+                                                const ParamMap& params) {
+  if (in_unknown[0]) return std::nullopt;
+  const std::vector<ClosedJaxpr> branches = Branches(params);
+  const std::vector<bool> ops_unknown(in_unknown.begin() + 1, in_unknown.end());
+  const size_t num_out = branches[0].jaxpr->outvars.size();
+  std::vector<bool> out_unknown(num_out, false);
+  std::vector<PartialEvalResult> pes;
+  for (int pass = 0; pass < 2; ++pass) {
+    pes.clear();
+    for (const ClosedJaxpr& b : branches) pes.push_back(PartialEvalJaxpr(b, ops_unknown, out_unknown));
+    bool same = true;
+    for (const PartialEvalResult& pe : pes) {
+      for (size_t k = 0; k < num_out; ++k) {
+        if (pe.out_unknown[k] != out_unknown[k]) same = false;
+        out_unknown[k] = out_unknown[k] || pe.out_unknown[k];
+      }
+    }
+    if (same) break;
+  }
+  Arrays known_ops, unknown_ops;
+  for (size_t i = 1; i < in.size(); ++i) (in_unknown[i] ? unknown_ops : known_ops).push_back(in[i]);
+  std::vector<ShapedArray> res_avals;
+  std::vector<size_t> res_start;
+  for (const PartialEvalResult& pe : pes) {
+    res_start.push_back(res_avals.size());
+    res_avals.insert(res_avals.end(), pe.residual_avals.begin(), pe.residual_avals.end());
+  }
+  const std::vector<ShapedArray> known_avals = AvalsOf(known_ops);
+  std::vector<Hoisted> known_branches, unknown_branches;
+  for (size_t b = 0; b < pes.size(); ++b) {
+    known_branches.push_back(TraceHoisted(
+        [&](absl::Span<const Array> a) {
+          Arrays outs = Apply(pes[b].known.jaxpr, Cat({pes[b].known.consts, a}));
+          const size_t n_known = outs.size() - pes[b].residual_avals.size();
+          Arrays result(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_known));
+          for (size_t r = 0; r < res_avals.size(); ++r) {
+            const bool own = r >= res_start[b] && r < res_start[b] + pes[b].residual_avals.size();
+            result.push_back(own ? outs[n_known + r - res_start[b]] : Zeros(res_avals[r]));
+          }
+          return result;
+        },
+        known_avals, "cond partial_eval(known)"));
+  }
+  Arrays known_outs = BindCond(in[0], known_branches, known_avals, known_ops);
+  const size_t n_known = known_outs.size() - res_avals.size();
+  const Arrays residuals(known_outs.begin() + static_cast<ptrdiff_t>(n_known), known_outs.end());
+  std::vector<ShapedArray> unknown_avals = res_avals;
+  for (const Array& x : unknown_ops) unknown_avals.push_back(x.aval());
+  for (size_t b = 0; b < pes.size(); ++b) {
+    unknown_branches.push_back(TraceHoisted(
+        [&](absl::Span<const Array> a) {
+          return Apply(pes[b].unknown, Cat({a.subspan(res_start[b], pes[b].residual_avals.size()),
+                                            a.subspan(res_avals.size())}));
+        },
+        unknown_avals, "cond partial_eval(unknown)"));
+  }
+  CondEqn staged = MakeCond(in[0], unknown_branches, unknown_avals, Cat({residuals, unknown_ops}));
+  PartialEvalSplit split;
+  split.staged = kCond;
+  split.staged_inputs = std::move(staged.inputs);
+  split.staged_params = std::move(staged.params);
+  for (size_t k = 0, j = 0; k < num_out; ++k) split.known_outs.push_back(out_unknown[k] ? Array() : known_outs[j++]);
+  return split;
+}
+
 Arrays CondTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeArg> args, const ParamMap& params) {
   const std::vector<ClosedJaxpr> branches = Branches(params);
   if (args[0].is_linear()) throw InternalError("cond transpose: the index cannot be linear");
@@ -179,6 +258,7 @@ void RegisterCond(Registry& r) {
   rules.jvp = CondJvp;
   rules.batch = CondBatch;
   rules.transpose = CondTranspose;
+  rules.partial_eval = CondPartialEval;
 }
 
 }  // namespace internal

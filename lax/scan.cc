@@ -32,16 +32,20 @@ ScanParts Parts(const ParamMap& params) {
                    static_cast<size_t>(params.GetInt("num_consts")), static_cast<size_t>(params.GetInt("num_carry"))};
 }
 
+ParamMap ScanParams(const ClosedJaxpr& body, size_t num_consts, size_t num_carry, int64_t length, bool reverse) {
+  return ParamMap{{"jaxpr", JaxprParamOf(body)},
+                  {"length", length},
+                  {"num_carry", static_cast<int64_t>(num_carry)},
+                  {"num_consts", static_cast<int64_t>(num_consts)},
+                  {"reverse", reverse}};
+}
+
 // Binds scan over a traced body whose hoisted consts lead the consts.
 Arrays BindScan(const Hoisted& body, absl::Span<const Array> consts, absl::Span<const Array> carry,
                 absl::Span<const Array> xs, int64_t length, bool reverse) {
   const Arrays all_consts = Cat({body.consts, consts});
   return BindOp(kScan, Cat({all_consts, carry, xs}),
-                ParamMap{{"jaxpr", JaxprParamOf(body.jaxpr)},
-                         {"length", length},
-                         {"num_carry", static_cast<int64_t>(carry.size())},
-                         {"num_consts", static_cast<int64_t>(all_consts.size())},
-                         {"reverse", reverse}});
+                ScanParams(body.jaxpr, all_consts.size(), carry.size(), length, reverse));
 }
 
 ShapedArray Unstacked(const ShapedArray& a) {
@@ -161,28 +165,125 @@ JvpResult ScanJvp(absl::Span<const Array> primals, absl::Span<const Array> tange
         }
         auto [po, to] = JvpCall(AsFn(s.body), ps, ts);
         auto tangent = [&](size_t k2) { return to[k2].defined() ? to[k2] : Zeros(body_out[k2]); };
-        // (carry, carry tangents, float ys' tangents): the primal ys come from the original scan.
+        // (carry, carry tangents) are the new carry; (ys, float ys' tangents) the new ys.
         Arrays out(po.begin(), po.begin() + static_cast<ptrdiff_t>(nk));
         for (size_t f : float_carry) out.push_back(tangent(f));
+        out.insert(out.end(), po.begin() + static_cast<ptrdiff_t>(nk), po.end());
         for (size_t k2 = nk; k2 < po.size(); ++k2) {
           if (HasTangentSpace(body_out[k2].dtype)) out.push_back(tangent(k2));
         }
         return out;
       },
       avals, "scan jvp");
-  // The primal outputs come from the original scan and the tangents from the jvp'd one:
-  // under linearize the first runs now (its outputs stay known) and the second is staged
-  // with the primal inputs as residuals; its transpose recomputes the primal part forward.
-  JvpResult r;
-  r.primals_out = BindOp(kScan, primals, params);
+  // One scan computes primals and tangents. Under linearize its partial_eval rule splits it:
+  // a known scan runs now and saves residuals, and only the tangent scan is staged.
   Arrays outs = BindScan(body, Cat({consts, consts_t}), Cat({carry, carry_t}), Cat({xs, xs_t}), s.length, s.reverse);
+  const size_t nft = float_carry.size(), ny = body_out.size() - nk;
+  JvpResult r;
+  r.primals_out.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(nk));
+  r.primals_out.insert(r.primals_out.end(), outs.begin() + static_cast<ptrdiff_t>(nk + nft),
+                       outs.begin() + static_cast<ptrdiff_t>(nk + nft + ny));
   r.tangents_out.resize(nk);
-  for (size_t f = 0; f < float_carry.size(); ++f) r.tangents_out[float_carry[f]] = outs[nk + f];
-  const size_t ys_t_start = nk + float_carry.size();
-  for (size_t k = nk, j = 0; k < body_out.size(); ++k) {
-    r.tangents_out.push_back(HasTangentSpace(body_out[k].dtype) ? outs[ys_t_start + j++] : Array());
+  for (size_t f = 0; f < nft; ++f) r.tangents_out[float_carry[f]] = outs[nk + f];
+  for (size_t k = nk, j = nk + nft + ny; k < body_out.size(); ++k) {
+    r.tangents_out.push_back(HasTangentSpace(body_out[k].dtype) ? outs[j++] : Array());
   }
   return r;
+}
+
+// The body split into its known and unknown parts. A carry is unknown if it enters unknown
+// or the body feeds unknown values into it (iterated to a fixpoint), so *unknown grows.
+PartialEvalResult SplitBody(const ScanParts& s, std::vector<bool>* unknown) {
+  PartialEvalResult pe;
+  for (bool changed = true; changed;) {
+    std::vector<bool> force(s.body.jaxpr->outvars.size(), false);
+    for (size_t k = 0; k < s.num_carry; ++k) force[k] = (*unknown)[s.num_consts + k];
+    pe = PartialEvalJaxpr(s.body, *unknown, force);
+    changed = false;
+    for (size_t k = 0; k < s.num_carry; ++k) {
+      if (pe.out_unknown[k] && !(*unknown)[s.num_consts + k]) (*unknown)[s.num_consts + k] = changed = true;
+    }
+  }
+  return pe;
+}
+
+// Partial evaluation: a known scan runs the body's known part now and stacks the residuals
+// the unknown part needs per iteration; an unknown scan over those residuals is staged. A
+// residual that is a known const forwarded unchanged is passed once, not stacked.
+std::optional<PartialEvalSplit> ScanPartialEval(absl::Span<const Array> in, const std::vector<bool>& in_unknown,
+                                                const ParamMap& params) {
+  const ScanParts s = Parts(params);
+  const size_t nc = s.num_consts, nk = s.num_carry, n_in = in.size();
+  std::vector<bool> unknown = in_unknown;
+  const PartialEvalResult pe = SplitBody(s, &unknown);
+  Arrays known_consts, known_carry, known_xs, unknown_consts, unknown_carry, unknown_xs;
+  for (size_t i = 0; i < n_in; ++i) {
+    const bool is_const = i < nc, is_carry = !is_const && i < nc + nk;
+    if (unknown[i]) {
+      (is_const ? unknown_consts : is_carry ? unknown_carry : unknown_xs).push_back(in[i]);
+    } else {
+      (is_const ? known_consts : is_carry ? known_carry : known_xs).push_back(in[i]);
+    }
+  }
+  // Known body inputs are (hoisted consts, known consts, known carry, known xs); its outputs
+  // (known carry, known ys, residuals). Residuals that are a const input are loop-invariant.
+  const Jaxpr& kj = *pe.known.jaxpr.jaxpr;
+  const size_t n_res = pe.residual_avals.size();
+  const size_t n_known_out = kj.outvars.size() - n_res;
+  const Arrays known_all_consts = Cat({pe.known.consts, known_consts});
+  std::vector<std::optional<size_t>> invariant(n_res);  // index into known_all_consts
+  for (size_t r = 0; r < n_res; ++r) {
+    if (const Var* v = std::get_if<Var>(&kj.outvars[n_known_out + r])) {
+      for (size_t i = 0; i < known_all_consts.size(); ++i) {
+        if (kj.invars[i] == *v) invariant[r] = i;
+      }
+    }
+  }
+  std::vector<ShapedArray> known_avals = kj.in_avals();
+  Hoisted known_body = TraceHoisted(
+      [&](absl::Span<const Array> a) {
+        Arrays outs = Apply(pe.known.jaxpr, a);
+        Arrays kept(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_known_out));
+        for (size_t r = 0; r < n_res; ++r) {
+          if (!invariant[r]) kept.push_back(outs[n_known_out + r]);
+        }
+        return kept;
+      },
+      known_avals, "scan partial_eval(known)");
+  Arrays known_outs = BindScan(known_body, known_all_consts, known_carry, known_xs, s.length, s.reverse);
+  Arrays inv_res, stacked_res;
+  for (size_t r = 0, j = n_known_out; r < n_res; ++r) {
+    if (invariant[r]) {
+      inv_res.push_back(known_all_consts[*invariant[r]]);
+    } else {
+      stacked_res.push_back(known_outs[j++]);
+    }
+  }
+  // The unknown scan: consts (invariant residuals, unknown consts), carry (unknown carry),
+  // xs (stacked residuals, unknown xs); its body restores the residuals' order.
+  std::vector<ShapedArray> avals = AvalsOf(Cat({inv_res, unknown_consts, unknown_carry}));
+  for (const Array& x : Cat({stacked_res, unknown_xs})) avals.push_back(Unstacked(x.aval()));
+  const size_t n_inv = inv_res.size(), n_uc = unknown_consts.size(), n_uk = unknown_carry.size();
+  Hoisted unknown_body = TraceHoisted(
+      [&](absl::Span<const Array> a) {
+        Arrays args;
+        for (size_t r = 0, iv = 0, st = 0; r < n_res; ++r) {
+          args.push_back(invariant[r] ? a[iv++] : a[n_inv + n_uc + n_uk + st++]);
+        }
+        const Arrays rest = Cat({a.subspan(n_inv, n_uc + n_uk), a.subspan(n_inv + n_uc + n_uk + stacked_res.size())});
+        args.insert(args.end(), rest.begin(), rest.end());
+        return Apply(pe.unknown, args);
+      },
+      avals, "scan partial_eval(unknown)");
+  PartialEvalSplit split;
+  const Arrays staged_consts = Cat({unknown_body.consts, inv_res, unknown_consts});
+  split.staged = kScan;
+  split.staged_inputs = Cat({staged_consts, unknown_carry, stacked_res, unknown_xs});
+  split.staged_params = ScanParams(unknown_body.jaxpr, staged_consts.size(), n_uk, s.length, s.reverse);
+  for (size_t k = 0, j = 0; k < pe.out_unknown.size(); ++k) {
+    split.known_outs.push_back(pe.out_unknown[k] ? Array() : known_outs[j++]);
+  }
+  return split;
 }
 
 BatchResult ScanBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size,
@@ -225,17 +326,8 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
   std::vector<bool> lin(n_in);
   for (size_t i = 0; i < n_in; ++i) lin[i] = args[i].is_linear();
   // A carry is linear if it enters linear or the body feeds linear values into it (a zero
-  // tangent instantiated as a constant enters known): iterate to a fixpoint.
-  PartialEvalResult pe;
-  for (bool changed = true; changed;) {
-    std::vector<bool> force(s.body.jaxpr->outvars.size(), false);
-    for (size_t k = 0; k < nk; ++k) force[k] = lin[nc + k];
-    pe = PartialEvalJaxpr(s.body, lin, force);
-    changed = false;
-    for (size_t k = 0; k < nk; ++k) {
-      if (pe.out_unknown[k] && !lin[nc + k]) lin[nc + k] = changed = true;
-    }
-  }
+  // tangent instantiated as a constant enters known).
+  const PartialEvalResult pe = SplitBody(s, &lin);
   // Forward: the known scan computes known carries/ys and stacks the residuals.
   Arrays known_consts, known_carry, known_xs;
   for (size_t i = 0; i < n_in; ++i) {
@@ -298,6 +390,7 @@ void RegisterScan(Registry& r) {
   rules.jvp = ScanJvp;
   rules.batch = ScanBatch;
   rules.transpose = ScanTranspose;
+  rules.partial_eval = ScanPartialEval;
 }
 
 }  // namespace internal

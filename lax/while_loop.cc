@@ -100,13 +100,72 @@ JvpResult WhileJvp(absl::Span<const Array> primals, absl::Span<const Array> tang
   Hoisted cond = TraceHoisted(
       [&](absl::Span<const Array> a) { return Apply(w.cond, a.subspan(0, cc.size() + init.size())); }, cond_avals,
       "while cond jvp");
-  // Primal outputs from the original loop, tangents from the jvp'd one (see cond's jvp).
-  JvpResult r;
-  r.primals_out = BindOp(kWhile, primals, params);
+  // One loop computes primals and tangents; under linearize the partial_eval rule runs the
+  // primal part now so the primal outputs stay known.
   Arrays outs = BindWhile(cond, cc, body, Cat({bc, nz_bc_t}), Cat({init, carry_t}));
+  JvpResult r;
+  r.primals_out.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(init.size()));
   r.tangents_out.resize(init.size());
   for (size_t f = 0; f < float_carry.size(); ++f) r.tangents_out[float_carry[f]] = outs[init.size() + f];
   return r;
+}
+
+// Partial evaluation as JAX's _while_partial_eval: when the predicate depends only on known
+// carries, a loop over the known carries runs now, and the unknown carries come from the
+// whole loop staged with the known inputs as residuals. The staged loop recomputes the known
+// part: without a trip count, per-iteration residuals cannot be saved.
+std::optional<PartialEvalSplit> WhilePartialEval(absl::Span<const Array> in, const std::vector<bool>& in_unknown,
+                                                 const ParamMap& params) {
+  const WhileParts w = Parts(params);
+  const size_t nc = w.cond_nconsts, nb = w.body_nconsts, n = in.size() - nc - nb;
+  std::vector<bool> body_unknown(in_unknown.begin() + static_cast<ptrdiff_t>(nc), in_unknown.end());
+  PartialEvalResult pe;
+  for (bool changed = true; changed;) {
+    std::vector<bool> force(body_unknown.begin() + static_cast<ptrdiff_t>(nb), body_unknown.end());
+    pe = PartialEvalJaxpr(w.body, body_unknown, force);
+    changed = false;
+    for (size_t k = 0; k < n; ++k) {
+      if (pe.out_unknown[k] && !body_unknown[nb + k]) body_unknown[nb + k] = changed = true;
+    }
+  }
+  std::vector<bool> cond_unknown(in_unknown.begin(), in_unknown.begin() + static_cast<ptrdiff_t>(nc));
+  cond_unknown.insert(cond_unknown.end(), body_unknown.begin() + static_cast<ptrdiff_t>(nb), body_unknown.end());
+  const PartialEvalResult pc = PartialEvalJaxpr(w.cond, cond_unknown, {});
+  if (pc.out_unknown[0]) return std::nullopt;
+  Arrays known_cc, known_bc, known_carry;
+  for (size_t i = 0; i < nc; ++i) {
+    if (!in_unknown[i]) known_cc.push_back(in[i]);
+  }
+  for (size_t i = 0; i < nb; ++i) {
+    if (!body_unknown[i]) known_bc.push_back(in[nc + i]);
+  }
+  PartialEvalSplit split;
+  split.known_outs.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (body_unknown[nb + k]) {
+      split.unknown_from.push_back(k);
+    } else {
+      known_carry.push_back(in[nc + nb + k]);
+    }
+  }
+  const size_t n_known = known_carry.size();
+  Hoisted cond = TraceHoisted(
+      [&](absl::Span<const Array> a) { return Arrays{Apply(pc.known.jaxpr, Cat({pc.known.consts, a}))[0]}; },
+      AvalsOf(Cat({known_cc, known_carry})), "while partial_eval(cond)");
+  Hoisted body = TraceHoisted(
+      [&](absl::Span<const Array> a) {
+        Arrays outs = Apply(pe.known.jaxpr, Cat({pe.known.consts, a}));
+        return Arrays(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_known));
+      },
+      AvalsOf(Cat({known_bc, known_carry})), "while partial_eval(body)");
+  const Arrays known = BindWhile(cond, known_cc, body, known_bc, known_carry);
+  for (size_t k = 0, j = 0; k < n; ++k) {
+    if (!body_unknown[nb + k]) split.known_outs[k] = known[j++];
+  }
+  split.staged = kWhile;
+  split.staged_inputs.assign(in.begin(), in.end());
+  split.staged_params = params;
+  return split;
 }
 
 BatchResult WhileBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size,
@@ -167,6 +226,7 @@ void RegisterWhile(Registry& r) {
   rules.impl = WhileImpl;
   rules.jvp = WhileJvp;
   rules.batch = WhileBatch;
+  rules.partial_eval = WhilePartialEval;
   rules.unsupported["transpose"] =
       "reverse-mode differentiation does not work through while_loop: its trip count is only known at run time, "
       "so the residuals of each iteration cannot be saved; use lax::scan, or lax::fori_loop with static bounds";

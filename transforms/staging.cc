@@ -1,6 +1,7 @@
 #include "jx/transforms/staging.h"
 
 #include "jx/core/errors.h"
+#include "jx/core/registry.h"
 #include "jx/core/str_util.h"
 
 namespace jx {
@@ -50,13 +51,47 @@ Atom StagingInterpreter::AtomFor(const Array& x, std::string_view op, size_t arg
 
 Arrays StagingInterpreter::Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
   if (mode_ == Mode::kStageUnknown) {
-    bool any_own = false;
-    for (const Array& x : inputs) any_own = any_own || Owns(x);
-    if (!any_own) {
+    size_t num_own = 0;
+    for (const Array& x : inputs) num_own += Owns(x) ? 1 : 0;
+    if (num_own == 0) {
       ResumeScope down(parent());
       return Bind(p, inputs, params);
     }
+    if (num_own < inputs.size()) {
+      if (std::optional<Arrays> outs = SplitKnown(p, inputs, params)) return *std::move(outs);
+    }
   }
+  return Stage(p, inputs, params);
+}
+
+std::optional<Arrays> StagingInterpreter::SplitKnown(Primitive p, absl::Span<const Array> inputs,
+                                                     const ParamMap& params) {
+  const PrimitiveRules* rules = GlobalRegistry().Find(p);
+  if (rules == nullptr || !rules->partial_eval) return std::nullopt;
+  std::vector<bool> unknown(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) unknown[i] = Owns(inputs[i]);
+  std::optional<PartialEvalSplit> split;
+  {
+    ResumeScope down(parent());
+    split = rules->partial_eval(inputs, unknown, params);
+  }
+  if (!split) return std::nullopt;
+  Arrays staged = Stage(split->staged, split->staged_inputs, split->staged_params);
+  Arrays outs = std::move(split->known_outs);
+  const std::vector<size_t>& from = split->unknown_from;
+  size_t next = 0;
+  for (Array& o : outs) {
+    if (o.defined()) continue;
+    o = staged.at(from.empty() ? next : from.at(next));
+    ++next;
+  }
+  if (from.empty() ? next != staged.size() : next != from.size()) {
+    throw InternalError(StrCat(p.name(), " partial_eval: ", staged.size(), " staged outputs for ", next, " unknown ones"));
+  }
+  return outs;
+}
+
+Arrays StagingInterpreter::Stage(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
   Eqn eqn{p, {}, {}, params};
   absl::InlinedVector<const ShapedArray*, 4> in_avals;
   eqn.inputs.reserve(inputs.size());

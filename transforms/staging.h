@@ -8,6 +8,7 @@
 //   ClosedJaxpr j = s.Build(outs);
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -39,6 +40,10 @@ class StagingInterpreter final : public Interpreter {
 
  private:
   Atom AtomFor(const Array& x, std::string_view op, size_t argument);
+  // Records one equation and returns tracers for its outputs.
+  Arrays Stage(Primitive p, absl::Span<const Array> inputs, const ParamMap& params);
+  // kStageUnknown with some inputs known: the primitive's partial_eval rule, if it has one.
+  std::optional<Arrays> SplitKnown(Primitive p, absl::Span<const Array> inputs, const ParamMap& params);
 
   Mode mode_;
   std::string name_;

@@ -1,6 +1,7 @@
 // cond, switch_, while_loop, fori_loop and scan: eager values, their jaxprs, and every
 // transformation through them (jvp vs finite differences, reverse mode, vmap vs a loop).
 #include "jx/lax/control_flow.h"
+#include "jx/transforms/ad.h"
 
 #include <cmath>
 #include <random>
@@ -244,6 +245,85 @@ TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
             "      reverse=False\n"
             "    ] 0.0:f32[] a\n"
             "  in (c,) }");
+}
+
+// Linearize splits a jvp'd scan with its partial_eval rule: the primal loop runs once, now,
+// saving per-iteration residuals, and the staged linear program is a scan with no primal
+// work (no sin or cos in its body). A const used by the tangent (w) is passed once, not stacked.
+TEST(ControlFlowPartialEvalTest, LinearizedScanStagesOnlyTheTangentLoop) {
+  auto f = [](absl::Span<const Array> a) {
+    const Array w = a[1];
+    auto [c, ys] = lax::scan([&](const Array& c, const Array& x) {
+      Array s = lax::sin(lax::mul(c, w));
+      return std::pair{lax::add(s, x), s};
+    }, jnp::zeros({3}).astype(float64), a[0]);
+    return Arrays{c, ys};
+  };
+  const Array xs = jnp::arange(12.0).reshape({4, 3}).astype(float64), w = F64({0.5, -1.0, 2.0});
+  Linearized lin = Linearize(f, {xs, w});
+  const std::string text = lin.linear.ToString();
+  EXPECT_EQ(text.find("sin"), std::string::npos) << text;
+  EXPECT_EQ(text.find("cos"), std::string::npos) << text;  // cos(c*w) is a residual, stacked per step
+  // w is an f64[3] const of the tangent scan, not an f64[4,3] stack of copies.
+  const Jaxpr& j = *lin.linear.jaxpr;
+  ASSERT_EQ(j.eqns.size(), 1u) << text;
+  EXPECT_EQ(j.eqns[0].primitive.name(), "scan");
+  int64_t num_consts = j.eqns[0].params.GetInt("num_consts");
+  bool w_is_const = false;
+  for (int64_t i = 0; i < num_consts; ++i) w_is_const = w_is_const || j.aval(j.eqns[0].inputs[i]).shape == Shape{3};
+  EXPECT_TRUE(w_is_const) << text;
+  // The primal outputs equal the plain scan's, and grads still match finite differences.
+  EXPECT_EQ(lin.primals_out[1].to_vector<double>(), f({xs, w})[1].to_vector<double>());
+  check_grads([&](const Array& x, const Array& v) { return jnp::sum(f({x, v})[1]); }, std::tuple{xs, w}, 2);
+}
+
+TEST(ControlFlowPartialEvalTest, LinearizedCondStagesOnlyTheTangentBranches) {
+  auto f = [](absl::Span<const Array> a) {
+    return Arrays{lax::cond(lax::gt(a[1], 0.0), [](const Array& v) { return lax::exp(lax::sin(v)); },
+                            [](const Array& v) { return lax::mul(v, v); }, a[0])};
+  };
+  const Array x = F64({0.3, -1.2});
+  for (double p : {1.0, -1.0}) {
+    Linearized lin = Linearize(f, {x, Array(p).astype(float64)});
+    const std::string text = lin.linear.ToString();
+    EXPECT_EQ(text.find("sin"), std::string::npos) << text;  // primal work ran in the known cond
+    EXPECT_EQ(text.find("exp"), std::string::npos) << text;
+    EXPECT_NE(text.find("cond"), std::string::npos) << text;
+    EXPECT_EQ(lin.primals_out[0].to_vector<double>(), f({x, Array(p).astype(float64)})[0].to_vector<double>());
+    check_grads([&](const Array& v) { return jnp::sum(f({v, Array(p).astype(float64)})[0]); }, std::tuple{x}, 2);
+  }
+}
+
+// jvp of a while is one loop carrying primals and tangents; under linearize the primal loop
+// runs now (its outputs are concrete) and the whole loop is staged for the tangents.
+TEST(ControlFlowPartialEvalTest, WhileJvpIsOneLoopAndLinearizeKeepsPrimalsKnown) {
+  auto f = [](absl::Span<const Array> a) {
+    auto [i, x] = lax::while_loop([](const std::pair<Array, Array>& c) { return lax::lt(c.first, 3); },
+                                  [](const std::pair<Array, Array>& c) {
+                                    return std::pair{lax::add(c.first, 1), lax::sin(c.second)};
+                                  },
+                                  std::pair{Array(0), a[0]});
+    return Arrays{x};
+  };
+  const Array x = F64({0.4, -0.7});
+  auto jf = [&](const Array& p, const Array& t) { return jvp([&](const Array& v) { return f({v})[0]; }, std::tuple{p}, std::tuple{t}); };
+  const std::string text = make_jaxpr([&](const Array& p, const Array& t) { return jf(p, t).second; })(x, x).ToString();
+  size_t loops = 0;
+  for (size_t at = text.find("= while["); at != std::string::npos; at = text.find("= while[", at + 1)) ++loops;
+  EXPECT_EQ(loops, 1u) << text;
+  Linearized lin = Linearize(f, {x});
+  ASSERT_TRUE(lin.primals_out[0].is_concrete());
+  EXPECT_EQ(lin.primals_out[0].to_vector<double>(), f({x})[0].to_vector<double>());
+  const auto [y, t] = jf(x, F64({1.0, 1.0}));
+  const std::vector<double> xv = x.to_vector<double>(), tv = t.to_vector<double>();
+  for (size_t k = 0; k < xv.size(); ++k) {
+    double v = xv[k], d = 1.0;
+    for (int it = 0; it < 3; ++it) {
+      d *= std::cos(v);
+      v = std::sin(v);
+    }
+    EXPECT_NEAR(tv[k], d, 1e-12);
+  }
 }
 
 }  // namespace
