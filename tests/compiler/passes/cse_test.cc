@@ -1,0 +1,136 @@
+#include "jx/compiler/passes/cse.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "pass_test_util.h"
+
+namespace jx::hlo {
+namespace {
+
+using ::jx::hlo::testing::EntryLines;
+using ::jx::hlo::testing::ParseAndRun;
+using ::testing::ElementsAre;
+
+TEST(CseTest, MergesIdenticalInstructionsAndTheirUsers) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %e1 = f32[8]{0} exponential(%p)
+  %e2 = f32[8]{0} exponential(%p)
+  %n1 = f32[8]{0} negate(%e1)
+  %n2 = f32[8]{0} negate(%e2)
+  ROOT %r = f32[8]{0} add(%n1, %n2)
+})",
+                                    true);
+  EXPECT_THAT(EntryLines(*module), ElementsAre("%p = f32[8]{0} parameter(0)",
+                                               "%e1 = f32[8]{0} exponential(%p)",
+                                               "%n1 = f32[8]{0} negate(%e1)",
+                                               "ROOT %r = f32[8]{0} add(%n1, %n1)"));
+}
+
+TEST(CseTest, MergesEqualConstantsOnly) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+ENTRY %main {
+  %c1 = f32[3]{0} constant({1, 2, 3})
+  %c2 = f32[3]{0} constant({1, 2, 3})
+  %c3 = f32[3]{0} constant({1, 2, 4})
+  %i = s32[3]{0} constant({1, 2, 3})
+  %a = f32[3]{0} add(%c1, %c2)
+  %b = f32[3]{0} add(%a, %c3)
+  %ci = f32[3]{0} convert(%i)
+  ROOT %r = f32[3]{0} add(%b, %ci)
+})",
+                                    true);
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%c1 = f32[3]{0} constant({1, 2, 3})", "%a = f32[3]{0} add(%c1, %c1)",
+                          "%c3 = f32[3]{0} constant({1, 2, 4})", "%b = f32[3]{0} add(%a, %c3)",
+                          "%i = s32[3]{0} constant({1, 2, 3})", "%ci = f32[3]{0} convert(%i)",
+                          "ROOT %r = f32[3]{0} add(%b, %ci)"));
+}
+
+TEST(CseTest, AttributesAndOperandOrderMatter) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+ENTRY %main {
+  %p = f32[2,3]{1,0} parameter(0)
+  %q = f32[2,3]{1,0} parameter(1)
+  %s1 = f32[2,3]{1,0} subtract(%p, %q)
+  %s2 = f32[2,3]{1,0} subtract(%q, %p)
+  %c1 = pred[2,3]{1,0} compare(%p, %q), direction=LT
+  %c2 = pred[2,3]{1,0} compare(%p, %q), direction=GT
+  %sel = f32[2,3]{1,0} select(%c1, %s1, %s2)
+  %sel2 = f32[2,3]{1,0} select(%c2, %s1, %s2)
+  ROOT %t = (f32[2,3]{1,0}, f32[2,3]{1,0}) tuple(%sel, %sel2)
+})",
+                                    false);
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 9);
+}
+
+TEST(CseTest, NeverMergesSideEffectsOrRandomBits) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %s = u64[2]{0} parameter(1)
+  %log1 = f32[8]{0} custom-call(%p), custom_call_target="print", custom_call_has_side_effect=true
+  %log2 = f32[8]{0} custom-call(%p), custom_call_target="print", custom_call_has_side_effect=true
+  %pure1 = f32[8]{0} custom-call(%p), custom_call_target="pure"
+  %pure2 = f32[8]{0} custom-call(%p), custom_call_target="pure"
+  %r1 = (u64[2]{0}, u32[8]{0}) rng-bit-generator(%s), algorithm=rng_three_fry
+  %r2 = (u64[2]{0}, u32[8]{0}) rng-bit-generator(%s), algorithm=rng_three_fry
+  ROOT %t = (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, (u64[2]{0}, u32[8]{0}), (u64[2]{0}, u32[8]{0})) tuple(%log1, %log2, %pure1, %pure2, %r1, %r2)
+})",
+                                    true);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->operand_count(), 6);
+  EXPECT_NE(root->operand(0), root->operand(1));  // side-effecting: kept apart
+  EXPECT_EQ(root->operand(2), root->operand(3));  // pure custom-calls merge
+  EXPECT_NE(root->operand(4), root->operand(5));  // random bits: kept apart
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 8);
+}
+
+TEST(CseTest, ReducesMergeOnlyWithTheSameReducerAndCalleesAreCleanedToo) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  %dup1 = f32[] add(%x, %y)
+  %dup2 = f32[] add(%x, %y)
+  ROOT %sum = f32[] multiply(%dup1, %dup2)
+}
+%add2 (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %sum2 = f32[] add(%a, %b)
+}
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %z1 = f32[] constant(0)
+  %z2 = f32[] constant(0)
+  %r1 = f32[] reduce(%p, %z1), dimensions={0}, to_apply=%add
+  %r2 = f32[] reduce(%p, %z2), dimensions={0}, to_apply=%add
+  %r3 = f32[] reduce(%p, %z1), dimensions={0}, to_apply=%add2
+  ROOT %t = (f32[], f32[], f32[]) tuple(%r1, %r2, %r3)
+})",
+                                    true);
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%p = f32[8]{0} parameter(0)", "%z1 = f32[] constant(0)",
+                          "%r1 = f32[] reduce(%p, %z1), dimensions={0}, to_apply=%add",
+                          "%r3 = f32[] reduce(%p, %z1), dimensions={0}, to_apply=%add2",
+                          "ROOT %t = (f32[], f32[], f32[]) tuple(%r1, %r1, %r3)"));
+  EXPECT_EQ(module->GetComputationWithName("add")->instruction_count(), 4);
+}
+
+TEST(CseTest, DifferentShapesDoNotMerge) {
+  ParseAndRun<HloCSE>(R"(HloModule m
+ENTRY %main {
+  %c = f32[] constant(1)
+  %b1 = f32[4]{0} broadcast(%c), dimensions={}
+  %b2 = f32[2,2]{1,0} broadcast(%c), dimensions={}
+  %r = f32[4]{0} reshape(%b2)
+  ROOT %a = f32[4]{0} add(%b1, %r)
+})",
+                      false);
+}
+
+}  // namespace
+}  // namespace jx::hlo
