@@ -19,6 +19,7 @@
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
+#include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/lax/unary_ops.h"
 
@@ -377,22 +378,36 @@ Dual CombineProd(const Dual& a, const Dual& b) {
   return {mul(a.value, b.value), add(mul(a.tangent, b.value), mul(a.value, b.tangent))};
 }
 
-// max/min's tangent as in JAX's jvp of lax.max: the tangent of the chosen side, the mean of
-// both on ties.
-Dual CombineChooser(const Dual& a, const Dual& b, const Array& chosen) {
-  const Array ea = convert_element_type(eq(a.value, chosen), a.tangent.dtype());
-  const Array eb = convert_element_type(eq(b.value, chosen), b.tangent.dtype());
+// max/min's tangent weights as in JAX's jvp of lax.max: the chosen side gets 1, both get
+// 0.5 on ties.
+std::pair<Array, Array> ChooserWeights(const Array& a, const Array& b, const Array& chosen, DType dtype) {
+  const Array ea = convert_element_type(eq(a, chosen), dtype);
+  const Array eb = convert_element_type(eq(b, chosen), dtype);
   const Array half = ScalarLike(0.5, ea), one = ScalarLike(1, ea);
-  const Array wa = mul(ea, sub(one, mul(half, eb))), wb = mul(eb, sub(one, mul(half, ea)));
+  return {mul(ea, sub(one, mul(half, eb))), mul(eb, sub(one, mul(half, ea)))};
+}
+Dual CombineChooser(const Dual& a, const Dual& b, const Array& chosen) {
+  const auto [wa, wb] = ChooserWeights(a.value, b.value, chosen, a.tangent.dtype());
   return {chosen, add(mul(a.tangent, wa), mul(b.tangent, wb))};
 }
 Dual CombineMax(const Dual& a, const Dual& b) { return CombineChooser(a, b, max(a.value, b.value)); }
 Dual CombineMin(const Dual& a, const Dual& b) { return CombineChooser(a, b, min(a.value, b.value)); }
 
 // logaddexp(a, b) = max + log1p(exp(-|a - b|)); each side's weight is exp(side - result).
+// Where the result is infinite (both sides -inf, or a side +inf) that weight is 0/0, so the
+// sides are weighted like max's (the larger one, half each on ties). Every weight is
+// computed from finite values, so the tangent's transpose never multiplies by NaN.
 Dual CombineLogAddExp(const Dual& a, const Dual& b) {
-  const Array r = add(max(a.value, b.value), log1p(exp(neg(abs(sub(a.value, b.value))))));
-  return {r, add(mul(a.tangent, exp(sub(a.value, r))), mul(b.tangent, exp(sub(b.value, r))))};
+  const Array m = max(a.value, b.value), delta = sub(a.value, b.value);
+  const Array zero = broadcast_in_dim(ScalarLike(0, m), m.shape(), {});
+  const Array defined_delta = select_n(ne(delta, delta), {delta, zero});  // inf - inf: NaN
+  const Array r = add(m, log1p(exp(neg(abs(defined_delta)))));
+  const Array finite_r = is_finite(r);
+  auto safe = [&](const Array& v) { return select_n(finite_r, {zero, v}); };
+  const auto [ca, cb] = ChooserWeights(a.value, b.value, m, a.tangent.dtype());
+  const Array wa = select_n(finite_r, {ca, exp(sub(safe(a.value), safe(r)))});
+  const Array wb = select_n(finite_r, {cb, exp(sub(safe(b.value), safe(r)))});
+  return {r, add(mul(a.tangent, wa), mul(b.tangent, wb))};
 }
 
 // The jvp of a cumulative op: the primal by binding p, the tangent by `tangent` (an undefined

@@ -262,6 +262,25 @@ TEST(CumulativeTest, CumlogsumexpIsStable) {
   EXPECT_FLOAT_EQ(c[5], 500.f + std::log(2.f));
 }
 
+// The tangent where logaddexp's weights are 0/0 (a prefix of -infs, or +inf) is finite: the
+// -inf entries get max's tie weights, and finite entries after them the usual softmax.
+TEST(CumulativeTest, CumlogsumexpTangentAtInfinities) {
+  const Array x = Arr<double>({-kInf, -kInf, 0.0, std::log(3.0)}, {4});
+  const Array t = Arr<double>({1, 1, 1, 1}, {4});
+  auto [y, dy] = jvp([](const Array& v) { return lax::cumlogsumexp(v); }, std::tuple{x}, std::tuple{t});
+  const std::vector<double> d = dy.to_vector<double>();
+  EXPECT_DOUBLE_EQ(d[0], 1.0);
+  EXPECT_DOUBLE_EQ(d[1], 1.0);   // half of each -inf tangent
+  EXPECT_DOUBLE_EQ(d[2], 1.0);   // exp(-inf - 0) = 0 from the prefix, 1 from x[2]
+  EXPECT_NEAR(d[3], 1.0, 1e-15); // softmax weights 1/4 and 3/4 of two unit tangents
+  // Reverse mode through the same point has no NaN either.
+  const Array g = grad([](const Array& v) { return lax::reduce_sum(lax::cumlogsumexp(v), {0}); })(x);
+  for (double v : g.to_vector<double>()) EXPECT_TRUE(std::isfinite(v)) << v;
+  const Array p = Arr<double>({kInf, 1.0}, {2});
+  auto [yp, dp] = jvp([](const Array& v) { return lax::cumlogsumexp(v); }, std::tuple{p}, std::tuple{Arr<double>({2, 5}, {2})});
+  EXPECT_EQ(dp.to_vector<double>(), (std::vector<double>{2, 2}));  // +inf dominates
+}
+
 TEST(CumulativeErrorTest, BadInputs) {
   Array x = Arr<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   ExpectError<ShapeError>([&] { lax::cumsum(x, 2); }, {"cumsum", "out of bounds", "f32[2,3]"});
