@@ -1,0 +1,285 @@
+#include "jx/compiler/passes/algebraic_simplifier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/pattern_matcher.h"
+#include "jx/compiler/hlo/status_macros.h"
+
+namespace jx::hlo {
+namespace {
+
+namespace m = ::jx::hlo::match;
+
+// Returned by a rewrite that does not apply.
+constexpr HloInstruction* kNoChange = nullptr;
+
+bool IsIntegralOrPred(const Shape& shape) {
+  return shape.IsArray() &&
+         (IsIntegralType(shape.element_type()) || shape.element_type() == PRED);
+}
+
+bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// A pred (or any type) value of `shape` with every element `value`: a scalar constant,
+// broadcast when the shape has dimensions.
+absl::StatusOr<HloInstruction*> MakeSplat(HloBuilder& b, const Shape& shape, double value) {
+  HLO_ASSIGN_OR_RETURN(HloInstruction * scalar,
+                       b.Constant(Literal::CreateScalar(shape.element_type(), value)));
+  if (shape.rank() == 0) return scalar;
+  return b.Broadcast(scalar, shape.dimensions(), {});
+}
+
+// True if `init` is the identity of the reducer (a single binary op of its two
+// parameters), so that reducing one element gives that element back.
+bool InitIsReducerIdentity(const HloInstruction* reduce) {
+  const HloComputation* reducer = reduce->to_apply();
+  const HloInstruction* init = reduce->operand(1);
+  if (reducer == nullptr || reducer->num_parameters() != 2 ||
+      init->opcode() != HloOpcode::kConstant) {
+    return false;
+  }
+  const HloInstruction* root = reducer->root_instruction();
+  if (root->operand_count() != 2) return false;
+  const HloInstruction* p0 = reducer->parameter_instruction(0);
+  const HloInstruction* p1 = reducer->parameter_instruction(1);
+  if (!((root->operand(0) == p0 && root->operand(1) == p1) ||
+        (root->operand(0) == p1 && root->operand(1) == p0))) {
+    return false;
+  }
+  const PrimitiveType type = init->shape().element_type();
+  const double v = init->literal().GetAsDouble(0);
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kOr:
+      return v == 0 && (type != PRED || root->opcode() == HloOpcode::kOr);
+    case HloOpcode::kMultiply:
+      return v == 1 && type != PRED;
+    case HloOpcode::kAnd:
+      return type == PRED && v == 1;
+    case HloOpcode::kMaximum:
+      return IsFloatingPointType(type) && v == -inf;
+    case HloOpcode::kMinimum:
+      return IsFloatingPointType(type) && v == inf;
+    default:
+      return false;
+  }
+}
+
+class Simplifier {
+ public:
+  explicit Simplifier(HloComputation* computation) : b_(computation) {}
+
+  // The instruction that replaces instr, or kNoChange.
+  absl::StatusOr<HloInstruction*> Simplify(HloInstruction* instr) {
+    HloInstruction* x = nullptr;
+    HloInstruction* zero = nullptr;
+    switch (instr->opcode()) {
+      case HloOpcode::kAdd:
+        if (Match(instr, m::AddAnyOrder(m::Op(&x), m::ConstantSplat(0)))) return x;
+        break;
+      case HloOpcode::kSubtract:
+        if (Match(instr, m::Subtract(m::Op(&x), m::ConstantSplat(0)))) return x;
+        break;
+      case HloOpcode::kMultiply:
+        if (Match(instr, m::MultiplyAnyOrder(m::Op(&x), m::ConstantSplat(1)))) return x;
+        if (IsIntegralOrPred(instr->shape()) &&
+            Match(instr, m::MultiplyAnyOrder(m::Op(), m::ConstantSplat(0).CaptureInto(&zero)))) {
+          return zero;
+        }
+        break;
+      case HloOpcode::kDivide:
+        if (Match(instr, m::Divide(m::Op(&x), m::ConstantSplat(1)))) return x;
+        break;
+      case HloOpcode::kNegate:
+        if (Match(instr, m::Negate(m::Negate(m::Op(&x))))) return x;
+        break;
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum:
+        if (instr->operand(0) == instr->operand(1)) return instr->mutable_operand(0);
+        break;
+      case HloOpcode::kAnd:
+        if (instr->shape().element_type() == PRED &&
+            Match(instr, m::AndAnyOrder(m::Op(&x), m::ConstantSplat(1)))) {
+          return x;
+        }
+        break;
+      case HloOpcode::kOr:
+        if (instr->shape().element_type() == PRED &&
+            Match(instr, m::OrAnyOrder(m::Op(&x), m::ConstantSplat(0)))) {
+          return x;
+        }
+        break;
+      case HloOpcode::kTranspose:
+        return SimplifyTranspose(instr);
+      case HloOpcode::kReshape:
+        return SimplifyReshape(instr);
+      case HloOpcode::kBroadcast:
+        return SimplifyBroadcast(instr);
+      case HloOpcode::kSlice:
+        return SimplifySlice(instr);
+      case HloOpcode::kConcatenate:
+        if (instr->operand_count() == 1) return instr->mutable_operand(0);
+        break;
+      case HloOpcode::kConvert:
+        if (instr->operand(0)->shape().element_type() == instr->shape().element_type()) {
+          return instr->mutable_operand(0);
+        }
+        break;
+      case HloOpcode::kPad:
+        return SimplifyPad(instr);
+      case HloOpcode::kReduce:
+        return SimplifyReduce(instr);
+      case HloOpcode::kSelect:
+        if (Match(instr, m::Select(m::ConstantSplat(1), m::Op(&x), m::Op()))) return x;
+        if (Match(instr, m::Select(m::ConstantSplat(0), m::Op(), m::Op(&x)))) return x;
+        break;
+      case HloOpcode::kCompare:
+        return SimplifyCompare(instr);
+      default:
+        break;
+    }
+    return kNoChange;
+  }
+
+ private:
+  absl::StatusOr<HloInstruction*> SimplifyTranspose(HloInstruction* t) {
+    const std::vector<int64_t>& perm = t->dimensions();
+    if (IsIdentityPermutation(perm)) return t->mutable_operand(0);
+    HloInstruction* inner = t->mutable_operand(0);
+    if (inner->opcode() != HloOpcode::kTranspose) return kNoChange;
+    // Result dim i of t is inner's dim perm[i], which is x's dim inner_perm[perm[i]].
+    std::vector<int64_t> composed;
+    for (int64_t p : perm) composed.push_back(inner->dimensions(p));
+    if (IsIdentityPermutation(composed)) return inner->mutable_operand(0);
+    return b_.Transpose(inner->mutable_operand(0), composed);
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifyReshape(HloInstruction* r) {
+    HloInstruction* operand = r->mutable_operand(0);
+    if (ShapeUtil::SameDimensions(operand->shape(), r->shape())) return operand;
+    if (operand->opcode() == HloOpcode::kReshape) {
+      HloInstruction* x = operand->mutable_operand(0);
+      if (ShapeUtil::SameDimensions(x->shape(), r->shape())) return x;
+      return b_.Reshape(x, r->shape().dimensions());
+    }
+    return kNoChange;
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifyBroadcast(HloInstruction* bcast) {
+    HloInstruction* operand = bcast->mutable_operand(0);
+    if (ShapeUtil::SameDimensions(operand->shape(), bcast->shape()) &&
+        IsIdentityPermutation(bcast->dimensions())) {
+      return operand;
+    }
+    if (operand->opcode() == HloOpcode::kConstant && operand->shape().rank() == 0 &&
+        ShapeUtil::ElementsIn(bcast->shape()) <= AlgebraicSimplifier::kMaxFoldedBroadcastElements) {
+      Literal filled(ShapeUtil::MakeShape(bcast->shape().element_type(),
+                                          bcast->shape().dimensions()));
+      const absl::Span<const uint8_t> element = operand->literal().untyped_data();
+      absl::Span<uint8_t> out = filled.mutable_untyped_data();
+      for (size_t at = 0; at + element.size() <= out.size(); at += element.size()) {
+        std::copy(element.begin(), element.end(), out.begin() + at);
+      }
+      return b_.Constant(std::move(filled));
+    }
+    return kNoChange;
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifySlice(HloInstruction* slice) {
+    const Shape& shape = slice->operand(0)->shape();
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (slice->slice_starts()[d] != 0 || slice->slice_limits()[d] != shape.dimensions(d) ||
+          slice->slice_strides()[d] != 1) {
+        return kNoChange;
+      }
+    }
+    return slice->mutable_operand(0);
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifyPad(HloInstruction* pad) {
+    for (const PaddingDim& d : pad->padding_config()) {
+      if (d.low != 0 || d.high != 0 || d.interior != 0) return kNoChange;
+    }
+    return pad->mutable_operand(0);
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifyReduce(HloInstruction* reduce) {
+    if (reduce->operand_count() != 2 || !InitIsReducerIdentity(reduce)) return kNoChange;
+    HloInstruction* operand = reduce->mutable_operand(0);
+    for (int64_t d : reduce->dimensions()) {
+      if (operand->shape().dimensions(d) != 1) return kNoChange;
+    }
+    // Each result element is the reduction of exactly one input element with the identity.
+    if (ShapeUtil::SameDimensions(operand->shape(), reduce->shape())) return operand;
+    return b_.Reshape(operand, reduce->shape().dimensions());
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifyCompare(HloInstruction* cmp) {
+    if (cmp->operand(0) != cmp->operand(1) || !IsIntegralOrPred(cmp->operand(0)->shape())) {
+      return kNoChange;
+    }
+    bool value = false;
+    switch (cmp->comparison_direction()) {
+      case ComparisonDirection::kEq:
+      case ComparisonDirection::kLe:
+      case ComparisonDirection::kGe:
+        value = true;
+        break;
+      default:
+        value = false;
+    }
+    return MakeSplat(b_, cmp->shape(), value ? 1 : 0);
+  }
+
+  HloBuilder b_;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> AlgebraicSimplifier::RunOnComputation(HloComputation* computation) {
+  Simplifier simplifier(computation);
+  bool changed = false;
+  // Post order: operands are simplified before their users look at them. A replacement
+  // removes only the old instruction and operands it leaves dead, which all come earlier
+  // in the order, so the remaining entries stay valid.
+  for (HloInstruction* instr : computation->MakeInstructionPostOrder()) {
+    // Dead code is DCE's business; rewriting it would only churn.
+    if (instr->user_count() == 0 && !instr->IsRoot()) continue;
+    HLO_ASSIGN_OR_RETURN(HloInstruction * replacement, simplifier.Simplify(instr));
+    if (replacement == kNoChange || replacement == instr) continue;
+    HLO_RETURN_IF_ERROR(computation->ReplaceInstruction(instr, replacement));
+    changed = true;
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> AlgebraicSimplifier::Run(HloModule* module) {
+  bool changed = false;
+  // Each sweep can expose new patterns (a folded operand makes its user foldable); sweep
+  // to a fixed point, bounded in case rewrites ever ping-pong.
+  constexpr int kMaxSweeps = 32;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool sweep_changed = false;
+    for (HloComputation* computation : module->MakeComputationPostOrder()) {
+      HLO_ASSIGN_OR_RETURN(bool c_changed, RunOnComputation(computation));
+      sweep_changed |= c_changed;
+    }
+    changed |= sweep_changed;
+    if (!sweep_changed) break;
+  }
+  return changed;
+}
+
+}  // namespace jx::hlo
