@@ -1,0 +1,173 @@
+// Internals shared by the hlo_evaluator*.cc files (not a public API): element access by
+// type, multi-index helpers, a scalar-computation caller, and one entry point per op
+// family. Each family function gets the instruction and its operand values and returns the
+// result value (errors without the instruction prefix; the dispatcher adds it).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_evaluator.h"
+#include "jx/compiler/hlo/hlo_instruction.h"
+#include "jx/compiler/hlo/literal.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo::eval_internal {
+
+using Operands = absl::Span<const Literal* const>;
+
+template <typename... Args>
+absl::Status Invalid(const Args&... args) {
+  return absl::InvalidArgumentError(StrCat(args...));
+}
+
+// ---- Element types as C++ types. f16/bf16 are stored as bits and computed in float. ----
+struct F16Bits { uint16_t bits; };
+struct BF16Bits { uint16_t bits; };
+
+template <PrimitiveType kType> struct TypeInfo;
+#define JX_EVAL_TYPE(kType, Storage, Compute) \
+  template <> struct TypeInfo<kType> { using storage = Storage; using compute = Compute; };
+JX_EVAL_TYPE(PRED, bool, bool)
+JX_EVAL_TYPE(S8, int8_t, int8_t)
+JX_EVAL_TYPE(S16, int16_t, int16_t)
+JX_EVAL_TYPE(S32, int32_t, int32_t)
+JX_EVAL_TYPE(S64, int64_t, int64_t)
+JX_EVAL_TYPE(U8, uint8_t, uint8_t)
+JX_EVAL_TYPE(U16, uint16_t, uint16_t)
+JX_EVAL_TYPE(U32, uint32_t, uint32_t)
+JX_EVAL_TYPE(U64, uint64_t, uint64_t)
+JX_EVAL_TYPE(F16, F16Bits, float)
+JX_EVAL_TYPE(BF16, BF16Bits, float)
+JX_EVAL_TYPE(F32, float, float)
+JX_EVAL_TYPE(F64, double, double)
+#undef JX_EVAL_TYPE
+
+template <PrimitiveType kType>
+using ComputeT = typename TypeInfo<kType>::compute;
+
+template <PrimitiveType kType>
+ComputeT<kType> Load(const Literal& lit, int64_t i) {
+  using S = typename TypeInfo<kType>::storage;
+  S v;
+  std::memcpy(&v, lit.untyped_data().data() + i * sizeof(S), sizeof(S));
+  if constexpr (kType == F16) {
+    return HalfToFloat(v.bits);
+  } else if constexpr (kType == BF16) {
+    return BFloat16ToFloat(v.bits);
+  } else {
+    return v;
+  }
+}
+
+template <PrimitiveType kType>
+void Store(Literal& lit, int64_t i, ComputeT<kType> value) {
+  using S = typename TypeInfo<kType>::storage;
+  S v;
+  if constexpr (kType == F16) {
+    v.bits = FloatToHalf(value);
+  } else if constexpr (kType == BF16) {
+    v.bits = FloatToBFloat16(value);
+  } else {
+    v = value;
+  }
+  std::memcpy(lit.mutable_untyped_data().data() + i * sizeof(S), &v, sizeof(S));
+}
+
+// Calls fn(std::integral_constant<PrimitiveType, T>{}) for the array type t.
+template <typename Fn>
+absl::StatusOr<Literal> SwitchType(PrimitiveType t, Fn&& fn) {
+  switch (t) {
+#define JX_EVAL_CASE(kType) \
+  case kType: return fn(std::integral_constant<PrimitiveType, kType>{});
+    JX_EVAL_CASE(PRED) JX_EVAL_CASE(S8) JX_EVAL_CASE(S16) JX_EVAL_CASE(S32) JX_EVAL_CASE(S64)
+    JX_EVAL_CASE(U8) JX_EVAL_CASE(U16) JX_EVAL_CASE(U32) JX_EVAL_CASE(U64)
+    JX_EVAL_CASE(F16) JX_EVAL_CASE(BF16) JX_EVAL_CASE(F32) JX_EVAL_CASE(F64)
+#undef JX_EVAL_CASE
+    default:
+      return Invalid("element type ", PrimitiveTypeName(t), " is not an array type");
+  }
+}
+
+// ---- Multi-index helpers (row-major, as Literal stores elements). ----
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims);
+// Advances idx to the next row-major index of dims; false after the last one.
+bool NextIndex(absl::Span<const int64_t> dims, std::vector<int64_t>& idx);
+int64_t LinearIndex(absl::Span<const int64_t> idx, absl::Span<const int64_t> strides);
+int64_t ElementBytes(const Literal& lit);
+// dst[di] = src[si] (same element type).
+inline void CopyElement(const Literal& src, int64_t si, Literal& dst, int64_t di) {
+  const int64_t n = ElementBytes(src);
+  std::memcpy(dst.mutable_untyped_data().data() + di * n, src.untyped_data().data() + si * n,
+              n);
+}
+// A literal of `shape` whose raw row-major bytes are `bytes`.
+Literal LiteralWithBytes(const Shape& shape, absl::Span<const uint8_t> bytes);
+// An integer element read for index arithmetic (unsigned values saturate at INT64_MAX).
+int64_t IndexValue(const Literal& lit, int64_t i);
+// Element i as exact double (floats, small ints) and as wrapped 64-bit two's complement.
+double ElementAsDouble(const Literal& lit, int64_t i);
+uint64_t ElementAsBits64(const Literal& lit, int64_t i);  // ints sign/zero-extended
+// Stores a double / 64-bit integer with convert's rounding and saturation rules.
+void StoreDouble(Literal& lit, int64_t i, double v);
+void StoreInt64(Literal& lit, int64_t i, int64_t v);
+void StoreUint64(Literal& lit, int64_t i, uint64_t v);
+// Element-by-element convert to `type` (XLA's convert semantics).
+Literal ConvertLiteral(const Literal& in, PrimitiveType type);
+
+// Calls a computation of scalar parameters many times (reduce, sort, map, scatter...),
+// reusing its argument literals.
+class ScalarCaller {
+ public:
+  ScalarCaller(HloEvaluator& evaluator, const HloComputation* computation);
+  absl::Status status() const { return status_; }
+  int64_t num_params() const { return static_cast<int64_t>(args_.size()); }
+  // Argument i = element `index` of `lit` (which has parameter i's element type).
+  void SetArg(int64_t i, const Literal& lit, int64_t index) { CopyElement(lit, index, args_[i], 0); }
+  // The computation's result: a scalar, or a tuple of scalars.
+  absl::StatusOr<Literal> Call();
+  // The k-th scalar of a result (k = 0 for a scalar result).
+  static const Literal& Part(const Literal& result, int64_t k) {
+    return result.shape().IsTuple() ? result.tuple_elements()[k] : result;
+  }
+  // Calls a predicate computation and reads its pred result.
+  absl::StatusOr<bool> CallPredicate();
+
+ private:
+  HloEvaluator& evaluator_;
+  const HloComputation* computation_;
+  std::vector<Literal> args_;
+  std::vector<const Literal*> arg_ptrs_;
+  absl::Status status_;
+};
+
+// ---- Op families. ----
+absl::StatusOr<Literal> EvalElementwise(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalConvert(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalReducePrecision(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalIota(const HloInstruction& instr);
+absl::StatusOr<Literal> EvalShapeOp(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalGather(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands ops,
+                                    HloEvaluator& evaluator);
+absl::StatusOr<Literal> EvalReduce(const HloInstruction& instr, Operands ops,
+                                   HloEvaluator& evaluator);
+absl::StatusOr<Literal> EvalReduceWindow(const HloInstruction& instr, Operands ops,
+                                         HloEvaluator& evaluator);
+absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& instr, Operands ops,
+                                             HloEvaluator& evaluator);
+absl::StatusOr<Literal> EvalSort(const HloInstruction& instr, Operands ops,
+                                 HloEvaluator& evaluator);
+absl::StatusOr<Literal> EvalMap(const HloInstruction& instr, Operands ops,
+                                HloEvaluator& evaluator);
+absl::StatusOr<Literal> EvalDot(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalConvolution(const HloInstruction& instr, Operands ops);
+absl::StatusOr<Literal> EvalRngBitGenerator(const HloInstruction& instr, Operands ops);
+
+}  // namespace jx::hlo::eval_internal
