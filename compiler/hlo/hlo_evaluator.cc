@@ -267,8 +267,14 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
   }();
   if (result.ok()) return result;
   const absl::Status& st = result.status();
-  return absl::Status(st.code(), StrCat("%", instr.name(), " = ",
-                                        HloOpcodeString(instr.opcode()), ": ", Message(st)));
+  // The opcode name is looked up only for opcodes in the table (a corrupt value must not
+  // index past it).
+  const int op = static_cast<int>(instr.opcode());
+  return absl::Status(st.code(),
+                      StrCat("%", instr.name(), " = ",
+                             op < kHloOpcodeCount ? HloOpcodeString(instr.opcode())
+                                                  : std::string_view("<invalid opcode>"),
+                             ": ", Message(st)));
 }
 
 absl::StatusOr<Literal> HloEvaluator::EvaluateOpcode(const HloInstruction& instr,
