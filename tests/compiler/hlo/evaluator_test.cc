@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/hlo/everything_hlo.h"
+#include "everything_hlo.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
