@@ -4,6 +4,7 @@
 
 #include "jx/transforms/checkpoint.h"
 #include "jx/transforms/custom_derivatives.h"
+#include "jx/transforms/jit.h"
 
 namespace jx::lax {
 
@@ -28,6 +29,7 @@ void RegisterAll() {
     internal::RegisterControlFlow(r);
     RegisterCustomDerivatives(r);
     RegisterCheckpoint(r);
+    RegisterJit(r);
   });
 }
 

@@ -30,6 +30,7 @@
 #include "jx/transforms/checkpoint.h"
 #include "jx/transforms/custom_derivatives.h"
 #include "jx/transforms/jacobian.h"
+#include "jx/transforms/jit.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/staging.h"
 #include "jx/transforms/vmap.h"

@@ -6,17 +6,12 @@
 #include "jx/transforms/staging.h"
 
 namespace jx {
-namespace {
-
-// The jaxpr with its constvars turned into leading invars, and the values they stood for.
 Hoisted HoistConsts(ClosedJaxpr c) {
   auto j = std::make_shared<Jaxpr>(*c.jaxpr);
   j->invars.insert(j->invars.begin(), j->constvars.begin(), j->constvars.end());
   j->constvars.clear();
   return Hoisted{ClosedJaxpr{std::move(j), {}}, std::move(c.consts)};
 }
-
-}  // namespace
 
 Hoisted TraceHoisted(const ArraysFn& fn, absl::Span<const ShapedArray> avals, const std::string& name) {
   return HoistConsts(TraceToJaxpr(fn, avals, name));

@@ -22,6 +22,8 @@ struct Hoisted {
   std::vector<Array> consts;
 };
 Hoisted TraceHoisted(const ArraysFn& fn, absl::Span<const ShapedArray> avals, const std::string& name);
+// The jaxpr with its constvars turned into leading invars, and the values they stood for.
+Hoisted HoistConsts(ClosedJaxpr c);
 
 // A jaxpr (no consts) evaluated as a function through the current interpreter.
 Arrays Apply(const ClosedJaxpr& j, absl::Span<const Array> args);

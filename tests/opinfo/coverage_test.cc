@@ -22,6 +22,7 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"custom_vjp_call", "tests/transforms/custom_derivatives_test.cc"},
     {"custom_lin", "tests/transforms/custom_derivatives_test.cc"},
     {"checkpoint", "tests/transforms/custom_derivatives_test.cc"},
+    {"jit", "tests/transforms/jit_test.cc"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
 };
 

@@ -1,0 +1,243 @@
+// jit: trace a function once per signature into a jaxpr and run it as one program.
+//
+//   auto step = jx::jit(loss);                                 // one trace per signature
+//   auto scaled = jx::jit(f, jx::static_argnums{1});           // argument 1 is a C++ value
+//   Array y = step(params, x);
+//
+// The cache belongs to the jit object (copies share it) and is keyed on the arguments' tree
+// structures, shapes, dtypes and weak types, and the static arguments' values; a hit does
+// no tracing. Under another transformation (grad, vmap, make_jaxpr, an outer jit) a call
+// binds one `jit` equation carrying the traced jaxpr, so transformations of jitted code
+// stay one program (JAX's pjit). Values the function closes over are constants of its
+// jaxpr, as in JAX: a jit object whose function closes over a variable sees the value it had
+// when that signature was traced.
+//
+// Programs run through the installed backend (SetJitBackend: the compiler's CPU executable);
+// without one they run op by op on the eager interpreter.
+//
+// JX_LOG_COMPILES=1 prints one line per trace and compile with its time;
+// JX_EXPLAIN_CACHE_MISSES=1 prints why a call missed the cache (which argument's shape,
+// dtype, structure or static value changed).
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "jx/core/errors.h"
+#include "jx/core/jaxpr.h"
+#include "jx/core/pytree.h"
+#include "jx/core/registry.h"
+#include "jx/transforms/staging.h"
+
+namespace jx {
+
+struct static_argnums {
+  std::vector<int> indices;
+  static_argnums(std::initializer_list<int> list) : indices(list) {}
+};
+struct donate_argnums {
+  std::vector<int> indices;
+  donate_argnums(std::initializer_list<int> list) : indices(list) {}
+};
+
+// A program ready to run: the compiled form of a closed jaxpr.
+class JitExecutable {
+ public:
+  virtual ~JitExecutable() = default;
+  virtual Arrays Execute(absl::Span<const Array> args) const = 0;
+};
+// Compiles a closed jaxpr (its consts are bound into the program) named `name`.
+using JitBackend = std::function<std::shared_ptr<const JitExecutable>(const ClosedJaxpr& jaxpr, const std::string& name)>;
+// Installs the backend every later compile uses (nullptr: op-by-op evaluation).
+void SetJitBackend(JitBackend backend);
+
+namespace jit_internal {
+
+using StaticPtr = std::shared_ptr<const tree_internal::StaticValue>;
+
+// What a call's cache entry is keyed on (besides the jit object).
+struct Signature {
+  // Per dynamic argument; nullopt for a plain Array (a single leaf), which the call path
+  // then flattens without allocating.
+  std::vector<std::optional<tree::TreeDef>> defs;
+  std::vector<ShapedArray> avals;    // per leaf, weak types included (filled on a miss)
+  std::vector<StaticPtr> statics;    // per static argument
+  std::vector<int> static_positions;
+  std::vector<int> dynamic_positions;  // per dynamic argument (not part of the key)
+  const tree::TreeDef& Def(size_t d) const;
+  // Same key as `other` once its avals are those of `leaves` (the hit path copies no aval).
+  bool Matches(const Signature& other, absl::Span<const Array> leaves) const;
+};
+
+// A traced signature: its jaxpr with the closed-over constants hoisted into leading inputs,
+// the output structure, and the executable (compiled on first eager use).
+struct Traced {
+  ClosedJaxpr jaxpr;          // consts empty; inputs are (consts..., leaves...)
+  std::vector<Array> consts;
+  tree::TreeDef out_def;
+  std::vector<bool> donated;  // per leaf
+  // Compiled on first eager use; guarded because copies of a jit object share entries
+  // across threads.
+  mutable std::mutex compile_mutex;
+  mutable std::shared_ptr<const JitExecutable> executable;
+};
+
+// The cache of one jit object.
+class JitState {
+ public:
+  JitState(std::string name, std::vector<int> static_positions, std::vector<int> donate);
+  const std::string& name() const { return name_; }
+  bool IsStatic(size_t arg) const;
+  bool IsDonated(size_t arg) const;
+  // Throws ValueError if static_argnums or donate_argnums name an argument past num_args.
+  void CheckArgnums(size_t num_args) const;
+  size_t num_traces() const { return num_traces_; }
+  // The entry for sig, tracing it with `trace` on a miss (and logging/explaining per the
+  // environment). An entry whose jaxpr closes over another transformation's tracers is
+  // used for this call only: those tracers are gone by the next one.
+  // sig's avals are filled from leaves on a miss.
+  std::shared_ptr<const Traced> Lookup(Signature& sig, absl::Span<const Array> leaves,
+                                       const std::function<std::shared_ptr<Traced>(const Signature&)>& trace);
+
+ private:
+  std::string name_;
+  std::vector<int> static_positions_, donate_;
+  std::mutex mutex_;  // guards entries_ and num_traces_ (tracing runs outside it)
+  std::vector<std::pair<Signature, std::shared_ptr<const Traced>>> entries_;  // few per object
+  size_t num_traces_ = 0;
+};
+
+// Runs a traced program on the leaves: eagerly through its executable, or as one `jit`
+// equation under the current transformation.
+Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& name);
+
+// Names of the leaves for errors: "argument 0 at .w".
+std::vector<std::string> LeafLabels(const Signature& sig);
+// Traces fn into a Traced (hoisting consts).
+std::shared_ptr<Traced> TraceJit(const std::function<Arrays(absl::Span<const Array>)>& fn, const Signature& sig,
+                const std::string& name, std::vector<bool> donated, tree::TreeDef* out_def);
+
+
+template <typename T>
+StaticPtr MakeStatic(const T& value, size_t arg) {
+  if constexpr (std::equality_comparable<T> && !std::is_same_v<T, Array> && std::is_copy_constructible_v<T>) {
+    return std::make_shared<tree_internal::StaticValueOf<T>>(value);
+  } else {
+    throw TypeError(StrCat("jit static argument ", arg,
+                           " must be a copyable C++ value with operator== (static arguments are cache keys)",
+                           std::is_same_v<T, Array> ? "; an Array is a traced argument, not a static one" : ""));
+  }
+}
+
+}  // namespace jit_internal
+
+// The callable jx::jit returns.
+template <typename F>
+class Jitted {
+ public:
+  Jitted(F f, std::shared_ptr<jit_internal::JitState> state) : f_(std::move(f)), state_(std::move(state)) {}
+
+  template <typename... Args>
+  auto operator()(const Args&... args) const {
+    using R = std::decay_t<std::invoke_result_t<F&, const Args&...>>;
+    state_->CheckArgnums(sizeof...(Args));
+    jit_internal::Signature sig;
+    sig.defs.reserve(sizeof...(Args));
+    sig.dynamic_positions.reserve(sizeof...(Args));
+    std::vector<Array> leaves;
+    leaves.reserve(sizeof...(Args));
+    size_t i = 0;
+    (
+        [&] {
+          if (state_->IsStatic(i)) {
+            sig.statics.push_back(jit_internal::MakeStatic(args, i));
+            sig.static_positions.push_back(static_cast<int>(i));
+          } else if constexpr (std::is_same_v<Args, Array>) {
+            leaves.push_back(args);
+            sig.defs.emplace_back();
+            sig.dynamic_positions.push_back(static_cast<int>(i));
+          } else if constexpr (tree::IsPytree<Args>) {
+            auto [l, def] = tree::flatten(args);
+            leaves.insert(leaves.end(), std::make_move_iterator(l.begin()), std::make_move_iterator(l.end()));
+            sig.defs.emplace_back(std::move(def));
+            sig.dynamic_positions.push_back(static_cast<int>(i));
+          } else {
+            throw TypeError(StrCat("jit argument ", i, " is not a pytree of Arrays; pass it with jx::static_argnums{", i,
+                                   "} to make it a static (compile-time) value"));
+          }
+          ++i;
+        }(),
+        ...);
+    auto trace = [&](const jit_internal::Signature& s) {
+      std::vector<bool> donated;
+      for (size_t a = 0, d = 0; a < sizeof...(Args); ++a) {
+        if (state_->IsStatic(a)) continue;
+        for (size_t j = 0; j < s.Def(d).num_leaves(); ++j) donated.push_back(state_->IsDonated(a));
+        ++d;
+      }
+      tree::TreeDef out_def;
+      auto fn = [&](absl::Span<const Array> traced) {
+        return CallWithLeaves(std::index_sequence_for<Args...>{}, s, traced, &out_def, args...);
+      };
+      return jit_internal::TraceJit(fn, s, state_->name(), std::move(donated), &out_def);
+    };
+    std::shared_ptr<const jit_internal::Traced> t = state_->Lookup(sig, leaves, trace);
+    const Arrays outs = jit_internal::Run(*t, leaves, state_->name());
+    return tree::unflatten<R>(t->out_def, outs);
+  }
+
+  // How many times this jit object has traced (cache misses), for tests and diagnostics.
+  size_t num_traces() const { return state_->num_traces(); }
+
+ private:
+  // f on arguments rebuilt from traced leaves (static arguments passed as given).
+  template <size_t... I, typename... Args>
+  Arrays CallWithLeaves(std::index_sequence<I...>, const jit_internal::Signature& s, absl::Span<const Array> traced,
+                        tree::TreeDef* out_def, const Args&... args) const {
+    size_t next_leaf = 0, next_def = 0;
+    auto rebuild = [&]<size_t K, typename A>(const A& arg) -> A {
+      if constexpr (tree::IsPytree<A>) {
+        if (!state_->IsStatic(K)) {
+          const tree::TreeDef& def = s.Def(next_def++);
+          std::vector<Array> l(traced.begin() + static_cast<ptrdiff_t>(next_leaf),
+                               traced.begin() + static_cast<ptrdiff_t>(next_leaf + def.num_leaves()));
+          next_leaf += def.num_leaves();
+          return tree::unflatten<A>(def, l);
+        }
+      }
+      return arg;
+    };
+    // Braced initialization evaluates the arguments left to right (leaf order).
+    std::tuple<Args...> rebuilt{rebuild.template operator()<I>(args)...};
+    auto result = std::apply(f_, rebuilt);
+    auto [leaves, def] = tree::flatten(result);
+    *out_def = std::move(def);
+    return Arrays(leaves.begin(), leaves.end());
+  }
+
+  mutable F f_;  // transformations return mutable lambdas
+  std::shared_ptr<jit_internal::JitState> state_;
+};
+
+// jit(f, [static_argnums], [donate_argnums]): see the top of this file.
+template <typename F>
+Jitted<F> jit(F f, static_argnums statics = {}, donate_argnums donate = {}) {
+  return Jitted<F>(std::move(f),
+                   std::make_shared<jit_internal::JitState>("<lambda>", std::move(statics.indices), std::move(donate.indices)));
+}
+template <typename F>
+Jitted<F> jit(F f, donate_argnums donate) {
+  return jit(std::move(f), static_argnums{}, std::move(donate));
+}
+
+void RegisterJit(Registry& r);
+
+}  // namespace jx
