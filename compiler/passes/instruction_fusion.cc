@@ -1,0 +1,325 @@
+#include "jx/compiler/passes/instruction_fusion.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+bool IsContraction(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kDot || instr.opcode() == HloOpcode::kConvolution;
+}
+
+bool IsScalarConstant(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kConstant && instr.shape().IsArray() &&
+         instr.shape().rank() == 0;
+}
+
+// A reduce that can root an input fusion: one input, a constant init.
+bool IsInputFusionRoot(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kReduce && instr.operand_count() == 2 &&
+         instr.operand(1)->opcode() == HloOpcode::kConstant && instr.to_apply() != nullptr;
+}
+
+// A copy of src (attributes, called computations, metadata) reading new operands. Covers
+// the attributes of every op fusion puts into a fused computation.
+absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
+    const HloInstruction& src, absl::Span<HloInstruction* const> operands) {
+  auto c = HloInstruction::Create(src.opcode(), src.shape(), operands);
+  for (int a = 0; a < kNumHloAttrs; ++a) {
+    const HloAttr attr = static_cast<HloAttr>(a);
+    if (!src.HasAttr(attr)) continue;
+    switch (attr) {
+      case HloAttr::kDirection: c->set_comparison_direction(src.comparison_direction()); break;
+      case HloAttr::kCompareType: c->set_comparison_type(src.comparison_type()); break;
+      case HloAttr::kDimensions: c->set_dimensions(src.dimensions()); break;
+      case HloAttr::kSlice: c->set_slice(src.slice()); break;
+      case HloAttr::kPadding: c->set_padding_config(src.padding_config()); break;
+      case HloAttr::kIotaDimension: c->set_iota_dimension(src.iota_dimension()); break;
+      case HloAttr::kExponentBits:
+      case HloAttr::kMantissaBits:
+        c->set_reduce_precision_bits(src.exponent_bits(), src.mantissa_bits());
+        break;
+      case HloAttr::kLhsBatchDims:
+      case HloAttr::kRhsBatchDims:
+      case HloAttr::kLhsContractingDims:
+      case HloAttr::kRhsContractingDims:
+        c->set_dot_dimension_numbers(src.dot_dimension_numbers());
+        break;
+      case HloAttr::kWindow: c->set_window(src.window()); break;
+      case HloAttr::kDimLabels:
+        c->set_convolution_dimension_numbers(src.convolution_dimension_numbers());
+        break;
+      case HloAttr::kFeatureGroupCount: c->set_feature_group_count(src.feature_group_count()); break;
+      case HloAttr::kBatchGroupCount: c->set_batch_group_count(src.batch_group_count()); break;
+      case HloAttr::kToApply: c->set_to_apply(src.to_apply()); break;
+      default:
+        return absl::InternalError(StrCat("fusion cannot clone ", src.name(), " (",
+                                          HloOpcodeString(src.opcode()), ")"));
+    }
+  }
+  if (src.opcode() == HloOpcode::kConstant) c->set_literal(src.literal());
+  c->set_metadata(src.metadata());
+  return c;
+}
+
+// A group of instructions of one computation that becomes one fusion.
+struct Group {
+  HloInstruction* root;
+  FusionKind kind;
+  absl::flat_hash_set<HloInstruction*> members;
+  bool has_contraction = false;
+};
+
+class FusionPlanner {
+ public:
+  // Decides the groups: consumers first, each producer joining its users' groups.
+  void Plan(const HloComputation& computation) {
+    const std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      HloInstruction* instr = *it;
+      if (instr->user_count() == 0 && !instr->IsRoot()) continue;  // dead: DCE's business
+      if (TryJoin(instr)) continue;
+      if (IsInputFusionRoot(*instr)) {
+        StartGroup(instr, FusionKind::kInput);
+      } else if (InstructionFusion::IsLoopFusible(*instr)) {
+        StartGroup(instr, FusionKind::kLoop);
+      }
+    }
+  }
+
+  std::vector<Group>& groups() { return groups_; }
+
+ private:
+  void StartGroup(HloInstruction* root, FusionKind kind) {
+    groups_.push_back(Group{root, kind, {root}});
+    groups_of_[root].push_back(static_cast<int>(groups_.size()) - 1);
+  }
+
+  // Whether producer may be computed inside user's group as part of computing user.
+  static bool CanFuseThrough(const HloInstruction& user, const HloInstruction& producer) {
+    if (IsContraction(user)) return false;  // dot/conv operands stay outside (GEMM inputs)
+    if (user.opcode() == HloOpcode::kReduce) {
+      // Only the reduced input fuses; the init value stays a plain (constant) operand.
+      for (int64_t i = 1; i < user.operand_count(); ++i) {
+        if (user.operand(i) == &producer) return false;
+      }
+    }
+    return true;
+  }
+
+  // True if everything in the group downstream of the contraction is elementwise over the
+  // contraction's own shape, so the epilogue can run per output tile.
+  static bool IsEpilogue(const Group& group, const HloInstruction* contraction) {
+    std::vector<const HloInstruction*> worklist(contraction->users().begin(),
+                                                contraction->users().end());
+    absl::flat_hash_set<const HloInstruction*> seen;
+    while (!worklist.empty()) {
+      const HloInstruction* instr = worklist.back();
+      worklist.pop_back();
+      if (!seen.insert(instr).second) continue;
+      if (!instr->IsElementwise() ||
+          !ShapeUtil::SameDimensions(instr->shape(), contraction->shape())) {
+        return false;
+      }
+      for (HloInstruction* user : instr->users()) {
+        if (group.members.contains(user)) worklist.push_back(user);
+      }
+    }
+    return true;
+  }
+
+  bool TryJoin(HloInstruction* producer) {
+    if (producer->IsRoot() || producer->user_count() == 0) return false;
+    const bool contraction = IsContraction(*producer);
+    if (!contraction && !InstructionFusion::IsLoopFusible(*producer)) return false;
+    std::vector<int> targets;
+    for (HloInstruction* user : producer->users()) {
+      auto it = groups_of_.find(user);
+      if (it == groups_of_.end() || !CanFuseThrough(*user, *producer)) return false;
+      for (int g : it->second) {
+        if (std::find(targets.begin(), targets.end(), g) == targets.end()) targets.push_back(g);
+      }
+    }
+    if (targets.size() > 1 && (contraction || InstructionFusion::IsExpensive(*producer))) {
+      return false;
+    }
+    if (contraction) {
+      Group& group = groups_[targets[0]];
+      if (group.kind != FusionKind::kLoop || group.has_contraction ||
+          !IsEpilogue(group, producer)) {
+        return false;
+      }
+      group.kind = FusionKind::kOutput;
+      group.has_contraction = true;
+    }
+    for (int g : targets) groups_[g].members.insert(producer);
+    groups_of_[producer] = std::move(targets);
+    return true;
+  }
+
+  std::vector<Group> groups_;
+  absl::flat_hash_map<const HloInstruction*, std::vector<int>> groups_of_;
+};
+
+// The group's members, operands first, and the values it reads from outside in the order
+// a left-to-right walk from the root first meets them (the fusion's operand order).
+struct GroupOrder {
+  std::vector<HloInstruction*> members;
+  std::vector<HloInstruction*> inputs;
+};
+
+GroupOrder OrderGroup(const Group& group) {
+  GroupOrder out;
+  absl::flat_hash_set<HloInstruction*> visited = {group.root};
+  std::vector<std::pair<HloInstruction*, int64_t>> stack = {{group.root, 0}};
+  while (!stack.empty()) {
+    auto& [instr, next] = stack.back();
+    if (next < instr->operand_count()) {
+      HloInstruction* operand = instr->mutable_operand(next++);
+      if (!visited.insert(operand).second) continue;
+      if (group.members.contains(operand)) {
+        stack.emplace_back(operand, 0);
+      } else {
+        out.inputs.push_back(operand);
+      }
+      continue;
+    }
+    out.members.push_back(instr);
+    stack.pop_back();
+  }
+  return out;
+}
+
+// Builds the fused computation and the fusion instruction for one group, points the
+// root's users at the fusion, and removes what no one reads any more.
+absl::Status Materialize(HloComputation* computation, const Group& group) {
+  HloModule* module = computation->parent();
+  const GroupOrder order = OrderGroup(group);
+  HloComputation* fused = module->AddComputation("fused_computation");
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> fused_of;
+  std::vector<HloInstruction*> fusion_operands;
+  std::vector<HloInstruction*> cloned_constants;
+  for (HloInstruction* input : order.inputs) {
+    if (IsScalarConstant(*input)) {
+      // Cheaper to rematerialize than to pass in.
+      HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> constant,
+                           CloneWithOperands(*input, {}));
+      fused_of[input] = fused->AddInstruction(std::move(constant), input->name());
+      cloned_constants.push_back(input);
+      continue;
+    }
+    const int64_t number = static_cast<int64_t>(fusion_operands.size());
+    auto parameter = HloInstruction::Create(HloOpcode::kParameter, input->shape(), {});
+    parameter->set_parameter_number(number);
+    fused_of[input] = fused->AddInstruction(std::move(parameter), StrCat("param_", number));
+    fusion_operands.push_back(input);
+  }
+  for (HloInstruction* member : order.members) {
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* operand : member->operands()) operands.push_back(fused_of.at(operand));
+    HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> clone,
+                         CloneWithOperands(*member, operands));
+    fused_of[member] = fused->AddInstruction(std::move(clone), member->name());
+  }
+  fused->set_root_instruction(fused_of.at(group.root));
+
+  auto fusion = HloInstruction::Create(HloOpcode::kFusion, group.root->shape(), fusion_operands);
+  fusion->set_fusion_kind(group.kind);
+  fusion->set_fused_computation(fused);
+  fusion->set_metadata(group.root->metadata());
+  HloInstruction* fusion_instr = computation->AddInstruction(std::move(fusion), "fusion");
+  HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
+
+  // Users before operands; a member shared with a group not yet built keeps its users.
+  for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
+    if ((*it)->user_count() == 0 && !(*it)->IsRoot()) {
+      HLO_RETURN_IF_ERROR(computation->RemoveInstruction(*it));
+    }
+  }
+  for (HloInstruction* constant : cloned_constants) {
+    if (constant->user_count() == 0 && !constant->IsRoot()) {
+      HLO_RETURN_IF_ERROR(computation->RemoveInstruction(constant));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool InstructionFusion::IsExpensive(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kAtan2: case HloOpcode::kCbrt: case HloOpcode::kCos:
+    case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
+    case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kLogistic:
+    case HloOpcode::kPower: case HloOpcode::kRsqrt: case HloOpcode::kSin:
+    case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
+    case HloOpcode::kDivide: case HloOpcode::kRemainder:
+    case HloOpcode::kDot: case HloOpcode::kConvolution: case HloOpcode::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool InstructionFusion::IsLoopFusible(const HloInstruction& instr) {
+  if (instr.IsElementwise()) return true;
+  switch (instr.opcode()) {
+    case HloOpcode::kBroadcast: case HloOpcode::kIota: case HloOpcode::kReshape:
+    case HloOpcode::kTranspose: case HloOpcode::kSlice: case HloOpcode::kReverse:
+    case HloOpcode::kPad: case HloOpcode::kConcatenate:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computation) {
+  FusionPlanner planner;
+  planner.Plan(*computation);
+  bool changed = false;
+  for (const Group& group : planner.groups()) {
+    if (group.members.size() < 2) continue;
+    HLO_RETURN_IF_ERROR(Materialize(computation, group));
+    changed = true;
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> InstructionFusion::Run(HloModule* module) {
+  // Computations applied per element (reducers, comparators, map/scatter bodies) are scalar
+  // code; fused computations are already fused.
+  absl::flat_hash_set<const HloComputation*> skip;
+  std::vector<HloComputation*> computations = module->MakeComputationPostOrder();
+  for (const HloComputation* computation : computations) {
+    if (computation->IsFusionComputation()) skip.insert(computation);
+    for (const HloInstruction* instr : computation->instructions()) {
+      const HloOpcode op = instr->opcode();
+      if (op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall ||
+          op == HloOpcode::kFusion) {
+        continue;
+      }
+      for (const HloComputation* callee : instr->called_computations()) skip.insert(callee);
+    }
+  }
+  bool changed = false;
+  for (HloComputation* computation : computations) {
+    if (skip.contains(computation)) continue;
+    HLO_ASSIGN_OR_RETURN(bool c_changed, RunOnComputation(computation));
+    changed |= c_changed;
+  }
+  return changed;
+}
+
+}  // namespace jx::hlo

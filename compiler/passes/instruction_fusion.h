@@ -1,0 +1,55 @@
+// InstructionFusion ("fusion"): XLA-style producer-consumer fusion. Groups of instructions
+// become one `fusion` instruction calling a fused computation (marked as such), so a backend
+// emits each group as one kernel and intermediates never reach memory:
+//   kLoop   elementwise chains with the broadcasts, iotas, reshapes, transposes, slices,
+//           pads, reverses and concatenates that feed them (one loop over the output);
+//   kInput  a reduce with a constant init and the loop-fusible producers of its input, so
+//           reduce(exp(x - broadcast(m))) is one kernel;
+//   kOutput a dot or convolution with an elementwise epilogue (bias add of a broadcast,
+//           tanh, max(x, 0), logistic, ...): the epilogue is the root and the contraction
+//           sits inside, applied per output tile.
+// Rules, following XLA's instruction fusion:
+//   - consumers are visited before producers; a producer joins every group that uses it,
+//     and only if all its users are in groups (so it disappears from the outer graph);
+//   - a producer used by several groups is duplicated into each only if it is cheap;
+//     expensive ops (transcendentals, divides, power) are never duplicated, and become a
+//     group of their own instead;
+//   - scalar constants are cloned into every fused computation that reads them; other
+//     constants are passed as parameters;
+//   - nothing fuses across parameters, tuples, get-tuple-element, control flow
+//     (while/conditional/call), custom-calls, sort, scatter, gather, rng or other fusions;
+//     operands of a dot/convolution and a reduce's init value stay outside;
+//   - a group of one instruction is left as it is.
+// Multi-output fusion (siblings sharing an operand, or a producer kept alive for a second
+// user) is out of scope. Runs on the entry computation and on while/conditional/call
+// bodies; reducers and other applied computations are scalar code and are left alone.
+// Fused computations are named like XLA's (%fused_computation, %fused_computation.1, ...,
+// parameters %param_0, ...), fusion instructions %fusion, %fusion.<n>. A second Run finds
+// nothing to fuse and returns false.
+//
+//   InstructionFusion fusion;
+//   HLO_ASSIGN_OR_RETURN(bool changed, fusion.Run(module));
+#pragma once
+
+#include <string_view>
+
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_pass.h"
+
+namespace jx::hlo {
+
+class InstructionFusion : public HloPass {
+ public:
+  std::string_view name() const override { return "fusion"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+
+  static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
+
+  // Ops too costly to compute twice (XLA's IsExpensive): never duplicated into several
+  // consumers.
+  static bool IsExpensive(const HloInstruction& instr);
+  // Ops that can sit inside a loop fusion (and be fused into a consumer).
+  static bool IsLoopFusible(const HloInstruction& instr);
+};
+
+}  // namespace jx::hlo

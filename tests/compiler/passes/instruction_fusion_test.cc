@@ -1,0 +1,319 @@
+#include "jx/compiler/passes/instruction_fusion.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/hlo/pattern_matcher.h"
+#include "pass_test_util.h"
+
+namespace jx::hlo {
+namespace {
+
+namespace m = ::jx::hlo::match;
+using ::jx::hlo::testing::ComputationLines;
+using ::jx::hlo::testing::EntryLines;
+using ::jx::hlo::testing::Opcodes;
+using ::jx::hlo::testing::ParseAndRun;
+using ::testing::ElementsAre;
+
+std::unique_ptr<HloModule> Fuse(std::string_view text, bool expect_changed = true) {
+  return ParseAndRun<InstructionFusion>(text, expect_changed);
+}
+
+// How many instructions of the module (all computations) have this opcode.
+int CountOpcode(const HloModule& module, HloOpcode opcode) {
+  int n = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* instr : c->instructions()) n += instr->opcode() == opcode;
+  }
+  return n;
+}
+
+TEST(InstructionFusionTest, ElementwiseChainIsOneLoopFusion) {
+  // tanh(x * 1.5 + 0.5) * x - exp(-x * x): 8 ops, 2 broadcasts of scalar constants.
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %x = f32[1024]{0} parameter(0)
+  %c15 = f32[] constant(1.5)
+  %c05 = f32[] constant(0.5)
+  %b15 = f32[1024]{0} broadcast(%c15), dimensions={}
+  %b05 = f32[1024]{0} broadcast(%c05), dimensions={}
+  %mul1 = f32[1024]{0} multiply(%x, %b15)
+  %add = f32[1024]{0} add(%mul1, %b05)
+  %tanh = f32[1024]{0} tanh(%add)
+  %mul2 = f32[1024]{0} multiply(%tanh, %x)
+  %neg = f32[1024]{0} negate(%x)
+  %mul3 = f32[1024]{0} multiply(%neg, %x)
+  %exp = f32[1024]{0} exponential(%mul3)
+  ROOT %sub = f32[1024]{0} subtract(%mul2, %exp)
+})");
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%x = f32[1024]{0} parameter(0)",
+                          "ROOT %fusion = f32[1024]{0} fusion(%x), kind=kLoop, "
+                          "calls=%fused_computation"));
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_TRUE(fused->IsFusionComputation());
+  EXPECT_EQ(fused->num_parameters(), 1);
+  EXPECT_EQ(fused->parameter_instruction(0)->name(), "param_0");
+  // The scalar constants were cloned in, not passed as parameters.
+  std::vector<std::string> opcodes = Opcodes(*fused);
+  std::sort(opcodes.begin(), opcodes.end());
+  EXPECT_THAT(opcodes, ElementsAre("add", "broadcast", "broadcast", "constant", "constant",
+                                   "exponential", "multiply", "multiply", "multiply", "negate",
+                                   "parameter", "subtract", "tanh"));
+  EXPECT_EQ(fused->root_instruction()->opcode(), HloOpcode::kSubtract);
+  EXPECT_EQ(module->computation_count(), 2);
+}
+
+TEST(InstructionFusionTest, ReduceOfElementwiseIsOneInputFusion) {
+  auto module = Fuse(R"(HloModule m
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %main {
+  %x = f32[4,8]{1,0} parameter(0)
+  %mx = f32[4]{0} parameter(1)
+  %bm = f32[4,8]{1,0} broadcast(%mx), dimensions={0}
+  %d = f32[4,8]{1,0} subtract(%x, %bm)
+  %e = f32[4,8]{1,0} exponential(%d)
+  %zero = f32[] constant(0)
+  ROOT %sum = f32[4]{0} reduce(%e, %zero), dimensions={1}, to_apply=%add
+})");
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%x = f32[4,8]{1,0} parameter(0)", "%mx = f32[4]{0} parameter(1)",
+                          "ROOT %fusion = f32[4]{0} fusion(%x, %mx), kind=kInput, "
+                          "calls=%fused_computation"));
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_TRUE(Match(fused->root_instruction(),
+                    m::Reduce().WithOperands(
+                        {m::Exp(m::Subtract(m::Parameter(), m::Broadcast(m::Parameter()))),
+                         m::ConstantScalar(0)})));
+  // The reducer is shared, not copied, and not fused itself.
+  EXPECT_EQ(fused->root_instruction()->to_apply(), module->GetComputationWithName("add"));
+  EXPECT_THAT(ComputationLines(*module->GetComputationWithName("add")),
+              ElementsAre("%a = f32[] parameter(0)", "%b = f32[] parameter(1)",
+                          "ROOT %s = f32[] add(%a, %b)"));
+}
+
+TEST(InstructionFusionTest, SoftmaxKeepsTheSharedExponentialInOneKernel) {
+  auto module = Fuse(R"(HloModule m
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %mx = f32[] maximum(%a, %b)
+}
+%add (c: f32[], d: f32[]) -> f32[] {
+  %c = f32[] parameter(0)
+  %d = f32[] parameter(1)
+  ROOT %s = f32[] add(%c, %d)
+}
+ENTRY %main {
+  %x = f32[4,8]{1,0} parameter(0)
+  %ninf = f32[] constant(-inf)
+  %m = f32[4]{0} reduce(%x, %ninf), dimensions={1}, to_apply=%max
+  %bm = f32[4,8]{1,0} broadcast(%m), dimensions={0}
+  %sub = f32[4,8]{1,0} subtract(%x, %bm)
+  %e = f32[4,8]{1,0} exponential(%sub)
+  %zero = f32[] constant(0)
+  %sum = f32[4]{0} reduce(%e, %zero), dimensions={1}, to_apply=%add
+  %bs = f32[4,8]{1,0} broadcast(%sum), dimensions={0}
+  ROOT %div = f32[4,8]{1,0} divide(%e, %bs)
+})");
+  // exp has two consumers (the sum and the divide): it is computed once, in its own loop
+  // fusion, and both consumers read it.
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kExp), 1);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  HloInstruction* exp_fusion = nullptr;
+  ASSERT_TRUE(Match(const_cast<HloInstruction*>(root),
+                    m::Fusion().WithOperands(
+                        {m::Fusion().CaptureInto(&exp_fusion), m::Reduce()})))
+      << module->ToString();
+  EXPECT_EQ(root->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(exp_fusion->fusion_kind(), FusionKind::kLoop);
+  EXPECT_TRUE(Match(exp_fusion->fused_instructions_computation()->root_instruction(),
+                    m::Exp(m::Subtract(m::Parameter(), m::Broadcast(m::Parameter())))));
+  EXPECT_TRUE(Match(root->fused_instructions_computation()->root_instruction(),
+                    m::Divide(m::Parameter(), m::Broadcast(m::Parameter()))));
+  // A reduce alone (its input is a fusion or a parameter) is left as a plain reduce.
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kFusion), 2);
+  EXPECT_NE(module->GetComputationWithName("fused_computation.1"), nullptr);
+}
+
+TEST(InstructionFusionTest, DotWithBiasAndTanhIsOneOutputFusion) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %x = f32[2,3]{1,0} parameter(0)
+  %w = f32[3,4]{1,0} parameter(1)
+  %b = f32[4]{0} parameter(2)
+  %dot = f32[2,4]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %bb = f32[2,4]{1,0} broadcast(%b), dimensions={1}
+  %add = f32[2,4]{1,0} add(%dot, %bb)
+  ROOT %t = f32[2,4]{1,0} tanh(%add)
+})");
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%x = f32[2,3]{1,0} parameter(0)", "%w = f32[3,4]{1,0} parameter(1)",
+                          "%b = f32[4]{0} parameter(2)",
+                          "ROOT %fusion = f32[2,4]{1,0} fusion(%x, %w, %b), kind=kOutput, "
+                          "calls=%fused_computation"));
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  EXPECT_TRUE(Match(fused->root_instruction(),
+                    m::Tanh(m::Add(m::Dot(m::Parameter(), m::Parameter()),
+                                   m::Broadcast(m::Parameter())))));
+}
+
+TEST(InstructionFusionTest, ReluEpilogueOfConvolutionFusesButItsInputsStayOutside) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %in = f32[1,5,5,2]{3,2,1,0} parameter(0)
+  %k = f32[3,3,2,4]{3,2,1,0} parameter(1)
+  %neg = f32[1,5,5,2]{3,2,1,0} negate(%in)
+  %conv = f32[1,3,3,4]{3,2,1,0} convolution(%neg, %k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  %zero = f32[] constant(0)
+  %z = f32[1,3,3,4]{3,2,1,0} broadcast(%zero), dimensions={}
+  ROOT %relu = f32[1,3,3,4]{3,2,1,0} maximum(%conv, %z)
+})");
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kFusion);
+  EXPECT_EQ(root->fusion_kind(), FusionKind::kOutput);
+  EXPECT_TRUE(Match(root->fused_instructions_computation()->root_instruction(),
+                    m::Maximum(m::Op(HloOpcode::kConvolution),
+                               m::Broadcast(m::ConstantScalar(0)))));
+  // The convolution's input is a GEMM operand: the negate stays a separate (unfused) op.
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kNegate);
+}
+
+TEST(InstructionFusionTest, ContractionWithNonElementwiseConsumerIsNotOutputFused) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %x = f32[2,3]{1,0} parameter(0)
+  %w = f32[3,4]{1,0} parameter(1)
+  %dot = f32[2,4]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %t = f32[4,2]{1,0} transpose(%dot), dimensions={1,0}
+  ROOT %n = f32[4,2]{1,0} negate(%t)
+})");
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kFusion);
+  EXPECT_EQ(root->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kDot);
+}
+
+TEST(InstructionFusionTest, ExpensiveSharedProducerIsNotDuplicatedCheapOneIs) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %p = f32[16]{0} parameter(0)
+  %e = f32[16]{0} exponential(%p)
+  %n = f32[16]{0} negate(%p)
+  %a1 = f32[16]{0} add(%e, %n)
+  %s1 = f32[16]{0} sine(%a1)
+  %a2 = f32[16]{0} multiply(%e, %n)
+  %s2 = f32[16]{0} cosine(%a2)
+  ROOT %t = (f32[16]{0}, f32[16]{0}) tuple(%s1, %s2)
+})");
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kExp), 1);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kNegate), 2);  // cloned into both fusions
+  const HloComputation* entry = module->entry_computation();
+  EXPECT_THAT(Opcodes(*entry),
+              ElementsAre("parameter", "exponential", "fusion", "fusion", "tuple"));
+  const HloInstruction* e = entry->GetInstructionWithName("e");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->user_count(), 2);
+  for (const HloInstruction* user : e->users()) {
+    EXPECT_EQ(user->opcode(), HloOpcode::kFusion);
+    EXPECT_EQ(user->fusion_kind(), FusionKind::kLoop);
+  }
+}
+
+TEST(InstructionFusionTest, DoesNotFuseAcrossOpaqueOrControlOps) {
+  Fuse(R"(HloModule m
+%cmp (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT
+}
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %n = f32[8]{0} negate(%p)
+  %cc = f32[8]{0} custom-call(%n), custom_call_target="opaque"
+  %e = f32[8]{0} exponential(%cc)
+  %srt = f32[8]{0} sort(%e), dimensions={0}, to_apply=%cmp
+  %s = f32[8]{0} sine(%srt)
+  %t = (f32[8]{0}, f32[8]{0}) tuple(%s, %n)
+  %g = f32[8]{0} get-tuple-element(%t), index=0
+  ROOT %c = f32[8]{0} cosine(%g)
+})",
+       false);
+}
+
+TEST(InstructionFusionTest, FusesInsideWhileBodiesNotInReducers) {
+  auto module = Fuse(R"(HloModule m
+%cond (s: f32[8]) -> pred[] {
+  %s = f32[8]{0} parameter(0)
+  ROOT %f = pred[] constant(false)
+}
+%body (v: f32[8]) -> f32[8] {
+  %v = f32[8]{0} parameter(0)
+  %nv = f32[8]{0} negate(%v)
+  ROOT %ev = f32[8]{0} exponential(%nv)
+}
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %na = f32[] negate(%a)
+  ROOT %r = f32[] add(%na, %b)
+}
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %w = f32[8]{0} while(%p), condition=%cond, body=%body
+  %zero = f32[] constant(0)
+  ROOT %red = f32[] reduce(%w, %zero), dimensions={0}, to_apply=%sum
+})");
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_THAT(ComputationLines(*body),
+              ElementsAre("%v = f32[8]{0} parameter(0)",
+                          "ROOT %fusion = f32[8]{0} fusion(%v), kind=kLoop, "
+                          "calls=%fused_computation"));
+  EXPECT_EQ(module->GetComputationWithName("sum")->instruction_count(), 4);
+  // The reduce's input is a while result: nothing fuses into it.
+  EXPECT_EQ(module->entry_computation()->root_instruction()->opcode(), HloOpcode::kReduce);
+}
+
+TEST(InstructionFusionTest, NonScalarConstantsArePassedAsParameters) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %p = f32[3]{0} parameter(0)
+  %c = f32[3]{0} constant({1, 2, 3})
+  %m = f32[3]{0} multiply(%p, %c)
+  %i = s32[3]{0} iota(), iota_dimension=0
+  %fi = f32[3]{0} convert(%i)
+  ROOT %a = f32[3]{0} add(%m, %fi)
+})");
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%p = f32[3]{0} parameter(0)", "%c = f32[3]{0} constant({1, 2, 3})",
+                          "ROOT %fusion = f32[3]{0} fusion(%p, %c), kind=kLoop, "
+                          "calls=%fused_computation"));
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  EXPECT_EQ(fused->parameter_instruction(1)->name(), "param_1");
+  EXPECT_TRUE(Match(fused->root_instruction(),
+                    m::Add(m::Multiply(m::Parameter(), m::Parameter()),
+                           m::Convert(m::Iota()))));
+}
+
+TEST(InstructionFusionTest, LoneOpsStayUnfused) {
+  Fuse(R"(HloModule m
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%p)
+})",
+       false);
+}
+
+}  // namespace
+}  // namespace jx::hlo
