@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -202,9 +203,30 @@ GroupOrder OrderGroup(const Group& group) {
   return out;
 }
 
+// Names new instructions as XLA does: `base`, then base.1, base.2, ... (the first free one).
+class SequentialNamer {
+ public:
+  absl::StatusOr<HloInstruction*> Add(HloComputation* computation,
+                                      const std::function<std::unique_ptr<HloInstruction>()>& make,
+                                      const std::string& base) {
+    int64_t& n = next_[base];
+    while (true) {
+      const std::string name = n == 0 ? base : StrCat(base, ".", n);
+      ++n;
+      absl::StatusOr<HloInstruction*> added =
+          computation->AddInstructionWithExactName(make(), name);
+      if (added.ok() || !absl::IsAlreadyExists(added.status())) return added;
+    }
+  }
+
+ private:
+  absl::flat_hash_map<std::string, int64_t> next_;
+};
+
 // Builds the fused computation and the fusion instruction for one group, points the
 // root's users at the fusion, and removes what no one reads any more.
-absl::Status Materialize(HloComputation* computation, const Group& group) {
+absl::Status Materialize(HloComputation* computation, const Group& group,
+                         SequentialNamer& namer) {
   HloModule* module = computation->parent();
   const GroupOrder order = OrderGroup(group);
   HloComputation* fused = module->AddComputation("fused_computation");
@@ -221,9 +243,13 @@ absl::Status Materialize(HloComputation* computation, const Group& group) {
       continue;
     }
     const int64_t number = static_cast<int64_t>(fusion_operands.size());
-    auto parameter = HloInstruction::Create(HloOpcode::kParameter, input->shape(), {});
-    parameter->set_parameter_number(number);
-    fused_of[input] = fused->AddInstruction(std::move(parameter), StrCat("param_", number));
+    auto make_parameter = [&] {
+      auto parameter = HloInstruction::Create(HloOpcode::kParameter, input->shape(), {});
+      parameter->set_parameter_number(number);
+      return parameter;
+    };
+    HLO_ASSIGN_OR_RETURN(fused_of[input],
+                         namer.Add(fused, make_parameter, StrCat("param_", number)));
     fusion_operands.push_back(input);
   }
   for (HloInstruction* member : order.members) {
@@ -235,11 +261,16 @@ absl::Status Materialize(HloComputation* computation, const Group& group) {
   }
   fused->set_root_instruction(fused_of.at(group.root));
 
-  auto fusion = HloInstruction::Create(HloOpcode::kFusion, group.root->shape(), fusion_operands);
-  fusion->set_fusion_kind(group.kind);
-  fusion->set_fused_computation(fused);
-  fusion->set_metadata(group.root->metadata());
-  HloInstruction* fusion_instr = computation->AddInstruction(std::move(fusion), "fusion");
+  auto make_fusion = [&] {
+    auto fusion =
+        HloInstruction::Create(HloOpcode::kFusion, group.root->shape(), fusion_operands);
+    fusion->set_fusion_kind(group.kind);
+    fusion->set_metadata(group.root->metadata());
+    return fusion;
+  };
+  HLO_ASSIGN_OR_RETURN(HloInstruction * fusion_instr,
+                       namer.Add(computation, make_fusion, "fusion"));
+  fusion_instr->set_fused_computation(fused);
   HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
 
   // Users before operands; a member shared with a group not yet built keeps its users.
@@ -286,12 +317,13 @@ bool InstructionFusion::IsLoopFusible(const HloInstruction& instr) {
 }
 
 absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computation) {
+  SequentialNamer namer;
   FusionPlanner planner;
   planner.Plan(*computation);
   bool changed = false;
   for (const Group& group : planner.groups()) {
     if (group.members.size() < 2) continue;
-    HLO_RETURN_IF_ERROR(Materialize(computation, group));
+    HLO_RETURN_IF_ERROR(Materialize(computation, group, namer));
     changed = true;
   }
   return changed;

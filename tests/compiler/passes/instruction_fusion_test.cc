@@ -144,7 +144,13 @@ ENTRY %main {
                     m::Divide(m::Parameter(), m::Broadcast(m::Parameter()))));
   // A reduce alone (its input is a fusion or a parameter) is left as a plain reduce.
   EXPECT_EQ(CountOpcode(*module, HloOpcode::kFusion), 2);
-  EXPECT_NE(module->GetComputationWithName("fused_computation.1"), nullptr);
+  // Names as XLA gives them: the first fusion built (the consumer) is %fusion.
+  EXPECT_EQ(root->name(), "fusion");
+  EXPECT_EQ(exp_fusion->name(), "fusion.1");
+  const HloComputation* exp_fused = exp_fusion->fused_instructions_computation();
+  EXPECT_EQ(exp_fused->name(), "fused_computation.1");
+  EXPECT_EQ(exp_fused->parameter_instruction(0)->name(), "param_0.1");
+  EXPECT_EQ(exp_fused->parameter_instruction(1)->name(), "param_1.1");
 }
 
 TEST(InstructionFusionTest, DotWithBiasAndTanhIsOneOutputFusion) {
