@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/hlo/pattern_matcher.h"
+#include "jx/compiler/passes/algebraic_simplifier.h"
+#include "jx/compiler/passes/canonicalize_shapes.h"
+#include "jx/compiler/passes/cse.h"
 #include "pass_test_util.h"
 
 namespace jx::hlo {
@@ -319,6 +323,57 @@ ENTRY %main {
   ROOT %n = f32[8]{0} negate(%p)
 })",
        false);
+}
+
+TEST(InstructionFusionTest, DeepChainIsOneFusionWithoutRecursion) {
+  std::string text = "HloModule m\nENTRY %main {\n  %v0 = f32[4]{0} parameter(0)\n";
+  const int n = 20000;
+  for (int i = 1; i <= n; ++i) {
+    text += "  %v" + std::to_string(i) + " = f32[4]{0} " + (i % 2 ? "negate" : "sine") +
+            "(%v" + std::to_string(i - 1) + ")\n";
+  }
+  text += "}\n";
+  auto module = ParseAndRun<InstructionFusion>(text, true);
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 2);
+  EXPECT_EQ(module->GetComputationWithName("fused_computation")->instruction_count(), n + 1);
+}
+
+TEST(InstructionFusionTest, SimplifyCanonicalizeCseThenFuseIsOneKernel) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY %main {
+  %a = f32[2,3]{1,0} parameter(0)
+  %b = f32[2,3]{1,0} parameter(1)
+  %ta = f32[3,2]{1,0} transpose(%a), dimensions={1,0}
+  %tb = f32[3,2]{1,0} transpose(%b), dimensions={1,0}
+  %one = f32[] constant(1)
+  %ob = f32[3,2]{1,0} broadcast(%one), dimensions={}
+  %m = f32[3,2]{1,0} multiply(%ta, %ob)
+  %e1 = f32[3,2]{1,0} exponential(%m)
+  %e2 = f32[3,2]{1,0} exponential(%ta)
+  %s = f32[3,2]{1,0} add(%e1, %e2)
+  ROOT %r = f32[3,2]{1,0} subtract(%s, %tb)
+})")
+                    .value();
+  auto original = module->Clone().value();
+  HloPassPipeline pipeline("simplify-and-fuse");
+  pipeline.AddPass<AlgebraicSimplifier>();
+  pipeline.AddPass<HloCSE>();
+  pipeline.AddPass<CanonicalizeShapes>();
+  pipeline.AddPass<InstructionFusion>();
+  ASSERT_TRUE(pipeline.Run(module.get()).value());  // verifies after every pass
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%a = f32[2,3]{1,0} parameter(0)", "%b = f32[2,3]{1,0} parameter(1)",
+                          "ROOT %fusion = f32[3,2]{1,0} fusion(%a, %b), kind=kLoop, "
+                          "calls=%fused_computation"));
+  // x * 1 folded, the two exps merged, the transposes sunk into one at the output.
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  EXPECT_TRUE(Match(fused->root_instruction(),
+                    m::Transpose(m::Subtract(m::Add(m::Exp(m::Parameter()),
+                                                    m::Exp(m::Parameter())),
+                                             m::Parameter()))))
+      << module->ToString();
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kExp), 1);
+  ::jx::hlo::testing::ExpectSameValues(*original, *module);
 }
 
 }  // namespace
