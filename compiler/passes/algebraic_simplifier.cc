@@ -147,6 +147,8 @@ class Simplifier {
         break;
       case HloOpcode::kCompare:
         return SimplifyCompare(instr);
+      case HloOpcode::kDot:
+        return SimplifyDot(instr);
       default:
         break;
     }
@@ -241,6 +243,41 @@ class Simplifier {
         value = false;
     }
     return MakeSplat(b_, cmp->shape(), value ? 1 : 0);
+  }
+
+  // A dot whose only contracting dim has size 1 and that has no batch dims is an outer
+  // product: each result element is one product, so a multiply of broadcasts is exact.
+  absl::StatusOr<HloInstruction*> SimplifyDot(HloInstruction* dot) {
+    const DotDimensionNumbers& dnums = dot->dot_dimension_numbers();
+    HloInstruction* lhs = dot->mutable_operand(0);
+    HloInstruction* rhs = dot->mutable_operand(1);
+    if (!dnums.lhs_batch_dims.empty() || dnums.lhs_contracting_dims.size() != 1 ||
+        dnums.rhs_contracting_dims.size() != 1 ||
+        lhs->shape().dimensions(dnums.lhs_contracting_dims[0]) != 1 ||
+        lhs->shape().element_type() != dot->shape().element_type() ||
+        rhs->shape().element_type() != dot->shape().element_type()) {
+      return kNoChange;
+    }
+    // Drop the contracting dim; the result is lhs's other dims, then rhs's.
+    auto free_dims = [](const HloInstruction* x, int64_t contracting) {
+      std::vector<int64_t> dims;
+      for (int64_t d = 0; d < x->shape().rank(); ++d) {
+        if (d != contracting) dims.push_back(x->shape().dimensions(d));
+      }
+      return dims;
+    };
+    const std::vector<int64_t> lhs_dims = free_dims(lhs, dnums.lhs_contracting_dims[0]);
+    const std::vector<int64_t> rhs_dims = free_dims(rhs, dnums.rhs_contracting_dims[0]);
+    std::vector<int64_t> lhs_map, rhs_map;
+    for (size_t i = 0; i < lhs_dims.size(); ++i) lhs_map.push_back(i);
+    for (size_t i = 0; i < rhs_dims.size(); ++i) rhs_map.push_back(lhs_dims.size() + i);
+    HLO_ASSIGN_OR_RETURN(HloInstruction * lhs_r, b_.Reshape(lhs, lhs_dims));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * rhs_r, b_.Reshape(rhs, rhs_dims));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * lhs_b,
+                         b_.Broadcast(lhs_r, dot->shape().dimensions(), lhs_map));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * rhs_b,
+                         b_.Broadcast(rhs_r, dot->shape().dimensions(), rhs_map));
+    return b_.Multiply(lhs_b, rhs_b);
   }
 
   HloBuilder b_;

@@ -15,6 +15,8 @@
 //                                                   -> the operand (reshaped)
 //   select(constant pred, a, b)                     -> a or b
 //   compare(x, x) on integers                       -> a constant true/false
+//   dot with one size-1 contracting dim, no batch dims (an outer product)
+//                                                   -> multiply of broadcasts
 // Not folded because they are not exact: exp(log(x)), log(exp(x)), x * 0 for floats,
 // x / x. The splat constants may appear as constant arrays or broadcasts of scalars.
 // Runs on every computation until nothing changes, so a second Run returns false.

@@ -346,5 +346,30 @@ ENTRY %main {
                           "ROOT %s = f32[] add(%x, %y)"));
 }
 
+TEST(AlgebraicSimplifierTest, OuterProductDotBecomesMultiplyOfBroadcasts) {
+  auto module = Simplify(R"(HloModule m
+ENTRY %main {
+  %x = f32[3,1]{1,0} parameter(0)
+  %y = f32[1,4]{1,0} parameter(1)
+  ROOT %d = f32[3,4]{1,0} dot(%x, %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  HloInstruction* bx = nullptr;
+  HloInstruction* by = nullptr;
+  ASSERT_TRUE(Match(Root(*module),
+                    m::Multiply(m::Broadcast(&bx, m::Reshape(m::Parameter())),
+                                m::Broadcast(&by, m::Reshape(m::Parameter())))))
+      << module->ToString();
+  EXPECT_THAT(bx->dimensions(), ElementsAre(0));
+  EXPECT_THAT(by->dimensions(), ElementsAre(1));
+  // A real contraction (size 2) stays a dot.
+  Simplify(R"(HloModule m
+ENTRY %main {
+  %x = f32[3,2]{1,0} parameter(0)
+  %y = f32[2,4]{1,0} parameter(1)
+  ROOT %d = f32[3,4]{1,0} dot(%x, %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+           false);
+}
+
 }  // namespace
 }  // namespace jx::hlo
