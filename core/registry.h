@@ -13,12 +13,17 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
 #include "jx/core/primitive.h"
 
 namespace jx {
+
+// Lowering to HLO (compiler/lower/lower_context.h defines the context; core only names it).
+class LowerContext;
+using LowerRule = std::function<absl::Status(LowerContext& ctx)>;
 
 using InAvals = absl::Span<const ShapedArray* const>;
 using Avals = absl::InlinedVector<ShapedArray, 1>;
@@ -87,6 +92,7 @@ struct PrimitiveRules {
   TransposeRule transpose;
   BatchRule batch;
   PartialEvalRule partial_eval;  // optional: higher-order primitives (cond, scan)
+  LowerRule lower;               // emits the equation's HLO (compiler/lower)
   // Rule name ("impl", "jvp", ...) -> why the primitive has no such rule.
   std::map<std::string, std::string> unsupported;
 };

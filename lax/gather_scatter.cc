@@ -942,6 +942,16 @@ void AddGatherScatterRules(Registry& r) {
 
 }  // namespace
 
+// Param accessors for the lowering rules (shape_lowering.cc).
+const GatherDimensionNumbers& GatherDnOf(const ParamMap& p) {
+  return GetObject<GatherDnParam>("gather", p, "dimension_numbers").dn;
+}
+const ScatterDimensionNumbers& ScatterDnOf(const ParamMap& p) {
+  return GetObject<ScatterDnParam>("scatter", p, "dimension_numbers").dn;
+}
+GatherScatterMode GatherScatterModeOf(const ParamMap& p) { return Mode(p); }
+Array GatherFillValue(DType dtype, const ParamMap& p) { return FillScalar(dtype, p.Get("fill_value")); }
+
 void RegisterGatherScatter(Registry& r) {
   PrimitiveRules& g = r.Define(kGather);
   g.abstract_eval = GatherEval;

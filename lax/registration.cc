@@ -7,6 +7,16 @@
 #include "jx/transforms/jit.h"
 
 namespace jx::lax {
+namespace internal {
+// Lowering rules (lax/*_lowering.cc), set beside each primitive's other rules.
+void RegisterUnaryLowering(Registry& r);
+void RegisterElementwiseLowering(Registry& r);
+void RegisterReductionLowering(Registry& r);
+void RegisterShapeLowering(Registry& r);
+void RegisterLinalgLowering(Registry& r);
+void RegisterSortRandomLowering(Registry& r);
+void RegisterControlFlowLowering(Registry& r);
+}  // namespace internal
 
 void RegisterAll() {
   static std::once_flag once;
@@ -29,6 +39,13 @@ void RegisterAll() {
     internal::RegisterControlFlow(r);
     RegisterCustomDerivatives(r);
     RegisterCheckpoint(r);
+    internal::RegisterUnaryLowering(r);
+    internal::RegisterElementwiseLowering(r);
+    internal::RegisterReductionLowering(r);
+    internal::RegisterShapeLowering(r);
+    internal::RegisterLinalgLowering(r);
+    internal::RegisterSortRandomLowering(r);
+    internal::RegisterControlFlowLowering(r);
     RegisterJit(r);
   });
 }

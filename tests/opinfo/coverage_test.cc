@@ -1,5 +1,5 @@
-// The primitive x rule matrix: every registered primitive has a jvp, transpose and batching
-// rule or an explicit Unsupported("why"), and an opinfo record (or a named test file that
+// The primitive x rule matrix: every registered primitive has a jvp, transpose, batching and
+// lowering rule or an explicit Unsupported("why"), and an opinfo record (or a named test file that
 // covers it). Prints the matrix; fails on an unexplained gap.
 #include <iostream>
 #include <map>
@@ -31,7 +31,7 @@ TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
   std::set<std::string> records;
   for (const OpInfo& info : Registry()) records.insert(info.name);
   std::string gaps;
-  std::cout << "primitive                   jvp  transpose  batch  tested by\n";
+  std::cout << "primitive                   jvp  transpose  batch  lower  tested by\n";
   for (Primitive p : GlobalRegistry().primitives()) {
     const PrimitiveRules& rules = GlobalRegistry().Get(p);
     const std::string name(p.name());
@@ -44,6 +44,7 @@ TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
     const std::string jvp = cell(static_cast<bool>(rules.jvp), "jvp");
     const std::string transpose = cell(static_cast<bool>(rules.transpose), "transpose");
     const std::string batch = cell(static_cast<bool>(rules.batch), "batch");
+    const std::string lower = cell(static_cast<bool>(rules.lower), "lower");
     std::string tested = records.count(name) ? "opinfo" : "";
     if (tested.empty()) {
       auto it = kTestedElsewhere.find(name);
@@ -54,7 +55,8 @@ TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
         gaps += StrCat("  ", name, ": no opinfo record\n");
       }
     }
-    std::printf("%-27s %-4s %-10s %-6s %s\n", name.c_str(), jvp.c_str(), transpose.c_str(), batch.c_str(), tested.c_str());
+    std::printf("%-27s %-4s %-10s %-6s %-6s %s\n", name.c_str(), jvp.c_str(), transpose.c_str(), batch.c_str(),
+                lower.c_str(), tested.c_str());
   }
   EXPECT_TRUE(gaps.empty()) << "unexplained gaps:\n" << gaps;
 }

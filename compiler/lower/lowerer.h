@@ -1,0 +1,31 @@
+// The lowering driver shared by LowerJaxpr and LowerContext (internal to compiler/lower).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/core/jaxpr.h"
+
+namespace jx::lower_internal {
+
+class Lowerer {
+ public:
+  explicit Lowerer(hlo::HloModule* module) : module_(module) {}
+  hlo::HloModule* module() const { return module_; }
+
+  // Emits jaxpr's equations into builder on args (one per invar). Constvars read
+  // const_args when given (one per constvar), else the ClosedJaxpr's consts as constants.
+  // Returns one instruction per outvar.
+  absl::StatusOr<std::vector<hlo::HloInstruction*>> Emit(hlo::HloBuilder& builder, const ClosedJaxpr& jaxpr,
+                                                         absl::Span<hlo::HloInstruction* const> args,
+                                                         const std::string& name_stack,
+                                                         absl::Span<hlo::HloInstruction* const> const_args = {});
+
+ private:
+  hlo::HloModule* module_;
+};
+
+}  // namespace jx::lower_internal

@@ -1,0 +1,111 @@
+// The "lower" column of the opinfo suite: every record's samples are staged into a jaxpr
+// (make_jaxpr-style, every argument abstract), lowered to HLO, verified, and evaluated with
+// the reference HloEvaluator against eager execution, within the record's tolerance.
+#include <cmath>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "jx/compiler/hlo/hlo_evaluator.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
+#include "jx/compiler/lower/literal_convert.h"
+#include "jx/compiler/lower/lower_jaxpr.h"
+#include "jx/transforms/staging.h"
+#include "opinfo.h"
+
+namespace jx::opinfo {
+namespace {
+
+const OpInfo& Find(const std::string& name) {
+  for (const OpInfo& info : Registry()) {
+    if (info.name == name) return info;
+  }
+  throw std::runtime_error("no opinfo " + name);
+}
+
+std::vector<Sample> SamplesFor(const OpInfo& info, DType d) {
+  std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
+  return info.samples(d, rng);
+}
+
+// The sample's op staged on abstract arguments of the sample's avals.
+ClosedJaxpr Stage(const Sample& s) {
+  std::vector<ShapedArray> avals;
+  for (const Array& a : s.args) avals.push_back(a.aval());
+  return TraceToJaxpr(
+      [&s](absl::Span<const Array> args) {
+        std::vector<Array> out = s.op(std::vector<Array>(args.begin(), args.end()));
+        return Arrays(out.begin(), out.end());
+      },
+      avals, "f");
+}
+
+void ExpectClose(const Array& got, const Array& want, const Tolerance& tol, const std::string& where) {
+  ASSERT_EQ(got.shape(), want.shape()) << where;
+  ASSERT_EQ(got.dtype(), want.dtype()) << where;
+  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  int reported = 0;
+  for (size_t i = 0; i < g.size() && reported < 3; ++i) {
+    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+    if (g[i] == w[i]) continue;
+    if (!(std::fabs(g[i] - w[i]) <= tol.atol + tol.rtol * std::fabs(w[i]))) {
+      ADD_FAILURE() << where << " element " << i << ": lowered " << g[i] << " vs eager " << w[i];
+      ++reported;
+    }
+  }
+}
+
+class OpInfoLowerTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpInfoLowerTest, LowersVerifiesAndEvaluatesLikeEager) {
+  lax::RegisterAll();
+  const OpInfo& info = Find(GetParam());
+  int lowered = 0;
+  for (DType d : info.dtypes) {
+    for (const Sample& s : SamplesFor(info, d)) {
+      const std::string where = StrCat(info.name, " ", s.description);
+      ClosedJaxpr jaxpr;
+      try {
+        jaxpr = Stage(s);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << where << " staging threw: " << e.what();
+        continue;
+      }
+      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = LowerJaxpr(jaxpr, "jit_f", {.tuple_result = true});
+      ASSERT_TRUE(module.ok()) << where << ": " << module.status() << "\n" << jaxpr;
+      const absl::Status verified = hlo::VerifyHloModule(**module);
+      ASSERT_TRUE(verified.ok()) << where << ": " << verified << "\n" << (*module)->ToString();
+      ++lowered;
+      // Evaluate (skipping the large parallel-path samples: the evaluator is a slow reference).
+      int64_t elements = 0;
+      for (const Array& a : s.args) elements += a.size();
+      if (elements > 20000) continue;
+      std::vector<hlo::Literal> args;
+      for (const Array& a : s.args) args.push_back(ArrayToLiteral(a));
+      std::vector<const hlo::Literal*> arg_ptrs;
+      for (const hlo::Literal& l : args) arg_ptrs.push_back(&l);
+      hlo::HloEvaluator evaluator;
+      absl::StatusOr<hlo::Literal> result = evaluator.Evaluate(**module, arg_ptrs);
+      ASSERT_TRUE(result.ok()) << where << ": " << result.status() << "\n" << (*module)->ToString();
+      const std::vector<Array> want = s.op(s.args);
+      ASSERT_EQ(result->tuple_elements().size(), want.size()) << where;
+      for (size_t k = 0; k < want.size(); ++k) {
+        ExpectClose(LiteralToArray(result->tuple_elements()[k]), want[k], info.tolerance(want[k].dtype()),
+                    StrCat(where, " output ", k));
+      }
+    }
+  }
+  EXPECT_GT(lowered, 0) << info.name << " has no samples";
+}
+
+std::vector<std::string> AllNames() {
+  std::vector<std::string> names;
+  for (const OpInfo& info : Registry()) names.push_back(info.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoLowerTest, ::testing::ValuesIn(AllNames()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace jx::opinfo
