@@ -1,0 +1,83 @@
+// Buffer assignment for the CPU backend: every array value of the entry computation (every
+// leaf of a tuple-shaped value) gets a logical buffer, and temporaries share one arena with
+// liveness-based reuse: walking the schedule, an instruction's results are placed first
+// (first fit, 64-byte aligned) and an operand's buffer is released once its last reader
+// ran, so a later temporary can take its place. Parameters read the caller's argument
+// buffers, constants their literal's data, and the root's results are written straight
+// into the caller's output buffers (a root leaf that is a parameter, a constant or repeated
+// is copied there at the end instead). tuple and get-tuple-element alias their operands'
+// buffers, which extends those buffers' live ranges to the aliases' readers.
+//
+//   auto schedule = entry->MakeInstructionPostOrder();
+//   BufferAssignment ba = BufferAssignment::Run(*entry, schedule).value();
+//   ba.BuffersOf(add);          // logical buffer ids of add's leaves
+//   ba.memory().temp_bytes;     // arena size after reuse
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+
+namespace jx::cpu {
+
+// Sizes of one run's memory, in bytes.
+struct MemoryAnalysis {
+  int64_t argument_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t constant_bytes = 0;
+  // The temp arena (after reuse) and what it would be without reuse.
+  int64_t temp_bytes = 0;
+  int64_t temp_bytes_without_reuse = 0;
+  // Most temp bytes live at once (<= temp_bytes; the gap is fragmentation).
+  int64_t peak_live_temp_bytes = 0;
+  // Everything a run touches at its peak: arguments + outputs + constants + temp arena.
+  int64_t peak_bytes = 0;
+};
+
+struct LogicalBuffer {
+  enum Kind { kParameter, kConstant, kTemp, kOutput };
+  Kind kind = kTemp;
+  int64_t size = 0;               // bytes
+  int64_t index = 0;              // kParameter: argument leaf; kOutput: output leaf
+  int64_t offset = 0;             // kTemp: offset in the arena
+  const void* data = nullptr;     // kConstant
+  const hlo::HloInstruction* defining = nullptr;
+  int64_t defined_at = 0, last_use = 0;  // schedule positions
+};
+
+class BufferAssignment {
+ public:
+  // `schedule` orders the computation's instructions, operands first.
+  static absl::StatusOr<BufferAssignment> Run(const hlo::HloComputation& computation,
+                                              absl::Span<hlo::HloInstruction* const> schedule);
+
+  const std::vector<LogicalBuffer>& buffers() const { return buffers_; }
+  // The buffers of instr's leaves (one for an array, one per leaf of a tuple, depth first).
+  const std::vector<int>& BuffersOf(const hlo::HloInstruction* instr) const {
+    return buffers_of_.at(instr);
+  }
+  int64_t num_argument_leaves() const { return num_argument_leaves_; }
+  // The root's leaves: shapes, and the buffer each is read from.
+  const std::vector<hlo::Shape>& output_shapes() const { return output_shapes_; }
+  // Output leaves whose value is copied from another buffer at the end of a run:
+  // (output leaf, source buffer).
+  const std::vector<std::pair<int64_t, int>>& output_copies() const { return output_copies_; }
+  const MemoryAnalysis& memory() const { return memory_; }
+
+ private:
+  std::vector<LogicalBuffer> buffers_;
+  absl::flat_hash_map<const hlo::HloInstruction*, std::vector<int>> buffers_of_;
+  int64_t num_argument_leaves_ = 0;
+  std::vector<hlo::Shape> output_shapes_;
+  std::vector<std::pair<int64_t, int>> output_copies_;
+  MemoryAnalysis memory_;
+};
+
+// The array leaves of a shape, depth first (an array is its own single leaf).
+std::vector<hlo::Shape> LeafShapes(const hlo::Shape& shape);
+
+}  // namespace jx::cpu

@@ -1,0 +1,90 @@
+// The CPU backend: compiles an HLO module (typically after the fusion pass) into a
+// CpuExecutable, a list of kernels over one buffer assignment, and runs it on the host.
+//   - kLoop fusions and lone elementwise/shape ops run as tile programs: the fused
+//     expression is computed over cache-resident tiles, each op one vectorized loop, only
+//     the root written to memory, tiles spread over cores with TBB;
+//   - kInput fusions (reduce of an elementwise expression) and reduces fold the expression
+//     tile by tile without materializing it;
+//   - dot runs on Eigen's GEMM; a kOutput fusion applies its epilogue per output block;
+//   - everything else runs through the reference HloEvaluator (the slow path).
+// Kernels are built at compile time; a run only walks the kernel list. Results are
+// identical for any number of threads. Run may be called concurrently.
+//
+//   auto exe = jx::cpu::CompileForCpu(std::move(module)).value();
+//   std::vector<hlo::Literal> out = exe->Run({&x, &y}).value();   // one per root leaf
+//   exe->memory_analysis().temp_bytes;
+//   // Fast path, shapes fixed at compile time (dense row-major buffers, one per leaf):
+//   HLO_RETURN_IF_ERROR(exe->Run({x_ptr, y_ptr}, {out_ptr}));
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jx/compiler/backend/cpu/buffer_assignment.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/literal.h"
+
+namespace jx::cpu {
+
+namespace internal {
+class Kernel;
+}
+
+struct CpuCompileOptions {
+  // Elements per tile of a loop kernel (rounded up to a multiple of 16).
+  int64_t tile_elements = 2048;
+  // Threads a run may use (0: TBB's default, all cores).
+  int max_threads = 0;
+};
+
+class CpuExecutable {
+ public:
+  ~CpuExecutable();
+  CpuExecutable(const CpuExecutable&) = delete;
+  CpuExecutable& operator=(const CpuExecutable&) = delete;
+
+  // args[i] is entry parameter i (tuple parameters as tuple literals). Returns the root's
+  // value: one literal for an array root, one per leaf (depth first) for a tuple root.
+  absl::StatusOr<std::vector<hlo::Literal>> Run(absl::Span<const hlo::Literal* const> args) const;
+  // Raw buffers: one dense row-major buffer per parameter leaf and per output leaf, shapes
+  // as compiled (argument_shapes(), output_shapes()).
+  absl::Status Run(absl::Span<const void* const> arg_data, absl::Span<void* const> out_data) const;
+
+  const MemoryAnalysis& memory_analysis() const { return assignment_.memory(); }
+  const std::vector<hlo::Shape>& argument_shapes() const { return argument_shapes_; }
+  const std::vector<hlo::Shape>& output_shapes() const { return assignment_.output_shapes(); }
+  const hlo::HloModule& module() const { return *module_; }
+  const BufferAssignment& buffer_assignment() const { return assignment_; }
+  // The kernel kind an entry instruction runs as ("loop", "reduce", "dot", "dot+epilogue",
+  // "fallback"), or "" for instructions without a kernel (parameter, constant, tuple, ...).
+  std::string_view KernelKind(std::string_view instruction_name) const;
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
+      std::unique_ptr<hlo::HloModule>, const CpuCompileOptions&);
+  struct Step {
+    const hlo::HloInstruction* instr;
+    std::unique_ptr<internal::Kernel> kernel;
+    std::vector<int> operand_buffers, result_buffers;
+  };
+  CpuExecutable() = default;
+  absl::Status RunSteps(absl::Span<const void* const> arg_data,
+                        absl::Span<void* const> out_data) const;
+
+  std::unique_ptr<hlo::HloModule> module_;
+  CpuCompileOptions options_;
+  BufferAssignment assignment_;
+  std::vector<Step> steps_;
+  std::vector<hlo::Shape> argument_shapes_;  // parameter leaves
+};
+
+// Verifies the module and compiles its entry computation.
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
+    std::unique_ptr<hlo::HloModule> module, const CpuCompileOptions& options = {});
+
+}  // namespace jx::cpu

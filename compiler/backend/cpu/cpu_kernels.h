@@ -1,0 +1,50 @@
+// Internal to the CPU backend: the kernels one entry instruction runs as. Each is built once
+// at compile time from its instruction and runs on raw buffers:
+//   loop      an elementwise instruction or kLoop fusion: a TileProgram over tiles, tiles
+//             spread over cores with TBB;
+//   reduce    a reduce or kInput fusion (reduce of an elementwise expression): the expression
+//             is computed tile by tile and folded without being materialized;
+//   dot       Eigen GEMM per fixed block of output rows; a kOutput fusion applies its
+//             elementwise epilogue to each block right after the block is computed;
+//   fallback  the slow path: the reference HloEvaluator on Literals, for everything else.
+// Results do not depend on the number of threads: work is split at fixed boundaries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jx/compiler/hlo/hlo_instruction.h"
+
+namespace jx::cpu::internal {
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // operands: the buffers of the instruction's operand leaves, operand by operand (one per
+  // array operand); results: the buffers of its result leaves.
+  virtual absl::Status Run(absl::Span<const void* const> operands,
+                           absl::Span<void* const> results) const = 0;
+  // "loop", "reduce", "dot", "dot+epilogue" or "fallback".
+  virtual std::string_view kind() const = 0;
+};
+
+// Each returns Unimplemented when the instruction is outside what the kernel handles.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLoopKernel(const hlo::HloInstruction& instr,
+                                                       int64_t tile_elements);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const hlo::HloInstruction& instr,
+                                                         int64_t tile_elements);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction& instr,
+                                                      int64_t tile_elements);
+std::unique_ptr<Kernel> MakeFallbackKernel(const hlo::HloInstruction& instr);
+
+// The fastest kernel that handles instr (fallback when none does).
+std::unique_ptr<Kernel> SelectKernel(const hlo::HloInstruction& instr, int64_t tile_elements);
+
+// Runs fn(begin, end) over [0, n) split at multiples of `grain`, in parallel when there is
+// more than one chunk.
+void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace jx::cpu::internal

@@ -1,0 +1,267 @@
+// Loop and reduce kernels (kLoop and kInput fusions, lone elementwise ops and reduces), and
+// the kernel selection for an entry instruction.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/tile_ops.h"
+#include "jx/compiler/backend/cpu/tile_program.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::cpu::internal {
+
+using hlo::FusionKind;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t chunks = (n + grain - 1) / grain;
+  if (chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, chunks, 1),
+      [&](const tbb::blocked_range<int64_t>& r) {
+        for (int64_t c = r.begin(); c < r.end(); ++c) fn(c * grain, std::min(n, (c + 1) * grain));
+      },
+      tbb::simple_partitioner());
+}
+
+namespace {
+
+// Work below this many elements per chunk is not worth a task.
+constexpr int64_t kMinChunkElements = 16384;
+
+int64_t ElementsIn(const hlo::Shape& s) { return hlo::ShapeUtil::ElementsIn(s); }
+
+class LoopKernel : public Kernel {
+ public:
+  explicit LoopKernel(std::unique_ptr<TileProgram> program, int64_t elements)
+      : program_(std::move(program)), elements_(elements) {}
+
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    const int64_t tile = program_->tile_elements();
+    const int64_t esize = program_->element_size();
+    uint8_t* out = static_cast<uint8_t*>(results[0]);
+    const void* const* inputs = operands.data();
+    const int64_t grain = std::max<int64_t>(1, kMinChunkElements / tile) * tile;
+    ParallelChunks(elements_, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t s = begin; s < end; s += tile) {
+        const int64_t n = std::min(tile, end - s);
+        program_->Evaluate(inputs, s, n, out + s * esize);
+      }
+    });
+    return absl::OkStatus();
+  }
+  std::string_view kind() const override { return "loop"; }
+
+ private:
+  std::unique_ptr<TileProgram> program_;
+  int64_t elements_;
+};
+
+// The reducer's single binary op over its two parameters, or kParameter if it is not one.
+HloOpcode ReducerOp(const hlo::HloComputation& c) {
+  const HloInstruction* root = c.root_instruction();
+  if (c.num_parameters() != 2 || root->operand_count() != 2) return HloOpcode::kParameter;
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter || a == b) {
+    return HloOpcode::kParameter;
+  }
+  return root->opcode();
+}
+
+class ReduceKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    const int64_t esize = program_->element_size();
+    const int64_t tile = program_->tile_elements();
+    uint8_t* out = static_cast<uint8_t*>(results[0]);
+    const uint8_t* init = init_constant_ != nullptr
+                              ? init_constant_
+                              : static_cast<const uint8_t*>(operands[init_slot_]);
+    const void* const* inputs = operands.data();
+    if (outputs_ == 0) return absl::OkStatus();
+    if (reduced_ == 0) {
+      for (int64_t o = 0; o < outputs_; ++o) std::memcpy(out + o * esize, init, esize);
+      return absl::OkStatus();
+    }
+    if (reduced_ <= tile) {
+      // Several whole rows per tile; each row folded on its own.
+      const int64_t rows_per_tile = tile / reduced_;
+      const int64_t grain = std::max<int64_t>(1, kMinChunkElements / (rows_per_tile * reduced_)) *
+                            rows_per_tile;
+      ParallelChunks(outputs_, grain, [&](int64_t begin, int64_t end) {
+        std::vector<uint8_t> buf(tile * esize);
+        for (int64_t o0 = begin; o0 < end; o0 += rows_per_tile) {
+          const int64_t o1 = std::min(end, o0 + rows_per_tile);
+          program_->Evaluate(inputs, o0 * reduced_, (o1 - o0) * reduced_, buf.data());
+          for (int64_t o = o0; o < o1; ++o) {
+            uint8_t* acc = out + o * esize;
+            std::memcpy(acc, init, esize);
+            reduce_(buf.data() + (o - o0) * reduced_ * esize, reduced_, acc);
+          }
+        }
+      });
+      return absl::OkStatus();
+    }
+    // Long rows: fixed blocks of each row are folded in parallel (each from its first
+    // element), then the partials are folded in order onto the init value.
+    const int64_t block = 8 * tile;
+    const int64_t blocks = (reduced_ + block - 1) / block;
+    std::vector<uint8_t> partial(outputs_ * blocks * esize);
+    ParallelChunks(outputs_ * blocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<uint8_t> buf(tile * esize);
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t o = item / blocks, b = item % blocks;
+        const int64_t lo = b * block, hi = std::min(reduced_, lo + block);
+        uint8_t* acc = partial.data() + item * esize;
+        for (int64_t s = lo; s < hi; s += tile) {
+          const int64_t n = std::min(tile, hi - s);
+          program_->Evaluate(inputs, o * reduced_ + s, n, buf.data());
+          if (s == lo) {
+            std::memcpy(acc, buf.data(), esize);
+            reduce_(buf.data() + esize, n - 1, acc);
+          } else {
+            reduce_(buf.data(), n, acc);
+          }
+        }
+      }
+    });
+    for (int64_t o = 0; o < outputs_; ++o) {
+      uint8_t* acc = out + o * esize;
+      std::memcpy(acc, init, esize);
+      for (int64_t b = 0; b < blocks; ++b) reduce_(partial.data() + (o * blocks + b) * esize, 1, acc);
+    }
+    return absl::OkStatus();
+  }
+  std::string_view kind() const override { return "reduce"; }
+
+  std::unique_ptr<TileProgram> program_;
+  ReduceSpanFn reduce_ = nullptr;
+  int init_slot_ = -1;
+  const uint8_t* init_constant_ = nullptr;
+  int64_t outputs_ = 0, reduced_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLoopKernel(const HloInstruction& instr,
+                                                       int64_t tile_elements) {
+  if (!instr.shape().IsArray()) return absl::UnimplementedError("tuple-shaped result");
+  for (const HloInstruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
+  }
+  std::unique_ptr<TileProgram> program;
+  if (instr.opcode() == HloOpcode::kFusion) {
+    const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
+    HLO_ASSIGN_OR_RETURN(program, TileProgram::Compile(root, ParameterLeaves(), tile_elements));
+  } else {
+    HLO_ASSIGN_OR_RETURN(program,
+                         TileProgram::Compile(&instr, OperandLeaves(&instr), tile_elements));
+  }
+  return std::make_unique<LoopKernel>(std::move(program), ElementsIn(instr.shape()));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const HloInstruction& instr,
+                                                         int64_t tile_elements) {
+  const HloInstruction* reduce = &instr;
+  LeafResolver leaves = OperandLeaves(&instr);
+  if (instr.opcode() == HloOpcode::kFusion) {
+    reduce = instr.fused_instructions_computation()->root_instruction();
+    leaves = ParameterLeaves();
+  }
+  if (reduce->opcode() != HloOpcode::kReduce || reduce->operand_count() != 2 ||
+      !reduce->shape().IsArray()) {
+    return absl::UnimplementedError("not a single-output reduce");
+  }
+  for (const HloInstruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
+  }
+  const hlo::PrimitiveType type = reduce->shape().element_type();
+  auto kernel = std::make_unique<ReduceKernel>();
+  kernel->reduce_ = FindReduceSpan(ReducerOp(*reduce->to_apply()), type);
+  if (kernel->reduce_ == nullptr || reduce->operand(0)->shape().element_type() != type) {
+    return absl::UnimplementedError("reducer or type without a native reduction");
+  }
+  const HloInstruction* init = reduce->operand(1);
+  if (const int slot = leaves(init); slot >= 0) {
+    kernel->init_slot_ = slot;
+  } else if (init->opcode() == HloOpcode::kConstant) {
+    kernel->init_constant_ = init->literal().untyped_data().data();
+  } else {
+    return absl::UnimplementedError("computed init value");
+  }
+  // Read the operand in [kept..., reduced...] order, so each output's elements are a
+  // contiguous range of the program's positions.
+  const std::vector<int64_t>& in_dims = reduce->operand(0)->shape().dimensions();
+  std::vector<int64_t> order;
+  std::vector<bool> reduced(in_dims.size(), false);
+  for (int64_t d : reduce->dimensions()) reduced[d] = true;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    if (!reduced[d]) order.push_back(static_cast<int64_t>(d));
+  }
+  std::vector<int64_t> rdims(reduce->dimensions().begin(), reduce->dimensions().end());
+  std::sort(rdims.begin(), rdims.end());
+  order.insert(order.end(), rdims.begin(), rdims.end());
+  IndexMap map;
+  map.x.resize(in_dims.size());
+  kernel->outputs_ = 1;
+  kernel->reduced_ = 1;
+  for (size_t k = 0; k < order.size(); ++k) {
+    map.q_dims.push_back(in_dims[order[k]]);
+    map.x[order[k]] = {static_cast<int64_t>(k), 1, 0};
+    (reduced[order[k]] ? kernel->reduced_ : kernel->outputs_) *= in_dims[order[k]];
+  }
+  HLO_ASSIGN_OR_RETURN(kernel->program_,
+                       TileProgram::Compile(reduce->operand(0), leaves, tile_elements, &map));
+  return kernel;
+}
+
+std::unique_ptr<Kernel> SelectKernel(const HloInstruction& instr, int64_t tile_elements) {
+  absl::StatusOr<std::unique_ptr<Kernel>> kernel = absl::UnimplementedError("");
+  switch (instr.opcode()) {
+    case HloOpcode::kFusion: {
+      const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
+      if (root->opcode() == HloOpcode::kReduce) {
+        kernel = MakeReduceKernel(instr, tile_elements);
+      } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot) {
+        kernel = MakeDotKernel(instr, tile_elements);
+      } else {
+        kernel = MakeLoopKernel(instr, tile_elements);
+      }
+      break;
+    }
+    case HloOpcode::kReduce:
+      kernel = MakeReduceKernel(instr, tile_elements);
+      break;
+    case HloOpcode::kDot:
+      kernel = MakeDotKernel(instr, tile_elements);
+      break;
+    case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
+    case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
+    case HloOpcode::kIota:
+      kernel = MakeLoopKernel(instr, tile_elements);
+      break;
+    default:
+      if (instr.IsElementwise()) kernel = MakeLoopKernel(instr, tile_elements);
+      break;
+  }
+  if (kernel.ok()) return *std::move(kernel);
+  return MakeFallbackKernel(instr);
+}
+
+}  // namespace jx::cpu::internal

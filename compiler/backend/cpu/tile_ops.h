@@ -1,0 +1,29 @@
+// Internal to the CPU backend: the vectorized loops a tile program is made of. Each loop
+// runs one elementwise op over n contiguous elements of a tile (operands and result are
+// dense arrays of the op's element types). Loops are chosen once, when a kernel is
+// compiled, as function pointers; an (op, element type) pair without a native loop gets
+// nullptr and the caller falls back to a scalar loop through the reference evaluator.
+#pragma once
+
+#include <cstdint>
+
+#include "jx/compiler/hlo/hlo_instruction.h"
+
+namespace jx::cpu::internal {
+
+// out[i] = op(in[0][i], in[1][i], ...) for i < n.
+using TileOpFn = void (*)(const void* const* in, void* out, int64_t n);
+// Native loop for this elementwise instruction (its opcode, attributes, operand and result
+// types), or nullptr.
+TileOpFn FindNativeTileOp(const hlo::HloInstruction& instr);
+
+// *acc = reducer(*acc, x[0], ..., x[n-1]) in a fixed order (independent of alignment and
+// threads), for reducer add/multiply/maximum/minimum.
+using ReduceSpanFn = void (*)(const void* x, int64_t n, void* acc);
+ReduceSpanFn FindReduceSpan(hlo::HloOpcode reducer, hlo::PrimitiveType type);
+
+// out[i] = static_cast<type>(index[i]) (iota values).
+using IndexToValueFn = void (*)(const int64_t* index, void* out, int64_t n);
+IndexToValueFn FindIndexToValue(hlo::PrimitiveType type);
+
+}  // namespace jx::cpu::internal

@@ -1,0 +1,587 @@
+#include "jx/compiler/backend/cpu/tile_program.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "jx/compiler/backend/cpu/tile_ops.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_evaluator.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::cpu::internal {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Literal;
+using hlo::Shape;
+
+namespace {
+
+constexpr int kMaxRank = 64;
+
+std::vector<int64_t> RowMajor(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> s(dims.size());
+  int64_t acc = 1;
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= dims[i];
+  }
+  return s;
+}
+
+int64_t Product(absl::Span<const int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= d;
+  return p;
+}
+
+// Strides of size-1 dims never matter (that coordinate is always 0).
+std::vector<int64_t> Normalized(const std::vector<int64_t>& strides,
+                                const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s = strides;
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (dims[k] == 1) s[k] = 0;
+  }
+  return s;
+}
+
+// The current stage as linear positions in the instruction's row-major element order.
+IndexStage FinishStage(const IndexMap& m, absl::Span<const int64_t> x_dims) {
+  IndexStage s;
+  s.dims = m.q_dims;
+  s.strides.assign(m.q_dims.size(), 0);
+  const std::vector<int64_t> rm = RowMajor(x_dims);
+  for (size_t j = 0; j < m.x.size(); ++j) {
+    s.offset += m.x[j].offset * rm[j];
+    if (m.x[j].q_dim >= 0) s.strides[m.x[j].q_dim] += m.x[j].mult * rm[j];
+  }
+  return s;
+}
+
+// L_out == L_in for every input position.
+bool IsIdentityStage(const IndexStage& s) {
+  return s.offset == 0 && Normalized(s.strides, s.dims) == Normalized(RowMajor(s.dims), s.dims);
+}
+bool IsShiftStage(const IndexStage& s) {
+  return Normalized(s.strides, s.dims) == Normalized(RowMajor(s.dims), s.dims);
+}
+
+// The map of operand 0 of the shape op `instr`, given instr's own map.
+IndexMap ThroughShapeOp(const HloInstruction& instr, const IndexMap& m) {
+  const Shape& ys = instr.operand(0)->shape();
+  const std::vector<int64_t>& y_dims = ys.dimensions();
+  IndexMap out;
+  out.stages = m.stages;
+  out.q_dims = m.q_dims;
+  out.x.resize(y_dims.size());
+  switch (instr.opcode()) {
+    case HloOpcode::kBroadcast:
+      for (size_t i = 0; i < y_dims.size(); ++i) out.x[i] = m.x[instr.dimensions(i)];
+      break;
+    case HloOpcode::kTranspose:
+      for (size_t i = 0; i < m.x.size(); ++i) out.x[instr.dimensions(i)] = m.x[i];
+      break;
+    case HloOpcode::kSlice:
+      for (size_t i = 0; i < y_dims.size(); ++i) {
+        const int64_t start = instr.slice_starts()[i];
+        const int64_t stride = instr.slice_strides().empty() ? 1 : instr.slice_strides()[i];
+        out.x[i] = {m.x[i].q_dim, m.x[i].mult * stride, start + stride * m.x[i].offset};
+      }
+      break;
+    case HloOpcode::kReverse:
+      out.x = m.x;
+      for (int64_t d : instr.dimensions()) {
+        out.x[d] = {m.x[d].q_dim, -m.x[d].mult, (y_dims[d] - 1) - m.x[d].offset};
+      }
+      break;
+    case HloOpcode::kCopy:
+      out.x = m.x;
+      break;
+    default: {  // reshape / bitcast: the linear position is kept
+      if (y_dims == instr.shape().dimensions()) {
+        out.x = m.x;
+        break;
+      }
+      IndexStage s = FinishStage(m, instr.shape().dimensions());
+      if (!IsIdentityStage(s)) out.stages.push_back(std::move(s));
+      out = IndexMap{std::move(out.stages), {}, {}};
+      IndexMap id = IndexMap::Identity(y_dims);
+      out.q_dims = std::move(id.q_dims);
+      out.x = std::move(id.x);
+      break;
+    }
+  }
+  return out;
+}
+
+bool IsTransparent(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
+    case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kCopy:
+      return true;
+    case HloOpcode::kBitcast:
+      return instr.shape().element_type() == instr.operand(0)->shape().element_type() &&
+             Product(instr.shape().dimensions()) ==
+                 Product(instr.operand(0)->shape().dimensions());
+    default:
+      return false;
+  }
+}
+
+std::string MapKey(const HloInstruction& instr, const IndexMap& m) {
+  std::vector<int64_t> v{instr.unique_id()};
+  for (const IndexStage& s : m.stages) {
+    v.push_back(-1);
+    v.insert(v.end(), s.dims.begin(), s.dims.end());
+    v.push_back(-2);
+    v.insert(v.end(), s.strides.begin(), s.strides.end());
+    v.push_back(s.offset);
+  }
+  v.push_back(-3);
+  v.insert(v.end(), m.q_dims.begin(), m.q_dims.end());
+  v.push_back(-4);
+  for (const AffineDim& a : m.x) {
+    v.push_back(a.q_dim);
+    v.push_back(a.mult);
+    v.push_back(a.offset);
+  }
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+}
+
+// Per-thread scratch: registers and index vectors of the tile being computed.
+uint8_t* ThreadScratch(size_t bytes) {
+  struct Buffer {
+    uint8_t* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buf;
+  if (buf.size < bytes) {
+    std::free(buf.data);
+    buf.size = (bytes + 63) / 64 * 64;
+    buf.data = static_cast<uint8_t*>(std::aligned_alloc(64, buf.size));
+  }
+  return buf.data;
+}
+
+// Linear source positions for output elements [start, start + n) through `stages`.
+void ComputeIndices(const std::vector<IndexStage>& stages, int64_t start, int64_t n,
+                    int64_t* idx) {
+  const IndexStage& s0 = stages[0];
+  const int r = static_cast<int>(s0.dims.size());
+  int64_t q[kMaxRank];
+  int64_t rem = start, lin = s0.offset;
+  for (int k = r - 1; k >= 0; --k) {
+    q[k] = rem % s0.dims[k];
+    rem /= s0.dims[k];
+    lin += q[k] * s0.strides[k];
+  }
+  if (r == 0) {
+    for (int64_t j = 0; j < n; ++j) idx[j] = lin;
+  } else {
+    const int64_t inner = s0.dims[r - 1], inner_stride = s0.strides[r - 1];
+    int64_t j = 0;
+    while (j < n) {
+      // A run along the innermost dim, then one odometer carry.
+      const int64_t run = std::min(inner - q[r - 1], n - j);
+      for (int64_t t = 0; t < run; ++t) idx[j + t] = lin + t * inner_stride;
+      j += run;
+      lin += run * inner_stride;
+      q[r - 1] += run;
+      for (int k = r - 1; k > 0 && q[k] == s0.dims[k]; --k) {
+        lin -= s0.strides[k] * s0.dims[k];
+        q[k] = 0;
+        ++q[k - 1];
+        lin += s0.strides[k - 1];
+      }
+    }
+  }
+  for (size_t si = 1; si < stages.size(); ++si) {
+    const IndexStage& s = stages[si];
+    const int rk = static_cast<int>(s.dims.size());
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t v = idx[j], l = s.offset;
+      for (int k = rk - 1; k >= 0; --k) {
+        l += (v % s.dims[k]) * s.strides[k];
+        v /= s.dims[k];
+      }
+      idx[j] = l;
+    }
+  }
+}
+
+template <typename Bits>
+void Gather(const void* src, const int64_t* idx, int64_t n, void* out) {
+  const Bits* s = static_cast<const Bits*>(src);
+  Bits* o = static_cast<Bits*>(out);
+  for (int64_t j = 0; j < n; ++j) o[j] = s[idx[j]];
+}
+void GatherBytes(const void* src, const int64_t* idx, int64_t n, int64_t esize, void* out) {
+  switch (esize) {
+    case 1: return Gather<uint8_t>(src, idx, n, out);
+    case 2: return Gather<uint16_t>(src, idx, n, out);
+    case 4: return Gather<uint32_t>(src, idx, n, out);
+    default: return Gather<uint64_t>(src, idx, n, out);
+  }
+}
+template <typename Bits>
+void Splat(const void* src, int64_t n, void* out) {
+  Bits v;
+  std::memcpy(&v, src, sizeof(Bits));
+  Bits* o = static_cast<Bits*>(out);
+  for (int64_t j = 0; j < n; ++j) o[j] = v;
+}
+void SplatBytes(const void* src, int64_t n, int64_t esize, void* out) {
+  switch (esize) {
+    case 1: return Splat<uint8_t>(src, n, out);
+    case 2: return Splat<uint16_t>(src, n, out);
+    case 4: return Splat<uint32_t>(src, n, out);
+    default: return Splat<uint64_t>(src, n, out);
+  }
+}
+
+}  // namespace
+
+IndexMap IndexMap::Identity(absl::Span<const int64_t> dims) {
+  IndexMap m;
+  m.q_dims.assign(dims.begin(), dims.end());
+  for (size_t j = 0; j < dims.size(); ++j) m.x.push_back({static_cast<int64_t>(j), 1, 0});
+  return m;
+}
+
+LeafResolver ParameterLeaves() {
+  return [](const HloInstruction* instr) -> int {
+    return instr->opcode() == HloOpcode::kParameter ? static_cast<int>(instr->parameter_number())
+                                                    : -1;
+  };
+}
+
+LeafResolver OperandLeaves(const HloInstruction* root) {
+  return [root](const HloInstruction* instr) -> int {
+    if (instr == root) return -1;
+    for (int64_t i = 0; i < root->operand_count(); ++i) {
+      if (root->operand(i) == instr) return static_cast<int>(i);
+    }
+    return -1;
+  };
+}
+
+struct TileProgram::Node {
+  enum Kind { kContiguous, kScalar, kGather, kIota, kNative, kFallback } kind;
+  int64_t esize = 0;
+  int input = -1;                     // source slot, or -1 for constant data
+  const uint8_t* constant = nullptr;  // constant source
+  int64_t offset = 0;                 // kContiguous / kScalar
+  std::vector<IndexStage> stages;     // kGather / kIota
+  IndexToValueFn to_value = nullptr;  // kIota
+  std::vector<int> operands;          // ops
+  TileOpFn fn = nullptr;              // kNative
+  const HloInstruction* fallback = nullptr;  // kFallback: the op on [tile] operands
+  int reg = -1;
+};
+
+TileProgram::~TileProgram() = default;
+
+absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
+    const HloInstruction* root, const LeafResolver& leaves, int64_t tile_elements,
+    const IndexMap* root_map) {
+  if (!root->shape().IsArray()) return absl::UnimplementedError("tuple-shaped root");
+  std::unique_ptr<TileProgram> p(new TileProgram());
+  p->tile_ = std::max<int64_t>(16, (tile_elements + 15) / 16 * 16);
+  p->esize_ = hlo::ByteSizeOfPrimitiveType(root->shape().element_type());
+  const int64_t tile = p->tile_;
+  absl::flat_hash_map<std::string, int> memo;
+  int fallback_count = 0;
+
+  // Source loads and iota: the map decides how a leaf is read.
+  auto add_load = [&](const HloInstruction& instr, const IndexMap& m, int input,
+                      const uint8_t* constant) {
+    Node n;
+    n.esize = hlo::ByteSizeOfPrimitiveType(instr.shape().element_type());
+    n.input = input;
+    n.constant = constant;
+    std::vector<IndexStage> stages = m.stages;
+    IndexStage last = FinishStage(m, instr.shape().dimensions());
+    if (!IsIdentityStage(last)) stages.push_back(std::move(last));
+    bool all_zero = !stages.empty();
+    if (!stages.empty()) {
+      for (int64_t s : Normalized(stages.back().strides, stages.back().dims)) all_zero &= s == 0;
+    }
+    if (stages.empty()) {
+      n.kind = Node::kContiguous;
+    } else if (stages.size() == 1 && IsShiftStage(stages[0])) {
+      n.kind = Node::kContiguous;
+      n.offset = stages[0].offset;
+    } else if (all_zero) {
+      n.kind = Node::kScalar;
+      n.offset = stages.back().offset;
+    } else {
+      n.kind = Node::kGather;
+      n.stages = std::move(stages);
+    }
+    p->nodes_.push_back(std::move(n));
+    return static_cast<int>(p->nodes_.size() - 1);
+  };
+
+  struct Frame {
+    const HloInstruction* instr;
+    IndexMap map;
+    std::string key;
+    std::vector<std::pair<const HloInstruction*, IndexMap>> children;
+    std::vector<int> child_nodes;
+    size_t next = 0;
+    bool expanded = false;
+  };
+  std::vector<Frame> stack(1);
+  stack[0].instr = root;
+  stack[0].map = root_map != nullptr ? *root_map : IndexMap::Identity(root->shape().dimensions());
+  int result = -1;
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (!f.expanded) {
+      f.expanded = true;
+      f.key = MapKey(*f.instr, f.map);
+      int node = -1;
+      if (auto it = memo.find(f.key); it != memo.end()) {
+        node = it->second;
+      } else if (const int slot = leaves(f.instr); slot >= 0) {
+        if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple leaf");
+        p->num_inputs_ = std::max(p->num_inputs_, slot + 1);
+        node = add_load(*f.instr, f.map, slot, nullptr);
+      } else if (f.instr->opcode() == HloOpcode::kConstant) {
+        if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple constant");
+        node = add_load(*f.instr, f.map, -1, f.instr->literal().untyped_data().data());
+      } else if (f.instr->opcode() == HloOpcode::kIota) {
+        const hlo::PrimitiveType t = f.instr->shape().element_type();
+        IndexToValueFn to_value = FindIndexToValue(t);
+        if (to_value == nullptr) {
+          return absl::UnimplementedError(hlo::StrCat("iota of ", hlo::PrimitiveTypeName(t)));
+        }
+        const AffineDim& a = f.map.x[f.instr->iota_dimension()];
+        IndexStage s;
+        s.dims = f.map.q_dims;
+        s.strides.assign(s.dims.size(), 0);
+        if (a.q_dim >= 0) s.strides[a.q_dim] = a.mult;
+        s.offset = a.offset;
+        Node n;
+        n.kind = Node::kIota;
+        n.esize = hlo::ByteSizeOfPrimitiveType(t);
+        n.stages = f.map.stages;
+        n.stages.push_back(std::move(s));
+        n.to_value = to_value;
+        p->nodes_.push_back(std::move(n));
+        node = static_cast<int>(p->nodes_.size() - 1);
+      } else if (IsTransparent(*f.instr)) {
+        f.children.push_back({f.instr->operand(0), ThroughShapeOp(*f.instr, f.map)});
+      } else if (f.instr->IsElementwise() && f.instr->shape().IsArray()) {
+        for (const HloInstruction* op : f.instr->operands()) {
+          if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
+          if (op->shape().rank() == f.instr->shape().rank()) {
+            f.children.push_back({op, f.map});
+          } else if (op->shape().rank() == 0) {  // implicit scalar broadcast
+            IndexMap scalar = f.map;
+            scalar.x.clear();
+            f.children.push_back({op, std::move(scalar)});
+          } else {
+            return absl::UnimplementedError("elementwise operand of another rank");
+          }
+        }
+      } else {
+        return absl::UnimplementedError(
+            hlo::StrCat(hlo::HloOpcodeString(f.instr->opcode()), " in a loop kernel"));
+      }
+      if (node >= 0) {
+        memo.emplace(f.key, node);
+        stack.pop_back();
+        if (stack.empty()) result = node; else stack.back().child_nodes.push_back(node);
+        continue;
+      }
+    }
+    if (f.next < f.children.size()) {
+      auto [child, map] = f.children[f.next++];
+      if (static_cast<int>(map.q_dims.size()) > kMaxRank) {
+        return absl::UnimplementedError("rank too large");
+      }
+      Frame next;
+      next.instr = child;
+      next.map = std::move(map);
+      stack.push_back(std::move(next));
+      continue;
+    }
+    int node;
+    if (IsTransparent(*f.instr)) {
+      node = f.child_nodes[0];
+    } else {
+      Node n;
+      n.esize = hlo::ByteSizeOfPrimitiveType(f.instr->shape().element_type());
+      n.operands = f.child_nodes;
+      n.fn = FindNativeTileOp(*f.instr);
+      n.kind = n.fn != nullptr ? Node::kNative : Node::kFallback;
+      if (n.kind == Node::kFallback) {
+        // Slow path: the op runs through the reference evaluator on [tile] literals.
+        if (p->fallback_module_ == nullptr) {
+          p->fallback_module_ = std::make_unique<hlo::HloModule>("tile_fallback");
+        }
+        hlo::HloComputation* c = p->fallback_module_->AddComputation(
+            hlo::StrCat("op_", fallback_count++));
+        std::vector<HloInstruction*> params;
+        for (int64_t i = 0; i < f.instr->operand_count(); ++i) {
+          auto param = HloInstruction::Create(
+              HloOpcode::kParameter,
+              Shape(f.instr->operand(i)->shape().element_type(), {tile}), {});
+          param->set_parameter_number(i);
+          params.push_back(c->AddInstruction(std::move(param)));
+        }
+        auto op = HloInstruction::Create(
+            f.instr->opcode(), Shape(f.instr->shape().element_type(), {tile}), params);
+        if (f.instr->opcode() == HloOpcode::kCompare) {
+          op->set_comparison_direction(f.instr->comparison_direction());
+          if (f.instr->HasAttr(hlo::HloAttr::kCompareType)) {
+            op->set_comparison_type(f.instr->comparison_type());
+          }
+        }
+        if (f.instr->opcode() == HloOpcode::kReducePrecision) {
+          op->set_reduce_precision_bits(f.instr->exponent_bits(), f.instr->mantissa_bits());
+        }
+        HloInstruction* added = c->AddInstruction(std::move(op));
+        c->set_root_instruction(added);
+        n.fallback = added;
+      }
+      p->nodes_.push_back(std::move(n));
+      node = static_cast<int>(p->nodes_.size() - 1);
+    }
+    memo.emplace(f.key, node);
+    stack.pop_back();
+    if (stack.empty()) result = node; else stack.back().child_nodes.push_back(node);
+  }
+
+  // The root must be the last node (it is, unless it was memoized earlier: then copy it).
+  if (result != static_cast<int>(p->nodes_.size()) - 1) {
+    return absl::InternalError("tile program root is not the last node");
+  }
+  // Registers: every node but in-place contiguous loads gets one; freed after its last use.
+  std::vector<int> last_use(p->nodes_.size(), -1);
+  for (size_t i = 0; i < p->nodes_.size(); ++i) {
+    for (int op : p->nodes_[i].operands) last_use[op] = static_cast<int>(i);
+  }
+  last_use[result] = static_cast<int>(p->nodes_.size());
+  std::vector<int> free_regs;
+  int num_regs = 0;
+  for (size_t i = 0; i < p->nodes_.size(); ++i) {
+    Node& n = p->nodes_[i];
+    if (n.kind != Node::kContiguous || static_cast<int>(i) == result) {
+      if (free_regs.empty()) {
+        n.reg = num_regs++;
+      } else {
+        n.reg = free_regs.back();
+        free_regs.pop_back();
+      }
+    }
+    for (int op : n.operands) {
+      if (last_use[op] == static_cast<int>(i) && p->nodes_[op].reg >= 0) {
+        // An operand used twice by this node is freed once.
+        bool seen = false;
+        for (int r : free_regs) seen |= r == p->nodes_[op].reg;
+        if (!seen) free_regs.push_back(p->nodes_[op].reg);
+      }
+    }
+  }
+  p->num_registers_ = num_regs;
+  return p;
+}
+
+bool TileProgram::InputReadInPlace(int slot) const {
+  for (const Node& n : nodes_) {
+    if (n.input != slot || n.constant != nullptr) continue;
+    if (n.kind == Node::kContiguous && n.offset == 0) continue;
+    if (n.kind == Node::kContiguous || n.kind == Node::kScalar || n.kind == Node::kGather) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int TileProgram::num_fallback_ops() const {
+  int count = 0;
+  for (const Node& n : nodes_) count += n.kind == Node::kFallback;
+  return count;
+}
+
+void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
+                           bool in_place) const {
+  if (n <= 0) return;
+  const size_t reg_bytes = static_cast<size_t>(tile_) * 8;
+  uint8_t* scratch = ThreadScratch(reg_bytes * (num_registers_ + 1) +
+                                   nodes_.size() * sizeof(const void*));
+  int64_t* idx = reinterpret_cast<int64_t*>(scratch + reg_bytes * num_registers_);
+  const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * (num_registers_ + 1));
+  const int root = static_cast<int>(nodes_.size()) - 1;
+  for (int i = 0; i <= root; ++i) {
+    const Node& node = nodes_[i];
+    void* dest = node.reg >= 0 ? scratch + reg_bytes * node.reg : nullptr;
+    if (i == root && !in_place) dest = out;
+    const uint8_t* src = node.constant != nullptr
+                             ? node.constant
+                             : static_cast<const uint8_t*>(node.input >= 0 ? inputs[node.input]
+                                                                           : nullptr);
+    switch (node.kind) {
+      case Node::kContiguous:
+        if (dest == nullptr) {
+          ptr[i] = src + (node.offset + start) * node.esize;
+        } else {
+          std::memmove(dest, src + (node.offset + start) * node.esize, n * node.esize);
+          ptr[i] = dest;
+        }
+        break;
+      case Node::kScalar:
+        SplatBytes(src + node.offset * node.esize, n, node.esize, dest);
+        ptr[i] = dest;
+        break;
+      case Node::kGather:
+        ComputeIndices(node.stages, start, n, idx);
+        GatherBytes(src, idx, n, node.esize, dest);
+        ptr[i] = dest;
+        break;
+      case Node::kIota:
+        ComputeIndices(node.stages, start, n, idx);
+        node.to_value(idx, dest, n);
+        ptr[i] = dest;
+        break;
+      case Node::kNative: {
+        const void* args[3];
+        for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[node.operands[k]];
+        node.fn(args, dest, n);
+        ptr[i] = dest;
+        break;
+      }
+      case Node::kFallback: {
+        // Slow path: the reference evaluator computes this op on the tile.
+        std::vector<Literal> args;
+        std::vector<const Literal*> arg_ptrs;
+        args.reserve(node.operands.size());
+        for (size_t k = 0; k < node.operands.size(); ++k) {
+          args.emplace_back(node.fallback->operand(k)->shape());
+          const int64_t es = nodes_[node.operands[k]].esize;
+          std::memcpy(args.back().mutable_untyped_data().data(), ptr[node.operands[k]], n * es);
+          arg_ptrs.push_back(&args.back());
+        }
+        hlo::HloEvaluator evaluator;
+        absl::StatusOr<Literal> r = evaluator.EvaluateInstruction(*node.fallback, arg_ptrs);
+        if (r.ok()) {
+          std::memcpy(dest, r->untyped_data().data(), n * node.esize);
+        } else {
+          std::memset(dest, 0xff, n * node.esize);  // unreachable for verified modules
+        }
+        ptr[i] = dest;
+        break;
+      }
+    }
+  }
+  if (in_place) std::memmove(out, ptr[root], n * esize_);
+}
+
+}  // namespace jx::cpu::internal
