@@ -43,14 +43,10 @@ enum class UOp { kNeg, kAbs, kExp, kLog, kTanh, kLogistic, kSqrt, kRsqrt, kSin, 
 // vectorized min/max pass, so the scalar fix-up only runs on tiles that need it.
 template <typename T, typename F>
 void FixRange(const T* __restrict x, T* __restrict o, int64_t n, T lo, T hi, F exact) {
-  T mn = std::numeric_limits<T>::infinity(), mx = -mn;
-  bool nan = false;
-  for (int64_t i = 0; i < n; ++i) {
-    mn = x[i] < mn ? x[i] : mn;
-    mx = x[i] > mx ? x[i] : mx;
-    nan |= x[i] != x[i];
-  }
-  if (mn >= lo && mx <= hi && !nan) return;
+  // An AND of comparisons vectorizes (a NaN compares false, so it needs the fix-up too).
+  int in_range = 1;
+  for (int64_t i = 0; i < n; ++i) in_range &= (x[i] >= lo) & (x[i] <= hi);
+  if (in_range) return;
   for (int64_t i = 0; i < n; ++i) {
     if (!(x[i] >= lo && x[i] <= hi)) o[i] = exact(x[i]);
   }

@@ -514,12 +514,26 @@ int TileProgram::num_fallback_ops() const {
 void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
                            bool in_place) const {
   if (n <= 0) return;
-  const size_t reg_bytes = static_cast<size_t>(tile_) * 8;
+  // Registers are staggered by 5 cache lines so that a loop's operands and result never sit
+  // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
+  const size_t reg_bytes = static_cast<size_t>(tile_) * 8 + 320;
   uint8_t* scratch = ThreadScratch(reg_bytes * (num_registers_ + 1) +
                                    nodes_.size() * sizeof(const void*));
   int64_t* idx = reinterpret_cast<int64_t*>(scratch + reg_bytes * num_registers_);
   const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * (num_registers_ + 1));
   const int root = static_cast<int>(nodes_.size()) - 1;
+  // Streamed inputs and the output: prefetch the next tile while this one computes (the
+  // ops run long enough between loads that the hardware prefetcher falls behind).
+  for (const Node& node : nodes_) {
+    if (node.kind != Node::kContiguous || node.input < 0) continue;
+    const char* next = static_cast<const char*>(inputs[node.input]) +
+                       (node.offset + start + n) * node.esize;
+    for (int64_t b = 0; b < n * node.esize; b += 64) __builtin_prefetch(next + b, 0, 1);
+  }
+  if (!in_place) {
+    char* next = static_cast<char*>(out) + n * esize_;
+    for (int64_t b = 0; b < n * esize_; b += 64) __builtin_prefetch(next + b, 1, 1);
+  }
   for (int i = 0; i <= root; ++i) {
     const Node& node = nodes_[i];
     void* dest = node.reg >= 0 ? scratch + reg_bytes * node.reg : nullptr;
