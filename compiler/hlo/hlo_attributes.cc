@@ -163,6 +163,26 @@ absl::StatusOr<PaddingConfig> ParsePaddingConfig(std::string_view s) {
   return out;
 }
 
+std::optional<ScanWindow> AsScanWindow(const Window& w, absl::Span<const int64_t> base_dims) {
+  if (w.size() != base_dims.size()) return std::nullopt;
+  std::optional<ScanWindow> scan;
+  for (size_t d = 0; d < w.size(); ++d) {
+    const WindowDim& wd = w[d];
+    if (wd.stride != 1 || wd.lhs_dilation != 1 || wd.rhs_dilation != 1) return std::nullopt;
+    if (wd.size == 1 && wd.pad_low == 0 && wd.pad_high == 0) continue;
+    const int64_t n = base_dims[d];
+    if (scan || n < 2 || wd.size != n) return std::nullopt;
+    if (wd.pad_low == n - 1 && wd.pad_high == 0) {
+      scan = ScanWindow{static_cast<int64_t>(d), false};
+    } else if (wd.pad_low == 0 && wd.pad_high == n - 1) {
+      scan = ScanWindow{static_cast<int64_t>(d), true};
+    } else {
+      return std::nullopt;
+    }
+  }
+  return scan;
+}
+
 std::string WindowToString(const Window& w) {
   auto all = [&](auto pred) { return std::all_of(w.begin(), w.end(), pred); };
   auto join = [&](auto field) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,16 @@ using Window = std::vector<WindowDim>;
 // Fields that are trivial in every dim are left out, as XLA does.
 std::string WindowToString(const Window& w);
 absl::StatusOr<Window> ParseWindow(std::string_view s);
+
+// A window that makes reduce-window a running scan along one axis (how cumulative ops lower):
+// size n over an axis of n elements, stride 1, n-1 padding on one side, trivial elsewhere.
+// Output i then reduces the prefix [0, i] (or, reversed, the suffix [i, n)), so evaluators
+// can fold it in O(n) instead of O(n^2).
+struct ScanWindow {
+  int64_t axis = 0;
+  bool reverse = false;
+};
+std::optional<ScanWindow> AsScanWindow(const Window& w, absl::Span<const int64_t> base_dims);
 
 struct ConvolutionDimensionNumbers {
   int64_t input_batch_dimension = 0, input_feature_dimension = 0;

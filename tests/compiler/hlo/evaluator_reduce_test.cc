@@ -133,6 +133,33 @@ TEST(EvaluatorReduceTest, ReduceWindow) {
             "{{9, 9}, {9, 9}}");
 }
 
+// Full-axis prefix and suffix windows (how cumulative ops lower) fold as running scans.
+TEST(EvaluatorReduceTest, ReduceWindowPrefixAndSuffixScans) {
+  EXPECT_EQ(Eval(R"(  %x = f32[4] constant({1, 2, 3, 4})
+  %z = f32[] constant(0)
+  ROOT %r = f32[4] reduce-window(%x, %z), window={size=4 pad=3_0}, to_apply=%add)"),
+            "{1, 3, 6, 1e+01}");
+  EXPECT_EQ(Eval(R"(  %x = f32[4] constant({1, 2, 3, 4})
+  %z = f32[] constant(0)
+  ROOT %r = f32[4] reduce-window(%x, %z), window={size=4 pad=0_3}, to_apply=%add)"),
+            "{1e+01, 9, 7, 4}");
+  EXPECT_EQ(Eval(R"(  %x = f32[2,3] constant({{1, 5, 2}, {7, 3, 9}})
+  %z = f32[] constant(-inf)
+  ROOT %r = f32[2,3] reduce-window(%x, %z), window={size=1x3 pad=0_0x2_0}, to_apply=%max)"),
+            "{{1, 5, 5}, {7, 7, 9}}");
+  EXPECT_EQ(Eval(R"(  %x = f32[2,3] constant({{1, 5, 2}, {7, 3, 9}})
+  %z = f32[] constant(0)
+  ROOT %r = f32[2,3] reduce-window(%x, %z), window={size=2x1 pad=0_1x0_0}, to_apply=%add)"),
+            "{{8, 8, 11}, {7, 3, 9}}");
+  // A long scan stays linear: 200k reducer calls, where the window walk would make 2e10.
+  EXPECT_EQ(Eval(R"(  %one = f32[] constant(1)
+  %x = f32[200000] broadcast(%one), dimensions={}
+  %z = f32[] constant(0)
+  %r = f32[200000] reduce-window(%x, %z), window={size=200000 pad=199999_0}, to_apply=%add
+  ROOT %last = f32[1] slice(%r), slice={[199999:200000]})"),
+            "{2e+05}");
+}
+
 TEST(EvaluatorReduceTest, SelectAndScatter) {
   EXPECT_EQ(Eval(R"(  %x = f32[4] constant({1, 5, 3, 2})
   %s = f32[2] constant({10, 20})
