@@ -27,6 +27,7 @@ HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std
   }
   instructions_.push_back(std::move(instr));
   positions_[raw] = std::prev(instructions_.end());
+  schedule_.clear();
   return raw;
 }
 
@@ -84,6 +85,20 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   return order;
 }
 
+std::vector<HloInstruction*> HloComputation::MakeSequentialOrder() const {
+  // Operands can be rewired without adding or removing anything: check the order holds.
+  bool valid = schedule_.size() == instructions_.size();
+  absl::flat_hash_set<const HloInstruction*> done;
+  for (size_t i = 0; valid && i < schedule_.size(); ++i) {
+    const HloInstruction* instr = schedule_[i];
+    valid = positions_.contains(instr) && done.insert(instr).second;
+    for (int64_t j = 0; valid && j < instr->operand_count(); ++j) {
+      valid = done.contains(instr->operand(j));
+    }
+  }
+  return valid ? schedule_ : MakeInstructionPostOrder();
+}
+
 absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
   auto it = positions_.find(instr);
   if (it == positions_.end()) {
@@ -110,6 +125,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
   instr->DetachFromOperands();
   instructions_.erase(it->second);
   positions_.erase(it);
+  schedule_.clear();
   return absl::OkStatus();
 }
 

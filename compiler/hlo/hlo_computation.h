@@ -84,6 +84,14 @@ class HloComputation {
   // order, each after its own operands); the root comes last.
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
 
+  // The sequential order a scheduler chose (HloScheduling); empty if none. Adding or
+  // removing an instruction clears it.
+  const std::vector<HloInstruction*>& schedule() const { return schedule_; }
+  void set_schedule(std::vector<HloInstruction*> order) { schedule_ = std::move(order); }
+  // The order to run the instructions in: the schedule while it still holds every
+  // instruction once, each after its operands; else MakeInstructionPostOrder().
+  std::vector<HloInstruction*> MakeSequentialOrder() const;
+
   // Removes an instruction that has no users and is not the root. Removing a parameter is
   // allowed only for fusion/non-entry use by passes that renumber parameters themselves.
   absl::Status RemoveInstruction(HloInstruction* instr);
@@ -117,6 +125,7 @@ class HloComputation {
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
   HloInstruction* fusion_instruction_ = nullptr;
+  std::vector<HloInstruction*> schedule_;
 };
 
 }  // namespace jx::hlo

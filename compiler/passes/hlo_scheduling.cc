@@ -1,0 +1,253 @@
+#include "jx/compiler/passes/hlo_scheduling.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "jx/compiler/hlo/hlo_module.h"
+
+namespace jx::hlo {
+namespace {
+
+// Shapes nest only as deep as tuples do, so recursion here is bounded by the text form.
+void AppendLeafSizes(const Shape& shape, std::vector<int64_t>* sizes) {
+  if (shape.IsTuple()) {
+    for (const Shape& e : shape.tuple_shapes()) AppendLeafSizes(e, sizes);
+    return;
+  }
+  sizes->push_back(shape.IsArray() ? ShapeUtil::ByteSizeOf(shape) : 0);
+}
+
+int64_t LeafCount(const Shape& shape) {
+  std::vector<int64_t> sizes;
+  AppendLeafSizes(shape, &sizes);
+  return static_cast<int64_t>(sizes.size());
+}
+
+// Buffers and who defines and reads them, for instructions in one topological order.
+struct BufferModel {
+  std::vector<int64_t> size;             // per buffer
+  std::vector<bool> pinned;              // a parameter's or the root's: never freed early
+  std::vector<bool> parameter;           // live from the start
+  std::vector<bool> live_out;            // the root's: live to the end
+  std::vector<std::vector<int>> defines;  // per instruction: buffers it allocates
+  std::vector<std::vector<int>> reads;    // per instruction: distinct buffers it reads
+};
+
+BufferModel BuildModel(const HloComputation& computation,
+                       absl::Span<HloInstruction* const> order) {
+  BufferModel m;
+  const size_t n = order.size();
+  m.defines.resize(n);
+  m.reads.resize(n);
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
+  std::vector<std::vector<int>> leaves(n);  // the buffers each instruction's value is
+  for (size_t i = 0; i < n; ++i) index[order[i]] = i;
+  auto leaves_of = [&](const HloInstruction* operand) -> const std::vector<int>* {
+    auto it = index.find(operand);
+    return it == index.end() ? nullptr : &leaves[it->second];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const HloInstruction* instr = order[i];
+    std::vector<int>& reads = m.reads[i];
+    if (instr->opcode() == HloOpcode::kGetTupleElement) {
+      // Aliases one element of its operand: reads just that element's buffers.
+      const std::vector<int>* tuple = leaves_of(instr->operand(0));
+      const Shape& tuple_shape = instr->operand(0)->shape();
+      if (tuple != nullptr && tuple_shape.IsTuple()) {
+        int64_t offset = 0;
+        for (int64_t j = 0; j < instr->tuple_index(); ++j) {
+          offset += LeafCount(tuple_shape.tuple_shapes(j));
+        }
+        const int64_t count = LeafCount(instr->shape());
+        if (offset + count <= static_cast<int64_t>(tuple->size())) {
+          leaves[i].assign(tuple->begin() + offset, tuple->begin() + offset + count);
+        }
+      }
+      reads = leaves[i];
+    } else {
+      for (const HloInstruction* operand : instr->operands()) {
+        const std::vector<int>* l = leaves_of(operand);
+        if (l == nullptr) continue;
+        reads.insert(reads.end(), l->begin(), l->end());
+        if (instr->opcode() == HloOpcode::kTuple) {
+          leaves[i].insert(leaves[i].end(), l->begin(), l->end());
+        }
+      }
+      if (instr->opcode() != HloOpcode::kTuple) {
+        std::vector<int64_t> sizes;
+        AppendLeafSizes(instr->shape(), &sizes);
+        const bool is_parameter = instr->opcode() == HloOpcode::kParameter;
+        for (int64_t bytes : sizes) {
+          const int b = static_cast<int>(m.size.size());
+          m.size.push_back(bytes);
+          m.parameter.push_back(is_parameter);
+          m.live_out.push_back(false);
+          leaves[i].push_back(b);
+          m.defines[i].push_back(b);
+        }
+      }
+    }
+    std::sort(reads.begin(), reads.end());
+    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+  }
+  if (const std::vector<int>* root = leaves_of(computation.root_instruction())) {
+    for (int b : *root) m.live_out[b] = true;
+  }
+  m.pinned.resize(m.size.size());
+  for (size_t b = 0; b < m.size.size(); ++b) m.pinned[b] = m.parameter[b] || m.live_out[b];
+  return m;
+}
+
+// Dependencies for scheduling: operands, plus the post order of side-effecting
+// instructions (there are no control edges in the IR).
+struct DependencyGraph {
+  std::vector<int> pending;                  // unscheduled predecessors
+  std::vector<std::vector<int>> successors;  // distinct
+};
+
+DependencyGraph BuildDependencies(absl::Span<HloInstruction* const> order) {
+  const size_t n = order.size();
+  absl::flat_hash_map<const HloInstruction*, int> index;
+  for (size_t i = 0; i < n; ++i) index[order[i]] = static_cast<int>(i);
+  DependencyGraph g;
+  g.pending.assign(n, 0);
+  g.successors.resize(n);
+  auto add_edge = [&](int from, int to) {
+    std::vector<int>& succ = g.successors[from];
+    if (std::find(succ.begin(), succ.end(), to) != succ.end()) return;
+    succ.push_back(to);
+    ++g.pending[to];
+  };
+  int last_side_effect = -1;
+  for (size_t i = 0; i < n; ++i) {
+    for (const HloInstruction* operand : order[i]->operands()) {
+      auto it = index.find(operand);
+      if (it != index.end()) add_edge(it->second, static_cast<int>(i));
+    }
+    if (order[i]->HasSideEffect()) {
+      if (last_side_effect >= 0) add_edge(last_side_effect, static_cast<int>(i));
+      last_side_effect = static_cast<int>(i);
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+int64_t PeakMemoryBytes(const HloComputation& computation,
+                        absl::Span<HloInstruction* const> order) {
+  if (order.empty()) return 0;
+  const BufferModel m = BuildModel(computation, order);
+  const int64_t n = static_cast<int64_t>(order.size());
+  std::vector<int64_t> first(m.size.size()), last(m.size.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int b : m.defines[i]) first[b] = last[b] = i;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int b : m.reads[i]) last[b] = std::max(last[b], i);
+  }
+  // Bytes entering at each position and leaving after it.
+  std::vector<int64_t> delta(n + 1, 0);
+  for (size_t b = 0; b < m.size.size(); ++b) {
+    const int64_t from = m.parameter[b] ? 0 : first[b];
+    const int64_t to = m.parameter[b] || m.live_out[b] ? n - 1 : last[b];
+    delta[from] += m.size[b];
+    delta[to + 1] -= m.size[b];
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    live += delta[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation) {
+  const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+  const int n = static_cast<int>(post_order.size());
+  const BufferModel m = BuildModel(computation, post_order);
+  DependencyGraph g = BuildDependencies(post_order);
+
+  std::vector<int> unread(m.size.size(), 0);  // readers not yet scheduled
+  std::vector<std::vector<int>> readers(m.size.size());
+  for (int i = 0; i < n; ++i) {
+    for (int b : m.reads[i]) {
+      ++unread[b];
+      readers[b].push_back(i);
+    }
+  }
+  std::vector<bool> scheduled(n, false);
+  // Bytes freed minus bytes allocated if i ran now.
+  auto net_freed = [&](int i) {
+    int64_t net = 0;
+    for (int b : m.reads[i]) {
+      if (!m.pinned[b] && unread[b] == 1) net += m.size[b];
+    }
+    for (int b : m.defines[i]) {
+      if (!m.parameter[b]) net -= m.size[b];
+    }
+    return net;
+  };
+  // Ordered best first: most bytes freed, then earliest in post order.
+  std::set<std::pair<int64_t, int>> ready;
+  std::vector<int64_t> key(n, 0);
+  std::vector<bool> in_ready(n, false);
+  auto push = [&](int i) {
+    key[i] = -net_freed(i);
+    ready.emplace(key[i], i);
+    in_ready[i] = true;
+  };
+  for (int i = 0; i < n; ++i) {
+    if (g.pending[i] == 0) push(i);
+  }
+
+  std::vector<HloInstruction*> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int i = ready.begin()->second;
+    ready.erase(ready.begin());
+    in_ready[i] = false;
+    scheduled[i] = true;
+    order.push_back(post_order[i]);
+    for (int b : m.reads[i]) {
+      if (--unread[b] != 1 || m.pinned[b]) continue;
+      // The buffer's last reader would now free it: it gets more attractive.
+      for (int r : readers[b]) {
+        if (scheduled[r] || !in_ready[r]) continue;
+        ready.erase({key[r], r});
+        push(r);
+      }
+    }
+    for (int s : g.successors[i]) {
+      if (--g.pending[s] == 0) push(s);
+    }
+  }
+  return order;
+}
+
+std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation) {
+  std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+  std::vector<HloInstruction*> list = ListScheduleOrder(computation);
+  if (list.size() == post_order.size() &&
+      PeakMemoryBytes(computation, list) < PeakMemoryBytes(computation, post_order)) {
+    return list;
+  }
+  return post_order;
+}
+
+absl::StatusOr<bool> HloScheduling::Run(HloModule* module) {
+  bool changed = false;
+  for (HloComputation* computation : module->computations()) {
+    if (computation->IsFusionComputation()) continue;
+    std::vector<HloInstruction*> before = computation->MakeSequentialOrder();
+    std::vector<HloInstruction*> order = ScheduleComputation(*computation);
+    changed |= order != before;
+    computation->set_schedule(std::move(order));
+  }
+  return changed;
+}
+
+}  // namespace jx::hlo

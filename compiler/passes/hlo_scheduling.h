@@ -1,0 +1,57 @@
+// HloScheduling ("hlo-scheduling"): picks, for every computation that is not a fusion
+// body, the sequential order its instructions run in, aiming at the lowest peak of live
+// memory, and stores it with HloComputation::set_schedule (read back through
+// HloComputation::MakeSequentialOrder, which falls back to the post order once a later
+// pass has changed the computation).
+//
+// Two candidates, as XLA keeps the best of several schedulers:
+//   - a greedy list scheduler (in the spirit of XLA's ListScheduler): among the
+//     instructions whose operands have all run, run the one that frees the most bytes
+//     (operand buffers it is the last reader of) minus the bytes it allocates, ties going
+//     to the earlier instruction in post order;
+//   - the plain post order (MakeInstructionPostOrder).
+// The one with the lower PeakMemoryBytes wins, the post order on a tie. Custom-calls with
+// side effects keep their relative post order. Run returns whether the order a computation
+// runs in (MakeSequentialOrder) changed; a second Run returns false.
+//
+// Memory model (PeakMemoryBytes): every array leaf an instruction produces is a buffer of
+// ByteSizeOf bytes, live from the instruction to its last reader; tuple and
+// get-tuple-element alias their operands' buffers (their readers extend those buffers'
+// lives), parameters are live throughout and the root's buffers until the end. Memory
+// used inside called computations (while bodies, fusions) is not counted.
+//
+//   HloScheduling scheduling;
+//   HLO_ASSIGN_OR_RETURN(bool changed, scheduling.Run(module));
+//   std::vector<HloInstruction*> order = module->entry_computation()->MakeSequentialOrder();
+//   int64_t peak = PeakMemoryBytes(*module->entry_computation(), order);
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_pass.h"
+
+namespace jx::hlo {
+
+class HloScheduling : public HloPass {
+ public:
+  std::string_view name() const override { return "hlo-scheduling"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+// The most bytes live at once when `computation` runs in `order`, which must hold every
+// instruction of the computation once, each after its operands.
+int64_t PeakMemoryBytes(const HloComputation& computation,
+                        absl::Span<HloInstruction* const> order);
+
+// The greedy list scheduler's order for `computation` (every instruction, operands first).
+std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation);
+
+// The order HloScheduling stores: the list schedule if its peak is lower than the post
+// order's, else the post order.
+std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation);
+
+}  // namespace jx::hlo

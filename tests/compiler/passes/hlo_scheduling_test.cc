@@ -1,0 +1,217 @@
+#include "jx/compiler/passes/hlo_scheduling.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "pass_test_util.h"
+
+namespace jx::hlo {
+namespace {
+
+using ::jx::hlo::testing::ParseAndRun;
+using ::testing::ElementsAre;
+
+std::vector<std::string> Names(absl::Span<HloInstruction* const> order) {
+  std::vector<std::string> names;
+  for (const HloInstruction* instr : order) names.push_back(instr->name());
+  return names;
+}
+
+// The computation's instructions in text (insertion) order.
+std::vector<HloInstruction*> TextOrder(const HloComputation& computation) {
+  std::vector<HloInstruction*> order;
+  for (HloInstruction* instr : computation.instructions()) order.push_back(instr);
+  return order;
+}
+
+TEST(PeakMemoryTest, CountsLiveRangesParametersAndRoot) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY %main {
+  %p = f32[1024]{0} parameter(0)
+  %e = f32[1024]{0} exponential(%p)
+  %n = f32[1024]{0} negate(%e)
+  ROOT %s = f32[1024]{0} sine(%n)
+})")
+                    .value();
+  const HloComputation& c = *module->entry_computation();
+  // p lives throughout; at %n, %e (last read) and %n are live; at %s, %n and %s.
+  EXPECT_EQ(PeakMemoryBytes(c, c.MakeInstructionPostOrder()), 3 * 4096);
+}
+
+// %t adds no bytes; %g reads only element 1 (%b), so %a dies at the tuple.
+TEST(PeakMemoryTest, TuplesAndGetTupleElementAlias) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY %main {
+  %p = f32[1024]{0} parameter(0)
+  %a = f32[1024]{0} exponential(%p)
+  %b = f32[1024]{0} negate(%p)
+  %t = (f32[1024]{0}, f32[1024]{0}) tuple(%a, %b)
+  %g = f32[1024]{0} get-tuple-element(%t), index=1
+  %c = f32[1024]{0} cosine(%g)
+  ROOT %d = f32[1024]{0} sine(%c)
+})")
+                    .value();
+  const HloComputation& c = *module->entry_computation();
+  const std::vector<HloInstruction*> order = c.MakeInstructionPostOrder();
+  EXPECT_THAT(Names(order), ElementsAre("p", "a", "b", "t", "g", "c", "d"));
+  EXPECT_EQ(PeakMemoryBytes(c, order), 3 * 4096);
+}
+
+// %t has two readers: the reduce, and a chain of big elementwise ops. Post order runs the
+// chain first, keeping %t alive beside it; the list scheduler runs the reduce first (it
+// allocates less), after which the chain's first op frees %t.
+constexpr char kReduceBeforeChain[] = R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[1024]{0} parameter(0)
+  %t = f32[1024]{0} exponential(%p)
+  %g1 = f32[1024]{0} sine(%t)
+  %g2 = f32[1024]{0} cosine(%g1)
+  %g3 = f32[1024]{0} tanh(%g2)
+  %zero = f32[] constant(0)
+  %r = f32[] reduce(%t, %zero), dimensions={0}, to_apply=%add
+  ROOT %root = (f32[1024]{0}, f32[]) tuple(%g3, %r)
+})";
+
+TEST(HloSchedulingTest, ListSchedulerBeatsPostOrder) {
+  auto module = ParseAndRun<HloScheduling>(kReduceBeforeChain, true);
+  const HloComputation& c = *module->entry_computation();
+  const std::vector<HloInstruction*> post_order = c.MakeInstructionPostOrder();
+  EXPECT_THAT(Names(post_order),
+              ElementsAre("p", "t", "g1", "g2", "g3", "zero", "r", "root"));
+  EXPECT_THAT(Names(c.schedule()),
+              ElementsAre("p", "zero", "t", "r", "g1", "g2", "g3", "root"));
+  EXPECT_EQ(c.MakeSequentialOrder(), c.schedule());
+  // Post order: p, t, g1, g2 live at %g2. Scheduled: p, t, g1 and the scalar %r at %g1.
+  EXPECT_EQ(PeakMemoryBytes(c, post_order), 4 * 4096);
+  EXPECT_EQ(PeakMemoryBytes(c, c.schedule()), 3 * 4096 + 4);
+}
+
+// Two big branches, each reduced to a scalar. Written interleaved, both big buffers are
+// live at once; running one branch to completion first halves the peak.
+constexpr char kTwoBranches[] = R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[] parameter(0)
+  %zero = f32[] constant(0)
+  %a = f32[4096]{0} broadcast(%p), dimensions={}
+  %b = f32[4096]{0} broadcast(%p), dimensions={}
+  %ra = f32[] reduce(%a, %zero), dimensions={0}, to_apply=%add
+  %rb = f32[] reduce(%b, %zero), dimensions={0}, to_apply=%add
+  ROOT %s = f32[] add(%ra, %rb)
+})";
+
+TEST(HloSchedulingTest, OneBranchAtATimeHalvesThePeak) {
+  auto module = ParseHloModule(kTwoBranches).value();
+  const HloComputation& c = *module->entry_computation();
+  const std::vector<HloInstruction*> text = TextOrder(c);
+  const std::vector<HloInstruction*> list = ListScheduleOrder(c);
+  EXPECT_THAT(Names(list), ElementsAre("p", "zero", "a", "ra", "b", "rb", "s"));
+  // Text order: p, zero, a, b, ra live at %ra. Scheduled: p, zero, ra, b, rb at %rb.
+  EXPECT_EQ(PeakMemoryBytes(c, text), 2 * 16384 + 3 * 4);
+  EXPECT_EQ(PeakMemoryBytes(c, list), 16384 + 4 * 4);
+  // The post order already runs one branch at a time, so the pass keeps it.
+  module = ParseAndRun<HloScheduling>(kTwoBranches, false);
+  const HloComputation& scheduled = *module->entry_computation();
+  EXPECT_EQ(PeakMemoryBytes(scheduled, scheduled.MakeSequentialOrder()), 16384 + 4 * 4);
+}
+
+// Greedy picks the small %x first and keeps it alive through the big chain; the post
+// order runs the chain first. The pass keeps the lower of the two.
+TEST(HloSchedulingTest, KeepsPostOrderWhenItHasTheLowerPeak) {
+  auto module = ParseAndRun<HloScheduling>(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %q = f32[] parameter(1)
+  %y1 = f32[4096]{0} broadcast(%q), dimensions={}
+  %y2 = f32[4096]{0} exponential(%y1)
+  %zero = f32[] constant(0)
+  %y3 = f32[] reduce(%y2, %zero), dimensions={0}, to_apply=%add
+  %yb = f32[1024]{0} broadcast(%y3), dimensions={}
+  %p = f32[1024]{0} parameter(0)
+  %px = f32[1024]{0} exponential(%p)
+  ROOT %root = f32[1024]{0} add(%yb, %px)
+})",
+                                           false);
+  const HloComputation& c = *module->entry_computation();
+  const std::vector<HloInstruction*> post_order = c.MakeInstructionPostOrder();
+  const std::vector<HloInstruction*> list = ListScheduleOrder(c);
+  EXPECT_GT(PeakMemoryBytes(c, list), PeakMemoryBytes(c, post_order));
+  EXPECT_EQ(ScheduleComputation(c), post_order);
+  EXPECT_EQ(c.MakeSequentialOrder(), post_order);
+}
+
+TEST(HloSchedulingTest, SideEffectsKeepTheirOrder) {
+  auto module = ParseAndRun<HloScheduling>(R"(HloModule m
+ENTRY %main {
+  %p = f32[1024]{0} parameter(0)
+  %first = f32[4096]{0} custom-call(%p), custom_call_target="log", custom_call_has_side_effect=true
+  %second = f32[] custom-call(%p), custom_call_target="log", custom_call_has_side_effect=true
+  ROOT %t = (f32[4096]{0}, f32[]) tuple(%first, %second)
+})",
+                                           false);
+  EXPECT_THAT(Names(module->entry_computation()->MakeSequentialOrder()),
+              ElementsAre("p", "first", "second", "t"));
+}
+
+TEST(HloSchedulingTest, SchedulesCalledComputationsButNotFusions) {
+  auto module = ParseAndRun<HloScheduling>(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+%fused (fp: f32[8]) -> f32[8] {
+  %fp = f32[8]{0} parameter(0)
+  ROOT %fn = f32[8]{0} negate(%fp)
+}
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %f = f32[8]{0} fusion(%p), kind=kLoop, calls=%fused
+  %zero = f32[] constant(0)
+  ROOT %r = f32[] reduce(%f, %zero), dimensions={0}, to_apply=%add
+})",
+                                           false);
+  EXPECT_EQ(module->GetComputationWithName("add")->schedule().size(), 3u);
+  EXPECT_TRUE(module->GetComputationWithName("fused")->schedule().empty());
+  EXPECT_EQ(module->entry_computation()->schedule().size(), 4u);
+}
+
+TEST(HloSchedulingTest, StaleScheduleFallsBackToPostOrder) {
+  auto module = ParseAndRun<HloScheduling>(kReduceBeforeChain, true);
+  HloComputation* c = module->entry_computation();
+  const std::vector<HloInstruction*> schedule = c->schedule();
+  ASSERT_EQ(schedule.size(), 8u);
+  // A rewired operand that still comes earlier keeps the schedule valid...
+  ASSERT_TRUE(c->GetInstructionWithName("g1")->ReplaceOperandWith(
+                   0, c->GetInstructionWithName("p")).ok());
+  EXPECT_EQ(c->MakeSequentialOrder(), schedule);
+  // ...one that comes later does not (%r runs before %g3 in the schedule).
+  ASSERT_TRUE(c->GetInstructionWithName("r")->ReplaceOperandWith(
+                   0, c->GetInstructionWithName("g3")).ok());
+  EXPECT_EQ(c->schedule(), schedule);
+  EXPECT_EQ(c->MakeSequentialOrder(), c->MakeInstructionPostOrder());
+  // Adding an instruction drops the schedule.
+  HloBuilder b(c);
+  ASSERT_TRUE(b.Negate(c->GetInstructionWithName("p")).ok());
+  EXPECT_TRUE(c->schedule().empty());
+}
+
+}  // namespace
+}  // namespace jx::hlo
