@@ -1,0 +1,632 @@
+#include "jx/compiler/analysis/hlo_cost_analysis.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+constexpr double kFmaFlops = 2;
+
+double Bytes(const Shape& shape) {
+  return shape.IsArray() || shape.IsTuple() ? static_cast<double>(ShapeUtil::ByteSizeOf(shape))
+                                            : 0;
+}
+
+// Elements of an array; of the first element for tuple results (variadic reduce, sort).
+double Elements(const Shape& shape) {
+  if (shape.IsArray()) return static_cast<double>(ShapeUtil::ElementsIn(shape));
+  if (shape.IsTuple() && shape.tuple_shapes_size() > 0) return Elements(shape.tuple_shapes(0));
+  return 0;
+}
+
+double ElementsRecursive(const Shape& shape) {
+  if (shape.IsArray()) return static_cast<double>(ShapeUtil::ElementsIn(shape));
+  double n = 0;
+  for (const Shape& s : shape.tuple_shapes()) n += ElementsRecursive(s);
+  return n;
+}
+
+int64_t Dim(const Shape& shape, int64_t i) {
+  return i >= 0 && i < shape.rank() ? shape.dimensions(i) : 0;
+}
+
+bool IsTranscendental(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kLog:
+    case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kTanh:
+    case HloOpcode::kSin: case HloOpcode::kCos: case HloOpcode::kTan:
+    case HloOpcode::kAtan2: case HloOpcode::kPower: case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt: case HloOpcode::kCbrt: case HloOpcode::kErf:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t WindowElements(const Window& window) {
+  int64_t n = 1;
+  for (const WindowDim& d : window) n *= d.size;
+  return n;
+}
+
+// How many operand slots of `user` hold `value`.
+int64_t UseCount(const HloInstruction& user, const HloInstruction* value) {
+  return std::count(user.operands().begin(), user.operands().end(), value);
+}
+
+// The integer value of a one-element constant, looking through broadcast/reshape/copy/convert.
+std::optional<int64_t> ScalarInt(const HloInstruction* x) {
+  if (!x->shape().IsArray() || ShapeUtil::ElementsIn(x->shape()) != 1) return std::nullopt;
+  while (x->operand_count() == 1 &&
+         (x->opcode() == HloOpcode::kBroadcast || x->opcode() == HloOpcode::kReshape ||
+          x->opcode() == HloOpcode::kCopy || x->opcode() == HloOpcode::kConvert)) {
+    x = x->operand(0);
+  }
+  if (x->opcode() != HloOpcode::kConstant || !IsIntegralType(x->shape().element_type()) ||
+      ShapeUtil::ElementsIn(x->shape()) != 1) {
+    return std::nullopt;
+  }
+  return x->literal().GetAsInt64(0);
+}
+
+// Tuple index k when x is get-tuple-element(param, k).
+std::optional<int64_t> TupleIndexOf(const HloInstruction* x, const HloInstruction* param) {
+  if (x->opcode() != HloOpcode::kGetTupleElement || x->operand(0) != param) return std::nullopt;
+  return x->tuple_index();
+}
+
+// Iterations of `for (iv = start; iv <dir> bound; iv += step)`, nullopt when unbounded.
+std::optional<int64_t> CountIterations(__int128 start, __int128 step, __int128 bound,
+                                       ComparisonDirection dir) {
+  switch (dir) {
+    case ComparisonDirection::kLe: return CountIterations(start, step, bound + 1, ComparisonDirection::kLt);
+    case ComparisonDirection::kGe: return CountIterations(start, step, bound - 1, ComparisonDirection::kGt);
+    case ComparisonDirection::kLt:
+      if (start >= bound) return 0;
+      if (step <= 0) return std::nullopt;
+      return static_cast<int64_t>((bound - start + step - 1) / step);
+    case ComparisonDirection::kGt:
+      if (start <= bound) return 0;
+      if (step >= 0) return std::nullopt;
+      return static_cast<int64_t>((start - bound - step - 1) / -step);
+    case ComparisonDirection::kNe:
+      if (start == bound) return 0;
+      if (step == 0 || (bound - start) % step != 0 || (bound - start) / step < 0) {
+        return std::nullopt;
+      }
+      return static_cast<int64_t>((bound - start) / step);
+    case ComparisonDirection::kEq:
+      if (start != bound) return 0;
+      return step != 0 ? std::optional<int64_t>(1) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+ComparisonDirection Swapped(ComparisonDirection d) {
+  switch (d) {
+    case ComparisonDirection::kLt: return ComparisonDirection::kGt;
+    case ComparisonDirection::kLe: return ComparisonDirection::kGe;
+    case ComparisonDirection::kGt: return ComparisonDirection::kLt;
+    case ComparisonDirection::kGe: return ComparisonDirection::kLe;
+    default: return d;
+  }
+}
+
+// The trip count when the loop is `for (iv = init[k]; iv <dir> bound; iv = iv + step)` with
+// iv = get-tuple-element(cond_param, k).
+std::optional<int64_t> TripCountFor(const HloInstruction& init, const HloInstruction& cond_param,
+                                    const HloInstruction& body_root,
+                                    const HloInstruction& body_param, const HloInstruction* iv,
+                                    const HloInstruction* bound, ComparisonDirection dir) {
+  const std::optional<int64_t> k = TupleIndexOf(iv, &cond_param);
+  if (!k || *k >= init.operand_count() || *k >= body_root.operand_count() ||
+      !iv->shape().IsArray() || !IsIntegralType(iv->shape().element_type())) {
+    return std::nullopt;
+  }
+  // The bound: a constant, or a tuple element the body passes through unchanged.
+  std::optional<int64_t> limit = ScalarInt(bound);
+  if (!limit) {
+    const std::optional<int64_t> j = TupleIndexOf(bound, &cond_param);
+    if (!j || *j == *k || *j >= init.operand_count() || *j >= body_root.operand_count() ||
+        TupleIndexOf(body_root.operand(*j), &body_param) != j) {
+      return std::nullopt;
+    }
+    limit = ScalarInt(init.operand(*j));
+  }
+  const std::optional<int64_t> start = ScalarInt(init.operand(*k));
+  if (!limit || !start) return std::nullopt;
+
+  // The step: iv + s, s + iv or iv - s.
+  const HloInstruction* next = body_root.operand(*k);
+  std::optional<int64_t> step;
+  if (next->opcode() == HloOpcode::kAdd) {
+    if (TupleIndexOf(next->operand(0), &body_param) == k) step = ScalarInt(next->operand(1));
+    else if (TupleIndexOf(next->operand(1), &body_param) == k) step = ScalarInt(next->operand(0));
+  } else if (next->opcode() == HloOpcode::kSubtract &&
+             TupleIndexOf(next->operand(0), &body_param) == k) {
+    if (const std::optional<int64_t> s = ScalarInt(next->operand(1))) step = -*s;
+  }
+  if (!step) return std::nullopt;
+  return CountIterations(*start, *step, *limit, dir);
+}
+
+// 2 * batch * output features * input features per group * the valid (output, kernel tap)
+// pairs per spatial dim: taps that fall on padding or between dilated inputs do no work.
+double ConvolutionFlops(const HloInstruction& conv) {
+  const Shape& lhs = conv.operand(0)->shape();
+  const Shape& rhs = conv.operand(1)->shape();
+  const Shape& out = conv.shape();
+  const ConvolutionDimensionNumbers& d = conv.convolution_dimension_numbers();
+  const Window& window = conv.window();
+  double positions = 1;
+  const size_t spatial = std::min(window.size(), d.input_spatial_dimensions.size());
+  for (size_t s = 0; s < spatial && s < d.kernel_spatial_dimensions.size() &&
+                     s < d.output_spatial_dimensions.size();
+       ++s) {
+    const WindowDim& w = window[s];
+    const int64_t kernel = Dim(rhs, d.kernel_spatial_dimensions[s]);
+    const int64_t output = Dim(out, d.output_spatial_dimensions[s]);
+    const int64_t input = Dim(lhs, d.input_spatial_dimensions[s]);
+    int64_t count = 0;
+    for (int64_t k = 0; k < kernel; ++k) {
+      // Output o reads dilated input position o * stride + offset.
+      const int64_t offset = k * w.rhs_dilation - w.pad_low;
+      if (w.lhs_dilation == 1 && w.stride > 0) {
+        // 0 <= o * stride + offset < input, in closed form.
+        const int64_t lo = offset >= 0 ? 0 : (-offset + w.stride - 1) / w.stride;
+        const int64_t last = input - 1 - offset;
+        const int64_t hi = last < 0 ? -1 : std::min(output - 1, last / w.stride);
+        count += std::max<int64_t>(0, hi - lo + 1);
+        continue;
+      }
+      for (int64_t o = 0; o < output; ++o) {
+        const int64_t at = o * w.stride + offset;
+        if (at < 0 || at % w.lhs_dilation != 0 || at / w.lhs_dilation >= input) continue;
+        ++count;
+      }
+    }
+    positions *= static_cast<double>(count);
+  }
+  const double batch = static_cast<double>(Dim(lhs, d.input_batch_dimension));
+  const double in_features = static_cast<double>(Dim(lhs, d.input_feature_dimension));
+  const double out_features = static_cast<double>(Dim(out, d.output_feature_dimension));
+  return kFmaFlops * (in_features / static_cast<double>(conv.feature_group_count())) *
+         out_features * (batch / static_cast<double>(conv.batch_group_count())) * positions;
+}
+
+double DotFlops(const HloInstruction& dot) {
+  double contracted = 1;
+  for (int64_t dim : dot.dot_dimension_numbers().lhs_contracting_dims) {
+    contracted *= static_cast<double>(Dim(dot.operand(0)->shape(), dim));
+  }
+  return kFmaFlops * Elements(dot.shape()) * contracted;
+}
+
+// True when x's value leaves the fused computation (it is the root or a root tuple element):
+// a dynamic-update-slice there updates the fusion's output buffer in place.
+bool IsFusionOutput(const HloInstruction& x) {
+  if (x.IsRoot()) return true;
+  if (x.user_count() == 0) return false;
+  for (const HloInstruction* user : x.users()) {
+    if (user->opcode() != HloOpcode::kTuple || !user->IsRoot()) return false;
+  }
+  return true;
+}
+
+// Bytes a fusion reads through one fused parameter: the whole value once, or only the
+// sliced parts when every user is a slice, or nothing when it only seeds an in-place update.
+double FusedParameterReadBytes(const HloInstruction& param) {
+  const double full = Bytes(param.shape());
+  if (param.IsRoot()) return full;
+  double sliced = 0;
+  for (const HloInstruction* user : param.users()) {
+    const bool only_operand0 = user->operand(0) == &param && UseCount(*user, &param) == 1;
+    switch (user->opcode()) {
+      case HloOpcode::kSlice:
+        sliced += Bytes(user->shape());
+        break;
+      case HloOpcode::kDynamicSlice:
+        if (!only_operand0) return full;
+        sliced += Bytes(user->shape());
+        break;
+      case HloOpcode::kDynamicUpdateSlice:
+        if (!only_operand0 || !IsFusionOutput(*user)) return full;
+        break;
+      default:
+        return full;
+    }
+  }
+  return std::min(full, sliced);
+}
+
+// Bytes a fusion writes: an in-place dynamic-update-slice output writes only its update.
+double FusionOutputBytes(const HloInstruction& root) {
+  auto written = [](const HloInstruction* x) {
+    return x->opcode() == HloOpcode::kDynamicUpdateSlice ? Bytes(x->operand(1)->shape())
+                                                         : Bytes(x->shape());
+  };
+  if (root.opcode() != HloOpcode::kTuple) return written(&root);
+  double bytes = 0;
+  for (const HloInstruction* element : root.operands()) bytes += written(element);
+  return bytes;
+}
+
+// The totals of one computation, as its callers need them.
+struct ComputationCost {
+  double flops = 0, transcendentals = 0, bytes_accessed = 0;
+  std::vector<double> parameter_bytes;  // read from parameter i (through get-tuple-element)
+  double root_output_bytes = 0;         // written by the root instruction
+  std::vector<std::pair<const HloInstruction*, HloCost>> instructions;  // post order
+};
+
+// Costs instructions; callee totals are computed once, callees before callers, without
+// recursion (nesting depth is unbounded in principle).
+class Analyzer {
+ public:
+  HloCost Cost(const HloInstruction& instr) {
+    Ensure(instr.called_computations());
+    return CostWithCallees(instr);
+  }
+  const ComputationCost& Computation(const HloComputation& c) {
+    Ensure({const_cast<HloComputation*>(&c)});
+    return cache_.at(&c);
+  }
+
+ private:
+  void Ensure(const std::vector<HloComputation*>& roots);
+  ComputationCost Sum(const HloComputation& c);
+  // Requires every callee of instr to be in cache_ (a missing one, from a malformed or
+  // cyclic module, costs nothing).
+  HloCost CostWithCallees(const HloInstruction& instr);
+  const ComputationCost* Callee(const HloComputation* c) const {
+    auto it = cache_.find(c);
+    return it == cache_.end() ? nullptr : &it->second;
+  }
+
+  absl::flat_hash_map<const HloComputation*, ComputationCost> cache_;
+};
+
+void Analyzer::Ensure(const std::vector<HloComputation*>& roots) {
+  struct Frame {
+    const HloComputation* computation;
+    bool expanded;
+  };
+  std::vector<Frame> stack;
+  absl::flat_hash_set<const HloComputation*> in_progress;  // cycle guard
+  for (const HloComputation* c : roots) {
+    if (c != nullptr && !cache_.contains(c)) stack.push_back({c, false});
+  }
+  while (!stack.empty()) {
+    const Frame frame = stack.back();
+    if (cache_.contains(frame.computation)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!frame.expanded) {
+      stack.back().expanded = true;
+      in_progress.insert(frame.computation);
+      for (const HloInstruction* instr : frame.computation->instructions()) {
+        for (const HloComputation* callee : instr->called_computations()) {
+          if (callee != nullptr && !cache_.contains(callee) && !in_progress.contains(callee)) {
+            stack.push_back({callee, false});
+          }
+        }
+      }
+      continue;
+    }
+    stack.pop_back();
+    in_progress.erase(frame.computation);
+    cache_[frame.computation] = Sum(*frame.computation);
+  }
+}
+
+ComputationCost Analyzer::Sum(const HloComputation& c) {
+  ComputationCost total;
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
+  for (const HloInstruction* instr : c.MakeInstructionPostOrder()) {
+    HloCost cost = CostWithCallees(*instr);
+    total.flops += cost.flops;
+    total.transcendentals += cost.transcendentals;
+    total.bytes_accessed += cost.bytes_accessed;
+    index[instr] = total.instructions.size();
+    total.instructions.emplace_back(instr, std::move(cost));
+  }
+  if (const HloInstruction* root = c.root_instruction(); root != nullptr && index.contains(root)) {
+    total.root_output_bytes = total.instructions[index[root]].second.output_bytes;
+  }
+  // Reads of each parameter by its users, following get-tuple-element (which reads nothing).
+  for (const HloInstruction* param : c.parameter_instructions()) {
+    double bytes = 0;
+    std::vector<const HloInstruction*> values = {param};
+    while (param != nullptr && !values.empty()) {
+      const HloInstruction* value = values.back();
+      values.pop_back();
+      for (const HloInstruction* user : value->users()) {
+        if (user->opcode() == HloOpcode::kGetTupleElement) {
+          values.push_back(user);
+          continue;
+        }
+        auto it = index.find(user);
+        if (it == index.end()) continue;
+        const std::vector<double>& read = total.instructions[it->second].second.operand_bytes;
+        for (int64_t i = 0; i < user->operand_count() && i < static_cast<int64_t>(read.size()); ++i) {
+          if (user->operand(i) == value) bytes += read[i];
+        }
+      }
+    }
+    total.parameter_bytes.push_back(bytes);
+  }
+  return total;
+}
+
+// Bytes for an instruction that reads its operands and writes its output: a repeated
+// operand is read once; `extra` covers reads that belong to no operand (fused constants).
+void FinishBoundaryBytes(const HloInstruction& instr, HloCost* cost, double extra = 0) {
+  if (instr.operand_count() > 1) {
+    absl::flat_hash_map<const HloInstruction*, int64_t> first;
+    for (int64_t i = 0; i < instr.operand_count(); ++i) {
+      auto [it, inserted] = first.emplace(instr.operand(i), i);
+      if (inserted) continue;
+      double& kept = cost->operand_bytes[it->second];
+      kept = std::max(kept, cost->operand_bytes[i]);
+      cost->operand_bytes[i] = 0;
+    }
+  }
+  cost->bytes_accessed = cost->output_bytes + extra;
+  for (double b : cost->operand_bytes) cost->bytes_accessed += b;
+}
+
+// Adds `times` runs of a callee's flops and transcendentals.
+void AddCallee(const ComputationCost* callee, double times, HloCost* cost) {
+  if (callee == nullptr) return;
+  cost->flops += callee->flops * times;
+  cost->transcendentals += callee->transcendentals * times;
+}
+
+HloCost Analyzer::CostWithCallees(const HloInstruction& instr) {
+  HloCost cost;
+  const int64_t n = instr.operand_count();
+  cost.operand_bytes.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) cost.operand_bytes[i] = Bytes(instr.operand(i)->shape());
+  cost.output_bytes = Bytes(instr.shape());
+
+  switch (instr.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kOptimizationBarrier:
+      // No code runs: values are forwarded by reference.
+      std::fill(cost.operand_bytes.begin(), cost.operand_bytes.end(), 0.0);
+      cost.output_bytes = 0;
+      break;
+
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kGather:
+      cost.operand_bytes[0] = cost.output_bytes;
+      break;
+    case HloOpcode::kDynamicUpdateSlice:
+      // Updates operand 0's buffer in place: only the update is read and written.
+      cost.operand_bytes[0] = 0;
+      cost.output_bytes = n > 1 ? cost.operand_bytes[1] : 0;
+      break;
+    case HloOpcode::kScatter: {
+      // (operands..., indices, updates...), in place: touches update-sized parts only.
+      const int64_t k = (n - 1) / 2;
+      double updates = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        const double u = Bytes(instr.operand(k + 1 + i)->shape());
+        cost.operand_bytes[i] = u;
+        updates += u;
+      }
+      cost.output_bytes = updates;
+      if (k > 0 && instr.to_apply() != nullptr) {
+        AddCallee(Callee(instr.to_apply()), Elements(instr.operand(k + 1)->shape()), &cost);
+      }
+      break;
+    }
+
+    case HloOpcode::kDot:
+      cost.flops = DotFlops(instr);
+      break;
+    case HloOpcode::kConvolution:
+      cost.flops = ConvolutionFlops(instr);
+      break;
+    case HloOpcode::kReduce:
+      if (n > 0) {
+        AddCallee(Callee(instr.to_apply()),
+                  Elements(instr.operand(0)->shape()) - Elements(instr.shape()), &cost);
+      }
+      break;
+    case HloOpcode::kReduceWindow:
+      AddCallee(Callee(instr.to_apply()),
+                static_cast<double>(WindowElements(instr.window()) - 1) * Elements(instr.shape()),
+                &cost);
+      break;
+    case HloOpcode::kSelectAndScatter:
+      if (n > 1) {
+        const double source = Elements(instr.operand(1)->shape());
+        AddCallee(Callee(instr.select()),
+                  source * static_cast<double>(WindowElements(instr.window()) - 1), &cost);
+        AddCallee(Callee(instr.scatter()), source, &cost);
+      }
+      break;
+    case HloOpcode::kMap:
+      AddCallee(Callee(instr.to_apply()), Elements(instr.shape()), &cost);
+      break;
+    case HloOpcode::kSort:
+      if (n > 0) {
+        // A comparison sort: n * ceil(log2 n) comparisons.
+        const double elements = Elements(instr.operand(0)->shape());
+        int64_t log2 = 0;
+        while ((int64_t{1} << log2) < static_cast<int64_t>(elements)) ++log2;
+        cost.flops = elements * static_cast<double>(log2);
+      }
+      break;
+    case HloOpcode::kRngBitGenerator:
+      cost.transcendentals = ElementsRecursive(instr.shape());
+      break;
+
+    case HloOpcode::kFusion: {
+      const HloComputation* fused = instr.fused_instructions_computation();
+      if (fused == nullptr || fused->root_instruction() == nullptr) break;
+      AddCallee(Callee(fused), 1, &cost);
+      // Only the boundary touches memory, plus constant arrays the kernel reads.
+      double constants = 0;
+      for (const HloInstruction* x : fused->instructions()) {
+        if (x->opcode() == HloOpcode::kConstant && x->shape().IsArray() &&
+            ShapeUtil::ElementsIn(x->shape()) > 1) {
+          constants += Bytes(x->shape());
+        }
+      }
+      std::fill(cost.operand_bytes.begin(), cost.operand_bytes.end(), 0.0);
+      for (const HloInstruction* param : fused->parameter_instructions()) {
+        if (param != nullptr && param->parameter_number() < n) {
+          cost.operand_bytes[param->parameter_number()] = FusedParameterReadBytes(*param);
+        }
+      }
+      cost.output_bytes = FusionOutputBytes(*fused->root_instruction());
+      FinishBoundaryBytes(instr, &cost, constants);
+      return cost;
+    }
+
+    case HloOpcode::kCall:
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional: {
+      // Callee totals; operand bytes are what each callee reads from its parameter.
+      std::fill(cost.operand_bytes.begin(), cost.operand_bytes.end(), 0.0);
+      cost.output_bytes = 0;
+      auto param_bytes = [](const ComputationCost* c, size_t i) {
+        return c != nullptr && i < c->parameter_bytes.size() ? c->parameter_bytes[i] : 0.0;
+      };
+      if (instr.opcode() == HloOpcode::kCall) {
+        const ComputationCost* callee = Callee(instr.to_apply());
+        if (callee == nullptr) break;
+        AddCallee(callee, 1, &cost);
+        cost.bytes_accessed = callee->bytes_accessed;
+        for (int64_t i = 0; i < n; ++i) cost.operand_bytes[i] = param_bytes(callee, i);
+        cost.output_bytes = callee->root_output_bytes;
+      } else if (instr.opcode() == HloOpcode::kWhile) {
+        const ComputationCost* body = Callee(instr.while_body());
+        const ComputationCost* cond = Callee(instr.while_condition());
+        const std::optional<int64_t> trips = ConstantWhileTripCount(instr);
+        const double body_runs = trips ? static_cast<double>(*trips) : 1;
+        const double cond_runs = trips ? static_cast<double>(*trips) + 1 : 1;
+        AddCallee(body, body_runs, &cost);
+        AddCallee(cond, cond_runs, &cost);
+        cost.bytes_accessed = (body ? body->bytes_accessed * body_runs : 0) +
+                              (cond ? cond->bytes_accessed * cond_runs : 0);
+        if (n > 0) {
+          cost.operand_bytes[0] = param_bytes(body, 0) * body_runs + param_bytes(cond, 0) * cond_runs;
+        }
+        cost.output_bytes = body ? body->root_output_bytes * body_runs : 0;
+      } else {
+        // Either branch may run: the maximum of each property, plus reading the index.
+        const std::vector<HloComputation*>& branches = instr.branch_computations();
+        double bytes = 0;
+        for (size_t b = 0; b < branches.size(); ++b) {
+          const ComputationCost* branch = Callee(branches[b]);
+          if (branch == nullptr) continue;
+          cost.flops = std::max(cost.flops, branch->flops);
+          cost.transcendentals = std::max(cost.transcendentals, branch->transcendentals);
+          bytes = std::max(bytes, branch->bytes_accessed);
+          cost.output_bytes = std::max(cost.output_bytes, branch->root_output_bytes);
+          if (static_cast<int64_t>(b) + 1 < n) cost.operand_bytes[b + 1] = param_bytes(branch, 0);
+        }
+        if (n > 0) cost.operand_bytes[0] = Bytes(instr.operand(0)->shape());
+        cost.bytes_accessed = bytes + (n > 0 ? cost.operand_bytes[0] : 0);
+      }
+      return cost;
+    }
+
+    default:
+      if (instr.IsElementwise() && instr.opcode() != HloOpcode::kCopy) {
+        const double elements = Elements(instr.shape());
+        if (IsTranscendental(instr.opcode())) {
+          cost.transcendentals = elements;
+        } else {
+          cost.flops = elements;
+        }
+      }
+      // Everything else (copy, bitcast-convert, iota, broadcast, reshape, transpose, reverse,
+      // pad, concatenate, custom-call) moves data without arithmetic.
+      break;
+  }
+  FinishBoundaryBytes(instr, &cost);
+  return cost;
+}
+
+}  // namespace
+
+std::optional<int64_t> ConstantWhileTripCount(const HloInstruction& loop) {
+  const HloComputation* cond = loop.while_condition();
+  const HloComputation* body = loop.while_body();
+  if (loop.opcode() != HloOpcode::kWhile || cond == nullptr || body == nullptr ||
+      loop.operand_count() != 1 || cond->num_parameters() != 1 || body->num_parameters() != 1) {
+    return std::nullopt;
+  }
+  const HloInstruction* init = loop.operand(0);
+  const HloInstruction* cond_param = cond->parameter_instruction(0);
+  const HloInstruction* body_param = body->parameter_instruction(0);
+  const HloInstruction* compare = cond->root_instruction();
+  const HloInstruction* body_root = body->root_instruction();
+  if (init->opcode() != HloOpcode::kTuple || compare == nullptr || body_root == nullptr ||
+      compare->opcode() != HloOpcode::kCompare || body_root->opcode() != HloOpcode::kTuple) {
+    return std::nullopt;
+  }
+
+  // Either compare operand may be the induction variable.
+  const ComparisonDirection dir = compare->comparison_direction();
+  if (std::optional<int64_t> trips =
+          TripCountFor(*init, *cond_param, *body_root, *body_param, compare->operand(0),
+                       compare->operand(1), dir)) {
+    return trips;
+  }
+  return TripCountFor(*init, *cond_param, *body_root, *body_param, compare->operand(1),
+                      compare->operand(0), Swapped(dir));
+}
+
+HloCost CostOf(const HloInstruction& instruction) { return Analyzer().Cost(instruction); }
+
+absl::StatusOr<ModuleCost> AnalyzeCost(const HloModule& module) {
+  const HloComputation* entry = module.entry_computation();
+  if (entry == nullptr || entry->root_instruction() == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("cost analysis: module ", module.name(), " has no entry computation"));
+  }
+  Analyzer analyzer;
+  const ComputationCost& total = analyzer.Computation(*entry);
+  ModuleCost cost;
+  cost.flops = total.flops;
+  cost.transcendentals = total.transcendentals;
+  cost.bytes_accessed = total.bytes_accessed;
+  cost.bytes_accessed_per_parameter = total.parameter_bytes;
+  cost.bytes_accessed_output = Bytes(entry->root_instruction()->shape());
+  cost.per_instruction.reserve(total.instructions.size());
+  for (const auto& [instr, c] : total.instructions) cost.per_instruction.emplace_back(instr->name(), c);
+  return cost;
+}
+
+std::vector<std::pair<std::string, double>> ModuleCost::ToProperties() const {
+  std::vector<std::pair<std::string, double>> props = {
+      {"flops", flops}, {"transcendentals", transcendentals}, {"bytes accessed", bytes_accessed}};
+  for (size_t i = 0; i < bytes_accessed_per_parameter.size(); ++i) {
+    props.emplace_back(StrCat("bytes accessed", i, "{}"), bytes_accessed_per_parameter[i]);
+  }
+  props.emplace_back("bytes accessedout{}", bytes_accessed_output);
+  return props;
+}
+
+}  // namespace jx::hlo
