@@ -115,22 +115,23 @@ DependencyGraph BuildDependencies(absl::Span<HloInstruction* const> order) {
   DependencyGraph g;
   g.pending.assign(n, 0);
   g.successors.resize(n);
-  auto add_edge = [&](int from, int to) {
-    std::vector<int>& succ = g.successors[from];
-    if (std::find(succ.begin(), succ.end(), to) != succ.end()) return;
-    succ.push_back(to);
-    ++g.pending[to];
-  };
   int last_side_effect = -1;
+  std::vector<int> preds;
   for (size_t i = 0; i < n; ++i) {
+    preds.clear();
     for (const HloInstruction* operand : order[i]->operands()) {
       auto it = index.find(operand);
-      if (it != index.end()) add_edge(it->second, static_cast<int>(i));
+      if (it != index.end()) preds.push_back(it->second);
     }
     if (order[i]->HasSideEffect()) {
-      if (last_side_effect >= 0) add_edge(last_side_effect, static_cast<int>(i));
+      if (last_side_effect >= 0) preds.push_back(last_side_effect);
       last_side_effect = static_cast<int>(i);
     }
+    // Deduplicated per instruction, so a value read by thousands costs no scans.
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    for (int pred : preds) g.successors[pred].push_back(static_cast<int>(i));
+    g.pending[i] = static_cast<int>(preds.size());
   }
   return g;
 }

@@ -42,6 +42,17 @@ ENTRY %main {
   EXPECT_EQ(PeakMemoryBytes(c, c.MakeInstructionPostOrder()), 3 * 4096);
 }
 
+// A module with the scalar reducer %add, then `rest` (more computations and the entry).
+std::string WithAdd(std::string_view rest) {
+  return std::string(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+)") + std::string(rest);
+}
+
 // %t adds no bytes; %g reads only element 1 (%b), so %a dies at the tuple.
 TEST(PeakMemoryTest, TuplesAndGetTupleElementAlias) {
   auto module = ParseHloModule(R"(HloModule m
@@ -64,13 +75,7 @@ ENTRY %main {
 // %t has two readers: the reduce, and a chain of big elementwise ops. Post order runs the
 // chain first, keeping %t alive beside it; the list scheduler runs the reduce first (it
 // allocates less), after which the chain's first op frees %t.
-constexpr char kReduceBeforeChain[] = R"(HloModule m
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %sum = f32[] add(%x, %y)
-}
-ENTRY %main {
+constexpr char kReduceBeforeChain[] = R"(ENTRY %main {
   %p = f32[1024]{0} parameter(0)
   %t = f32[1024]{0} exponential(%p)
   %g1 = f32[1024]{0} sine(%t)
@@ -82,7 +87,7 @@ ENTRY %main {
 })";
 
 TEST(HloSchedulingTest, ListSchedulerBeatsPostOrder) {
-  auto module = ParseAndRun<HloScheduling>(kReduceBeforeChain, true);
+  auto module = ParseAndRun<HloScheduling>(WithAdd(kReduceBeforeChain), true);
   const HloComputation& c = *module->entry_computation();
   const std::vector<HloInstruction*> post_order = c.MakeInstructionPostOrder();
   EXPECT_THAT(Names(post_order),
@@ -95,15 +100,46 @@ TEST(HloSchedulingTest, ListSchedulerBeatsPostOrder) {
   EXPECT_EQ(PeakMemoryBytes(c, c.schedule()), 3 * 4096 + 4);
 }
 
+// Once %r has read %t, %u is %t's last reader and frees it: the scheduler must raise
+// %u's priority then, or it would run %v (earlier in post order) with %t still alive.
+TEST(HloSchedulingTest, LastReaderGainsPriorityWhenOtherReadersRan) {
+  auto module = ParseAndRun<HloScheduling>(WithAdd(R"(ENTRY %main {
+  %p = f32[1024]{0} parameter(0)
+  %t = f32[1024]{0} exponential(%p)
+  %zero = f32[] constant(0)
+  %r = f32[] reduce(%t, %zero), dimensions={0}, to_apply=%add
+  %v = f32[1024]{0} cosine(%p)
+  %u = f32[1024]{0} sine(%t)
+  ROOT %root = (f32[], f32[1024]{0}, f32[1024]{0}) tuple(%r, %v, %u)
+})"),
+                                           true);
+  const HloComputation& c = *module->entry_computation();
+  EXPECT_THAT(Names(c.MakeInstructionPostOrder()),
+              ElementsAre("p", "t", "zero", "r", "v", "u", "root"));
+  EXPECT_THAT(Names(c.schedule()), ElementsAre("p", "zero", "t", "r", "u", "v", "root"));
+  EXPECT_EQ(PeakMemoryBytes(c, c.MakeInstructionPostOrder()), 4 * 4096 + 4);
+  EXPECT_EQ(PeakMemoryBytes(c, c.schedule()), 3 * 4096 + 4);
+}
+
+// Long chains schedule without recursion or quadratic scans.
+TEST(HloSchedulingTest, LongChain) {
+  auto module = std::make_unique<HloModule>("chain");
+  HloBuilder b(module.get(), "main");
+  HloInstruction* x = b.Parameter(0, ShapeUtil::MakeShape(F32, {16})).value();
+  HloInstruction* p = x;
+  for (int i = 0; i < 20000; ++i) x = b.Add(b.Negate(x).value(), p).value();
+  module->set_entry_computation(b.Build(x).value());
+  HloScheduling scheduling;
+  EXPECT_FALSE(scheduling.Run(module.get()).value());
+  const HloComputation& c = *module->entry_computation();
+  EXPECT_EQ(c.schedule().size(), static_cast<size_t>(c.instruction_count()));
+  // Parameter plus, at each add, the negate it reads and the add it writes.
+  EXPECT_EQ(PeakMemoryBytes(c, c.schedule()), 3 * 64);
+}
+
 // Two big branches, each reduced to a scalar. Written interleaved, both big buffers are
 // live at once; running one branch to completion first halves the peak.
-constexpr char kTwoBranches[] = R"(HloModule m
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %sum = f32[] add(%x, %y)
-}
-ENTRY %main {
+constexpr char kTwoBranches[] = R"(ENTRY %main {
   %p = f32[] parameter(0)
   %zero = f32[] constant(0)
   %a = f32[4096]{0} broadcast(%p), dimensions={}
@@ -114,7 +150,7 @@ ENTRY %main {
 })";
 
 TEST(HloSchedulingTest, OneBranchAtATimeHalvesThePeak) {
-  auto module = ParseHloModule(kTwoBranches).value();
+  auto module = ParseHloModule(WithAdd(kTwoBranches)).value();
   const HloComputation& c = *module->entry_computation();
   const std::vector<HloInstruction*> text = TextOrder(c);
   const std::vector<HloInstruction*> list = ListScheduleOrder(c);
@@ -123,7 +159,7 @@ TEST(HloSchedulingTest, OneBranchAtATimeHalvesThePeak) {
   EXPECT_EQ(PeakMemoryBytes(c, text), 2 * 16384 + 3 * 4);
   EXPECT_EQ(PeakMemoryBytes(c, list), 16384 + 4 * 4);
   // The post order already runs one branch at a time, so the pass keeps it.
-  module = ParseAndRun<HloScheduling>(kTwoBranches, false);
+  module = ParseAndRun<HloScheduling>(WithAdd(kTwoBranches), false);
   const HloComputation& scheduled = *module->entry_computation();
   EXPECT_EQ(PeakMemoryBytes(scheduled, scheduled.MakeSequentialOrder()), 16384 + 4 * 4);
 }
@@ -131,13 +167,7 @@ TEST(HloSchedulingTest, OneBranchAtATimeHalvesThePeak) {
 // Greedy picks the small %x first and keeps it alive through the big chain; the post
 // order runs the chain first. The pass keeps the lower of the two.
 TEST(HloSchedulingTest, KeepsPostOrderWhenItHasTheLowerPeak) {
-  auto module = ParseAndRun<HloScheduling>(R"(HloModule m
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %sum = f32[] add(%x, %y)
-}
-ENTRY %main {
+  auto module = ParseAndRun<HloScheduling>(WithAdd(R"(ENTRY %main {
   %q = f32[] parameter(1)
   %y1 = f32[4096]{0} broadcast(%q), dimensions={}
   %y2 = f32[4096]{0} exponential(%y1)
@@ -147,7 +177,7 @@ ENTRY %main {
   %p = f32[1024]{0} parameter(0)
   %px = f32[1024]{0} exponential(%p)
   ROOT %root = f32[1024]{0} add(%yb, %px)
-})",
+})"),
                                            false);
   const HloComputation& c = *module->entry_computation();
   const std::vector<HloInstruction*> post_order = c.MakeInstructionPostOrder();
@@ -171,13 +201,7 @@ ENTRY %main {
 }
 
 TEST(HloSchedulingTest, SchedulesCalledComputationsButNotFusions) {
-  auto module = ParseAndRun<HloScheduling>(R"(HloModule m
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %sum = f32[] add(%x, %y)
-}
-%fused (fp: f32[8]) -> f32[8] {
+  auto module = ParseAndRun<HloScheduling>(WithAdd(R"(%fused (fp: f32[8]) -> f32[8] {
   %fp = f32[8]{0} parameter(0)
   ROOT %fn = f32[8]{0} negate(%fp)
 }
@@ -186,7 +210,7 @@ ENTRY %main {
   %f = f32[8]{0} fusion(%p), kind=kLoop, calls=%fused
   %zero = f32[] constant(0)
   ROOT %r = f32[] reduce(%f, %zero), dimensions={0}, to_apply=%add
-})",
+})"),
                                            false);
   EXPECT_EQ(module->GetComputationWithName("add")->schedule().size(), 3u);
   EXPECT_TRUE(module->GetComputationWithName("fused")->schedule().empty());
@@ -194,7 +218,7 @@ ENTRY %main {
 }
 
 TEST(HloSchedulingTest, StaleScheduleFallsBackToPostOrder) {
-  auto module = ParseAndRun<HloScheduling>(kReduceBeforeChain, true);
+  auto module = ParseAndRun<HloScheduling>(WithAdd(kReduceBeforeChain), true);
   HloComputation* c = module->entry_computation();
   const std::vector<HloInstruction*> schedule = c->schedule();
   ASSERT_EQ(schedule.size(), 8u);
