@@ -143,7 +143,7 @@ void BinaryFloat(const void* const* in, void* out, int64_t n) {
 
 // ---- Integer ops (wrapping through the unsigned type).
 
-enum class IOp { kAdd, kSub, kMul, kMax, kMin, kAnd, kOr, kXor, kNeg, kAbs, kNot, kSign, kCopy };
+enum class IOp { kAdd, kSub, kMul, kMax, kMin, kAnd, kOr, kXor, kNeg, kAbs, kNot, kLogicalNot, kSign, kCopy };
 
 template <typename T, IOp kOp>
 void IntOp(const void* const* in, void* out, int64_t n) {
@@ -159,11 +159,9 @@ void IntOp(const void* const* in, void* out, int64_t n) {
       o[i] = a[i] < 0 ? static_cast<T>(W(0) - static_cast<W>(static_cast<U>(a[i]))) : a[i];
     }
   } else if constexpr (kOp == IOp::kNot) {
-    if constexpr (std::is_same_v<T, uint8_t>) {  // PRED: logical not
-      for (int64_t i = 0; i < n; ++i) o[i] = a[i] ^ 1;
-    } else {
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(~a[i]);
-    }
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(~a[i]);
+  } else if constexpr (kOp == IOp::kLogicalNot) {  // PRED (stored as uint8_t, like u8)
+    for (int64_t i = 0; i < n; ++i) o[i] = a[i] ^ 1;
   } else if constexpr (kOp == IOp::kSign) {
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>((a[i] > 0) - (a[i] < 0));
   } else if constexpr (kOp == IOp::kCopy) {
@@ -482,7 +480,7 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr) {
         case HloOpcode::kAnd: return &IntOp<uint8_t, IOp::kAnd>;
         case HloOpcode::kOr: return &IntOp<uint8_t, IOp::kOr>;
         case HloOpcode::kXor: return &IntOp<uint8_t, IOp::kXor>;
-        case HloOpcode::kNot: return &IntOp<uint8_t, IOp::kNot>;
+        case HloOpcode::kNot: return &IntOp<uint8_t, IOp::kLogicalNot>;
         case HloOpcode::kCopy: return &IntOp<uint8_t, IOp::kCopy>;
         default: return nullptr;
       }
