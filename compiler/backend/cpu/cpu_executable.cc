@@ -12,6 +12,13 @@
 
 namespace jx::cpu {
 
+namespace internal {
+struct ThreadArena {
+  explicit ThreadArena(int threads) : arena(threads) {}
+  tbb::task_arena arena;
+};
+}  // namespace internal
+
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Literal;
@@ -27,6 +34,9 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
   HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->options_ = options;
+  if (options.max_threads > 0) {
+    exe->arena_ = std::make_unique<internal::ThreadArena>(options.max_threads);
+  }
   const hlo::HloComputation& entry = *module->entry_computation();
   const std::vector<HloInstruction*> schedule = entry.MakeInstructionPostOrder();
   HLO_ASSIGN_OR_RETURN(exe->assignment_, BufferAssignment::Run(entry, schedule));
@@ -73,10 +83,9 @@ absl::Status CpuExecutable::Run(absl::Span<const void* const> arg_data,
         assignment_.output_shapes().size(), " output buffers, got ", arg_data.size(), " and ",
         out_data.size()));
   }
-  if (options_.max_threads > 0) {
-    tbb::task_arena arena(options_.max_threads);
+  if (arena_ != nullptr) {
     absl::Status status;
-    arena.execute([&] { status = RunSteps(arg_data, out_data); });
+    arena_->arena.execute([&] { status = RunSteps(arg_data, out_data); });
     return status;
   }
   return RunSteps(arg_data, out_data);

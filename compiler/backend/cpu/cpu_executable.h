@@ -33,6 +33,7 @@ namespace jx::cpu {
 
 namespace internal {
 class Kernel;
+struct ThreadArena;
 }
 
 struct CpuCompileOptions {
@@ -81,6 +82,10 @@ class CpuExecutable {
   BufferAssignment assignment_;
   std::vector<Step> steps_;
   std::vector<hlo::Shape> argument_shapes_;  // parameter leaves
+  // With max_threads > 0: the arena every run executes in. It lives as long as the
+  // executable so its worker threads stay attached between runs (a fresh arena per run has
+  // to recruit workers each time, and on a busy machine the run often ends first).
+  std::unique_ptr<internal::ThreadArena> arena_;
 };
 
 // Verifies the module and compiles its entry computation.

@@ -33,6 +33,21 @@ const T* In(const void* const* in, int i) {
   return static_cast<const T*>(in[i]);
 }
 
+// Operand k of a loop: n elements, or (bit k of kScalars) one value for the whole tile, kept
+// in a register instead of being splatted into a scratch tile first.
+template <typename T, unsigned kScalars, int k, bool kScalar = ((kScalars >> k) & 1) != 0>
+struct Operand {
+  explicit Operand(const void* const* in) : p(static_cast<const T*>(in[k])) {}
+  T operator[](int64_t i) const { return p[i]; }
+  const T* __restrict p;
+};
+template <typename T, unsigned kScalars, int k>
+struct Operand<T, kScalars, k, true> {
+  explicit Operand(const void* const* in) : v(*static_cast<const T*>(in[k])) {}
+  T operator[](int64_t) const { return v; }
+  T v;
+};
+
 // ---- Unary float ops.
 
 enum class UOp { kNeg, kAbs, kExp, kLog, kTanh, kLogistic, kSqrt, kRsqrt, kSin, kCos, kFloor,
@@ -52,6 +67,52 @@ void FixRange(const T* __restrict x, T* __restrict o, int64_t n, T lo, T hi, F e
   }
 }
 
+// exp over f32 inputs in [-87, 88]: Eigen's pexp_float (same range reduction and
+// polynomial, so the same bits), but 2^m is applied by writing m + 127 into the exponent
+// field: exact for the normal range m in [-126, 127] these inputs reach, where Eigen's
+// general pldexp spends about a third of the time splitting the scaling into steps.
+// Returns false (o then partly garbage) if some input is outside the range or NaN.
+bool ExpFloatInRange(const float* __restrict x, float* __restrict o, int64_t n) {
+  using namespace Eigen::internal;  // NOLINT: Eigen's packet primitives
+  using Packet = packet_traits<float>::type;
+  constexpr int64_t kSize = unpacket_traits<Packet>::size;
+  const Packet lo = pset1<Packet>(-87.f), hi = pset1<Packet>(88.f);
+  const Packet log2e = pset1<Packet>(1.44269504088896341f), half = pset1<Packet>(0.5f);
+  const Packet c1 = pset1<Packet>(-0.693359375f), c2 = pset1<Packet>(2.12194440e-4f);
+  const Packet p0 = pset1<Packet>(1.9875691500E-4f), p1 = pset1<Packet>(1.3981999507E-3f);
+  const Packet p2 = pset1<Packet>(8.3334519073E-3f), p3 = pset1<Packet>(4.1665795894E-2f);
+  const Packet p4 = pset1<Packet>(1.6666665459E-1f), p5 = pset1<Packet>(5.0000001201E-1f);
+  const Packet one = pset1<Packet>(1.f);
+  Packet ok = ptrue(one);
+  auto exp = [&](const Packet& v) {
+    ok = pand(ok, pand(pcmp_le(lo, v), pcmp_le(v, hi)));
+    const Packet m = pfloor(pmadd(v, log2e, half));
+    Packet r = pmadd(m, c1, v);
+    r = pmadd(m, c2, r);
+    const Packet r2 = pmul(r, r), r3 = pmul(r2, r);
+    Packet y = pmadd(p0, r, p1), y1 = pmadd(p3, r, p4);
+    const Packet y2 = padd(r, one);
+    y = pmadd(y, r, p2);
+    y1 = pmadd(y1, r, p5);
+    y = pmadd(y, r3, y1);
+    y = pmadd(y, r2, y2);
+    return pldexp_fast_impl<Packet>::run(y, m);
+  };
+  int64_t i = 0;
+  for (; i + kSize <= n; i += kSize) pstoreu(o + i, exp(ploadu<Packet>(x + i)));
+  if (i < n) {
+    alignas(64) float buf[kSize] = {};
+    std::memcpy(buf, x + i, (n - i) * sizeof(float));
+    pstore(buf, exp(pload<Packet>(buf)));
+    std::memcpy(o + i, buf, (n - i) * sizeof(float));
+  }
+  alignas(64) uint32_t lanes[kSize];
+  pstore(reinterpret_cast<float*>(lanes), ok);
+  uint32_t all = ~0u;
+  for (int64_t k = 0; k < kSize; ++k) all &= lanes[k];
+  return all == ~0u;
+}
+
 template <typename T, UOp kOp>
 void UnaryFloat(const void* const* in, void* out, int64_t n) {
   const T* __restrict x = In<T>(in, 0);
@@ -63,6 +124,11 @@ void UnaryFloat(const void* const* in, void* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) o[i] = std::fabs(x[i]);
   } else if constexpr (kOp == UOp::kCopy) {
     std::memcpy(o, x, n * sizeof(T));
+  } else if constexpr (kOp == UOp::kExp && kF32) {
+    if (!ExpFloatInRange(x, o, n)) {
+      ArrMap<T>(o, n) = CArrMap<T>(x, n).exp();
+      FixRange<T>(x, o, n, T(-87), T(88), [](T v) { return std::exp(v); });
+    }
   } else if constexpr (kOp == UOp::kExp) {
     ArrMap<T>(o, n) = CArrMap<T>(x, n).exp();
     FixRange<T>(x, o, n, kF32 ? T(-87) : T(-700), kF32 ? T(88) : T(700),
@@ -108,10 +174,10 @@ void UnaryFloat(const void* const* in, void* out, int64_t n) {
 
 enum class BOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 
-template <typename T, BOp kOp>
+template <typename T, BOp kOp, unsigned kScalars>
 void BinaryFloat(const void* const* in, void* out, int64_t n) {
-  const T* __restrict a = In<T>(in, 0);
-  const T* __restrict b = In<T>(in, 1);
+  const Operand<T, kScalars, 0> a(in);
+  const Operand<T, kScalars, 1> b(in);
   T* __restrict o = static_cast<T*>(out);
   if constexpr (kOp == BOp::kAdd) {
     for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
@@ -145,7 +211,7 @@ void BinaryFloat(const void* const* in, void* out, int64_t n) {
 
 enum class IOp { kAdd, kSub, kMul, kMax, kMin, kAnd, kOr, kXor, kNeg, kAbs, kNot, kLogicalNot, kSign, kCopy };
 
-template <typename T, IOp kOp>
+template <typename T, IOp kOp, unsigned kScalars = 0>
 void IntOp(const void* const* in, void* out, int64_t n) {
   using U = std::make_unsigned_t<T>;
   // Promote narrow types so u8*u8 and u16*u16 cannot overflow a signed int.
@@ -167,27 +233,29 @@ void IntOp(const void* const* in, void* out, int64_t n) {
   } else if constexpr (kOp == IOp::kCopy) {
     std::memcpy(o, a, n * sizeof(T));
   } else {
-    const T* __restrict b = In<T>(in, 1);
+    const Operand<T, kScalars, 0> l(in);
+    const Operand<T, kScalars, 1> r(in);
     for (int64_t i = 0; i < n; ++i) {
-      const W x = static_cast<W>(static_cast<U>(a[i])), y = static_cast<W>(static_cast<U>(b[i]));
+      const T p = l[i], q = r[i];
+      const W x = static_cast<W>(static_cast<U>(p)), y = static_cast<W>(static_cast<U>(q));
       if constexpr (kOp == IOp::kAdd) o[i] = static_cast<T>(x + y);
       if constexpr (kOp == IOp::kSub) o[i] = static_cast<T>(x - y);
       if constexpr (kOp == IOp::kMul) o[i] = static_cast<T>(x * y);
-      if constexpr (kOp == IOp::kMax) o[i] = a[i] > b[i] ? a[i] : b[i];
-      if constexpr (kOp == IOp::kMin) o[i] = a[i] < b[i] ? a[i] : b[i];
-      if constexpr (kOp == IOp::kAnd) o[i] = static_cast<T>(a[i] & b[i]);
-      if constexpr (kOp == IOp::kOr) o[i] = static_cast<T>(a[i] | b[i]);
-      if constexpr (kOp == IOp::kXor) o[i] = static_cast<T>(a[i] ^ b[i]);
+      if constexpr (kOp == IOp::kMax) o[i] = p > q ? p : q;
+      if constexpr (kOp == IOp::kMin) o[i] = p < q ? p : q;
+      if constexpr (kOp == IOp::kAnd) o[i] = static_cast<T>(p & q);
+      if constexpr (kOp == IOp::kOr) o[i] = static_cast<T>(p | q);
+      if constexpr (kOp == IOp::kXor) o[i] = static_cast<T>(p ^ q);
     }
   }
 }
 
 // ---- compare / select / clamp / convert.
 
-template <typename T, ComparisonDirection kDir>
+template <typename T, ComparisonDirection kDir, unsigned kScalars>
 void Compare(const void* const* in, void* out, int64_t n) {
-  const T* __restrict a = In<T>(in, 0);
-  const T* __restrict b = In<T>(in, 1);
+  const Operand<T, kScalars, 0> a(in);
+  const Operand<T, kScalars, 1> b(in);
   uint8_t* __restrict o = static_cast<uint8_t*>(out);
   for (int64_t i = 0; i < n; ++i) {
     bool r;
@@ -201,34 +269,62 @@ void Compare(const void* const* in, void* out, int64_t n) {
   }
 }
 
+// The instantiation of a loop template for a scalar-operand mask: binary loops take masks
+// 0-2, ternary ones 0-6 (an all-scalar op is left to the caller's splat).
+template <template <unsigned> class Loop>
+TileOpFn ForScalars(unsigned scalars, int arity) {
+  if (scalars >= (1u << arity) - (arity > 1 ? 1 : 0)) return nullptr;
+  switch (scalars) {
+    case 0: return &Loop<0>::Run;
+    case 1: return &Loop<1>::Run;
+    case 2: return &Loop<2>::Run;
+    case 3: return arity > 2 ? &Loop<3>::Run : nullptr;
+    case 4: return arity > 2 ? &Loop<4>::Run : nullptr;
+    case 5: return arity > 2 ? &Loop<5>::Run : nullptr;
+    case 6: return arity > 2 ? &Loop<6>::Run : nullptr;
+    default: return nullptr;
+  }
+}
+
+template <typename T, ComparisonDirection kDir>
+struct CompareLoop {
+  template <unsigned kScalars>
+  struct L {
+    static void Run(const void* const* in, void* out, int64_t n) {
+      Compare<T, kDir, kScalars>(in, out, n);
+    }
+  };
+};
+
 template <typename T>
-TileOpFn CompareFor(ComparisonDirection d) {
+TileOpFn CompareFor(ComparisonDirection d, unsigned scalars) {
+  using D = ComparisonDirection;
   switch (d) {
-    case ComparisonDirection::kEq: return &Compare<T, ComparisonDirection::kEq>;
-    case ComparisonDirection::kNe: return &Compare<T, ComparisonDirection::kNe>;
-    case ComparisonDirection::kLt: return &Compare<T, ComparisonDirection::kLt>;
-    case ComparisonDirection::kLe: return &Compare<T, ComparisonDirection::kLe>;
-    case ComparisonDirection::kGt: return &Compare<T, ComparisonDirection::kGt>;
-    case ComparisonDirection::kGe: return &Compare<T, ComparisonDirection::kGe>;
+    case D::kEq: return ForScalars<CompareLoop<T, D::kEq>::template L>(scalars, 2);
+    case D::kNe: return ForScalars<CompareLoop<T, D::kNe>::template L>(scalars, 2);
+    case D::kLt: return ForScalars<CompareLoop<T, D::kLt>::template L>(scalars, 2);
+    case D::kLe: return ForScalars<CompareLoop<T, D::kLe>::template L>(scalars, 2);
+    case D::kGt: return ForScalars<CompareLoop<T, D::kGt>::template L>(scalars, 2);
+    case D::kGe: return ForScalars<CompareLoop<T, D::kGe>::template L>(scalars, 2);
   }
   return nullptr;
 }
 
 // select by element size: the bits are copied, whatever the type.
-template <typename Bits>
+template <typename Bits, unsigned kScalars>
 void Select(const void* const* in, void* out, int64_t n) {
-  const uint8_t* __restrict p = In<uint8_t>(in, 0);
-  const Bits* __restrict a = In<Bits>(in, 1);
-  const Bits* __restrict b = In<Bits>(in, 2);
+  const Operand<uint8_t, kScalars, 0> p(in);
+  const Operand<Bits, kScalars, 1> a(in);
+  const Operand<Bits, kScalars, 2> b(in);
   Bits* __restrict o = static_cast<Bits*>(out);
   for (int64_t i = 0; i < n; ++i) o[i] = p[i] ? a[i] : b[i];
 }
 
-template <typename T>
+template <typename T, unsigned kScalars>
 void Clamp(const void* const* in, void* out, int64_t n) {
-  const T* __restrict lo = In<T>(in, 0);
-  const T* __restrict x = In<T>(in, 1);
-  const T* __restrict hi = In<T>(in, 2);
+  const Operand<T, kScalars, 0> lo(in);
+  const Operand<T, kScalars, 1> x(in);
+  const Operand<T, kScalars, 2> hi(in);
   T* __restrict o = static_cast<T*>(out);
   if constexpr (std::is_floating_point_v<T>) {
     // min(max(x, lo), hi) with NaN propagation, as the evaluator.
@@ -296,8 +392,64 @@ TileOpFn ConvertFor(PrimitiveType from, PrimitiveType to) {
   }
 }
 
+template <typename T, BOp kOp>
+struct BinaryFloatLoop {
+  template <unsigned kScalars>
+  struct L {
+    static void Run(const void* const* in, void* out, int64_t n) {
+      BinaryFloat<T, kOp, kScalars>(in, out, n);
+    }
+  };
+};
+template <typename T, IOp kOp>
+struct IntLoop {
+  template <unsigned kScalars>
+  struct L {
+    static void Run(const void* const* in, void* out, int64_t n) {
+      IntOp<T, kOp, kScalars>(in, out, n);
+    }
+  };
+};
 template <typename T>
-TileOpFn FloatOp(const HloInstruction& instr) {
+struct ClampLoop {
+  template <unsigned kScalars>
+  struct L {
+    static void Run(const void* const* in, void* out, int64_t n) { Clamp<T, kScalars>(in, out, n); }
+  };
+};
+template <typename Bits>
+struct SelectLoop {
+  template <unsigned kScalars>
+  struct L {
+    static void Run(const void* const* in, void* out, int64_t n) {
+      Select<Bits, kScalars>(in, out, n);
+    }
+  };
+};
+
+template <typename T, BOp kOp>
+TileOpFn BinaryFloatFor(unsigned scalars) {
+  return ForScalars<BinaryFloatLoop<T, kOp>::template L>(scalars, 2);
+}
+template <typename T, IOp kOp>
+TileOpFn BinaryIntFor(unsigned scalars) {
+  return ForScalars<IntLoop<T, kOp>::template L>(scalars, 2);
+}
+
+template <typename T>
+TileOpFn FloatOp(const HloInstruction& instr, unsigned scalars) {
+  switch (instr.opcode()) {
+    case HloOpcode::kAdd: return BinaryFloatFor<T, BOp::kAdd>(scalars);
+    case HloOpcode::kSubtract: return BinaryFloatFor<T, BOp::kSub>(scalars);
+    case HloOpcode::kMultiply: return BinaryFloatFor<T, BOp::kMul>(scalars);
+    case HloOpcode::kDivide: return BinaryFloatFor<T, BOp::kDiv>(scalars);
+    case HloOpcode::kMaximum: return BinaryFloatFor<T, BOp::kMax>(scalars);
+    case HloOpcode::kMinimum: return BinaryFloatFor<T, BOp::kMin>(scalars);
+    case HloOpcode::kPower: return BinaryFloatFor<T, BOp::kPow>(scalars);
+    case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
+    default: break;
+  }
+  if (scalars != 0) return nullptr;
   switch (instr.opcode()) {
     case HloOpcode::kNegate: return &UnaryFloat<T, UOp::kNeg>;
     case HloOpcode::kAbs: return &UnaryFloat<T, UOp::kAbs>;
@@ -315,45 +467,41 @@ TileOpFn FloatOp(const HloInstruction& instr) {
     case HloOpcode::kExpm1: return &UnaryFloat<T, UOp::kExpm1>;
     case HloOpcode::kLog1p: return &UnaryFloat<T, UOp::kLog1p>;
     case HloOpcode::kCopy: return &UnaryFloat<T, UOp::kCopy>;
-    case HloOpcode::kAdd: return &BinaryFloat<T, BOp::kAdd>;
-    case HloOpcode::kSubtract: return &BinaryFloat<T, BOp::kSub>;
-    case HloOpcode::kMultiply: return &BinaryFloat<T, BOp::kMul>;
-    case HloOpcode::kDivide: return &BinaryFloat<T, BOp::kDiv>;
-    case HloOpcode::kMaximum: return &BinaryFloat<T, BOp::kMax>;
-    case HloOpcode::kMinimum: return &BinaryFloat<T, BOp::kMin>;
-    case HloOpcode::kPower: return &BinaryFloat<T, BOp::kPow>;
-    case HloOpcode::kClamp: return &Clamp<T>;
     default: return nullptr;
   }
 }
 
 template <typename T>
-TileOpFn IntegerOp(const HloInstruction& instr) {
+TileOpFn IntegerOp(const HloInstruction& instr, unsigned scalars) {
   constexpr bool kSigned = std::is_signed_v<T>;
   switch (instr.opcode()) {
-    case HloOpcode::kAdd: return &IntOp<T, IOp::kAdd>;
-    case HloOpcode::kSubtract: return &IntOp<T, IOp::kSub>;
-    case HloOpcode::kMultiply: return &IntOp<T, IOp::kMul>;
-    case HloOpcode::kMaximum: return &IntOp<T, IOp::kMax>;
-    case HloOpcode::kMinimum: return &IntOp<T, IOp::kMin>;
-    case HloOpcode::kAnd: return &IntOp<T, IOp::kAnd>;
-    case HloOpcode::kOr: return &IntOp<T, IOp::kOr>;
-    case HloOpcode::kXor: return &IntOp<T, IOp::kXor>;
+    case HloOpcode::kAdd: return BinaryIntFor<T, IOp::kAdd>(scalars);
+    case HloOpcode::kSubtract: return BinaryIntFor<T, IOp::kSub>(scalars);
+    case HloOpcode::kMultiply: return BinaryIntFor<T, IOp::kMul>(scalars);
+    case HloOpcode::kMaximum: return BinaryIntFor<T, IOp::kMax>(scalars);
+    case HloOpcode::kMinimum: return BinaryIntFor<T, IOp::kMin>(scalars);
+    case HloOpcode::kAnd: return BinaryIntFor<T, IOp::kAnd>(scalars);
+    case HloOpcode::kOr: return BinaryIntFor<T, IOp::kOr>(scalars);
+    case HloOpcode::kXor: return BinaryIntFor<T, IOp::kXor>(scalars);
+    case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
+    default: break;
+  }
+  if (scalars != 0) return nullptr;
+  switch (instr.opcode()) {
     case HloOpcode::kNot: return &IntOp<T, IOp::kNot>;
     case HloOpcode::kCopy: return &IntOp<T, IOp::kCopy>;
     case HloOpcode::kNegate: return kSigned ? &IntOp<T, IOp::kNeg> : nullptr;
     case HloOpcode::kAbs: return kSigned ? &IntOp<T, IOp::kAbs> : nullptr;
     case HloOpcode::kSign: return kSigned ? &IntOp<T, IOp::kSign> : nullptr;
-    case HloOpcode::kClamp: return &Clamp<T>;
     default: return nullptr;
   }
 }
 
 template <typename T>
-TileOpFn CompareOf(const HloInstruction& instr) {
+TileOpFn CompareOf(const HloInstruction& instr, unsigned scalars) {
   const ComparisonType ct = instr.comparison_type();
   if (ct == ComparisonType::kTotalOrder) return nullptr;  // scalar fallback
-  return CompareFor<T>(instr.comparison_direction());
+  return CompareFor<T>(instr.comparison_direction(), scalars);
 }
 
 // ---- Reductions: 16 independent lanes, combined in a fixed tree.
@@ -436,52 +584,53 @@ void IndexToValue(const int64_t* index, void* out, int64_t n) {
 
 }  // namespace
 
-TileOpFn FindNativeTileOp(const HloInstruction& instr) {
+TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands) {
+  const unsigned sc = scalar_operands;
   const PrimitiveType out = instr.shape().element_type();
   const PrimitiveType in0 =
       instr.operand_count() > 0 ? instr.operand(0)->shape().element_type() : out;
   switch (instr.opcode()) {
     case HloOpcode::kCompare:
       switch (in0) {
-        case hlo::F32: return CompareOf<float>(instr);
-        case hlo::F64: return CompareOf<double>(instr);
-        case hlo::S32: return CompareOf<int32_t>(instr);
-        case hlo::S64: return CompareOf<int64_t>(instr);
-        case hlo::U32: return CompareOf<uint32_t>(instr);
-        case hlo::U64: return CompareOf<uint64_t>(instr);
-        case hlo::S8: return CompareOf<int8_t>(instr);
-        case hlo::U8: case hlo::PRED: return CompareOf<uint8_t>(instr);
+        case hlo::F32: return CompareOf<float>(instr, sc);
+        case hlo::F64: return CompareOf<double>(instr, sc);
+        case hlo::S32: return CompareOf<int32_t>(instr, sc);
+        case hlo::S64: return CompareOf<int64_t>(instr, sc);
+        case hlo::U32: return CompareOf<uint32_t>(instr, sc);
+        case hlo::U64: return CompareOf<uint64_t>(instr, sc);
+        case hlo::S8: return CompareOf<int8_t>(instr, sc);
+        case hlo::U8: case hlo::PRED: return CompareOf<uint8_t>(instr, sc);
         default: return nullptr;
       }
     case HloOpcode::kSelect:
       switch (hlo::ByteSizeOfPrimitiveType(out)) {
-        case 1: return &Select<uint8_t>;
-        case 2: return &Select<uint16_t>;
-        case 4: return &Select<uint32_t>;
-        case 8: return &Select<uint64_t>;
+        case 1: return ForScalars<SelectLoop<uint8_t>::template L>(sc, 3);
+        case 2: return ForScalars<SelectLoop<uint16_t>::template L>(sc, 3);
+        case 4: return ForScalars<SelectLoop<uint32_t>::template L>(sc, 3);
+        case 8: return ForScalars<SelectLoop<uint64_t>::template L>(sc, 3);
         default: return nullptr;
       }
     case HloOpcode::kConvert:
-      return ConvertFor(in0, out);
+      return sc == 0 ? ConvertFor(in0, out) : nullptr;
     default:
       break;
   }
   switch (out) {
-    case hlo::F32: return FloatOp<float>(instr);
-    case hlo::F64: return FloatOp<double>(instr);
-    case hlo::S8: return IntegerOp<int8_t>(instr);
-    case hlo::S32: return IntegerOp<int32_t>(instr);
-    case hlo::S64: return IntegerOp<int64_t>(instr);
-    case hlo::U8: return IntegerOp<uint8_t>(instr);
-    case hlo::U32: return IntegerOp<uint32_t>(instr);
-    case hlo::U64: return IntegerOp<uint64_t>(instr);
+    case hlo::F32: return FloatOp<float>(instr, sc);
+    case hlo::F64: return FloatOp<double>(instr, sc);
+    case hlo::S8: return IntegerOp<int8_t>(instr, sc);
+    case hlo::S32: return IntegerOp<int32_t>(instr, sc);
+    case hlo::S64: return IntegerOp<int64_t>(instr, sc);
+    case hlo::U8: return IntegerOp<uint8_t>(instr, sc);
+    case hlo::U32: return IntegerOp<uint32_t>(instr, sc);
+    case hlo::U64: return IntegerOp<uint64_t>(instr, sc);
     case hlo::PRED:
       switch (instr.opcode()) {
-        case HloOpcode::kAnd: return &IntOp<uint8_t, IOp::kAnd>;
-        case HloOpcode::kOr: return &IntOp<uint8_t, IOp::kOr>;
-        case HloOpcode::kXor: return &IntOp<uint8_t, IOp::kXor>;
-        case HloOpcode::kNot: return &IntOp<uint8_t, IOp::kLogicalNot>;
-        case HloOpcode::kCopy: return &IntOp<uint8_t, IOp::kCopy>;
+        case HloOpcode::kAnd: return BinaryIntFor<uint8_t, IOp::kAnd>(sc);
+        case HloOpcode::kOr: return BinaryIntFor<uint8_t, IOp::kOr>(sc);
+        case HloOpcode::kXor: return BinaryIntFor<uint8_t, IOp::kXor>(sc);
+        case HloOpcode::kNot: return sc == 0 ? &IntOp<uint8_t, IOp::kLogicalNot> : nullptr;
+        case HloOpcode::kCopy: return sc == 0 ? &IntOp<uint8_t, IOp::kCopy> : nullptr;
         default: return nullptr;
       }
     default:

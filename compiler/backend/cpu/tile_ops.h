@@ -14,8 +14,11 @@ namespace jx::cpu::internal {
 // out[i] = op(in[0][i], in[1][i], ...) for i < n.
 using TileOpFn = void (*)(const void* const* in, void* out, int64_t n);
 // Native loop for this elementwise instruction (its opcode, attributes, operand and result
-// types), or nullptr.
-TileOpFn FindNativeTileOp(const hlo::HloInstruction& instr);
+// types), or nullptr. Bit k of scalar_operands set: operand k is one value for every i
+// (in[k] points at that single element: a broadcast constant or scalar parameter), held in
+// a register rather than splatted into a tile. Binary ops, compare, select and clamp have
+// such variants (not with every operand scalar); for the rest a nonzero mask gives nullptr.
+TileOpFn FindNativeTileOp(const hlo::HloInstruction& instr, unsigned scalar_operands = 0);
 
 // *acc = reducer(*acc, x[0], ..., x[n-1]) in a fixed order (independent of alignment and
 // threads), for reducer add/multiply/maximum/minimum.

@@ -1,5 +1,6 @@
 #include "jx/compiler/backend/cpu/tile_program.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -22,6 +23,9 @@ using hlo::Shape;
 namespace {
 
 constexpr int kMaxRank = 64;
+// Bytes of L1 a strip's working set may take: the live registers plus this strip and the
+// prefetched next strip of every streamed input and of the output (L1D is 32-48 KiB).
+constexpr int64_t kStripWorkingSet = 20 << 10;
 
 std::vector<int64_t> RowMajor(absl::Span<const int64_t> dims) {
   std::vector<int64_t> s(dims.size());
@@ -280,6 +284,8 @@ struct TileProgram::Node {
   IndexToValueFn to_value = nullptr;  // kIota
   std::vector<int> operands;          // ops
   TileOpFn fn = nullptr;              // kNative
+  unsigned scalar_operands = 0;       // kNative: operands read as one value (tile_ops.h)
+  bool splat = false;                 // kScalar: some reader needs the value as a tile
   const HloInstruction* fallback = nullptr;  // kFallback: the op on [tile] operands
   int reg = -1;
 };
@@ -419,7 +425,18 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       Node n;
       n.esize = hlo::ByteSizeOfPrimitiveType(f.instr->shape().element_type());
       n.operands = f.child_nodes;
-      n.fn = FindNativeTileOp(*f.instr);
+      // Scalar operands (broadcast constants, scalar parameters) stay in a register when
+      // the op has a loop for that, instead of being splatted into a tile first.
+      unsigned scalars = 0;
+      for (size_t k = 0; k < n.operands.size() && k < 8; ++k) {
+        if (p->nodes_[n.operands[k]].kind == Node::kScalar) scalars |= 1u << k;
+      }
+      n.fn = scalars != 0 ? FindNativeTileOp(*f.instr, scalars) : nullptr;
+      if (n.fn != nullptr) {
+        n.scalar_operands = scalars;
+      } else {
+        n.fn = FindNativeTileOp(*f.instr);
+      }
       n.kind = n.fn != nullptr ? Node::kNative : Node::kFallback;
       if (n.kind == Node::kFallback) {
         // Slow path: the op runs through the reference evaluator on [tile] literals.
@@ -463,7 +480,15 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   if (result != static_cast<int>(p->nodes_.size()) - 1) {
     return absl::InternalError("tile program root is not the last node");
   }
-  // Registers: every node but in-place contiguous loads gets one; freed after its last use.
+  // A scalar load is splatted only for readers that need it as a tile.
+  for (const Node& n : p->nodes_) {
+    for (size_t k = 0; k < n.operands.size(); ++k) {
+      if (((n.scalar_operands >> k) & 1) == 0) p->nodes_[n.operands[k]].splat = true;
+    }
+  }
+  p->nodes_[result].splat = true;
+  // Registers: every node but in-place contiguous loads and unsplatted scalars gets one;
+  // freed after its last use.
   std::vector<int> last_use(p->nodes_.size(), -1);
   for (size_t i = 0; i < p->nodes_.size(); ++i) {
     for (int op : p->nodes_[i].operands) last_use[op] = static_cast<int>(i);
@@ -473,7 +498,9 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   int num_regs = 0;
   for (size_t i = 0; i < p->nodes_.size(); ++i) {
     Node& n = p->nodes_[i];
-    if (n.kind != Node::kContiguous || static_cast<int>(i) == result) {
+    const bool in_place_load =
+        n.kind == Node::kContiguous || (n.kind == Node::kScalar && !n.splat);
+    if (!in_place_load || static_cast<int>(i) == result) {
       if (free_regs.empty()) {
         n.reg = num_regs++;
       } else {
@@ -491,6 +518,19 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     }
   }
   p->num_registers_ = num_regs;
+  // Strip size: ops run strip by strip within a tile so that one op's operands and result
+  // are still in L1 when the next op reads them. (A fallback op runs the evaluator on
+  // whole [tile] literals, so a program with one keeps strip = tile.)
+  int64_t max_esize = 1, streams = 1, index_bytes = 0;
+  for (const Node& n : p->nodes_) {
+    max_esize = std::max(max_esize, n.esize);
+    streams += n.kind == Node::kContiguous && n.input >= 0;
+    if (n.kind == Node::kGather || n.kind == Node::kIota) index_bytes = 8;
+  }
+  const int64_t per_element = (num_regs + 2 * streams) * max_esize + index_bytes;
+  p->strip_ = fallback_count > 0
+                  ? tile
+                  : std::clamp<int64_t>(kStripWorkingSet / per_element / 16 * 16, 64, tile);
   return p;
 }
 
@@ -516,86 +556,122 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
   if (n <= 0) return;
   // Registers are staggered by 5 cache lines so that a loop's operands and result never sit
   // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
-  const size_t reg_bytes = static_cast<size_t>(tile_) * 8 + 320;
+  const size_t reg_bytes = static_cast<size_t>(strip_) * 8 + 320;
   uint8_t* scratch = ThreadScratch(reg_bytes * (num_registers_ + 1) +
                                    nodes_.size() * sizeof(const void*));
   int64_t* idx = reinterpret_cast<int64_t*>(scratch + reg_bytes * num_registers_);
   const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * (num_registers_ + 1));
   const int root = static_cast<int>(nodes_.size()) - 1;
-  // Streamed inputs and the output: prefetch the next tile while this one computes (the
-  // ops run long enough between loads that the hardware prefetcher falls behind).
+  // Streamed inputs and the output: the next strip is prefetched while this one computes,
+  // a few lines before each op (the hardware prefetcher falls behind while the ops run,
+  // and a burst of prefetches at the start of a strip stalls on the miss queue).
+  struct Stream {
+    const char* base;  // element `start` of the stream
+    int64_t esize;
+    bool write;
+  };
+  Stream streams[8];
+  int num_streams = 0;
   for (const Node& node : nodes_) {
-    if (node.kind != Node::kContiguous || node.input < 0) continue;
-    const char* next = static_cast<const char*>(inputs[node.input]) +
-                       (node.offset + start + n) * node.esize;
-    for (int64_t b = 0; b < n * node.esize; b += 64) __builtin_prefetch(next + b, 0, 1);
-  }
-  if (!in_place) {
-    char* next = static_cast<char*>(out) + n * esize_;
-    for (int64_t b = 0; b < n * esize_; b += 64) __builtin_prefetch(next + b, 1, 1);
-  }
-  for (int i = 0; i <= root; ++i) {
-    const Node& node = nodes_[i];
-    void* dest = node.reg >= 0 ? scratch + reg_bytes * node.reg : nullptr;
-    if (i == root && !in_place) dest = out;
-    const uint8_t* src = node.constant != nullptr
-                             ? node.constant
-                             : static_cast<const uint8_t*>(node.input >= 0 ? inputs[node.input]
-                                                                           : nullptr);
-    switch (node.kind) {
-      case Node::kContiguous:
-        if (dest == nullptr) {
-          ptr[i] = src + (node.offset + start) * node.esize;
-        } else {
-          std::memmove(dest, src + (node.offset + start) * node.esize, n * node.esize);
-          ptr[i] = dest;
-        }
-        break;
-      case Node::kScalar:
-        SplatBytes(src + node.offset * node.esize, n, node.esize, dest);
-        ptr[i] = dest;
-        break;
-      case Node::kGather:
-        ComputeIndices(node.stages, start, n, idx);
-        GatherBytes(src, idx, n, node.esize, dest);
-        ptr[i] = dest;
-        break;
-      case Node::kIota:
-        ComputeIndices(node.stages, start, n, idx);
-        node.to_value(idx, dest, n);
-        ptr[i] = dest;
-        break;
-      case Node::kNative: {
-        const void* args[3];
-        for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[node.operands[k]];
-        node.fn(args, dest, n);
-        ptr[i] = dest;
-        break;
-      }
-      case Node::kFallback: {
-        // Slow path: the reference evaluator computes this op on the tile.
-        std::vector<Literal> args;
-        std::vector<const Literal*> arg_ptrs;
-        args.reserve(node.operands.size());
-        for (size_t k = 0; k < node.operands.size(); ++k) {
-          args.emplace_back(node.fallback->operand(k)->shape());
-          const int64_t es = nodes_[node.operands[k]].esize;
-          std::memcpy(args.back().mutable_untyped_data().data(), ptr[node.operands[k]], n * es);
-          arg_ptrs.push_back(&args.back());
-        }
-        hlo::HloEvaluator evaluator;
-        absl::StatusOr<Literal> r = evaluator.EvaluateInstruction(*node.fallback, arg_ptrs);
-        if (r.ok()) {
-          std::memcpy(dest, r->untyped_data().data(), n * node.esize);
-        } else {
-          std::memset(dest, 0xff, n * node.esize);  // unreachable for verified modules
-        }
-        ptr[i] = dest;
-        break;
-      }
+    if (node.kind == Node::kContiguous && node.input >= 0 && num_streams < 7) {
+      streams[num_streams++] = {static_cast<const char*>(inputs[node.input]) +
+                                    (node.offset + start) * node.esize,
+                                node.esize, false};
     }
   }
-  if (in_place) std::memmove(out, ptr[root], n * esize_);
+  if (!in_place) streams[num_streams++] = {static_cast<const char*>(out), esize_, true};
+  uint8_t* out_bytes = static_cast<uint8_t*>(out);
+  for (int64_t s = 0; s < n; s += strip_) {
+    const int64_t m = std::min(strip_, n - s);
+    // The next strip, [s + m, s + 2m) of each stream, as one byte range over the streams
+    // laid end to end; op i prefetches its share [total * i / ops, total * (i + 1) / ops).
+    int64_t total = 0;
+    for (int k = 0; k < num_streams; ++k) total += m * streams[k].esize;
+    auto prefetch = [&](int64_t lo, int64_t hi) {
+      for (int k = 0; k < num_streams && lo < hi; ++k) {
+        const int64_t len = m * streams[k].esize;
+        if (lo < len) {
+          const char* base = streams[k].base + (s + m) * streams[k].esize;
+          const char* end = base + std::min(hi, len);
+          if (streams[k].write) {
+            for (const char* a = base + lo; a < end; a += 64) __builtin_prefetch(a, 1, 3);
+          } else {
+            for (const char* a = base + lo; a < end; a += 64) __builtin_prefetch(a, 0, 3);
+          }
+        }
+        lo = std::max<int64_t>(0, lo - len);
+        hi -= len;
+      }
+    };
+    for (int i = 0; i <= root; ++i) {
+      prefetch(total * i / (root + 1) / 64 * 64, total * (i + 1) / (root + 1) / 64 * 64);
+      const Node& node = nodes_[i];
+      void* dest = node.reg >= 0 ? scratch + reg_bytes * node.reg : nullptr;
+      if (i == root && !in_place) dest = out_bytes + s * esize_;
+      const uint8_t* src = node.constant != nullptr
+                               ? node.constant
+                               : static_cast<const uint8_t*>(
+                                     node.input >= 0 ? inputs[node.input] : nullptr);
+      const int64_t pos = start + s;
+      switch (node.kind) {
+        case Node::kContiguous:
+          if (dest == nullptr) {
+            ptr[i] = src + (node.offset + pos) * node.esize;
+          } else {
+            std::memmove(dest, src + (node.offset + pos) * node.esize, m * node.esize);
+            ptr[i] = dest;
+          }
+          break;
+        case Node::kScalar:
+          if (dest == nullptr) {
+            ptr[i] = src + node.offset * node.esize;
+          } else {
+            SplatBytes(src + node.offset * node.esize, m, node.esize, dest);
+            ptr[i] = dest;
+          }
+          break;
+        case Node::kGather:
+          ComputeIndices(node.stages, pos, m, idx);
+          GatherBytes(src, idx, m, node.esize, dest);
+          ptr[i] = dest;
+          break;
+        case Node::kIota:
+          ComputeIndices(node.stages, pos, m, idx);
+          node.to_value(idx, dest, m);
+          ptr[i] = dest;
+          break;
+        case Node::kNative: {
+          const void* args[3];
+          for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[node.operands[k]];
+          node.fn(args, dest, m);
+          ptr[i] = dest;
+          break;
+        }
+        case Node::kFallback: {
+          // Slow path: the reference evaluator computes this op on the tile.
+          std::vector<Literal> args;
+          std::vector<const Literal*> arg_ptrs;
+          args.reserve(node.operands.size());
+          for (size_t k = 0; k < node.operands.size(); ++k) {
+            args.emplace_back(node.fallback->operand(k)->shape());
+            const int64_t es = nodes_[node.operands[k]].esize;
+            std::memcpy(args.back().mutable_untyped_data().data(), ptr[node.operands[k]], m * es);
+            arg_ptrs.push_back(&args.back());
+          }
+          hlo::HloEvaluator evaluator;
+          absl::StatusOr<Literal> r = evaluator.EvaluateInstruction(*node.fallback, arg_ptrs);
+          if (r.ok()) {
+            std::memcpy(dest, r->untyped_data().data(), m * node.esize);
+          } else {
+            std::memset(dest, 0xff, m * node.esize);  // unreachable for verified modules
+          }
+          ptr[i] = dest;
+          break;
+        }
+      }
+    }
+    if (in_place) std::memmove(out_bytes + s * esize_, ptr[root], m * esize_);
+  }
 }
 
 }  // namespace jx::cpu::internal

@@ -91,6 +91,7 @@ class TileProgram {
 
   std::vector<Node> nodes_;
   int64_t tile_ = 0;
+  int64_t strip_ = 0;  // elements each op runs over at a time (<= tile_, fits L1)
   int64_t esize_ = 0;
   int num_inputs_ = 0;
   int num_registers_ = 0;

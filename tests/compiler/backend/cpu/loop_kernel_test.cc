@@ -1,7 +1,10 @@
 // Loop kernels (kLoop fusions and lone elementwise/shape ops) against the evaluator.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
@@ -217,6 +220,123 @@ ENTRY %main (xa: f32[1000], xb: f64[1000], xc: s32[1000], xd: f32[]) -> f64[1000
   %xd = f32[] parameter(3)
   ROOT %fusion = f64[1000] fusion(%xa, %xb, %xc, %xd), kind=kLoop, calls=%fused
 })", 0, 0, SmallTiles(), Ranges{-3, 3});
+}
+
+// A broadcast scalar (constant or scalar parameter) on either side of a binary op is read
+// as one value by the op's loop, not splatted into a tile first.
+TEST(LoopKernelTest, ScalarOperandsOnEitherSide) {
+  for (const char* type : {"f32", "f64", "s32", "s64", "u8"}) {
+    const bool is_float = type[0] == 'f';
+    std::vector<std::string> ops = {"add", "subtract", "multiply", "maximum", "minimum",
+                                    "compare"};
+    if (is_float) {
+      ops.push_back("divide");
+      ops.push_back("power");
+    }
+    for (const std::string& op : ops) {
+      for (const bool scalar_first : {true, false}) {
+        for (const bool from_parameter : {true, false}) {
+          SCOPED_TRACE(hlo::StrCat(op, " ", type, scalar_first ? " scalar first" : " scalar second",
+                                   from_parameter ? " (parameter)" : " (constant)"));
+          const std::string out_type = op == "compare" ? "pred" : type;
+          const std::string attrs = op == "compare" ? ", direction=LT" : "";
+          const std::string scalar =
+              from_parameter ? hlo::StrCat("%s = ", type, "[] parameter(1)")
+                             : hlo::StrCat("%s = ", type, "[] constant(3)");
+          const std::string args = scalar_first ? "%b, %x" : "%x, %b";
+          const std::string params =
+              hlo::StrCat("x: ", type, "[3,333]", from_parameter ? hlo::StrCat(", y: ", type, "[]") : "");
+          const std::string text = hlo::StrCat(
+              "HloModule m\nENTRY %main (", params, ") -> ", out_type, "[3,333] {\n  %x = ", type,
+              "[3,333] parameter(0)\n  ", scalar, "\n  %b = ", type,
+              "[3,333] broadcast(%s), dimensions={}\n  ROOT %r = ", out_type, "[3,333] ", op, "(",
+              args, ")", attrs, "\n}\n");
+          const Ranges r = is_float ? Ranges{0.1, 5} : Ranges{0, 6};
+          CheckAgainstEvaluator(text, is_float ? 1e-6 : 0, 0, SmallTiles(), r);
+        }
+      }
+    }
+  }
+  // Scalars in select and clamp, and one broadcast constant read both as a scalar (add) and
+  // as a tile (exponential and the atan2 fallback splat it).
+  CheckAgainstEvaluator(R"(HloModule m
+%fused (p0: f32[1000], p1: f32[]) -> f32[1000] {
+  %p0 = f32[1000] parameter(0)
+  %p1 = f32[] parameter(1)
+  %c = f32[] constant(0.75)
+  %b = f32[1000] broadcast(%c), dimensions={}
+  %a = f32[1000] add(%p0, %b)
+  %e = f32[1000] exponential(%b)
+  %t = f32[1000] atan2(%b, %a)
+  %m = f32[1000] multiply(%e, %t)
+  %bp1 = f32[1000] broadcast(%p1), dimensions={}
+  %cmp = pred[1000] compare(%p0, %b), direction=GT
+  %s = f32[1000] select(%cmp, %bp1, %m)
+  %s2 = f32[1000] select(%cmp, %m, %b)
+  %lo = f32[] constant(-0.5)
+  %cl = f32[1000] clamp(%lo, %s, %p1)
+  ROOT %r = f32[1000] add(%cl, %s2)
+}
+ENTRY %main (xa: f32[1000], xb: f32[]) -> f32[1000] {
+  %xa = f32[1000] parameter(0)
+  %xb = f32[] parameter(1)
+  ROOT %fusion = f32[1000] fusion(%xa, %xb), kind=kLoop, calls=%fused
+})", 2e-6, 1e-7, SmallTiles(), Ranges{-2, 2});
+}
+
+// exp's fast path covers [-87, 88]; a tile with anything else (NaN, inf, overflow,
+// underflow to subnormals or zero) is recomputed exactly. Lengths cover full vector packets
+// and a ragged tail.
+TEST(LoopKernelTest, ExpRangeEdges) {
+  const std::vector<float> special = {NAN,   INFINITY, -INFINITY, 88.5f,  88.f,  88.72f, 89.f,
+                                      -87.f, -87.5f,   -88.f,     -95.f,  -104.f, -110.f, 0.f,
+                                      -0.f,  1.f,      -1.f,      1e-30f, 0.5f,   20.f,   -20.f};
+  for (const size_t n : {size_t{16}, size_t{21}, size_t{40}}) {
+    for (const bool with_special : {false, true}) {
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = -86.f + 173.f * static_cast<float>(i) / n;
+      if (with_special) {
+        for (size_t i = 0; i < n; ++i) v[i] = special[i % special.size()];
+      }
+      const std::string text = hlo::StrCat("HloModule m\nENTRY %main (x: f32[", n, "]) -> f32[", n,
+                                           "] {\n  %x = f32[", n,
+                                           "] parameter(0)\n  ROOT %e = f32[", n,
+                                           "] exponential(%x)\n}\n");
+      auto exe = CompileForCpu(hlo::ParseHloModule(text).value()).value();
+      hlo::Literal x = hlo::Literal::CreateR1<float>(v);
+      auto reference = hlo::ParseHloModule(text).value();
+      hlo::HloEvaluator evaluator;
+      const hlo::Literal want = evaluator.Evaluate(*reference, {&x}).value();
+      const hlo::Literal got = exe->Run({&x}).value()[0];
+      SCOPED_TRACE(hlo::StrCat("n=", n, with_special ? " special" : ""));
+      EXPECT_TRUE(testing::Near(got, want, 2e-6, 0));
+      for (size_t i = 0; i < n; ++i) {  // Near takes any two NaNs or infs; be exact there
+        const float g = static_cast<float>(got.GetAsDouble(i));
+        const float w = static_cast<float>(want.GetAsDouble(i));
+        EXPECT_EQ(std::isnan(g), std::isnan(w)) << i;
+        if (std::isinf(w) || w == 0) EXPECT_EQ(g, w) << i;
+      }
+    }
+  }
+}
+
+// A run uses the executable's own arena of max_threads; runs from two threads at once share
+// it and both get the right result.
+TEST(LoopKernelTest, ConcurrentRunsWithThreadLimit) {
+  auto exe = CompileForCpu(hlo::ParseHloModule(kChainFusion).value(), SmallTiles(2)).value();
+  auto single = CompileForCpu(hlo::ParseHloModule(kChainFusion).value(), SmallTiles(1)).value();
+  std::mt19937 rng(5);
+  const hlo::Literal x = testing::RandomLiteral(hlo::Shape(hlo::F32, {37, 1000}), rng);
+  const hlo::Literal want = single->Run({&x}).value()[0];
+  std::vector<hlo::Literal> got(4, hlo::Literal(hlo::Shape(hlo::F32, {37, 1000})));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 2; ++k) got[2 * t + k] = exe->Run({&x}).value()[0];
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const hlo::Literal& g : got) EXPECT_EQ(g, want);
 }
 
 TEST(LoopKernelTest, SaturatingConvertAndNaN) {
