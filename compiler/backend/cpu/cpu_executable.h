@@ -6,6 +6,8 @@
 //   - kInput fusions (reduce of an elementwise expression) and reduces fold the expression
 //     tile by tile without materializing it;
 //   - dot runs on Eigen's GEMM; a kOutput fusion applies its epilogue per output block;
+//   - a reduce-window that is a running prefix/suffix scan (cumsum, cumprod, cummax,
+//     cummin) runs as an O(n) scan per line;
 //   - everything else runs through the reference HloEvaluator (the slow path).
 // Kernels are built at compile time; a run only walks the kernel list. Results are
 // identical for any number of threads. Run may be called concurrently.
@@ -62,7 +64,8 @@ class CpuExecutable {
   const hlo::HloModule& module() const { return *module_; }
   const BufferAssignment& buffer_assignment() const { return assignment_; }
   // The kernel kind an entry instruction runs as ("loop", "reduce", "dot", "dot+epilogue",
-  // "fallback"), or "" for instructions without a kernel (parameter, constant, tuple, ...).
+  // "scan", "fallback"), or "" for instructions without a kernel (parameter, constant,
+  // tuple, ...).
   std::string_view KernelKind(std::string_view instruction_name) const;
 
  private:

@@ -6,6 +6,7 @@
 //             is computed tile by tile and folded without being materialized;
 //   dot       Eigen GEMM per fixed block of output rows; a kOutput fusion applies its
 //             elementwise epilogue to each block right after the block is computed;
+//   scan      a reduce-window that is a running prefix/suffix scan along one axis;
 //   fallback  the slow path: the reference HloEvaluator on Literals, for everything else.
 // Results do not depend on the number of threads: work is split at fixed boundaries.
 #pragma once
@@ -27,7 +28,7 @@ class Kernel {
   // array operand); results: the buffers of its result leaves.
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
-  // "loop", "reduce", "dot", "dot+epilogue" or "fallback".
+  // "loop", "reduce", "dot", "dot+epilogue", "scan" or "fallback".
   virtual std::string_view kind() const = 0;
 };
 
@@ -38,7 +39,15 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const hlo::HloInstructi
                                                          int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction& instr,
                                                       int64_t tile_elements);
+// A reduce-window whose window is a full-axis prefix or suffix (hlo::AsScanWindow: how
+// cumsum/cumprod/cummax/cummin lower) with a single add/multiply/maximum/minimum reducer on
+// f32/f64/s32/s64: a running scan, O(n) per line, lines spread over cores.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const hlo::HloInstruction& instr);
 std::unique_ptr<Kernel> MakeFallbackKernel(const hlo::HloInstruction& instr);
+
+// The reducer's single binary op over its two (distinct) parameters, or kParameter if it
+// is not one.
+hlo::HloOpcode ReducerOp(const hlo::HloComputation& reducer);
 
 // The fastest kernel that handles instr (fallback when none does).
 std::unique_ptr<Kernel> SelectKernel(const hlo::HloInstruction& instr, int64_t tile_elements);

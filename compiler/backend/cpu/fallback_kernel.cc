@@ -1,8 +1,8 @@
 // SLOW PATH: instructions without a native kernel (gather, scatter, convolution, sort,
-// while, conditional, reduce-window, custom-call, rng, f16 math, ...) run through the
-// reference HloEvaluator: operand buffers are copied into Literals, the instruction is
-// evaluated, and the result's leaves are copied back. Correct for every valid module, and
-// slow: the evaluator interprets element by element.
+// while, conditional, reduce-window other than running scans, custom-call, rng, f16 math,
+// ...) run through the reference HloEvaluator: operand buffers are copied into Literals,
+// the instruction is evaluated, and the result's leaves are copied back. Correct for every
+// valid module, and slow: the evaluator interprets element by element.
 #include <cstring>
 #include <vector>
 

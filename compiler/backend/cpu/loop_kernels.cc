@@ -71,7 +71,8 @@ class LoopKernel : public Kernel {
   int64_t elements_;
 };
 
-// The reducer's single binary op over its two parameters, or kParameter if it is not one.
+}  // namespace
+
 HloOpcode ReducerOp(const hlo::HloComputation& c) {
   const HloInstruction* root = c.root_instruction();
   if (c.num_parameters() != 2 || root->operand_count() != 2) return HloOpcode::kParameter;
@@ -82,6 +83,8 @@ HloOpcode ReducerOp(const hlo::HloComputation& c) {
   }
   return root->opcode();
 }
+
+namespace {
 
 class ReduceKernel : public Kernel {
  public:
@@ -250,6 +253,9 @@ std::unique_ptr<Kernel> SelectKernel(const HloInstruction& instr, int64_t tile_e
       break;
     case HloOpcode::kDot:
       kernel = MakeDotKernel(instr, tile_elements);
+      break;
+    case HloOpcode::kReduceWindow:
+      kernel = MakeScanKernel(instr);
       break;
     case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
     case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
