@@ -15,3 +15,5 @@
 #include "jx/lax/numpy/numpy.h"
 #include "jx/lax/random/random.h"
 #include "jx/transforms/api.h"
+// Installs the compiler as jit's backend.
+#include "jx/compiler/jit/cpu_jit_backend.h"

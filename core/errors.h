@@ -25,6 +25,8 @@ class TracerLeakError : public Error { using Error::Error; };
 class ResourceExhaustedError : public Error { using Error::Error; };
 class NotImplementedError : public Error { using Error::Error; };
 class InternalError : public Error { using Error::Error; };
+// JX_DEBUG_NANS=1 found a NaN (JAX's FloatingPointError).
+class FloatingPointError : public Error { using Error::Error; };
 
 // "[op] message"; the context hook (set by transforms) appends the transform stack.
 std::string OpErrorMessage(std::string_view op, std::string_view message);

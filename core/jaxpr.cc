@@ -223,7 +223,8 @@ void Jaxpr::TypeCheck() const {
 std::ostream& operator<<(std::ostream& os, const Jaxpr& j) { return os << j.ToString(); }
 std::ostream& operator<<(std::ostream& os, const ClosedJaxpr& j) { return os << j.ToString(); }
 
-Arrays EvalJaxpr(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Span<const Array> args) {
+Arrays EvalJaxpr(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Span<const Array> args,
+                 const EqnObserver& observer) {
   if (consts.size() != jaxpr.constvars.size() || args.size() != jaxpr.invars.size()) {
     throw InternalError(StrCat("EvalJaxpr: expected ", jaxpr.constvars.size(), " consts and ",
                                jaxpr.invars.size(), " args, got ", consts.size(), " and ", args.size()));
@@ -236,10 +237,12 @@ Arrays EvalJaxpr(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Span<
     return std::get<Literal>(a).value;
   };
   Arrays in;
-  for (const Eqn& e : jaxpr.eqns) {
+  for (size_t k = 0; k < jaxpr.eqns.size(); ++k) {
+    const Eqn& e = jaxpr.eqns[k];
     in.clear();
     for (const Atom& a : e.inputs) in.push_back(read(a));
     Arrays out = Bind(e.primitive, in, e.params);
+    if (observer) observer(e, k, in, out);
     for (size_t i = 0; i < e.outputs.size(); ++i) env[e.outputs[i].index] = std::move(out[i]);
   }
   Arrays result;

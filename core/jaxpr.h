@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -75,9 +76,14 @@ struct ClosedJaxpr {
 std::ostream& operator<<(std::ostream& os, const Jaxpr& j);
 std::ostream& operator<<(std::ostream& os, const ClosedJaxpr& j);
 
+// Called after each equation EvalJaxpr binds, with its inputs and outputs (debug checks).
+using EqnObserver = std::function<void(const Eqn& eqn, size_t index, absl::Span<const Array> in,
+                                       absl::Span<const Array> out)>;
+
 // Evaluates a jaxpr on args by binding each equation through the current interpreter (so
 // evaluating under a transformation transforms it).
-Arrays EvalJaxpr(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Span<const Array> args);
+Arrays EvalJaxpr(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Span<const Array> args,
+                 const EqnObserver& observer = nullptr);
 
 // A ClosedJaxpr as a primitive parameter (cond branches, scan bodies).
 class JaxprParam final : public ParamObject {

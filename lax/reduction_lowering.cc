@@ -1,8 +1,9 @@
 // Lowering rules of the reductions (reduce with an add/mul/max/min/and/or to_apply; argmax
 // and argmin as a variadic (value, index) reduce, as JAX lowers them), the cumulative ops
 // (reduce-window over a window covering the prefix, as XLA does on CPU) and the windowed
-// reductions. 16-bit float sums, products and cumulative sums accumulate in f32 (as the eager
-// kernels do), cumulative sums and products in f64, and round once.
+// reductions. Float sums and products (plain, cumulative and windowed) accumulate in f64 and
+// round once, as the eager kernels do (lax/kernels/reducer.h), so a long or cancelling f32
+// sum agrees with eager execution.
 #include <vector>
 
 #include "jx/compiler/hlo/status_macros.h"
@@ -18,7 +19,8 @@ using hlo::HloOpcode;
 using hlo::PrimitiveType;
 using lower::XOp;
 
-bool Is16BitFloat(PrimitiveType t) { return t == hlo::F16 || t == hlo::BF16; }
+// Float types narrower than f64, which sums and products widen to f64.
+bool IsNarrowFloat(PrimitiveType t) { return t == hlo::F16 || t == hlo::BF16 || t == hlo::F32; }
 
 // The identity of op over type.
 XOp InitValue(hlo::HloBuilder& b, HloOpcode op, PrimitiveType type) {
@@ -43,8 +45,8 @@ void DefineReduce(Registry& r, Primitive p, HloOpcode op) {
   r.Define(p).lower = [op](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    const bool widen = Is16BitFloat(out_type) && (op == HloOpcode::kAdd || op == HloOpcode::kMultiply);
-    if (widen) x = lower::Convert(x, hlo::F32);
+    const bool widen = IsNarrowFloat(out_type) && (op == HloOpcode::kAdd || op == HloOpcode::kMultiply);
+    if (widen) x = lower::Convert(x, hlo::F64);
     hlo::HloBuilder& b = ctx.builder();
     const XOp init = InitValue(b, op, x.type());
     XOp y = lower::Wrap(b, b.Reduce(x.instr(), init.instr(), ctx.params().GetInts("axes"), Reducer(ctx, op, x.type())));
@@ -136,7 +138,7 @@ void DefineReduceWindow(Registry& r, Primitive p, HloOpcode op) {
   r.Define(p).lower = [op](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    if (Is16BitFloat(out_type) && op == HloOpcode::kAdd) x = lower::Convert(x, hlo::F32);
+    if (IsNarrowFloat(out_type) && op == HloOpcode::kAdd) x = lower::Convert(x, hlo::F64);
     const ParamMap& params = ctx.params();
     const std::vector<int64_t>& dims = params.GetInts("window_dimensions");
     const std::vector<int64_t>& strides = params.GetInts("window_strides");

@@ -162,7 +162,10 @@ XOp Digamma(const XOp& x) {
   const XOp t = z + (kLanczosG + 0.5);
   const XOp log_t = lower::Log1p(z / (kLanczosG + 0.5)) + std::log(kLanczosG + 0.5);
   const XOp y = log_t + num / den - kLanczosG / t;
-  const XOp reflected = y - kPi * lower::Cos(kPi * x) / lower::Sin(kPi * x);
+  // cot has period pi: reduce x to its (exact) distance from the nearest integer, in
+  // [-1/2, 1/2), so pi * frac never rounds away the digits that matter near a pole.
+  const XOp frac = x - lower::Floor(x + 0.5);
+  const XOp reflected = y - kPi * lower::Cos(kPi * frac) / lower::Sin(kPi * frac);
   const XOp result = lower::Select(reflect, reflected, y);
   // Poles at the non-positive integers.
   const XOp pole = (x <= 0.0) & lower::Eq(x, lower::Floor(x));

@@ -1,6 +1,7 @@
 #include "jx/transforms/jit.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -27,33 +28,107 @@ class EagerExecutable final : public JitExecutable {
  public:
   explicit EagerExecutable(ClosedJaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
   Arrays Execute(absl::Span<const Array> args) const override { return Apply(jaxpr_, args); }
+  std::string as_text() const override { return jaxpr_.ToString(); }
+  CostAnalysis cost_analysis() const override { return {}; }
+  MemoryAnalysis memory_analysis() const override { return {}; }
 
  private:
   ClosedJaxpr jaxpr_;
+};
+
+class EagerLowering final : public JitLowering {
+ public:
+  explicit EagerLowering(ClosedJaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
+  std::string as_text() const override { return jaxpr_.ToString(); }
+  std::shared_ptr<const JitExecutable> Compile() const override { return std::make_shared<EagerExecutable>(jaxpr_); }
+
+ private:
+  ClosedJaxpr jaxpr_;
+};
+
+class EagerBackend final : public JitBackend {
+ public:
+  std::shared_ptr<const JitLowering> Lower(const ClosedJaxpr& jaxpr, const std::string&,
+                                           const std::vector<bool>&) const override {
+    return std::make_shared<EagerLowering>(jaxpr);
+  }
 };
 
 std::mutex& BackendMutex() {
   static std::mutex m;
   return m;
 }
-JitBackend& Backend() {
-  static JitBackend backend;
-  return backend;
+std::shared_ptr<const JitBackend>& Backend() {
+  static auto* backend = new std::shared_ptr<const JitBackend>();
+  return *backend;
 }
 
-std::shared_ptr<const JitExecutable> Compile(const ClosedJaxpr& jaxpr, const std::string& name) {
-  JitBackend backend;
-  {
-    std::lock_guard<std::mutex> lock(BackendMutex());
-    backend = Backend();
-  }
+std::shared_ptr<const JitExecutable> Compile(const ClosedJaxpr& jaxpr, const std::string& name,
+                                             const std::vector<bool>& donated) {
   const auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<const JitExecutable> exe = backend ? backend(jaxpr, name) : std::make_shared<EagerExecutable>(jaxpr);
+  std::shared_ptr<const JitExecutable> exe = CurrentJitBackend()->Lower(jaxpr, name, donated)->Compile();
   if (EnvFlag("JX_LOG_COMPILES")) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "jx: compiled jit(%s) (%zu equations) in %.3f ms\n", name.c_str(), jaxpr.jaxpr->eqns.size(), ms);
   }
   return exe;
+}
+
+thread_local bool in_nan_rerun = false;
+
+bool HasNaN(const Array& a) {
+  if (!IsFloating(a.dtype()) || a.is_tracer()) return false;
+  for (double v : a.to_vector<double>()) {
+    if (std::isnan(v)) return true;
+  }
+  return false;
+}
+
+bool AnyNaN(absl::Span<const Array> xs) {
+  for (const Array& x : xs) {
+    if (HasNaN(x)) return true;
+  }
+  return false;
+}
+
+// JX_DEBUG_NANS: `outs` of the program `jaxpr` (run on `args`) hold a NaN; re-runs it
+// equation by equation and throws FloatingPointError naming the first primitive that turned
+// NaN-free inputs into a NaN (descending into nested jits).
+[[noreturn]] void ThrowFirstNaN(const ClosedJaxpr& jaxpr, absl::Span<const Array> args, const std::string& name) {
+  if (AnyNaN(args)) {
+    throw FloatingPointError(StrCat("invalid value (nan) passed into jit(", name, "): an argument already holds a NaN"));
+  }
+  std::string where = StrCat("jit(", name, ")");
+  // Nested jits run unchecked during the rerun; the observer descends into them instead,
+  // so the message carries the whole path.
+  struct Rerunning {
+    Rerunning() { in_nan_rerun = true; }
+    ~Rerunning() { in_nan_rerun = false; }
+  } rerunning;
+  EqnObserver observer;
+  observer = [&](const Eqn& e, size_t k, absl::Span<const Array> in, absl::Span<const Array> out) {
+    if (!AnyNaN(out) || AnyNaN(in)) return;
+    if (e.primitive == kJit) {
+      where = StrCat(where, "/jit(", e.params.GetString("name"), ")");
+      const ClosedJaxpr& inner = GetJaxpr(e.params, "jaxpr");
+      EvalJaxpr(*inner.jaxpr, inner.consts, in, observer);
+    }
+    std::string avals;
+    for (const Array& x : in) StrAppend(&avals, avals.empty() ? "" : ", ", x.aval().str());
+    throw FloatingPointError(StrCat("invalid value (nan) encountered in ", e.primitive.name(), " (equation ", k,
+                                    " of ", where, ", operands ", avals, ")"));
+  };
+  EvalJaxpr(*jaxpr.jaxpr, jaxpr.consts, args, observer);
+  throw FloatingPointError(StrCat("invalid value (nan) in the output of ", where,
+                                  ", but the equation-by-equation rerun produced none"));
+}
+
+// Runs a program and, under JX_DEBUG_NANS=1, checks its outputs.
+Arrays ExecuteChecked(const JitExecutable& exe, const ClosedJaxpr& jaxpr, absl::Span<const Array> args,
+                      const std::string& name) {
+  Arrays outs = exe.Execute(args);
+  if (!in_nan_rerun && EnvFlag("JX_DEBUG_NANS") && AnyNaN(outs)) ThrowFirstNaN(jaxpr, args, name);
+  return outs;
 }
 
 ParamMap JitParams(const ClosedJaxpr& jaxpr, const std::string& name, const std::vector<bool>& donated) {
@@ -100,7 +175,7 @@ std::shared_ptr<const JitExecutable> ExecutableFor(const ClosedJaxpr& j, const s
     }
   }
   if (cache->size() > 256) cache->erase(cache->begin());
-  cache->emplace_back(j.jaxpr, Compile(j, name));
+  cache->emplace_back(j.jaxpr, Compile(j, name, std::vector<bool>(j.jaxpr->invars.size(), false)));
   return cache->back().second;
 }
 
@@ -241,9 +316,15 @@ std::string ExplainMiss(const jit_internal::Signature& was, const jit_internal::
 
 }  // namespace
 
-void SetJitBackend(JitBackend backend) {
+void SetJitBackend(std::shared_ptr<const JitBackend> backend) {
   std::lock_guard<std::mutex> lock(BackendMutex());
   Backend() = std::move(backend);
+}
+
+std::shared_ptr<const JitBackend> CurrentJitBackend() {
+  static const auto* eager = new std::shared_ptr<const JitBackend>(std::make_shared<EagerBackend>());
+  std::lock_guard<std::mutex> lock(BackendMutex());
+  return Backend() ? Backend() : *eager;
 }
 
 namespace jit_internal {
@@ -362,12 +443,34 @@ Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& n
     std::shared_ptr<const JitExecutable> exe;
     {
       std::lock_guard<std::mutex> lock(t.compile_mutex);
-      if (!t.executable) t.executable = Compile(t.jaxpr, name);
+      if (!t.executable) t.executable = Compile(t.jaxpr, name, t.donated);
       exe = t.executable;
     }
-    return exe->Execute(args);
+    return ExecuteChecked(*exe, t.jaxpr, args, name);
   }
   return Bind(kJit, args, JitParams(t.jaxpr, name, t.donated));
+}
+
+Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& sig, absl::Span<const Array> leaves,
+                   const std::string& name) {
+  const std::vector<std::string> labels = LeafLabels(sig);
+  if (leaves.size() != sig.avals.size()) {
+    throw TypeError(StrCat("compiled jit(", name, ") takes ", sig.avals.size(), " array leaves (static arguments are ",
+                           "fixed at lower time and not passed again), got ", leaves.size()));
+  }
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const ShapedArray got = leaves[i].aval();
+    if (!SameShapeDType(got, sig.avals[i])) {
+      throw TypeError(StrCat("compiled jit(", name, ") was lowered for ", labels[i], " of type ", sig.avals[i].str(),
+                             " but was called with ", got.str(), "; lower and compile again for new shapes"));
+    }
+    if (leaves[i].is_tracer()) {
+      throw TypeError(StrCat("compiled jit(", name, ") called with a traced value for ", labels[i],
+                             "; a compiled program runs concrete arrays only (call the jit object under transformations)"));
+    }
+  }
+  return ExecuteChecked(exe, t.jaxpr, t.consts.empty() ? Arrays(leaves.begin(), leaves.end()) : Cat({t.consts, leaves}),
+                        name);
 }
 
 }  // namespace jit_internal
@@ -376,7 +479,8 @@ void RegisterJit(Registry& r) {
   PrimitiveRules& rules = r.Define(kJit);
   rules.abstract_eval = JitAbstractEval;
   rules.impl = [](absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray>) {
-    return ExecutableFor(GetJaxpr(params, "jaxpr"), NameOf(params))->Execute(in);
+    const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
+    return ExecuteChecked(*ExecutableFor(j, NameOf(params)), j, in, NameOf(params));
   };
   rules.jvp = JitJvp;
   rules.transpose = JitTranspose;

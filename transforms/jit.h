@@ -12,8 +12,16 @@
 // jaxpr, as in JAX: a jit object whose function closes over a variable sees the value it had
 // when that signature was traced.
 //
-// Programs run through the installed backend (SetJitBackend: the compiler's CPU executable);
-// without one they run op by op on the eager interpreter.
+// Programs run through the installed backend (jit_backend.h; <jx/jx.h> installs the
+// compiler's CPU backend); without one they run op by op on the eager interpreter.
+// Ahead of time: jit(f).lower(args...) traces and lowers without running (a
+// ShapeDtypeStruct may stand for an Array argument), .compile() builds the executable:
+//
+//   auto lowered = jx::jit(f).lower(jx::ShapeDtypeStruct{{128, 784}, jx::float32}, w);
+//   std::cout << lowered.as_text();                 // HLO as lowered
+//   auto compiled = lowered.compile();              // .as_text(): optimized HLO
+//   compiled.cost_analysis().flops; compiled.memory_analysis().temp_size_in_bytes;
+//   Array y = compiled(x, w);                       // dynamic arguments only
 //
 // JX_LOG_COMPILES=1 prints one line per trace and compile with its time;
 // JX_EXPLAIN_CACHE_MISSES=1 prints why a call missed the cache (which argument's shape,
@@ -35,6 +43,7 @@
 #include "jx/core/jaxpr.h"
 #include "jx/core/pytree.h"
 #include "jx/core/registry.h"
+#include "jx/transforms/jit_backend.h"
 #include "jx/transforms/staging.h"
 
 namespace jx {
@@ -48,16 +57,12 @@ struct donate_argnums {
   donate_argnums(std::initializer_list<int> list) : indices(list) {}
 };
 
-// A program ready to run: the compiled form of a closed jaxpr.
-class JitExecutable {
- public:
-  virtual ~JitExecutable() = default;
-  virtual Arrays Execute(absl::Span<const Array> args) const = 0;
+// An abstract argument for jit(f).lower(...): a shape and dtype, nothing allocated.
+struct ShapeDtypeStruct {
+  Shape shape;
+  DType dtype = float32;
+  bool weak_type = false;
 };
-// Compiles a closed jaxpr (its consts are bound into the program) named `name`.
-using JitBackend = std::function<std::shared_ptr<const JitExecutable>(const ClosedJaxpr& jaxpr, const std::string& name)>;
-// Installs the backend every later compile uses (nullptr: op-by-op evaluation).
-void SetJitBackend(JitBackend backend);
 
 namespace jit_internal {
 
@@ -139,6 +144,75 @@ StaticPtr MakeStatic(const T& value, size_t arg) {
 
 }  // namespace jit_internal
 
+namespace jit_internal {
+
+// lower() takes a ShapeDtypeStruct where the function takes an Array.
+template <typename A>
+using TracedArg = std::conditional_t<std::is_same_v<A, ShapeDtypeStruct>, Array, A>;
+
+// Runs a compiled program on a call's leaves after checking them against what it was
+// compiled for (Compiled::operator()).
+Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& sig, absl::Span<const Array> leaves,
+                   const std::string& name);
+
+}  // namespace jit_internal
+
+// jit(f).lower(args...).compile(): a program compiled ahead of time for one signature.
+// Called with the dynamic arguments only (static ones were fixed by lower()), which must
+// have the shapes and dtypes it was lowered for.
+template <typename R>
+class Compiled {
+ public:
+  Compiled(std::shared_ptr<const jit_internal::Traced> traced, std::shared_ptr<const JitExecutable> exe,
+           jit_internal::Signature sig, std::string name)
+      : traced_(std::move(traced)), exe_(std::move(exe)), sig_(std::move(sig)), name_(std::move(name)) {}
+  std::string as_text() const { return exe_->as_text(); }
+  CostAnalysis cost_analysis() const { return exe_->cost_analysis(); }
+  MemoryAnalysis memory_analysis() const { return exe_->memory_analysis(); }
+
+  template <typename... Args>
+  R operator()(const Args&... args) const {
+    std::vector<Array> leaves;
+    (
+        [&] {
+          if constexpr (std::is_same_v<Args, Array>) {
+            leaves.push_back(args);
+          } else {
+            static_assert(tree::IsPytree<Args>, "compiled programs take pytrees of Arrays");
+            auto [l, def] = tree::flatten(args);
+            leaves.insert(leaves.end(), l.begin(), l.end());
+          }
+        }(),
+        ...);
+    return tree::unflatten<R>(traced_->out_def, jit_internal::RunCompiled(*traced_, *exe_, sig_, leaves, name_));
+  }
+
+ private:
+  std::shared_ptr<const jit_internal::Traced> traced_;
+  std::shared_ptr<const JitExecutable> exe_;
+  jit_internal::Signature sig_;
+  std::string name_;
+};
+
+// jit(f).lower(args...): the traced program lowered for the installed backend.
+template <typename R>
+class Lowered {
+ public:
+  Lowered(std::shared_ptr<const jit_internal::Traced> traced, std::shared_ptr<const JitLowering> lowering,
+          jit_internal::Signature sig, std::string name)
+      : traced_(std::move(traced)), lowering_(std::move(lowering)), sig_(std::move(sig)), name_(std::move(name)) {}
+  std::string as_text() const { return lowering_->as_text(); }
+  Compiled<R> compile() const { return Compiled<R>(traced_, lowering_->Compile(), sig_, name_); }
+  // The traced program (jaxpr with closed-over constants as leading inputs).
+  const ClosedJaxpr& jaxpr() const { return traced_->jaxpr; }
+
+ private:
+  std::shared_ptr<const jit_internal::Traced> traced_;
+  std::shared_ptr<const JitLowering> lowering_;
+  jit_internal::Signature sig_;
+  std::string name_;
+};
+
 // The callable jx::jit returns.
 template <typename F>
 class Jitted {
@@ -148,11 +222,39 @@ class Jitted {
   template <typename... Args>
   auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<F&, const Args&...>>;
+    std::vector<Array> leaves;
+    jit_internal::Signature sig = MakeSignature(leaves, /*fill_avals=*/false, args...);
+    auto trace = [&](const jit_internal::Signature& s) { return Trace(s, args...); };
+    std::shared_ptr<const jit_internal::Traced> t = state_->Lookup(sig, leaves, trace);
+    const Arrays outs = jit_internal::Run(*t, leaves, state_->name());
+    return tree::unflatten<R>(t->out_def, outs);
+  }
+
+  // Traces and lowers for these arguments (Arrays, pytrees of Arrays, or ShapeDtypeStructs
+  // standing for Arrays; static arguments by value) without running anything.
+  template <typename... Args>
+  auto lower(const Args&... args) const {
+    using R = std::decay_t<std::invoke_result_t<F&, const jit_internal::TracedArg<Args>&...>>;
+    std::vector<Array> leaves;
+    jit_internal::Signature sig = MakeSignature(leaves, /*fill_avals=*/true, args...);
+    std::shared_ptr<const jit_internal::Traced> t = Trace(sig, args...);
+    return Lowered<R>(t, CurrentJitBackend()->Lower(t->jaxpr, state_->name(), t->donated), std::move(sig),
+                      state_->name());
+  }
+
+  // How many times this jit object has traced (cache misses), for tests and diagnostics.
+  size_t num_traces() const { return state_->num_traces(); }
+
+ private:
+  // The call's signature, its Array leaves appended to `leaves`. The call path leaves the
+  // avals for a cache miss to fill; lower() fills them here, a ShapeDtypeStruct giving its
+  // aval and no leaf.
+  template <typename... Args>
+  jit_internal::Signature MakeSignature(std::vector<Array>& leaves, bool fill_avals, const Args&... args) const {
     state_->CheckArgnums(sizeof...(Args));
     jit_internal::Signature sig;
     sig.defs.reserve(sizeof...(Args));
     sig.dynamic_positions.reserve(sizeof...(Args));
-    std::vector<Array> leaves;
     leaves.reserve(sizeof...(Args));
     size_t i = 0;
     (
@@ -161,12 +263,20 @@ class Jitted {
             sig.statics.push_back(jit_internal::MakeStatic(args, i));
             sig.static_positions.push_back(static_cast<int>(i));
           } else if constexpr (std::is_same_v<Args, Array>) {
+            if (fill_avals) sig.avals.push_back(args.aval());
             leaves.push_back(args);
+            sig.defs.emplace_back();
+            sig.dynamic_positions.push_back(static_cast<int>(i));
+          } else if constexpr (std::is_same_v<Args, ShapeDtypeStruct>) {
+            sig.avals.push_back(ShapedArray{args.shape, args.dtype, args.weak_type});
             sig.defs.emplace_back();
             sig.dynamic_positions.push_back(static_cast<int>(i));
           } else if constexpr (tree::IsPytree<Args>) {
             auto [l, def] = tree::flatten(args);
-            leaves.insert(leaves.end(), std::make_move_iterator(l.begin()), std::make_move_iterator(l.end()));
+            for (Array& leaf : l) {
+              if (fill_avals) sig.avals.push_back(leaf.aval());
+              leaves.push_back(std::move(leaf));
+            }
             sig.defs.emplace_back(std::move(def));
             sig.dynamic_positions.push_back(static_cast<int>(i));
           } else {
@@ -176,47 +286,49 @@ class Jitted {
           ++i;
         }(),
         ...);
-    auto trace = [&](const jit_internal::Signature& s) {
-      std::vector<bool> donated;
-      for (size_t a = 0, d = 0; a < sizeof...(Args); ++a) {
-        if (state_->IsStatic(a)) continue;
-        for (size_t j = 0; j < s.Def(d).num_leaves(); ++j) donated.push_back(state_->IsDonated(a));
-        ++d;
-      }
-      tree::TreeDef out_def;
-      auto fn = [&](absl::Span<const Array> traced) {
-        return CallWithLeaves(std::index_sequence_for<Args...>{}, s, traced, &out_def, args...);
-      };
-      return jit_internal::TraceJit(fn, s, state_->name(), std::move(donated), &out_def);
-    };
-    std::shared_ptr<const jit_internal::Traced> t = state_->Lookup(sig, leaves, trace);
-    const Arrays outs = jit_internal::Run(*t, leaves, state_->name());
-    return tree::unflatten<R>(t->out_def, outs);
+    return sig;
   }
 
-  // How many times this jit object has traced (cache misses), for tests and diagnostics.
-  size_t num_traces() const { return state_->num_traces(); }
+  // Traces f for a signature whose avals are filled in.
+  template <typename... Args>
+  std::shared_ptr<jit_internal::Traced> Trace(const jit_internal::Signature& s, const Args&... args) const {
+    std::vector<bool> donated;
+    for (size_t a = 0, d = 0; a < sizeof...(Args); ++a) {
+      if (state_->IsStatic(a)) continue;
+      for (size_t j = 0; j < s.Def(d).num_leaves(); ++j) donated.push_back(state_->IsDonated(a));
+      ++d;
+    }
+    tree::TreeDef out_def;
+    auto fn = [&](absl::Span<const Array> traced) {
+      return CallWithLeaves(std::index_sequence_for<Args...>{}, s, traced, &out_def, args...);
+    };
+    return jit_internal::TraceJit(fn, s, state_->name(), std::move(donated), &out_def);
+  }
 
- private:
   // f on arguments rebuilt from traced leaves (static arguments passed as given).
   template <size_t... I, typename... Args>
   Arrays CallWithLeaves(std::index_sequence<I...>, const jit_internal::Signature& s, absl::Span<const Array> traced,
                         tree::TreeDef* out_def, const Args&... args) const {
     size_t next_leaf = 0, next_def = 0;
-    auto rebuild = [&]<size_t K, typename A>(const A& arg) -> A {
-      if constexpr (tree::IsPytree<A>) {
-        if (!state_->IsStatic(K)) {
-          const tree::TreeDef& def = s.Def(next_def++);
-          std::vector<Array> l(traced.begin() + static_cast<ptrdiff_t>(next_leaf),
-                               traced.begin() + static_cast<ptrdiff_t>(next_leaf + def.num_leaves()));
-          next_leaf += def.num_leaves();
-          return tree::unflatten<A>(def, l);
+    auto rebuild = [&]<size_t K, typename A>(const A& arg) -> jit_internal::TracedArg<A> {
+      if constexpr (std::is_same_v<A, ShapeDtypeStruct>) {
+        ++next_def;
+        return traced[next_leaf++];
+      } else {
+        if constexpr (tree::IsPytree<A>) {
+          if (!state_->IsStatic(K)) {
+            const tree::TreeDef& def = s.Def(next_def++);
+            std::vector<Array> l(traced.begin() + static_cast<ptrdiff_t>(next_leaf),
+                                 traced.begin() + static_cast<ptrdiff_t>(next_leaf + def.num_leaves()));
+            next_leaf += def.num_leaves();
+            return tree::unflatten<A>(def, l);
+          }
         }
+        return arg;
       }
-      return arg;
     };
     // Braced initialization evaluates the arguments left to right (leaf order).
-    std::tuple<Args...> rebuilt{rebuild.template operator()<I>(args)...};
+    std::tuple<jit_internal::TracedArg<Args>...> rebuilt{rebuild.template operator()<I>(args)...};
     auto result = std::apply(f_, rebuilt);
     auto [leaves, def] = tree::flatten(result);
     *out_def = std::move(def);

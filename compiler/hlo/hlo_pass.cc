@@ -37,11 +37,12 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   return changed;
 }
 
-HloPassPipeline::DumpCallback MakeDumpToDirectoryCallback(std::string dir) {
+HloPassPipeline::DumpCallback MakeDumpToDirectoryCallback(std::string dir, std::string prefix) {
   auto counter = std::make_shared<int>(0);
-  return [dir = std::move(dir), counter](std::string_view pass_name, const HloModule& module) {
-    std::ofstream out(absl::StrFormat("%s/%s.%03d.%s.txt", dir, module.name(), (*counter)++,
-                                      pass_name));
+  return [dir = std::move(dir), prefix = std::move(prefix), counter](std::string_view pass_name,
+                                                                     const HloModule& module) {
+    std::ofstream out(absl::StrFormat("%s/%s%s.%03d.%s.txt", dir, prefix, module.name(),
+                                      (*counter)++, pass_name));
     out << module.ToString();
   };
 }

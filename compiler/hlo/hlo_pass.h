@@ -69,8 +69,9 @@ class HloPassPipeline : public HloPass {
   std::vector<PassTiming> timings_;
 };
 
-// A dump callback writing "<dir>/<module>.<NNN>.<pass>.txt" (the module text after each
-// pass), as JX_DUMP_TO=dir asks for. Write errors are ignored: dumps are best effort.
-HloPassPipeline::DumpCallback MakeDumpToDirectoryCallback(std::string dir);
+// A dump callback writing "<dir>/<prefix><module>.<NNN>.<pass>.txt" (the module text after
+// each pass; NNN counts calls), as JX_DUMP_TO=dir asks for. Write errors are ignored: dumps
+// are best effort.
+HloPassPipeline::DumpCallback MakeDumpToDirectoryCallback(std::string dir, std::string prefix = "");
 
 }  // namespace jx::hlo

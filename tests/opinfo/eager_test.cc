@@ -12,13 +12,6 @@ namespace {
 
 class OpInfoEagerTest : public ::testing::TestWithParam<std::string> {};
 
-const OpInfo& Find(const std::string& name) {
-  for (const OpInfo& info : Registry()) {
-    if (info.name == name) return info;
-  }
-  throw std::runtime_error("no opinfo " + name);
-}
-
 void ExpectClose(const Array& got, const RefArray& want, DType out_dtype, const Tolerance& tol,
                  const std::string& where) {
   ASSERT_EQ(got.shape(), want.shape) << where;
@@ -46,10 +39,9 @@ void ExpectClose(const Array& got, const RefArray& want, DType out_dtype, const 
 }
 
 TEST_P(OpInfoEagerTest, MatchesFloat64Reference) {
-  const OpInfo& info = Find(GetParam());
+  const OpInfo& info = FindOpInfo(GetParam());
   for (DType d : info.dtypes) {
-    std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
-    for (Sample& s : info.samples(d, rng)) {
+    for (Sample& s : SamplesFor(info, d)) {
       const std::string where = StrCat(info.name, " ", s.description);
       std::vector<Array> outs;
       try {
@@ -72,13 +64,7 @@ TEST_P(OpInfoEagerTest, MatchesFloat64Reference) {
   }
 }
 
-std::vector<std::string> AllNames() {
-  std::vector<std::string> names;
-  for (const OpInfo& info : Registry()) names.push_back(info.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoEagerTest, ::testing::ValuesIn(AllNames()),
+INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoEagerTest, ::testing::ValuesIn(AllOpInfoNames()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace

@@ -16,18 +16,6 @@
 namespace jx::opinfo {
 namespace {
 
-const OpInfo& Find(const std::string& name) {
-  for (const OpInfo& info : Registry()) {
-    if (info.name == name) return info;
-  }
-  throw std::runtime_error("no opinfo " + name);
-}
-
-std::vector<Sample> SamplesFor(const OpInfo& info, DType d) {
-  std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
-  return info.samples(d, rng);
-}
-
 // The sample's op staged on abstract arguments of the sample's avals.
 ClosedJaxpr Stage(const Sample& s) {
   std::vector<ShapedArray> avals;
@@ -40,26 +28,11 @@ ClosedJaxpr Stage(const Sample& s) {
       avals, "f");
 }
 
-void ExpectClose(const Array& got, const Array& want, const Tolerance& tol, const std::string& where) {
-  ASSERT_EQ(got.shape(), want.shape()) << where;
-  ASSERT_EQ(got.dtype(), want.dtype()) << where;
-  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  int reported = 0;
-  for (size_t i = 0; i < g.size() && reported < 3; ++i) {
-    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
-    if (g[i] == w[i]) continue;
-    if (!(std::fabs(g[i] - w[i]) <= tol.atol + tol.rtol * std::fabs(w[i]))) {
-      ADD_FAILURE() << where << " element " << i << ": lowered " << g[i] << " vs eager " << w[i];
-      ++reported;
-    }
-  }
-}
-
 class OpInfoLowerTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpInfoLowerTest, LowersVerifiesAndEvaluatesLikeEager) {
   lax::RegisterAll();
-  const OpInfo& info = Find(GetParam());
+  const OpInfo& info = FindOpInfo(GetParam());
   int lowered = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {
@@ -90,7 +63,7 @@ TEST_P(OpInfoLowerTest, LowersVerifiesAndEvaluatesLikeEager) {
       const std::vector<Array> want = s.op(s.args);
       ASSERT_EQ(result->tuple_elements().size(), want.size()) << where;
       for (size_t k = 0; k < want.size(); ++k) {
-        ExpectClose(LiteralToArray(result->tuple_elements()[k]), want[k], info.tolerance(want[k].dtype()),
+        ExpectArraysClose(LiteralToArray(result->tuple_elements()[k]), want[k], info.tolerance(want[k].dtype()),
                     StrCat(where, " output ", k));
       }
     }
@@ -98,13 +71,7 @@ TEST_P(OpInfoLowerTest, LowersVerifiesAndEvaluatesLikeEager) {
   EXPECT_GT(lowered, 0) << info.name << " has no samples";
 }
 
-std::vector<std::string> AllNames() {
-  std::vector<std::string> names;
-  for (const OpInfo& info : Registry()) names.push_back(info.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoLowerTest, ::testing::ValuesIn(AllNames()),
+INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoLowerTest, ::testing::ValuesIn(AllOpInfoNames()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <gtest/gtest.h>
+
 namespace jx::opinfo {
 
 double& RefArray::at(const std::vector<int64_t>& idx) {
@@ -29,6 +31,39 @@ std::vector<OpInfo>& Registry() {
 }
 
 Registrar::Registrar(OpInfo (*make)()) { Registry().push_back(make()); }
+
+const OpInfo& FindOpInfo(const std::string& name) {
+  for (const OpInfo& info : Registry()) {
+    if (info.name == name) return info;
+  }
+  throw std::runtime_error("no opinfo " + name);
+}
+
+std::vector<std::string> AllOpInfoNames() {
+  std::vector<std::string> names;
+  for (const OpInfo& info : Registry()) names.push_back(info.name);
+  return names;
+}
+
+std::vector<Sample> SamplesFor(const OpInfo& info, DType d) {
+  std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
+  return info.samples(d, rng);
+}
+
+void ExpectArraysClose(const Array& got, const Array& want, const Tolerance& tol, const std::string& where) {
+  ASSERT_EQ(got.shape(), want.shape()) << where;
+  ASSERT_EQ(got.dtype(), want.dtype()) << where;
+  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  int reported = 0;
+  for (size_t i = 0; i < g.size() && reported < 3; ++i) {
+    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+    if (g[i] == w[i]) continue;
+    if (!(std::fabs(g[i] - w[i]) <= tol.atol + tol.rtol * std::fabs(w[i]))) {
+      ADD_FAILURE() << where << " element " << i << ": got " << g[i] << " vs eager " << w[i];
+      ++reported;
+    }
+  }
+}
 
 std::vector<DType> Concat(std::vector<DType> a, const std::vector<DType>& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -73,6 +73,16 @@ struct Registrar {
   static ::jx::opinfo::Registrar registrar_##name(&MakeOpInfo_##name); \
   static ::jx::opinfo::OpInfo MakeOpInfo_##name()
 
+// The record named `name` (throws if none).
+const OpInfo& FindOpInfo(const std::string& name);
+// Every record's name, for INSTANTIATE_TEST_SUITE_P.
+std::vector<std::string> AllOpInfoNames();
+// The record's samples for dtype d, with the rng seeded per (op, dtype) so failures reproduce.
+std::vector<Sample> SamplesFor(const OpInfo& info, DType d);
+// got vs want elementwise within tol (NaNs equal), as gtest failures naming `where` and the
+// first few differing elements.
+void ExpectArraysClose(const Array& got, const Array& want, const Tolerance& tol, const std::string& where);
+
 // Dtype sets.
 inline const std::vector<DType> kFloatDTypes = {float16, bfloat16, float32, float64};
 inline const std::vector<DType> kIntDTypes = {int8, int16, int32, int64, uint8, uint16, uint32, uint64};

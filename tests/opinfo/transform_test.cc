@@ -18,23 +18,11 @@ namespace {
 
 namespace jnp = jx::numpy;
 
-const OpInfo& Find(const std::string& name) {
-  for (const OpInfo& info : Registry()) {
-    if (info.name == name) return info;
-  }
-  throw std::runtime_error("no opinfo " + name);
-}
-
 std::function<Arrays(absl::Span<const Array>)> AsFn(const Sample& s) {
   return [&s](absl::Span<const Array> args) {
     std::vector<Array> out = s.op(std::vector<Array>(args.begin(), args.end()));
     return Arrays(out.begin(), out.end());
   };
-}
-
-std::vector<Sample> SamplesFor(const OpInfo& info, DType d) {
-  std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
-  return info.samples(d, rng);
 }
 
 // Inner product of two float arrays of one shape, in float64.
@@ -63,7 +51,7 @@ class OpInfoTransformTest : public ::testing::TestWithParam<std::string> {};
 
 // jvp against central differences: (f(x + eps t) - f(x - eps t)) / (2 eps).
 TEST_P(OpInfoTransformTest, JvpMatchesFiniteDifferences) {
-  const OpInfo& info = Find(GetParam());
+  const OpInfo& info = FindOpInfo(GetParam());
   if (!info.differentiable || std::find(info.dtypes.begin(), info.dtypes.end(), float64) == info.dtypes.end()) {
     GTEST_SKIP() << info.name << " has no float64 differentiable samples";
   }
@@ -120,7 +108,7 @@ TEST_P(OpInfoTransformTest, JvpMatchesFiniteDifferences) {
 
 // Reverse mode against forward mode: <ct, J t> == <J^T ct, t>.
 TEST_P(OpInfoTransformTest, VjpMatchesJvpByDotProduct) {
-  const OpInfo& info = Find(GetParam());
+  const OpInfo& info = FindOpInfo(GetParam());
   if (!info.differentiable || std::find(info.dtypes.begin(), info.dtypes.end(), float64) == info.dtypes.end()) {
     GTEST_SKIP() << info.name << " has no float64 differentiable samples";
   }
@@ -213,7 +201,7 @@ void ExpectSameValues(const Array& got, const Array& want, const Tolerance& tol,
 }
 
 TEST_P(OpInfoTransformTest, VmapMatchesLoop) {
-  const OpInfo& info = Find(GetParam());
+  const OpInfo& info = FindOpInfo(GetParam());
   constexpr int kBatch = 3;
   for (DType d : info.dtypes) {
     int tested = 0;
@@ -269,7 +257,7 @@ TEST_P(OpInfoTransformTest, VmapMatchesLoop) {
 // vmapped sum against the stacked per-example gradients.
 TEST_P(OpInfoTransformTest, CompositionsAgree) {
   lax::RegisterAll();  // the flat entry points below bind transformation-level primitives directly
-  const OpInfo& info = Find(GetParam());
+  const OpInfo& info = FindOpInfo(GetParam());
   if (!info.differentiable || std::find(info.dtypes.begin(), info.dtypes.end(), float64) == info.dtypes.end()) {
     GTEST_SKIP() << info.name << " has no float64 differentiable samples";
   }
@@ -397,13 +385,7 @@ TEST_P(OpInfoTransformTest, CompositionsAgree) {
   }
 }
 
-std::vector<std::string> AllNames() {
-  std::vector<std::string> names;
-  for (const OpInfo& info : Registry()) names.push_back(info.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoTransformTest, ::testing::ValuesIn(AllNames()),
+INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoTransformTest, ::testing::ValuesIn(AllOpInfoNames()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace

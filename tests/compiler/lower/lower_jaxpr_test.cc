@@ -29,16 +29,18 @@ ENTRY %main (Arg_0: f32[3]) -> f32[3] {
 )hlo";
 constexpr char kGoldenReduce[] = R"hlo(HloModule jit_f, entry_computation_layout={(f32[2,3]{1,0})->f32[2]{0}}
 
-%add_reducer (lhs: f32[], rhs: f32[]) -> f32[] {
-  %lhs = f32[] parameter(0), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
-  %rhs = f32[] parameter(1), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
-  ROOT %add.5 = f32[] add(f32[] %lhs, f32[] %rhs), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+%add_reducer (lhs: f64[], rhs: f64[]) -> f64[] {
+  %lhs = f64[] parameter(0), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+  %rhs = f64[] parameter(1), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+  ROOT %add.6 = f64[] add(f64[] %lhs, f64[] %rhs), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
 }
 
 ENTRY %main (Arg_0: f32[2,3]) -> f32[2] {
   %Arg_0 = f32[2,3]{1,0} parameter(0)
-  %constant.2 = f32[] constant(0), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
-  ROOT %reduce.6 = f32[2]{0} reduce(f32[2,3]{1,0} %Arg_0, f32[] %constant.2), dimensions={1}, to_apply=%add_reducer, metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+  %convert.2 = f64[2,3]{1,0} convert(f32[2,3]{1,0} %Arg_0), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+  %constant.3 = f64[] constant(0), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+  %reduce.7 = f64[2]{0} reduce(f64[2,3]{1,0} %convert.2, f64[] %constant.3), dimensions={1}, to_apply=%add_reducer, metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
+  ROOT %convert.8 = f32[2]{0} convert(f64[2]{0} %reduce.7), metadata={op_type="reduce_sum" op_name="jit(f)/reduce_sum"}
 }
 )hlo";
 constexpr char kGoldenDot[] = R"hlo(HloModule jit_f, entry_computation_layout={(f32[2,3]{1,0}, f32[3,2]{1,0})->f32[2,2]{1,0}}

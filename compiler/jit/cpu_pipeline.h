@@ -1,0 +1,18 @@
+// The HLO pass pipeline jit runs for the CPU target. Order matters: simplification and
+// canonicalization first (so CSE and folding see canonical forms), then constant folding and
+// a second simplification round over what folding exposed, DCE, and fusion last among the
+// rewrites (it only fuses what survives), then layout assignment and scheduling, which the
+// CPU backend's buffer assignment follows.
+//
+//   hlo::HloPassPipeline pipeline("cpu");
+//   AddCpuPasses(pipeline);
+//   HLO_ASSIGN_OR_RETURN(bool changed, pipeline.Run(module.get()));
+#pragma once
+
+#include "jx/compiler/hlo/hlo_pass.h"
+
+namespace jx {
+
+void AddCpuPasses(hlo::HloPassPipeline& pipeline);
+
+}  // namespace jx
