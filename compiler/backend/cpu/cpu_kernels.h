@@ -28,7 +28,8 @@ class Kernel {
   // array operand); results: the buffers of its result leaves.
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
-  // "loop", "reduce", "dot", "dot+epilogue", "scan" or "fallback".
+  // "loop", "reduce", "dot", "dot+epilogue", "scan", "arg-reduce", "sort", "reduce-window",
+  // "scatter" or "fallback".
   virtual std::string_view kind() const = 0;
 };
 
@@ -55,5 +56,23 @@ std::unique_ptr<Kernel> SelectKernel(const hlo::HloInstruction& instr, int64_t t
 // Runs fn(begin, end) over [0, n) split at multiples of `grain`, in parallel when there is
 // more than one chunk.
 void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// Native kernels for ops the kernels above leave to the fallback, bit-exact with the
+// evaluator (reduce_kernels.cc, sort_kernel.cc, window_scatter_kernels.cc):
+//   reduce         any element type with an add/multiply/maximum/minimum/and/or/xor reducer;
+//   arg-reduce     2-operand (value, index) reduce picking by compares (argmax/argmin);
+//   sort           comparators made of compares of operand pairs (any keys, stable);
+//   reduce-window  general windows with a simple binary reducer (not running scans);
+//   scatter        a simple binary or overwriting combiner.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeTypedReduceKernel(const hlo::HloInstruction& instr,
+                                                              int64_t tile_elements);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstruction& instr,
+                                                            int64_t tile_elements);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const hlo::HloInstruction& instr);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceWindowKernel(const hlo::HloInstruction& instr);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const hlo::HloInstruction& instr);
+// The first of these that handles instr, or nullptr.
+std::unique_ptr<Kernel> SelectNativeKernel(const hlo::HloInstruction& instr,
+                                           int64_t tile_elements);
 
 }  // namespace jx::cpu::internal

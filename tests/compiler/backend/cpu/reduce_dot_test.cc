@@ -265,7 +265,7 @@ ENTRY %main (x: f32[8], idx: s32[3,1]) -> (f32[8], f32[3], f32[8]) {
   ROOT %r = (f32[8], f32[3], f32[8]) tuple(%n, %g, %lv)
 })", 1e-6, 1e-6, {}, Ranges{-1, 6});
   ASSERT_NE(exe, nullptr);
-  EXPECT_EQ(exe->KernelKind("s"), "fallback");
+  EXPECT_EQ(exe->KernelKind("s"), "sort");  // sort_kernel.cc
   EXPECT_EQ(exe->KernelKind("g"), "fallback");
   EXPECT_EQ(exe->KernelKind("loop"), "fallback");
   EXPECT_EQ(exe->KernelKind("n"), "loop");

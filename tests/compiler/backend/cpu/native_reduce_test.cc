@@ -1,0 +1,176 @@
+// The native reduce (any element type, simple reducer) and arg-reduce ((value, index)
+// argmax/argmin reducers) kernels against the evaluator, bit for bit.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "jx/compiler/hlo/str_util.h"
+#include "tests/compiler/backend/cpu/native_kernel_test_util.h"
+
+namespace jx::cpu {
+namespace {
+
+using testing::ExactOptions;
+using testing::ExpectExact;
+
+std::string ReduceModule(const std::string& t, const std::string& in, const std::string& out,
+                         const std::string& dims, const std::string& op,
+                         const std::string& init) {
+  return hlo::StrCat("HloModule r\n%red (a: ", t, "[], b: ", t, "[]) -> ", t, "[] {\n  %a = ", t,
+                     "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n  ROOT %c = ", t, "[] ",
+                     op, "(%a, %b)\n}\nENTRY %main (x: ", t, "[", in, "]) -> ", t, "[", out,
+                     "] {\n  %x = ", t, "[", in, "] parameter(0)\n  %i = ", t, "[] constant(",
+                     init, ")\n  ROOT %r = ", t, "[", out, "] reduce(%x, %i), dimensions={", dims,
+                     "}, to_apply=%red\n}\n");
+}
+
+CpuCompileOptions SmallTiles() {
+  CpuCompileOptions o;
+  o.tile_elements = 64;
+  return o;
+}
+
+TEST(NativeReduceTest, EveryTypeOpAndLayout) {
+  struct Layout {
+    const char *out, *dims;
+  };
+  const Layout layouts[] = {{"3,5", "2"}, {"5,7", "0"}, {"5", "0,2"}, {"", "0,1,2"}};
+  for (const char* t : {"pred", "s8", "s16", "u8", "u16", "f16", "bf16"}) {
+    const bool is_float = t[0] == 'f' || t[0] == 'b';
+    std::vector<std::string> ops = {"add", "multiply", "maximum", "minimum"};
+    if (!is_float) ops.insert(ops.end(), {"and", "or", "xor"});
+    for (const std::string& op : ops) {
+      for (const Layout& l : layouts) {
+        SCOPED_TRACE(hlo::StrCat(t, " ", op, " dims ", l.dims));
+        const std::string init = std::string(t) == "pred" ? "true" : "1";
+        ExactOptions o;
+        o.lo = is_float ? -2 : -100;
+        o.hi = is_float ? 2 : 100;
+        o.special = op == "maximum" || op == "minimum" ? 0.05 : 0;
+        ExpectExact(ReduceModule(t, "3,5,7", l.out, l.dims, op, init), "r", "reduce", o);
+        o.compile = SmallTiles();  // rows longer than a tile
+        ExpectExact(ReduceModule(t, "3,5,7", l.out, l.dims, op, init), "r", "reduce", o);
+      }
+    }
+  }
+}
+
+TEST(NativeReduceTest, LargeInputsTakeTheParallelPaths) {
+  // Order-free ops split long rows into blocks; f16 sums fold each row in order.
+  ExpectExact(ReduceModule("s8", "300000", "", "0", "add", "5"), "r", "reduce");
+  ExpectExact(ReduceModule("u16", "2,150000", "2", "1", "maximum", "0"), "r", "reduce");
+  ExactOptions nan;
+  nan.special = 0.001;
+  ExpectExact(ReduceModule("f16", "400,300", "300", "0", "maximum", "-inf"), "r", "reduce", nan);
+  ExpectExact(ReduceModule("bf16", "400,300", "400", "1", "minimum", "inf"), "r", "reduce", nan);
+  ExactOptions small;
+  small.lo = -0.01;
+  small.hi = 0.01;
+  ExpectExact(ReduceModule("f16", "3,70000", "3", "1", "add", "0"), "r", "reduce", small);
+  ExpectExact(ReduceModule("pred", "200,1000", "1000", "0", "and", "true"), "r", "reduce");
+}
+
+TEST(NativeReduceTest, EmptyDims) {
+  ExpectExact(ReduceModule("s8", "0,5", "5", "0", "add", "3"), "r", "reduce");
+  ExpectExact(ReduceModule("f16", "5,0", "0", "0", "maximum", "0"), "r", "reduce");
+}
+
+TEST(NativeReduceTest, InputFusionOfANarrowType) {
+  // reduce(negate(x)) on s16 as a kInput fusion.
+  ExpectExact(R"(HloModule m
+%red (a: s16[], b: s16[]) -> s16[] {
+  %a = s16[] parameter(0)
+  %b = s16[] parameter(1)
+  ROOT %c = s16[] add(%a, %b)
+}
+%fused (p0: s16[40,900]) -> s16[900] {
+  %p0 = s16[40,900] parameter(0)
+  %n = s16[40,900] negate(%p0)
+  %init = s16[] constant(7)
+  ROOT %r = s16[900] reduce(%n, %init), dimensions={0}, to_apply=%red
+}
+ENTRY %main (x: s16[40,900]) -> s16[900] {
+  %x = s16[40,900] parameter(0)
+  ROOT %fusion = s16[900] fusion(%x), kind=kInput, calls=%fused
+})", "fusion", "reduce", ExactOptions{-1000, 1000});
+}
+
+// The argmax/argmin reducer exactly as lax/reduction_lowering.cc builds it: larger (or
+// smaller) value wins, NaN beats numbers, ties go to the lower index.
+std::string ArgModule(const std::string& vt, const std::string& it, const std::string& in,
+                      const std::string& out, int64_t axis, bool is_max, bool is_float) {
+  const std::string better_cmp = is_max ? "GT" : "LT";
+  std::string body = hlo::StrCat(
+      "  %av = ", vt, "[] parameter(0)\n  %ai = ", it, "[] parameter(1)\n  %xv = ", vt,
+      "[] parameter(2)\n  %xi = ", it, "[] parameter(3)\n  %gt = pred[] compare(%xv, %av), direction=",
+      better_cmp, "\n  %eq = pred[] compare(%xv, %av), direction=EQ\n");
+  if (is_float) {
+    body += hlo::StrCat(
+        "  %xnan = pred[] compare(%xv, %xv), direction=NE\n"
+        "  %anan = pred[] compare(%av, %av), direction=NE\n"
+        "  %nanan = pred[] not(%anan)\n"
+        "  %b1 = pred[] and(%gt, %nanan)\n"
+        "  %b2 = pred[] and(%xnan, %nanan)\n"
+        "  %better = pred[] or(%b1, %b2)\n"
+        "  %bothnan = pred[] and(%xnan, %anan)\n"
+        "  %same = pred[] or(%eq, %bothnan)\n");
+  } else {
+    body += "  %better = pred[] or(%gt, %gt)\n  %same = pred[] and(%eq, %eq)\n";
+  }
+  body += hlo::StrCat(
+      "  %ilt = pred[] compare(%xi, %ai), direction=LT\n"
+      "  %tie = pred[] and(%same, %ilt)\n"
+      "  %pick = pred[] or(%better, %tie)\n"
+      "  %sv = ", vt, "[] select(%better, %xv, %av)\n"
+      "  %si = ", it, "[] select(%pick, %xi, %ai)\n"
+      "  ROOT %t = (", vt, "[], ", it, "[]) tuple(%sv, %si)\n");
+  const std::string init_v = is_float ? (is_max ? "-inf" : "inf") : "0";
+  return hlo::StrCat("HloModule a\n%arg (av: ", vt, "[], ai: ", it, "[], xv: ", vt, "[], xi: ",
+                     it, "[]) -> (", vt, "[], ", it, "[]) {\n", body, "}\nENTRY %main (x: ", vt,
+                     "[", in, "]) -> (", vt, "[", out, "], ", it, "[", out, "]) {\n  %x = ", vt,
+                     "[", in, "] parameter(0)\n  %io = ", it, "[", in, "] iota(), iota_dimension=",
+                     axis, "\n  %v0 = ", vt, "[] constant(", init_v, ")\n  %i0 = ", it,
+                     "[] constant(0)\n  ROOT %r = (", vt, "[", out, "], ", it, "[", out,
+                     "]) reduce(%x, %io, %v0, %i0), dimensions={", axis, "}, to_apply=%arg\n}\n");
+}
+
+TEST(ArgReduceTest, ArgmaxArgminEveryTypeWithNaNsAndTies) {
+  for (const char* vt : {"f32", "f64", "f16", "bf16", "s32", "u8", "s64"}) {
+    const bool is_float = vt[0] == 'f' || vt[0] == 'b';
+    for (const char* it : {"s32", "s64", "u32"}) {
+      for (bool is_max : {true, false}) {
+        for (int64_t axis : {0, 1}) {
+          SCOPED_TRACE(hlo::StrCat(vt, " ", it, is_max ? " argmax" : " argmin", " axis ", axis));
+          ExactOptions o;
+          o.lo = is_float ? -3 : 0;  // few distinct values: many ties
+          o.hi = 3;
+          o.special = is_float ? 0.05 : 0;
+          ExpectExact(ArgModule(vt, it, "17,23", axis == 0 ? "23" : "17", axis, is_max, is_float),
+                      "r", "arg-reduce", o);
+        }
+      }
+    }
+  }
+}
+
+TEST(ArgReduceTest, LargeAndEmpty) {
+  ExactOptions o;
+  o.special = 0.0001;
+  ExpectExact(ArgModule("f32", "s32", "300,1000", "300", 1, true, true), "r", "arg-reduce", o);
+  ExpectExact(ArgModule("f32", "s32", "300,1000", "1000", 0, false, true), "r", "arg-reduce", o);
+  ExpectExact(ArgModule("f32", "s64", "200000", "", 0, true, true), "r", "arg-reduce", o);
+  ExpectExact(ArgModule("f32", "s32", "0,4", "4", 0, true, true), "r", "arg-reduce");
+  ExpectExact(ArgModule("s8", "s32", "4,0", "4", 1, false, false), "r", "arg-reduce");
+}
+
+TEST(ArgReduceTest, OtherReducersStayOnTheFallback) {
+  // The value select reads a product: not a pick between parameters.
+  std::string text = ArgModule("f32", "s32", "4,5", "4", 1, true, true);
+  const std::string from = "%sv = f32[] select(%better, %xv, %av)";
+  text.replace(text.find(from), from.size(),
+               "%prod = f32[] multiply(%xv, %av)\n  %sv = f32[] select(%better, %prod, %av)");
+  ExpectExact(text, "r", "fallback");
+}
+
+}  // namespace
+}  // namespace jx::cpu

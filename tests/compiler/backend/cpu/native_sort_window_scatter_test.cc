@@ -1,0 +1,232 @@
+// The native sort, reduce-window and scatter kernels against the evaluator, bit for bit.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "jx/compiler/hlo/str_util.h"
+#include "tests/compiler/backend/cpu/native_kernel_test_util.h"
+
+namespace jx::cpu {
+namespace {
+
+using testing::ExactOptions;
+using testing::ExpectExact;
+
+// sort of x: kt[dims] (and an s32 iota carried along when with_iota) by `compare`
+// (LT/GT of parameters 0 and 1, type= suffix given).
+std::string SortModule(const std::string& kt, const std::string& dims, int64_t dim,
+                       const std::string& dir, const std::string& type_attr, bool with_iota) {
+  const std::string params = with_iota
+                                 ? hlo::StrCat("a: ", kt, "[], b: ", kt, "[], c: s32[], d: s32[]")
+                                 : hlo::StrCat("a: ", kt, "[], b: ", kt, "[]");
+  std::string cmp = hlo::StrCat("%cmp (", params, ") -> pred[] {\n  %a = ", kt,
+                                "[] parameter(0)\n  %b = ", kt, "[] parameter(1)\n");
+  if (with_iota) cmp += "  %c = s32[] parameter(2)\n  %d = s32[] parameter(3)\n";
+  cmp += hlo::StrCat("  ROOT %lt = pred[] compare(%a, %b), direction=", dir, type_attr, "\n}\n");
+  const std::string x = hlo::StrCat(kt, "[", dims, "]"), i = hlo::StrCat("s32[", dims, "]");
+  if (!with_iota) {
+    return hlo::StrCat("HloModule s\n", cmp, "ENTRY %main (x: ", x, ") -> ", x, " {\n  %x = ", x,
+                       " parameter(0)\n  ROOT %s = ", x, " sort(%x), dimensions={", dim,
+                       "}, is_stable=true, to_apply=%cmp\n}\n");
+  }
+  return hlo::StrCat("HloModule s\n", cmp, "ENTRY %main (x: ", x, ") -> (", x, ", ", i,
+                     ") {\n  %x = ", x, " parameter(0)\n  %io = ", i,
+                     " iota(), iota_dimension=", dim, "\n  ROOT %s = (", x, ", ", i,
+                     ") sort(%x, %io), dimensions={", dim, "}, is_stable=true, to_apply=%cmp\n}\n");
+}
+
+TEST(SortKernelTest, OneKeyEveryTypeDirectionAndDim) {
+  for (const char* kt : {"f32", "f64", "f16", "bf16", "s8", "s32", "u16", "u64", "pred"}) {
+    const bool is_float = kt[0] == 'f' || kt[0] == 'b';
+    for (const char* dir : {"LT", "GT"}) {
+      for (int64_t dim : {0, 1}) {
+        for (bool iota : {false, true}) {
+          for (bool total : {true, false}) {
+            if (total && !is_float) continue;
+            SCOPED_TRACE(hlo::StrCat(kt, " ", dir, " dim ", dim, iota ? " +iota" : "",
+                                     total ? " TOTALORDER" : ""));
+            ExactOptions o;
+            o.lo = is_float ? -3 : -40;  // ties
+            o.hi = is_float ? 3 : 40;
+            o.special = is_float ? 0.1 : 0;
+            ExpectExact(SortModule(kt, "37,29", dim, dir, total ? ", type=TOTALORDER" : "", iota),
+                        "s", "sort", o);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SortKernelTest, LexicographicTwoKeysAndLargeInputs) {
+  // Key 0 descending by total order, ties by key 1 ascending (lax's multi-key comparator).
+  ExpectExact(R"(HloModule s
+%cmp (a: f32[], b: f32[], c: s32[], d: s32[], e: u8[], f: u8[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %c = s32[] parameter(2)
+  %d = s32[] parameter(3)
+  %e = u8[] parameter(4)
+  %f = u8[] parameter(5)
+  %gt = pred[] compare(%a, %b), direction=GT, type=TOTALORDER
+  %eq = pred[] compare(%a, %b), direction=EQ, type=TOTALORDER
+  %lt1 = pred[] compare(%c, %d), direction=LT
+  %tie = pred[] and(%eq, %lt1)
+  ROOT %r = pred[] or(%gt, %tie)
+}
+ENTRY %main (x: f32[50,40], y: s32[50,40], z: u8[50,40]) -> (f32[50,40], s32[50,40], u8[50,40]) {
+  %x = f32[50,40] parameter(0)
+  %y = s32[50,40] parameter(1)
+  %z = u8[50,40] parameter(2)
+  ROOT %s = (f32[50,40], s32[50,40], u8[50,40]) sort(%x, %y, %z), dimensions={1}, to_apply=%cmp
+})", "s", "sort", ExactOptions{-2, 2, 0.2});
+  ExactOptions nan;
+  nan.special = 0.01;
+  nan.lo = -1000;
+  nan.hi = 1000;
+  ExpectExact(SortModule("f32", "200000", 0, "LT", ", type=TOTALORDER", true), "s", "sort", nan);
+  ExpectExact(SortModule("f32", "300,400", 0, "GT", ", type=TOTALORDER", true), "s", "sort", nan);
+  // IEEE compare with NaNs: not a strict weak order, the evaluator's merge order decides.
+  ExpectExact(SortModule("f32", "100000", 0, "LT", "", false), "s", "sort", nan);
+  ExpectExact(SortModule("s32", "0,7", 1, "LT", "", true), "s", "sort");
+  ExpectExact(SortModule("s32", "7,0", 1, "LT", "", false), "s", "sort");
+}
+
+TEST(SortKernelTest, ComparatorsOutsideTheFormStayOnTheFallback) {
+  std::string text = SortModule("f32", "5,6", 1, "LT", "", false);
+  const std::string from = "compare(%a, %b)";
+  text.replace(text.find(from), from.size(), "compare(%a, %a)");  // fine: self compare
+  ExpectExact(text, "s", "sort");
+  ExpectExact(R"(HloModule s
+%cmp (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %n = f32[] negate(%a)
+  ROOT %lt = pred[] compare(%n, %b), direction=LT
+}
+ENTRY %main (x: f32[5,6]) -> f32[5,6] {
+  %x = f32[5,6] parameter(0)
+  ROOT %s = f32[5,6] sort(%x), dimensions={1}, to_apply=%cmp
+})", "s", "fallback");
+}
+
+std::string WindowModule(const std::string& t, const std::string& in, const std::string& out,
+                         const std::string& window, const std::string& op,
+                         const std::string& init) {
+  return hlo::StrCat("HloModule w\n%red (a: ", t, "[], b: ", t, "[]) -> ", t, "[] {\n  %a = ", t,
+                     "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n  ROOT %c = ", t, "[] ",
+                     op, "(%a, %b)\n}\nENTRY %main (x: ", t, "[", in, "]) -> ", t,
+                     "[", out, "] {\n  %x = ", t, "[", in, "] parameter(0)\n  %i = ", t,
+                     "[] constant(", init, ")\n  ROOT %w = ", t, "[", out,
+                     "] reduce-window(%x, %i), window={", window, "}, to_apply=%red\n}\n");
+}
+
+TEST(ReduceWindowKernelTest, GeneralWindowsEveryType) {
+  struct Case {
+    const char *in, *out, *window;
+  };
+  const Case cases[] = {
+      {"9,11", "4,5", "size=3x3 stride=2x2"},
+      {"9,11", "5,6", "size=3x3 stride=2x2 pad=1_1x1_1"},
+      {"9,11", "9,9", "size=3x3 pad=1_1x1_1 rhs_dilate=1x2"},
+      {"9,11", "8,20", "size=2x3 pad=0_0x1_0 lhs_dilate=1x2"},
+      {"4,9,11", "4,9,11", "size=1x3x3 pad=0_0x1_1x1_1"},
+      {"6,5", "0,5", "size=7x1"},
+  };
+  for (const char* t : {"f32", "f64", "f16", "bf16", "s8", "s32", "u16", "pred"}) {
+    const bool is_float = t[0] == 'f' || t[0] == 'b';
+    for (const char* op : {"add", "maximum", "minimum"}) {
+      for (const Case& c : cases) {
+        SCOPED_TRACE(hlo::StrCat(t, " ", op, " ", c.window));
+        ExactOptions o;
+        o.special = is_float && std::string(op) != "add" ? 0.05 : 0;
+        o.lo = is_float ? -2 : -60;
+        o.hi = is_float ? 2 : 60;
+        const std::string init = std::string(t) == "pred" ? "false" : "0";
+        ExpectExact(WindowModule(t, c.in, c.out, c.window, op, init), "w", "reduce-window", o);
+      }
+    }
+  }
+}
+
+TEST(ReduceWindowKernelTest, LargeAndScans) {
+  ExpectExact(WindowModule("f32", "400,400", "399,399", "size=2x2", "add", "0"), "w",
+              "reduce-window");
+  ExpectExact(WindowModule("s8", "400,400", "200,200", "size=3x3 stride=2x2 pad=1_0x1_0",
+                           "maximum", "-128"),
+              "w", "reduce-window", ExactOptions{-128, 127});
+  // A running scan (the cumulative ops' window) is not walked as a window.
+  auto exe = CompileForCpu(
+      hlo::ParseHloModule(WindowModule("s8", "6,5", "6,5", "size=6x1 pad=5_0x0_0", "add", "0"))
+          .value());
+  ASSERT_TRUE(exe.ok());
+  EXPECT_NE((*exe)->KernelKind("w"), "reduce-window");
+}
+
+std::string ScatterModule(const std::string& t, const std::string& operand,
+                          const std::string& it, const std::string& indices,
+                          const std::string& updates, const std::string& dnums,
+                          const std::string& combiner) {
+  const std::string root =
+      combiner == "overwrite" ? "%b" : hlo::StrCat(t, "[] ", combiner, "(%a, %b)");
+  const std::string body =
+      combiner == "overwrite"
+          ? hlo::StrCat("  %a = ", t, "[] parameter(0)\n  ROOT %b = ", t, "[] parameter(1)\n")
+          : hlo::StrCat("  %a = ", t, "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n  ROOT %c = ",
+                        root, "\n");
+  const std::string o = hlo::StrCat(t, "[", operand, "]"), i = hlo::StrCat(it, "[", indices, "]"),
+                    u = hlo::StrCat(t, "[", updates, "]");
+  return hlo::StrCat("HloModule s\n%comb (a: ", t, "[], b: ", t, "[]) -> ", t, "[] {\n", body,
+                     "}\nENTRY %main (x: ", o, ", i: ", i, ", u: ", u, ") -> ", o, " {\n  %x = ", o,
+                     " parameter(0)\n  %i = ", i, " parameter(1)\n  %u = ", u,
+                     " parameter(2)\n  ROOT %s = ", o, " scatter(%x, %i, %u), ", dnums,
+                     ", to_apply=%comb\n}\n");
+}
+
+TEST(ScatterKernelTest, CombinersTypesAndDimensionNumbers) {
+  struct Case {
+    const char *operand, *indices, *updates, *dnums;
+  };
+  const Case cases[] = {
+      // Rows of a matrix, duplicates and out-of-bounds indices (range -2..12).
+      {"10,6", "30,1", "30,6",
+       "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+       "index_vector_dim=1"},
+      // Elements by 2-d index, implicit vector dim after batch dims [5,4].
+      {"10,6", "5,4,2", "5,4",
+       "update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, "
+       "index_vector_dim=2"},
+      // Windows leading in the update shape, index vector dim first.
+      {"10,6", "1,7", "3,7",
+       "update_window_dims={0}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, "
+       "index_vector_dim=0"},
+      // Scalar indices (index_vector_dim == rank), 2x3 windows.
+      {"10,6", "9", "9,2,3",
+       "update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+       "index_vector_dim=1"},
+  };
+  for (const char* t : {"f32", "f16", "s8", "u32", "pred"}) {
+    for (const char* comb : {"add", "overwrite", "maximum", "multiply"}) {
+      for (const char* it : {"s32", "u8", "s64"}) {
+        for (const Case& c : cases) {
+          SCOPED_TRACE(hlo::StrCat(t, " ", comb, " ", it, " ", c.dnums));
+          ExpectExact(ScatterModule(t, c.operand, it, c.indices, c.updates, c.dnums, comb), "s",
+                      "scatter", ExactOptions{-2, 12});
+        }
+      }
+    }
+  }
+}
+
+TEST(ScatterKernelTest, LargeAndEmpty) {
+  const char* dn =
+      "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+      "index_vector_dim=1";
+  // 200K updates onto 1000 elements: accumulation order matters for f32.
+  ExpectExact(ScatterModule("f32", "1000", "s32", "200000,1", "200000", dn, "add"), "s",
+              "scatter", ExactOptions{-1, 999});
+  ExpectExact(ScatterModule("f32", "1000", "s32", "0,1", "0", dn, "add"), "s", "scatter");
+}
+
+}  // namespace
+}  // namespace jx::cpu
