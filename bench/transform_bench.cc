@@ -13,11 +13,16 @@
 
 #include <jx/jx.h>
 
+#include "mlp_model.h"
+
 namespace {
 
 using jx::Array;
 namespace lax = jx::lax;
 namespace jnp = jx::numpy;
+using mlp::Data;
+using mlp::Loss;
+using mlp::MlpData;
 
 // n equations: alternating sin and mul on an f32[8].
 Array Chain(const Array& x, int64_t n) {
@@ -67,51 +72,7 @@ BENCHMARK(BM_TraceJvp)->EQN_SIZES;
 BENCHMARK(BM_TraceVmap)->EQN_SIZES;
 BENCHMARK(BM_TraceGrad)->EQN_SIZES;
 
-// ----- MLP loss and its gradient, eager -----
-
-struct Mlp {
-  BOOST_HANA_DEFINE_STRUCT(Mlp, (Array, w1), (Array, b1), (Array, w2), (Array, b2), (Array, w3), (Array, b3));
-};
-
-Array Dense(const Array& x, const Array& w, const Array& b) {
-  return lax::add(lax::dot_general(x, w, {{1}, {0}, {}, {}}), lax::broadcast_in_dim(b, {x.shape()[0], w.shape()[1]}, {1}));
-}
-
-Array Loss(const Mlp& p, const Array& x, const Array& onehot) {
-  Array h = lax::tanh(Dense(x, p.w1, p.b1));
-  h = lax::tanh(Dense(h, p.w2, p.b2));
-  Array logits = Dense(h, p.w3, p.b3);
-  // Softmax cross-entropy, stabilized by the row max.
-  const int64_t b = logits.shape()[0], k = logits.shape()[1];
-  Array m = lax::stop_gradient(lax::reduce_max(logits, {1}));
-  Array shifted = lax::sub(logits, lax::broadcast_in_dim(m, {b, k}, {0}));
-  Array lse = lax::log(lax::reduce_sum(lax::exp(shifted), {1}));
-  Array picked = lax::reduce_sum(lax::mul(shifted, onehot), {1});
-  return lax::div(lax::reduce_sum(lax::sub(lse, picked), {0}), Array::Scalar(static_cast<double>(b), jx::float32));
-}
-
-struct MlpData {
-  Mlp params;
-  Array x, onehot;
-};
-
-const MlpData& Data() {
-  static const MlpData d = [] {
-    auto key = jx::random::key(0);
-    auto keys = jx::random::split(key, 5);
-    auto init = [&](int i, int64_t in, int64_t out) {
-      return lax::mul(jx::random::normal(keys[i], {in, out}), Array::Scalar(1.0 / std::sqrt(double(in)), jx::float32));
-    };
-    Mlp p{init(0, 784, 512), jnp::zeros({512}), init(1, 512, 512), jnp::zeros({512}), init(2, 512, 10), jnp::zeros({10})};
-    Array x = jx::random::normal(keys[3], {128, 784});
-    Array labels = jx::random::categorical(keys[4], jnp::zeros({128, 10}));
-    Array onehot = lax::convert_element_type(
-        lax::eq(lax::broadcast_in_dim(labels, {128, 10}, {0}), lax::broadcast_in_dim(lax::iota(labels.dtype(), 10), {128, 10}, {1})),
-        jx::float32);
-    return MlpData{p, x, onehot};
-  }();
-  return d;
-}
+// ----- MLP loss and its gradient, eager (the model: mlp_model.h) -----
 
 void BM_MlpLossForward(benchmark::State& state) {
   const MlpData& d = Data();
