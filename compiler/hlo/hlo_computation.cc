@@ -1,5 +1,6 @@
 #include "jx/compiler/hlo/hlo_computation.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -11,7 +12,10 @@ namespace jx::hlo {
 
 HloComputation::~HloComputation() {
   // Users point into this list; drop edges first so destruction order does not matter.
-  for (auto& instr : instructions_) instr->users_.clear();
+  for (auto& instr : instructions_) {
+    instr->users_.clear();
+    instr->user_set_.reset();
+  }
 }
 
 HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std::string name) {
@@ -56,20 +60,60 @@ bool HloComputation::IsEntryComputation() const {
   return parent_->entry_computation() == this;
 }
 
+namespace {
+
+// The visited set of a walk over one computation: a flag per unique id when the
+// computation's ids are dense enough (the usual case; far cheaper than hashing pointers on
+// big programs), a hash set for anything else.
+class VisitedSet {
+ public:
+  explicit VisitedSet(const HloComputation::InstructionList& instructions) {
+    if (instructions.empty()) return;
+    int64_t lo = instructions.front()->unique_id(), hi = lo;
+    for (const auto& instr : instructions) {
+      lo = std::min(lo, instr->unique_id());
+      hi = std::max(hi, instr->unique_id());
+    }
+    const int64_t span = hi - lo + 1;
+    if (lo >= 0 && span <= 4 * static_cast<int64_t>(instructions.size()) + 1024) {
+      base_ = lo;
+      flags_.assign(span, 0);
+    }
+  }
+
+  // True if instr was not visited before.
+  bool Insert(const HloInstruction* instr) {
+    const int64_t i = instr->unique_id() - base_;
+    if (i >= 0 && i < static_cast<int64_t>(flags_.size())) {
+      if (flags_[i]) return false;
+      flags_[i] = 1;
+      return true;
+    }
+    return others_.insert(instr).second;
+  }
+
+ private:
+  int64_t base_ = 0;
+  std::vector<uint8_t> flags_;
+  absl::flat_hash_set<const HloInstruction*> others_;
+};
+
+}  // namespace
+
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());
-  absl::flat_hash_set<const HloInstruction*> visited;
+  VisitedSet visited(instructions_);
   // Explicit DFS stack of (instruction, next operand to visit).
   std::vector<std::pair<HloInstruction*, int64_t>> stack;
   auto visit_from = [&](HloInstruction* start) {
-    if (!visited.insert(start).second) return;
+    if (!visited.Insert(start)) return;
     stack.emplace_back(start, 0);
     while (!stack.empty()) {
       auto& [instr, next] = stack.back();
       if (next < instr->operand_count()) {
         HloInstruction* operand = instr->mutable_operand(next++);
-        if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+        if (visited.Insert(operand)) stack.emplace_back(operand, 0);
         continue;
       }
       order.push_back(instr);

@@ -25,13 +25,35 @@ bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
   return std::find(operands_.begin(), operands_.end(), operand) != operands_.end();
 }
 
+namespace {
+// Past this many users, membership goes through user_set_ rather than a scan.
+constexpr size_t kUserSetThreshold = 16;
+}  // namespace
+
+bool HloInstruction::HasUser(const HloInstruction* user) const {
+  if (user_set_ != nullptr) return user_set_->contains(user);
+  return std::find(users_.begin(), users_.end(), user) != users_.end();
+}
+
 void HloInstruction::AddUser(HloInstruction* user) {
-  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+  if (HasUser(user)) return;
+  users_.push_back(user);
+  if (user_set_ != nullptr) {
+    user_set_->insert(user);
+  } else if (users_.size() > kUserSetThreshold) {
+    user_set_ = std::make_unique<absl::flat_hash_set<const HloInstruction*>>(users_.begin(),
+                                                                             users_.end());
+  }
 }
 
 void HloInstruction::RemoveUser(HloInstruction* user) {
-  auto it = std::find(users_.begin(), users_.end(), user);
-  if (it != users_.end()) users_.erase(it);
+  if (user_set_ != nullptr && user_set_->erase(user) == 0) return;
+  // Passes mostly drop the newest users first (users before operands), so search from the
+  // back: removing a recent user of a widely shared value is then cheap.
+  auto it = std::find(users_.rbegin(), users_.rend(), user);
+  if (it == users_.rend()) return;
+  users_.erase(std::next(it).base());
+  if (user_set_ != nullptr && users_.size() <= kUserSetThreshold / 2) user_set_.reset();
 }
 
 absl::Status HloInstruction::ReplaceOperandWith(int64_t index, HloInstruction* new_operand) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_attributes.h"
@@ -73,6 +74,8 @@ class HloInstruction {
   // Distinct users, in order of first use.
   const std::vector<HloInstruction*>& users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
+  // Whether user is in users(); constant time however many users there are.
+  bool HasUser(const HloInstruction* user) const;
   bool IsUserOf(const HloInstruction* operand) const;
 
   // Operand edits keep users consistent and require a compatible shape.
@@ -232,6 +235,9 @@ class HloInstruction {
   HloComputation* parent_ = nullptr;
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
+  // users_ as a set once it is long (a constant or broadcast shared by a whole program), so
+  // adding, finding and removing users stays cheap; null while users_ is short.
+  std::unique_ptr<absl::flat_hash_set<const HloInstruction*>> user_set_;
   std::vector<HloComputation*> called_;
   uint64_t attr_mask_ = 0;
   std::vector<int64_t> dimensions_;

@@ -1,6 +1,7 @@
 // Pass infrastructure. A pass rewrites a module in place and says whether it changed it;
-// HloPassPipeline runs passes in order, verifies the module after each one (an error names
-// the pass), times each pass, and hands the module to an optional dump callback after each.
+// HloPassPipeline runs passes in order, verifies the module after the first and after each
+// one that changed it (an error names the pass), times each pass, and hands the module to
+// an optional dump callback after each.
 //
 //   HloPassPipeline pipeline("simplify");
 //   pipeline.AddPass<HloDCE>();
@@ -34,6 +35,7 @@ class HloPassPipeline : public HloPass {
   struct PassTiming {
     std::string name;
     double seconds = 0;
+    double verify_seconds = 0;  // the verifier's run after the pass (0 when off)
     bool changed = false;
   };
   using DumpCallback = std::function<void(std::string_view pass_name, const HloModule& module)>;
@@ -51,7 +53,8 @@ class HloPassPipeline : public HloPass {
 
   // Called after each pass (after verification), e.g. to write HLO text per pass.
   void set_dump_callback(DumpCallback callback) { dump_ = std::move(callback); }
-  // Verification after each pass is on by default (tests and debug builds want it).
+  // Verification is on by default (tests and debug builds want it). A pass that reports no
+  // change must not have changed the module: it is not verified again.
   void set_verify(bool verify) { verify_ = verify; }
 
   std::string_view name() const override { return name_; }

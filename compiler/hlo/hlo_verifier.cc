@@ -104,15 +104,20 @@ class Verifier {
         return Fail(c, instr, StrCat("operand ", i, " %", operand->name(),
                                            " belongs to another computation"));
       }
-      const auto& users = operand->users();
-      if (std::find(users.begin(), users.end(), &instr) == users.end()) {
+      if (!operand->HasUser(&instr)) {
         return Fail(c, instr, StrCat("is missing from the users of its operand %",
                                            operand->name()));
       }
     }
+    const std::vector<HloInstruction*>& users = instr.users();
+    // Short lists (nearly all) are checked for repeats pairwise, without allocating.
     absl::flat_hash_set<const HloInstruction*> seen_users;
-    for (const HloInstruction* user : instr.users()) {
-      if (!seen_users.insert(user).second) {
+    for (size_t i = 0; i < users.size(); ++i) {
+      const HloInstruction* user = users[i];
+      const bool repeated =
+          users.size() <= 8 ? std::find(users.begin(), users.begin() + i, user) != users.begin() + i
+                            : !seen_users.insert(user).second;
+      if (repeated) {
         return Fail(c, instr, StrCat("lists user %", user->name(), " twice"));
       }
       if (user->parent() != &c) {
