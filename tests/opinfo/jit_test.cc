@@ -2,7 +2,6 @@
 // lowered, optimized by the CPU pipeline, compiled and run by the CPU backend) and must
 // equal eager execution within the record's tolerance, outputs' dtypes and weak types
 // included.
-#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -14,22 +13,8 @@ namespace {
 
 class OpInfoJitTest : public ::testing::TestWithParam<std::string> {};
 
-// Ops whose compiled form is not yet fit to run every sample, and why (issue 4's note has
-// the next step for each). They still lower and evaluate in the "lower" column.
-const std::map<std::string, std::string>& JitPending() {
-  static const auto* pending = new std::map<std::string, std::string>{
-      {"cumsum", "f64 running sums are plain in the CPU scan kernel; eager compensates them (1e-11 apart at 270k)"},
-      {"cumprod", "the CPU scan kernel takes f32/f64/s32/s64 only; other dtypes run on the per-element evaluator"},
-      {"cummax", "the CPU scan kernel takes f32/f64/s32/s64 only; other dtypes run on the per-element evaluator"},
-      {"cummin", "the CPU scan kernel takes f32/f64/s32/s64 only; other dtypes run on the per-element evaluator"},
-      {"cumlogsumexp", "its log-add-exp reducer has no native scan kernel; the evaluator takes minutes at 270k"},
-  };
-  return *pending;
-}
-
 TEST_P(OpInfoJitTest, JitMatchesEager) {
   const OpInfo& info = FindOpInfo(GetParam());
-  if (auto it = JitPending().find(info.name); it != JitPending().end()) GTEST_SKIP() << it->second;
   int ran = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {

@@ -40,9 +40,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const hlo::HloInstructi
                                                          int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction& instr,
                                                       int64_t tile_elements);
-// A reduce-window whose window is a full-axis prefix or suffix (hlo::AsScanWindow: how
-// cumsum/cumprod/cummax/cummin lower) with a single add/multiply/maximum/minimum reducer on
-// f32/f64/s32/s64: a running scan, O(n) per line, lines spread over cores.
+// A reduce-window whose window is a full-axis prefix or suffix (hlo::AsScanWindow: how the
+// cumulative ops lower) with a simple binary reducer (add/multiply/maximum/minimum/and/or/
+// xor) on any element type, or cumlogsumexp's log-add-exp reducer on floats: a running
+// scan, O(n) per line, lines spread over cores. f64 sums are Neumaier-compensated as eager.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const hlo::HloInstruction& instr);
 std::unique_ptr<Kernel> MakeFallbackKernel(const hlo::HloInstruction& instr);
 

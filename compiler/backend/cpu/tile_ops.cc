@@ -565,46 +565,6 @@ void ReduceSpan(const void* xv, int64_t n, void* accv) {
   *acc = Combine<T, kOp>(*acc, lanes[0]);
 }
 
-// Running scans: each of `lanes` lines keeps its own accumulator and takes one element per
-// step, in step order (the evaluator's order, so the results are the same bits). Lanes
-// are contiguous, so many lanes vectorize across lines.
-template <typename T, ROp kOp>
-void ScanSteps(const void* xv, void* outv, int64_t steps, int64_t step, int64_t lanes,
-               void* accv) {
-  const T* x = static_cast<const T*>(xv);
-  T* out = static_cast<T*>(outv);
-  T* __restrict acc = static_cast<T*>(accv);
-  if (lanes == 1) {
-    T a = acc[0];
-    for (int64_t s = 0; s < steps; ++s) {
-      a = Combine<T, kOp>(a, x[s * step]);
-      out[s * step] = a;
-    }
-    acc[0] = a;
-    return;
-  }
-  for (int64_t s = 0; s < steps; ++s) {
-    const T* xs = x + s * step;
-    T* os = out + s * step;
-    for (int64_t j = 0; j < lanes; ++j) {
-      const T a = Combine<T, kOp>(acc[j], xs[j]);
-      acc[j] = a;
-      os[j] = a;
-    }
-  }
-}
-
-template <typename T>
-ScanStepsFn ScanFor(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAdd: return &ScanSteps<T, ROp::kAdd>;
-    case HloOpcode::kMultiply: return &ScanSteps<T, ROp::kMul>;
-    case HloOpcode::kMaximum: return &ScanSteps<T, ROp::kMax>;
-    case HloOpcode::kMinimum: return &ScanSteps<T, ROp::kMin>;
-    default: return nullptr;
-  }
-}
-
 template <typename T>
 ReduceSpanFn ReduceFor(HloOpcode op) {
   switch (op) {
@@ -686,16 +646,6 @@ ReduceSpanFn FindReduceSpan(HloOpcode reducer, PrimitiveType type) {
     case hlo::S64: return ReduceFor<int64_t>(reducer);
     case hlo::U32: return ReduceFor<uint32_t>(reducer);
     case hlo::U64: return ReduceFor<uint64_t>(reducer);
-    default: return nullptr;
-  }
-}
-
-ScanStepsFn FindScanSteps(HloOpcode reducer, PrimitiveType type) {
-  switch (type) {
-    case hlo::F32: return ScanFor<float>(reducer);
-    case hlo::F64: return ScanFor<double>(reducer);
-    case hlo::S32: return ScanFor<int32_t>(reducer);
-    case hlo::S64: return ScanFor<int64_t>(reducer);
     default: return nullptr;
   }
 }

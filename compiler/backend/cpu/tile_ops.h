@@ -25,14 +25,6 @@ TileOpFn FindNativeTileOp(const hlo::HloInstruction& instr, unsigned scalar_oper
 using ReduceSpanFn = void (*)(const void* x, int64_t n, void* acc);
 ReduceSpanFn FindReduceSpan(hlo::HloOpcode reducer, hlo::PrimitiveType type);
 
-// A running scan over `lanes` lines at once, `steps` steps: at step s, for j < lanes,
-//   acc[j] = reducer(acc[j], x[s * step + j]);  out[s * step + j] = acc[j]
-// (step in elements, negative for a scan walking backwards). The fold order is the step
-// order, as the evaluator's. For reducer add/multiply/maximum/minimum on f32/f64/s32/s64.
-using ScanStepsFn = void (*)(const void* x, void* out, int64_t steps, int64_t step,
-                             int64_t lanes, void* acc);
-ScanStepsFn FindScanSteps(hlo::HloOpcode reducer, hlo::PrimitiveType type);
-
 // out[i] = static_cast<type>(index[i]) (iota values).
 using IndexToValueFn = void (*)(const int64_t* index, void* out, int64_t n);
 IndexToValueFn FindIndexToValue(hlo::PrimitiveType type);
