@@ -5,6 +5,7 @@
 #include "jx/compiler/passes/constant_folding.h"
 #include "jx/compiler/passes/cse.h"
 #include "jx/compiler/passes/dce.h"
+#include "jx/compiler/passes/dot_transpose_folding.h"
 #include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/instruction_fusion.h"
 #include "jx/compiler/passes/layout_assignment.h"
@@ -20,6 +21,7 @@ void AddCpuPasses(hlo::HloPassPipeline& pipeline) {
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::InstructionFusion>();
   pipeline.AddPass<hlo::HloDCE>();
+  pipeline.AddPass<hlo::DotTransposeFolding>();
   pipeline.AddPass<hlo::LayoutAssignment>();
   pipeline.AddPass<hlo::HloScheduling>();
 }
