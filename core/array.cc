@@ -33,8 +33,17 @@ namespace {
 // The concrete value x reads as on the host, or a ConcretizationError saying why it has none.
 const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
   if (!impl) throw ValueError("use of an empty jx::Array handle (default-constructed Array)");
-  if (impl->kind() == ArrayImpl::Kind::kConcrete) return static_cast<const ConcreteArray&>(*impl);
-  if (const ConcreteArray* c = impl->ConcreteValue()) return *c;
+  const ConcreteArray* c = impl->kind() == ArrayImpl::Kind::kConcrete
+                               ? static_cast<const ConcreteArray*>(impl)
+                               : impl->ConcreteValue();
+  if (c != nullptr) {
+    if (c->buffer()->is_deleted()) {
+      throw RuntimeError(StrCat("Array has been deleted with shape=", impl->aval().str(),
+                                ": its buffer was donated to a jit call (donate_argnums); use the "
+                                "call's result instead"));
+    }
+    return *c;
+  }
   throw ConcretizationError(StrCat(
       "Abstract tracer value encountered where a concrete value is expected: the value of a ",
       impl->aval().str(), " tracer is not known while tracing.", impl->Provenance(),
@@ -46,6 +55,11 @@ const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
 const void* Array::data() const { return ReadableValue(impl_.get()).data(); }
 
 const std::shared_ptr<Buffer>& Array::buffer() const { return ReadableValue(impl_.get()).buffer(); }
+
+bool Array::is_deleted() const {
+  const ConcreteArray* c = impl_ ? impl_->ConcreteValue() : nullptr;
+  return c != nullptr && c->buffer()->is_deleted();
+}
 
 void Array::ThrowItemError() const {
   throw ValueError(StrCat("[item] can only convert an array of size 1 to a C++ scalar, got ",

@@ -93,6 +93,9 @@ class Array {
   int64_t nbytes() const { return aval().nbytes(); }
 
   bool is_concrete() const { return impl_ && impl_->kind() == ArrayImpl::Kind::kConcrete; }
+  // Whether the array's buffer was donated to a jit call (JAX's is_deleted); any use of its
+  // value then throws RuntimeError.
+  bool is_deleted() const;
   bool is_tracer() const { return impl_ && impl_->kind() == ArrayImpl::Kind::kTracer; }
   const std::shared_ptr<const ArrayImpl>& impl() const { return impl_; }
   // Host data of a concrete array; throws ConcretizationError on a tracer.

@@ -239,12 +239,13 @@ class Printer {
 std::string Array::str() const {
   if (!defined()) return "Array(<empty handle>)";
   if (!is_concrete()) return StrCat("Traced<", aval().str(), ">");
+  if (is_deleted()) return StrCat("Array(<deleted>, shape=", ShapeToString(shape()), ", dtype=", dtype_name(dtype()), ")");
   if (size() == 0) return shape().size() <= 1 ? "[]" : StrCat("[]  # shape ", ShapeToString(shape()));
   return Printer(*this, " ", 0).Run();
 }
 
 std::string Array::repr() const {
-  if (!defined() || !is_concrete()) return str();
+  if (!defined() || !is_concrete() || is_deleted()) return str();
   std::string body = size() == 0 ? "[]" : Printer(*this, ", ", 6).Run();
   if (size() == 0 && ndim() > 1) body = StrCat("[], shape=", ShapeToString(shape()));
   return StrCat("Array(", body, ", dtype=", dtype_name(dtype()), weak_type() ? ", weak_type=True" : "", ")");

@@ -104,7 +104,17 @@ std::shared_ptr<Buffer> Buffer::Allocate(int64_t nbytes) {
   return std::make_shared<Buffer>(PrivateTag{}, p, nbytes, capacity);
 }
 
-Buffer::~Buffer() { GlobalAllocator().Free(data_, capacity_); }
+Buffer::~Buffer() {
+  if (!deleted_) GlobalAllocator().Free(data_, capacity_);
+}
+
+std::shared_ptr<Buffer> Buffer::TakeStorage() {
+  if (deleted_) throw InternalError("[allocator] TakeStorage of a deleted buffer");
+  auto taken = std::make_shared<Buffer>(PrivateTag{}, data_, nbytes_, capacity_);
+  data_ = nullptr;
+  deleted_ = true;
+  return taken;
+}
 
 AllocatorStats GetAllocatorStats() { return GlobalAllocator().stats(); }
 void ReleaseCachedMemory() { GlobalAllocator().ReleaseAll(); }

@@ -25,6 +25,12 @@ class Buffer {
   const void* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
 
+  // Donation: a new Buffer takes over this one's memory, and this one is deleted (its data
+  // is null; arrays viewing it throw RuntimeError on use). A compiled program then writes
+  // its result into the memory its argument held.
+  std::shared_ptr<Buffer> TakeStorage();
+  bool is_deleted() const { return deleted_; }
+
   struct PrivateTag {};
   Buffer(PrivateTag, void* data, int64_t nbytes, int64_t capacity)
       : data_(data), nbytes_(nbytes), capacity_(capacity) {}
@@ -33,6 +39,7 @@ class Buffer {
   void* data_;
   int64_t nbytes_;
   int64_t capacity_;  // the size class actually reserved
+  bool deleted_ = false;
 };
 
 // Statistics of the caching allocator (tests and benchmarks read them).

@@ -27,6 +27,8 @@ class NotImplementedError : public Error { using Error::Error; };
 class InternalError : public Error { using Error::Error; };
 // JX_DEBUG_NANS=1 found a NaN (JAX's FloatingPointError).
 class FloatingPointError : public Error { using Error::Error; };
+// Use of an array whose buffer is gone (donated to a jit call), as JAX's RuntimeError.
+class RuntimeError : public Error { using Error::Error; };
 
 // "[op] message"; the context hook (set by transforms) appends the transform stack.
 std::string OpErrorMessage(std::string_view op, std::string_view message);

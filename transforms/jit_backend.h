@@ -36,6 +36,7 @@ struct MemoryAnalysis {
   int64_t output_size_in_bytes = 0;
   int64_t temp_size_in_bytes = 0;        // scratch buffers the program allocates per run
   int64_t peak_memory_in_bytes = 0;      // arguments + outputs + temps live at once, at most
+  int64_t alias_size_in_bytes = 0;       // outputs written into donated arguments' memory
 };
 
 // A program ready to run.

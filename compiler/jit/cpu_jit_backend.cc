@@ -1,5 +1,6 @@
 #include "jx/compiler/jit/cpu_jit_backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,6 +52,11 @@ std::string ModuleName(const std::string& name) {
   return out;
 }
 
+bool DebugNans() {
+  const char* v = std::getenv("JX_DEBUG_NANS");
+  return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
+}
+
 [[noreturn]] void ThrowStatus(const std::string& what, const std::string& name, const absl::Status& status) {
   const std::string msg = StrCat("jit(", name, "): ", what, ": ", status.message());
   if (status.code() == absl::StatusCode::kUnimplemented) throw NotImplementedError(msg);
@@ -73,6 +80,7 @@ MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m) {
   out.output_size_in_bytes = m.output_bytes;
   out.temp_size_in_bytes = m.temp_bytes;
   out.peak_memory_in_bytes = m.peak_bytes;
+  out.alias_size_in_bytes = m.alias_bytes;
   return out;
 }
 
@@ -100,10 +108,30 @@ class CpuProgram final : public JitExecutable {
       }
       in[i] = args[i].data();
     }
+    // Donated arguments the program may write an output into (output leaf -> argument).
+    // Not under JX_DEBUG_NANS, which reruns a failing call on its arguments; and not for a
+    // buffer also passed as another argument, which would be read after it is overwritten.
+    std::vector<int64_t> alias_of(out_avals_.size(), -1);
+    if (!DebugNans()) {
+      for (const auto& [k, a] : exe_->output_aliases()) {
+        bool passed_twice = false;
+        for (size_t j = 0; j < args.size(); ++j) {
+          passed_twice |= j != static_cast<size_t>(a) && in[j] == in[a];
+        }
+        if (!passed_twice) alias_of[k] = a;
+      }
+    }
     Arrays outs;
     outs.reserve(out_avals_.size());
     std::vector<void*> out(out_avals_.size());
     for (size_t k = 0; k < out_avals_.size(); ++k) {
+      if (alias_of[k] >= 0) {
+        // The argument's memory moves to the output; the donated array is deleted.
+        std::shared_ptr<Buffer> storage = args[alias_of[k]].buffer()->TakeStorage();
+        out[k] = storage->data();
+        outs.push_back(Array(std::make_shared<ConcreteArray>(out_avals_[k], std::move(storage))));
+        continue;
+      }
       outs.push_back(Array::Empty(out_avals_[k]));
       out[k] = outs.back().mutable_data();
     }
@@ -157,14 +185,53 @@ ProgramCache& Programs() {
   return *cache;
 }
 
+// JX_LOG_COMPILES=2: where a compile's time goes, per stage and per pass (with the verifier
+// run after it), to see which part grows with program size.
+class CompileTimer {
+ public:
+  CompileTimer() : enabled_(LogLevel() >= 2), last_(std::chrono::steady_clock::now()) {}
+
+  void Lap(const char* stage, const hlo::HloPassPipeline* pipeline = nullptr) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    StrAppend(&report_, "  ", stage, ": ", Ms(std::chrono::duration<double>(now - last_).count()), " ms\n");
+    last_ = now;
+    if (pipeline == nullptr) return;
+    for (const hlo::HloPassPipeline::PassTiming& t : pipeline->timings()) {
+      StrAppend(&report_, "    ", t.name, ": ", Ms(t.seconds), " ms (verify ", Ms(t.verify_seconds), " ms)",
+                t.changed ? "" : " unchanged", "\n");
+    }
+  }
+
+  void Report(const std::string& name) const {
+    if (enabled_) std::fprintf(stderr, "jx: compile stages of jit(%s):\n%s", name.c_str(), report_.c_str());
+  }
+
+ private:
+  static int LogLevel() {
+    const char* v = std::getenv("JX_LOG_COMPILES");
+    return v == nullptr ? 0 : std::atoi(v);
+  }
+  static std::string Ms(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.3f", seconds * 1e3);
+    return buf;
+  }
+
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_;
+  std::string report_;
+};
+
 class CpuLowering final : public JitLowering {
  public:
   CpuLowering(std::unique_ptr<hlo::HloModule> module, std::vector<ShapedArray> out_avals, std::string name,
-              std::string dump_prefix)
+              std::string dump_prefix, std::vector<bool> donated)
       : module_(std::move(module)),
         text_(module_->ToString()),
         out_avals_(std::move(out_avals)),
-        key_(CacheKey(text_, out_avals_)),
+        donated_(std::move(donated)),
+        key_(CacheKey(text_, out_avals_, donated_)),
         name_(std::move(name)),
         dump_prefix_(std::move(dump_prefix)) {}
 
@@ -175,20 +242,30 @@ class CpuLowering final : public JitLowering {
       g_cache_hits.fetch_add(1);
       return hit;
     }
+    CompileTimer timer;
     absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
     if (!module.ok()) ThrowStatus("clone failed", name_, module.status());
+    timer.Lap("clone");
     hlo::HloPassPipeline pipeline("cpu");
     AddCpuPasses(pipeline);
     if (!dump_prefix_.empty()) pipeline.set_dump_callback(hlo::MakeDumpToDirectoryCallback(DumpDir(), DumpFilePrefix()));
     if (absl::StatusOr<bool> ran = pipeline.Run(module->get()); !ran.ok()) {
       ThrowStatus("optimization failed", name_, ran.status());
     }
+    timer.Lap("passes", &pipeline);
     std::string optimized = (*module)->ToString();
+    timer.Lap("print");
     if (!dump_prefix_.empty()) WriteFile(StrCat(dump_prefix_, (*module)->name(), ".dot"), hlo::HloModuleToDot(**module));
     absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(**module);
     if (!cost.ok()) ThrowStatus("cost analysis failed", name_, cost.status());
-    absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(*module));
+    timer.Lap("cost-analysis");
+    cpu::CpuCompileOptions options;
+    options.donated_arguments = donated_;
+    absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(*module), options);
     if (!exe.ok()) ThrowStatus("compilation failed", name_, exe.status());
+    WarnUnusableDonations(**exe);
+    timer.Lap("cpu-backend");
+    timer.Report(name_);
     auto program = std::make_shared<CpuProgram>(std::move(*exe), std::move(optimized), ToCostAnalysis(*cost),
                                                 out_avals_, name_);
     g_compiles.fetch_add(1);
@@ -201,17 +278,38 @@ class CpuLowering final : public JitLowering {
   std::string DumpDir() const { return dump_prefix_.substr(0, dump_prefix_.rfind('/')); }
   std::string DumpFilePrefix() const { return dump_prefix_.substr(dump_prefix_.rfind('/') + 1); }
 
-  // The program text, plus the outputs' weak types (which HLO does not carry).
-  static std::string CacheKey(const std::string& text, const std::vector<ShapedArray>& out_avals) {
+  // The program text, plus the outputs' weak types (which HLO does not carry) and which
+  // arguments are donated (the executable's output aliases depend on them).
+  static std::string CacheKey(const std::string& text, const std::vector<ShapedArray>& out_avals,
+                              const std::vector<bool>& donated) {
     std::string key = text;
     key += "\nweak:";
     for (const ShapedArray& a : out_avals) key += a.weak_type ? '1' : '0';
+    key += "\ndonated:";
+    for (bool d : donated) key += d ? '1' : '0';
     return key;
+  }
+
+  // As JAX: donating an argument no output can take is not an error, but worth a warning.
+  void WarnUnusableDonations(const cpu::CpuExecutable& exe) const {
+    std::vector<bool> used(donated_.size(), false);
+    for (const auto& [k, a] : exe.output_aliases()) used[a] = true;
+    std::string unusable;
+    for (size_t a = 0; a < donated_.size(); ++a) {
+      if (donated_[a] && !used[a]) {
+        StrAppend(&unusable, unusable.empty() ? "" : ", ", exe.argument_shapes()[a].ToString(false));
+      }
+    }
+    if (!unusable.empty()) {
+      std::fprintf(stderr, "jx: jit(%s): some donated buffers were not usable: %s\n", name_.c_str(),
+                   unusable.c_str());
+    }
   }
 
   std::unique_ptr<hlo::HloModule> module_;
   std::string text_;
   std::vector<ShapedArray> out_avals_;
+  std::vector<bool> donated_;  // per argument leaf; empty when none
   std::string key_;
   std::string name_;
   std::string dump_prefix_;
@@ -225,13 +323,28 @@ class CpuJitBackend final : public JitBackend {
     const std::string module_name = ModuleName(name);
     const std::string dump_prefix = DumpPrefix();
     if (!dump_prefix.empty()) WriteFile(StrCat(dump_prefix, module_name, ".jaxpr.txt"), jaxpr.ToString());
+    CompileTimer timer;
     // Outputs come back as one buffer per leaf, so the root is always a tuple.
     absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
         LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = StrCat("jit(", name, ")")});
     if (!module.ok()) ThrowStatus("lowering failed", name, module.status());
+    timer.Lap("lower-jaxpr");
     if (!dump_prefix.empty()) WriteFile(StrCat(dump_prefix, module_name, ".lowered.txt"), (*module)->ToString());
-    (void)donated;  // donation is recorded by jit; buffers are not yet reused in place
-    return std::make_shared<CpuLowering>(std::move(*module), jaxpr.jaxpr->out_avals(), name, dump_prefix);
+    // Donation flags per entry parameter (jit passes one per argument leaf); none donated
+    // means no flags, so those programs share one cache entry.
+    std::vector<bool> donated_params;
+    if (std::find(donated.begin(), donated.end(), true) != donated.end()) {
+      if (static_cast<int64_t>(donated.size()) != (*module)->entry_computation()->num_parameters()) {
+        throw InternalError(StrCat("jit(", name, "): ", donated.size(), " donation flags for ",
+                                   (*module)->entry_computation()->num_parameters(), " parameters"));
+      }
+      donated_params = donated;
+    }
+    auto lowering = std::make_shared<CpuLowering>(std::move(*module), jaxpr.jaxpr->out_avals(), name, dump_prefix,
+                                                  std::move(donated_params));
+    timer.Lap("print-lowered");
+    timer.Report(name);
+    return lowering;
   }
 };
 

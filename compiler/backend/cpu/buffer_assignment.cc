@@ -97,6 +97,41 @@ class ArenaAllocator {
   int64_t end_ = 0;
 };
 
+// Whether `user` may write its result into the memory of its operand `i` while reading it:
+// it reads that operand only at the index it writes, element by element (XLA's
+// CanShareOperandBufferWithUser, for the elementwise cases).
+bool ReadsOperandInPlace(const HloInstruction& user, int64_t i) {
+  const Shape& operand = user.operand(i)->shape();
+  if (!user.shape().IsArray() || !operand.IsArray() ||
+      operand.dimensions() != user.shape().dimensions() ||
+      operand.element_type() != user.shape().element_type()) {
+    return false;
+  }
+  if (user.IsElementwise()) return true;
+  if (user.opcode() != HloOpcode::kFusion || user.fusion_kind() != hlo::FusionKind::kLoop) {
+    return false;
+  }
+  // Every transitive use of the fused parameter is elementwise over the result's dims.
+  const HloInstruction* param = user.fused_instructions_computation()->parameter_instruction(i);
+  std::vector<const HloInstruction*> work{param};
+  absl::flat_hash_map<const HloInstruction*, bool> seen;
+  while (!work.empty()) {
+    const HloInstruction* v = work.back();
+    work.pop_back();
+    for (const HloInstruction* u : v->users()) {
+      if (!seen.emplace(u, true).second) continue;
+      if (!u->IsElementwise() || u->shape().dimensions() != operand.dimensions()) return false;
+      work.push_back(u);
+    }
+  }
+  return true;
+}
+
+bool SameArrayShape(const Shape& a, const Shape& b) {
+  return a.IsArray() && b.IsArray() && a.element_type() == b.element_type() &&
+         a.dimensions() == b.dimensions();
+}
+
 }  // namespace
 
 std::vector<Shape> LeafShapes(const Shape& shape) {
@@ -106,7 +141,8 @@ std::vector<Shape> LeafShapes(const Shape& shape) {
 }
 
 absl::StatusOr<BufferAssignment> BufferAssignment::Run(
-    const hlo::HloComputation& computation, absl::Span<HloInstruction* const> schedule) {
+    const hlo::HloComputation& computation, absl::Span<HloInstruction* const> schedule,
+    const std::vector<bool>& donated_arguments) {
   BufferAssignment ba;
   absl::flat_hash_map<const HloInstruction*, int64_t> position;
   for (size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = static_cast<int64_t>(i);
@@ -197,6 +233,49 @@ absl::StatusOr<BufferAssignment> BufferAssignment::Run(
     }
   }
 
+  // Donated argument leaves that outputs may be written into.
+  if (!donated_arguments.empty()) {
+    if (static_cast<int64_t>(donated_arguments.size()) != ba.num_argument_leaves_) {
+      return absl::InvalidArgumentError(hlo::StrCat("buffer assignment: ", donated_arguments.size(),
+                                                    " donation flags for ", ba.num_argument_leaves_,
+                                                    " argument leaves"));
+    }
+    std::vector<int> argument_buffer(ba.num_argument_leaves_, -1);
+    for (size_t b = 0; b < ba.buffers_.size(); ++b) {
+      if (ba.buffers_[b].kind == LogicalBuffer::kParameter) {
+        argument_buffer[ba.buffers_[b].index] = static_cast<int>(b);
+      }
+    }
+    std::vector<bool> taken(ba.num_argument_leaves_, false);
+    for (size_t leaf = 0; leaf < root_bufs.size(); ++leaf) {
+      const LogicalBuffer& out = ba.buffers_[root_bufs[leaf]];
+      if (out.kind != LogicalBuffer::kOutput || out.index != static_cast<int64_t>(leaf)) continue;
+      const HloInstruction& def = *out.defining;
+      for (int64_t a = 0; a < ba.num_argument_leaves_; ++a) {
+        const int pb = argument_buffer[a];
+        if (!donated_arguments[a] || taken[a] || pb < 0 ||
+            !SameArrayShape(ba.output_shapes_[leaf], ba.buffers_[pb].defining->shape())) {
+          continue;
+        }
+        bool usable = ba.buffers_[pb].last_use < out.defined_at;
+        if (ba.buffers_[pb].last_use == out.defined_at) {
+          // The defining instruction is the argument's last reader: it must read it in place.
+          usable = true;
+          for (int64_t i = 0; i < def.operand_count(); ++i) {
+            const std::vector<int>& ob = ba.buffers_of_.at(def.operand(i));
+            if (std::find(ob.begin(), ob.end(), pb) == ob.end()) continue;
+            usable &= def.operand(i) == ba.buffers_[pb].defining && ReadsOperandInPlace(def, i);
+          }
+        }
+        if (!usable) continue;
+        taken[a] = true;
+        ba.output_aliases_.push_back({static_cast<int64_t>(leaf), a});
+        ba.memory_.alias_bytes += out.size;
+        break;
+      }
+    }
+  }
+
   // Walk the schedule: place an instruction's temps, then release buffers read last here.
   MemoryAnalysis& m = ba.memory_;
   std::vector<std::vector<int>> release_at(schedule.size());
@@ -224,7 +303,8 @@ absl::StatusOr<BufferAssignment> BufferAssignment::Run(
     }
   }
   m.temp_bytes = arena.size();
-  m.peak_bytes = m.argument_bytes + m.output_bytes + m.constant_bytes + m.temp_bytes;
+  m.peak_bytes =
+      m.argument_bytes + m.output_bytes + m.constant_bytes + m.temp_bytes - m.alias_bytes;
   return ba;
 }
 

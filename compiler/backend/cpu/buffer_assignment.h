@@ -8,6 +8,13 @@
 // is copied there at the end instead). tuple and get-tuple-element alias their operands'
 // buffers, which extends those buffers' live ranges to the aliases' readers.
 //
+// Donated argument leaves (jit's donate_argnums) may hold an output: an output leaf of the
+// same shape whose defining instruction runs after the argument's last reader, or is that
+// reader and reads it in place (an elementwise op, or a loop fusion that reads it only
+// through elementwise ops: each element is read at its own index before it is written).
+// output_aliases() lists these (output leaf, argument leaf) pairs; a caller may then pass the
+// argument's memory as that output's buffer.
+//
 //   auto schedule = entry->MakeInstructionPostOrder();
 //   BufferAssignment ba = BufferAssignment::Run(*entry, schedule).value();
 //   ba.BuffersOf(add);          // logical buffer ids of add's leaves
@@ -34,8 +41,11 @@ struct MemoryAnalysis {
   int64_t temp_bytes_without_reuse = 0;
   // Most temp bytes live at once (<= temp_bytes; the gap is fragmentation).
   int64_t peak_live_temp_bytes = 0;
-  // Everything a run touches at its peak: arguments + outputs + constants + temp arena.
+  // Everything a run touches at its peak: arguments + outputs + constants + temp arena,
+  // less the outputs written into donated arguments.
   int64_t peak_bytes = 0;
+  // Output bytes that may live in donated arguments' memory (output_aliases()).
+  int64_t alias_bytes = 0;
 };
 
 struct LogicalBuffer {
@@ -51,9 +61,11 @@ struct LogicalBuffer {
 
 class BufferAssignment {
  public:
-  // `schedule` orders the computation's instructions, operands first.
+  // `schedule` orders the computation's instructions, operands first. donated_arguments[i]
+  // (one per argument leaf, or empty for none) says leaf i may be overwritten.
   static absl::StatusOr<BufferAssignment> Run(const hlo::HloComputation& computation,
-                                              absl::Span<hlo::HloInstruction* const> schedule);
+                                              absl::Span<hlo::HloInstruction* const> schedule,
+                                              const std::vector<bool>& donated_arguments = {});
 
   const std::vector<LogicalBuffer>& buffers() const { return buffers_; }
   // The buffers of instr's leaves (one for an array, one per leaf of a tuple, depth first).
@@ -66,6 +78,8 @@ class BufferAssignment {
   // Output leaves whose value is copied from another buffer at the end of a run:
   // (output leaf, source buffer).
   const std::vector<std::pair<int64_t, int>>& output_copies() const { return output_copies_; }
+  // (output leaf, donated argument leaf) pairs whose memory the output may be written into.
+  const std::vector<std::pair<int64_t, int64_t>>& output_aliases() const { return output_aliases_; }
   const MemoryAnalysis& memory() const { return memory_; }
 
  private:
@@ -74,6 +88,7 @@ class BufferAssignment {
   int64_t num_argument_leaves_ = 0;
   std::vector<hlo::Shape> output_shapes_;
   std::vector<std::pair<int64_t, int>> output_copies_;
+  std::vector<std::pair<int64_t, int64_t>> output_aliases_;
   MemoryAnalysis memory_;
 };
 

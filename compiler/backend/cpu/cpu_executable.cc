@@ -1,9 +1,16 @@
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include <tbb/task_arena.h>
+
+#include "absl/container/flat_hash_set.h"
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
@@ -17,6 +24,64 @@ struct ThreadArena {
   explicit ThreadArena(int threads) : arena(threads) {}
   tbb::task_arena arena;
 };
+
+// Temp arenas kept between runs, so a run neither maps fresh memory nor faults (and the
+// kernel zeroes) its pages again. A run takes one (or allocates one when all are in use by
+// concurrent runs) and returns it.
+struct TempPool {
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  using Arena = std::unique_ptr<uint8_t, Free>;
+  std::mutex mu;
+  std::vector<Arena> free;
+
+  Arena Take(int64_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!free.empty()) {
+        Arena a = std::move(free.back());
+        free.pop_back();
+        return a;
+      }
+    }
+    return Arena(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+  }
+  void Give(Arena a) {
+    std::lock_guard<std::mutex> lock(mu);
+    free.push_back(std::move(a));
+  }
+};
+
+// JX_CPU_PROFILE: per-step time summed over runs.
+struct Profile {
+  std::string name;
+  std::vector<std::atomic<int64_t>> step_ns;
+  std::atomic<int64_t> runs{0};
+  std::atomic<bool> printed{false};
+};
+
+namespace {
+
+bool ProfileEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("JX_CPU_PROFILE");
+    return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
+  }();
+  return enabled;
+}
+
+// Live profiles, printed at exit (jit's program cache never destroys its executables).
+std::mutex& ProfilesMu() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+absl::flat_hash_set<const CpuExecutable*>& LiveProfiles() {
+  static auto* live = new absl::flat_hash_set<const CpuExecutable*>;
+  return *live;
+}
+
+}  // namespace
 }  // namespace internal
 
 using hlo::HloInstruction;
@@ -24,7 +89,51 @@ using hlo::HloOpcode;
 using hlo::Literal;
 using hlo::Shape;
 
-CpuExecutable::~CpuExecutable() = default;
+CpuExecutable::~CpuExecutable() {
+  if (profile_ != nullptr) {
+    PrintProfile();
+    std::lock_guard<std::mutex> lock(internal::ProfilesMu());
+    internal::LiveProfiles().erase(this);
+  }
+}
+
+void CpuExecutable::PrintProfile() const {
+  if (profile_ == nullptr || profile_->printed.exchange(true)) return;
+  const int64_t runs = profile_->runs.load();
+  if (runs == 0) return;
+  const std::vector<LogicalBuffer>& buffers = assignment_.buffers();
+  std::vector<size_t> order(steps_.size());
+  int64_t total_ns = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    order[i] = i;
+    total_ns += profile_->step_ns[i].load();
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return profile_->step_ns[a].load() > profile_->step_ns[b].load();
+  });
+  std::fprintf(stderr, "JX_CPU_PROFILE %s: %lld runs, %.3f ms/run in %zu steps\n",
+               profile_->name.c_str(), static_cast<long long>(runs),
+               total_ns / 1e6 / runs, steps_.size());
+  std::fprintf(stderr, "  %10s %6s %8s %14s  %-14s %s\n", "ms/run", "%", "GB/s", "bytes", "kind",
+               "instruction");
+  for (size_t i : order) {
+    const Step& step = steps_[i];
+    int64_t bytes = 0;
+    for (int b : step.operand_buffers) bytes += buffers[b].size;
+    for (int b : step.result_buffers) bytes += buffers[b].size;
+    const double ns = static_cast<double>(profile_->step_ns[i].load()) / runs;
+    std::string what = hlo::StrCat(step.instr->name(), " = ",
+                                   hlo::HloOpcodeString(step.instr->opcode()));
+    if (step.instr->opcode() == HloOpcode::kFusion) {
+      what += hlo::StrCat(" (", hlo::FusionKindToString(step.instr->fusion_kind()), ")");
+    }
+    what += " " + step.instr->shape().ToString(false);
+    std::fprintf(stderr, "  %10.4f %6.2f %8.2f %14lld  %-14s %s\n", ns / 1e6,
+                 total_ns > 0 ? 100.0 * ns * runs / total_ns : 0.0, ns > 0 ? bytes / ns : 0.0,
+                 static_cast<long long>(bytes), std::string(step.kernel->kind()).c_str(),
+                 what.c_str());
+  }
+}
 
 absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     std::unique_ptr<hlo::HloModule> module, const CpuCompileOptions& options) {
@@ -38,8 +147,9 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     exe->arena_ = std::make_unique<internal::ThreadArena>(options.max_threads);
   }
   const hlo::HloComputation& entry = *module->entry_computation();
-  const std::vector<HloInstruction*> schedule = entry.MakeInstructionPostOrder();
-  HLO_ASSIGN_OR_RETURN(exe->assignment_, BufferAssignment::Run(entry, schedule));
+  // The scheduler's order (lower peak memory) when the module was scheduled.
+  const std::vector<HloInstruction*> schedule = entry.MakeSequentialOrder();
+  HLO_ASSIGN_OR_RETURN(exe->assignment_, BufferAssignment::Run(entry, schedule, options.donated_arguments));
   for (int64_t p = 0; p < entry.num_parameters(); ++p) {
     for (const Shape& s : LeafShapes(entry.parameter_instruction(p)->shape())) {
       exe->argument_shapes_.push_back(s);
@@ -67,6 +177,22 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     }
     step.result_buffers = exe->assignment_.BuffersOf(instr);
     exe->steps_.push_back(std::move(step));
+  }
+  exe->temp_pool_ = std::make_unique<internal::TempPool>();
+  if (internal::ProfileEnabled()) {
+    exe->profile_ = std::make_unique<internal::Profile>();
+    exe->profile_->name = module->name();
+    exe->profile_->step_ns = std::vector<std::atomic<int64_t>>(exe->steps_.size());
+    static const bool at_exit = [] {
+      std::atexit([] {
+        std::lock_guard<std::mutex> lock(internal::ProfilesMu());
+        for (const CpuExecutable* e : internal::LiveProfiles()) e->PrintProfile();
+      });
+      return true;
+    }();
+    (void)at_exit;
+    std::lock_guard<std::mutex> lock(internal::ProfilesMu());
+    internal::LiveProfiles().insert(exe.get());
   }
   exe->module_ = std::move(module);
   return exe;
@@ -99,14 +225,19 @@ absl::Status CpuExecutable::Run(absl::Span<const void* const> arg_data,
 absl::Status CpuExecutable::RunSteps(absl::Span<const void* const> arg_data,
                                      absl::Span<void* const> out_data) const {
   const MemoryAnalysis& m = assignment_.memory();
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> arena;
+  internal::TempPool::Arena arena;
   if (m.temp_bytes > 0) {
-    arena.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (m.temp_bytes + 63) / 64 * 64)));
+    arena = temp_pool_->Take(m.temp_bytes);
     if (arena == nullptr) return absl::ResourceExhaustedError("CpuExecutable: temp arena");
   }
+  // Back to the pool however the run ends.
+  struct GiveBack {
+    internal::TempPool* pool;
+    internal::TempPool::Arena* arena;
+    ~GiveBack() {
+      if (*arena != nullptr) pool->Give(std::move(*arena));
+    }
+  } give_back{temp_pool_.get(), &arena};
   const std::vector<LogicalBuffer>& buffers = assignment_.buffers();
   std::vector<void*> ptr(buffers.size(), nullptr);
   for (size_t b = 0; b < buffers.size(); ++b) {
@@ -120,12 +251,22 @@ absl::Status CpuExecutable::RunSteps(absl::Span<const void* const> arg_data,
   }
   std::vector<const void*> operands;
   std::vector<void*> results;
-  for (const Step& step : steps_) {
+  const bool profile = profile_ != nullptr;
+  if (profile) profile_->runs.fetch_add(1, std::memory_order_relaxed);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& step = steps_[i];
     operands.clear();
     results.clear();
     for (int b : step.operand_buffers) operands.push_back(ptr[b]);
     for (int b : step.result_buffers) results.push_back(ptr[b]);
+    const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s = step.kernel->Run(operands, results);
+    if (profile) {
+      profile_->step_ns[i].fetch_add(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+              .count(),
+          std::memory_order_relaxed);
+    }
     if (!s.ok()) {
       return absl::Status(s.code(), hlo::StrCat("instruction %", step.instr->name(), " (",
                                                 step.kernel->kind(), "): ", s.message()));

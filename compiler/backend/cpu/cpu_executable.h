@@ -10,7 +10,13 @@
 //     cummin) runs as an O(n) scan per line;
 //   - everything else runs through the reference HloEvaluator (the slow path).
 // Kernels are built at compile time; a run only walks the kernel list. Results are
-// identical for any number of threads. Run may be called concurrently.
+// identical for any number of threads. Run may be called concurrently: each run takes a
+// temp arena from the executable's pool (allocated once, pages stay faulted in) and gives
+// it back at the end.
+//
+// JX_CPU_PROFILE=1 times every step of every run; each executable prints its table (time
+// per run, kernel kind and bytes touched per instruction, slowest first) to stderr when it
+// is destroyed or at exit.
 //
 //   auto exe = jx::cpu::CompileForCpu(std::move(module)).value();
 //   std::vector<hlo::Literal> out = exe->Run({&x, &y}).value();   // one per root leaf
@@ -36,6 +42,8 @@ namespace jx::cpu {
 namespace internal {
 class Kernel;
 struct ThreadArena;
+struct TempPool;
+struct Profile;
 }
 
 struct CpuCompileOptions {
@@ -43,6 +51,9 @@ struct CpuCompileOptions {
   int64_t tile_elements = 2048;
   // Threads a run may use (0: TBB's default, all cores).
   int max_threads = 0;
+  // Per argument leaf (or empty): whether the caller donates it, so an output may be
+  // written into its memory (see output_aliases()).
+  std::vector<bool> donated_arguments;
 };
 
 class CpuExecutable {
@@ -63,10 +74,18 @@ class CpuExecutable {
   const std::vector<hlo::Shape>& output_shapes() const { return assignment_.output_shapes(); }
   const hlo::HloModule& module() const { return *module_; }
   const BufferAssignment& buffer_assignment() const { return assignment_; }
+  // (output leaf, donated argument leaf): Run may be given the argument's buffer as that
+  // output's buffer (then the argument's value is gone after the run).
+  const std::vector<std::pair<int64_t, int64_t>>& output_aliases() const {
+    return assignment_.output_aliases();
+  }
   // The kernel kind an entry instruction runs as ("loop", "reduce", "dot", "dot+epilogue",
   // "scan", "fallback"), or "" for instructions without a kernel (parameter, constant,
   // tuple, ...).
   std::string_view KernelKind(std::string_view instruction_name) const;
+  // With JX_CPU_PROFILE set: prints the step times so far to stderr (once; later calls and
+  // the destructor print nothing).
+  void PrintProfile() const;
 
  private:
   friend absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
@@ -89,6 +108,8 @@ class CpuExecutable {
   // executable so its worker threads stay attached between runs (a fresh arena per run has
   // to recruit workers each time, and on a busy machine the run often ends first).
   std::unique_ptr<internal::ThreadArena> arena_;
+  std::unique_ptr<internal::TempPool> temp_pool_;
+  std::unique_ptr<internal::Profile> profile_;  // with JX_CPU_PROFILE set
 };
 
 // Verifies the module and compiles its entry computation.

@@ -123,5 +123,101 @@ ENTRY %main (p: (f32[4], s32[2]), q: f32[4]) -> (f32[4], s32[2], f32[2]) {
   EXPECT_EQ(a.ba.memory().argument_bytes, 16 + 8 + 16);
 }
 
+// Donation: which outputs may be written into which donated argument leaves.
+std::vector<std::pair<int64_t, int64_t>> Aliases(std::string_view text, std::vector<bool> donated) {
+  auto module = hlo::ParseHloModule(text).value();
+  const hlo::HloComputation& entry = *module->entry_computation();
+  return BufferAssignment::Run(entry, entry.MakeInstructionPostOrder(), donated).value().output_aliases();
+}
+
+using AliasList = std::vector<std::pair<int64_t, int64_t>>;
+
+TEST(BufferAssignmentTest, DonatedArgumentHoldsTheElementwiseUpdateOfItself) {
+  // An SGD step: w - lr * g reads w at the index it writes, so it may overwrite w.
+  constexpr char kStep[] = R"(HloModule step
+%fused (fw: f32[64], fg: f32[64]) -> f32[64] {
+  %fw = f32[64] parameter(0)
+  %fg = f32[64] parameter(1)
+  %lr = f32[] constant(0.1)
+  %b = f32[64] broadcast(%lr), dimensions={}
+  %m = f32[64] multiply(%b, %fg)
+  ROOT %s = f32[64] subtract(%fw, %m)
+}
+ENTRY %main (w: f32[64], g: f32[64]) -> (f32[64]) {
+  %w = f32[64] parameter(0)
+  %g = f32[64] parameter(1)
+  %f = f32[64] fusion(%w, %g), kind=kLoop, calls=%fused
+  ROOT %t = (f32[64]) tuple(%f)
+})";
+  EXPECT_EQ(Aliases(kStep, {true, false}), (AliasList{{0, 0}}));
+  EXPECT_EQ(Aliases(kStep, {false, true}), (AliasList{{0, 1}}));
+  EXPECT_EQ(Aliases(kStep, {false, false}), AliasList{});
+  EXPECT_EQ(Aliases(kStep, {}), AliasList{});
+  auto module = hlo::ParseHloModule(kStep).value();
+  const hlo::HloComputation& entry = *module->entry_computation();
+  const MemoryAnalysis m =
+      BufferAssignment::Run(entry, entry.MakeInstructionPostOrder(), {true, false}).value().memory();
+  EXPECT_EQ(m.alias_bytes, 256);
+  EXPECT_EQ(m.peak_bytes, m.argument_bytes + m.output_bytes + m.temp_bytes - 256);
+}
+
+TEST(BufferAssignmentTest, DonatedArgumentReadOutOfPlaceOrLaterIsNotOverwritten) {
+  // The transpose reads x[j, i] while writing [i, j]; the second output reads x after the
+  // first is written; a reverse inside a fusion reads another index.
+  EXPECT_EQ(Aliases(R"(HloModule m
+ENTRY %main (x: f32[8,8]) -> (f32[8,8]) {
+  %x = f32[8,8] parameter(0)
+  %t = f32[8,8] transpose(%x), dimensions={1,0}
+  ROOT %r = (f32[8,8]) tuple(%t)
+})",
+                    {true}),
+            AliasList{});
+  EXPECT_EQ(Aliases(R"(HloModule m
+ENTRY %main (x: f32[8]) -> (f32[8], f32[8]) {
+  %x = f32[8] parameter(0)
+  %a = f32[8] exponential(%x)
+  %b = f32[8] add(%a, %x)
+  ROOT %r = (f32[8], f32[8]) tuple(%a, %b)
+})",
+                    {true}),
+            (AliasList{{1, 0}}));
+  EXPECT_EQ(Aliases(R"(HloModule m
+%fused (p: f32[8]) -> f32[8] {
+  %p = f32[8] parameter(0)
+  %r = f32[8] reverse(%p), dimensions={0}
+  ROOT %n = f32[8] negate(%r)
+}
+ENTRY %main (x: f32[8]) -> (f32[8]) {
+  %x = f32[8] parameter(0)
+  %f = f32[8] fusion(%x), kind=kLoop, calls=%fused
+  ROOT %t = (f32[8]) tuple(%f)
+})",
+                    {true}),
+            AliasList{});
+  // Another shape or element type cannot take the memory.
+  EXPECT_EQ(Aliases(R"(HloModule m
+ENTRY %main (x: f32[8]) -> (s32[8]) {
+  %x = f32[8] parameter(0)
+  %c = s32[8] convert(%x)
+  ROOT %r = (s32[8]) tuple(%c)
+})",
+                    {true}),
+            AliasList{});
+  // A root leaf that is the argument itself is copied, not aliased.
+  EXPECT_EQ(Aliases(R"(HloModule m
+ENTRY %main (x: f32[8]) -> (f32[8]) {
+  %x = f32[8] parameter(0)
+  ROOT %r = (f32[8]) tuple(%x)
+})",
+                    {true}),
+            AliasList{});
+}
+
+TEST(BufferAssignmentTest, DonationFlagsMustMatchTheArguments) {
+  auto module = hlo::ParseHloModule(kChain).value();
+  const hlo::HloComputation& entry = *module->entry_computation();
+  EXPECT_FALSE(BufferAssignment::Run(entry, entry.MakeInstructionPostOrder(), {true, true}).ok());
+}
+
 }  // namespace
 }  // namespace jx::cpu
