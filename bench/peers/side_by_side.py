@@ -24,6 +24,9 @@ WORKLOADS = {
     "matmul_1024": ("dot_bench", "BM_JxDotGeneral/1024"),
     "matmul_2048": ("dot_bench", "BM_JxDotGeneral/2048"),
     "mlp_grad": ("transform_bench", "BM_MlpLossGrad"),
+    "mlp_sgd_step": ("jit_mlp_bench", "BM_TrainStepJitDonated"),
+    "per_example_grads": ("jit_mlp_bench", "BM_PerExampleGradsJit"),
+    "chain_16M": ("cpu_backend_bench", "BM_JitChain/16777216"),
 }
 
 UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -93,11 +96,11 @@ def main():
     peer_name = f"torch {peer.get('torch_version', '')}".strip()
     if "skipped" in peer:
         print(f"peer skipped: {peer['skipped']}")
-    print(f"{'workload':<14} {'jx':>12} {peer_name:>14} {'jx/peer':>9}")
+    print(f"{'workload':<18} {'jx':>12} {peer_name:>14} {'jx/peer':>9}")
     for workload in WORKLOADS:
         j, p = jx.get(workload), peer.get(workload)
         ratio = f"{j / p:.2f}" if j and isinstance(p, float) and p > 0 else "-"
-        print(f"{workload:<14} {fmt(j):>12} {fmt(p if isinstance(p, float) else None):>14} {ratio:>9}")
+        print(f"{workload:<18} {fmt(j):>12} {fmt(p if isinstance(p, float) else None):>14} {ratio:>9}")
     return 0
 
 

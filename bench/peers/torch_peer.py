@@ -77,6 +77,37 @@ def main():
         return loss
 
     out["mlp_grad"] = timeit(loss_and_grad)
+
+    def sgd_step():
+        loss_and_grad()
+        with torch.no_grad():
+            for p in params:
+                p.sub_(p.grad, alpha=0.0)  # a zero rate, as the jx step, keeps the parameters
+
+    out["mlp_sgd_step"] = timeit(sgd_step)
+
+    # Per-example gradients with functorch: vmap(grad(loss)) over the 128 examples.
+    try:
+        from functorch import grad, vmap
+
+        def loss_one(ps, x, y):
+            h = x.unsqueeze(0)
+            for i in range(3):
+                h = h @ ps[2 * i] + ps[2 * i + 1]
+                if i < 2:
+                    h = torch.tanh(h)
+            return torch.nn.functional.cross_entropy(h, y.unsqueeze(0))
+
+        detached = tuple(p.detach() for p in params)
+        per_example = vmap(grad(loss_one), in_dims=(None, 0, 0))
+        out["per_example_grads"] = timeit(lambda: per_example(detached, xb, labels), repeats=3)
+    except ImportError:
+        pass
+
+    # The 8-op chain tanh(x*1.5 + 0.5) * x - exp(-x*x) on 16M f32, eager ATen ops.
+    with torch.no_grad():
+        xc = torch.rand(1 << 24) * 2 - 1
+        out["chain_16M"] = timeit(lambda: torch.tanh(xc * 1.5 + 0.5) * xc - torch.exp(-xc * xc), repeats=3)
     print(json.dumps(out))
     return 0
 
