@@ -18,6 +18,7 @@
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/compiler/hlo/hlo_graphviz.h"
+#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/jit/cpu_pipeline.h"
 #include "jx/compiler/lower/lower_jaxpr.h"
@@ -87,10 +88,9 @@ MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m) {
 // A compiled program: runs on the arguments' buffers and writes fresh output arrays.
 class CpuProgram final : public JitExecutable {
  public:
-  CpuProgram(std::unique_ptr<cpu::CpuExecutable> exe, std::string optimized_text, CostAnalysis cost,
+  CpuProgram(std::unique_ptr<cpu::CpuExecutable> exe, CostAnalysis cost,
              std::vector<ShapedArray> out_avals, std::string name)
       : exe_(std::move(exe)),
-        text_(std::move(optimized_text)),
         cost_(std::move(cost)),
         memory_(ToMemoryAnalysis(exe_->memory_analysis())),
         out_avals_(std::move(out_avals)),
@@ -138,13 +138,14 @@ class CpuProgram final : public JitExecutable {
     if (absl::Status st = exe_->Run(in, out); !st.ok()) ThrowStatus("run failed", name_, st);
     return outs;
   }
-  std::string as_text() const override { return text_; }
+  // Printed on request: most programs are never asked, and printing a big one costs as much
+  // as a pass.
+  std::string as_text() const override { return exe_->module().ToString(); }
   CostAnalysis cost_analysis() const override { return cost_; }
   MemoryAnalysis memory_analysis() const override { return memory_; }
 
  private:
   std::unique_ptr<cpu::CpuExecutable> exe_;
-  std::string text_;
   CostAnalysis cost_;
   MemoryAnalysis memory_;
   std::vector<ShapedArray> out_avals_;
@@ -243,7 +244,9 @@ class CpuLowering final : public JitLowering {
       return hit;
     }
     CompileTimer timer;
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
+    // The pipeline rewrites a copy (the lowering can compile again): parsed back from the
+    // text already printed for the cache key, which is what HloModule::Clone does.
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text_);
     if (!module.ok()) ThrowStatus("clone failed", name_, module.status());
     timer.Lap("clone");
     hlo::HloPassPipeline pipeline("cpu");
@@ -253,8 +256,6 @@ class CpuLowering final : public JitLowering {
       ThrowStatus("optimization failed", name_, ran.status());
     }
     timer.Lap("passes", &pipeline);
-    std::string optimized = (*module)->ToString();
-    timer.Lap("print");
     if (!dump_prefix_.empty()) WriteFile(StrCat(dump_prefix_, (*module)->name(), ".dot"), hlo::HloModuleToDot(**module));
     absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(**module);
     if (!cost.ok()) ThrowStatus("cost analysis failed", name_, cost.status());
@@ -266,7 +267,7 @@ class CpuLowering final : public JitLowering {
     WarnUnusableDonations(**exe);
     timer.Lap("cpu-backend");
     timer.Report(name_);
-    auto program = std::make_shared<CpuProgram>(std::move(*exe), std::move(optimized), ToCostAnalysis(*cost),
+    auto program = std::make_shared<CpuProgram>(std::move(*exe), ToCostAnalysis(*cost),
                                                 out_avals_, name_);
     g_compiles.fetch_add(1);
     Programs().Insert(key_, program);
