@@ -166,11 +166,6 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     CpuExecutable::Step step;
     step.instr = instr;
     step.kernel = internal::SelectKernel(*instr, options.tile_elements);
-    if (step.kernel->kind() == "fallback") {
-      if (auto native = internal::SelectNativeKernel(*instr, options.tile_elements)) {
-        step.kernel = std::move(native);
-      }
-    }
     for (const HloInstruction* op : instr->operands()) {
       const std::vector<int>& b = exe->assignment_.BuffersOf(op);
       step.operand_buffers.insert(step.operand_buffers.end(), b.begin(), b.end());

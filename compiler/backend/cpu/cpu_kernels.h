@@ -47,10 +47,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction&
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const hlo::HloInstruction& instr);
 std::unique_ptr<Kernel> MakeFallbackKernel(const hlo::HloInstruction& instr);
 
-// The reducer's single binary op over its two (distinct) parameters, or kParameter if it
-// is not one.
-hlo::HloOpcode ReducerOp(const hlo::HloComputation& reducer);
-
 // The fastest kernel that handles instr (fallback when none does).
 std::unique_ptr<Kernel> SelectKernel(const hlo::HloInstruction& instr, int64_t tile_elements);
 

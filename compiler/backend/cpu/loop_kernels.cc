@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/scalar_semantics.h"
 #include "jx/compiler/backend/cpu/tile_ops.h"
 #include "jx/compiler/backend/cpu/tile_program.h"
 #include "jx/compiler/hlo/hlo_computation.h"
@@ -72,17 +74,6 @@ class LoopKernel : public Kernel {
 };
 
 }  // namespace
-
-HloOpcode ReducerOp(const hlo::HloComputation& c) {
-  const HloInstruction* root = c.root_instruction();
-  if (c.num_parameters() != 2 || root->operand_count() != 2) return HloOpcode::kParameter;
-  const HloInstruction* a = root->operand(0);
-  const HloInstruction* b = root->operand(1);
-  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter || a == b) {
-    return HloOpcode::kParameter;
-  }
-  return root->opcode();
-}
 
 namespace {
 
@@ -196,7 +187,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const HloInstruction& i
   }
   const hlo::PrimitiveType type = reduce->shape().element_type();
   auto kernel = std::make_unique<ReduceKernel>();
-  kernel->reduce_ = FindReduceSpan(ReducerOp(*reduce->to_apply()), type);
+  const std::optional<HloOpcode> op = SimpleBinaryReducer(*reduce->to_apply());
+  kernel->reduce_ = op ? FindReduceSpan(*op, type) : nullptr;
   if (kernel->reduce_ == nullptr || reduce->operand(0)->shape().element_type() != type) {
     return absl::UnimplementedError("reducer or type without a native reduction");
   }
@@ -267,6 +259,7 @@ std::unique_ptr<Kernel> SelectKernel(const HloInstruction& instr, int64_t tile_e
       break;
   }
   if (kernel.ok()) return *std::move(kernel);
+  if (std::unique_ptr<Kernel> native = SelectNativeKernel(instr, tile_elements)) return native;
   return MakeFallbackKernel(instr);
 }
 
