@@ -77,40 +77,73 @@ Arrays BatchInterpreter::Process(Primitive p, absl::Span<const Array> inputs, co
   return outs;
 }
 
+namespace {
+// The size every mapped argument shares (or axis_size), checked: a ValueError names each
+// argument by its label (a key path under jx::vmap), its type and the axis mapped.
+int64_t MappedAxisSize(absl::Span<const Array> args, std::vector<int64_t>& axes, std::optional<int64_t> axis_size,
+                       const std::vector<std::string>& labels) {
+  // Distinct sizes in order of first appearance, each with its first argument and a count.
+  struct Group {
+    int64_t size;
+    size_t first;
+    int count;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (axes[i] == kNotMapped) continue;
+    const int64_t nd = args[i].ndim();
+    if (axes[i] < -nd || axes[i] >= nd) {
+      throw ValueError(StrCat("vmap was requested to map ", labels[i], " along axis ", axes[i],
+                              ", which implies that its rank should be at least ",
+                              (axes[i] < 0 ? -axes[i] : axes[i] + 1), ", but is only ", nd, " (its type is ",
+                              args[i].aval().str(), ")"));
+    }
+    if (axes[i] < 0) axes[i] += nd;
+    const int64_t n = args[i].shape()[axes[i]];
+    auto it = std::find_if(groups.begin(), groups.end(), [n](const Group& g) { return g.size == n; });
+    if (it == groups.end()) {
+      groups.push_back(Group{n, i, 1});
+    } else {
+      ++it->count;
+    }
+  }
+  auto describe = [&](const Group& g) {
+    return StrCat(g.count == 1 ? "one axis" : StrCat(g.count, " axes"), " had size ", g.size, ": ",
+                  g.count == 1 ? "" : "e.g. ", "axis ", axes[g.first], " of ", labels[g.first], " of type ",
+                  args[g.first].aval().str());
+  };
+  if (groups.size() > 1) {
+    std::string msg = "vmap got inconsistent sizes for array axes to be mapped: ";
+    for (size_t k = 0; k < groups.size(); ++k) StrAppend(&msg, k == 0 ? "" : "; ", describe(groups[k]));
+    throw ValueError(msg);
+  }
+  if (groups.empty()) {
+    if (!axis_size) throw ValueError("vmap must have at least one non-None value in in_axes, or an axis_size");
+    return *axis_size;
+  }
+  if (axis_size && *axis_size != groups[0].size) {
+    throw ValueError(StrCat("vmap got axis_size=", *axis_size, " but the mapped arguments have size ", groups[0].size,
+                            " (", describe(groups[0]), ")"));
+  }
+  return groups[0].size;
+}
+}  // namespace
+
 Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
-                const std::vector<int64_t>& in_axes, const std::function<std::vector<int64_t>()>& out_axes_after_call,
+                const std::vector<int64_t>& in_axes, const std::function<VmapOutAxes()>& out_axes_after_call,
                 std::optional<int64_t> axis_size, std::vector<std::string> arg_labels) {
   if (in_axes.size() != args.size()) {
     throw ValueError(StrCat("vmap in_axes has ", in_axes.size(), " entries but the function got ",
                             args.size(), " arguments"));
   }
-  std::vector<int64_t> axes = in_axes;
-  std::optional<int64_t> size = axis_size;
-  std::string sizes;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (axes[i] == kNotMapped) continue;
-    const int64_t nd = args[i].ndim();
-    if (axes[i] < -nd || axes[i] >= nd) {
-      throw ValueError(StrCat("vmap was requested to map its argument along axis ", axes[i],
-                              ", which implies that its rank should be at least ", (axes[i] < 0 ? -axes[i] : axes[i] + 1),
-                              ", but is only ", nd, " (its shape is ", args[i].aval().str(), ") for argument ", i));
-    }
-    if (axes[i] < 0) axes[i] += nd;
-    const int64_t n = args[i].shape()[axes[i]];
-    StrAppend(&sizes, sizes.empty() ? "" : ", ", "argument ", i, " of type ", args[i].aval().str(),
-              " has size ", n, " along axis ", axes[i]);
-    if (size && *size != n) {
-      throw ValueError(StrCat("vmap got inconsistent sizes for array axes to be mapped: ", sizes,
-                              axis_size ? StrCat(" (axis_size=", *axis_size, ")") : ""));
-    }
-    size = n;
-  }
-  if (!size) throw ValueError("vmap must have at least one non-None value in in_axes, or an axis_size");
+  if (axis_size && *axis_size < 0) throw ValueError(StrCat("vmap axis_size must be nonnegative, got ", *axis_size));
   if (arg_labels.size() != args.size()) {
     arg_labels.clear();
     for (size_t i = 0; i < args.size(); ++i) arg_labels.push_back(StrCat("input ", i));
   }
-  BatchInterpreter batch(*size);
+  std::vector<int64_t> axes = in_axes;
+  const int64_t size = MappedAxisSize(args, axes, axis_size, arg_labels);
+  BatchInterpreter batch(size);
   auto labels = std::make_shared<const std::vector<std::string>>(std::move(arg_labels));
   Arrays inner;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -122,11 +155,17 @@ Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array
     InterpreterScope scope(&batch);
     outs = fn(inner);
   }
-  const std::vector<int64_t> out_axes = out_axes_after_call();
+  const VmapOutAxes spec = out_axes_after_call();
+  const std::vector<int64_t>& out_axes = spec.axes;
   if (out_axes.size() != outs.size() && out_axes.size() != 1) {
     throw ValueError(StrCat("vmap out_axes has ", out_axes.size(), " entries but the function returned ",
                             outs.size(), " outputs"));
   }
+  // "output at [0].w" from the output's key paths, else the flat index.
+  auto output = [&](size_t i) {
+    if (spec.key_paths.size() != outs.size()) return StrCat("output leaf ", i);
+    return spec.key_paths[i].empty() ? std::string("output") : StrCat("output at ", spec.key_paths[i]);
+  };
   Arrays result;
   for (size_t i = 0; i < outs.size(); ++i) {
     auto [v, d] = batch.Unwrap(outs[i]);
@@ -134,7 +173,9 @@ Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array
     const int64_t nd = v.ndim() + (d == kNotMapped ? 1 : 0);
     if (out_axis == kNotMapped) {
       if (d != kNotMapped) {
-        throw ValueError(StrCat("vmap has mapped output but out_axes is None for output ", i));
+        throw ValueError(StrCat("vmap has mapped output but out_axes is None for ", output(i), " of type ",
+                                outs[i].aval().str(), " (it depends on a mapped argument, so it has one value per "
+                                "example)"));
       }
       result.push_back(v);
       continue;
@@ -142,9 +183,9 @@ Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array
     if (out_axis < 0) out_axis += nd;
     if (out_axis < 0 || out_axis >= nd) {
       throw ValueError(StrCat("vmap out_axes ", out_axes.size() == 1 ? out_axes[0] : out_axes[i],
-                              " is out of bounds for output ", i, " of rank ", nd));
+                              " is out of bounds for ", output(i), " of rank ", nd, " (counting the mapped axis)"));
     }
-    result.push_back(d == kNotMapped ? BroadcastAxis(v, *size, out_axis) : MoveAxis(v, d, out_axis));
+    result.push_back(d == kNotMapped ? BroadcastAxis(v, size, out_axis) : MoveAxis(v, d, out_axis));
   }
   return result;
 }
@@ -152,7 +193,7 @@ Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array
 Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
                 const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
                 std::optional<int64_t> axis_size) {
-  return VmapCallDeferredOutAxes(fn, args, in_axes, [&] { return out_axes; }, axis_size);
+  return VmapCallDeferredOutAxes(fn, args, in_axes, [&] { return VmapOutAxes(out_axes); }, axis_size);
 }
 
 }  // namespace jx

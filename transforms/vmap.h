@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jx/core/interpreter.h"
@@ -60,10 +61,20 @@ class BatchInterpreter final : public Interpreter {
 Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
                 const std::vector<int64_t>& in_axes, const std::vector<int64_t>& out_axes,
                 std::optional<int64_t> axis_size = std::nullopt);
+// out_axes resolved after fn has run, one per output leaf (or one for all), with the output
+// leaves' key paths for error messages ("out_axes is None for output at [0].w"); without key
+// paths, errors say "output leaf i" (its index among the flattened outputs).
+struct VmapOutAxes {
+  std::vector<int64_t> axes;
+  std::vector<std::string> key_paths;
+  VmapOutAxes(std::vector<int64_t> a, std::vector<std::string> paths = {})
+      : axes(std::move(a)), key_paths(std::move(paths)) {}
+};
 // The same with out_axes computed after fn has run (vmap resolves a pytree prefix of the
-// output against the structure fn returned).
+// output against the structure fn returned). arg_labels name the arguments in errors
+// ("argument 0 at .w"; empty: "input i").
 Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::Span<const Array> args,
-                const std::vector<int64_t>& in_axes, const std::function<std::vector<int64_t>()>& out_axes_after_call,
+                const std::vector<int64_t>& in_axes, const std::function<VmapOutAxes()>& out_axes_after_call,
                 std::optional<int64_t> axis_size = std::nullopt, std::vector<std::string> arg_labels = {});
 
 }  // namespace jx

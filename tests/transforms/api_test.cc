@@ -317,5 +317,125 @@ TEST(VmapTest, OutAxesErrors) {
   EXPECT_EQ(vmap(g, in_axes{0}, out_axes{0, 0})(xs).second.shape(), (Shape{3, 2}));
 }
 
+// The message of the ValueError/ConcretizationError/... that calling f throws (fails if none).
+template <typename E, typename F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an exception";
+  return "";
+}
+
+TEST(VmapTest, ArgumentErrorsNameLeavesByKeyPath) {
+  auto f = [](const Layer& p, const Array& x) { return jnp::sum(lax::add(lax::mul(x, p.w), p.b)); };
+  // .w has rank 1 but is mapped along axis 1.
+  std::string msg = ErrorOf<ValueError>([&] { vmap(f, in_axes{1, 0})(Layer{jnp::ones({3}), jnp::ones({3, 2})}, jnp::ones({3, 2})); });
+  EXPECT_NE(msg.find("vmap was requested to map argument 0 at .w along axis 1, which implies that its rank should be "
+                     "at least 2, but is only 1 (its type is f32[3])"),
+            std::string::npos)
+      << msg;
+  // A negative axis counts from the end; a scalar has no axis -1.
+  msg = ErrorOf<ValueError>([&] { vmap(f, in_axes{0, -1})(Layer{jnp::ones({3, 2}), jnp::ones({3, 2})}, jnp::ones({})); });
+  EXPECT_NE(msg.find("map argument 1 along axis -1, which implies that its rank should be at least 1, but is only 0"),
+            std::string::npos)
+      << msg;
+  // Inconsistent sizes across two arguments (and within one): every distinct size is named
+  // with an argument that has it.
+  msg = ErrorOf<ValueError>([&] { vmap(f)(Layer{jnp::ones({3, 2}), jnp::ones({3, 2})}, jnp::ones({4, 2})); });
+  EXPECT_NE(msg.find("vmap got inconsistent sizes for array axes to be mapped: 2 axes had size 3: e.g. axis 0 of "
+                     "argument 0 at .w of type f32[3,2]; one axis had size 4: axis 0 of argument 1 of type f32[4,2]"),
+            std::string::npos)
+      << msg;
+  msg = ErrorOf<ValueError>([&] { vmap(f, in_axes{axes_by_path{{".w", 0}, {".b", 1}}, none})(Layer{jnp::ones({3, 2}), jnp::ones({3, 2})}, jnp::ones({2})); });
+  EXPECT_NE(msg.find("one axis had size 3: axis 0 of argument 0 at .w of type f32[3,2]; one axis had size 2: axis 1 "
+                     "of argument 0 at .b of type f32[3,2]"),
+            std::string::npos)
+      << msg;
+  // A nested container's key path.
+  auto g = [](const std::vector<Layer>& layers) { return jnp::sum(layers[1].b); };
+  std::vector<Layer> layers = {Layer{jnp::ones({2}), jnp::ones({2})}, Layer{jnp::ones({2}), jnp::ones({})}};
+  msg = ErrorOf<ValueError>([&] { vmap(g)(layers); });
+  EXPECT_NE(msg.find("map argument 0 at [1].b along axis 0"), std::string::npos) << msg;
+  EXPECT_EQ(vmap(f)(Layer{jnp::ones({3, 2}), jnp::ones({3, 2})}, jnp::ones({3, 2})).shape(), Shape{3});  // still works
+}
+
+TEST(VmapTest, OutputErrorsNameTheOutput) {
+  Array xs = jnp::ones({3, 2});
+  // Through jx::vmap the output leaves are numbered in flattened order: (Layer{w, b}, x) -> 0, 1, 2.
+  auto g = [](const Array& x) { return std::pair{Layer{x, jnp::ones({2})}, x}; };
+  std::string msg = ErrorOf<ValueError>([&] { vmap(g, in_axes{0}, out_axes{0, none})(xs); });
+  EXPECT_NE(msg.find("out_axes is None for output leaf 2 of type f32[2]"), std::string::npos) << msg;
+  msg = ErrorOf<ValueError>([&] { vmap(g, in_axes{0}, out_axes{3, 0})(xs); });
+  EXPECT_NE(msg.find("vmap out_axes 3 is out of bounds for output leaf 0 of rank 2"), std::string::npos) << msg;
+  // With the output tree's key paths (what a caller holding the TreeDef passes), the leaf is
+  // named by its path.
+  auto fn = [](absl::Span<const Array> a) { return Arrays{a[0], lax::neg(a[0])}; };
+  const Array args[] = {xs};
+  msg = ErrorOf<ValueError>([&] {
+    VmapCallDeferredOutAxes(fn, args, {0}, [] { return VmapOutAxes({0, kNotMapped}, {"[0].w", "[1]"}); });
+  });
+  EXPECT_NE(msg.find("out_axes is None for output at [1] of type f32[2]"), std::string::npos) << msg;
+  msg = ErrorOf<ValueError>([&] { VmapCallDeferredOutAxes(fn, args, {0}, [] { return VmapOutAxes({kNotMapped}, {"", ""}); }); });
+  EXPECT_NE(msg.find("out_axes is None for output of type"), std::string::npos) << msg;
+}
+
+TEST(VmapTest, AxisSizeBroadcastsWhenNothingIsMapped) {
+  // JAX's vmap(f, in_axes=None, axis_size=3): f runs once and its output is stacked 3 times.
+  auto f = [](const Array& x) { return lax::mul(x, 2.0); };
+  Array x = jnp::array({1.0f, 2.0f});
+  Array ys = vmap(f, in_axes{none}, out_axes{0}, axis_size{3})(x);
+  EXPECT_EQ(ys.shape(), (Shape{3, 2}));
+  EXPECT_EQ(ys.to_vector<float>(), (std::vector<float>{2, 4, 2, 4, 2, 4}));
+  Array ys1 = vmap(f, in_axes{none}, out_axes{1}, axis_size{3})(x);
+  EXPECT_EQ(ys1.shape(), (Shape{2, 3}));
+  EXPECT_EQ(ys1.to_vector<float>(), (std::vector<float>{2, 2, 2, 4, 4, 4}));
+  // Under jx::none out_axes an unmapped output comes back once.
+  EXPECT_EQ(vmap(f, in_axes{none}, out_axes{none}, axis_size{3})(x).shape(), Shape{2});
+  // A consistent axis_size next to mapped arguments is fine.
+  auto h = [](const Array& a, const Array& b) { return lax::add(a, b); };
+  EXPECT_EQ(vmap(h, in_axes{0, none}, out_axes{0}, axis_size{3})(jnp::ones({3, 2}), x).shape(), (Shape{3, 2}));
+  // Without a mapped argument or axis_size the size is unknown.
+  std::string msg = ErrorOf<ValueError>([&] { vmap(f, in_axes{none})(x); });
+  EXPECT_NE(msg.find("at least one non-None value in in_axes, or an axis_size"), std::string::npos) << msg;
+  // axis_size disagreeing with the mapped arguments names the argument.
+  msg = ErrorOf<ValueError>([&] { vmap(h, in_axes{0, none}, out_axes{0}, axis_size{4})(jnp::ones({3, 2}), x); });
+  EXPECT_NE(msg.find("vmap got axis_size=4 but the mapped arguments have size 3 (one axis had size 3: axis 0 of "
+                     "argument 0 of type f32[3,2])"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(ErrorsTest, ToVectorAndBoolConversionOfTracersNameTheArgument) {
+  Layer p{jnp::ones({3, 2}), jnp::ones({3, 2})};
+  // to_vector under vmap: the value depends on the mapped argument 1 at .b.
+  auto read = [](const Array& scale, const Layer& l) {
+    std::vector<float> host = lax::mul(l.b, scale).to_vector<float>();
+    return lax::mul(l.w, host[0]);
+  };
+  std::string msg = ErrorOf<ConcretizationError>([&] { vmap(read, in_axes{none, 0})(Array(2.0f), p); });
+  EXPECT_NE(msg.find("traced by vmap and depends on the value of argument 1 at .b "), std::string::npos) << msg;
+  EXPECT_EQ(msg.find(".w"), std::string::npos) << msg;  // only what the value depends on
+  // to_vector under make_jaxpr: every argument is staged; the value depends on argument 0.
+  msg = ErrorOf<ConcretizationError>([&] { make_jaxpr(read)(Array(2.0f), Layer{jnp::ones({2}), jnp::ones({2})}); });
+  EXPECT_NE(msg.find("traced by make_jaxpr and depends on the value of argument 0, argument 1 at .b."),
+            std::string::npos)
+      << msg;
+  // A C++ if on a comparison (Array's explicit operator bool) under vmap.
+  auto relu = [](const Array& x) {
+    if (x > 0) return x;
+    return lax::neg(x);
+  };
+  msg = ErrorOf<ConcretizationError>([&] { vmap(relu)(jnp::array({1.0f, -2.0f})); });
+  EXPECT_NE(msg.find("bool[] tracer"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("traced by vmap and depends on the value of argument 0 "), std::string::npos) << msg;
+  // Unmapped arguments are concrete under vmap: reading them is fine.
+  auto scale_by = [](const Array& s, const Array& x) { return lax::mul(x, s.to_vector<float>()[0]); };
+  EXPECT_EQ(vmap(scale_by, in_axes{none, 0})(Array(3.0f), jnp::ones({2})).to_vector<float>(), (std::vector<float>{3, 3}));
+  EXPECT_EQ(relu(Array(-2.0f)).item<float>(), 2.0f);  // eager still works
+}
+
 }  // namespace
 }  // namespace jx
