@@ -1,5 +1,6 @@
 #include "jx/transforms/check_grads.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -79,46 +80,71 @@ void ExpectClose(absl::Span<const Array> got, absl::Span<const Array> want, cons
   }
 }
 
+// (fn(x + eps t) - fn(x - eps t)) / 2 eps: the directional derivative by central differences
+// (JAX's numerical_jvp), as float64 arrays.
+Arrays NumericalJvp(const ArraysFn& fn, absl::Span<const Array> primals, absl::Span<const Array> tangents, double eps) {
+  Arrays plus, minus;
+  for (size_t i = 0; i < primals.size(); ++i) {
+    plus.push_back(Axpy(primals[i], eps, tangents[i]));
+    minus.push_back(Axpy(primals[i], -eps, tangents[i]));
+  }
+  const Arrays fp = fn(plus), fm = fn(minus);
+  Arrays fd;
+  for (size_t k = 0; k < fp.size(); ++k) {
+    // The difference is rounded to the output's dtype, as the function's own values are.
+    std::vector<double> v = Axpy(fp[k], -1.0, fm[k]).to_vector<double>();
+    for (double& e : v) e /= 2 * eps;
+    fd.push_back(FromDoubles(v, ShapedArray{fp[k].shape(), DType::kFloat64}));
+  }
+  return fd;
+}
+
+// The derivative's primal output must be the function's own output.
+void ExpectPrimalOutputs(absl::Span<const Array> got, absl::Span<const Array> want, const Tol& tol,
+                         const std::string& what) {
+  if (got.size() != want.size()) {
+    throw ValueError(StrCat("check_grads: ", what, " returned ", got.size(), " outputs but the function returns ",
+                            want.size()));
+  }
+  ExpectClose(got, want, tol, what);
+}
+
 void CheckJvp(const ArraysFn& fn, absl::Span<const Array> primals, const CheckGradsOptions& o, std::mt19937_64& rng,
               int order) {
   Arrays tangents;
   for (const Array& x : primals) tangents.push_back(RandomLike(x, rng));
   const Tol tol = TolFor(primals, o);
   auto [outs, touts] = JvpCall(fn, primals, tangents);
-  Arrays plus, minus;
-  for (size_t i = 0; i < primals.size(); ++i) {
-    plus.push_back(Axpy(primals[i], tol.eps, tangents[i]));
-    minus.push_back(Axpy(primals[i], -tol.eps, tangents[i]));
-  }
-  const Arrays fp = fn(plus), fm = fn(minus);
-  Arrays fd;
-  for (size_t k = 0; k < fp.size(); ++k) fd.push_back(Axpy(Axpy(fp[k], -1.0, fm[k]), 0.0, fp[k]));
-  for (size_t k = 0; k < fd.size(); ++k) {
-    std::vector<double> v = fd[k].to_vector<double>();
-    for (double& e : v) e /= 2 * tol.eps;
-    fd[k] = FromDoubles(v, ShapedArray{fd[k].shape(), DType::kFloat64});
-  }
-  ExpectClose(touts, fd, tol, StrCat("order-", order, " jvp vs finite differences:"));
+  ExpectPrimalOutputs(outs, fn(primals), tol, StrCat("order-", order, " jvp's primal output vs the function's:"));
+  ExpectClose(touts, NumericalJvp(fn, primals, tangents, tol.eps), tol,
+              StrCat("order-", order, " jvp vs finite differences:"));
 }
 
+// Reverse mode against finite differences, as JAX's check_vjp: for random t and ct,
+// <ct, J t> (J t by central differences) must equal <J^T ct, t> (J^T ct from vjp). Forward
+// mode is not used, so functions with only a reverse rule (custom_vjp) are checked too.
 void CheckVjp(const ArraysFn& fn, absl::Span<const Array> primals, const CheckGradsOptions& o, std::mt19937_64& rng,
               int order) {
   Arrays tangents;
   for (const Array& x : primals) tangents.push_back(RandomLike(x, rng));
-  auto [outs, touts] = JvpCall(fn, primals, tangents);
-  auto [outs2, pullback] = VjpCall(fn, primals);
+  Tol tol = TolFor(primals, o);
+  auto [outs, pullback] = VjpCall(fn, primals);
+  ExpectPrimalOutputs(outs, fn(primals), tol, StrCat("order-", order, " vjp's primal output vs the function's:"));
+  const Arrays touts = NumericalJvp(fn, primals, tangents, tol.eps);
   Arrays cts;
-  for (const Array& y : outs2) cts.push_back(IsFloating(y.dtype()) ? RandomLike(y, rng) : Array());
+  for (const Array& y : outs) cts.push_back(IsFloating(y.dtype()) ? RandomLike(y, rng) : Array());
   const Arrays grads = pullback(cts);
   const double lhs = Inner(cts, touts), rhs = Inner(grads, tangents);
-  Tol tol = TolFor(primals, o);
-  int64_t size = 0;
-  for (const Array& x : primals) size += x.size();
-  // An inner product sums `size` rounded terms: scale the tolerance with it.
-  const double scale = std::sqrt(static_cast<double>(std::max<int64_t>(size, 1)));
+  int64_t in_size = 0, out_size = 0;
+  for (const Array& x : primals) in_size += x.size();
+  for (const Array& y : outs) out_size += y.size();
+  // Each inner product sums rounded terms (over the outputs on one side, the inputs on the
+  // other): scale the tolerance with the square root of the longer sum.
+  const double scale = std::sqrt(static_cast<double>(std::max<int64_t>({in_size, out_size, 1})));
   if (!(std::fabs(lhs - rhs) <= scale * (tol.atol + tol.rtol * std::fabs(lhs)))) {
     throw ValueError(StrCat("check_grads: order-", order, " vjp fails the dot-product test: <ct, J t> = ", lhs,
-                            " but <J^T ct, t> = ", rhs));
+                            " (J t by finite differences) but <J^T ct, t> = ", rhs, " (J^T ct by vjp) (atol ", tol.atol,
+                            ", rtol ", tol.rtol, ", scaled by ", scale, ")"));
   }
 }
 

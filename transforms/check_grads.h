@@ -1,7 +1,9 @@
 // check_grads: numerical verification of derivatives, as jax.test_util.check_grads.
 // Forward mode against central finite differences; reverse mode by the dot-product identity
-// <ct, J t> == <J^T ct, t>; recursively to `order` (the derivative functions themselves are
-// checked). Throws jx::ValueError describing the first mismatch.
+// <ct, J t> == <J^T ct, t> with J t from finite differences too (so a function with only a
+// reverse rule, a custom_vjp, is checkable with fwd = false); recursively to `order` (the
+// derivative functions themselves are checked). Throws jx::ValueError describing the first
+// mismatch.
 //
 //   jx::check_grads(f, std::tuple{x, w}, /*order=*/2);
 #pragma once
