@@ -28,6 +28,10 @@ Array S(double v) { return Array::Scalar(v, jx::float64); }
 struct Layer {
   BOOST_HANA_DEFINE_STRUCT(Layer, (Array, w), (Array, b));
 };
+// Nested containers and a non-array field (part of the structure, so jit retraces on it).
+struct Mlp {
+  BOOST_HANA_DEFINE_STRUCT(Mlp, (std::vector<Layer>, layers), (jx::Static<std::string>, act));
+};
 
 }  // namespace
 
@@ -70,6 +74,45 @@ int main() {
   Array per_example = jx::vmap(jx::grad(loss), jx::in_axes{jx::none, 0})(p, xs).w;
   Check(per_example.shape() == jx::Shape{2, 2}, "vmap(grad) per-example gradients");
   Check(jx::vmap([](const Array& col) { return jnp::sum(col); }, jx::in_axes{1})(xs).to_vector<double>()[1] == 6.0, "vmap over axis 1");
+  // A pytree prefix by key path, as JAX's in_axes=({"w": 0, "b": None}, 0):
+  Layer stacked_p{F64({0.5, -1.0, 2.0, 0.3}).reshape({2, 2}), p.b};
+  Array ys = jx::vmap(loss, jx::in_axes{jx::axes_by_path{{".w", 0}, {".b", jx::none}}, 0})(stacked_p, xs);
+  Check(ys.shape() == jx::Shape{2} && Near(ys.to_vector<double>()[1], loss(Layer{stacked_p.w[1], p.b}, xs[1]).item<double>()),
+        "vmap with in_axes by key path");
+  // out_axes is a prefix of the output pytree: one entry per child of the output's root.
+  auto split = [&](const Array& v) { return std::pair{Layer{lax::mul(v, 2.0), p.b}, jnp::sum(v)}; };
+  auto [layer, sums] = jx::vmap(split, jx::in_axes{0}, jx::out_axes{jx::axes_by_path{{".w", 1}, {".b", jx::none}}, 0})(xs);
+  Check(layer.w.to_vector<double>() == std::vector<double>{2, 6, 4, 8} && layer.b.shape() == jx::Shape{2} &&
+            sums.to_vector<double>() == std::vector<double>{3, 7},
+        "vmap with out_axes as an output prefix (w stacked along axis 1, b unmapped)");
+  // No argument mapped: axis_size says how many copies, as JAX's vmap(f, in_axes=None, axis_size=3).
+  Array copies = jx::vmap(lax::sin, jx::in_axes{jx::none}, jx::out_axes{0}, jx::axis_size{3})(x);  // 3 copies of sin(x)
+  Check(copies.shape() == jx::Shape{3, 2} && copies.to_vector<double>()[5] == std::sin(2.0), "vmap with axis_size");
+
+  // Pytrees: flatten to leaves and a structure; key paths name leaves in errors.
+  Mlp mlp{{Layer{jnp::array({0.5, -1.0}), jnp::array({0.1, 0.2})}, Layer{jnp::array({2.0, 1.0}), jnp::array({0.0, 0.3})}},
+          jx::Static{"tanh"}};
+  auto [leaves, def] = jx::tree::flatten(mlp);
+  std::cout << def << "\n";  // PyTreeDef(Mlp(layers=[Layer(w=*, b=*), Layer(w=*, b=*)], act=Static('tanh')))
+  std::cout << def.KeyPath(2) << "\n";  // .layers[1].w
+  Mlp half = jx::tree::map([](const Array& a) { return lax::mul(a, 0.5); }, mlp);
+  Mlp same = jx::tree::unflatten<Mlp>(def, leaves);
+  Check(leaves.size() == 4 && def.KeyPath(2) == ".layers[1].w" && half.layers[1].w.to_vector<double>()[0] == 1.0 &&
+            same.act.value == "tanh",
+        "tree::flatten, KeyPath, map and unflatten");
+  auto forward = [](const Mlp& m, Array h) {
+    for (const Layer& l : m.layers) h = jnp::tanh(lax::add(lax::mul(h, l.w), l.b));
+    return jnp::sum(h);
+  };
+  Mlp g_mlp = jx::grad(forward)(mlp, x);  // gradients have the parameters' structure
+  Check(g_mlp.layers.size() == 2 && g_mlp.act.value == "tanh", "grad over nested containers with a Static field");
+  try {
+    jx::vmap(forward)(mlp, jnp::ones({3, 2}));  // ValueError: in_axes 0 maps mlp's leaves (size 2) too
+    Check(false, "vmap with inconsistent sizes must throw");
+  } catch (const jx::ValueError& e) {
+    std::cout << e.what() << "\n";
+    Check(std::string(e.what()).find("argument 0 at .layers[0].w") != std::string::npos, "vmap errors name leaves by key path");
+  }
 
   // Control flow inside the IR: cond, switch_, while_loop, fori_loop, scan.
   auto relu_ish = [](const Array& v) {
@@ -117,9 +160,27 @@ int main() {
 
   // Errors: reading a traced value names the argument it depends on.
   try {
-    jx::make_jaxpr([](const Array& v) { return v.item<double>() > 0 ? v : lax::neg(v); })(S(1.0));
+    jx::make_jaxpr([](const Array& v) { return v.item<float>() > 0 ? v : lax::neg(v); })(Array(1.0f));
+    Check(false, "item() on a make_jaxpr tracer must throw");
   } catch (const jx::ConcretizationError& e) {
     std::cout << e.what() << "\n";
+    Check(std::string(e.what()).find("depends on the value of argument 0") != std::string::npos,
+          "ConcretizationError names the argument");
+  }
+  // Under grad and jvp the primal is concrete, so C++ control flow on it works, as in JAX.
+  auto host_if = jx::grad([](const Array& x) { return x.item<float>() > 0 ? x * x : -x; });
+  Check(host_if(Array(3.0f)).item<float>() == 6.0f && host_if(Array(-3.0f)).item<float>() == -1.0f,
+        "C++ control flow on a grad tracer's concrete primal");
+  // A tracer stored outside the function and used after the transformation finished.
+  Array leaked;
+  jx::vmap([&](const Array& v) { leaked = lax::sin(v); return v; })(xs);
+  try {
+    Array used_later = leaked * 2.0;
+    Check(false, "using a leaked tracer must throw");
+  } catch (const jx::TracerLeakError& e) {
+    std::cout << e.what() << "\n";  // [mul] argument 0 (f64[2]) is a tracer of vmap used after vmap finished: ...
+    Check(std::string(e.what()).find("tracer of vmap used after vmap finished") != std::string::npos,
+          "TracerLeakError names the transformation");
   }
   return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
