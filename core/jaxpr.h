@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
 #include "jx/core/primitive.h"
@@ -33,10 +34,12 @@ struct Literal {
 
 using Atom = std::variant<Var, Literal>;
 
+// Inputs and outputs are stored inline for the common arities (most equations read one or
+// two values and write one): a traced equation costs no separate allocations for them.
 struct Eqn {
   Primitive primitive;
-  std::vector<Atom> inputs;
-  std::vector<Var> outputs;
+  absl::InlinedVector<Atom, 2> inputs;
+  absl::InlinedVector<Var, 1> outputs;
   ParamMap params;
 };
 

@@ -62,7 +62,7 @@ Arrays BackwardPass(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Sp
       for (Var v : e.outputs) linear[v.index] = true;
       continue;
     }
-    Arrays in;
+    absl::InlinedVector<Array, 4> in;
     for (const Atom& a : e.inputs) in.push_back(read(a));
     Arrays res = Bind(e.primitive, in, e.params);
     for (size_t i = 0; i < e.outputs.size(); ++i) value[e.outputs[i].index] = std::move(res[i]);
@@ -92,7 +92,7 @@ Arrays BackwardPass(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Sp
                                         it == rules.unsupported.end() ? "" : ": ",
                                         it == rules.unsupported.end() ? "" : it->second, ")");
     }
-    std::vector<TransposeArg> args;
+    absl::InlinedVector<TransposeArg, 4> args;
     for (const Atom& a : e.inputs) {
       if (is_linear(a)) {
         args.push_back(TransposeArg{Array(), jaxpr.aval(a)});

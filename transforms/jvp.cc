@@ -20,7 +20,8 @@ std::pair<Array, Array> JvpInterpreter::Unwrap(const Array& x) const {
 }
 
 Arrays JvpInterpreter::Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
-  Arrays primals, tangents;
+  // Inline for the usual arities: no heap work per traced equation.
+  absl::InlinedVector<Array, 4> primals, tangents;
   bool any_tangent = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     CheckNotLeaked(inputs[i], p.name(), i);

@@ -50,8 +50,9 @@ std::pair<Array, int64_t> BatchInterpreter::Unwrap(const Array& x) const {
 }
 
 Arrays BatchInterpreter::Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
-  Arrays values;
-  std::vector<int64_t> dims;
+  // Inline for the usual arities: no heap work per traced equation.
+  absl::InlinedVector<Array, 4> values;
+  absl::InlinedVector<int64_t, 4> dims;
   bool any_mapped = false;
   BatchSources sources;
   for (size_t i = 0; i < inputs.size(); ++i) {
