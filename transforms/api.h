@@ -198,16 +198,75 @@ using FirstArgT = std::tuple_element_t<0, std::tuple<T>>;
 
 }  // namespace api_internal
 
+namespace api_internal {
+
+// Which arguments a value_and_grad differentiates: argument 0 (gradient shaped like it), or
+// jx::argnums{...} (a std::tuple of gradients in that order).
+struct FirstArg {};
+
+// value_and_grad for every combination of argnums and has_aux: std::pair{f(args...), grads}.
+// With has_aux, f returns std::pair{loss, aux} and the value is that pair (JAX's
+// ((value, aux), grad)).
+template <typename F, typename Which, typename... Args>
+auto ValueAndGradOf(F& f, const Which& which, bool has_aux, const Args&... args) {
+  using R = std::invoke_result_t<F&, const Args&...>;
+  using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<Args...>>>;
+  if constexpr (std::is_same_v<Which, FirstArg>) {
+    const int selected[] = {0};
+    auto r = ValueAndGradCall<F, Args...>(f, selected, has_aux, args...);
+    return std::pair<R, A0>{tree::unflatten<R>(r.out_def, r.outs),
+                            tree::unflatten<A0>(tree::structure(std::get<0>(std::tie(args...))), r.grads[0])};
+  } else {
+    static_assert((std::is_same_v<A0, Args> && ...),
+                  "jx::grad with jx::argnums{...}: the arguments must share one type (the gradient tuple's "
+                  "element type); differentiate heterogeneous arguments by grouping them in one struct");
+    auto r = ValueAndGradCall<F, Args...>(f, which.indices, has_aux, args...);
+    const std::array<tree::TreeDef, sizeof...(Args)> defs = {tree::structure(args)...};
+    auto grads = [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::tuple{tree::unflatten<A0>(defs[which.indices[I]], r.grads[I])...};
+    }(std::make_index_sequence<std::tuple_size_v<decltype(which.indices)>>{});
+    return std::pair<R, decltype(grads)>{tree::unflatten<R>(r.out_def, r.outs), std::move(grads)};
+  }
+}
+
+template <typename F, typename Which>
+auto ValueAndGradFn(F f, Which which, bool has_aux) {
+  return [f, which, has_aux](const auto&... args) mutable {
+    return ValueAndGradOf<F, Which, std::decay_t<decltype(args)>...>(f, which, has_aux, args...);
+  };
+}
+
+// grad with has_aux: std::pair{grads, aux} from value_and_grad's ((loss, aux), grads).
+template <typename F, typename Which>
+auto GradWithAuxFn(F f, Which which) {
+  return [vg = ValueAndGradFn(std::move(f), which, true)](const auto&... args) mutable {
+    auto [value, grads] = vg(args...);
+    using Aux = std::decay_t<decltype(value.second)>;
+    return std::pair<decltype(grads), Aux>{std::move(grads), std::move(value.second)};
+  };
+}
+
+}  // namespace api_internal
+
 // value_and_grad(f)(args...) -> std::pair{f(args...), df/d(arg 0)}.
 template <typename F>
 auto value_and_grad(F f) {
-  return [f](const auto&... args) mutable {
-    using R = std::invoke_result_t<F&, decltype(args)...>;
-    using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<decltype(args)...>>>;
-    const int selected[] = {0};
-    auto r = api_internal::ValueAndGradCall<F, std::decay_t<decltype(args)>...>(f, selected, false, args...);
-    return std::pair<R, A0>{tree::unflatten<R>(r.out_def, r.outs), tree::unflatten<A0>(tree::structure(std::get<0>(std::tie(args...))), r.grads[0])};
-  };
+  return api_internal::ValueAndGradFn(std::move(f), api_internal::FirstArg{}, false);
+}
+// value_and_grad(f, jx::argnums{i, j, ...})(args...) -> std::pair{f(args...), std::tuple of grads}.
+template <typename F, size_t N>
+auto value_and_grad(F f, argnums<N> nums) {
+  return api_internal::ValueAndGradFn(std::move(f), nums, false);
+}
+// value_and_grad(f, jx::has_aux)(args...) -> std::pair{std::pair{loss, aux}, df/d(arg 0)}.
+template <typename F>
+auto value_and_grad(F f, HasAux) {
+  return api_internal::ValueAndGradFn(std::move(f), api_internal::FirstArg{}, true);
+}
+// value_and_grad(f, jx::argnums{...}, jx::has_aux) -> std::pair{std::pair{loss, aux}, std::tuple of grads}.
+template <typename F, size_t N>
+auto value_and_grad(F f, argnums<N> nums, HasAux) {
+  return api_internal::ValueAndGradFn(std::move(f), nums, true);
 }
 
 // grad(f)(args...) -> df/d(arg 0), shaped like arg 0.
@@ -216,35 +275,22 @@ auto grad(F f) {
   return [vg = value_and_grad(std::move(f))](const auto&... args) mutable { return vg(args...).second; };
 }
 
-// grad(f, jx::has_aux)(args...) -> std::pair{grad, aux}: f returns std::pair{loss, aux}.
-template <typename F>
-auto grad(F f, HasAux) {
-  return [f](const auto&... args) mutable {
-    using R = std::invoke_result_t<F&, decltype(args)...>;
-    using Aux = std::decay_t<typename R::second_type>;
-    using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<decltype(args)...>>>;
-    const int selected[] = {0};
-    auto r = api_internal::ValueAndGradCall<F, std::decay_t<decltype(args)>...>(f, selected, true, args...);
-    R value = tree::unflatten<R>(r.out_def, r.outs);
-    return std::pair<A0, Aux>{tree::unflatten<A0>(tree::structure(std::get<0>(std::tie(args...))), r.grads[0]),
-                              std::move(value.second)};
-  };
-}
-
 // grad(f, jx::argnums{i, j, ...})(args...) -> std::tuple of gradients.
 template <typename F, size_t N>
 auto grad(F f, argnums<N> nums) {
-  return [f, nums](const auto&... args) mutable {
-    using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<decltype(args)...>>>;
-    static_assert((std::is_same_v<A0, std::decay_t<decltype(args)>> && ...),
-                  "jx::grad with jx::argnums{...}: the arguments must share one type (the gradient tuple's "
-                  "element type); differentiate heterogeneous arguments by grouping them in one struct");
-    auto r = api_internal::ValueAndGradCall<F, std::decay_t<decltype(args)>...>(f, nums.indices, false, args...);
-    const std::array<tree::TreeDef, sizeof...(args)> defs = {tree::structure(args)...};
-    return [&]<size_t... I>(std::index_sequence<I...>) {
-      return std::tuple{tree::unflatten<A0>(defs[nums.indices[I]], r.grads[I])...};
-    }(std::make_index_sequence<N>{});
-  };
+  return [vg = value_and_grad(std::move(f), nums)](const auto&... args) mutable { return vg(args...).second; };
+}
+
+// grad(f, jx::has_aux)(args...) -> std::pair{grad, aux}: f returns std::pair{loss, aux}.
+template <typename F>
+auto grad(F f, HasAux) {
+  return api_internal::GradWithAuxFn(std::move(f), api_internal::FirstArg{});
+}
+
+// grad(f, jx::argnums{...}, jx::has_aux)(args...) -> std::pair{std::tuple of grads, aux}.
+template <typename F, size_t N>
+auto grad(F f, argnums<N> nums, HasAux) {
+  return api_internal::GradWithAuxFn(std::move(f), nums);
 }
 
 // jvp(f, std::tuple{primals...}, std::tuple{tangents...}) -> std::pair{f(primals), tangent out}.
@@ -334,7 +380,9 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
       return api_internal::CallFlat<F, std::decay_t<decltype(args)>...>(f, api_internal::Substitute(flat, all, l),
                                                                        &out_def);
     };
-    auto resolve_out_axes = [&] { return api_internal::ResolveOutAxes(outs.axes, out_def); };
+    auto resolve_out_axes = [&] {
+      return VmapOutAxes{api_internal::ResolveOutAxes(outs.axes, out_def), out_def.KeyPaths()};
+    };
     Arrays ys = VmapCallDeferredOutAxes(fn, leaves, leaf_axes, resolve_out_axes,
                                         size ? std::optional<int64_t>(size->value) : std::nullopt,
                                         api_internal::ArgLabels(flat));

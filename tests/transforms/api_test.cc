@@ -364,12 +364,12 @@ TEST(VmapTest, ArgumentErrorsNameLeavesByKeyPath) {
 
 TEST(VmapTest, OutputErrorsNameTheOutput) {
   Array xs = jnp::ones({3, 2});
-  // Through jx::vmap the output leaves are numbered in flattened order: (Layer{w, b}, x) -> 0, 1, 2.
+  // Through jx::vmap the output leaves are named by their key paths in the returned pytree.
   auto g = [](const Array& x) { return std::pair{Layer{x, jnp::ones({2})}, x}; };
   std::string msg = ErrorOf<ValueError>([&] { vmap(g, in_axes{0}, out_axes{0, none})(xs); });
-  EXPECT_NE(msg.find("out_axes is None for output leaf 2 of type f32[2]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("out_axes is None for output at [1] of type f32[2]"), std::string::npos) << msg;
   msg = ErrorOf<ValueError>([&] { vmap(g, in_axes{0}, out_axes{3, 0})(xs); });
-  EXPECT_NE(msg.find("vmap out_axes 3 is out of bounds for output leaf 0 of rank 2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("vmap out_axes 3 is out of bounds for output at [0].w of rank 2"), std::string::npos) << msg;
   // With the output tree's key paths (what a caller holding the TreeDef passes), the leaf is
   // named by its path.
   auto fn = [](absl::Span<const Array> a) { return Arrays{a[0], lax::neg(a[0])}; };
