@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,7 +53,9 @@ class Jaxpr {
   size_t num_vars() const { return var_avals_.size(); }
 
   std::vector<Var> constvars, invars;
-  std::vector<Eqn> eqns;
+  // A deque: appending never moves the equations already traced (a vector's doublings copied
+  // and page-faulted tens of MB per 100k-equation trace).
+  std::deque<Eqn> eqns;
   std::vector<Atom> outvars;
 
   std::vector<ShapedArray> in_avals() const;

@@ -46,10 +46,11 @@ using JvpRule = std::function<JvpResult(absl::Span<const Array> primals, absl::S
 
 // An input of a linear equation being transposed: either a known value, or a linear input
 // (undefined primal) of which only the aval is known.
-// The aval is a reference into the jaxpr being transposed (no copy per equation); the
-// struct only lives for one rule call.
+// Both members refer into the jaxpr being transposed and its values (the struct lives for
+// one rule call): copying a residual would touch its reference count, a cache miss per input
+// once a long program's forward values have left the cache.
 struct TransposeArg {
-  Array value;               // defined iff the input is not linear
+  const Array& value;        // defined iff the input is not linear
   const ShapedArray& aval;   // always set
   bool is_linear() const { return !value.defined(); }
 };

@@ -95,7 +95,8 @@ Arrays BackwardPass(const Jaxpr& jaxpr, absl::Span<const Array> consts, absl::Sp
     absl::InlinedVector<TransposeArg, 4> args;
     for (const Atom& a : e.inputs) {
       if (is_linear(a)) {
-        args.push_back(TransposeArg{Array(), jaxpr.aval(a)});
+        static const Array kLinear;  // undefined: the input is linear
+        args.push_back(TransposeArg{kLinear, jaxpr.aval(a)});
       } else {
         args.push_back(TransposeArg{read(a), jaxpr.aval(a)});
       }
