@@ -8,12 +8,21 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <map>
 #include <string>
 
 #include <jx/jx.h>
 
 #include "mlp_model.h"
+
+// Counts operator new calls (allocations are most of tracing's work per equation), so the
+// summary can show the work per equation stays constant while time per equation drifts with
+// the working set's size.
+// Thread-local: a locked increment per allocation would itself show in the timings (tracing
+// runs on the benchmark's thread).
+thread_local int64_t g_news = 0;
 
 namespace {
 
@@ -38,9 +47,13 @@ template <typename Make>
 void RunPerEquation(benchmark::State& state, Make make) {
   const int64_t n = state.range(0);
   const Array x = jnp::ones({8});
+  const int64_t news_before = g_news;
   for (auto _ : state) benchmark::DoNotOptimize(make(x, n));
+  const int64_t news = g_news - news_before;
   state.counters["ns_per_eqn"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  // Work per equation, independent of caches: heap allocations (operator new calls).
+  state.counters["news_per_eqn"] = static_cast<double>(news) / static_cast<double>(state.iterations() * n);
 }
 
 void BM_TraceStaging(benchmark::State& state) {
@@ -93,6 +106,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       if (r.run_type != Run::RT_Iteration) continue;
       const double ms = r.GetAdjustedRealTime();  // in the benchmark's unit (ms)
       times_[r.benchmark_name()] = ms;
+      if (auto it = r.counters.find("news_per_eqn"); it != r.counters.end()) news_[r.benchmark_name()] = it->second;
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -103,9 +117,15 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         auto it = times_.find(std::string(name) + "/" + std::to_string(n));
         return it == times_.end() ? -1.0 : it->second * 1e6 / n;  // ns per equation
       };
+      auto news = [&](int n) {
+        auto it = news_.find(std::string(name) + "/" + std::to_string(n));
+        return it == news_.end() ? -1.0 : it->second;
+      };
       const double a = at(1000), b = at(10000), c = at(100000);
       if (a <= 0 || c <= 0) continue;
-      std::printf("  %-16s %7.0f ns/eqn at 1k, %7.0f at 10k, %7.0f at 100k: growth %.2f\n", name + 3, a, b, c, c / a);
+      std::printf("  %-16s %7.0f ns/eqn at 1k, %7.0f at 10k, %7.0f at 100k: growth %.2f (10k->100k %.2f); "
+                  "allocations/eqn %.2f, %.2f, %.2f\n",
+                  name + 3, a, b, c, c / a, c / b, news(1000), news(10000), news(100000));
     }
     auto f = times_.find("BM_MlpLossForward/real_time"), g = times_.find("BM_MlpLossGrad/real_time");
     if (f != times_.end() && g != times_.end()) {
@@ -116,9 +136,22 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 
  private:
   std::map<std::string, double> times_;
+  std::map<std::string, double> news_;
 };
 
 }  // namespace
+
+void* operator new(size_t size) {
+  ++g_news;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+// GCC cannot see that operator new above is malloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
