@@ -13,6 +13,7 @@ namespace jx::hlo {
 HloComputation::~HloComputation() {
   // Users point into this list; drop edges first so destruction order does not matter.
   for (auto& instr : instructions_) {
+    if (instr == nullptr) continue;
     instr->users_.clear();
     instr->user_set_.reset();
   }
@@ -29,8 +30,9 @@ HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std
     if (n >= num_parameters()) parameters_.resize(n + 1, nullptr);
     parameters_[n] = raw;
   }
+  raw->position_ = instructions_.size();
   instructions_.push_back(std::move(instr));
-  positions_[raw] = std::prev(instructions_.end());
+  ++live_count_;
   schedule_.clear();
   return raw;
 }
@@ -51,9 +53,25 @@ absl::StatusOr<HloInstruction*> HloComputation::AddInstructionWithExactName(
 
 HloInstruction* HloComputation::GetInstructionWithName(std::string_view name) const {
   for (const auto& instr : instructions_) {
-    if (instr->name() == name) return instr.get();
+    if (instr != nullptr && instr->name() == name) return instr.get();
   }
   return nullptr;
+}
+
+bool HloComputation::Owns(const HloInstruction* instr) const {
+  return instr != nullptr && instr->parent_ == this && instr->position_ < instructions_.size() &&
+         instructions_[instr->position_].get() == instr;
+}
+
+void HloComputation::Compact() {
+  size_t out = 0;
+  for (size_t i = 0; i < instructions_.size(); ++i) {
+    if (instructions_[i] == nullptr) continue;
+    instructions_[i]->position_ = out;
+    if (out != i) instructions_[out] = std::move(instructions_[i]);
+    ++out;
+  }
+  instructions_.resize(out);
 }
 
 bool HloComputation::IsEntryComputation() const {
@@ -67,15 +85,11 @@ namespace {
 // big programs), a hash set for anything else.
 class VisitedSet {
  public:
-  explicit VisitedSet(const HloComputation::InstructionList& instructions) {
-    if (instructions.empty()) return;
-    int64_t lo = instructions.front()->unique_id(), hi = lo;
-    for (const auto& instr : instructions) {
-      lo = std::min(lo, instr->unique_id());
-      hi = std::max(hi, instr->unique_id());
-    }
+  // lo..hi bounds the unique ids of the computation's n instructions.
+  VisitedSet(int64_t lo, int64_t hi, size_t n) {
+    if (n == 0) return;
     const int64_t span = hi - lo + 1;
-    if (lo >= 0 && span <= 4 * static_cast<int64_t>(instructions.size()) + 1024) {
+    if (lo >= 0 && span <= 4 * static_cast<int64_t>(n) + 1024) {
       base_ = lo;
       flags_.assign(span, 0);
     }
@@ -102,10 +116,26 @@ class VisitedSet {
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
-  order.reserve(instructions_.size());
-  VisitedSet visited(instructions_);
+  order.reserve(live_count_);
+  // One pass over the instructions: the id range for the visited set and the unused
+  // instructions the walk starts from.
+  std::vector<HloInstruction*> starts;
+  int64_t lo = 0, hi = -1;
+  for (const auto& instr : instructions_) {
+    if (instr == nullptr) continue;
+    const int64_t id = instr->unique_id();
+    if (hi < lo) {
+      lo = hi = id;
+    } else {
+      lo = std::min(lo, id);
+      hi = std::max(hi, id);
+    }
+    if (instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
+  }
+  VisitedSet visited(lo, hi, live_count_);
   // Explicit DFS stack of (instruction, next operand to visit).
   std::vector<std::pair<HloInstruction*, int64_t>> stack;
+  size_t own = 0;  // instructions of this computation in order (a malformed graph may stray)
   auto visit_from = [&](HloInstruction* start) {
     if (!visited.Insert(start)) return;
     stack.emplace_back(start, 0);
@@ -116,26 +146,30 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
         if (visited.Insert(operand)) stack.emplace_back(operand, 0);
         continue;
       }
+      own += instr->parent() == this;
       order.push_back(instr);
       stack.pop_back();
     }
   };
-  for (const auto& instr : instructions_) {
-    if (instr->user_count() == 0 && instr.get() != root_) visit_from(instr.get());
-  }
+  // Nothing uses an unused instruction, so no walk reaches one before its own turn.
+  for (HloInstruction* start : starts) visit_from(start);
   if (root_ != nullptr) visit_from(root_);
   // Anything left is only used by instructions outside every walk (cycles); keep it.
-  for (const auto& instr : instructions_) visit_from(instr.get());
+  if (own < static_cast<size_t>(live_count_)) {
+    for (const auto& instr : instructions_) {
+      if (instr != nullptr) visit_from(instr.get());
+    }
+  }
   return order;
 }
 
 std::vector<HloInstruction*> HloComputation::MakeSequentialOrder() const {
   // Operands can be rewired without adding or removing anything: check the order holds.
-  bool valid = schedule_.size() == instructions_.size();
+  bool valid = static_cast<int64_t>(schedule_.size()) == live_count_;
   absl::flat_hash_set<const HloInstruction*> done;
   for (size_t i = 0; valid && i < schedule_.size(); ++i) {
     const HloInstruction* instr = schedule_[i];
-    valid = positions_.contains(instr) && done.insert(instr).second;
+    valid = Owns(instr) && done.insert(instr).second;
     for (int64_t j = 0; valid && j < instr->operand_count(); ++j) {
       valid = done.contains(instr->operand(j));
     }
@@ -144,8 +178,7 @@ std::vector<HloInstruction*> HloComputation::MakeSequentialOrder() const {
 }
 
 absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
-  auto it = positions_.find(instr);
-  if (it == positions_.end()) {
+  if (!Owns(instr)) {
     return absl::InvalidArgumentError(
         StrCat("instruction ", instr->name(), " is not in computation ", name_));
   }
@@ -167,8 +200,15 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
     }
   }
   instr->DetachFromOperands();
-  instructions_.erase(it->second);
-  positions_.erase(it);
+  instructions_[instr->position_].reset();
+  --live_count_;
+  // Compacting is linear, so wait until half the slots are empty; never under a live
+  // InstructionRange (it would skip or repeat instructions).
+  const size_t dead = instructions_.size() - static_cast<size_t>(live_count_);
+  if (dead > 64 && dead > static_cast<size_t>(live_count_) &&
+      live_ranges_.load(std::memory_order_relaxed) == 0) {
+    Compact();
+  }
   schedule_.clear();
   return absl::OkStatus();
 }

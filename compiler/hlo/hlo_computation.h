@@ -8,8 +8,10 @@
 //   c->ReplaceInstruction(old_instr, new_instr);  // rewire users, drop old_instr
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,31 +25,48 @@ namespace jx::hlo {
 
 class HloComputation {
  public:
-  using InstructionList = std::list<std::unique_ptr<HloInstruction>>;
+  // The owned instructions in insertion order. A vector, so walks over it read memory in
+  // sequence (a linked list made every step of every walk a dependent cache miss on big
+  // programs); a removed instruction leaves a null slot until the vector is compacted.
+  using InstructionList = std::vector<std::unique_ptr<HloInstruction>>;
 
-  // Iterates the owned instructions (insertion order) as HloInstruction*.
+  // Iterates the owned instructions (insertion order) as HloInstruction*. As with a list,
+  // instructions added while iterating are visited and removed ones are skipped: the
+  // computation does not compact its storage while a range is alive.
   class InstructionRange {
    public:
     class Iterator {
      public:
-      explicit Iterator(InstructionList::const_iterator it) : it_(it) {}
-      HloInstruction* operator*() const { return it_->get(); }
+      Iterator(const InstructionList* list, size_t i) : list_(list), i_(i) { Skip(); }
+      HloInstruction* operator*() const { return (*list_)[i_].get(); }
       Iterator& operator++() {
-        ++it_;
+        ++i_;
+        Skip();
         return *this;
       }
-      bool operator!=(const Iterator& other) const { return it_ != other.it_; }
-      bool operator==(const Iterator& other) const { return it_ == other.it_; }
+      // end() is "past the last slot" at the time of comparison.
+      bool operator==(const Iterator& other) const { return Index() == other.Index(); }
+      bool operator!=(const Iterator& other) const { return !(*this == other); }
 
      private:
-      InstructionList::const_iterator it_;
+      size_t Index() const { return std::min(i_, list_->size()); }
+      void Skip() {
+        while (i_ < list_->size() && (*list_)[i_] == nullptr) ++i_;
+      }
+      const InstructionList* list_;
+      size_t i_;
     };
-    explicit InstructionRange(const InstructionList& list) : list_(list) {}
-    Iterator begin() const { return Iterator(list_.begin()); }
-    Iterator end() const { return Iterator(list_.end()); }
+    explicit InstructionRange(const HloComputation& c) : c_(&c) {
+      c_->live_ranges_.fetch_add(1, std::memory_order_relaxed);
+    }
+    InstructionRange(const InstructionRange& other) : InstructionRange(*other.c_) {}
+    InstructionRange& operator=(const InstructionRange&) = delete;
+    ~InstructionRange() { c_->live_ranges_.fetch_sub(1, std::memory_order_relaxed); }
+    Iterator begin() const { return Iterator(&c_->instructions_, 0); }
+    Iterator end() const { return Iterator(&c_->instructions_, SIZE_MAX); }
 
    private:
-    const InstructionList& list_;
+    const HloComputation* c_;
   };
 
   HloComputation(const HloComputation&) = delete;
@@ -73,8 +92,8 @@ class HloComputation {
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* root) { root_ = root; }
 
-  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
-  InstructionRange instructions() const { return InstructionRange(instructions_); }
+  int64_t instruction_count() const { return live_count_; }
+  InstructionRange instructions() const { return InstructionRange(*this); }
   bool ContainsInstruction(const HloInstruction* instr) const {
     return instr != nullptr && instr->parent() == this;
   }
@@ -117,11 +136,16 @@ class HloComputation {
   friend class HloModule;
   HloComputation(HloModule* parent, std::string name) : parent_(parent), name_(std::move(name)) {}
   HloInstruction* Adopt(std::unique_ptr<HloInstruction> instr, std::string name);
+  // True if instr is held in this computation's instruction list.
+  bool Owns(const HloInstruction* instr) const;
+  // Drops the null slots of removed instructions, keeping the order.
+  void Compact();
 
   HloModule* parent_;
   std::string name_;
-  InstructionList instructions_;
-  absl::flat_hash_map<const HloInstruction*, InstructionList::iterator> positions_;
+  InstructionList instructions_;     // null slots: removed instructions
+  int64_t live_count_ = 0;           // non-null slots
+  mutable std::atomic<int> live_ranges_{0};  // InstructionRanges alive (no compaction then)
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
   HloInstruction* fusion_instruction_ = nullptr;

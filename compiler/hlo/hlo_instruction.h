@@ -233,6 +233,7 @@ class HloInstruction {
   std::string name_;
   int64_t unique_id_ = -1;
   HloComputation* parent_ = nullptr;
+  size_t position_ = 0;  // slot in parent_'s instruction list
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
   // users_ as a set once it is long (a constant or broadcast shared by a whole program), so

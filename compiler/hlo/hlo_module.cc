@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "jx/compiler/hlo/hlo_parser.h"
@@ -23,12 +24,17 @@ int64_t NumericSuffix(std::string_view name) {
 
 HloComputation* HloModule::AddComputation(std::string_view name) {
   std::string unique(name);
-  for (int64_t n = 1; computation_names_.contains(unique); ++n) {
-    unique = StrCat(name, ".", n);
+  if (computation_names_.contains(unique)) {
+    // The first free "name.<n>", n >= 1. Every n below the hint is taken, so fusion's k-th
+    // "fused_computation" does not probe the k-1 names before it.
+    int64_t& hint = next_computation_suffix_[unique];
+    int64_t n = std::max<int64_t>(hint, 1);
+    while (computation_names_.contains(unique = StrCat(name, ".", n))) ++n;
+    hint = n + 1;
   }
-  computation_names_.insert(unique);
-  computations_.push_back(
-      std::unique_ptr<HloComputation>(new HloComputation(this, std::move(unique))));
+  auto computation = std::unique_ptr<HloComputation>(new HloComputation(this, unique));
+  computation_names_.emplace(std::move(unique), computation.get());
+  computations_.push_back(std::move(computation));
   return computations_.back().get();
 }
 
@@ -39,29 +45,54 @@ absl::StatusOr<HloComputation*> HloModule::AddComputationWithExactName(std::stri
   return AddComputation(name);
 }
 
+void HloModule::ForgetComputationName(const std::string& name) {
+  computation_names_.erase(name);
+  // "base.<n>" is free again: AddComputation(base) must find it first, as it would have.
+  const int64_t n = NumericSuffix(name);
+  if (n < 1) return;
+  const std::string_view base = std::string_view(name).substr(0, name.rfind('.'));
+  if (StrCat(base, ".", n) != name) return;  // "f.01" is not a generated name
+  auto it = next_computation_suffix_.find(AsAbsl(base));
+  if (it != next_computation_suffix_.end()) it->second = std::min(it->second, n);
+}
+
 absl::Status HloModule::RemoveComputation(HloComputation* c) {
-  if (c == entry_) {
-    return absl::FailedPreconditionError(
-        StrCat("cannot remove the entry computation ", c->name()));
+  return RemoveComputations({c});
+}
+
+absl::Status HloModule::RemoveComputations(absl::Span<HloComputation* const> dead) {
+  const absl::flat_hash_set<const HloComputation*> doomed(dead.begin(), dead.end());
+  for (HloComputation* c : dead) {
+    if (c == entry_) {
+      return absl::FailedPreconditionError(
+          StrCat("cannot remove the entry computation ", c->name()));
+    }
   }
+  // One pass over the module, not one per removed computation.
   for (const auto& other : computations_) {
-    if (other.get() == c) continue;
+    if (doomed.contains(other.get())) continue;
     for (HloInstruction* instr : other->instructions()) {
-      const auto& called = instr->called_computations();
-      if (std::find(called.begin(), called.end(), c) != called.end()) {
-        return absl::FailedPreconditionError(StrCat("cannot remove computation ",
-                                                          c->name(), ": called by ",
-                                                          instr->name(), " in ", other->name()));
+      for (const HloComputation* callee : instr->called_computations()) {
+        if (callee != nullptr && doomed.contains(callee)) {
+          return absl::FailedPreconditionError(StrCat("cannot remove computation ",
+                                                      callee->name(), ": called by ",
+                                                      instr->name(), " in ", other->name()));
+        }
       }
     }
   }
-  auto it = std::find_if(computations_.begin(), computations_.end(),
-                         [&](const auto& p) { return p.get() == c; });
-  if (it == computations_.end()) {
-    return absl::InvalidArgumentError(StrCat(c->name(), " is not in module ", name_));
+  size_t found = 0;
+  for (const auto& c : computations_) found += doomed.contains(c.get());
+  if (found != doomed.size()) {
+    for (HloComputation* c : dead) {
+      if (std::none_of(computations_.begin(), computations_.end(),
+                       [&](const auto& p) { return p.get() == c; })) {
+        return absl::InvalidArgumentError(StrCat(c->name(), " is not in module ", name_));
+      }
+    }
   }
-  computation_names_.erase(c->name());
-  computations_.erase(it);
+  for (HloComputation* c : dead) ForgetComputationName(c->name());
+  std::erase_if(computations_, [&](const auto& p) { return doomed.contains(p.get()); });
   return absl::OkStatus();
 }
 
@@ -73,17 +104,34 @@ std::vector<HloComputation*> HloModule::computations() const {
 }
 
 HloComputation* HloModule::GetComputationWithName(std::string_view name) const {
-  for (const auto& c : computations_) {
-    if (c->name() == name) return c.get();
-  }
-  return nullptr;
+  auto it = computation_names_.find(AsAbsl(name));
+  return it == computation_names_.end() ? nullptr : it->second;
 }
 
 std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
+  // One pass over every instruction finds what each computation calls. A computation's
+  // callees are visited in the post order of the instructions calling them, but that order
+  // only matters when it calls two or more distinct computations, so only those get an
+  // instruction post order: a big entry that calls nothing (or one reducer) is not walked
+  // operand by operand every time a pass lists the computations.
+  struct Callees {
+    HloComputation* first = nullptr;  // the first non-null callee met
+    bool several = false;             // 2+ distinct callees: visit them in post order
+  };
+  absl::flat_hash_map<const HloComputation*, Callees> callees_of;
   absl::flat_hash_set<const HloComputation*> called, visited;
   for (const auto& c : computations_) {
+    Callees* callees = nullptr;
     for (HloInstruction* instr : c->instructions()) {
-      for (HloComputation* callee : instr->called_computations()) called.insert(callee);
+      for (HloComputation* callee : instr->called_computations()) {
+        called.insert(callee);
+        if (callee == nullptr) continue;
+        if (callees == nullptr) {
+          callees = &callees_of[c.get()];
+          callees->first = callee;
+        }
+        callees->several |= callee != callees->first;
+      }
     }
   }
   std::vector<HloComputation*> order;
@@ -98,9 +146,14 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
     std::vector<Frame> stack;
     auto push = [&](HloComputation* c) {
       Frame f{c, {}};
-      for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
-        for (HloComputation* callee : instr->called_computations()) {
-          if (callee != nullptr) f.callees.push_back(callee);
+      auto it = callees_of.find(c);
+      if (it != callees_of.end() && !it->second.several) {
+        f.callees = {it->second.first};  // one distinct callee: nothing to order
+      } else if (it != callees_of.end()) {
+        for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
+          for (HloComputation* callee : instr->called_computations()) {
+            if (callee != nullptr) f.callees.push_back(callee);
+          }
         }
       }
       stack.push_back(std::move(f));

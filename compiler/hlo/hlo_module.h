@@ -14,8 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 
 namespace jx::hlo {
@@ -34,6 +36,10 @@ class HloModule {
   absl::StatusOr<HloComputation*> AddComputationWithExactName(std::string_view name);
   // Fails if c is the entry or still called by an instruction of another computation.
   absl::Status RemoveComputation(HloComputation* c);
+  // Removes all of `dead` in one pass over the module (removing them one at a time walks
+  // the module once each); fails, removing none, if one is the entry, is not in the module,
+  // or is called by an instruction of a computation not in `dead`.
+  absl::Status RemoveComputations(absl::Span<HloComputation* const> dead);
 
   HloComputation* entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation* c) { entry_ = c; }
@@ -58,12 +64,17 @@ class HloModule {
   absl::StatusOr<std::unique_ptr<HloModule>> Clone() const;
 
  private:
+  // Drops a removed computation's name; AddComputation may hand it out again.
+  void ForgetComputationName(const std::string& name);
+
   std::string name_;
   std::vector<std::unique_ptr<HloComputation>> computations_;
   HloComputation* entry_ = nullptr;
   int64_t next_unique_id_ = 1;
   absl::flat_hash_set<std::string> instruction_names_;
-  absl::flat_hash_set<std::string> computation_names_;
+  absl::flat_hash_map<std::string, HloComputation*> computation_names_;
+  // Per name AddComputation was asked for: every "name.<n>" with 1 <= n < hint is taken.
+  absl::flat_hash_map<std::string, int64_t> next_computation_suffix_;
 };
 
 }  // namespace jx::hlo

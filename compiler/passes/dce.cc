@@ -46,12 +46,14 @@ absl::StatusOr<bool> HloDCE::Run(HloModule* module) {
       }
     }
   }
-  // Remove dead computations callers first, so none is still called when it goes.
-  std::vector<HloComputation*> post_order = module->MakeComputationPostOrder();
-  for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {
-    if (live.contains(*it)) continue;
-    // A dead caller is already removed, so only live callers could block this; none exist.
-    HLO_RETURN_IF_ERROR(module->RemoveComputation(*it));
+  // Remove the dead computations together: one pass over the module checks that no live
+  // computation calls them (none can), however many there are.
+  std::vector<HloComputation*> dead;
+  for (HloComputation* c : module->computations()) {
+    if (!live.contains(c)) dead.push_back(c);
+  }
+  if (!dead.empty()) {
+    HLO_RETURN_IF_ERROR(module->RemoveComputations(dead));
     changed = true;
   }
   return changed;

@@ -218,6 +218,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const HloInstruction& inst
   const HloInstruction* root = nullptr;
   if (instr.opcode() == HloOpcode::kFusion) {
     const hlo::HloComputation* body = instr.fused_instructions_computation();
+    if (body == nullptr) return absl::InvalidArgumentError("fusion without a fused computation");
     dot = nullptr;
     for (const HloInstruction* i : body->instructions()) {
       if (i->opcode() == HloOpcode::kDot) {

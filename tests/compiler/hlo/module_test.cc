@@ -1,0 +1,295 @@
+// HloModule and HloComputation bookkeeping that passes and the printer rely on: the
+// computation post order, computation names, batch removal, and the instruction list.
+#include "jx/compiler/hlo/hlo_module.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// The computation post order as it was defined before MakeComputationPostOrder stopped
+// building an instruction post order of every computation: callees found in each caller's
+// instruction post order, uncalled computations in creation order, then the entry. The
+// printer, and every pass that walks computations, follow this order, so names and text
+// depend on it.
+std::vector<HloComputation*> ReferencePostOrder(const HloModule& module) {
+  absl::flat_hash_set<const HloComputation*> called, visited;
+  for (HloComputation* c : module.computations()) {
+    for (HloInstruction* instr : c->instructions()) {
+      for (HloComputation* callee : instr->called_computations()) called.insert(callee);
+    }
+  }
+  std::vector<HloComputation*> order;
+  auto visit_from = [&](HloComputation* start) {
+    if (!visited.insert(start).second) return;
+    struct Frame {
+      HloComputation* c;
+      std::vector<HloComputation*> callees;
+      size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    auto push = [&](HloComputation* c) {
+      Frame f{c, {}};
+      for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
+        for (HloComputation* callee : instr->called_computations()) {
+          if (callee != nullptr) f.callees.push_back(callee);
+        }
+      }
+      stack.push_back(std::move(f));
+    };
+    push(start);
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next < top.callees.size()) {
+        HloComputation* callee = top.callees[top.next++];
+        if (visited.insert(callee).second) push(callee);
+        continue;
+      }
+      order.push_back(top.c);
+      stack.pop_back();
+    }
+  };
+  HloComputation* entry = module.entry_computation();
+  for (HloComputation* c : module.computations()) {
+    if (c != entry && !called.contains(c)) visit_from(c);
+  }
+  if (entry != nullptr) visit_from(entry);
+  for (HloComputation* c : module.computations()) visit_from(c);
+  return order;
+}
+
+std::vector<std::string> Names(const std::vector<HloComputation*>& computations) {
+  std::vector<std::string> out;
+  for (const HloComputation* c : computations) out.push_back(c->name());
+  return out;
+}
+
+// n fused computations defined in order fused.0 .. fused.<n-1>; the entry's fusions are
+// listed in that order too, but the root tuple takes them last to first, and every third
+// fusion is dead. Each fused computation reduces with %add, every second one also with
+// %max (two distinct callees), so the post order differs from both the text order and
+// the creation order.
+std::string ManyFusionsText(int n) {
+  std::string text = R"(HloModule many_fusions
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%max (c: f32[], d: f32[]) -> f32[] {
+  %c = f32[] parameter(0)
+  %d = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%c, %d)
+}
+)";
+  for (int i = 0; i < n; ++i) {
+    const std::string k = std::to_string(i);
+    StrAppend(&text, "\n%fused.", k, " (q.", k, ": f32[4]) -> f32[] {\n  %q.", k,
+              " = f32[4]{0} parameter(0)\n  %z.", k, " = f32[] constant(0)\n");
+    if (i % 2 == 0) {
+      StrAppend(&text, "  %max.r", k, " = f32[] reduce(%q.", k, ", %z.", k,
+                "), dimensions={0}, to_apply=%max\n  %add.r", k, " = f32[] reduce(%q.", k,
+                ", %z.", k, "), dimensions={0}, to_apply=%add\n  ROOT %r.", k,
+                " = f32[] add(%add.r", k, ", %max.r", k, ")\n}\n");
+    } else {
+      StrAppend(&text, "  ROOT %r.", k, " = f32[] reduce(%q.", k, ", %z.", k,
+                "), dimensions={0}, to_apply=%add\n}\n");
+    }
+  }
+  std::string fusions;
+  std::vector<std::string> live;
+  for (int i = 0; i < n; ++i) {
+    StrAppend(&fusions, "  %f.", i, " = f32[] fusion(%p), kind=kInput, calls=%fused.", i, "\n");
+    if (i % 3 != 2) live.insert(live.begin(), StrCat("%f.", i));
+  }
+  std::string shapes, operands;
+  for (size_t i = 0; i < live.size(); ++i) {
+    StrAppend(&shapes, i == 0 ? "" : ", ", "f32[]");
+    StrAppend(&operands, i == 0 ? "" : ", ", live[i]);
+  }
+  StrAppend(&text, "\nENTRY %main (p: f32[4]) -> (", shapes, ") {\n  %p = f32[4]{0} parameter(0)\n",
+            fusions, "  ROOT %t = (", shapes, ") tuple(", operands, ")\n}\n");
+  return text;
+}
+
+TEST(HloModuleTest, ComputationPostOrderPinned) {
+  auto module = ParseHloModule(ManyFusionsText(3));
+  ASSERT_TRUE(module.ok()) << module.status();
+  // The entry's post order starts with the dead %f.2, then the root tuple takes %f.1
+  // before %f.0. %fused.2's root adds add.r2 and max.r2, in that order, so %add comes
+  // before %max although %max's reduce comes first in the text.
+  EXPECT_THAT(Names((*module)->MakeComputationPostOrder()),
+              ElementsAre("add", "max", "fused.2", "fused.1", "fused.0", "main"));
+  EXPECT_EQ(Names((*module)->MakeComputationPostOrder()), Names(ReferencePostOrder(**module)));
+}
+
+TEST(HloModuleTest, ComputationPostOrderWithManyFusionsMatchesTheInstructionPostOrder) {
+  for (int n : {1, 2, 7, 64, 500}) {
+    auto module = ParseHloModule(ManyFusionsText(n));
+    ASSERT_TRUE(module.ok()) << module.status();
+    ASSERT_TRUE(VerifyHloModule(**module).ok());
+    const std::vector<HloComputation*> order = (*module)->MakeComputationPostOrder();
+    EXPECT_EQ(order, ReferencePostOrder(**module)) << "n = " << n;
+    EXPECT_EQ(order.size(), static_cast<size_t>(n + 3));
+    // The printed module follows the same order.
+    std::string expected = StrCat("HloModule many_fusions, entry_computation_layout={",
+                                  (*module)->entry_computation()->ComputeProgramShape().ToString(),
+                                  "}\n");
+    for (const HloComputation* c : ReferencePostOrder(**module)) {
+      StrAppend(&expected, "\n", c->ToString(), "\n");
+    }
+    EXPECT_EQ((*module)->ToString(), expected) << "n = " << n;
+  }
+}
+
+TEST(HloModuleTest, ComputationPostOrderAfterEdits) {
+  // Rewiring the entry changes which caller comes first; the order must follow.
+  auto module = ParseHloModule(ManyFusionsText(6));
+  ASSERT_TRUE(module.ok()) << module.status();
+  HloComputation* entry = (*module)->entry_computation();
+  HloInstruction* f0 = entry->GetInstructionWithName("f.0");
+  HloInstruction* f4 = entry->GetInstructionWithName("f.4");
+  ASSERT_NE(f0, nullptr);
+  ASSERT_NE(f4, nullptr);
+  ASSERT_TRUE(entry->root_instruction()->ReplaceOperandWith(0, f0).ok());  // was %f.4
+  EXPECT_EQ((*module)->MakeComputationPostOrder(), ReferencePostOrder(**module));
+  ASSERT_TRUE(entry->RemoveInstruction(f4).ok());
+  EXPECT_EQ((*module)->MakeComputationPostOrder(), ReferencePostOrder(**module));
+}
+
+TEST(HloModuleTest, AddComputationTakesTheFirstFreeSuffix) {
+  HloModule module("m");
+  std::vector<HloComputation*> added;
+  for (int i = 0; i < 5; ++i) added.push_back(module.AddComputation("f"));
+  EXPECT_THAT(Names(added), ElementsAre("f", "f.1", "f.2", "f.3", "f.4"));
+  // A freed name is found again, the lowest first, as a scan from 1 would.
+  ASSERT_TRUE(module.RemoveComputations({added[3], added[1]}).ok());
+  EXPECT_EQ(module.AddComputation("f")->name(), "f.1");
+  EXPECT_EQ(module.AddComputation("f")->name(), "f.3");
+  EXPECT_EQ(module.AddComputation("f")->name(), "f.5");
+  ASSERT_TRUE(module.RemoveComputation(added[0]).ok());
+  EXPECT_EQ(module.AddComputation("f")->name(), "f");
+  // Names taken some other way are skipped.
+  ASSERT_TRUE(module.AddComputationWithExactName("g.1").ok());
+  EXPECT_EQ(module.AddComputation("g")->name(), "g");
+  EXPECT_EQ(module.AddComputation("g")->name(), "g.2");
+  // "f.05" is not a name AddComputation("f") makes; removing it frees nothing of f's.
+  HloComputation* odd = module.AddComputationWithExactName("f.05").value();
+  ASSERT_TRUE(module.RemoveComputation(odd).ok());
+  EXPECT_EQ(module.AddComputation("f")->name(), "f.6");
+  EXPECT_EQ(module.GetComputationWithName("f.05"), nullptr);
+  EXPECT_EQ(module.GetComputationWithName("f.6")->name(), "f.6");
+}
+
+TEST(HloModuleTest, RemoveComputationsAllOrNothing) {
+  auto module = ParseHloModule(ManyFusionsText(2));
+  ASSERT_TRUE(module.ok()) << module.status();
+  HloModule& m = **module;
+  HloComputation* add = m.GetComputationWithName("add");
+  HloComputation* max = m.GetComputationWithName("max");
+  HloComputation* fused0 = m.GetComputationWithName("fused.0");
+  // %fused.1 still calls %add.
+  absl::Status st = m.RemoveComputations({add, max, fused0});
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("cannot remove computation add: called by"));
+  EXPECT_EQ(m.computation_count(), 5);
+  st = m.RemoveComputations({max, m.entry_computation()});
+  EXPECT_THAT(std::string(st.message()), HasSubstr("cannot remove the entry computation main"));
+  EXPECT_EQ(m.computation_count(), 5);
+  HloModule other("other");
+  HloComputation* stranger = other.AddComputation("stranger");
+  st = m.RemoveComputations({stranger});
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(m.computation_count(), 5);
+
+  // The entry no longer calls %fused.0: it goes, with %max, which only it called.
+  HloComputation* entry = m.entry_computation();
+  HloInstruction* f0 = entry->GetInstructionWithName("f.0");
+  HloInstruction* f1 = entry->GetInstructionWithName("f.1");
+  ASSERT_TRUE(f0->ReplaceAllUsesWith(f1).ok());
+  ASSERT_TRUE(entry->RemoveInstruction(f0).ok());
+  ASSERT_TRUE(m.RemoveComputations({fused0, max}).ok());
+  EXPECT_THAT(Names(m.computations()), ElementsAre("add", "fused.1", "main"));
+  EXPECT_EQ(m.GetComputationWithName("max"), nullptr);
+  EXPECT_TRUE(VerifyHloModule(m).ok());
+}
+
+TEST(HloComputationTest, InstructionListKeepsOrderThroughRemovals) {
+  HloModule module("m");
+  HloBuilder b(&module, "main");
+  const Shape s = ShapeUtil::MakeShape(F32, {4});
+  HloInstruction* x = b.Parameter(0, s).value();
+  std::vector<HloInstruction*> chain = {x};
+  for (int i = 0; i < 300; ++i) chain.push_back(b.Negate(chain.back()).value());
+  std::vector<HloInstruction*> dead;
+  for (int i = 0; i < 300; ++i) dead.push_back(b.Sin(x).value());
+  HloComputation* c = b.Build(chain.back()).value();
+  ASSERT_EQ(c->instruction_count(), 601);
+
+  // Removing while a range is alive: each remaining instruction is seen once, in order,
+  // and instructions added meanwhile are seen too (as with a list).
+  std::vector<HloInstruction*> seen;
+  HloInstruction* added = nullptr;
+  for (HloInstruction* instr : c->instructions()) {
+    seen.push_back(instr);
+    if (instr == chain.back()) {
+      for (HloInstruction* d : dead) ASSERT_TRUE(c->RemoveInstruction(d).ok());
+      added = c->AddInstruction(HloInstruction::Create(HloOpcode::kCos, s, {x}));
+    }
+  }
+  std::vector<HloInstruction*> expected = chain;
+  expected.push_back(added);
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(c->instruction_count(), 302);
+
+  // Later removals compact the storage; order, lookups and the post order still hold.
+  for (int i = 0; i < 200; ++i) {
+    HloInstruction* extra = c->AddInstruction(HloInstruction::Create(HloOpcode::kExp, s, {x}));
+    ASSERT_TRUE(c->RemoveInstruction(extra).ok());
+  }
+  ASSERT_TRUE(c->RemoveInstruction(added).ok());
+  seen.clear();
+  for (HloInstruction* instr : c->instructions()) seen.push_back(instr);
+  EXPECT_EQ(seen, chain);
+  EXPECT_EQ(c->MakeInstructionPostOrder(), chain);
+  EXPECT_EQ(c->GetInstructionWithName(chain[150]->name()), chain[150]);
+  c->set_schedule(chain);
+  EXPECT_EQ(c->MakeSequentialOrder(), chain);
+  EXPECT_EQ(c->RemoveInstruction(chain[1]).code(), absl::StatusCode::kFailedPrecondition);
+  module.set_entry_computation(c);
+  EXPECT_TRUE(VerifyHloModule(module).ok());
+
+  HloModule other("other");
+  HloBuilder ob(&other, "main");
+  HloInstruction* stranger = ob.Parameter(0, s).value();
+  EXPECT_EQ(c->RemoveInstruction(stranger).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(HloComputationTest, PostOrderWalksUnusedInstructionsFirst) {
+  HloModule module("m");
+  HloBuilder b(&module, "main");
+  const Shape s = ShapeUtil::MakeShape(F32, {4});
+  HloInstruction* x = b.Parameter(0, s).value();
+  HloInstruction* unused = b.Exp(x).value();
+  HloInstruction* n = b.Negate(x).value();
+  HloComputation* c = b.Build(n).value();
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, unused, n));
+}
+
+}  // namespace
+}  // namespace jx::hlo
