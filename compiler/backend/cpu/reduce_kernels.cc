@@ -12,6 +12,7 @@
 //               so each step is two classifications and two lookups.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
@@ -125,7 +126,9 @@ class TypedReduceKernel : public Kernel {
     // Long rows, order-free op: fixed blocks folded in parallel, then combined in order.
     const int64_t block = 8 * tile;
     const int64_t blocks = (reduced + block - 1) / block;
-    std::vector<C> partial(outputs * blocks);
+    // Not std::vector<C>: for pred, C is bool and vector<bool> packs the partials into shared
+    // words, so blocks finishing on different threads lost each other's bits.
+    std::unique_ptr<C[]> partial = std::make_unique<C[]>(outputs * blocks);
     ParallelChunks(outputs * blocks, 1, [&](int64_t begin, int64_t end) {
       std::vector<S> buf(tile);
       for (int64_t item = begin; item < end; ++item) {

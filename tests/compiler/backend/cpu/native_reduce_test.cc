@@ -12,6 +12,7 @@ namespace {
 
 using testing::ExactOptions;
 using testing::ExpectExact;
+using testing::SpecialLiteral;
 
 std::string ReduceModule(const std::string& t, const std::string& in, const std::string& out,
                          const std::string& dims, const std::string& op,
@@ -68,6 +69,27 @@ TEST(NativeReduceTest, LargeInputsTakeTheParallelPaths) {
   small.hi = 0.01;
   ExpectExact(ReduceModule("f16", "3,70000", "3", "1", "add", "0"), "r", "reduce", small);
   ExpectExact(ReduceModule("pred", "200,1000", "1000", "0", "and", "true"), "r", "reduce");
+}
+
+TEST(NativeReduceTest, PredPartialsFromParallelBlocksAreNotLost) {
+  // Long rows of an order-free op fold in parallel blocks, one partial per block. For pred
+  // the partials once lived in a std::vector<bool>, whose bits share words: blocks finishing
+  // on different threads overwrote each other's bits and `or` rows came out false. Every
+  // row here holds about 150 trues, so every output is true; runs repeat to meet the race.
+  auto parsed = hlo::ParseHloModule(ReduceModule("pred", "4096,300", "4096", "1", "or", "false"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto exe = CompileForCpu(*std::move(parsed), SmallTiles());  // rows longer than a tile
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  ASSERT_EQ((*exe)->KernelKind("r"), "reduce");
+  std::mt19937 rng(7);
+  const hlo::Literal x = SpecialLiteral(hlo::ShapeUtil::MakeShape(hlo::PRED, {4096, 300}), rng, 0, 1, 0);
+  for (int run = 0; run < 100; ++run) {
+    absl::StatusOr<std::vector<hlo::Literal>> got = (*exe)->Run({&x});
+    ASSERT_TRUE(got.ok()) << got.status();
+    int64_t false_rows = 0;
+    for (int64_t o = 0; o < 4096; ++o) false_rows += (*got)[0].GetAsInt64(o) == 0 ? 1 : 0;
+    ASSERT_EQ(false_rows, 0) << "run " << run;
+  }
 }
 
 TEST(NativeReduceTest, EmptyDims) {
