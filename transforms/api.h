@@ -381,7 +381,7 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
                                                                        &out_def);
     };
     auto resolve_out_axes = [&] {
-      return VmapOutAxes{api_internal::ResolveOutAxes(outs.axes, out_def), out_def.KeyPaths()};
+      return VmapOutAxes(api_internal::ResolveOutAxes(outs.axes, out_def), [&] { return out_def.KeyPaths(); });
     };
     Arrays ys = VmapCallDeferredOutAxes(fn, leaves, leaf_axes, resolve_out_axes,
                                         size ? std::optional<int64_t>(size->value) : std::nullopt,

@@ -164,8 +164,9 @@ Arrays VmapCallDeferredOutAxes(const std::function<Arrays(absl::Span<const Array
   }
   // "output at [0].w" from the output's key paths, else the flat index.
   auto output = [&](size_t i) {
-    if (spec.key_paths.size() != outs.size()) return StrCat("output leaf ", i);
-    return spec.key_paths[i].empty() ? std::string("output") : StrCat("output at ", spec.key_paths[i]);
+    const std::vector<std::string> paths = spec.key_paths ? spec.key_paths() : std::vector<std::string>{};
+    if (paths.size() != outs.size()) return StrCat("output leaf ", i);
+    return paths[i].empty() ? std::string("output") : StrCat("output at ", paths[i]);
   };
   Arrays result;
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -63,12 +63,15 @@ Arrays VmapCall(const std::function<Arrays(absl::Span<const Array>)>& fn, absl::
                 std::optional<int64_t> axis_size = std::nullopt);
 // out_axes resolved after fn has run, one per output leaf (or one for all), with the output
 // leaves' key paths for error messages ("out_axes is None for output at [0].w"); without key
-// paths, errors say "output leaf i" (its index among the flattened outputs).
+// paths, errors say "output leaf i" (its index among the flattened outputs). The key paths
+// are computed only when an error needs them, not on every call.
 struct VmapOutAxes {
   std::vector<int64_t> axes;
-  std::vector<std::string> key_paths;
-  VmapOutAxes(std::vector<int64_t> a, std::vector<std::string> paths = {})
+  std::function<std::vector<std::string>()> key_paths;  // may be empty
+  VmapOutAxes(std::vector<int64_t> a, std::function<std::vector<std::string>()> paths = nullptr)
       : axes(std::move(a)), key_paths(std::move(paths)) {}
+  VmapOutAxes(std::vector<int64_t> a, std::vector<std::string> paths)
+      : axes(std::move(a)), key_paths([p = std::move(paths)] { return p; }) {}
 };
 // The same with out_axes computed after fn has run (vmap resolves a pytree prefix of the
 // output against the structure fn returned). arg_labels name the arguments in errors
