@@ -53,6 +53,13 @@ std::string ModuleName(const std::string& name) {
   return out;
 }
 
+// JX_CPU_FALLBACK=error: an instruction without a native CPU kernel fails the compile instead
+// of running on the reference evaluator (how the no-fallback test proves coverage).
+bool EvaluatorFallbackAllowed() {
+  const char* v = std::getenv("JX_CPU_FALLBACK");
+  return v == nullptr || std::string_view(v) != "error";
+}
+
 bool DebugNans() {
   const char* v = std::getenv("JX_DEBUG_NANS");
   return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
@@ -262,6 +269,7 @@ class CpuLowering final : public JitLowering {
     timer.Lap("cost-analysis");
     cpu::CpuCompileOptions options;
     options.donated_arguments = donated_;
+    options.allow_evaluator_fallback = EvaluatorFallbackAllowed();
     absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(*module), options);
     if (!exe.ok()) ThrowStatus("compilation failed", name_, exe.status());
     WarnUnusableDonations(**exe);
@@ -279,8 +287,10 @@ class CpuLowering final : public JitLowering {
   std::string DumpDir() const { return dump_prefix_.substr(0, dump_prefix_.rfind('/')); }
   std::string DumpFilePrefix() const { return dump_prefix_.substr(dump_prefix_.rfind('/') + 1); }
 
-  // The program text, plus the outputs' weak types (which HLO does not carry) and which
-  // arguments are donated (the executable's output aliases depend on them).
+  // The program text, plus the outputs' weak types (which HLO does not carry), which
+  // arguments are donated (the executable's output aliases depend on them) and whether the
+  // evaluator fallback was allowed (a program compiled with it must not satisfy a compile
+  // that forbids it).
   static std::string CacheKey(const std::string& text, const std::vector<ShapedArray>& out_avals,
                               const std::vector<bool>& donated) {
     std::string key = text;
@@ -288,6 +298,7 @@ class CpuLowering final : public JitLowering {
     for (const ShapedArray& a : out_avals) key += a.weak_type ? '1' : '0';
     key += "\ndonated:";
     for (bool d : donated) key += d ? '1' : '0';
+    if (!EvaluatorFallbackAllowed()) key += "\nno-fallback";
     return key;
   }
 

@@ -165,7 +165,11 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     }
     CpuExecutable::Step step;
     step.instr = instr;
-    step.kernel = internal::SelectKernel(*instr, options.tile_elements);
+    internal::KernelSelectionOptions selection;
+    selection.tile_elements = options.tile_elements;
+    selection.fallback = options.allow_evaluator_fallback ? internal::FallbackPolicy::kLog
+                                                          : internal::FallbackPolicy::kError;
+    HLO_ASSIGN_OR_RETURN(step.kernel, internal::SelectKernel(*instr, selection));
     for (const HloInstruction* op : instr->operands()) {
       const std::vector<int>& b = exe->assignment_.BuffersOf(op);
       step.operand_buffers.insert(step.operand_buffers.end(), b.begin(), b.end());

@@ -54,6 +54,9 @@ struct CpuCompileOptions {
   // Per argument leaf (or empty): whether the caller donates it, so an output may be
   // written into its memory (see output_aliases()).
   std::vector<bool> donated_arguments;
+  // An instruction without a native kernel runs on the reference evaluator (logged under
+  // JX_LOG_COMPILES) unless this is false; then the compile fails naming it.
+  bool allow_evaluator_fallback = true;
 };
 
 class CpuExecutable {

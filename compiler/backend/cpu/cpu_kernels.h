@@ -47,8 +47,22 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction&
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const hlo::HloInstruction& instr);
 std::unique_ptr<Kernel> MakeFallbackKernel(const hlo::HloInstruction& instr);
 
-// The fastest kernel that handles instr (fallback when none does).
-std::unique_ptr<Kernel> SelectKernel(const hlo::HloInstruction& instr, int64_t tile_elements);
+// What to do with an instruction no native kernel handles.
+enum class FallbackPolicy {
+  kLog,    // run it on the reference evaluator; JX_LOG_COMPILES names it and why
+  kError,  // fail the compile (Unimplemented, naming the instruction)
+};
+
+struct KernelSelectionOptions {
+  int64_t tile_elements = 2048;
+  FallbackPolicy fallback = FallbackPolicy::kLog;
+};
+
+// The kernel an entry instruction runs as: the fastest native kernel that handles it, else
+// the evaluator fallback as options.fallback says (kernel_selection.cc, the only place that
+// chooses).
+absl::StatusOr<std::unique_ptr<Kernel>> SelectKernel(const hlo::HloInstruction& instr,
+                                                     const KernelSelectionOptions& options);
 
 // Runs fn(begin, end) over [0, n) split at multiples of `grain`, in parallel when there is
 // more than one chunk.
@@ -68,8 +82,5 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstru
 absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceWindowKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const hlo::HloInstruction& instr);
-// The first of these that handles instr, or nullptr.
-std::unique_ptr<Kernel> SelectNativeKernel(const hlo::HloInstruction& instr,
-                                           int64_t tile_elements);
 
 }  // namespace jx::cpu::internal

@@ -1,5 +1,4 @@
-// Loop and reduce kernels (kLoop and kInput fusions, lone elementwise ops and reduces), and
-// the kernel selection for an entry instruction.
+// Loop and reduce kernels (kLoop and kInput fusions, lone elementwise ops and reduces).
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -224,43 +223,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const HloInstruction& i
   HLO_ASSIGN_OR_RETURN(kernel->program_,
                        TileProgram::Compile(reduce->operand(0), leaves, tile_elements, &map));
   return kernel;
-}
-
-std::unique_ptr<Kernel> SelectKernel(const HloInstruction& instr, int64_t tile_elements) {
-  absl::StatusOr<std::unique_ptr<Kernel>> kernel = absl::UnimplementedError("");
-  switch (instr.opcode()) {
-    case HloOpcode::kFusion: {
-      const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
-      if (root->opcode() == HloOpcode::kReduce) {
-        kernel = MakeReduceKernel(instr, tile_elements);
-      } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot) {
-        kernel = MakeDotKernel(instr, tile_elements);
-      } else {
-        kernel = MakeLoopKernel(instr, tile_elements);
-      }
-      break;
-    }
-    case HloOpcode::kReduce:
-      kernel = MakeReduceKernel(instr, tile_elements);
-      break;
-    case HloOpcode::kDot:
-      kernel = MakeDotKernel(instr, tile_elements);
-      break;
-    case HloOpcode::kReduceWindow:
-      kernel = MakeScanKernel(instr);
-      break;
-    case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
-    case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
-    case HloOpcode::kIota:
-      kernel = MakeLoopKernel(instr, tile_elements);
-      break;
-    default:
-      if (instr.IsElementwise()) kernel = MakeLoopKernel(instr, tile_elements);
-      break;
-  }
-  if (kernel.ok()) return *std::move(kernel);
-  if (std::unique_ptr<Kernel> native = SelectNativeKernel(instr, tile_elements)) return native;
-  return MakeFallbackKernel(instr);
 }
 
 }  // namespace jx::cpu::internal

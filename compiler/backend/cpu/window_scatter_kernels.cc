@@ -329,25 +329,4 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const HloInstruction& 
   return kernel;
 }
 
-std::unique_ptr<Kernel> SelectNativeKernel(const HloInstruction& instr, int64_t tile_elements) {
-  absl::StatusOr<std::unique_ptr<Kernel>> kernel = absl::UnimplementedError("");
-  switch (instr.opcode()) {
-    case HloOpcode::kReduce:
-      kernel = instr.operand_count() == 4 ? MakeArgReduceKernel(instr, tile_elements)
-                                          : MakeTypedReduceKernel(instr, tile_elements);
-      break;
-    case HloOpcode::kFusion: {
-      const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
-      if (root->opcode() == HloOpcode::kReduce) kernel = MakeTypedReduceKernel(instr, tile_elements);
-      break;
-    }
-    case HloOpcode::kSort: kernel = MakeSortKernel(instr); break;
-    case HloOpcode::kReduceWindow: kernel = MakeReduceWindowKernel(instr); break;
-    case HloOpcode::kScatter: kernel = MakeScatterKernel(instr); break;
-    default: break;
-  }
-  if (kernel.ok()) return *std::move(kernel);
-  return nullptr;
-}
-
 }  // namespace jx::cpu::internal

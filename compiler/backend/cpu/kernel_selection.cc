@@ -1,0 +1,112 @@
+// Kernel selection for the CPU backend: the one place that decides which kernel an entry
+// instruction runs as. Native kernels are tried from the most specialized (fused loops, GEMM
+// with epilogue) to the general ones; the reference evaluator is the last resort, and taking
+// it is never silent: JX_LOG_COMPILES names the instruction and why, and
+// FallbackPolicy::kError turns it into a compile error (the no-fallback coverage test).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::cpu::internal {
+namespace {
+
+using hlo::FusionKind;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+bool LogFallbacks() {
+  const char* v = std::getenv("JX_LOG_COMPILES");
+  return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
+}
+
+// The native kernel for instr, or the reasons each candidate declined.
+absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr,
+                                                     int64_t tile_elements) {
+  std::string declined;
+  auto attempt = [&](absl::StatusOr<std::unique_ptr<Kernel>> k) -> std::unique_ptr<Kernel> {
+    if (k.ok()) return *std::move(k);
+    if (!declined.empty()) declined += "; ";
+    declined += std::string(k.status().message());
+    return nullptr;
+  };
+  std::unique_ptr<Kernel> kernel;
+  switch (instr.opcode()) {
+    case HloOpcode::kFusion: {
+      const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
+      if (root->opcode() == HloOpcode::kReduce) {
+        if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
+        kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
+      } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot) {
+        kernel = attempt(MakeDotKernel(instr, tile_elements));
+      } else {
+        kernel = attempt(MakeLoopKernel(instr, tile_elements));
+      }
+      break;
+    }
+    case HloOpcode::kReduce:
+      if (instr.operand_count() == 4) {
+        kernel = attempt(MakeArgReduceKernel(instr, tile_elements));
+        break;
+      }
+      if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
+      kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
+      break;
+    case HloOpcode::kDot:
+      kernel = attempt(MakeDotKernel(instr, tile_elements));
+      break;
+    case HloOpcode::kReduceWindow:
+      if ((kernel = attempt(MakeScanKernel(instr)))) break;
+      kernel = attempt(MakeReduceWindowKernel(instr));
+      break;
+    case HloOpcode::kSort:
+      kernel = attempt(MakeSortKernel(instr));
+      break;
+    case HloOpcode::kScatter:
+      kernel = attempt(MakeScatterKernel(instr));
+      break;
+    case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
+    case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
+    case HloOpcode::kIota:
+      kernel = attempt(MakeLoopKernel(instr, tile_elements));
+      break;
+    default:
+      if (instr.IsElementwise()) {
+        kernel = attempt(MakeLoopKernel(instr, tile_elements));
+      } else {
+        declined = "no native kernel for this opcode";
+      }
+      break;
+  }
+  if (kernel != nullptr) return kernel;
+  return absl::UnimplementedError(declined);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> SelectKernel(const HloInstruction& instr,
+                                                     const KernelSelectionOptions& options) {
+  absl::StatusOr<std::unique_ptr<Kernel>> native = SelectNative(instr, options.tile_elements);
+  if (native.ok()) return native;
+  const std::string what =
+      hlo::StrCat("%", instr.name(), " = ", instr.shape().ToString(false), " ",
+                  hlo::HloOpcodeString(instr.opcode()),
+                  instr.opcode() == HloOpcode::kFusion
+                      ? hlo::StrCat(" (", hlo::FusionKindToString(instr.fusion_kind()), ")")
+                      : std::string());
+  if (options.fallback == FallbackPolicy::kError) {
+    return absl::UnimplementedError(hlo::StrCat("no native CPU kernel for ", what, ": ",
+                                                native.status().message()));
+  }
+  if (LogFallbacks()) {
+    std::fprintf(stderr, "jx: CPU backend runs %s on the reference evaluator (slow): %s\n",
+                 what.c_str(), std::string(native.status().message()).c_str());
+  }
+  return MakeFallbackKernel(instr);
+}
+
+}  // namespace jx::cpu::internal
