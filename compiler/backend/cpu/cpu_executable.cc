@@ -16,6 +16,7 @@
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
+#include "jx/core/parallel.h"
 
 namespace jx::cpu {
 
@@ -213,12 +214,15 @@ absl::Status CpuExecutable::Run(absl::Span<const void* const> arg_data,
         assignment_.output_shapes().size(), " output buffers, got ", arg_data.size(), " and ",
         out_data.size()));
   }
+  absl::Status status;
   if (arena_ != nullptr) {
-    absl::Status status;
     arena_->arena.execute([&] { status = RunSteps(arg_data, out_data); });
-    return status;
+  } else {
+    // The process-wide pool eager ops use (JX_NUM_THREADS): compiled and eager work share
+    // one set of threads instead of two pools fighting over the cores.
+    RunInPool([&] { status = RunSteps(arg_data, out_data); });
   }
-  return RunSteps(arg_data, out_data);
+  return status;
 }
 
 absl::Status CpuExecutable::RunSteps(absl::Span<const void* const> arg_data,

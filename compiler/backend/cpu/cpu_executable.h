@@ -49,7 +49,8 @@ struct Profile;
 struct CpuCompileOptions {
   // Elements per tile of a loop kernel (rounded up to a multiple of 16).
   int64_t tile_elements = 2048;
-  // Threads a run may use (0: TBB's default, all cores).
+  // Threads a run may use (0: the process-wide pool eager ops also run on, JX_NUM_THREADS
+  // threads; n > 0: an arena of n threads owned by the executable, for tests and benches).
   int max_threads = 0;
   // Per argument leaf (or empty): whether the caller donates it, so an output may be
   // written into its memory (see output_aliases()).
