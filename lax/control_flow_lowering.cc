@@ -113,6 +113,14 @@ absl::Status LowerScan(LowerContext& ctx) {
     const ShapedArray& ys = ctx.out_aval(static_cast<size_t>(num_carry + j));
     init.push_back(lower::FullInt(b, LowerContext::TypeOf(ys.dtype), ys.shape, 0).instr());
   }
+  if (length == 0) {
+    // No steps: the carry comes out as it went in and ys are empty (a loop body would
+    // dynamic-slice a step out of zero-length xs, which is invalid HLO).
+    std::vector<HloInstruction*> results(init.begin() + 1 + num_consts, init.begin() + 1 + num_consts + num_carry);
+    results.insert(results.end(), init.end() - num_ys, init.end());
+    ctx.SetOutputs(results);
+    return absl::OkStatus();
+  }
   const int64_t n = static_cast<int64_t>(init.size());
   const hlo::Shape state = TupleShapeOf(init);
   const int64_t xs_begin = 1 + num_consts + num_carry, ys_begin = xs_begin + num_xs;

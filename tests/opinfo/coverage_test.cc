@@ -15,9 +15,6 @@ namespace {
 
 // Higher-order and transformation-internal primitives, tested where their callable lives.
 const std::map<std::string, std::string> kTestedElsewhere = {
-    {"cond", "tests/lax/control_flow_test.cc"},
-    {"while", "tests/lax/control_flow_test.cc"},
-    {"scan", "tests/lax/control_flow_test.cc"},
     {"custom_jvp_call", "tests/transforms/custom_derivatives_test.cc"},
     {"custom_vjp_call", "tests/transforms/custom_derivatives_test.cc"},
     {"custom_lin", "tests/transforms/custom_derivatives_test.cc"},
