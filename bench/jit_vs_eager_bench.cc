@@ -305,9 +305,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.error_occurred) continue;
-      const std::string name = r.benchmark_name();
+      // "<row>/eager/real_time" or "<row>/jit/real_time".
+      std::string name = r.benchmark_name();
+      name = name.substr(0, name.rfind("/real_time"));
       const size_t slash = name.rfind('/');
-      const double ms = r.GetAdjustedRealTime() / 1e6;  // default unit: ns
+      const double ms = r.GetAdjustedRealTime() * 1e3 / benchmark::GetTimeUnitMultiplier(r.time_unit);
       Result& res = Results()[name.substr(0, slash)];
       (name.substr(slash + 1) == "jit" ? res.jit_ms : res.eager_ms) = ms;
     }
