@@ -1,6 +1,8 @@
 // Slicing primitives: slice, dynamic_slice, dynamic_update_slice, concatenate, pad. Abstract
 // eval follows JAX's shape rules; every kernel is a strided block copy (StridedCopy) whose
-// contiguous inner runs go through memcpy, split over the pool by rows. gather and scatter
+// contiguous inner runs go through memcpy, split over the pool by rows. The copy and the
+// clamped dynamic_slice / dynamic_update_slice numerics are the kernel library's
+// (lax/kernels/slicing.h), shared with the compiled CPU backend. gather and scatter
 // live in gather_scatter.cc. The jvp/transpose/batching rules (all linear) close the file.
 #include "jx/lax/slicing_ops.h"
 
@@ -104,79 +106,7 @@ Array pad(const Array& x, const Array& padding_value, const std::vector<std::arr
 
 namespace kernels {
 
-int64_t ReadIndex(const Array& a, int64_t i) {
-  return kernels::DispatchDType(a.dtype(), [&](auto tag) -> int64_t {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const T v = static_cast<const T*>(a.data())[i];
-      if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
-        return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                              : static_cast<int64_t>(v);
-      } else {
-        return static_cast<int64_t>(v);
-      }
-    } else {
-      throw InternalError("index array must have an integer dtype");
-    }
-  });
-}
-
-void StridedCopy(const void* src, const std::vector<int64_t>& src_strides, void* dst,
-                 const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& sizes, int64_t item_size) {
-  // Drop size-1 dims and merge dims that are contiguous in both arrays.
-  kernels::DimVec sz, ss, ds;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return;
-    if (sizes[d] == 1) continue;
-    if (!sz.empty() && ss.back() == src_strides[d] * sizes[d] && ds.back() == dst_strides[d] * sizes[d]) {
-      sz.back() *= sizes[d];
-      ss.back() = src_strides[d];
-      ds.back() = dst_strides[d];
-    } else {
-      sz.push_back(sizes[d]);
-      ss.push_back(src_strides[d]);
-      ds.push_back(dst_strides[d]);
-    }
-  }
-  kernels::DispatchBySize(item_size, [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    const U* s = static_cast<const U*>(src);
-    U* d = static_cast<U*>(dst);
-    if (sz.empty()) {
-      d[0] = s[0];
-      return;
-    }
-    const int64_t len = sz.back(), sst = ss.back(), dst_st = ds.back();
-    sz.pop_back();
-    ss.pop_back();
-    ds.pop_back();
-    const bool contiguous = sst == 1 && dst_st == 1;
-    if (contiguous && len >= 2 * kernels::kParallelGrain) {
-      // Long rows (e.g. concatenating along axis 0): split each row into pieces as well.
-      constexpr int64_t kPiece = kernels::kParallelGrain;
-      kernels::DimVec psz = sz, pss = ss, pds = ds, pos(sz.size(), 0);
-      psz.push_back((len + kPiece - 1) / kPiece);
-      pss.push_back(kPiece);
-      pds.push_back(kPiece);
-      pos.push_back(kPiece);
-      kernels::ForEachIndex<3>(psz, {pss, pds, pos}, 1, [&](const std::array<int64_t, 3>& off) {
-        std::memcpy(d + off[1], s + off[0], static_cast<size_t>(std::min(kPiece, len - off[2])) * sizeof(U));
-      });
-      return;
-    }
-    kernels::ForEachIndex<2>(sz, {ss, ds}, kernels::RowGrain(len), [&](const std::array<int64_t, 2>& off) {
-      const U* sr = s + off[0];
-      U* dr = d + off[1];
-      if (contiguous) {
-        std::memcpy(dr, sr, static_cast<size_t>(len) * sizeof(U));
-      } else if (dst_st == 1) {
-        for (int64_t k = 0; k < len; ++k) dr[k] = sr[k * sst];
-      } else {
-        for (int64_t k = 0; k < len; ++k) dr[k * dst_st] = sr[k * sst];
-      }
-    });
-  });
-}
+int64_t ReadIndex(const Array& a, int64_t i) { return ReadIndexElement(a.data(), a.dtype(), i); }
 
 void FillWithScalar(const Array& value, Array& out) {
   kernels::DispatchBySize(ItemSize(out.dtype()), [&](auto tag) {
@@ -219,12 +149,10 @@ void CheckStartIndices(std::string_view op, InAvals in, size_t first, const Shap
   }
 }
 
-// Clamps each start index into [0, dim - size] as XLA does.
-std::vector<int64_t> ClampedStarts(absl::Span<const Array> in, size_t first, const Shape& shape, const Shape& sizes) {
-  std::vector<int64_t> starts(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    starts[d] = std::clamp<int64_t>(ReadIndex(in[first + d], 0), 0, shape[d] - sizes[d]);
-  }
+// The start index operands in[first..] as int64 (the kernel clamps them as XLA does).
+std::vector<int64_t> StartIndices(absl::Span<const Array> in, size_t first) {
+  std::vector<int64_t> starts;
+  for (size_t k = first; k < in.size(); ++k) starts.push_back(ReadIndex(in[k], 0));
   return starts;
 }
 
@@ -429,14 +357,8 @@ Arrays SliceImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const
 Arrays DynamicSliceImpl(absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) {
   Array out = Array::Empty(out_avals[0]);
   const Array& x = in[0];
-  if (out.size() == 0) return {out};
-  const std::vector<int64_t> starts = ClampedStarts(in, 1, x.shape(), out.shape());
-  const std::vector<int64_t> in_strides = Strides(x.shape());
-  int64_t base = 0;
-  for (size_t d = 0; d < starts.size(); ++d) base += starts[d] * in_strides[d];
-  const int64_t item = ItemSize(x.dtype());
-  StridedCopy(static_cast<const char*>(x.data()) + base * item, in_strides, out.mutable_data(), Strides(out.shape()),
-              out.shape(), item);
+  const std::vector<int64_t> starts = StartIndices(in, 1);
+  kernels::DynamicSlice(x.data(), x.shape(), starts, out.shape(), ItemSize(x.dtype()), out.mutable_data());
   return {out};
 }
 
@@ -444,15 +366,9 @@ Arrays DynamicUpdateSliceImpl(absl::Span<const Array> in, const ParamMap&, absl:
   Array out = Array::Empty(out_avals[0]);
   const Array& x = in[0];
   const Array& u = in[1];
-  kernels::ParallelMemcpy(out.mutable_data(), x.data(), x.nbytes());
-  if (u.size() == 0) return {out};
-  const std::vector<int64_t> starts = ClampedStarts(in, 2, x.shape(), u.shape());
-  const std::vector<int64_t> out_strides = Strides(x.shape());
-  int64_t base = 0;
-  for (size_t d = 0; d < starts.size(); ++d) base += starts[d] * out_strides[d];
-  const int64_t item = ItemSize(x.dtype());
-  StridedCopy(u.data(), Strides(u.shape()), static_cast<char*>(out.mutable_data()) + base * item, out_strides, u.shape(),
-              item);
+  const std::vector<int64_t> starts = StartIndices(in, 2);
+  kernels::DynamicUpdateSlice(x.data(), u.data(), x.shape(), u.shape(), starts, ItemSize(x.dtype()),
+                              out.mutable_data());
   return {out};
 }
 

@@ -13,6 +13,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/parallel.h"
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/slicing.h"
 
 namespace jx::lax::kernels {
 
@@ -111,11 +112,6 @@ inline void ReplicateBlock(char* dst, int64_t block, int64_t count) {
 
 // Element i of an integer index array as int64 (uint64 values past int64's range saturate).
 int64_t ReadIndex(const Array& a, int64_t i);
-// Copies a block of `sizes` elements: element idx moves from src[sum idx*src_strides] to
-// dst[sum idx*dst_strides] (strides in elements). Dims contiguous in both are merged; inner
-// contiguous runs use memcpy; rows are split over the pool.
-void StridedCopy(const void* src, const std::vector<int64_t>& src_strides, void* dst,
-                 const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& sizes, int64_t item_size);
 // Fills out with the 0-d value (same dtype).
 void FillWithScalar(const Array& value, Array& out);
 

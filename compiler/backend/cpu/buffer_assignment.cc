@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 
+#include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::cpu {
@@ -140,171 +141,358 @@ std::vector<Shape> LeafShapes(const Shape& shape) {
   return leaves;
 }
 
-absl::StatusOr<BufferAssignment> BufferAssignment::Run(
-    const hlo::HloComputation& computation, absl::Span<HloInstruction* const> schedule,
-    const std::vector<bool>& donated_arguments) {
-  BufferAssignment ba;
-  absl::flat_hash_map<const HloInstruction*, int64_t> position;
-  for (size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = static_cast<int64_t>(i);
+bool BufferAssignment::OutputIsItsArgument(int64_t leaf) const {
+  const LogicalBuffer& b = buffers_[buffers_of_.at(root_)[leaf]];
+  return b.kind == LogicalBuffer::kParameter && b.index == leaf;
+}
 
-  // Argument leaves are numbered in parameter order.
-  std::vector<int64_t> param_base(computation.num_parameters(), 0);
-  for (int64_t p = 0; p < computation.num_parameters(); ++p) {
-    param_base[p] = ba.num_argument_leaves_;
-    ba.num_argument_leaves_ += static_cast<int64_t>(
-        LeafShapes(computation.parameter_instruction(p)->shape()).size());
+// Builds a BufferAssignment in stages (see Run).
+class BufferAssigner {
+ public:
+  BufferAssigner(const hlo::HloComputation& computation, absl::Span<HloInstruction* const> schedule,
+                 BufferAssignment& ba)
+      : computation_(computation), schedule_(schedule), ba_(ba) {
+    for (size_t i = 0; i < schedule.size(); ++i) position_[schedule[i]] = static_cast<int64_t>(i);
+    ba_.root_ = computation.root_instruction();
   }
 
-  auto new_buffer = [&](LogicalBuffer::Kind kind, const Shape& shape, const HloInstruction* def) {
+  // One logical buffer per leaf (tuple and get-tuple-element alias their operands') and
+  // each buffer's live range.
+  void CreateBuffers() {
+    std::vector<int64_t> param_base(computation_.num_parameters(), 0);
+    for (int64_t p = 0; p < computation_.num_parameters(); ++p) {
+      param_base[p] = ba_.num_argument_leaves_;
+      ba_.num_argument_leaves_ += static_cast<int64_t>(
+          LeafShapes(computation_.parameter_instruction(p)->shape()).size());
+    }
+    for (HloInstruction* instr : schedule_) {
+      std::vector<int> bufs;
+      switch (instr->opcode()) {
+        case HloOpcode::kParameter: {
+          int64_t leaf = param_base.at(instr->parameter_number());
+          for (const Shape& s : LeafShapes(instr->shape())) {
+            const int b = NewBuffer(LogicalBuffer::kParameter, s, instr);
+            ba_.buffers_[b].index = leaf++;
+            bufs.push_back(b);
+          }
+          break;
+        }
+        case HloOpcode::kConstant: {
+          std::vector<const Literal*> leaves;
+          AppendLiteralLeaves(instr->literal(), leaves);
+          for (const Literal* l : leaves) {
+            const int b = NewBuffer(LogicalBuffer::kConstant, l->shape(), instr);
+            ba_.buffers_[b].data = l->untyped_data().data();
+            bufs.push_back(b);
+          }
+          break;
+        }
+        case HloOpcode::kTuple:
+          for (const HloInstruction* op : instr->operands()) {
+            const std::vector<int>& ob = ba_.buffers_of_.at(op);
+            bufs.insert(bufs.end(), ob.begin(), ob.end());
+          }
+          break;
+        case HloOpcode::kGetTupleElement: {
+          const Shape& ts = instr->operand(0)->shape();
+          size_t begin = 0;
+          for (int64_t i = 0; i < instr->tuple_index(); ++i) {
+            begin += LeafShapes(ts.tuple_shapes(i)).size();
+          }
+          const size_t count = LeafShapes(instr->shape()).size();
+          const std::vector<int>& ob = ba_.buffers_of_.at(instr->operand(0));
+          bufs.assign(ob.begin() + begin, ob.begin() + begin + count);
+          break;
+        }
+        default:
+          for (const Shape& s : LeafShapes(instr->shape())) {
+            bufs.push_back(NewBuffer(LogicalBuffer::kTemp, s, instr));
+          }
+          break;
+      }
+      ba_.buffers_of_[instr] = std::move(bufs);
+      // Reading an operand keeps all of its buffers (aliases included) alive until here.
+      for (const HloInstruction* op : instr->operands()) {
+        for (int b : ba_.buffers_of_.at(op)) {
+          ba_.buffers_[b].last_use = std::max(ba_.buffers_[b].last_use, position_.at(instr));
+        }
+      }
+    }
+  }
+
+  // A dynamic-update-slice, or a while leaf, whose result may live in the buffer of the
+  // operand leaf it replaces: a temp read last by this instruction (XLA's in-place
+  // dynamic-update-slice and loop state). The merged buffer lives as long as both did.
+  void ShareInPlaceUpdates() {
+    for (HloInstruction* instr : schedule_) {
+      std::vector<std::pair<size_t, int>> candidates;  // (result leaf, operand buffer)
+      if (instr->opcode() == HloOpcode::kDynamicUpdateSlice) {
+        const std::vector<int>& ob = ba_.buffers_of_.at(instr->operand(0));
+        if (ob.size() == 1) candidates.push_back({0, ob[0]});
+      } else if (instr->opcode() == HloOpcode::kWhile) {
+        const std::vector<int>& ob = ba_.buffers_of_.at(instr->operand(0));
+        for (size_t leaf = 0; leaf < ob.size(); ++leaf) candidates.push_back({leaf, ob[leaf]});
+      }
+      for (const auto& [leaf, operand_buffer] : candidates) {
+        const int o = Find(operand_buffer);
+        const int r = Find(ba_.buffers_of_.at(instr)[leaf]);
+        LogicalBuffer& ob = ba_.buffers_[o];
+        if (o == r || ob.kind != LogicalBuffer::kTemp || ob.last_use != position_.at(instr) ||
+            !WritesInPlace(*instr, leaf, o)) {
+          continue;
+        }
+        ob.last_use = std::max(ob.last_use, ba_.buffers_[r].last_use);
+        ba_.buffers_[r].merged_into = o;
+      }
+    }
+    for (auto& [instr, bufs] : ba_.buffers_of_) {
+      for (int& b : bufs) b = Find(b);
+    }
+  }
+
+  // The root's leaves go to the caller's output buffers; the rest are copied at the end.
+  void BindOutputs() {
+    ba_.output_shapes_ = LeafShapes(ba_.root_->shape());
+    const std::vector<int>& root_bufs = ba_.buffers_of_.at(ba_.root_);
+    for (size_t leaf = 0; leaf < root_bufs.size(); ++leaf) {
+      LogicalBuffer& b = ba_.buffers_[root_bufs[leaf]];
+      if (b.kind == LogicalBuffer::kTemp) {
+        b.kind = LogicalBuffer::kOutput;
+        b.index = static_cast<int64_t>(leaf);
+      } else {
+        ba_.output_copies_.push_back({static_cast<int64_t>(leaf), root_bufs[leaf]});
+      }
+    }
+  }
+
+  // OutputBinding::kLoopState: output leaf i lives in argument leaf i's memory.
+  absl::Status BindLoopState() {
+    ba_.output_shapes_ = LeafShapes(ba_.root_->shape());
+    const int64_t n = static_cast<int64_t>(ba_.output_shapes_.size());
+    const std::vector<int> argument_buffer = ArgumentBuffers();
+    if (n != ba_.num_argument_leaves_) {
+      return absl::InvalidArgumentError(hlo::StrCat(
+          "buffer assignment: a loop body's ", n, " output leaves do not match its ",
+          ba_.num_argument_leaves_, " argument leaves"));
+    }
+    const std::vector<int>& root_bufs = ba_.buffers_of_.at(ba_.root_);
+    std::vector<bool> copied(n, false);
+    for (int64_t leaf = 0; leaf < n; ++leaf) {
+      const int pb = argument_buffer[leaf];
+      if (pb < 0 || !SameArrayShape(ba_.output_shapes_[leaf], LeafShapeOf(pb))) {
+        return absl::InvalidArgumentError(hlo::StrCat(
+            "buffer assignment: a loop body's output leaf ", leaf, " (",
+            ba_.output_shapes_[leaf].ToString(false), ") is not its argument leaf's shape"));
+      }
+      const int src = root_bufs[leaf];
+      if (src == pb) continue;  // invariant: the state leaf is never touched
+      LogicalBuffer& b = ba_.buffers_[src];
+      if (b.kind == LogicalBuffer::kTemp && CanOverwrite(pb, src)) {
+        b.kind = LogicalBuffer::kOutput;
+        b.index = leaf;
+        continue;
+      }
+      copied[leaf] = true;
+      ba_.output_copies_.push_back({leaf, src});
+    }
+    // A copy reading a parameter leaf whose memory the end also overwrites goes through a
+    // staging temp, so copies may run in any order (a swap of two carries).
+    const int64_t end = static_cast<int64_t>(schedule_.size()) - 1;
+    for (auto& [leaf, src] : ba_.output_copies_) {
+      const LogicalBuffer& b = ba_.buffers_[src];
+      if (b.kind != LogicalBuffer::kParameter || !copied[b.index]) continue;
+      const int staging = NewBuffer(LogicalBuffer::kTemp, ba_.output_shapes_[leaf], ba_.root_);
+      ba_.buffers_[staging].defined_at = ba_.buffers_[staging].last_use = end;
+      ba_.staging_copies_.push_back({src, staging});
+      src = staging;
+    }
+    return absl::OkStatus();
+  }
+
+  // Donated argument leaves that outputs may be written into.
+  absl::Status AliasDonatedArguments(const std::vector<bool>& donated) {
+    if (donated.empty()) return absl::OkStatus();
+    if (static_cast<int64_t>(donated.size()) != ba_.num_argument_leaves_) {
+      return absl::InvalidArgumentError(hlo::StrCat("buffer assignment: ", donated.size(),
+                                                    " donation flags for ", ba_.num_argument_leaves_,
+                                                    " argument leaves"));
+    }
+    const std::vector<int> argument_buffer = ArgumentBuffers();
+    const std::vector<int>& root_bufs = ba_.buffers_of_.at(ba_.root_);
+    std::vector<bool> taken(ba_.num_argument_leaves_, false);
+    for (size_t leaf = 0; leaf < root_bufs.size(); ++leaf) {
+      const LogicalBuffer& out = ba_.buffers_[root_bufs[leaf]];
+      if (out.kind != LogicalBuffer::kOutput || out.index != static_cast<int64_t>(leaf)) continue;
+      for (int64_t a = 0; a < ba_.num_argument_leaves_; ++a) {
+        const int pb = argument_buffer[a];
+        if (!donated[a] || taken[a] || pb < 0 ||
+            !SameArrayShape(ba_.output_shapes_[leaf], ba_.buffers_[pb].defining->shape()) ||
+            !CanOverwrite(pb, root_bufs[leaf])) {
+          continue;
+        }
+        taken[a] = true;
+        ba_.output_aliases_.push_back({static_cast<int64_t>(leaf), a});
+        ba_.memory_.alias_bytes += out.size;
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Walks the schedule: places temps defined at each position, then releases the buffers
+  // read last there.
+  void PlaceTemps() {
+    MemoryAnalysis& m = ba_.memory_;
+    std::vector<std::vector<int>> define_at(schedule_.size()), release_at(schedule_.size());
+    for (size_t b = 0; b < ba_.buffers_.size(); ++b) {
+      const LogicalBuffer& buf = ba_.buffers_[b];
+      if (buf.merged_into >= 0) continue;
+      if (buf.kind == LogicalBuffer::kTemp) {
+        define_at[buf.defined_at].push_back(static_cast<int>(b));
+        release_at[buf.last_use].push_back(static_cast<int>(b));
+      }
+      if (buf.kind == LogicalBuffer::kParameter) m.argument_bytes += buf.size;
+      if (buf.kind == LogicalBuffer::kConstant) m.constant_bytes += buf.size;
+    }
+    for (const Shape& s : ba_.output_shapes_) m.output_bytes += ShapeUtil::ByteSizeOf(s);
+    ArenaAllocator arena;
+    int64_t live = 0;
+    for (size_t pos = 0; pos < schedule_.size(); ++pos) {
+      for (int b : define_at[pos]) {
+        LogicalBuffer& buf = ba_.buffers_[b];
+        buf.offset = arena.Allocate(buf.size);
+        m.temp_bytes_without_reuse += AlignUp(std::max<int64_t>(buf.size, 1));
+        live += buf.size;
+      }
+      m.peak_live_temp_bytes = std::max(m.peak_live_temp_bytes, live);
+      for (int b : release_at[pos]) {
+        arena.Free(ba_.buffers_[b].offset, ba_.buffers_[b].size);
+        live -= ba_.buffers_[b].size;
+      }
+    }
+    m.temp_bytes = arena.size();
+    m.peak_bytes =
+        m.argument_bytes + m.output_bytes + m.constant_bytes + m.temp_bytes - m.alias_bytes;
+  }
+
+ private:
+  int NewBuffer(LogicalBuffer::Kind kind, const Shape& shape, const HloInstruction* def) {
     LogicalBuffer b;
     b.kind = kind;
     b.size = ShapeUtil::ByteSizeOf(shape);
     b.defining = def;
-    b.defined_at = b.last_use = position.at(def);
-    ba.buffers_.push_back(b);
-    return static_cast<int>(ba.buffers_.size() - 1);
-  };
+    b.defined_at = b.last_use = position_.at(def);
+    ba_.buffers_.push_back(b);
+    return static_cast<int>(ba_.buffers_.size() - 1);
+  }
 
-  for (HloInstruction* instr : schedule) {
-    std::vector<int> bufs;
-    switch (instr->opcode()) {
-      case HloOpcode::kParameter: {
-        int64_t leaf = param_base.at(instr->parameter_number());
-        for (const Shape& s : LeafShapes(instr->shape())) {
-          const int b = new_buffer(LogicalBuffer::kParameter, s, instr);
-          ba.buffers_[b].index = leaf++;
-          bufs.push_back(b);
-        }
-        break;
+  int Find(int b) const {
+    while (ba_.buffers_[b].merged_into >= 0) b = ba_.buffers_[b].merged_into;
+    return b;
+  }
+
+  // The buffer of each argument leaf (-1 for a leaf no instruction reads).
+  std::vector<int> ArgumentBuffers() const {
+    std::vector<int> out(ba_.num_argument_leaves_, -1);
+    for (size_t b = 0; b < ba_.buffers_.size(); ++b) {
+      if (ba_.buffers_[b].kind == LogicalBuffer::kParameter && ba_.buffers_[b].merged_into < 0) {
+        out[ba_.buffers_[b].index] = static_cast<int>(b);
       }
-      case HloOpcode::kConstant: {
-        std::vector<const Literal*> leaves;
-        AppendLiteralLeaves(instr->literal(), leaves);
-        for (const Literal* l : leaves) {
-          const int b = new_buffer(LogicalBuffer::kConstant, l->shape(), instr);
-          ba.buffers_[b].data = l->untyped_data().data();
-          bufs.push_back(b);
-        }
-        break;
+    }
+    return out;
+  }
+
+  // The array shape of buffer b (a leaf of its defining instruction's shape).
+  Shape LeafShapeOf(int b) const {
+    const HloInstruction* def = ba_.buffers_[b].defining;
+    const std::vector<Shape> leaves = LeafShapes(def->shape());
+    const std::vector<int>& bufs = ba_.buffers_of_.at(def);
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      if (bufs[i] == b) return leaves[i];
+    }
+    return Shape();
+  }
+
+  // Whether the memory of buffer pb (whose value is read up to its last use) may hold the
+  // value of buffer `out` from the moment out's defining instruction writes it: pb is read
+  // last before that, or by that instruction itself, in place.
+  bool CanOverwrite(int pb, int out) const {
+    const LogicalBuffer& o = ba_.buffers_[out];
+    const LogicalBuffer& p = ba_.buffers_[pb];
+    if (p.last_use < o.defined_at) return true;
+    if (p.last_use > o.defined_at) return false;
+    const std::vector<int>& def_bufs = ba_.buffers_of_.at(o.defining);
+    const auto it = std::find(def_bufs.begin(), def_bufs.end(), out);
+    return it != def_bufs.end() &&
+           WritesInPlace(*o.defining, static_cast<size_t>(it - def_bufs.begin()), pb);
+  }
+
+  // Whether `user` may write its result leaf `leaf` into the memory of buffer b while
+  // reading b: every read of b is at the element being written, before it is written.
+  bool WritesInPlace(const HloInstruction& user, size_t leaf, int b) const {
+    auto reads_b = [&](const HloInstruction* op) {
+      for (int x : ba_.buffers_of_.at(op)) {
+        if (Find(x) == b) return true;
       }
-      case HloOpcode::kTuple:
-        for (const HloInstruction* op : instr->operands()) {
-          const std::vector<int>& ob = ba.buffers_of_.at(op);
-          bufs.insert(bufs.end(), ob.begin(), ob.end());
+      return false;
+    };
+    auto is_only_b = [&](const HloInstruction* op) {
+      const std::vector<int>& ob = ba_.buffers_of_.at(op);
+      return ob.size() == 1 && Find(ob[0]) == b;
+    };
+    switch (user.opcode()) {
+      case HloOpcode::kDynamicUpdateSlice:
+        // Outside the window each element is its own; the window reads only the update.
+        if (leaf != 0 || !is_only_b(user.operand(0))) return false;
+        for (int64_t i = 1; i < user.operand_count(); ++i) {
+          if (reads_b(user.operand(i))) return false;
         }
-        break;
-      case HloOpcode::kGetTupleElement: {
-        const Shape& ts = instr->operand(0)->shape();
-        size_t begin = 0;
-        for (int64_t i = 0; i < instr->tuple_index(); ++i) {
-          begin += LeafShapes(ts.tuple_shapes(i)).size();
+        return true;
+      case HloOpcode::kWhile: {
+        // The state leaf replacing init leaf `leaf` (the kernel copies init leaf k to state
+        // leaf k only when their memory differs).
+        const std::vector<int>& init = ba_.buffers_of_.at(user.operand(0));
+        int count = 0;
+        for (size_t k = 0; k < init.size(); ++k) {
+          if (Find(init[k]) != b) continue;
+          if (k != leaf) return false;
+          ++count;
         }
-        const size_t count = LeafShapes(instr->shape()).size();
-        const std::vector<int>& ob = ba.buffers_of_.at(instr->operand(0));
-        bufs.assign(ob.begin() + begin, ob.begin() + begin + count);
-        break;
+        return count == 1;
       }
       default:
-        for (const Shape& s : LeafShapes(instr->shape())) {
-          bufs.push_back(new_buffer(LogicalBuffer::kTemp, s, instr));
+        if (leaf != 0 || !user.shape().IsArray()) return false;
+        for (int64_t i = 0; i < user.operand_count(); ++i) {
+          if (!reads_b(user.operand(i))) continue;
+          if (!is_only_b(user.operand(i)) || !ReadsOperandInPlace(user, i)) return false;
         }
-        break;
-    }
-    ba.buffers_of_[instr] = std::move(bufs);
-    // Reading an operand keeps all of its buffers (aliases included) alive until here.
-    for (const HloInstruction* op : instr->operands()) {
-      for (int b : ba.buffers_of_.at(op)) {
-        ba.buffers_[b].last_use = std::max(ba.buffers_[b].last_use, position.at(instr));
-      }
+        return true;
     }
   }
 
-  // The root's leaves go to the caller's output buffers.
-  const HloInstruction* root = computation.root_instruction();
-  ba.output_shapes_ = LeafShapes(root->shape());
-  const std::vector<int>& root_bufs = ba.buffers_of_.at(root);
-  for (size_t leaf = 0; leaf < root_bufs.size(); ++leaf) {
-    LogicalBuffer& b = ba.buffers_[root_bufs[leaf]];
-    if (b.kind == LogicalBuffer::kTemp) {
-      b.kind = LogicalBuffer::kOutput;
-      b.index = static_cast<int64_t>(leaf);
-    } else {
-      ba.output_copies_.push_back({static_cast<int64_t>(leaf), root_bufs[leaf]});
-    }
-  }
+  const hlo::HloComputation& computation_;
+  absl::Span<HloInstruction* const> schedule_;
+  BufferAssignment& ba_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> position_;
+};
 
-  // Donated argument leaves that outputs may be written into.
-  if (!donated_arguments.empty()) {
-    if (static_cast<int64_t>(donated_arguments.size()) != ba.num_argument_leaves_) {
-      return absl::InvalidArgumentError(hlo::StrCat("buffer assignment: ", donated_arguments.size(),
-                                                    " donation flags for ", ba.num_argument_leaves_,
-                                                    " argument leaves"));
+absl::StatusOr<BufferAssignment> BufferAssignment::Run(
+    const hlo::HloComputation& computation, absl::Span<HloInstruction* const> schedule,
+    const std::vector<bool>& donated_arguments, OutputBinding binding) {
+  BufferAssignment ba;
+  BufferAssigner assigner(computation, schedule, ba);
+  assigner.CreateBuffers();
+  assigner.ShareInPlaceUpdates();
+  if (binding == OutputBinding::kLoopState) {
+    if (!donated_arguments.empty()) {
+      return absl::InvalidArgumentError("buffer assignment: a loop body takes no donations");
     }
-    std::vector<int> argument_buffer(ba.num_argument_leaves_, -1);
-    for (size_t b = 0; b < ba.buffers_.size(); ++b) {
-      if (ba.buffers_[b].kind == LogicalBuffer::kParameter) {
-        argument_buffer[ba.buffers_[b].index] = static_cast<int>(b);
-      }
-    }
-    std::vector<bool> taken(ba.num_argument_leaves_, false);
-    for (size_t leaf = 0; leaf < root_bufs.size(); ++leaf) {
-      const LogicalBuffer& out = ba.buffers_[root_bufs[leaf]];
-      if (out.kind != LogicalBuffer::kOutput || out.index != static_cast<int64_t>(leaf)) continue;
-      const HloInstruction& def = *out.defining;
-      for (int64_t a = 0; a < ba.num_argument_leaves_; ++a) {
-        const int pb = argument_buffer[a];
-        if (!donated_arguments[a] || taken[a] || pb < 0 ||
-            !SameArrayShape(ba.output_shapes_[leaf], ba.buffers_[pb].defining->shape())) {
-          continue;
-        }
-        bool usable = ba.buffers_[pb].last_use < out.defined_at;
-        if (ba.buffers_[pb].last_use == out.defined_at) {
-          // The defining instruction is the argument's last reader: it must read it in place.
-          usable = true;
-          for (int64_t i = 0; i < def.operand_count(); ++i) {
-            const std::vector<int>& ob = ba.buffers_of_.at(def.operand(i));
-            if (std::find(ob.begin(), ob.end(), pb) == ob.end()) continue;
-            usable &= def.operand(i) == ba.buffers_[pb].defining && ReadsOperandInPlace(def, i);
-          }
-        }
-        if (!usable) continue;
-        taken[a] = true;
-        ba.output_aliases_.push_back({static_cast<int64_t>(leaf), a});
-        ba.memory_.alias_bytes += out.size;
-        break;
-      }
-    }
+    HLO_RETURN_IF_ERROR(assigner.BindLoopState());
+  } else {
+    assigner.BindOutputs();
+    HLO_RETURN_IF_ERROR(assigner.AliasDonatedArguments(donated_arguments));
   }
-
-  // Walk the schedule: place an instruction's temps, then release buffers read last here.
-  MemoryAnalysis& m = ba.memory_;
-  std::vector<std::vector<int>> release_at(schedule.size());
-  for (size_t b = 0; b < ba.buffers_.size(); ++b) {
-    const LogicalBuffer& buf = ba.buffers_[b];
-    if (buf.kind == LogicalBuffer::kTemp) release_at[buf.last_use].push_back(static_cast<int>(b));
-    if (buf.kind == LogicalBuffer::kParameter) m.argument_bytes += buf.size;
-    if (buf.kind == LogicalBuffer::kConstant) m.constant_bytes += buf.size;
-  }
-  for (const Shape& s : ba.output_shapes_) m.output_bytes += ShapeUtil::ByteSizeOf(s);
-  ArenaAllocator arena;
-  int64_t live = 0;
-  for (size_t pos = 0; pos < schedule.size(); ++pos) {
-    for (int b : ba.buffers_of_.at(schedule[pos])) {
-      LogicalBuffer& buf = ba.buffers_[b];
-      if (buf.kind != LogicalBuffer::kTemp || buf.defining != schedule[pos]) continue;
-      buf.offset = arena.Allocate(buf.size);
-      m.temp_bytes_without_reuse += AlignUp(std::max<int64_t>(buf.size, 1));
-      live += buf.size;
-    }
-    m.peak_live_temp_bytes = std::max(m.peak_live_temp_bytes, live);
-    for (int b : release_at[pos]) {
-      arena.Free(ba.buffers_[b].offset, ba.buffers_[b].size);
-      live -= ba.buffers_[b].size;
-    }
-  }
-  m.temp_bytes = arena.size();
-  m.peak_bytes =
-      m.argument_bytes + m.output_bytes + m.constant_bytes + m.temp_bytes - m.alias_bytes;
+  assigner.PlaceTemps();
   return ba;
 }
 

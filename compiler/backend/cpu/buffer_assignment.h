@@ -1,5 +1,4 @@
-// Buffer assignment for the CPU backend: every array value of the entry computation (every
-// leaf of a tuple-shaped value) gets a logical buffer, and temporaries share one arena with
+// Buffer assignment for the CPU backend: every array value of a computation (every leaf of a tuple-shaped value) gets a logical buffer, and temporaries share one arena with
 // liveness-based reuse: walking the schedule, an instruction's results are placed first
 // (first fit, 64-byte aligned) and an operand's buffer is released once its last reader
 // ran, so a later temporary can take its place. Parameters read the caller's argument
@@ -14,6 +13,16 @@
 // through elementwise ops: each element is read at its own index before it is written).
 // output_aliases() lists these (output leaf, argument leaf) pairs; a caller may then pass the
 // argument's memory as that output's buffer.
+//
+// In place: a dynamic-update-slice whose operand is a temp it reads last takes that temp's
+// buffer (it then writes only the window), and so does each leaf of a while's state from
+// the init leaf it replaces, as XLA's buffer assignment shares operand and output.
+//
+// A loop body (OutputBinding::kLoopState) is run with output leaf i in argument leaf i's
+// memory, the loop state updated in place: a root leaf that is its own parameter leaf is not
+// touched, one computed after that parameter leaf's last reader (or by it, in place) is
+// written there directly, and only the rest are copied at the end (through a staging temp
+// when the source is another parameter leaf the end overwrites, e.g. swapped carries).
 //
 //   auto schedule = entry->MakeInstructionPostOrder();
 //   BufferAssignment ba = BufferAssignment::Run(*entry, schedule).value();
@@ -57,7 +66,17 @@ struct LogicalBuffer {
   const void* data = nullptr;     // kConstant
   const hlo::HloInstruction* defining = nullptr;
   int64_t defined_at = 0, last_use = 0;  // schedule positions
+  // >= 0: merged into that buffer (an in-place update); this entry is no longer used.
+  int merged_into = -1;
 };
+
+// How a run's output leaves relate to its argument leaves.
+enum class OutputBinding {
+  kSeparate,   // outputs are fresh memory (entry computations, branches, calls)
+  kLoopState,  // output leaf i is argument leaf i's memory (a while body's state)
+};
+
+class BufferAssigner;
 
 class BufferAssignment {
  public:
@@ -65,7 +84,8 @@ class BufferAssignment {
   // (one per argument leaf, or empty for none) says leaf i may be overwritten.
   static absl::StatusOr<BufferAssignment> Run(const hlo::HloComputation& computation,
                                               absl::Span<hlo::HloInstruction* const> schedule,
-                                              const std::vector<bool>& donated_arguments = {});
+                                              const std::vector<bool>& donated_arguments = {},
+                                              OutputBinding binding = OutputBinding::kSeparate);
 
   const std::vector<LogicalBuffer>& buffers() const { return buffers_; }
   // The buffers of instr's leaves (one for an array, one per leaf of a tuple, depth first).
@@ -76,18 +96,24 @@ class BufferAssignment {
   // The root's leaves: shapes, and the buffer each is read from.
   const std::vector<hlo::Shape>& output_shapes() const { return output_shapes_; }
   // Output leaves whose value is copied from another buffer at the end of a run:
-  // (output leaf, source buffer).
+  // (output leaf, source buffer). Before them, staging_copies() (source, staging temp) run.
   const std::vector<std::pair<int64_t, int>>& output_copies() const { return output_copies_; }
+  const std::vector<std::pair<int, int>>& staging_copies() const { return staging_copies_; }
+  // kLoopState: whether output leaf i is argument leaf i unchanged (a loop invariant).
+  bool OutputIsItsArgument(int64_t leaf) const;
   // (output leaf, donated argument leaf) pairs whose memory the output may be written into.
   const std::vector<std::pair<int64_t, int64_t>>& output_aliases() const { return output_aliases_; }
   const MemoryAnalysis& memory() const { return memory_; }
 
  private:
+  friend class BufferAssigner;
+  const hlo::HloInstruction* root_ = nullptr;
   std::vector<LogicalBuffer> buffers_;
   absl::flat_hash_map<const hlo::HloInstruction*, std::vector<int>> buffers_of_;
   int64_t num_argument_leaves_ = 0;
   std::vector<hlo::Shape> output_shapes_;
   std::vector<std::pair<int64_t, int>> output_copies_;
+  std::vector<std::pair<int, int>> staging_copies_;
   std::vector<std::pair<int64_t, int64_t>> output_aliases_;
   MemoryAnalysis memory_;
 };

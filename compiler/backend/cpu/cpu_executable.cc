@@ -30,27 +30,28 @@ struct ThreadArena {
 // kernel zeroes) its pages again. A run takes one (or allocates one when all are in use by
 // concurrent runs) and returns it.
 struct TempPool {
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  using Arena = std::unique_ptr<uint8_t, Free>;
+  explicit TempPool(int64_t bytes) : bytes((bytes + 63) / 64 * 64) {}
+  ~TempPool() {
+    for (uint8_t* p : free) std::free(p);
+  }
+  const int64_t bytes;
   std::mutex mu;
-  std::vector<Arena> free;
+  std::vector<uint8_t*> free;
 
-  Arena Take(int64_t bytes) {
+  uint8_t* Take() {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (!free.empty()) {
-        Arena a = std::move(free.back());
+        uint8_t* a = free.back();
         free.pop_back();
         return a;
       }
     }
-    return Arena(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    return static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
   }
-  void Give(Arena a) {
+  void Give(uint8_t* a) {
     std::lock_guard<std::mutex> lock(mu);
-    free.push_back(std::move(a));
+    free.push_back(a);
   }
 };
 
@@ -81,6 +82,8 @@ absl::flat_hash_set<const CpuExecutable*>& LiveProfiles() {
   static auto* live = new absl::flat_hash_set<const CpuExecutable*>;
   return *live;
 }
+
+std::atomic<int64_t> g_computations_compiled{0};
 
 }  // namespace
 }  // namespace internal
@@ -136,26 +139,30 @@ void CpuExecutable::PrintProfile() const {
   }
 }
 
-absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
-    std::unique_ptr<hlo::HloModule> module, const CpuCompileOptions& options) {
-  if (module == nullptr || module->entry_computation() == nullptr) {
-    return absl::InvalidArgumentError("CompileForCpu: module without an entry computation");
-  }
-  HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileComputation(
+    const hlo::HloComputation& computation, const CpuCompileOptions& options,
+    OutputBinding binding) {
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
   exe->options_ = options;
-  if (options.max_threads > 0) {
-    exe->arena_ = std::make_unique<internal::ThreadArena>(options.max_threads);
-  }
-  const hlo::HloComputation& entry = *module->entry_computation();
+  exe->computation_ = &computation;
   // The scheduler's order (lower peak memory) when the module was scheduled.
-  const std::vector<HloInstruction*> schedule = entry.MakeSequentialOrder();
-  HLO_ASSIGN_OR_RETURN(exe->assignment_, BufferAssignment::Run(entry, schedule, options.donated_arguments));
-  for (int64_t p = 0; p < entry.num_parameters(); ++p) {
-    for (const Shape& s : LeafShapes(entry.parameter_instruction(p)->shape())) {
+  const std::vector<HloInstruction*> schedule = computation.MakeSequentialOrder();
+  const std::vector<bool> no_donations;
+  HLO_ASSIGN_OR_RETURN(exe->assignment_,
+                       BufferAssignment::Run(computation, schedule,
+                                             binding == OutputBinding::kSeparate
+                                                 ? options.donated_arguments
+                                                 : no_donations,
+                                             binding));
+  for (int64_t p = 0; p < computation.num_parameters(); ++p) {
+    for (const Shape& s : LeafShapes(computation.parameter_instruction(p)->shape())) {
       exe->argument_shapes_.push_back(s);
     }
   }
+  internal::KernelSelectionOptions selection;
+  selection.tile_elements = options.tile_elements;
+  selection.fallback = options.allow_evaluator_fallback ? internal::FallbackPolicy::kLog
+                                                        : internal::FallbackPolicy::kError;
   for (const HloInstruction* instr : schedule) {
     switch (instr->opcode()) {
       case HloOpcode::kParameter: case HloOpcode::kConstant: case HloOpcode::kTuple:
@@ -166,10 +173,6 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     }
     CpuExecutable::Step step;
     step.instr = instr;
-    internal::KernelSelectionOptions selection;
-    selection.tile_elements = options.tile_elements;
-    selection.fallback = options.allow_evaluator_fallback ? internal::FallbackPolicy::kLog
-                                                          : internal::FallbackPolicy::kError;
     HLO_ASSIGN_OR_RETURN(step.kernel, internal::SelectKernel(*instr, selection));
     for (const HloInstruction* op : instr->operands()) {
       const std::vector<int>& b = exe->assignment_.BuffersOf(op);
@@ -178,10 +181,13 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     step.result_buffers = exe->assignment_.BuffersOf(instr);
     exe->steps_.push_back(std::move(step));
   }
-  exe->temp_pool_ = std::make_unique<internal::TempPool>();
+  exe->temp_pool_ = std::make_unique<internal::TempPool>(exe->assignment_.memory().temp_bytes);
   if (internal::ProfileEnabled()) {
     exe->profile_ = std::make_unique<internal::Profile>();
-    exe->profile_->name = module->name();
+    const hlo::HloModule* module = computation.parent();
+    exe->profile_->name = computation.IsEntryComputation() || module == nullptr
+                              ? (module != nullptr ? module->name() : computation.name())
+                              : hlo::StrCat(module->name(), "/", computation.name());
     exe->profile_->step_ns = std::vector<std::atomic<int64_t>>(exe->steps_.size());
     static const bool at_exit = [] {
       std::atexit([] {
@@ -193,6 +199,25 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     (void)at_exit;
     std::lock_guard<std::mutex> lock(internal::ProfilesMu());
     internal::LiveProfiles().insert(exe.get());
+  }
+  internal::g_computations_compiled.fetch_add(1, std::memory_order_relaxed);
+  return exe;
+}
+
+int64_t ComputationsCompiled() {
+  return internal::g_computations_compiled.load(std::memory_order_relaxed);
+}
+
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
+    std::unique_ptr<hlo::HloModule> module, const CpuCompileOptions& options) {
+  if (module == nullptr || module->entry_computation() == nullptr) {
+    return absl::InvalidArgumentError("CompileForCpu: module without an entry computation");
+  }
+  HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+  HLO_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutable> exe,
+                       CompileComputation(*module->entry_computation(), options));
+  if (options.max_threads > 0) {
+    exe->arena_ = std::make_unique<internal::ThreadArena>(options.max_threads);
   }
   exe->module_ = std::move(module);
   return exe;
@@ -215,68 +240,90 @@ absl::Status CpuExecutable::Run(absl::Span<const void* const> arg_data,
         out_data.size()));
   }
   absl::Status status;
+  auto run = [&] {
+    Frame frame(*this);
+    frame.Bind(arg_data, out_data);
+    status = frame.Run();
+  };
   if (arena_ != nullptr) {
-    arena_->arena.execute([&] { status = RunSteps(arg_data, out_data); });
+    arena_->arena.execute(run);
   } else {
     // The process-wide pool eager ops use (JX_NUM_THREADS): compiled and eager work share
     // one set of threads instead of two pools fighting over the cores.
-    RunInPool([&] { status = RunSteps(arg_data, out_data); });
+    RunInPool(run);
   }
   return status;
 }
 
-absl::Status CpuExecutable::RunSteps(absl::Span<const void* const> arg_data,
-                                     absl::Span<void* const> out_data) const {
-  const MemoryAnalysis& m = assignment_.memory();
-  internal::TempPool::Arena arena;
-  if (m.temp_bytes > 0) {
-    arena = temp_pool_->Take(m.temp_bytes);
-    if (arena == nullptr) return absl::ResourceExhaustedError("CpuExecutable: temp arena");
-  }
-  // Back to the pool however the run ends.
-  struct GiveBack {
-    internal::TempPool* pool;
-    internal::TempPool::Arena* arena;
-    ~GiveBack() {
-      if (*arena != nullptr) pool->Give(std::move(*arena));
-    }
-  } give_back{temp_pool_.get(), &arena};
-  const std::vector<LogicalBuffer>& buffers = assignment_.buffers();
-  std::vector<void*> ptr(buffers.size(), nullptr);
+CpuExecutable::Frame::Frame(const CpuExecutable& exe) : exe_(exe) {
+  if (exe.assignment_.memory().temp_bytes > 0) arena_ = exe.temp_pool_->Take();
+}
+
+CpuExecutable::Frame::~Frame() {
+  if (arena_ != nullptr) exe_.temp_pool_->Give(arena_);
+}
+
+void CpuExecutable::Frame::Bind(absl::Span<const void* const> args,
+                                absl::Span<void* const> outs) {
+  const std::vector<LogicalBuffer>& buffers = exe_.assignment_.buffers();
+  buffer_.assign(buffers.size(), nullptr);
   for (size_t b = 0; b < buffers.size(); ++b) {
     const LogicalBuffer& buf = buffers[b];
     switch (buf.kind) {
-      case LogicalBuffer::kParameter: ptr[b] = const_cast<void*>(arg_data[buf.index]); break;
-      case LogicalBuffer::kConstant: ptr[b] = const_cast<void*>(buf.data); break;
-      case LogicalBuffer::kTemp: ptr[b] = arena.get() + buf.offset; break;
-      case LogicalBuffer::kOutput: ptr[b] = out_data[buf.index]; break;
+      case LogicalBuffer::kParameter: buffer_[b] = const_cast<void*>(args[buf.index]); break;
+      case LogicalBuffer::kConstant: buffer_[b] = const_cast<void*>(buf.data); break;
+      case LogicalBuffer::kTemp: buffer_[b] = arena_ + buf.offset; break;
+      case LogicalBuffer::kOutput: buffer_[b] = outs[buf.index]; break;
     }
   }
-  std::vector<const void*> operands;
-  std::vector<void*> results;
-  const bool profile = profile_ != nullptr;
-  if (profile) profile_->runs.fetch_add(1, std::memory_order_relaxed);
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const Step& step = steps_[i];
-    operands.clear();
-    results.clear();
-    for (int b : step.operand_buffers) operands.push_back(ptr[b]);
-    for (int b : step.result_buffers) results.push_back(ptr[b]);
-    const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status s = step.kernel->Run(operands, results);
-    if (profile) {
-      profile_->step_ns[i].fetch_add(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-              .count(),
-          std::memory_order_relaxed);
+  operand_.clear();
+  result_.clear();
+  for (const Step& step : exe_.steps_) {
+    for (int b : step.operand_buffers) operand_.push_back(buffer_[b]);
+    for (int b : step.result_buffers) result_.push_back(buffer_[b]);
+  }
+  outs_.assign(outs.begin(), outs.end());
+}
+
+absl::Status CpuExecutable::Frame::Run() {
+  if (arena_ == nullptr && exe_.assignment_.memory().temp_bytes > 0) {
+    return absl::ResourceExhaustedError("CpuExecutable: temp arena");
+  }
+  const std::vector<Step>& steps = exe_.steps_;
+  internal::Profile* profile = exe_.profile_.get();
+  if (profile != nullptr) profile->runs.fetch_add(1, std::memory_order_relaxed);
+  const void* const* operand = operand_.data();
+  void* const* result = result_.data();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    const size_t num_operands = step.operand_buffers.size();
+    const size_t num_results = step.result_buffers.size();
+    const auto t0 = profile != nullptr ? std::chrono::steady_clock::now()
+                                       : std::chrono::steady_clock::time_point();
+    absl::Status s = step.kernel->Run(absl::MakeConstSpan(operand, num_operands),
+                                      absl::MakeConstSpan(result, num_results));
+    if (profile != nullptr) {
+      profile->step_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - t0)
+                                        .count(),
+                                    std::memory_order_relaxed);
     }
     if (!s.ok()) {
       return absl::Status(s.code(), hlo::StrCat("instruction %", step.instr->name(), " (",
                                                 step.kernel->kind(), "): ", s.message()));
     }
+    operand += num_operands;
+    result += num_results;
   }
-  for (const auto& [leaf, b] : assignment_.output_copies()) {
-    if (buffers[b].size > 0) std::memcpy(out_data[leaf], ptr[b], buffers[b].size);
+  // Loop state: parameter leaves the copies below overwrite are staged first.
+  const std::vector<LogicalBuffer>& buffers = exe_.assignment_.buffers();
+  for (const auto& [src, staging] : exe_.assignment_.staging_copies()) {
+    if (buffers[src].size > 0) std::memcpy(buffer_[staging], buffer_[src], buffers[src].size);
+  }
+  for (const auto& [leaf, b] : exe_.assignment_.output_copies()) {
+    if (buffers[b].size > 0 && outs_[leaf] != buffer_[b]) {
+      std::memcpy(outs_[leaf], buffer_[b], buffers[b].size);
+    }
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,10 @@
 //   - dot runs on Eigen's GEMM; a kOutput fusion applies its epilogue per output block;
 //   - a reduce-window that is a running prefix/suffix scan (cumsum, cumprod, cummax,
 //     cummin) runs as an O(n) scan per line;
+//   - while, conditional and call run their computations as executables compiled once,
+//     with the entry (CompileComputation); a while body updates the loop state in place;
+//   - dynamic-slice / dynamic-update-slice copy the clamped window (the latter in place
+//     when its operand is dead after it or donated);
 //   - everything else runs through the reference HloEvaluator (the slow path).
 // Kernels are built at compile time; a run only walks the kernel list. Results are
 // identical for any number of threads. Run may be called concurrently: each run takes a
@@ -16,7 +20,8 @@
 //
 // JX_CPU_PROFILE=1 times every step of every run; each executable prints its table (time
 // per run, kernel kind and bytes touched per instruction, slowest first) to stderr when it
-// is destroyed or at exit.
+// is destroyed or at exit. Loop bodies, conditions and branches print their own tables
+// (named module/computation), one "run" per iteration.
 //
 //   auto exe = jx::cpu::CompileForCpu(std::move(module)).value();
 //   std::vector<hlo::Literal> out = exe->Run({&x, &y}).value();   // one per root leaf
@@ -38,6 +43,8 @@
 #include "jx/compiler/hlo/literal.h"
 
 namespace jx::cpu {
+
+class CpuExecutable;
 
 namespace internal {
 class Kernel;
@@ -76,7 +83,9 @@ class CpuExecutable {
   const MemoryAnalysis& memory_analysis() const { return assignment_.memory(); }
   const std::vector<hlo::Shape>& argument_shapes() const { return argument_shapes_; }
   const std::vector<hlo::Shape>& output_shapes() const { return assignment_.output_shapes(); }
+  // The owning module (CompileForCpu's executables only) and the compiled computation.
   const hlo::HloModule& module() const { return *module_; }
+  const hlo::HloComputation& computation() const { return *computation_; }
   const BufferAssignment& buffer_assignment() const { return assignment_; }
   // (output leaf, donated argument leaf): Run may be given the argument's buffer as that
   // output's buffer (then the argument's value is gone after the run).
@@ -91,19 +100,46 @@ class CpuExecutable {
   // the destructor print nothing).
   void PrintProfile() const;
 
+  // Runs the executable many times on the same buffers (a loop body, its condition): the
+  // temp arena is taken once and every step's buffer pointers are resolved once. Runs in
+  // the caller's thread context. Not thread-safe: one Frame per concurrent run.
+  //   CpuExecutable::Frame frame(body);
+  //   frame.Bind(state, state);
+  //   while (...) HLO_RETURN_IF_ERROR(frame.Run());
+  class Frame {
+   public:
+    explicit Frame(const CpuExecutable& exe);
+    ~Frame();
+    Frame(const Frame&) = delete;
+    Frame& operator=(const Frame&) = delete;
+    // One buffer per argument leaf and per output leaf, as Run takes them; they stay bound
+    // for every later Run().
+    void Bind(absl::Span<const void* const> args, absl::Span<void* const> outs);
+    absl::Status Run();
+
+   private:
+    const CpuExecutable& exe_;
+    uint8_t* arena_ = nullptr;
+    std::vector<void*> buffer_;         // per logical buffer
+    std::vector<const void*> operand_;  // every step's operand buffers, back to back
+    std::vector<void*> result_;         // every step's result buffers, back to back
+    std::vector<void*> outs_;           // per output leaf
+  };
+
  private:
   friend absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
       std::unique_ptr<hlo::HloModule>, const CpuCompileOptions&);
+  friend absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileComputation(
+      const hlo::HloComputation&, const CpuCompileOptions&, OutputBinding);
   struct Step {
     const hlo::HloInstruction* instr;
     std::unique_ptr<internal::Kernel> kernel;
     std::vector<int> operand_buffers, result_buffers;
   };
   CpuExecutable() = default;
-  absl::Status RunSteps(absl::Span<const void* const> arg_data,
-                        absl::Span<void* const> out_data) const;
 
-  std::unique_ptr<hlo::HloModule> module_;
+  std::unique_ptr<hlo::HloModule> module_;  // null for a sub-computation's executable
+  const hlo::HloComputation* computation_ = nullptr;
   CpuCompileOptions options_;
   BufferAssignment assignment_;
   std::vector<Step> steps_;
@@ -119,5 +155,18 @@ class CpuExecutable {
 // Verifies the module and compiles its entry computation.
 absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     std::unique_ptr<hlo::HloModule> module, const CpuCompileOptions& options = {});
+
+// Compiles one computation of a module that must outlive the executable: a while body
+// (binding kLoopState: its output leaf i may be bound to argument leaf i's memory) or
+// condition, a conditional's branch, a call's callee. Kernels of the while, conditional and
+// call instructions do this once when they are built (options.max_threads and donations
+// are ignored: the executable runs inside its caller's run).
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileComputation(
+    const hlo::HloComputation& computation, const CpuCompileOptions& options,
+    OutputBinding binding = OutputBinding::kSeparate);
+
+// How many computations this process compiled so far (entries and sub-computations): a
+// test hook proving that loop bodies are compiled once, not per iteration or per run.
+int64_t ComputationsCompiled();
 
 }  // namespace jx::cpu

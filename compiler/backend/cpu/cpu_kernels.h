@@ -83,4 +83,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const hlo::HloInstruction
 absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceWindowKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const hlo::HloInstruction& instr);
 
+// while / conditional / call: their computations compiled once, when the kernel is built,
+// into executables run on the instruction's buffers (control_flow_kernels.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeControlFlowKernel(const hlo::HloInstruction& instr, const KernelSelectionOptions& options);
+// dynamic-slice / dynamic-update-slice, any element type (dynamic_slice_kernels.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeDynamicSliceKernel(const hlo::HloInstruction& instr);
+
 }  // namespace jx::cpu::internal

@@ -26,7 +26,8 @@ bool LogFallbacks() {
 
 // The native kernel for instr, or the reasons each candidate declined.
 absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr,
-                                                     int64_t tile_elements) {
+                                                     const KernelSelectionOptions& options) {
+  const int64_t tile_elements = options.tile_elements;
   std::string declined;
   auto attempt = [&](absl::StatusOr<std::unique_ptr<Kernel>> k) -> std::unique_ptr<Kernel> {
     if (k.ok()) return *std::move(k);
@@ -69,6 +70,12 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
     case HloOpcode::kScatter:
       kernel = attempt(MakeScatterKernel(instr));
       break;
+    case HloOpcode::kWhile: case HloOpcode::kConditional: case HloOpcode::kCall:
+      kernel = attempt(MakeControlFlowKernel(instr, options));
+      break;
+    case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice:
+      kernel = attempt(MakeDynamicSliceKernel(instr));
+      break;
     case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
     case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
     case HloOpcode::kIota:
@@ -90,7 +97,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
 
 absl::StatusOr<std::unique_ptr<Kernel>> SelectKernel(const HloInstruction& instr,
                                                      const KernelSelectionOptions& options) {
-  absl::StatusOr<std::unique_ptr<Kernel>> native = SelectNative(instr, options.tile_elements);
+  absl::StatusOr<std::unique_ptr<Kernel>> native = SelectNative(instr, options);
   if (native.ok()) return native;
   const std::string what =
       hlo::StrCat("%", instr.name(), " = ", instr.shape().ToString(false), " ",

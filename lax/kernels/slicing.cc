@@ -1,0 +1,147 @@
+#include "jx/lax/kernels/slicing.h"
+
+#include <limits>
+#include <type_traits>
+
+#include "jx/lax/kernels/copy_kernels.h"
+
+namespace jx::lax::kernels {
+namespace {
+
+// Row-major strides (in elements) of dims.
+DimVec Strides(absl::Span<const int64_t> dims) {
+  DimVec strides(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * dims[d + 1];
+  }
+  return strides;
+}
+
+// Element offset of the window's first element, its starts clamped.
+int64_t WindowOffset(absl::Span<const int64_t> dims, absl::Span<const int64_t> window,
+                     absl::Span<const int64_t> starts, const DimVec& strides) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    offset += ClampStart(starts[d], dims[d], window[d]) * strides[d];
+  }
+  return offset;
+}
+
+}  // namespace
+
+void StridedCopy(const void* src, absl::Span<const int64_t> src_strides, void* dst,
+                 absl::Span<const int64_t> dst_strides, absl::Span<const int64_t> sizes,
+                 int64_t item_size) {
+  // Drop size-1 dims and merge dims that are contiguous in both arrays.
+  DimVec sz, ss, ds;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return;
+    if (sizes[d] == 1) continue;
+    if (!sz.empty() && ss.back() == src_strides[d] * sizes[d] && ds.back() == dst_strides[d] * sizes[d]) {
+      sz.back() *= sizes[d];
+      ss.back() = src_strides[d];
+      ds.back() = dst_strides[d];
+    } else {
+      sz.push_back(sizes[d]);
+      ss.push_back(src_strides[d]);
+      ds.push_back(dst_strides[d]);
+    }
+  }
+  DispatchBySize(item_size, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* s = static_cast<const U*>(src);
+    U* d = static_cast<U*>(dst);
+    if (sz.empty()) {
+      d[0] = s[0];
+      return;
+    }
+    const int64_t len = sz.back(), sst = ss.back(), dst_st = ds.back();
+    sz.pop_back();
+    ss.pop_back();
+    ds.pop_back();
+    const bool contiguous = sst == 1 && dst_st == 1;
+    if (contiguous && len >= 2 * kParallelGrain) {
+      // Long rows (e.g. concatenating along axis 0): split each row into pieces as well.
+      constexpr int64_t kPiece = kParallelGrain;
+      DimVec psz = sz, pss = ss, pds = ds, pos(sz.size(), 0);
+      psz.push_back((len + kPiece - 1) / kPiece);
+      pss.push_back(kPiece);
+      pds.push_back(kPiece);
+      pos.push_back(kPiece);
+      ForEachIndex<3>(psz, {pss, pds, pos}, 1, [&](const std::array<int64_t, 3>& off) {
+        std::memcpy(d + off[1], s + off[0], static_cast<size_t>(std::min(kPiece, len - off[2])) * sizeof(U));
+      });
+      return;
+    }
+    ForEachIndex<2>(sz, {ss, ds}, RowGrain(len), [&](const std::array<int64_t, 2>& off) {
+      const U* sr = s + off[0];
+      U* dr = d + off[1];
+      if (contiguous) {
+        std::memcpy(dr, sr, static_cast<size_t>(len) * sizeof(U));
+      } else if (dst_st == 1) {
+        for (int64_t k = 0; k < len; ++k) dr[k] = sr[k * sst];
+      } else {
+        for (int64_t k = 0; k < len; ++k) dr[k * dst_st] = sr[k * sst];
+      }
+    });
+  });
+}
+
+int64_t ReadIndexElement(const void* data, DType dtype, int64_t i) {
+  auto read = [&](auto tag) -> int64_t {
+    using T = typename decltype(tag)::type;
+    const T v = static_cast<const T*>(data)[i];
+    if constexpr (std::is_same_v<T, uint64_t>) {
+      return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                 ? std::numeric_limits<int64_t>::max()
+                 : static_cast<int64_t>(v);
+    } else {
+      return static_cast<int64_t>(v);
+    }
+  };
+  switch (dtype) {
+    case DType::kInt8: return read(TypeTag<int8_t>{});
+    case DType::kInt16: return read(TypeTag<int16_t>{});
+    case DType::kInt32: return read(TypeTag<int32_t>{});
+    case DType::kInt64: return read(TypeTag<int64_t>{});
+    case DType::kUInt8: return read(TypeTag<uint8_t>{});
+    case DType::kUInt16: return read(TypeTag<uint16_t>{});
+    case DType::kUInt32: return read(TypeTag<uint32_t>{});
+    case DType::kUInt64: return read(TypeTag<uint64_t>{});
+    default: break;
+  }
+  throw InternalError("index array must have an integer dtype");
+}
+
+void DynamicSlice(const void* operand, absl::Span<const int64_t> operand_dims,
+                  absl::Span<const int64_t> starts, absl::Span<const int64_t> slice_sizes,
+                  int64_t item_size, void* out) {
+  for (int64_t s : slice_sizes) {
+    if (s == 0) return;
+  }
+  const DimVec in_strides = Strides(operand_dims);
+  const int64_t base = WindowOffset(operand_dims, slice_sizes, starts, in_strides);
+  StridedCopy(static_cast<const char*>(operand) + base * item_size, in_strides, out,
+              Strides(slice_sizes), slice_sizes, item_size);
+}
+
+void DynamicUpdateSlice(const void* operand, const void* update,
+                        absl::Span<const int64_t> operand_dims,
+                        absl::Span<const int64_t> update_dims, absl::Span<const int64_t> starts,
+                        int64_t item_size, void* out) {
+  if (out != operand) {
+    int64_t n = 1;
+    for (int64_t d : operand_dims) n *= d;
+    ParallelMemcpy(out, operand, n * item_size);
+  }
+  for (int64_t s : update_dims) {
+    if (s == 0) return;
+  }
+  const DimVec out_strides = Strides(operand_dims);
+  const int64_t base = WindowOffset(operand_dims, update_dims, starts, out_strides);
+  char* window = static_cast<char*>(out) + base * item_size;
+  if (window == update) return;  // the update is the window itself (in place, full size)
+  StridedCopy(update, Strides(update_dims), window, out_strides, update_dims, item_size);
+}
+
+}  // namespace jx::lax::kernels
