@@ -18,9 +18,8 @@ namespace jx::opinfo {
 namespace {
 
 const std::set<std::string> kPendingNativeKernel = {
-    "bitcast_convert_type", "concatenate", "cond", "conv_general_dilated", "cumlogsumexp", "dot_general",
-    "dynamic_slice", "dynamic_update_slice", "gather", "iota", "nextafter", "pad", "random_bits", "scan",
-    "scatter", "scatter_add", "while",
+    "bitcast_convert_type", "concatenate", "conv_general_dilated", "cumlogsumexp", "dot_general", "gather",
+    "iota", "nextafter", "pad", "random_bits", "scatter", "scatter_add",
 };
 
 // JX_CPU_FALLBACK=error for the scope when `forbid` (restoring what was there).
