@@ -108,27 +108,14 @@ namespace kernels {
 
 int64_t ReadIndex(const Array& a, int64_t i) { return ReadIndexElement(a.data(), a.dtype(), i); }
 
-void FillWithScalar(const Array& value, Array& out) {
-  kernels::DispatchBySize(ItemSize(out.dtype()), [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    U v;
-    std::memcpy(&v, value.data(), sizeof(U));
-    kernels::ParallelFill(static_cast<U*>(out.mutable_data()), out.size(), v);
-  });
-}
-
 }  // namespace kernels
 
 namespace internal {
 namespace {
 
-using kernels::FillWithScalar;
 using kernels::ReadIndex;
-using kernels::StridedCopy;
 
 std::string Tup(const std::vector<int64_t>& v) { return ShapeToString(v); }
-
-std::vector<int64_t> Strides(const Shape& s) { return RowMajorStrides(s); }
 
 // Index operands of dynamic_slice / dynamic_update_slice: scalars of one integer dtype.
 void CheckStartIndices(std::string_view op, InAvals in, size_t first, const ShapedArray& operand) {
@@ -337,20 +324,10 @@ Avals PadEval(InAvals in, const ParamMap& p) {
 Arrays SliceImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
   Array out = Array::Empty(out_avals[0]);
   const Array& x = in[0];
-  const std::vector<int64_t>& start = p.GetInts("start_indices");
-  const std::vector<int64_t> in_strides = Strides(x.shape());
-  std::vector<int64_t> src_strides = in_strides;
-  if (!p.Get("strides").is_none()) {
-    const std::vector<int64_t>& st = p.GetInts("strides");
-    for (size_t d = 0; d < st.size(); ++d) src_strides[d] *= st[d];
-  }
-  int64_t base = 0;
-  for (size_t d = 0; d < start.size(); ++d) base += start[d] * in_strides[d];
-  const int64_t item = ItemSize(x.dtype());
-  if (out.size() > 0) {
-    StridedCopy(static_cast<const char*>(x.data()) + base * item, src_strides, out.mutable_data(), Strides(out.shape()),
-                out.shape(), item);
-  }
+  if (out.size() == 0) return {out};
+  const std::vector<int64_t> no_strides;
+  kernels::Slice(x.data(), x.shape(), p.GetInts("start_indices"), p.Get("strides").is_none() ? no_strides : p.GetInts("strides"),
+                 out.shape(), ItemSize(x.dtype()), out.mutable_data());
   return {out};
 }
 
@@ -374,54 +351,29 @@ Arrays DynamicUpdateSliceImpl(absl::Span<const Array> in, const ParamMap&, absl:
 
 Arrays ConcatenateImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
   Array out = Array::Empty(out_avals[0]);
-  const int64_t dim = p.GetInt("dimension");
-  const std::vector<int64_t> out_strides = Strides(out.shape());
-  const int64_t item = ItemSize(out.dtype());
-  char* dst = static_cast<char*>(out.mutable_data());
-  int64_t offset = 0;
+  if (out.size() == 0) return {out};
+  const size_t dim = static_cast<size_t>(p.GetInt("dimension"));
+  absl::InlinedVector<const void*, 8> operands;
+  absl::InlinedVector<int64_t, 8> sizes;
   for (const Array& a : in) {
-    if (a.size() > 0) {
-      StridedCopy(a.data(), Strides(a.shape()), dst + offset * out_strides[static_cast<size_t>(dim)] * item, out_strides,
-                  a.shape(), item);
-    }
-    offset += a.shape()[static_cast<size_t>(dim)];
+    operands.push_back(a.data());
+    sizes.push_back(a.shape()[dim]);
   }
+  kernels::Concatenate(operands, sizes, out.shape(), static_cast<int64_t>(dim), ItemSize(out.dtype()),
+                       out.mutable_data());
   return {out};
 }
 
 Arrays PadImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
   Array out = Array::Empty(out_avals[0]);
   const Array& x = in[0];
-  if (out.size() == 0) return {out};
   const std::vector<PadDim> cfg = PadConfig(p);
-  const std::vector<int64_t> in_strides = Strides(x.shape());
-  const std::vector<int64_t> out_strides = Strides(out.shape());
-  // Operand element k of axis d lands at lo + k * (interior + 1); keep the ks inside the output.
-  bool covers_all = true;
-  std::vector<int64_t> sizes(cfg.size()), src_strides(cfg.size()), dst_strides(cfg.size());
-  int64_t src_base = 0, dst_base = 0;
-  bool empty = x.size() == 0;
-  for (size_t d = 0; d < cfg.size(); ++d) {
-    const int64_t step = cfg[d].interior + 1, n = x.shape()[d], o = out.shape()[d], lo = cfg[d].lo;
-    const int64_t k_min = lo >= 0 ? 0 : (-lo + step - 1) / step;
-    const int64_t k_max = std::min(n - 1, o - 1 - lo < 0 ? -1 : (o - 1 - lo) / step);
-    if (k_min > k_max) {
-      empty = true;
-      break;
-    }
-    sizes[d] = k_max - k_min + 1;
-    src_strides[d] = in_strides[d];
-    dst_strides[d] = step * out_strides[d];
-    src_base += k_min * in_strides[d];
-    dst_base += (lo + k_min * step) * out_strides[d];
-    covers_all = covers_all && step == 1 && sizes[d] == o;
+  std::vector<int64_t> low, interior;
+  for (const PadDim& c : cfg) {
+    low.push_back(c.lo);
+    interior.push_back(c.interior);
   }
-  if (empty || !covers_all) FillWithScalar(in[1], out);
-  if (!empty) {
-    const int64_t item = ItemSize(x.dtype());
-    StridedCopy(static_cast<const char*>(x.data()) + src_base * item, src_strides,
-                static_cast<char*>(out.mutable_data()) + dst_base * item, dst_strides, sizes, item);
-  }
+  kernels::Pad(x.data(), x.shape(), in[1].data(), low, interior, out.shape(), ItemSize(x.dtype()), out.mutable_data());
   return {out};
 }
 

@@ -112,7 +112,5 @@ inline void ReplicateBlock(char* dst, int64_t block, int64_t count) {
 
 // Element i of an integer index array as int64 (uint64 values past int64's range saturate).
 int64_t ReadIndex(const Array& a, int64_t i);
-// Fills out with the 0-d value (same dtype).
-void FillWithScalar(const Array& value, Array& out);
 
 }  // namespace jx::lax::kernels

@@ -87,6 +87,78 @@ void StridedCopy(const void* src, absl::Span<const int64_t> src_strides, void* d
   });
 }
 
+void Fill(const void* value, int64_t n, int64_t item_size, void* out) {
+  DispatchBySize(item_size, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U v;
+    std::memcpy(&v, value, sizeof(U));
+    ParallelFill(static_cast<U*>(out), n, v);
+  });
+}
+
+void Slice(const void* in, absl::Span<const int64_t> in_dims, absl::Span<const int64_t> starts,
+           absl::Span<const int64_t> strides, absl::Span<const int64_t> out_dims, int64_t item_size, void* out) {
+  const DimVec in_strides = Strides(in_dims);
+  DimVec src_strides = in_strides;
+  int64_t base = 0;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    if (!strides.empty()) src_strides[d] *= strides[d];
+    base += starts[d] * in_strides[d];
+  }
+  StridedCopy(static_cast<const char*>(in) + base * item_size, src_strides, out, Strides(out_dims), out_dims,
+              item_size);
+}
+
+void Concatenate(absl::Span<const void* const> operands, absl::Span<const int64_t> sizes_along_dim,
+                 absl::Span<const int64_t> out_dims, int64_t dim, int64_t item_size, void* out) {
+  const DimVec out_strides = Strides(out_dims);
+  DimVec dims(out_dims.begin(), out_dims.end());
+  char* dst = static_cast<char*>(out);
+  int64_t offset = 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    dims[dim] = sizes_along_dim[i];
+    StridedCopy(operands[i], Strides(dims), dst + offset * out_strides[dim] * item_size, out_strides, dims,
+                item_size);
+    offset += sizes_along_dim[i];
+  }
+}
+
+void Pad(const void* in, absl::Span<const int64_t> in_dims, const void* padding_value,
+         absl::Span<const int64_t> low, absl::Span<const int64_t> interior, absl::Span<const int64_t> out_dims,
+         int64_t item_size, void* out) {
+  int64_t out_elements = 1, in_elements = 1;
+  for (size_t d = 0; d < out_dims.size(); ++d) {
+    out_elements *= out_dims[d];
+    in_elements *= in_dims[d];
+  }
+  if (out_elements == 0) return;
+  const DimVec in_strides = Strides(in_dims), out_strides = Strides(out_dims);
+  // Operand element k of axis d lands at low + k * (interior + 1); keep the ks inside the output.
+  bool covers_all = true, empty = in_elements == 0;
+  DimVec sizes(out_dims.size()), src_strides(out_dims.size()), dst_strides(out_dims.size());
+  int64_t src_base = 0, dst_base = 0;
+  for (size_t d = 0; d < out_dims.size() && !empty; ++d) {
+    const int64_t step = interior[d] + 1, n = in_dims[d], o = out_dims[d], lo = low[d];
+    const int64_t k_min = lo >= 0 ? 0 : (-lo + step - 1) / step;
+    const int64_t k_max = std::min(n - 1, o - 1 - lo < 0 ? -1 : (o - 1 - lo) / step);
+    if (k_min > k_max) {
+      empty = true;
+      break;
+    }
+    sizes[d] = k_max - k_min + 1;
+    src_strides[d] = in_strides[d];
+    dst_strides[d] = step * out_strides[d];
+    src_base += k_min * in_strides[d];
+    dst_base += (lo + k_min * step) * out_strides[d];
+    covers_all = covers_all && step == 1 && sizes[d] == o;
+  }
+  if (empty || !covers_all) Fill(padding_value, out_elements, item_size, out);
+  if (!empty) {
+    StridedCopy(static_cast<const char*>(in) + src_base * item_size, src_strides,
+                static_cast<char*>(out) + dst_base * item_size, dst_strides, sizes, item_size);
+  }
+}
+
 int64_t ReadIndexElement(const void* data, DType dtype, int64_t i) {
   auto read = [&](auto tag) -> int64_t {
     using T = typename decltype(tag)::type;

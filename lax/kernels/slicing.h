@@ -3,6 +3,7 @@
 // dynamic_slice_kernels.cc), so both move exactly the same elements:
 //   - StridedCopy: a block of elements between two strided layouts, inner contiguous runs
 //     through memcpy, rows split over the pool when large;
+//   - Slice, Concatenate and Pad: static windows, joins and borders, the same copies;
 //   - DynamicSlice / DynamicUpdateSlice with XLA's start-index semantics: each start is
 //     clamped so the window lies inside the operand. DynamicUpdateSlice may run in place
 //     (out == operand), then it writes only the window.
@@ -25,6 +26,24 @@ namespace jx::lax::kernels {
 void StridedCopy(const void* src, absl::Span<const int64_t> src_strides, void* dst,
                  absl::Span<const int64_t> dst_strides, absl::Span<const int64_t> sizes,
                  int64_t item_size);
+
+// out (dims out_dims) = in[starts + i * strides] (strides empty: all 1).
+void Slice(const void* in, absl::Span<const int64_t> in_dims, absl::Span<const int64_t> starts,
+           absl::Span<const int64_t> strides, absl::Span<const int64_t> out_dims, int64_t item_size, void* out);
+
+// out (dims out_dims) = the operands joined along `dim`; operand i has out_dims with
+// out_dims[dim] replaced by sizes_along_dim[i].
+void Concatenate(absl::Span<const void* const> operands, absl::Span<const int64_t> sizes_along_dim,
+                 absl::Span<const int64_t> out_dims, int64_t dim, int64_t item_size, void* out);
+
+// out (dims out_dims) = in padded with *padding_value: low[d] elements before each axis
+// (negative: cropped), interior[d] >= 0 between neighbours, the rest after.
+void Pad(const void* in, absl::Span<const int64_t> in_dims, const void* padding_value,
+         absl::Span<const int64_t> low, absl::Span<const int64_t> interior, absl::Span<const int64_t> out_dims,
+         int64_t item_size, void* out);
+
+// Fills n elements of item_size bytes with *value.
+void Fill(const void* value, int64_t n, int64_t item_size, void* out);
 
 // Element i of an integer buffer of `dtype` as int64 (uint64 values past int64's range
 // saturate). Throws InternalError for a non-integer dtype.

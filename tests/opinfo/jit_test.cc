@@ -18,8 +18,7 @@ namespace jx::opinfo {
 namespace {
 
 const std::set<std::string> kPendingNativeKernel = {
-    "bitcast_convert_type", "concatenate", "conv_general_dilated", "cumlogsumexp", "dot_general", "gather",
-    "iota", "nextafter", "pad", "random_bits", "scatter", "scatter_add",
+    "conv_general_dilated", "cumlogsumexp", "dot_general", "gather", "random_bits", "scatter", "scatter_add",
 };
 
 // JX_CPU_FALLBACK=error for the scope when `forbid` (restoring what was there).

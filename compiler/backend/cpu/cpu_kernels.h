@@ -82,6 +82,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstru
 absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceWindowKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const hlo::HloInstruction& instr);
+// Lone transpose/broadcast/reverse/slice/pad/concatenate/iota/copy/reshape/bitcast/
+// bitcast-convert on row-major buffers: the kernel library's copies, as eager runs them.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeDataMovementKernel(const hlo::HloInstruction& instr);
 
 // while / conditional / call: their computations compiled once, when the kernel is built,
 // into executables run on the instruction's buffers (control_flow_kernels.cc).

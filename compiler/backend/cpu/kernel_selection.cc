@@ -78,8 +78,12 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       break;
     case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
     case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
-    case HloOpcode::kIota:
+    case HloOpcode::kIota: case HloOpcode::kCopy:
+      if ((kernel = attempt(MakeDataMovementKernel(instr)))) break;
       kernel = attempt(MakeLoopKernel(instr, tile_elements));
+      break;
+    case HloOpcode::kPad: case HloOpcode::kConcatenate: case HloOpcode::kBitcastConvert:
+      kernel = attempt(MakeDataMovementKernel(instr));
       break;
     default:
       if (instr.IsElementwise()) {
