@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/backend/cpu/buffer_assignment.h"
@@ -92,7 +93,7 @@ class CpuExecutable {
     return assignment_.output_aliases();
   }
   // The kernel kind an entry instruction runs as ("loop", "reduce", "dot", "dot+epilogue",
-  // "scan", "fallback"), or "" for instructions without a kernel (parameter, constant,
+  // "scan", "while", "dynamic-slice", ..., "fallback"), or "" for instructions without a kernel (parameter, constant,
   // tuple, ...).
   std::string_view KernelKind(std::string_view instruction_name) const;
   // With JX_CPU_PROFILE set: prints the step times so far to stderr (once; later calls and
@@ -118,11 +119,14 @@ class CpuExecutable {
 
    private:
     const CpuExecutable& exe_;
+    // Inline storage: a frame made per run of a small branch or inner loop allocates nothing.
+    template <typename T>
+    using Pointers = absl::InlinedVector<T, 32>;
     uint8_t* arena_ = nullptr;
-    std::vector<void*> buffer_;         // per logical buffer
-    std::vector<const void*> operand_;  // every step's operand buffers, back to back
-    std::vector<void*> result_;         // every step's result buffers, back to back
-    std::vector<void*> outs_;           // per output leaf
+    Pointers<void*> buffer_;         // per logical buffer
+    Pointers<const void*> operand_;  // every step's operand buffers, back to back
+    Pointers<void*> result_;         // every step's result buffers, back to back
+    Pointers<void*> outs_;           // per output leaf
   };
 
  private:

@@ -29,7 +29,8 @@ class Kernel {
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
   // "loop", "reduce", "dot", "dot+epilogue", "scan", "arg-reduce", "sort", "reduce-window",
-  // "scatter" or "fallback".
+  // "scatter", "while", "conditional", "call", "dynamic-slice", "dynamic-update-slice" or
+  // "fallback".
   virtual std::string_view kind() const = 0;
 };
 
