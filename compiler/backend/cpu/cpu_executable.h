@@ -80,7 +80,9 @@ class CpuExecutable {
   // as compiled (argument_shapes(), output_shapes()).
   absl::Status Run(absl::Span<const void* const> arg_data, absl::Span<void* const> out_data) const;
 
-  const MemoryAnalysis& memory_analysis() const { return assignment_.memory(); }
+  // The buffer assignment's sizes, with the temp arenas of loop bodies, branches and callees
+  // (the largest in use at once) added to temp_bytes and peak_bytes.
+  const MemoryAnalysis& memory_analysis() const { return memory_; }
   const std::vector<hlo::Shape>& argument_shapes() const { return argument_shapes_; }
   const std::vector<hlo::Shape>& output_shapes() const { return assignment_.output_shapes(); }
   // The owning module (CompileForCpu's executables only) and the compiled computation.
@@ -145,6 +147,7 @@ class CpuExecutable {
   const hlo::HloComputation* computation_ = nullptr;
   CpuCompileOptions options_;
   BufferAssignment assignment_;
+  MemoryAnalysis memory_;
   std::vector<Step> steps_;
   std::vector<hlo::Shape> argument_shapes_;  // parameter leaves
   // With max_threads > 0: the arena every run executes in. It lives as long as the
