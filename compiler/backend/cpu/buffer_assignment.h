@@ -1,4 +1,5 @@
-// Buffer assignment for the CPU backend: every array value of a computation (every leaf of a tuple-shaped value) gets a logical buffer, and temporaries share one arena with
+// Buffer assignment for the CPU backend: every array value of a computation (every leaf of
+// a tuple-shaped value) gets a logical buffer, and temporaries share one arena with
 // liveness-based reuse: walking the schedule, an instruction's results are placed first
 // (first fit, 64-byte aligned) and an operand's buffer is released once its last reader
 // ran, so a later temporary can take its place. Parameters read the caller's argument
@@ -9,8 +10,9 @@
 //
 // Donated argument leaves (jit's donate_argnums) may hold an output: an output leaf of the
 // same shape whose defining instruction runs after the argument's last reader, or is that
-// reader and reads it in place (an elementwise op, or a loop fusion that reads it only
-// through elementwise ops: each element is read at its own index before it is written).
+// reader and reads it in place (an elementwise op, a loop fusion that reads it only through
+// elementwise ops: each element is read at its own index before it is written, or a
+// dynamic-update-slice of it).
 // output_aliases() lists these (output leaf, argument leaf) pairs; a caller may then pass the
 // argument's memory as that output's buffer.
 //

@@ -10,6 +10,7 @@
 // after its last read is written straight into the state buffer (a dynamic-update-slice of
 // a scan's ys writes one row), only the rest are copied at the end of the body. Init leaves
 // are copied in once, unless buffer assignment already placed the state in them.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -88,6 +89,9 @@ class WhileKernel : public Kernel {
     return absl::OkStatus();
   }
   std::string_view kind() const override { return "while"; }
+  int64_t nested_temp_bytes() const override {
+    return cond_->memory_analysis().temp_bytes + body_->memory_analysis().temp_bytes;
+  }
 
   std::unique_ptr<CpuExecutable> cond_, body_;
   std::vector<int64_t> bytes_;     // per state leaf
@@ -162,6 +166,11 @@ class ConditionalKernel : public Kernel {
     return InContext(frame.Run(), hlo::StrCat("branch ", branch));
   }
   std::string_view kind() const override { return "conditional"; }
+  int64_t nested_temp_bytes() const override {
+    int64_t bytes = 0;
+    for (const auto& b : branches_) bytes = std::max(bytes, b->memory_analysis().temp_bytes);
+    return bytes;
+  }
 
   bool pred_selector_ = false;
   std::vector<std::unique_ptr<CpuExecutable>> branches_;
@@ -211,6 +220,7 @@ class CallKernel : public Kernel {
     return frame.Run();
   }
   std::string_view kind() const override { return "call"; }
+  int64_t nested_temp_bytes() const override { return callee_->memory_analysis().temp_bytes; }
 
   std::unique_ptr<CpuExecutable> callee_;
 };

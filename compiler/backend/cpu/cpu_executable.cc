@@ -182,6 +182,14 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileComputation(
     exe->steps_.push_back(std::move(step));
   }
   exe->temp_pool_ = std::make_unique<internal::TempPool>(exe->assignment_.memory().temp_bytes);
+  // Steps run one at a time: the largest nested arena is what a run adds.
+  int64_t nested_temp_bytes = 0;
+  for (const CpuExecutable::Step& step : exe->steps_) {
+    nested_temp_bytes = std::max(nested_temp_bytes, step.kernel->nested_temp_bytes());
+  }
+  exe->memory_ = exe->assignment_.memory();
+  exe->memory_.temp_bytes += nested_temp_bytes;
+  exe->memory_.peak_bytes += nested_temp_bytes;
   if (internal::ProfileEnabled()) {
     exe->profile_ = std::make_unique<internal::Profile>();
     const hlo::HloModule* module = computation.parent();

@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/backend/cpu/buffer_assignment.h"
@@ -80,7 +81,9 @@ class CpuExecutable {
   // as compiled (argument_shapes(), output_shapes()).
   absl::Status Run(absl::Span<const void* const> arg_data, absl::Span<void* const> out_data) const;
 
-  const MemoryAnalysis& memory_analysis() const { return assignment_.memory(); }
+  // The buffer assignment's sizes, with the temp arenas of loop bodies, branches and callees
+  // (the largest in use at once) added to temp_bytes and peak_bytes.
+  const MemoryAnalysis& memory_analysis() const { return memory_; }
   const std::vector<hlo::Shape>& argument_shapes() const { return argument_shapes_; }
   const std::vector<hlo::Shape>& output_shapes() const { return assignment_.output_shapes(); }
   // The owning module (CompileForCpu's executables only) and the compiled computation.
@@ -93,7 +96,7 @@ class CpuExecutable {
     return assignment_.output_aliases();
   }
   // The kernel kind an entry instruction runs as ("loop", "reduce", "dot", "dot+epilogue",
-  // "scan", "fallback"), or "" for instructions without a kernel (parameter, constant,
+  // "scan", "while", "dynamic-slice", ..., "fallback"), or "" for instructions without a kernel (parameter, constant,
   // tuple, ...).
   std::string_view KernelKind(std::string_view instruction_name) const;
   // With JX_CPU_PROFILE set: prints the step times so far to stderr (once; later calls and
@@ -119,11 +122,14 @@ class CpuExecutable {
 
    private:
     const CpuExecutable& exe_;
+    // Inline storage: a frame made per run of a small branch or inner loop allocates nothing.
+    template <typename T>
+    using Pointers = absl::InlinedVector<T, 32>;
     uint8_t* arena_ = nullptr;
-    std::vector<void*> buffer_;         // per logical buffer
-    std::vector<const void*> operand_;  // every step's operand buffers, back to back
-    std::vector<void*> result_;         // every step's result buffers, back to back
-    std::vector<void*> outs_;           // per output leaf
+    Pointers<void*> buffer_;         // per logical buffer
+    Pointers<const void*> operand_;  // every step's operand buffers, back to back
+    Pointers<void*> result_;         // every step's result buffers, back to back
+    Pointers<void*> outs_;           // per output leaf
   };
 
  private:
@@ -142,6 +148,7 @@ class CpuExecutable {
   const hlo::HloComputation* computation_ = nullptr;
   CpuCompileOptions options_;
   BufferAssignment assignment_;
+  MemoryAnalysis memory_;
   std::vector<Step> steps_;
   std::vector<hlo::Shape> argument_shapes_;  // parameter leaves
   // With max_threads > 0: the arena every run executes in. It lives as long as the

@@ -29,8 +29,12 @@ class Kernel {
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
   // "loop", "reduce", "dot", "dot+epilogue", "scan", "arg-reduce", "sort", "reduce-window",
-  // "scatter" or "fallback".
+  // "scatter", "while", "conditional", "call", "dynamic-slice", "dynamic-update-slice" or
+  // "fallback".
   virtual std::string_view kind() const = 0;
+  // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
+  // while it runs; counted in the executable's memory_analysis().
+  virtual int64_t nested_temp_bytes() const { return 0; }
 };
 
 // Each returns Unimplemented when the instruction is outside what the kernel handles.

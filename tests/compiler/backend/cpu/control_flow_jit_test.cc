@@ -125,5 +125,21 @@ TEST(ControlFlowJitTest, ScanForiWhileCondSwitchCompileWithoutFallback) {
   ExpectAllClose(jit(nested)(xs), nested(xs));
 }
 
+// A donated operand of dynamic_update_slice holds the result: same memory, window updated.
+TEST(ControlFlowJitTest, DynamicUpdateSliceIntoADonatedArgumentIsInPlace) {
+  NoEvaluatorFallback no_fallback;
+  auto put = [](const Array& x, const Array& u, const Array& i) { return lax::dynamic_update_slice(x, u, {i, Array(0)}); };
+  auto jput = jit(put, static_argnums{}, donate_argnums{0});
+  const Array u = jnp::full({2, 16}, 7.0f);
+  Array x = jnp::arange(256, float32).reshape({16, 16});
+  const Array want = put(x, u, Array(20));  // the start clamps to 14
+  const void* memory = x.data();
+  const Array got = jput(x, u, Array(20));
+  ExpectAllClose(got, want, 0);
+  EXPECT_EQ(got.data(), memory);
+  EXPECT_TRUE(x.is_deleted());
+  EXPECT_EQ(jput.lower(got, u, Array(3)).compile().memory_analysis().alias_size_in_bytes, 256 * 4);
+}
+
 }  // namespace
 }  // namespace jx

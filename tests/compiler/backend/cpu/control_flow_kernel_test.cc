@@ -335,6 +335,12 @@ TEST(WhileKernelTest, ScanWritesTheLoopStateInPlace) {
   BufferAssignment eba = BufferAssignment::Run(entry, entry.MakeInstructionPostOrder()).value();
   EXPECT_EQ(eba.BuffersOf(entry.GetInstructionWithName("w")).at(2),
             eba.BuffersOf(entry.GetInstructionWithName("ys")).at(0));
+  // memory_analysis counts the body's temp arena (the row and the new carry) as well.
+  auto exe = CompileForCpu(Parse(kScan)).value();
+  EXPECT_GE(exe->memory_analysis().temp_bytes,
+            exe->buffer_assignment().memory().temp_bytes + 2 * 8 * 4);
+  EXPECT_EQ(exe->memory_analysis().peak_bytes - exe->buffer_assignment().memory().peak_bytes,
+            exe->memory_analysis().temp_bytes - exe->buffer_assignment().memory().temp_bytes);
 }
 
 // Buffer assignment rejects a loop body whose outputs do not match its arguments.
