@@ -132,18 +132,22 @@ Arrays ExecuteChecked(const JitExecutable& exe, const ClosedJaxpr& jaxpr, absl::
 
 std::string NameOf(const ParamMap& params) { return params.GetString("name"); }
 
+// Called for every jit equation bound under a transformation: reads the jaxpr's avals in
+// place rather than copying them into vectors.
 Avals JitAbstractEval(InAvals in, const ParamMap& params) {
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  const std::vector<ShapedArray> want = j.jaxpr->in_avals();
-  bool ok = want.size() == in.size();
-  for (size_t i = 0; ok && i < in.size(); ++i) ok = SameShapeDType(want[i], *in[i]);
+  const Jaxpr& j = *GetJaxpr(params, "jaxpr").jaxpr;
+  bool ok = j.invars.size() == in.size();
+  for (size_t i = 0; ok && i < in.size(); ++i) ok = SameShapeDType(j.aval(j.invars[i]), *in[i]);
   if (!ok) {
     std::vector<ShapedArray> got;
     for (const ShapedArray* a : in) got.push_back(*a);
-    ThrowOpError<TypeError>("jit", "operands (", AvalsStr(got), ") do not match its jaxpr's inputs (", AvalsStr(want), ")");
+    ThrowOpError<TypeError>("jit", "operands (", AvalsStr(got), ") do not match its jaxpr's inputs (",
+                            AvalsStr(j.in_avals()), ")");
   }
-  const std::vector<ShapedArray> outs = j.jaxpr->out_avals();
-  return Avals(outs.begin(), outs.end());
+  Avals outs;
+  outs.reserve(j.outvars.size());
+  for (const Atom& a : j.outvars) outs.push_back(j.aval(a));
+  return outs;
 }
 
 // Executables of jit equations run eagerly (by a transformation's rule, or a jaxpr being
@@ -318,6 +322,7 @@ std::shared_ptr<Traced> TraceJit(const std::function<Arrays(absl::Span<const Arr
   t->out_def = *out_def;
   t->donated.assign(t->consts.size(), false);
   t->donated.insert(t->donated.end(), donated.begin(), donated.end());
+  t->params = JitParams(t->jaxpr, name, t->donated);
   return t;
 }
 
@@ -334,7 +339,7 @@ Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& n
     }
     return ExecuteChecked(*exe, t.jaxpr, args, name);
   }
-  return Bind(kJit, args, JitParams(t.jaxpr, name, t.donated));
+  return Bind(kJit, args, t.params);
 }
 
 Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& sig, absl::Span<const Array> leaves,

@@ -89,6 +89,7 @@ struct Traced {
   std::vector<Array> consts;
   tree::TreeDef out_def;
   std::vector<bool> donated;  // per leaf
+  ParamMap params;            // of the jit equation a call under a transformation binds
   // Compiled on first eager use; guarded because copies of a jit object share entries
   // across threads.
   mutable std::mutex compile_mutex;

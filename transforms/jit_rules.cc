@@ -2,6 +2,9 @@
 
 #include <memory>
 #include <optional>
+#include <variant>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "jx/core/str_util.h"
 #include "jx/transforms/ad_util.h"
@@ -19,11 +22,22 @@ constexpr size_t kTransformCacheCapacity = 1024;
 
 std::string NameOf(const ParamMap& params) { return params.GetString("name"); }
 
-// Binds a jit equation over a hoisted jaxpr (its consts lead the operands).
-Arrays BindJit(const Hoisted& f, absl::Span<const Array> args, const std::string& name) {
-  std::vector<bool> donated(f.consts.size() + args.size(), false);
-  return Bind(kJit, f.consts.empty() ? Arrays(args.begin(), args.end()) : Cat({f.consts, args}),
-              JitParams(f.jaxpr, name, donated));
+// A transformed jaxpr and the parameters of the jit equation that runs it, built once per
+// cache entry (a ParamMap costs allocations, and a call binds several jit equations).
+struct JitCall {
+  Hoisted fn;
+  ParamMap params;
+};
+
+JitCall MakeJitCall(Hoisted fn, const std::string& name) {
+  ParamMap params = JitParams(fn.jaxpr, name, std::vector<bool>(fn.jaxpr.jaxpr->invars.size(), false));
+  return JitCall{std::move(fn), std::move(params)};
+}
+
+// Binds the jit equation (the hoisted consts lead the operands).
+Arrays BindJit(const JitCall& call, absl::Span<const Array> args) {
+  if (call.fn.consts.empty()) return Bind(kJit, args, call.params);
+  return Bind(kJit, Cat({call.fn.consts, args}), call.params);
 }
 
 bool HasTracer(absl::Span<const Array> xs) {
@@ -36,29 +50,65 @@ bool HasTracer(absl::Span<const Array> xs) {
 // A transformed jaxpr may be reused only if it closes over no tracer: those belong to the
 // transformation that was running when it was traced (the inner jaxprs jit binds have no
 // consts, so this holds unless some caller binds jit over a closure of tracers).
-bool ClosesOverNoTracer(const Hoisted& h) { return !HasTracer(h.consts); }
+bool ClosesOverNoTracer(const JitCall& c) { return !HasTracer(c.fn.consts); }
 
 // The jvp of a jit's jaxpr: (primals..., nonzero tangents...) -> (primals_out...,
 // tangents of the floating outputs...).
 struct JvpJaxpr {
-  Hoisted fn;
+  JitCall call;
   std::vector<size_t> float_outs;  // outputs that have a tangent output
 };
+
+// A jit's jaxpr split by partial evaluation (JAX's partial_eval_jaxpr_nounits with known
+// input forwarding): known outputs and residuals that are just known inputs (or constants)
+// are passed through instead of being copied out by the known program.
+struct JitSplit {
+  JitCall known;             // known inputs -> the outputs not forwarded
+  ParamMap unknown_params;   // of the staged jit: (residuals..., unknown inputs...)
+  std::vector<bool> out_unknown;
+  size_t num_residuals = 0;
+  // Per output of the full known program (known outputs, then residuals): kComputed, or
+  // the index into (known.fn.consts..., known inputs...) of the value it forwards.
+  std::vector<int64_t> source;
+  static constexpr int64_t kComputed = -1;
+};
+
+JitSplit SplitJaxpr(const ClosedJaxpr& j, const std::vector<bool>& unknown, const std::string& name) {
+  PartialEvalResult pe = PartialEvalJaxpr(j, unknown, {});
+  JitSplit split;
+  split.out_unknown = std::move(pe.out_unknown);
+  split.num_residuals = pe.residual_avals.size();
+  split.unknown_params =
+      JitParams(pe.unknown, name, std::vector<bool>(pe.unknown.jaxpr->invars.size(), false));
+  const Jaxpr& known = *pe.known.jaxpr.jaxpr;
+  absl::flat_hash_map<size_t, int64_t> input_position;  // var index -> invar position
+  for (size_t i = 0; i < known.invars.size(); ++i) input_position.emplace(known.invars[i].index, static_cast<int64_t>(i));
+  auto pruned = std::make_shared<Jaxpr>(known);
+  pruned->outvars.clear();
+  for (const Atom& out : known.outvars) {
+    const Var* v = std::get_if<Var>(&out);
+    auto it = v == nullptr ? input_position.end() : input_position.find(v->index);
+    split.source.push_back(it == input_position.end() ? JitSplit::kComputed : it->second);
+    if (it == input_position.end()) pruned->outvars.push_back(out);
+  }
+  split.known = MakeJitCall(Hoisted{ClosedJaxpr{std::move(pruned), {}}, std::move(pe.known.consts)}, name);
+  return split;
+}
 
 JaxprCache<JvpJaxpr>& JvpCache() {
   static auto* cache = new JaxprCache<JvpJaxpr>("jit jvp", kTransformCacheCapacity);
   return *cache;
 }
-JaxprCache<PartialEvalResult>& PartialEvalCache() {
-  static auto* cache = new JaxprCache<PartialEvalResult>("jit partial_eval", kTransformCacheCapacity);
+JaxprCache<JitSplit>& PartialEvalCache() {
+  static auto* cache = new JaxprCache<JitSplit>("jit partial_eval", kTransformCacheCapacity);
   return *cache;
 }
-JaxprCache<Hoisted>& TransposeCache() {
-  static auto* cache = new JaxprCache<Hoisted>("jit transpose", kTransformCacheCapacity);
+JaxprCache<JitCall>& TransposeCache() {
+  static auto* cache = new JaxprCache<JitCall>("jit transpose", kTransformCacheCapacity);
   return *cache;
 }
-JaxprCache<Hoisted>& BatchCache() {
-  static auto* cache = new JaxprCache<Hoisted>("jit batch", kTransformCacheCapacity);
+JaxprCache<JitCall>& BatchCache() {
+  static auto* cache = new JaxprCache<JitCall>("jit batch", kTransformCacheCapacity);
   return *cache;
 }
 
@@ -67,14 +117,13 @@ JaxprCache<Hoisted>& BatchCache() {
 JvpResult JitJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
   std::vector<bool> nonzero_mask(tangents.size());
-  Arrays nonzero;
+  Arrays args(primals.begin(), primals.end());
   for (size_t i = 0; i < tangents.size(); ++i) {
     nonzero_mask[i] = tangents[i].defined();
-    if (nonzero_mask[i]) nonzero.push_back(tangents[i]);
+    if (nonzero_mask[i]) args.push_back(tangents[i]);
   }
-  const std::string name = StrCat("jvp(", NameOf(params), ")");
   JaxprCacheKey key;
-  key.AddMask(nonzero_mask).AddAvals(primals).AddAvals(nonzero);
+  key.AddMask(nonzero_mask).AddAvals(args);
   std::shared_ptr<const JvpJaxpr> jvp = JvpCache().Get(
       j.jaxpr, key,
       [&] {
@@ -83,7 +132,8 @@ JvpResult JitJvp(absl::Span<const Array> primals, absl::Span<const Array> tangen
         for (size_t k = 0; k < out_avals.size(); ++k) {
           if (HasTangentSpace(out_avals[k].dtype)) out->float_outs.push_back(k);
         }
-        out->fn = TraceHoisted(
+        const std::string name = StrCat("jvp(", NameOf(params), ")");
+        Hoisted fn = TraceHoisted(
             [&](absl::Span<const Array> a) {
               Arrays ts(primals.size());
               for (size_t i = 0, n = 0; i < primals.size(); ++i) {
@@ -94,11 +144,12 @@ JvpResult JitJvp(absl::Span<const Array> primals, absl::Span<const Array> tangen
               for (size_t k : out->float_outs) outs.push_back(to[k].defined() ? to[k] : Zeros(out_avals[k]));
               return outs;
             },
-            AvalsOf(Cat({primals, nonzero})), name);
+            AvalsOf(args), name);
+        out->call = MakeJitCall(std::move(fn), name);
         return out;
       },
-      [](const JvpJaxpr& v) { return ClosesOverNoTracer(v.fn); });
-  Arrays outs = BindJit(jvp->fn, Cat({primals, nonzero}), name);
+      [](const JvpJaxpr& v) { return ClosesOverNoTracer(v.call); });
+  Arrays outs = BindJit(jvp->call, args);
   const size_t n_out = outs.size() - jvp->float_outs.size();
   JvpResult r;
   r.primals_out.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_out));
@@ -112,25 +163,38 @@ JvpResult JitJvp(absl::Span<const Array> primals, absl::Span<const Array> tangen
 std::optional<PartialEvalSplit> JitPartialEval(absl::Span<const Array> in, const std::vector<bool>& unknown,
                                                const ParamMap& params) {
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  const std::string name = NameOf(params);
   // The split depends only on the jaxpr (whose avals are fixed) and which inputs are unknown.
   JaxprCacheKey key;
   key.AddMask(unknown);
-  std::shared_ptr<const PartialEvalResult> pe = PartialEvalCache().Get(
-      j.jaxpr, key, [&] { return std::make_shared<const PartialEvalResult>(PartialEvalJaxpr(j, unknown, {})); },
-      [](const PartialEvalResult& v) { return ClosesOverNoTracer(v.known); });
+  std::shared_ptr<const JitSplit> split = PartialEvalCache().Get(
+      j.jaxpr, key, [&] { return std::make_shared<const JitSplit>(SplitJaxpr(j, unknown, NameOf(params))); },
+      [](const JitSplit& v) { return ClosesOverNoTracer(v.known); });
   Arrays known_in, unknown_in;
   for (size_t i = 0; i < in.size(); ++i) (unknown[i] ? unknown_in : known_in).push_back(in[i]);
-  const Arrays known_outs = BindJit(pe->known, known_in, name);
-  const size_t n_res = pe->residual_avals.size(), n_known = known_outs.size() - n_res;
-  PartialEvalSplit split;
-  split.staged = kJit;
-  split.staged_inputs = Cat({absl::MakeConstSpan(known_outs).subspan(n_known), unknown_in});
-  split.staged_params = JitParams(pe->unknown, name, std::vector<bool>(split.staged_inputs.size(), false));
-  for (size_t k = 0, n = 0; k < pe->out_unknown.size(); ++k) {
-    split.known_outs.push_back(pe->out_unknown[k] ? Array() : known_outs[n++]);
+  // A known program whose every output is forwarded need not run.
+  const bool runs = !split->known.fn.jaxpr.jaxpr->outvars.empty();
+  const Arrays computed = runs ? BindJit(split->known, known_in) : Arrays();
+  const std::vector<Array>& consts = split->known.fn.consts;
+  Arrays known_outs;  // known outputs, then residuals
+  known_outs.reserve(split->source.size());
+  for (size_t k = 0, n = 0; k < split->source.size(); ++k) {
+    const int64_t from = split->source[k];
+    if (from == JitSplit::kComputed) {
+      known_outs.push_back(computed[n++]);
+    } else {
+      const size_t i = static_cast<size_t>(from);
+      known_outs.push_back(i < consts.size() ? consts[i] : known_in[i - consts.size()]);
+    }
   }
-  return split;
+  const size_t n_known = known_outs.size() - split->num_residuals;
+  PartialEvalSplit out;
+  out.staged = kJit;
+  out.staged_inputs = Cat({absl::MakeConstSpan(known_outs).subspan(n_known), unknown_in});
+  out.staged_params = split->unknown_params;
+  for (size_t k = 0, n = 0; k < split->out_unknown.size(); ++k) {
+    out.known_outs.push_back(split->out_unknown[k] ? Array() : known_outs[n++]);
+  }
+  return out;
 }
 
 // Reverse mode: one jit running the backward pass of the jaxpr. It takes the known inputs
@@ -147,14 +211,15 @@ Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeA
     ct_defined.push_back(ct.defined());
     if (ct.defined()) cts.push_back(ct);
   }
-  const std::string name = StrCat("transpose(", NameOf(params), ")");
+  Arrays operands = Cat({known, cts});
   JaxprCacheKey key;
-  key.AddMask(linear).AddMask(ct_defined).AddAvals(known).AddAvals(cts);
-  std::shared_ptr<const Hoisted> backward = TransposeCache().Get(
+  key.AddMask(linear).AddMask(ct_defined).AddAvals(operands);
+  std::shared_ptr<const JitCall> backward = TransposeCache().Get(
       j.jaxpr, key,
       [&] {
         const std::vector<ShapedArray> out_avals = j.jaxpr->out_avals();
-        return std::make_shared<const Hoisted>(TraceHoisted(
+        const std::string name = StrCat("transpose(", NameOf(params), ")");
+        return std::make_shared<const JitCall>(MakeJitCall(TraceHoisted(
             [&](absl::Span<const Array> a) {
               Arrays all_cts;
               for (size_t k = 0, n = 0; k < ct_defined.size(); ++k) {
@@ -162,10 +227,10 @@ Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeA
               }
               return TransposeJaxpr(j, linear, a.subspan(0, known.size()), all_cts);
             },
-            AvalsOf(Cat({known, cts})), name));
+            AvalsOf(operands), name), name));
       },
       ClosesOverNoTracer);
-  Arrays outs = BindJit(*backward, Cat({known, cts}), name);
+  Arrays outs = BindJit(*backward, operands);
   Arrays result(args.size());
   for (size_t i = 0, n = 0; i < args.size(); ++i) {
     if (linear[i]) result[i] = outs[n++];
@@ -177,20 +242,22 @@ Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeA
 // dimensions where they are (no transposes before the call) and puts every output's at 0.
 BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size, const ParamMap& params) {
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  const std::string name = StrCat("vmap(", NameOf(params), ")");
   const std::vector<int64_t> in_axes(dims.begin(), dims.end());
   JaxprCacheKey key;
   key.Add(size).Add(static_cast<int64_t>(in_axes.size()));
   for (int64_t d : in_axes) key.Add(d);
   key.AddAvals(args);
-  std::shared_ptr<const Hoisted> batched = BatchCache().Get(
+  std::shared_ptr<const JitCall> batched = BatchCache().Get(
       j.jaxpr, key,
       [&] {
-        return std::make_shared<const Hoisted>(TraceHoisted(
-            [&](absl::Span<const Array> a) { return VmapCall(AsFn(j), a, in_axes, {0}, size); }, AvalsOf(args), name));
+        const std::string name = StrCat("vmap(", NameOf(params), ")");
+        return std::make_shared<const JitCall>(MakeJitCall(
+            TraceHoisted([&](absl::Span<const Array> a) { return VmapCall(AsFn(j), a, in_axes, {0}, size); },
+                         AvalsOf(args), name),
+            name));
       },
       ClosesOverNoTracer);
-  Arrays outs = BindJit(*batched, args, name);
+  Arrays outs = BindJit(*batched, args);
   return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
 }
 

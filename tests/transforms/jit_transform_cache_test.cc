@@ -132,6 +132,45 @@ TEST(JitTransformCacheTest, WhichInputsAreDifferentiatedIsPartOfTheKey) {
   EXPECT_EQ(d.transpose, 2) << d;
 }
 
+// JAX's known-input forwarding: a residual or known output that is just a known input is
+// passed through, not copied out by the known program.
+TEST(JitTransformCacheTest, KnownInputsAreForwardedNotCopied) {
+  auto jf = jit(LayerLoss);
+  const Layer p = MakeLayer(4, 1.0);
+  const Array x = Range64(12, 1.0).reshape({3, 4});
+  const ClosedJaxpr g = make_jaxpr(grad(jf))(p, x);
+  ASSERT_GE(g.jaxpr->eqns.size(), 2u) << g;
+  const Eqn& known = g.jaxpr->eqns[0];
+  ASSERT_EQ(known.primitive.name(), "jit") << g;
+  // The loss and two residuals (tanh and its derivative); x, also needed by the backward
+  // pass, goes to the staged jit straight from the input.
+  EXPECT_EQ(known.outputs.size(), 3u) << g;
+  const Eqn& backward = g.jaxpr->eqns.back();
+  EXPECT_EQ(std::get<Var>(backward.inputs[0]).index, g.jaxpr->invars[2].index) << g;
+
+  // Forwarded and computed known outputs mixed.
+  auto first_and_product = jit([](const Array& a, const Array& b) { return std::pair{a, lax::mul(a, b)}; });
+  const Array a = F64({1.0, 2.0}), b = F64({3.0, 5.0});
+  auto [outs, pullback] = vjp(first_and_product, a, b);
+  ExpectNear(outs.first, a);
+  ExpectNear(outs.second, lax::mul(a, b));
+  auto [ct_a, ct_b] = pullback(std::pair{F64({1.0, 1.0}), F64({1.0, 10.0})});
+  ExpectNear(ct_a, F64({4.0, 51.0}));
+  ExpectNear(ct_b, F64({1.0, 20.0}));
+  // When every known output is forwarded the known program does not run at all: only the
+  // backward pass is compiled.
+  auto swap = jit([](const Array& u, const Array& v) { return std::pair{v, u}; });
+  auto loss = [&](const Array& u, const Array& v) {
+    auto [s, t] = swap(u, v);
+    return jnp::sum(lax::add(s, lax::mul(t, 2.0)));
+  };
+  const Work before = Work::Now();
+  auto [ga, gb] = grad(loss, argnums{0, 1})(a, b);
+  ExpectNear(ga, F64({2.0, 2.0}));
+  ExpectNear(gb, F64({1.0, 1.0}));
+  EXPECT_EQ((Work::Now() - before).executables, 1);
+}
+
 TEST(JitTransformCacheTest, VjpAndJvpOfJitAreCached) {
   auto f = [](const Array& x) { return lax::mul(lax::exp(x), lax::sin(x)); };
   auto jf = jit(f);
