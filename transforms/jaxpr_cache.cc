@@ -34,9 +34,7 @@ void JaxprCacheBase::Clear() {
 
 std::shared_ptr<const void> JaxprCacheBase::Find(const Jaxpr* jaxpr, const JaxprCacheKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Heterogeneous lookup would save copying the words; a miss costs a trace anyway, and a
-  // hit's copy is a few words.
-  auto it = index_.find(Key{jaxpr, key.words()});
+  auto it = index_.find(KeyView{jaxpr, key.words()});
   if (it == index_.end()) return nullptr;
   // A dead owner means the address now belongs to another jaxpr: not a hit.
   if (it->second->owner.expired()) return nullptr;
@@ -48,9 +46,11 @@ std::shared_ptr<const void> JaxprCacheBase::Find(const Jaxpr* jaxpr, const Jaxpr
 std::shared_ptr<const void> JaxprCacheBase::Insert(const std::shared_ptr<const Jaxpr>& jaxpr, const JaxprCacheKey& key,
                                                    std::shared_ptr<const void> value) {
   std::lock_guard<std::mutex> lock(mutex_);
-  EraseDead();
-  Key k{jaxpr.get(), key.words()};
-  if (auto it = index_.find(k); it != index_.end()) return it->second->value;
+  EraseDead();  // also any dead entry at this jaxpr's (reused) address
+  if (auto it = index_.find(KeyView{jaxpr.get(), key.words()}); it != index_.end()) {
+    return it->second->value;  // a racing miss stored it first
+  }
+  Key k{jaxpr.get(), std::vector<int64_t>(key.words().begin(), key.words().end())};
   order_.push_front(Entry{k, jaxpr, std::move(value)});
   index_.emplace(std::move(k), order_.begin());
   if (order_.size() > capacity_) {

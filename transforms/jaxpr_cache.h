@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
+#include "absl/types/span.h"
 #include "jx/core/jaxpr.h"
 
 namespace jx {
@@ -42,10 +44,11 @@ class JaxprCacheKey {
   JaxprCacheKey& AddMask(const std::vector<bool>& mask);
   JaxprCacheKey& AddAval(const ShapedArray& aval);
   JaxprCacheKey& AddAvals(absl::Span<const Array> xs);  // of the arrays
-  const std::vector<int64_t>& words() const { return words_; }
+  absl::Span<const int64_t> words() const { return words_; }
 
  private:
-  std::vector<int64_t> words_;
+  // Inline: a key is built on every call of a transformation rule, and most fit.
+  absl::InlinedVector<int64_t, 24> words_;
 };
 
 struct JaxprCacheStats {
@@ -74,10 +77,25 @@ class JaxprCacheBase {
   struct Key {
     const Jaxpr* jaxpr;
     std::vector<int64_t> words;
-    friend bool operator==(const Key&, const Key&) = default;
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.jaxpr, k.words);
+  };
+  // Looked up without copying the words (the hit path allocates nothing).
+  struct KeyView {
+    const Jaxpr* jaxpr;
+    absl::Span<const int64_t> words;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(const KeyView& k) const { return absl::HashOf(k.jaxpr, k.words); }
+    size_t operator()(const Key& k) const { return (*this)(KeyView{k.jaxpr, k.words}); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    static KeyView View(const Key& k) { return KeyView{k.jaxpr, k.words}; }
+    static KeyView View(const KeyView& k) { return k; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyView x = View(a), y = View(b);
+      return x.jaxpr == y.jaxpr && x.words == y.words;
     }
   };
   struct Entry {
@@ -91,7 +109,7 @@ class JaxprCacheBase {
   size_t capacity_;
   mutable std::mutex mutex_;
   std::list<Entry> order_;  // most recently used first
-  absl::flat_hash_map<Key, std::list<Entry>::iterator> index_;
+  absl::flat_hash_map<Key, std::list<Entry>::iterator, KeyHash, KeyEq> index_;
   std::atomic<int64_t> hits_{0}, misses_{0};
 };
 
