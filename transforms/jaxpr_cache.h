@@ -18,7 +18,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -118,15 +117,17 @@ class JaxprCache final : public JaxprCacheBase {
  public:
   using JaxprCacheBase::JaxprCacheBase;
 
-  // The value for (jaxpr, key), made by `make` on a miss and stored if `keep` accepts it.
-  // make runs without the lock held: it may trace, and tracing may use this cache again.
-  std::shared_ptr<const V> Get(const std::shared_ptr<const Jaxpr>& jaxpr, const JaxprCacheKey& key,
-                               const std::function<std::shared_ptr<const V>()>& make,
-                               const std::function<bool(const V&)>& keep = nullptr) {
+  // The value for (jaxpr, key), made by `make` (returning std::shared_ptr<const V>) on a
+  // miss and stored if `keep` accepts it. make runs without the lock held: it may trace, and
+  // tracing may use this cache again. A template, not a std::function: a hit must not
+  // allocate, and the rules' makers capture too much for std::function's inline buffer.
+  template <typename Make>
+  std::shared_ptr<const V> Get(const std::shared_ptr<const Jaxpr>& jaxpr, const JaxprCacheKey& key, Make&& make,
+                               bool (*keep)(const V&) = nullptr) {
     if (std::shared_ptr<const void> hit = Find(jaxpr.get(), key)) return std::static_pointer_cast<const V>(hit);
     CountMiss();
     std::shared_ptr<const V> made = make();
-    if (keep && !keep(*made)) return made;
+    if (keep != nullptr && !keep(*made)) return made;
     return std::static_pointer_cast<const V>(Insert(jaxpr, key, made));
   }
 };
