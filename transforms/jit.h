@@ -8,7 +8,9 @@
 // structures, shapes, dtypes and weak types, and the static arguments' values; a hit does
 // no tracing. Under another transformation (grad, vmap, make_jaxpr, an outer jit) a call
 // binds one `jit` equation carrying the traced jaxpr, so transformations of jitted code
-// stay one program (JAX's pjit). Values the function closes over are constants of its
+// stay one program (JAX's pjit). Those transformations are cached too (jit_rules.h): the
+// second call of grad(jit(f)) or vmap(jit(f)) with the same avals traces, transforms,
+// lowers and compiles nothing. Values the function closes over are constants of its
 // jaxpr, as in JAX: a jit object whose function closes over a variable sees the value it had
 // when that signature was traced.
 //

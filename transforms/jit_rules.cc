@@ -5,7 +5,6 @@
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "jx/core/str_util.h"
 #include "jx/transforms/ad_util.h"
 #include "jx/transforms/jaxpr_util.h"
@@ -63,8 +62,8 @@ struct JvpJaxpr {
 // input forwarding): known outputs and residuals that are just known inputs (or constants)
 // are passed through instead of being copied out by the known program.
 struct JitSplit {
-  JitCall known;             // known inputs -> the outputs not forwarded
-  ParamMap unknown_params;   // of the staged jit: (residuals..., unknown inputs...)
+  JitCall known;            // known inputs -> the outputs not forwarded
+  ParamMap unknown_params;  // of the staged jit: (residuals..., unknown inputs...)
   std::vector<bool> out_unknown;
   size_t num_residuals = 0;
   // Per output of the full known program (known outputs, then residuals): kComputed, or
@@ -78,11 +77,11 @@ JitSplit SplitJaxpr(const ClosedJaxpr& j, const std::vector<bool>& unknown, cons
   JitSplit split;
   split.out_unknown = std::move(pe.out_unknown);
   split.num_residuals = pe.residual_avals.size();
-  split.unknown_params =
-      JitParams(pe.unknown, name, std::vector<bool>(pe.unknown.jaxpr->invars.size(), false));
+  split.unknown_params = JitParams(pe.unknown, name, std::vector<bool>(pe.unknown.jaxpr->invars.size(), false));
   const Jaxpr& known = *pe.known.jaxpr.jaxpr;
   absl::flat_hash_map<size_t, int64_t> input_position;  // var index -> invar position
-  for (size_t i = 0; i < known.invars.size(); ++i) input_position.emplace(known.invars[i].index, static_cast<int64_t>(i));
+  for (size_t i = 0; i < known.invars.size(); ++i)
+    input_position.emplace(known.invars[i].index, static_cast<int64_t>(i));
   auto pruned = std::make_shared<Jaxpr>(known);
   pruned->outvars.clear();
   for (const Atom& out : known.outvars) {
@@ -219,15 +218,17 @@ Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeA
       [&] {
         const std::vector<ShapedArray> out_avals = j.jaxpr->out_avals();
         const std::string name = StrCat("transpose(", NameOf(params), ")");
-        return std::make_shared<const JitCall>(MakeJitCall(TraceHoisted(
-            [&](absl::Span<const Array> a) {
-              Arrays all_cts;
-              for (size_t k = 0, n = 0; k < ct_defined.size(); ++k) {
-                all_cts.push_back(ct_defined[k] ? a[known.size() + n++] : Zeros(out_avals[k]));
-              }
-              return TransposeJaxpr(j, linear, a.subspan(0, known.size()), all_cts);
-            },
-            AvalsOf(operands), name), name));
+        return std::make_shared<const JitCall>(
+            MakeJitCall(TraceHoisted(
+                            [&](absl::Span<const Array> a) {
+                              Arrays all_cts;
+                              for (size_t k = 0, n = 0; k < ct_defined.size(); ++k) {
+                                all_cts.push_back(ct_defined[k] ? a[known.size() + n++] : Zeros(out_avals[k]));
+                              }
+                              return TransposeJaxpr(j, linear, a.subspan(0, known.size()), all_cts);
+                            },
+                            AvalsOf(operands), name),
+                        name));
       },
       ClosesOverNoTracer);
   Arrays outs = BindJit(*backward, operands);
@@ -240,7 +241,8 @@ Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeA
 
 // Batching: one jit over the batched jaxpr, which takes the operands with their batch
 // dimensions where they are (no transposes before the call) and puts every output's at 0.
-BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size, const ParamMap& params) {
+BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size,
+                     const ParamMap& params) {
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
   const std::vector<int64_t> in_axes(dims.begin(), dims.end());
   JaxprCacheKey key;

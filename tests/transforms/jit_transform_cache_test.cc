@@ -34,11 +34,13 @@ struct Work {
                 cpu.compiles};
   }
   Work operator-(const Work& o) const {
-    return Work{jvp - o.jvp,           partial_eval - o.partial_eval, transpose - o.transpose,
-                batch - o.batch,       executables - o.executables,   lowerings - o.lowerings,
+    return Work{jvp - o.jvp,          partial_eval - o.partial_eval, transpose - o.transpose,
+                batch - o.batch,      executables - o.executables,   lowerings - o.lowerings,
                 compiles - o.compiles};
   }
-  bool none() const { return jvp == 0 && partial_eval == 0 && transpose == 0 && batch == 0 && executables == 0 && lowerings == 0; }
+  bool none() const {
+    return jvp == 0 && partial_eval == 0 && transpose == 0 && batch == 0 && executables == 0 && lowerings == 0;
+  }
 };
 
 std::ostream& operator<<(std::ostream& os, const Work& w) {
@@ -62,7 +64,8 @@ Array LayerLoss(const Layer& p, const Array& x) {
 }
 
 Layer MakeLayer(int64_t n, double scale) {
-  return Layer{Range64(n * n, scale / static_cast<double>(n * n)).reshape({n, n}), Range64(n, -scale / static_cast<double>(n))};
+  return Layer{Range64(n * n, scale / static_cast<double>(n * n)).reshape({n, n}),
+               Range64(n, -scale / static_cast<double>(n))};
 }
 
 void ExpectNear(const Array& got, const Array& want, double rtol = 1e-12) {
@@ -223,32 +226,37 @@ TEST(JitTransformCacheTest, VmapOfJitIsCachedPerAxesAndAvals) {
 TEST(JitTransformCacheTest, JitInsideLoopBodiesIsCachedUnderTransforms) {
   auto cell = jit([](const Array& h, const Array& x) { return lax::tanh(lax::add(lax::mul(h, 0.5), x)); });
   auto rnn = [&](const Array& xs) {
-    auto [h, hs] = lax::scan([&](const Array& c, const Array& x) {
-      const Array next = cell(c, x);
-      return std::pair{next, next};
-    }, jnp::zeros({3}, float64), xs);
+    auto [h, hs] = lax::scan(
+        [&](const Array& c, const Array& x) {
+          const Array next = cell(c, x);
+          return std::pair{next, next};
+        },
+        jnp::zeros({3}, float64), xs);
     return jnp::sum(hs);
   };
   auto loop = [&](const Array& x) {
-    return jnp::sum(lax::fori_loop(0, 4, [&](const Array&, const Array& c) { return cell(c, x); }, x));
+    return jnp::sum(lax::fori_loop(
+        0, 4, [&](const Array&, const Array& c) { return cell(c, x); }, x));
   };
   const Array xs = Range64(12, 0.1).reshape({4, 3});
   const Array batch = Range64(24, 0.1).reshape({2, 4, 3});
   auto unjitted_cell = [](const Array& h, const Array& x) { return lax::tanh(lax::add(lax::mul(h, 0.5), x)); };
   auto rnn_eager = [&](const Array& v) {
-    auto [h, hs] = lax::scan([&](const Array& c, const Array& x) {
-      const Array next = unjitted_cell(c, x);
-      return std::pair{next, next};
-    }, jnp::zeros({3}, float64), v);
+    auto [h, hs] = lax::scan(
+        [&](const Array& c, const Array& x) {
+          const Array next = unjitted_cell(c, x);
+          return std::pair{next, next};
+        },
+        jnp::zeros({3}, float64), v);
     return jnp::sum(hs);
   };
   // while: the state grows by 1 + cell / 2 (at least 0.5) per step until its first element
   // reaches 2.
   auto until = [](auto step) {
     return [step](const Array& x) {
-      return lax::while_loop([](const Array& c) { return lax::lt(c[0], Array(2.0)); },
-                             [&step, x](const Array& c) { return lax::add(c, lax::add(lax::mul(step(c, x), 0.5), 1.0)); },
-                             x);
+      return lax::while_loop(
+          [](const Array& c) { return lax::lt(c[0], Array(2.0)); },
+          [&step, x](const Array& c) { return lax::add(c, lax::add(lax::mul(step(c, x), 0.5), 1.0)); }, x);
     };
   };
   auto run = [&] {
@@ -258,7 +266,8 @@ TEST(JitTransformCacheTest, JitInsideLoopBodiesIsCachedUnderTransforms) {
     ExpectNear(grad(rnn)(xs), grad(rnn_eager)(xs));
     ExpectNear(vmap(rnn)(batch)[1], rnn_eager(batch[1]));
     ExpectNear(grad(loop)(xs[0]), grad([&](const Array& x) {
-                 return jnp::sum(lax::fori_loop(0, 4, [&](const Array&, const Array& c) { return unjitted_cell(c, x); }, x));
+                 return jnp::sum(lax::fori_loop(
+                     0, 4, [&](const Array&, const Array& c) { return unjitted_cell(c, x); }, x));
                })(xs[0]));
   };
   run();
@@ -331,7 +340,8 @@ TEST(JitTransformCacheTest, ConcurrentTransformsShareTheCaches) {
       for (int i = 0; i < 50; ++i) {
         const std::vector<double> got = mine(p, x).w.to_vector<double>();
         bool same = got.size() == want.size();
-        for (size_t k = 0; same && k < got.size(); ++k) same = std::abs(got[k] - want[k]) <= 1e-12 * (1 + std::abs(want[k]));
+        for (size_t k = 0; same && k < got.size(); ++k)
+          same = std::abs(got[k] - want[k]) <= 1e-12 * (1 + std::abs(want[k]));
         ok[t] += same ? 1 : 0;
       }
     });
