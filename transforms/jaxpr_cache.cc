@@ -26,12 +26,6 @@ JaxprCacheStats JaxprCacheBase::stats() const {
   return JaxprCacheStats{hits_.load(), misses_.load(), order_.size()};
 }
 
-void JaxprCacheBase::Clear() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  index_.clear();
-  order_.clear();
-}
-
 std::shared_ptr<const void> JaxprCacheBase::Find(const Jaxpr* jaxpr, const JaxprCacheKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = index_.find(KeyView{jaxpr, key.words()});

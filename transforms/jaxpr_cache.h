@@ -62,8 +62,6 @@ class JaxprCacheBase {
   JaxprCacheBase(std::string name, size_t capacity) : name_(std::move(name)), capacity_(capacity) {}
   JaxprCacheStats stats() const;
   const std::string& name() const { return name_; }
-  // Drops every entry (JAX's clear_caches).
-  void Clear();
 
  protected:
   std::shared_ptr<const void> Find(const Jaxpr* jaxpr, const JaxprCacheKey& key);
