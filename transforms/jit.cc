@@ -8,10 +8,9 @@
 
 #include "jx/core/interpreter.h"
 #include "jx/core/str_util.h"
-#include "jx/transforms/ad_util.h"
+#include "jx/transforms/jaxpr_cache.h"
 #include "jx/transforms/jaxpr_util.h"
-#include "jx/transforms/jvp.h"
-#include "jx/transforms/vmap.h"
+#include "jx/transforms/jit_rules.h"
 
 namespace jx {
 namespace {
@@ -131,146 +130,37 @@ Arrays ExecuteChecked(const JitExecutable& exe, const ClosedJaxpr& jaxpr, absl::
   return outs;
 }
 
-ParamMap JitParams(const ClosedJaxpr& jaxpr, const std::string& name, const std::vector<bool>& donated) {
-  std::vector<int64_t> donated_ints(donated.begin(), donated.end());
-  return ParamMap{{"donated_invars", donated_ints}, {"jaxpr", JaxprParamOf(jaxpr)}, {"name", name}};
-}
-
-// Binds a jit equation over a hoisted jaxpr (its consts lead the operands).
-Arrays BindJit(const Hoisted& f, absl::Span<const Array> args, const std::string& name) {
-  std::vector<bool> donated(f.consts.size() + args.size(), false);
-  return Bind(kJit, Cat({f.consts, args}), JitParams(f.jaxpr, name, donated));
-}
-
 std::string NameOf(const ParamMap& params) { return params.GetString("name"); }
 
+// Called for every jit equation bound under a transformation: reads the jaxpr's avals in
+// place rather than copying them into vectors.
 Avals JitAbstractEval(InAvals in, const ParamMap& params) {
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  const std::vector<ShapedArray> want = j.jaxpr->in_avals();
-  bool ok = want.size() == in.size();
-  for (size_t i = 0; ok && i < in.size(); ++i) ok = SameShapeDType(want[i], *in[i]);
+  const Jaxpr& j = *GetJaxpr(params, "jaxpr").jaxpr;
+  bool ok = j.invars.size() == in.size();
+  for (size_t i = 0; ok && i < in.size(); ++i) ok = SameShapeDType(j.aval(j.invars[i]), *in[i]);
   if (!ok) {
     std::vector<ShapedArray> got;
     for (const ShapedArray* a : in) got.push_back(*a);
-    ThrowOpError<TypeError>("jit", "operands (", AvalsStr(got), ") do not match its jaxpr's inputs (", AvalsStr(want), ")");
+    ThrowOpError<TypeError>("jit", "operands (", AvalsStr(got), ") do not match its jaxpr's inputs (",
+                            AvalsStr(j.in_avals()), ")");
   }
-  const std::vector<ShapedArray> outs = j.jaxpr->out_avals();
-  return Avals(outs.begin(), outs.end());
+  Avals outs;
+  outs.reserve(j.outvars.size());
+  for (const Atom& a : j.outvars) outs.push_back(j.aval(a));
+  return outs;
 }
 
-// Executables of jit equations bound eagerly (by a transformation's rule, or a jaxpr being
-// evaluated), cached per jaxpr object.
+// Executables of jit equations run eagerly (by a transformation's rule, or a jaxpr being
+// evaluated), per jaxpr object: the transformation rules' caches hand out the same jaxpr
+// objects call after call, so their programs are neither lowered nor compiled again.
+JaxprCache<JitExecutable>& Executables() {
+  static auto* cache = new JaxprCache<JitExecutable>("jit executables", 256);
+  return *cache;
+}
+
 std::shared_ptr<const JitExecutable> ExecutableFor(const ClosedJaxpr& j, const std::string& name) {
-  static std::mutex m;
-  static auto* cache = new std::vector<std::pair<std::weak_ptr<const Jaxpr>, std::shared_ptr<const JitExecutable>>>;
-  std::lock_guard<std::mutex> lock(m);
-  for (auto it = cache->begin(); it != cache->end();) {
-    std::shared_ptr<const Jaxpr> alive = it->first.lock();
-    if (!alive) {
-      it = cache->erase(it);
-    } else if (alive.get() == j.jaxpr.get()) {
-      return it->second;
-    } else {
-      ++it;
-    }
-  }
-  if (cache->size() > 256) cache->erase(cache->begin());
-  cache->emplace_back(j.jaxpr, Compile(j, name, std::vector<bool>(j.jaxpr->invars.size(), false)));
-  return cache->back().second;
-}
-
-// Forward mode: one jit over the jvp'd jaxpr returning (primals, tangents); under
-// linearize the partial_eval rule splits it into a known and a staged jit.
-JvpResult JitJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  Arrays nonzero;
-  for (const Array& t : tangents) {
-    if (t.defined()) nonzero.push_back(t);
-  }
-  const std::vector<ShapedArray> out_avals = j.jaxpr->out_avals();
-  std::vector<size_t> float_outs;
-  for (size_t k = 0; k < out_avals.size(); ++k) {
-    if (HasTangentSpace(out_avals[k].dtype)) float_outs.push_back(k);
-  }
-  const std::string name = NameOf(params);
-  Hoisted jvp_fn = TraceHoisted(
-      [&](absl::Span<const Array> a) {
-        Arrays ts(primals.size());
-        for (size_t i = 0, n = 0; i < primals.size(); ++i) {
-          if (tangents[i].defined()) ts[i] = a[primals.size() + n++];
-        }
-        auto [po, to] = JvpCall(AsFn(j), a.subspan(0, primals.size()), ts);
-        Arrays out = po;
-        for (size_t k : float_outs) out.push_back(to[k].defined() ? to[k] : Zeros(out_avals[k]));
-        return out;
-      },
-      AvalsOf(Cat({primals, nonzero})), StrCat("jvp(", name, ")"));
-  Arrays outs = BindJit(jvp_fn, Cat({primals, nonzero}), StrCat("jvp(", name, ")"));
-  JvpResult r;
-  r.primals_out.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(out_avals.size()));
-  r.tangents_out.resize(out_avals.size());
-  for (size_t f = 0; f < float_outs.size(); ++f) r.tangents_out[float_outs[f]] = outs[out_avals.size() + f];
-  return r;
-}
-
-// Partial evaluation (JAX's pjit rule): the known part runs now as one jit returning the
-// known outputs and residuals; the unknown part is staged as a second jit over them.
-std::optional<PartialEvalSplit> JitPartialEval(absl::Span<const Array> in, const std::vector<bool>& unknown,
-                                               const ParamMap& params) {
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  const std::string name = NameOf(params);
-  PartialEvalResult pe = PartialEvalJaxpr(j, unknown, {});
-  Arrays known_in, unknown_in;
-  for (size_t i = 0; i < in.size(); ++i) (unknown[i] ? unknown_in : known_in).push_back(in[i]);
-  const Arrays known_outs = BindJit(pe.known, known_in, name);
-  const size_t n_res = pe.residual_avals.size(), n_known = known_outs.size() - n_res;
-  PartialEvalSplit split;
-  split.staged = kJit;
-  split.staged_inputs = Cat({absl::MakeConstSpan(known_outs).subspan(n_known), unknown_in});
-  split.staged_params = JitParams(pe.unknown, name, std::vector<bool>(split.staged_inputs.size(), false));
-  for (size_t k = 0, n = 0; k < pe.out_unknown.size(); ++k) {
-    split.known_outs.push_back(pe.out_unknown[k] ? Array() : known_outs[n++]);
-  }
-  return split;
-}
-
-// Reverse mode: one jit running the backward pass of the jaxpr.
-Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeArg> args, const ParamMap& params) {
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  std::vector<bool> linear;
-  Arrays known;
-  for (const TransposeArg& a : args) {
-    linear.push_back(a.is_linear());
-    if (!a.is_linear()) known.push_back(a.value);
-  }
-  const std::vector<ShapedArray> out_avals = j.jaxpr->out_avals();
-  Arrays cts;
-  for (size_t k = 0; k < cts_out.size(); ++k) cts.push_back(cts_out[k].defined() ? cts_out[k] : Zeros(out_avals[k]));
-  const std::string name = StrCat("transpose(", NameOf(params), ")");
-  Hoisted backward = TraceHoisted(
-      [&](absl::Span<const Array> a) { return TransposeJaxpr(j, linear, a.subspan(0, known.size()), a.subspan(known.size())); },
-      AvalsOf(Cat({known, cts})), name);
-  Arrays outs = BindJit(backward, Cat({known, cts}), name);
-  Arrays result(args.size());
-  for (size_t i = 0, n = 0; i < args.size(); ++i) {
-    if (linear[i]) result[i] = outs[n++];
-  }
-  return result;
-}
-
-BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size, const ParamMap& params) {
-  std::vector<int64_t> axes;
-  Arrays moved;
-  for (size_t i = 0; i < args.size(); ++i) {
-    moved.push_back(dims[i] == kNotMapped ? args[i] : MoveAxis(args[i], dims[i], 0));
-    axes.push_back(dims[i] == kNotMapped ? kNotMapped : 0);
-  }
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  const std::string name = StrCat("vmap(", NameOf(params), ")");
-  Hoisted batched = TraceHoisted([&](absl::Span<const Array> a) { return VmapCall(AsFn(j), a, axes, {0}, size); },
-                                 AvalsOf(moved), name);
-  Arrays outs = BindJit(batched, moved, name);
-  return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
+  return Executables().Get(j.jaxpr, JaxprCacheKey(),
+                           [&] { return Compile(j, name, std::vector<bool>(j.jaxpr->invars.size(), false)); });
 }
 
 bool HasTracer(absl::Span<const Array> xs) {
@@ -432,6 +322,7 @@ std::shared_ptr<Traced> TraceJit(const std::function<Arrays(absl::Span<const Arr
   t->out_def = *out_def;
   t->donated.assign(t->consts.size(), false);
   t->donated.insert(t->donated.end(), donated.begin(), donated.end());
+  t->params = JitParams(t->jaxpr, name, t->donated);
   return t;
 }
 
@@ -448,7 +339,7 @@ Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& n
     }
     return ExecuteChecked(*exe, t.jaxpr, args, name);
   }
-  return Bind(kJit, args, JitParams(t.jaxpr, name, t.donated));
+  return Bind(kJit, args, t.params);
 }
 
 Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& sig, absl::Span<const Array> leaves,
@@ -473,6 +364,8 @@ Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& s
                         name);
 }
 
+JaxprCacheStats GetJitExecutableCacheStats() { return Executables().stats(); }
+
 }  // namespace jit_internal
 
 void RegisterJit(Registry& r) {
@@ -482,10 +375,7 @@ void RegisterJit(Registry& r) {
     const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
     return ExecuteChecked(*ExecutableFor(j, NameOf(params)), j, in, NameOf(params));
   };
-  rules.jvp = JitJvp;
-  rules.transpose = JitTranspose;
-  rules.batch = JitBatch;
-  rules.partial_eval = JitPartialEval;
+  jit_internal::SetJitTransformRules(rules);
 }
 
 }  // namespace jx

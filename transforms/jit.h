@@ -8,7 +8,9 @@
 // structures, shapes, dtypes and weak types, and the static arguments' values; a hit does
 // no tracing. Under another transformation (grad, vmap, make_jaxpr, an outer jit) a call
 // binds one `jit` equation carrying the traced jaxpr, so transformations of jitted code
-// stay one program (JAX's pjit). Values the function closes over are constants of its
+// stay one program (JAX's pjit). Those transformations are cached too (jit_rules.h): the
+// second call of grad(jit(f)) or vmap(jit(f)) with the same avals traces, transforms,
+// lowers and compiles nothing. Values the function closes over are constants of its
 // jaxpr, as in JAX: a jit object whose function closes over a variable sees the value it had
 // when that signature was traced.
 //
@@ -89,6 +91,7 @@ struct Traced {
   std::vector<Array> consts;
   tree::TreeDef out_def;
   std::vector<bool> donated;  // per leaf
+  ParamMap params;            // of the jit equation a call under a transformation binds
   // Compiled on first eager use; guarded because copies of a jit object share entries
   // across threads.
   mutable std::mutex compile_mutex;
