@@ -82,6 +82,7 @@ void GemmTyped(const GemmArgs& g) {
     T* cb = c + bi * g.stride_c + i0 * g.ldc + j0;
     GemmBlock<T>(g.transpose_a, g.transpose_b, ab, g.lda, bb, g.ldb, cb, g.ldc, i1 - i0, j1 - j0, g.k, alpha,
                  g.accumulate);
+    if (g.on_block) g.on_block(bi, i0, i1, j0, j1);
   };
   const int64_t macs_one = g.m * g.n * std::max<int64_t>(g.k, 1);
   const int threads = g.parallel ? NumThreads() : 1;

@@ -12,11 +12,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/types/span.h"
 #include "jx/core/dtype.h"
 
 namespace jx::lax::kernels {
+
+// A fused consumer of a kernel's output: called with [begin, end) ranges of the output's
+// elements (row-major) once they hold their final values, each element exactly once,
+// possibly from several threads at once.
+using OutputEpilogue = std::function<void(int64_t begin, int64_t end)>;
 
 struct GemmArgs {
   // Element type of A, B and C: float32, float64, int32 or int64 (integers wrap around).
@@ -37,6 +43,9 @@ struct GemmArgs {
   bool accumulate = false;  // C += alpha * op(A) op(B) instead of C = ...
   // False: run on the calling thread (callers that already split work over the pool).
   bool parallel = true;
+  // Optional: called as on_block(batch, i0, i1, j0, j1) on the thread that computed block
+  // C[batch][i0:i1, j0:j1], right after it is final (the blocks partition every product).
+  std::function<void(int64_t, int64_t, int64_t, int64_t, int64_t)> on_block;
 };
 
 // True for the dtypes Gemm computes in.

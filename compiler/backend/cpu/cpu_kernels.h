@@ -40,6 +40,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const hlo::HloInstructi
                                                          int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction& instr,
                                                       int64_t tile_elements);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const hlo::HloInstruction& instr,  // conv_kernel.cc
+                                                       int64_t tile_elements);
 // A reduce-window whose window is a full-axis prefix or suffix (hlo::AsScanWindow: how the
 // cumulative ops lower) with a simple binary reducer (add/multiply/maximum/minimum/and/or/
 // xor) on any element type, or cumlogsumexp's log-add-exp reducer on floats: a running
