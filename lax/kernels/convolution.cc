@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -126,34 +127,25 @@ void WindowOffsets(const Geometry& g, int64_t pos, int64_t* off) {
   }
 }
 
-template <typename D, typename S>
-inline D Cvt(S s) {
-  if constexpr (std::is_same_v<D, S>) return s;
-  else if constexpr (kIsHalf<S>) return static_cast<D>(static_cast<float>(s));
-  else return static_cast<D>(s);
-}
-
 // Channels-last patches for output rows [r0, r1) (flattened (n, position)) of group grp:
 // patches[(r - r0) * kc + kidx * cg + c].
-template <typename Acc, typename S>
-void Im2ColRows(const Geometry& g, const S* lhs, int64_t grp, int64_t r0, int64_t r1, Acc* patches, int64_t* off) {
+template <typename Acc>
+void Im2ColRows(const Geometry& g, const Acc* lhs, int64_t grp, int64_t r0, int64_t r1, Acc* patches, int64_t* off) {
   const int64_t kc = g.kc(), cg = g.cg, sc = g.ls_c;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / g.p;
     WindowOffsets(g, r % g.p, off);
-    const S* base = lhs + g.ImageBase(n, grp);
+    const Acc* base = lhs + g.ImageBase(n, grp);
     Acc* row = patches + (r - r0) * kc;
     for (int64_t kidx = 0; kidx < g.kprod; ++kidx) {
       Acc* dst = row + kidx * cg;
       if (off[kidx] < 0) {
         std::fill(dst, dst + cg, Acc(0));
       } else if (sc == 1) {
-        const S* src = base + off[kidx];
-        if constexpr (std::is_same_v<Acc, S>) std::memcpy(dst, src, static_cast<size_t>(cg) * sizeof(Acc));
-        else for (int64_t c = 0; c < cg; ++c) dst[c] = Cvt<Acc>(src[c]);
+        std::memcpy(dst, base + off[kidx], static_cast<size_t>(cg) * sizeof(Acc));
       } else {
-        const S* src = base + off[kidx];
-        for (int64_t c = 0; c < cg; ++c) dst[c] = Cvt<Acc>(src[c * sc]);
+        const Acc* src = base + off[kidx];
+        for (int64_t c = 0; c < cg; ++c) dst[c] = src[c * sc];
       }
     }
   }
@@ -174,8 +166,8 @@ struct ColScratch {
 // Channels-first columns for image n, group grp, positions [p0, p1):
 // cols[(c * kprod + kidx) * ld + (pos - p0)]. The runs of each window position are found once
 // and reused for every channel.
-template <typename Acc, typename S>
-void Im2ColCols(const Geometry& g, const S* lhs, int64_t n, int64_t grp, int64_t p0, int64_t p1, Acc* cols,
+template <typename Acc>
+void Im2ColCols(const Geometry& g, const Acc* lhs, int64_t n, int64_t grp, int64_t p0, int64_t p1, Acc* cols,
                 int64_t ld, ColScratch& scratch) {
   const int64_t pc = p1 - p0;
   scratch.offt.resize(static_cast<size_t>(pc * g.kprod));
@@ -207,9 +199,9 @@ void Im2ColCols(const Geometry& g, const S* lhs, int64_t n, int64_t grp, int64_t
     }
   }
   run_begin[g.kprod] = static_cast<int64_t>(runs.size());
-  const S* base = lhs + g.ImageBase(n, grp);
+  const Acc* base = lhs + g.ImageBase(n, grp);
   for (int64_t c = 0; c < g.cg; ++c) {
-    const S* src = base + c * g.ls_c;
+    const Acc* src = base + c * g.ls_c;
     for (int64_t kidx = 0; kidx < g.kprod; ++kidx) {
       Acc* dst = cols + (c * g.kprod + kidx) * ld;
       for (int64_t r = run_begin[kidx]; r < run_begin[kidx + 1]; ++r) {
@@ -218,12 +210,10 @@ void Im2ColCols(const Geometry& g, const S* lhs, int64_t n, int64_t grp, int64_t
         if (run.off < 0) {
           std::fill(d, d + run.len, Acc(0));
         } else if (run.step == 1) {
-          const S* sp = src + run.off;
-          if constexpr (std::is_same_v<Acc, S>) std::memcpy(d, sp, static_cast<size_t>(run.len) * sizeof(Acc));
-          else for (int64_t j = 0; j < run.len; ++j) d[j] = Cvt<Acc>(sp[j]);
+          std::memcpy(d, src + run.off, static_cast<size_t>(run.len) * sizeof(Acc));
         } else {
-          const S* sp = src + run.off;
-          for (int64_t j = 0; j < run.len; ++j) d[j] = Cvt<Acc>(sp[j * run.step]);
+          const Acc* sp = src + run.off;
+          for (int64_t j = 0; j < run.len; ++j) d[j] = sp[j * run.step];
         }
       }
     }
@@ -273,14 +263,14 @@ constexpr int64_t kFinishElems = int64_t{1} << 14;
 
 // Channels-last depthwise (one input channel per group): out[r, c * og + m] =
 // sum_k in[n, pos(r, k), c] * w[k, c * og + m], vectorized over channels.
-template <typename Acc, typename S>
-void DepthwiseRows(const Geometry& g, const S* lhs, const Acc* w, Acc* out, const OutputSink& sink) {
+template <typename Acc>
+void DepthwiseRows(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out, const OutputSink& sink) {
   const int64_t rows = g.n_out * g.p, ch = g.groups, o = g.o, og = g.og;
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.kprod * o));
   ParallelFor(rows, grain, [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> off(static_cast<size_t>(g.kprod));
     std::vector<Acc> in_buf;
-    const bool direct_in = std::is_same_v<Acc, S> && g.ls_c == 1;
+    const bool direct_in = g.ls_c == 1;
     if (!direct_in) in_buf.resize(static_cast<size_t>(ch));
     const int64_t finish_rows = std::max<int64_t>(1, kFinishElems / std::max<int64_t>(1, o));
     int64_t finished = r0;
@@ -289,19 +279,12 @@ void DepthwiseRows(const Geometry& g, const S* lhs, const Acc* w, Acc* out, cons
       WindowOffsets(g, r % g.p, off.data());
       Acc* acc = out + r * o;
       std::fill(acc, acc + o, Acc(0));
-      const S* base = lhs + n * g.ls_n;
+      const Acc* base = lhs + n * g.ls_n;
       for (int64_t kidx = 0; kidx < g.kprod; ++kidx) {
         if (off[kidx] < 0) continue;
-        const Acc* in_row;
-        if constexpr (std::is_same_v<Acc, S>) {
-          if (direct_in) {
-            in_row = base + off[kidx];
-          } else {
-            for (int64_t c = 0; c < ch; ++c) in_buf[c] = base[off[kidx] + c * g.ls_c];
-            in_row = in_buf.data();
-          }
-        } else {
-          for (int64_t c = 0; c < ch; ++c) in_buf[c] = Cvt<Acc>(base[off[kidx] + c * g.ls_c]);
+        const Acc* in_row = base + off[kidx];
+        if (!direct_in) {
+          for (int64_t c = 0; c < ch; ++c) in_buf[c] = in_row[c * g.ls_c];
           in_row = in_buf.data();
         }
         const Acc* wk = w + kidx * o;
@@ -382,8 +365,8 @@ bool UseWholeMatrix(int64_t total, int64_t kc, int64_t tiles) {
   return tiles < 2 * NumThreads() && total * kc <= kWholeElems;
 }
 
-template <typename Acc, typename S>
-void ConvChannelsLast(const Geometry& g, const S* lhs, const Acc* w, Acc* out, int64_t identity_ld,
+template <typename Acc>
+void ConvChannelsLast(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out, int64_t identity_ld,
                       const OutputSink& sink) {
   const int64_t kc = g.kc(), o = g.o, og = g.og;
   const int64_t rows = g.n_out * g.p;
@@ -416,7 +399,7 @@ void ConvChannelsLast(const Geometry& g, const S* lhs, const Acc* w, Acc* out, i
       const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, kc));
       ParallelFor(rows, grain, [&](int64_t r0, int64_t r1) {
         std::vector<int64_t> off(static_cast<size_t>(g.kprod));
-        Im2ColRows<Acc, S>(g, lhs, grp, r0, r1, patches.data() + r0 * kc, off.data());
+        Im2ColRows<Acc>(g, lhs, grp, r0, r1, patches.data() + r0 * kc, off.data());
       });
       gemm(grp, patches.data(), kc, 0, rows, true);
     }
@@ -429,7 +412,7 @@ void ConvChannelsLast(const Geometry& g, const S* lhs, const Acc* w, Acc* out, i
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t r0 = t * rc, r1 = std::min(rows, r0 + rc);
       for (int64_t grp = 0; grp < g.groups; ++grp) {
-        Im2ColRows<Acc, S>(g, lhs, grp, r0, r1, patches.data(), off.data());
+        Im2ColRows<Acc>(g, lhs, grp, r0, r1, patches.data(), off.data());
         gemm(grp, patches.data(), kc, r0, r1, false);
       }
       sink.Finish(r0 * o, r1 * o);
@@ -437,8 +420,8 @@ void ConvChannelsLast(const Geometry& g, const S* lhs, const Acc* w, Acc* out, i
   });
 }
 
-template <typename Acc, typename S>
-void ConvChannelsFirst(const Geometry& g, const S* lhs, const Acc* w, Acc* out, int64_t identity_ld,
+template <typename Acc>
+void ConvChannelsFirst(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out, int64_t identity_ld,
                        const OutputSink& sink) {
   const int64_t kc = g.kc(), og = g.og, np = g.p;
   if (identity_ld > 0) {
@@ -478,7 +461,7 @@ void ConvChannelsFirst(const Geometry& g, const S* lhs, const Acc* w, Acc* out, 
     auto run = [&](int64_t s0, int64_t s1, ColScratch& sc) {
       for (int64_t q = q0 + s0 * kSeg, qe = std::min(q1, q0 + s1 * kSeg); q < qe;) {
         const int64_t n = q / np, p0 = q % np, p1 = std::min(np, p0 + (qe - q));
-        Im2ColCols<Acc, S>(g, lhs, n, grp, p0, p1, cols + (q - q0), qn, sc);
+        Im2ColCols<Acc>(g, lhs, n, grp, p0, p1, cols + (q - q0), qn, sc);
         q += p1 - p0;
       }
     };
@@ -672,11 +655,22 @@ void ConvGeneralDilated(const ConvArgs& args) {
   sink.convert = !direct_out;
   sink.epilogue = &args.epilogue;
 
+  // An lhs of another dtype than the accumulator (f16/bf16, small integers, bool) is widened
+  // once, in one vectorizable pass, instead of once per window position that reads it.
+  const void* x = args.lhs;
+  std::shared_ptr<Buffer> x_buf;
+  if (!SameRepresentation(args.lhs_dtype, acc)) {
+    const int64_t n = NumElements(args.lhs_shape);
+    x_buf = Buffer::Allocate(n * ItemSize(acc));
+    PackConvert(args.lhs_dtype, args.lhs, {n}, {1}, acc, x_buf->data());
+    x = x_buf->data();
+  }
+
   // 1x1 windows with stride 1 and no padding or dilation whose lhs rows (channels-last) or
   // position columns (channels-first) already form a strided matrix need no im2col.
   // identity_ld: that matrix's leading dimension, 0 when im2col is needed.
   int64_t identity_ld = 0;
-  bool identity = g.kprod == 1 && SameRepresentation(args.lhs_dtype, acc);
+  bool identity = g.kprod == 1;
   for (int i = 0; i < g.nsp && identity; ++i) {
     identity = args.window_strides[i] == 1 && args.lhs_dilation[i] == 1 && args.padding_low[i] == 0 &&
                args.padding_high[i] == 0;
@@ -704,33 +698,26 @@ void ConvGeneralDilated(const ConvArgs& args) {
     }
   }
 
-  DispatchDType(args.lhs_dtype, [&](auto stag) {
-    using S = typename decltype(stag)::type;
-    const S* x = static_cast<const S*>(args.lhs);
-    auto run = [&](auto acc_tag) {
-      using Acc = typename decltype(acc_tag)::type;
-      if constexpr (kIsFloat<S> && !kIsFloat<Acc>) {
-        throw InternalError("convolution kernel: floating operands with an integer accumulator");
-      } else {
-        const Acc* wt = static_cast<const Acc*>(w);
-        Acc* o = static_cast<Acc*>(obuf);
-        if (channels_last && !g.batch_grouped && g.groups > 1 && g.cg == 1) {
-          DepthwiseRows<Acc, S>(g, x, wt, o, sink);
-        } else if (channels_last) {
-          ConvChannelsLast<Acc, S>(g, x, wt, o, identity_ld, sink);
-        } else {
-          ConvChannelsFirst<Acc, S>(g, x, wt, o, identity_ld, sink);
-        }
-      }
-    };
-    switch (acc) {
-      case DType::kFloat32: return run(TypeTag<float>{});
-      case DType::kFloat64: return run(TypeTag<double>{});
-      case DType::kInt32: return run(TypeTag<int32_t>{});
-      case DType::kInt64: return run(TypeTag<int64_t>{});
-      default: throw InternalError("convolution kernel: bad accumulation dtype");
+  auto run = [&](auto acc_tag) {
+    using Acc = typename decltype(acc_tag)::type;
+    const Acc* in = static_cast<const Acc*>(x);
+    const Acc* wt = static_cast<const Acc*>(w);
+    Acc* o = static_cast<Acc*>(obuf);
+    if (channels_last && !g.batch_grouped && g.groups > 1 && g.cg == 1) {
+      DepthwiseRows<Acc>(g, in, wt, o, sink);
+    } else if (channels_last) {
+      ConvChannelsLast<Acc>(g, in, wt, o, identity_ld, sink);
+    } else {
+      ConvChannelsFirst<Acc>(g, in, wt, o, identity_ld, sink);
     }
-  });
+  };
+  switch (acc) {
+    case DType::kFloat32: run(TypeTag<float>{}); break;
+    case DType::kFloat64: run(TypeTag<double>{}); break;
+    case DType::kInt32: run(TypeTag<int32_t>{}); break;
+    case DType::kInt64: run(TypeTag<int64_t>{}); break;
+    default: throw InternalError("convolution kernel: bad accumulation dtype");
+  }
 
   if (!natural) {
     // Permuted into out_spec at the end: the epilogue then runs as its own pass.

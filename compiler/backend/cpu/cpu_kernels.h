@@ -4,11 +4,13 @@
 //             spread over cores with TBB;
 //   reduce    a reduce or kInput fusion (reduce of an elementwise expression): the expression
 //             is computed tile by tile and folded without being materialized;
-//   dot       Eigen GEMM per fixed block of output rows; a kOutput fusion applies its
-//             elementwise epilogue to each block right after the block is computed;
+//   dot/conv  the kernel library's dot_general / convolution (eager's code, every dtype); a
+//             kOutput fusion applies its elementwise epilogue to each output block right
+//             after the block is computed;
 //   scan      a reduce-window that is a running prefix/suffix scan along one axis;
 //   fallback  the slow path: the reference HloEvaluator on Literals, for everything else.
-// Results do not depend on the number of threads: work is split at fixed boundaries.
+// Results do not depend on the number of threads: work is split at fixed boundaries (dot/conv
+// split as eager does, by the jx pool's size).
 #pragma once
 
 #include <cstdint>
