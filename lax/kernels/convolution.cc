@@ -30,6 +30,7 @@
 #include "jx/core/buffer.h"
 #include "jx/core/errors.h"
 #include "jx/core/parallel.h"
+#include "jx/core/shape.h"
 #include "jx/lax/kernels/dispatch.h"
 
 namespace jx::lax::kernels {
@@ -37,17 +38,7 @@ namespace {
 
 using DimVec = absl::InlinedVector<int64_t, 6>;
 
-DimVec RowMajor(absl::Span<const int64_t> shape) {
-  DimVec s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
-
-int64_t NumElements(absl::Span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+Shape ToShape(absl::Span<const int64_t> dims) { return Shape(dims.begin(), dims.end()); }
 
 // Everything the kernels need, in canonical (batch, feature, spatial...) terms.
 struct Geometry {
@@ -74,7 +65,7 @@ struct Geometry {
 Geometry MakeGeometry(const ConvArgs& a) {
   Geometry g;
   g.nsp = static_cast<int>(a.lhs_shape.size()) - 2;
-  const DimVec ls = RowMajor(a.lhs_shape);
+  const std::vector<int64_t> ls = RowMajorStrides(ToShape(a.lhs_shape));
   g.n_out = a.out_shape[a.out_spec[0]];
   g.o = a.out_shape[a.out_spec[1]];
   g.batch_grouped = a.batch_group_count > 1;
@@ -569,7 +560,7 @@ void CheckArgs(const ConvArgs& a) {
 
 void ConvGeneralDilated(const ConvArgs& args) {
   CheckArgs(args);
-  const int64_t total = NumElements(args.out_shape);
+  const int64_t total = NumElements(ToShape(args.out_shape));
   if (total == 0) return;
   const Geometry g = MakeGeometry(args);
   const DType out_dtype = args.out_dtype;
@@ -586,7 +577,7 @@ void ConvGeneralDilated(const ConvArgs& args) {
   const bool channels_last = args.lhs_spec[1] == rank - 1;
 
   // Weights as [(window..., I), O] (channels-last) or [O, (I, window...)].
-  const DimVec rs = RowMajor(args.rhs_shape);
+  const std::vector<int64_t> rs = RowMajorStrides(ToShape(args.rhs_shape));
   DimVec wsizes, wstrides;
   auto add_w = [&](int64_t dim) {
     wsizes.push_back(args.rhs_shape[dim]);
@@ -604,13 +595,13 @@ void ConvGeneralDilated(const ConvArgs& args) {
   const void* w = args.rhs;
   std::shared_ptr<Buffer> w_buf;
   if (!SameRepresentation(args.rhs_dtype, acc) || !IsDense(wsizes, wstrides)) {
-    w_buf = Buffer::Allocate(NumElements(args.rhs_shape) * ItemSize(acc));
+    w_buf = Buffer::Allocate(NumElements(ToShape(args.rhs_shape)) * ItemSize(acc));
     PackConvert(args.rhs_dtype, args.rhs, wsizes, wstrides, acc, w_buf->data());
     w = w_buf->data();
   }
 
   // Output in the orientation's natural layout: [N, spatial..., O] or [N, O, spatial...].
-  const DimVec out_strides_dense = RowMajor(args.out_shape);
+  const std::vector<int64_t> out_strides_dense = RowMajorStrides(ToShape(args.out_shape));
   DimVec nat_stride(static_cast<size_t>(rank));  // natural-layout stride of canonical dim j
   {
     int64_t s = 1;
@@ -660,7 +651,7 @@ void ConvGeneralDilated(const ConvArgs& args) {
   const void* x = args.lhs;
   std::shared_ptr<Buffer> x_buf;
   if (!SameRepresentation(args.lhs_dtype, acc)) {
-    const int64_t n = NumElements(args.lhs_shape);
+    const int64_t n = NumElements(ToShape(args.lhs_shape));
     x_buf = Buffer::Allocate(n * ItemSize(acc));
     PackConvert(args.lhs_dtype, args.lhs, {n}, {1}, acc, x_buf->data());
     x = x_buf->data();

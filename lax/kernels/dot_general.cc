@@ -12,18 +12,13 @@
 #include "absl/strings/str_join.h"
 #include "jx/core/buffer.h"
 #include "jx/core/errors.h"
+#include "jx/core/shape.h"
 
 namespace jx::lax::kernels {
 namespace {
 
 using DimVec = absl::InlinedVector<int64_t, 8>;
 using Dims = absl::Span<const int64_t>;
-
-DimVec RowMajor(Dims shape) {
-  DimVec s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
 
 DimVec FreeDims(int64_t rank, Dims batch, Dims contract) {
   DimVec out;
@@ -44,7 +39,7 @@ int64_t GroupSize(Dims shape, Dims dims) {
 
 // The stride of dims (in this order) merged into one axis of a row-major array, 0 for a group
 // of total size <= 1, or nullopt when the dims do not nest.
-std::optional<int64_t> MergedStride(Dims shape, const DimVec& strides, Dims dims) {
+std::optional<int64_t> MergedStride(Dims shape, const std::vector<int64_t>& strides, Dims dims) {
   int64_t prev = -1;
   for (int64_t d : dims) {
     if (shape[d] == 1) continue;
@@ -64,7 +59,7 @@ struct GemmOperand {
 
 // Views the operand as [batch, rows, cols] without copying when its dims allow it.
 bool TryDirectOperand(const void* x, Dims shape, Dims batch, Dims row_dims, Dims col_dims, GemmOperand* op) {
-  const DimVec strides = RowMajor(shape);
+  const std::vector<int64_t> strides = RowMajorStrides(Shape(shape.begin(), shape.end()));
   const auto sb = MergedStride(shape, strides, batch);
   const auto sr = MergedStride(shape, strides, row_dims);
   const auto sc = MergedStride(shape, strides, col_dims);
@@ -89,7 +84,7 @@ bool TryDirectOperand(const void* x, Dims shape, Dims batch, Dims row_dims, Dims
 // innermost memory dim is a row dim, [batch, cols, rows] buffer.
 GemmOperand PackOperand(DType dtype, const void* x, Dims shape, DType acc, Dims batch, Dims row_dims,
                         Dims col_dims) {
-  const DimVec strides = RowMajor(shape);
+  const std::vector<int64_t> strides = RowMajorStrides(Shape(shape.begin(), shape.end()));
   int64_t inner = -1;
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     if (shape[d] != 1) {
@@ -110,9 +105,7 @@ GemmOperand PackOperand(DType dtype, const void* x, Dims shape, DType acc, Dims 
   add(op.transposed ? col_dims : row_dims);
   add(op.transposed ? row_dims : col_dims);
   const int64_t rows = GroupSize(shape, row_dims), cols = GroupSize(shape, col_dims);
-  int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
-  op.scratch = Buffer::Allocate(elements * ItemSize(acc));
+  op.scratch = Buffer::Allocate(NumElements(Shape(shape.begin(), shape.end())) * ItemSize(acc));
   PackConvert(dtype, x, sizes, src_strides, acc, op.scratch->data());
   op.data = op.scratch->data();
   op.ld = std::max<int64_t>(1, op.transposed ? rows : cols);
