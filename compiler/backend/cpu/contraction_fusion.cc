@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
@@ -63,6 +64,7 @@ absl::StatusOr<ContractionFusion> ContractionFusion::Make(const HloInstruction& 
   if (f.contraction_->operand_count() != 2 || f.slots_[0] < 0 || f.slots_[1] < 0) {
     return absl::UnimplementedError(hlo::StrCat(name, " operand computed inside the fusion"));
   }
+  f.name_ = f.contraction_->name();
   const hlo::Shape& cshape = f.contraction_->shape();
   if (!cshape.IsArray()) return absl::UnimplementedError(hlo::StrCat(name, " with a tuple result"));
   f.contraction_bytes_ = hlo::ShapeUtil::ByteSizeOf(cshape);
@@ -88,7 +90,7 @@ absl::Status ContractionFusion::Run(absl::Span<const void* const> operands, absl
   try {
     return RunUnchecked(operands, results, compute);
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(hlo::StrCat(contraction_->name(), ": ", e.what()));
+    return absl::InvalidArgumentError(hlo::StrCat(name_, ": ", e.what()));
   }
 }
 
@@ -121,6 +123,7 @@ absl::Status ContractionFusion::RunUnchecked(absl::Span<const void* const> opera
     return absl::OkStatus();
   }
   compute(contraction_out, {});
+  // Chunks of at least 16K elements, whole tiles: enough work per task to be worth a thread.
   ParallelChunks(out_elements_, std::max<int64_t>(1, 16384 / tile) * tile, evaluate);
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -47,7 +48,8 @@ class ContractionFusion {
   absl::Status RunUnchecked(absl::Span<const void* const> operands, absl::Span<void* const> results,
                             const Compute& compute) const;
 
-  const hlo::HloInstruction* contraction_ = nullptr;
+  const hlo::HloInstruction* contraction_ = nullptr;  // compile time only
+  std::string name_;                                   // for run-time errors
   int slots_[2] = {-1, -1};
   int num_operands_ = 0;
   std::shared_ptr<const TileProgram> epilogue_;
