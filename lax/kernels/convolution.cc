@@ -340,7 +340,8 @@ constexpr int64_t kMinTileRows = 64;
 constexpr int64_t kWholeElems = int64_t{1} << 23;
 
 // Rows (or columns) per tile for `total` of them at `kc` elements each, split into at least
-// 4 tiles per thread when that keeps tiles at kMinTileRows or more.
+// 4 tiles per thread when that keeps tiles at kMinTileRows or more; a multiple of
+// kGemmSplitAlign.
 int64_t TileExtent(int64_t total, int64_t kc, int64_t parallel_units) {
   const int threads = NumThreads();
   int64_t t = std::max(kMinTileRows, kTileElems / std::max<int64_t>(1, kc));
@@ -349,8 +350,26 @@ int64_t TileExtent(int64_t total, int64_t kc, int64_t parallel_units) {
     const int64_t per_unit = (want + parallel_units - 1) / parallel_units;
     t = std::max(kMinTileRows, (total + per_unit - 1) / per_unit);
   }
+  // Tiles are GEMMs over a split of the patch rows (columns): aligned so that the result
+  // does not depend on the split, hence on the thread count.
+  t = (t + kGemmSplitAlign - 1) / kGemmSplitAlign * kGemmSplitAlign;
   return std::max<int64_t>(1, std::min(t, total));
 }
+
+// `total` rows (columns) cut into tiles of `extent`; the last tile absorbs a remainder
+// shorter than kGemmSplitAlign, which as a GEMM of its own would take other Eigen kernels
+// (GEMV for one row) than the same rows inside the unsplit product.
+struct Tiling {
+  Tiling(int64_t total, int64_t extent) : total(total), extent(extent) {
+    count = total / extent;
+    const int64_t rem = total % extent;
+    if (count == 0 || rem >= kGemmSplitAlign) count += rem > 0 ? 1 : 0;
+  }
+  int64_t begin(int64_t q) const { return q * extent; }
+  int64_t end(int64_t q) const { return q + 1 == count ? total : (q + 1) * extent; }
+  int64_t max_extent() const { return std::max(extent, total - (count - 1) * extent); }
+  int64_t total, extent, count;
+};
 
 bool UseWholeMatrix(int64_t total, int64_t kc, int64_t tiles) {
   return tiles < 2 * NumThreads() && total * kc <= kWholeElems;
@@ -382,9 +401,8 @@ void ConvChannelsLast(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out,
     sink.FinishAll(rows * o);
     return;
   }
-  const int64_t rc = TileExtent(rows, kc, 1);
-  const int64_t tiles = (rows + rc - 1) / rc;
-  if (UseWholeMatrix(rows, kc, tiles)) {
+  const Tiling tiles(rows, TileExtent(rows, kc, 1));
+  if (UseWholeMatrix(rows, kc, tiles.count)) {
     Scratch<Acc> patches(rows * kc);
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, kc));
@@ -397,11 +415,11 @@ void ConvChannelsLast(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out,
     sink.FinishAll(rows * o);
     return;
   }
-  ParallelFor(tiles, 1, [&](int64_t t0, int64_t t1) {
-    Scratch<Acc> patches(rc * kc);
+  ParallelFor(tiles.count, 1, [&](int64_t t0, int64_t t1) {
+    Scratch<Acc> patches(tiles.max_extent() * kc);
     std::vector<int64_t> off(static_cast<size_t>(g.kprod));
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t r0 = t * rc, r1 = std::min(rows, r0 + rc);
+      const int64_t r0 = tiles.begin(t), r1 = tiles.end(t);
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         Im2ColRows<Acc>(g, lhs, grp, r0, r1, patches.data(), off.data());
         gemm(grp, patches.data(), kc, r0, r1, false);
@@ -440,10 +458,8 @@ void ConvChannelsFirst(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out
   // Columns are (image, position) pairs of one group; a tile may span images (small images),
   // in which case its GEMM lands in scratch and is scattered to each image's [O, P] block.
   const int64_t total = g.n_out * np;
-  int64_t qc = TileExtent(total, kc, g.groups);
-  const bool whole = UseWholeMatrix(total, kc, g.groups * ((total + qc - 1) / qc));
-  if (whole) qc = total;
-  const int64_t tiles = (total + qc - 1) / qc;
+  const Tiling tiles(total, TileExtent(total, kc, g.groups));
+  const bool whole = UseWholeMatrix(total, kc, g.groups * tiles.count);
   // Builds columns [q0, q1) of group grp into cols (row stride q1 - q0), in parallel if asked.
   auto im2col = [&](int64_t grp, int64_t q0, int64_t q1, Acc* cols, ColScratch& scratch, bool parallel) {
     const int64_t qn = q1 - q0;
@@ -500,13 +516,13 @@ void ConvChannelsFirst(const Geometry& g, const Acc* lhs, const Acc* w, Acc* out
     sink.FinishAll(g.n_out * g.o * np);
     return;
   }
-  ParallelFor(g.groups * tiles, 1, [&](int64_t t0, int64_t t1) {
-    Scratch<Acc> cols(kc * qc);
-    Scratch<Acc> tmp(og * qc);
+  ParallelFor(g.groups * tiles.count, 1, [&](int64_t t0, int64_t t1) {
+    Scratch<Acc> cols(kc * tiles.max_extent());
+    Scratch<Acc> tmp(og * tiles.max_extent());
     ColScratch scratch;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t grp = t / tiles, q0 = (t % tiles) * qc;
-      tile(grp, q0, std::min(total, q0 + qc), cols.data(), tmp.data(), scratch, false);
+      const int64_t grp = t / tiles.count, q = t % tiles.count;
+      tile(grp, tiles.begin(q), tiles.end(q), cols.data(), tmp.data(), scratch, false);
     }
   });
 }

@@ -55,7 +55,14 @@ constexpr bool IsGemmDType(DType d) {
 
 // Runs the batched GEMM. Large products are split over the pool: over the batch when it is
 // large, else each product into row (or column) blocks, each a single-threaded Eigen product.
+// Results do not depend on the thread count (see kGemmSplitAlign).
 void Gemm(const GemmArgs& args);
+
+// A product whose rows (or columns) are split into separate GEMMs at multiples of this gives
+// the bits of the unsplit product: it is a multiple of the register panel heights and widths
+// of Eigen's kernels (3 packets of rows: 48 floats with AVX-512, 24 with AVX2; nr columns),
+// so every row and column runs through the same kernel path either way.
+inline constexpr int64_t kGemmSplitAlign = 48;
 
 // dst (dense row-major over `sizes`, dtype dst_dtype) = convert(src[sum_i idx_i * src_strides_i])
 // with src of dtype src_dtype. Handles any permutation/broadcast (stride 0) of the source;

@@ -1,7 +1,8 @@
 // The kernel library's convolution and dot_general entry points (what eager and the CPU
 // backend both call): the output epilogue sees every element exactly once, after its final
 // value is written, on every convolution path and GEMM split; results do not depend on
-// whether an epilogue is attached; inconsistent arguments throw naming the shapes.
+// whether an epilogue is attached nor on the thread count; inconsistent arguments throw
+// naming the shapes.
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "jx/core/parallel.h"
 #include "jx/lax/kernels/convolution.h"
 #include "jx/lax/kernels/dot_general.h"
 
@@ -157,6 +159,43 @@ TEST(DotKernelLibraryTest, EpilogueSeesEveryFinalElementOnce) {
       int64_t wrong = 0;
       for (const auto& k : probe.calls) wrong += k.load() != 1;
       EXPECT_EQ(wrong, 0);
+    }
+  }
+}
+
+// A product split into blocks over the pool gives the bits of the unsplit product (blocks
+// start at multiples of Eigen's register panels), so results do not depend on the thread
+// count. Row splits (m >= n) and column splits, with tails.
+TEST(GemmTest, SplitProductEqualsUnsplitProduct) {
+  if (NumThreads() < 2) GTEST_SKIP() << "needs a pool of 2 or more threads to split";
+  const int64_t dims[][3] = {{301, 203, 301}, {20, 700, 600}, {97, 50, 300}, {130, 784, 70},
+                             {1000, 64, 49},  {777, 333, 555}, {33, 17, 2048}, {40, 300, 40}, {20, 500, 45}};
+  for (DType dtype : {float32, float64}) {
+    for (const auto& d : dims) {
+      SCOPED_TRACE(StrCat(dtype_name(dtype), " ", d[0], "x", d[1], "x", d[2]));
+      const int64_t m = d[0], k = d[1], n = d[2], esize = ItemSize(dtype);
+      const std::vector<uint8_t> a = RandomBytes(m * k, dtype, 5), b = RandomBytes(k * n, dtype, 6);
+      std::vector<uint8_t> split(m * n * esize), whole(m * n * esize);
+      kernels::GemmArgs g;
+      g.dtype = dtype;
+      g.m = m;
+      g.n = n;
+      g.k = k;
+      g.a = a.data();
+      g.lda = k;
+      g.b = b.data();
+      g.ldb = n;
+      g.ldc = n;
+      g.c = split.data();
+      std::atomic<int> blocks = 0;
+      g.on_block = [&](int64_t, int64_t, int64_t, int64_t, int64_t) { blocks.fetch_add(1); };
+      kernels::Gemm(g);
+      EXPECT_GT(blocks.load(), 1) << "the product was not split";
+      g.on_block = nullptr;
+      g.parallel = false;
+      g.c = whole.data();
+      kernels::Gemm(g);
+      EXPECT_EQ(split, whole);
     }
   }
 }
