@@ -9,8 +9,7 @@
 //             after the block is computed;
 //   scan      a reduce-window that is a running prefix/suffix scan along one axis;
 //   fallback  the slow path: the reference HloEvaluator on Literals, for everything else.
-// Results do not depend on the number of threads: work is split at fixed boundaries (dot/conv
-// split as eager does, by the jx pool's size).
+// Results do not depend on the number of threads: work is split at fixed boundaries.
 #pragma once
 
 #include <cstdint>
