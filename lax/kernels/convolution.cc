@@ -9,6 +9,8 @@
 // single-threaded GEMM per tile. 1x1 stride-1 convolutions skip im2col (one big GEMM);
 // channels-last depthwise convolutions run a vectorized direct loop. The result lands in
 // the orientation's natural layout and is permuted into out_spec when that differs.
+// Operands of another dtype than the accumulator are widened once up front. Tiles are cut
+// at multiples of kGemmSplitAlign, so results do not depend on the thread count.
 //
 // Output: an OutputSink takes each tile of the natural-layout result as soon as it is final,
 // converts it to out_dtype when that differs from the accumulator and runs the fused
