@@ -1,6 +1,5 @@
 // dot_general: abstract eval (XLA's dot shape inference and JAX's dtype rule), the eager
-// kernel (canonicalize to a batched [B, M, K] x [B, K, N] GEMM, copying an operand only when
-// its dims do not already form strided GEMM axes or its dtype needs converting), lax::dot.
+// impl (lax/kernels/dot_general.h: a batched [B, M, K] x [B, K, N] GEMM) and lax::dot.
 #include "jx/lax/dot_general.h"
 
 #include <algorithm>
@@ -8,11 +7,9 @@
 #include <optional>
 #include <tuple>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_join.h"
-#include "jx/core/buffer.h"
-#include "jx/lax/kernels/gemm.h"
+#include "jx/lax/kernels/dot_general.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 
@@ -201,146 +198,27 @@ Avals DotGeneralAbstractEval(InAvals in, const ParamMap& params) {
   return {ShapedArray{std::move(shape), dtype, lhs.weak_type && rhs.weak_type && !preferred}};
 }
 
-using DimVec = absl::InlinedVector<int64_t, 8>;
-
-int64_t GroupSize(const Shape& shape, const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= shape[d];
-  return n;
-}
-
-// The stride of dims (in this order) merged into one axis of a row-major array, 0 for a group
-// of total size <= 1, or nullopt when the dims do not nest.
-std::optional<int64_t> MergedStride(const Shape& shape, const std::vector<int64_t>& strides,
-                                    const std::vector<int64_t>& dims) {
-  int64_t prev = -1;
-  for (int64_t d : dims) {
-    if (shape[d] == 1) continue;
-    if (prev >= 0 && strides[prev] != strides[d] * shape[d]) return std::nullopt;
-    prev = d;
-  }
-  return prev < 0 ? 0 : strides[prev];
-}
-
-// One GEMM operand: rows x cols matrices (op(X) before transposition), one per batch entry.
-struct GemmOperand {
-  const void* data = nullptr;
-  int64_t ld = 0, batch_stride = 0;
-  bool transposed = false;
-  std::shared_ptr<Buffer> scratch;  // owns packed data, if any
-};
-
-// Views the operand as [batch, rows, cols] without copying when its dims allow it.
-bool TryDirectOperand(const Array& x, const std::vector<int64_t>& batch, const std::vector<int64_t>& row_dims,
-                      const std::vector<int64_t>& col_dims, GemmOperand* op) {
-  const Shape& shape = x.shape();
-  const std::vector<int64_t> strides = RowMajorStrides(shape);
-  const auto sb = MergedStride(shape, strides, batch);
-  const auto sr = MergedStride(shape, strides, row_dims);
-  const auto sc = MergedStride(shape, strides, col_dims);
-  if (!sb || !sr || !sc) return false;
-  const int64_t rows = GroupSize(shape, row_dims), cols = GroupSize(shape, col_dims);
-  op->data = x.data();
-  op->batch_stride = *sb;
-  if (cols <= 1 || *sc == 1) {
-    op->transposed = false;
-    op->ld = rows <= 1 ? std::max<int64_t>(cols, 1) : *sr;
-    return true;
-  }
-  if (rows <= 1 || *sr == 1) {
-    op->transposed = true;
-    op->ld = cols <= 1 ? std::max<int64_t>(rows, 1) : *sc;
-    return true;
-  }
-  return false;
-}
-
-// Copies (and converts to acc) the operand into a dense [batch, rows, cols] or, when its
-// innermost memory dim is a row dim, [batch, cols, rows] buffer.
-GemmOperand PackOperand(const Array& x, DType acc, const std::vector<int64_t>& batch,
-                        const std::vector<int64_t>& row_dims, const std::vector<int64_t>& col_dims) {
-  const Shape& shape = x.shape();
-  const std::vector<int64_t> strides = RowMajorStrides(shape);
-  int64_t inner = -1;
-  for (int64_t d = x.ndim() - 1; d >= 0; --d) {
-    if (shape[d] != 1) {
-      inner = d;
-      break;
-    }
-  }
-  GemmOperand op;
-  op.transposed = inner >= 0 && std::find(row_dims.begin(), row_dims.end(), inner) != row_dims.end();
-  DimVec sizes, src_strides;
-  auto add = [&](const std::vector<int64_t>& dims) {
-    for (int64_t d : dims) {
-      sizes.push_back(shape[d]);
-      src_strides.push_back(strides[d]);
-    }
-  };
-  add(batch);
-  add(op.transposed ? col_dims : row_dims);
-  add(op.transposed ? row_dims : col_dims);
-  const int64_t rows = GroupSize(shape, row_dims), cols = GroupSize(shape, col_dims);
-  op.scratch = Buffer::Allocate(x.size() * ItemSize(acc));
-  kernels::PackConvert(x.dtype(), x.data(), sizes, src_strides, acc, op.scratch->data());
-  op.data = op.scratch->data();
-  op.ld = std::max<int64_t>(1, op.transposed ? rows : cols);
-  op.batch_stride = rows * cols;
-  return op;
-}
-
-GemmOperand MakeOperand(const Array& x, DType acc, const std::vector<int64_t>& batch,
-                        const std::vector<int64_t>& row_dims, const std::vector<int64_t>& col_dims) {
-  GemmOperand op;
-  if (kernels::SameRepresentation(x.dtype(), acc) && TryDirectOperand(x, batch, row_dims, col_dims, &op)) return op;
-  return PackOperand(x, acc, batch, row_dims, col_dims);
-}
-
+// The numerics live in lax/kernels/dot_general.cc, shared with the compiled CPU backend.
 Arrays DotGeneralImpl(absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray> out_avals) {
   const Array& lhs = in[0];
   const Array& rhs = in[1];
   Array out = Array::Empty(out_avals[0]);
   if (out.size() == 0) return {out};
   const DotDimensionNumbers& dn = GetDotDimensionNumbers(params);
-  const std::vector<int64_t> lhs_free = FreeDims(lhs.ndim(), dn.lhs_batch_dims, dn.lhs_contracting_dims);
-  const std::vector<int64_t> rhs_free = FreeDims(rhs.ndim(), dn.rhs_batch_dims, dn.rhs_contracting_dims);
-  const int64_t b = GroupSize(lhs.shape(), dn.lhs_batch_dims);
-  const int64_t m = GroupSize(lhs.shape(), lhs_free);
-  const int64_t n = GroupSize(rhs.shape(), rhs_free);
-  const int64_t k = GroupSize(lhs.shape(), dn.lhs_contracting_dims);
-  const DType acc = kernels::AccumulationDType(lhs.dtype(), rhs.dtype(), out.dtype());
-
-  GemmOperand a, bop;
-  if (k > 0) {
-    a = MakeOperand(lhs, acc, dn.lhs_batch_dims, lhs_free, dn.lhs_contracting_dims);
-    bop = MakeOperand(rhs, acc, dn.rhs_batch_dims, dn.rhs_contracting_dims, rhs_free);
-  }
-  const bool direct_out = kernels::SameRepresentation(out.dtype(), acc);
-  std::shared_ptr<Buffer> tmp;
-  if (!direct_out) tmp = Buffer::Allocate(out.size() * ItemSize(acc));
-
-  kernels::GemmArgs g;
-  g.dtype = acc;
-  g.batch = b;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.a = a.data;
-  g.lda = a.ld;
-  g.stride_a = a.batch_stride;
-  g.transpose_a = a.transposed;
-  g.b = bop.data;
-  g.ldb = bop.ld;
-  g.stride_b = bop.batch_stride;
-  g.transpose_b = bop.transposed;
-  g.c = direct_out ? out.mutable_data() : tmp->data();
-  g.ldc = n;
-  g.stride_c = m * n;
-  kernels::Gemm(g);
-  if (!direct_out) {
-    const int64_t total = out.size();
-    kernels::PackConvert(acc, tmp->data(), {total}, {1}, out.dtype(), out.mutable_data());
-  }
+  kernels::DotGeneralArgs d;
+  d.lhs_dtype = lhs.dtype();
+  d.rhs_dtype = rhs.dtype();
+  d.out_dtype = out.dtype();
+  d.lhs_shape = lhs.shape();
+  d.rhs_shape = rhs.shape();
+  d.lhs_batch_dims = dn.lhs_batch_dims;
+  d.rhs_batch_dims = dn.rhs_batch_dims;
+  d.lhs_contracting_dims = dn.lhs_contracting_dims;
+  d.rhs_contracting_dims = dn.rhs_contracting_dims;
+  d.lhs = lhs.data();
+  d.rhs = rhs.data();
+  d.out = out.mutable_data();
+  kernels::DotGeneral(d);
   return {out};
 }
 

@@ -65,6 +65,18 @@ void GemmBlock(bool ta, bool tb, const T* a, int64_t lda, const T* b, int64_t ld
   }
 }
 
+// Where block q of `blocks` starts along an extent split into row (or column) blocks: the
+// multiple of kGemmSplitAlign nearest to an even split. The last block ends at the extent
+// and is never shorter than kGemmSplitAlign (a GEMM of a few rows takes other Eigen kernels,
+// GEMV for one row, than the same rows inside a larger product).
+int64_t BlockStart(int64_t extent, int64_t q, int64_t blocks) {
+  if (q == 0) return 0;
+  if (q >= blocks) return extent;
+  const int64_t even = extent * q / blocks;
+  const int64_t start = (even + kGemmSplitAlign / 2) / kGemmSplitAlign * kGemmSplitAlign;
+  return extent - start < kGemmSplitAlign ? extent : start;
+}
+
 template <typename T>
 void GemmTyped(const GemmArgs& g) {
   const T* a = static_cast<const T*>(g.a);
@@ -82,6 +94,7 @@ void GemmTyped(const GemmArgs& g) {
     T* cb = c + bi * g.stride_c + i0 * g.ldc + j0;
     GemmBlock<T>(g.transpose_a, g.transpose_b, ab, g.lda, bb, g.ldb, cb, g.ldc, i1 - i0, j1 - j0, g.k, alpha,
                  g.accumulate);
+    if (g.on_block) g.on_block(bi, i0, i1, j0, j1);
   };
   const int64_t macs_one = g.m * g.n * std::max<int64_t>(g.k, 1);
   const int threads = g.parallel ? NumThreads() : 1;
@@ -101,7 +114,8 @@ void GemmTyped(const GemmArgs& g) {
   ParallelFor(tasks, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t bi = t / blocks, q = t % blocks;
-      const int64_t lo = extent * q / blocks, hi = extent * (q + 1) / blocks;
+      const int64_t lo = BlockStart(extent, q, blocks), hi = BlockStart(extent, q + 1, blocks);
+      if (lo == hi) continue;
       if (split_rows) block(bi, lo, hi, 0, g.n);
       else block(bi, 0, g.m, lo, hi);
     }

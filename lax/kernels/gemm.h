@@ -12,11 +12,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/types/span.h"
 #include "jx/core/dtype.h"
 
 namespace jx::lax::kernels {
+
+// A fused consumer of a kernel's output: called with [begin, end) ranges of the output's
+// elements (row-major) once they hold their final values, each element exactly once,
+// possibly from several threads at once.
+using OutputEpilogue = std::function<void(int64_t begin, int64_t end)>;
 
 struct GemmArgs {
   // Element type of A, B and C: float32, float64, int32 or int64 (integers wrap around).
@@ -37,6 +43,9 @@ struct GemmArgs {
   bool accumulate = false;  // C += alpha * op(A) op(B) instead of C = ...
   // False: run on the calling thread (callers that already split work over the pool).
   bool parallel = true;
+  // Optional: called as on_block(batch, i0, i1, j0, j1) on the thread that computed block
+  // C[batch][i0:i1, j0:j1], right after it is final (the blocks partition every product).
+  std::function<void(int64_t, int64_t, int64_t, int64_t, int64_t)> on_block;
 };
 
 // True for the dtypes Gemm computes in.
@@ -46,7 +55,14 @@ constexpr bool IsGemmDType(DType d) {
 
 // Runs the batched GEMM. Large products are split over the pool: over the batch when it is
 // large, else each product into row (or column) blocks, each a single-threaded Eigen product.
+// Results do not depend on the thread count (see kGemmSplitAlign).
 void Gemm(const GemmArgs& args);
+
+// A product whose rows (or columns) are split into separate GEMMs at multiples of this gives
+// the bits of the unsplit product: it is a multiple of the register panel heights and widths
+// of Eigen's kernels (3 packets of rows: 48 floats with AVX-512, 24 with AVX2; nr columns),
+// so every row and column runs through the same kernel path either way.
+inline constexpr int64_t kGemmSplitAlign = 48;
 
 // dst (dense row-major over `sizes`, dtype dst_dtype) = convert(src[sum_i idx_i * src_strides_i])
 // with src of dtype src_dtype. Handles any permutation/broadcast (stride 0) of the source;

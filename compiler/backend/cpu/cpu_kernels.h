@@ -4,8 +4,9 @@
 //             spread over cores with TBB;
 //   reduce    a reduce or kInput fusion (reduce of an elementwise expression): the expression
 //             is computed tile by tile and folded without being materialized;
-//   dot       Eigen GEMM per fixed block of output rows; a kOutput fusion applies its
-//             elementwise epilogue to each block right after the block is computed;
+//   dot/conv  the kernel library's dot_general / convolution (eager's code, every dtype); a
+//             kOutput fusion applies its elementwise epilogue to each output block right
+//             after the block is computed;
 //   scan      a reduce-window that is a running prefix/suffix scan along one axis;
 //   fallback  the slow path: the reference HloEvaluator on Literals, for everything else.
 // Results do not depend on the number of threads: work is split at fixed boundaries.
@@ -44,6 +45,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const hlo::HloInstructi
                                                          int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDotKernel(const hlo::HloInstruction& instr,
                                                       int64_t tile_elements);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const hlo::HloInstruction& instr,  // conv_kernel.cc
+                                                       int64_t tile_elements);
 // A reduce-window whose window is a full-axis prefix or suffix (hlo::AsScanWindow: how the
 // cumulative ops lower) with a simple binary reducer (add/multiply/maximum/minimum/and/or/
 // xor) on any element type, or cumlogsumexp's log-add-exp reducer on floats: a running

@@ -42,8 +42,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       if (root->opcode() == HloOpcode::kReduce) {
         if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
-      } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot) {
-        kernel = attempt(MakeDotKernel(instr, tile_elements));
+      } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot ||
+                 root->opcode() == HloOpcode::kConvolution) {
+        if ((kernel = attempt(MakeDotKernel(instr, tile_elements)))) break;
+        kernel = attempt(MakeConvKernel(instr, tile_elements));
       } else {
         kernel = attempt(MakeLoopKernel(instr, tile_elements));
       }
@@ -59,6 +61,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       break;
     case HloOpcode::kDot:
       kernel = attempt(MakeDotKernel(instr, tile_elements));
+      break;
+    case HloOpcode::kConvolution:
+      kernel = attempt(MakeConvKernel(instr, tile_elements));
       break;
     case HloOpcode::kReduceWindow:
       if ((kernel = attempt(MakeScanKernel(instr)))) break;

@@ -200,6 +200,31 @@ ENTRY %main {
   EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kNegate);
 }
 
+TEST(InstructionFusionTest, ConvolutionWithBiasAndReluIsOneOutputFusion) {
+  // NCHW: the bias broadcasts along dim 1; both the broadcast and the relu join the conv.
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %in = f32[2,3,6,6]{3,2,1,0} parameter(0)
+  %k = f32[4,3,3,3]{3,2,1,0} parameter(1)
+  %b = f32[4]{0} parameter(2)
+  %conv = f32[2,4,6,6]{3,2,1,0} convolution(%in, %k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  %bb = f32[2,4,6,6]{3,2,1,0} broadcast(%b), dimensions={1}
+  %add = f32[2,4,6,6]{3,2,1,0} add(%conv, %bb)
+  %zero = f32[] constant(0)
+  %z = f32[2,4,6,6]{3,2,1,0} broadcast(%zero), dimensions={}
+  ROOT %relu = f32[2,4,6,6]{3,2,1,0} maximum(%add, %z)
+})");
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%in = f32[2,3,6,6]{3,2,1,0} parameter(0)", "%k = f32[4,3,3,3]{3,2,1,0} parameter(1)",
+                          "%b = f32[4]{0} parameter(2)",
+                          "ROOT %fusion = f32[2,4,6,6]{3,2,1,0} fusion(%in, %k, %b), kind=kOutput, "
+                          "calls=%fused_computation"));
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  EXPECT_TRUE(Match(fused->root_instruction(),
+                    m::Maximum(m::Add(m::Op(HloOpcode::kConvolution), m::Broadcast(m::Parameter())),
+                               m::Broadcast(m::ConstantScalar(0)))));
+}
+
 TEST(InstructionFusionTest, ContractionWithNonElementwiseConsumerIsNotOutputFused) {
   auto module = Fuse(R"(HloModule m
 ENTRY %main {

@@ -156,11 +156,11 @@ TEST(DotKernelTest, GeneralDimensionNumbers) {
       if (exe) EXPECT_EQ(exe->KernelKind("r"), "dot");
     }
   }
-  // Integer dots take the slow path, still correct.
+  // Integer dots run on the int32 GEMM (conv_dot_kernel_test.cc covers every type).
   auto exe = CheckAgainstEvaluator(
       DotModule("s32", "9,7", "7,5", "9,5", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
       0, 0, {}, Ranges{-50, 50});
-  if (exe) EXPECT_EQ(exe->KernelKind("r"), "fallback");
+  if (exe) EXPECT_EQ(exe->KernelKind("r"), "dot");
 }
 
 constexpr char kDenseLayer[] = R"(HloModule dense
