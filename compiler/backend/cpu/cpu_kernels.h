@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_instruction.h"
+#include "jx/core/dtype.h"
 
 namespace jx::cpu::internal {
 
@@ -82,5 +84,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstru
 absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceWindowKernel(const hlo::HloInstruction& instr);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const hlo::HloInstruction& instr);
+// gather (clamping) and scatter (dropping) through the kernel library eager shares.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const hlo::HloInstruction& instr);
+// The jx dtype of an HLO element type, for kernel library calls (nullopt: not an array type).
+std::optional<DType> KernelDTypeOf(hlo::PrimitiveType type);
 
 }  // namespace jx::cpu::internal
