@@ -30,8 +30,8 @@ class Kernel {
   // array operand); results: the buffers of its result leaves.
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
-  // "loop", "reduce", "dot", "dot+epilogue", "scan", "arg-reduce", "sort", "reduce-window",
-  // "scatter" or "fallback".
+  // "loop", "reduce", "dot", "dot+epilogue", "scan", "arg-reduce", "sort", "top-k",
+  // "reduce-window", "gather", "scatter" or "fallback".
   virtual std::string_view kind() const = 0;
 };
 

@@ -154,7 +154,7 @@ class LibrarySortKernel : public Kernel {
     }
     return absl::OkStatus();
   }
-  std::string_view kind() const override { return "sort"; }
+  std::string_view kind() const override { return top_k_ > 0 ? "top-k" : "sort"; }
 
   std::vector<DType> dtypes_;
   std::vector<int64_t> shape_;

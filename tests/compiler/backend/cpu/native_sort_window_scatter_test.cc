@@ -92,6 +92,40 @@ ENTRY %main (x: f32[50,40], y: s32[50,40], z: u8[50,40]) -> (f32[50,40], s32[50,
   ExpectExact(SortModule("s32", "7,0", 1, "LT", "", false), "s", "sort");
 }
 
+// top_k as lax lowers it: a stable descending sort of (x, iota) sliced to [..., 0:k]. The
+// kernel selects the top k per line (ties to the lower index) and writes only that prefix.
+std::string TopKModule(const std::string& t, int64_t rows, int64_t n, int64_t k, bool keep_full) {
+  const std::string x = hlo::StrCat(t, "[", rows, ",", n, "]"), i = hlo::StrCat("s32[", rows, ",", n, "]");
+  const std::string vk = hlo::StrCat(t, "[", rows, ",", k, "]"), ik = hlo::StrCat("s32[", rows, ",", k, "]");
+  const std::string type = t[0] == 'f' || t[0] == 'b' ? ", type=TOTALORDER" : "";
+  const std::string out = keep_full ? hlo::StrCat("(", vk, ", ", ik, ", ", x, ")") : hlo::StrCat("(", vk, ", ", ik, ")");
+  return hlo::StrCat(
+      "HloModule t\n%cmp (a: ", t, "[], b: ", t, "[], c: s32[], d: s32[]) -> pred[] {\n  %a = ", t,
+      "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n  %c = s32[] parameter(2)\n  %d = s32[] parameter(3)\n",
+      "  ROOT %gt = pred[] compare(%a, %b), direction=GT", type, "\n}\nENTRY %main (x: ", x, ") -> ", out,
+      " {\n  %x = ", x, " parameter(0)\n  %io = ", i, " iota(), iota_dimension=1\n  %s = (", x, ", ", i,
+      ") sort(%x, %io), dimensions={1}, is_stable=true, to_apply=%cmp\n  %v = ", x,
+      " get-tuple-element(%s), index=0\n  %j = ", i, " get-tuple-element(%s), index=1\n  %vs = ", vk,
+      " slice(%v), slice={[0:", rows, "], [0:", k, "]}\n  %js = ", ik, " slice(%j), slice={[0:", rows, "], [0:", k,
+      "]}\n  ROOT %r = ", out, " tuple(%vs, %js", keep_full ? ", %v" : "", ")\n}\n");
+}
+
+TEST(SortKernelTest, TopKPrefixEveryTypeWithTies) {
+  for (const char* t : {"f32", "f64", "f16", "bf16", "s8", "s32", "u16", "pred"}) {
+    const bool is_float = t[0] == 'f' || t[0] == 'b';
+    for (int64_t k : {1, 5, 37}) {
+      for (bool keep_full : {false, true}) {
+        SCOPED_TRACE(hlo::StrCat(t, " k=", k, keep_full ? " (full result read too)" : ""));
+        ExactOptions o;
+        o.lo = is_float ? -3 : -20;  // ties
+        o.hi = is_float ? 3 : 20;
+        o.special = is_float ? 0.1 : 0;
+        ExpectExact(TopKModule(t, 29, 40, k, keep_full), "s", keep_full ? "sort" : "top-k", o);
+      }
+    }
+  }
+}
+
 TEST(SortKernelTest, ComparatorsOutsideTheFormStayOnTheFallback) {
   std::string text = SortModule("f32", "5,6", 1, "LT", "", false);
   const std::string from = "compare(%a, %b)";
