@@ -23,44 +23,6 @@
 namespace jx::lax::kernels {
 namespace {
 
-// The reduction family's monoid, except float max/min, which follow XLA exactly: a NaN
-// operand gives the quiet NaN, and equal operands pick +0 over -0 for max (-0 for min).
-template <ReduceKind K, typename T>
-struct WindowMonoid {
-  using Red = Reducer<K, T>;
-  using W = typename Red::Acc;
-  static constexpr bool kXlaMinMax =
-      std::is_floating_point_v<W> && (K == ReduceKind::kMax || K == ReduceKind::kMin);
-
-  static W Load(T x) { return static_cast<W>(Red::Load(x)); }
-  static T Store(W w) { return Red::Store(w); }
-  static W Combine(W a, W b) {
-    if constexpr (kXlaMinMax) {
-      constexpr bool kMax = K == ReduceKind::kMax;
-      const W better = (kMax ? a > b : a < b) ? a : b;
-      const W tie = std::signbit(a) == kMax ? b : a;
-      const W r = a == b ? tie : better;
-      return (a != a || b != b) ? std::numeric_limits<W>::quiet_NaN() : r;
-    } else {
-      return Red::Combine(a, b);
-    }
-  }
-  // acc[k] = acc[k] op x[k] for k < m.
-  static void Accumulate(W* __restrict acc, const T* __restrict x, int64_t m) {
-    if constexpr (kIsHalf<T>) {
-      alignas(64) float buf[kReduceBlock];
-      for (int64_t b = 0; b < m; b += kReduceBlock) {
-        const int64_t n = std::min(kReduceBlock, m - b);
-        ToFloat(x + b, buf, n);
-        W* a = acc + b;
-        for (int64_t k = 0; k < n; ++k) a[k] = Combine(a[k], static_cast<W>(buf[k]));
-      }
-    } else {
-      for (int64_t k = 0; k < m; ++k) acc[k] = Combine(acc[k], Load(x[k]));
-    }
-  }
-};
-
 // Floor and ceiling division for a positive divisor.
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
@@ -110,7 +72,7 @@ inline void FoldStrided(W* __restrict acc, const T* __restrict x, int64_t n, int
 
 template <ReduceKind K, typename T>
 void WindowKernel(const T* x, T* y, std::vector<WindowAxis> axes, const T* init) {
-  using M = WindowMonoid<K, T>;
+  using M = XlaReducer<K, T>;
   using W = typename M::W;
   // Merge the trailing untouched axes into a contiguous run of C elements.
   int64_t C = 1;
