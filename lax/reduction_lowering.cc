@@ -1,10 +1,9 @@
 // Lowering rules of the reductions (reduce with an add/mul/max/min/and/or to_apply; argmax
 // and argmin as a variadic (value, index) reduce, as JAX lowers them), the cumulative ops
 // (reduce-window over a window covering the prefix, as XLA does on CPU) and the windowed
-// reductions. Float sums and products accumulate in f64 and round once, as the eager kernels
-// do (lax/kernels/reducer.h), so a long or cancelling f32 sum agrees with eager execution:
-// plain reductions are widened here; cumulative and windowed ones are not, because the CPU
-// backend runs them on the kernel library's scan and window kernels, which widen themselves.
+// reductions. Float sums and products (plain, cumulative and windowed) accumulate in f64 and
+// round once, as the eager kernels do (lax/kernels/reducer.h), so a long or cancelling f32
+// sum agrees with eager execution.
 #include <vector>
 
 #include "jx/compiler/hlo/status_macros.h"
@@ -114,9 +113,9 @@ void DefineCumulative(Registry& r, Primitive p, HloOpcode op, bool logaddexp = f
   r.Define(p).lower = [op, logaddexp](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    // The CPU scan kernel accumulates float sums and products in f64 itself (the eager
-    // kernel); log-add-exp is computed in f64 by its reducer.
-    if (logaddexp && hlo::IsFloatingPointType(out_type)) x = lower::Convert(x, hlo::F64);
+    // Running sums and products accumulate in f64 below f64 (as the eager scans do).
+    const bool widen = hlo::IsFloatingPointType(out_type) && op != HloOpcode::kMaximum && op != HloOpcode::kMinimum;
+    if (widen) x = lower::Convert(x, hlo::F64);
     if (x.dims()[static_cast<size_t>(ctx.params().GetInt("axis"))] == 0) return lower::Output(ctx, lower::Convert(x, out_type));
     const int64_t axis = ctx.params().GetInt("axis");
     hlo::HloBuilder& b = ctx.builder();
@@ -139,7 +138,7 @@ void DefineReduceWindow(Registry& r, Primitive p, HloOpcode op) {
   r.Define(p).lower = [op](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    // No f64 widening: the reduce-window kernel accumulates float sums in f64 itself.
+    if (IsNarrowFloat(out_type) && op == HloOpcode::kAdd) x = lower::Convert(x, hlo::F64);
     const ParamMap& params = ctx.params();
     const std::vector<int64_t>& dims = params.GetInts("window_dimensions");
     const std::vector<int64_t>& strides = params.GetInts("window_strides");
