@@ -116,8 +116,30 @@ void CumKernel(const T* x, T* y, Layout l, bool reverse, typename Reducer<K, T>:
     return;
   }
   if (I == 1) {
-    ParallelFor(l.O, TaskGrain(N), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) scan_row(x + o * N, y + o * N, N, Run(start));
+    // Contiguous lines: a line's running value is one dependency chain (an add's latency per
+    // element), so kLines lines advance in lockstep, their chains interleaved. Each line
+    // still folds in its own order; groups are fixed, whatever the thread count.
+    constexpr int64_t kLines = 4;
+    const int64_t groups = (l.O + kLines - 1) / kLines;
+    ParallelFor(groups, TaskGrain(N * kLines), [&](int64_t begin, int64_t end) {
+      for (int64_t g = begin; g < end; ++g) {
+        const int64_t o0 = g * kLines;
+        if (l.O - o0 < kLines) {
+          for (int64_t o = o0; o < l.O; ++o) scan_row(x + o * N, y + o * N, N, Run(start));
+          continue;
+        }
+        Run run[kLines];
+        for (Run& r : run) r = Run(start);
+        const T* src = x + o0 * N;
+        T* dst = y + o0 * N;
+        for (int64_t j = 0; j < N; ++j) {
+          const int64_t k = reverse ? N - 1 - j : j;
+          for (int64_t q = 0; q < kLines; ++q) {
+            run[q].Add(static_cast<W>(Red::Load(src[q * N + k])));
+            dst[q * N + k] = Red::Store(run[q].value());
+          }
+        }
+      }
     });
     return;
   }
