@@ -70,13 +70,14 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectKernel(const hlo::HloInstruction& 
 // more than one chunk.
 void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-// Native kernels for ops the kernels above leave to the fallback, bit-exact with the
-// evaluator (reduce_kernels.cc, sort_kernel.cc, window_scatter_kernels.cc):
+// Native kernels for ops the kernels above leave to the fallback (reduce_kernels.cc,
+// sort_kernel.cc, window_kernels.cc, gather_scatter_kernels.cc); sort, top-k, reduce-window,
+// gather and scatter run the kernel library eager runs (lax/kernels/):
 //   reduce         any element type with an add/multiply/maximum/minimum/and/or/xor reducer;
 //   arg-reduce     2-operand (value, index) reduce picking by compares (argmax/argmin);
 //   sort           comparators made of compares of operand pairs (any keys, stable);
-//   reduce-window  general windows with a simple binary reducer (not running scans);
-//   scatter        a simple binary or overwriting combiner.
+//   reduce-window  general windows with an add/mul/max/min/and/or reducer (not running scans);
+//   scatter        an add/mul/max/min or overwriting combiner.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeTypedReduceKernel(const hlo::HloInstruction& instr,
                                                               int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstruction& instr,
