@@ -32,7 +32,9 @@ int64_t TaskGrain(int64_t per_task) { return std::max<int64_t>(1, kParallelGrain
 
 // The running value of a scan. f64 sums carry a Neumaier compensation term: a plain f64
 // running sum over 10^5 elements drifts by ~1e-12 from the exact prefix sums (every other
-// type already accumulates in a wider type or exactly).
+// type already accumulates in a wider type or exactly). Compensating f32 sums too would make
+// eager f32 cumsum exactly its lowering (an f64 compensated scan between converts), but
+// costs 2.3x (1.4 vs 0.6 ms for 1024x1024 on 2 threads), so f32 sums stay a plain f64 fold.
 template <ReduceKind K, typename T>
 struct Running {
   using Red = Reducer<K, T>;
@@ -46,8 +48,13 @@ struct Running {
 
   void Add(W x) {
     if constexpr (kCompensated) {
+      // The exact rounding error of s + x by Knuth's TwoSum: the same value Neumaier's
+      // ordered form (|s| >= |x| ? (s - t) + x : (x - t) + s) gives, without its
+      // data-dependent branch.
       const W t = s + x;
-      if (std::isfinite(t)) c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+      const W xp = t - s;
+      const W err = (s - (t - xp)) + (x - xp);
+      c += std::isfinite(t) ? err : W(0);
       s = t;
     } else {
       s = XlaReducer<K, T>::Combine(s, x);
@@ -134,10 +141,15 @@ void CumKernel(const T* x, T* y, Layout l, bool reverse, typename Reducer<K, T>:
         T* dst = y + o0 * N;
         for (int64_t j = 0; j < N; ++j) {
           const int64_t k = reverse ? N - 1 - j : j;
+          // Loads, steps and stores in separate loops over the lines, so the steps of the
+          // kLines independent chains can share vector instructions.
+          W in[kLines], out[kLines];
+          for (int64_t q = 0; q < kLines; ++q) in[q] = static_cast<W>(Red::Load(src[q * N + k]));
           for (int64_t q = 0; q < kLines; ++q) {
-            run[q].Add(static_cast<W>(Red::Load(src[q * N + k])));
-            dst[q * N + k] = Red::Store(run[q].value());
+            run[q].Add(in[q]);
+            out[q] = run[q].value();
           }
+          for (int64_t q = 0; q < kLines; ++q) dst[q * N + k] = Red::Store(out[q]);
         }
       }
     });
