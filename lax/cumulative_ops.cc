@@ -1,10 +1,6 @@
-// Cumulative reductions along one axis: cumsum, cumprod, cummax, cummin, cumlogsumexp.
-//
-// The operand is viewed as [O, N, I] around the axis. With I == 1 each row is a sequential
-// scan (rows in parallel); otherwise a vector of I running accumulators walks the N rows,
-// vectorized over I (blocks of I in parallel). Running values are carried in the reduction
-// family's accumulator type (f64 for float sums and products, f32 for max/min of 16-bit
-// floats; integers wrap). cumlogsumexp keeps a running maximum so it never overflows.
+// Cumulative reductions along one axis: cumsum, cumprod, cummax, cummin, cumlogsumexp. The
+// numerics are the kernel library's O(n) scans (lax/kernels/cumulative.h), which the CPU
+// backend's scan kernel runs too.
 #include "jx/lax/cumulative_ops.h"
 
 #include <algorithm>
@@ -14,8 +10,7 @@
 
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/convert_ops.h"
-#include "jx/lax/kernels/dispatch.h"
-#include "jx/lax/kernels/reducer.h"
+#include "jx/lax/kernels/cumulative.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -46,15 +41,7 @@ Array cumlogsumexp(const Array& x, int64_t axis, bool reverse) {
 namespace internal {
 namespace {
 
-using kernels::ReduceKind;
-using kernels::Reducer;
-
-constexpr int64_t kBlockI = kernels::kColumnBlock;
-// Fewer rows than this, each at least 2 * kScanChunk long, scan in parallel chunks (fixed
-// sizes, so results do not depend on the thread count).
-constexpr int64_t kFewRows = 64;
-constexpr int64_t kScanChunk = 4 * kernels::kParallelGrain;
-
+// The operand as [outer, n, inner] around the scanned axis.
 struct Layout {
   int64_t O = 1, N = 1, I = 1;
 };
@@ -66,226 +53,10 @@ Layout MakeLayout(const Shape& shape, int64_t axis) {
   return l;
 }
 
-// Grain in rows (or row blocks) of `per_task` elements each.
-int64_t TaskGrain(int64_t per_task) { return std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(1, per_task)); }
-
-// The running value of a scan. f64 sums carry a Neumaier compensation term: a plain f64
-// running sum over 10^5 elements drifts by ~1e-12 from the exact prefix sums (every other
-// type already accumulates in a wider type or exactly).
-template <ReduceKind K, typename T>
-struct Running {
-  using Red = Reducer<K, T>;
-  using W = typename Red::Acc;
-  static constexpr bool kCompensated = K == ReduceKind::kSum && std::is_same_v<T, double>;
-  W s = Red::template Identity<W>(false);
-  W c = W(0);  // compensation (kCompensated only)
-
-  void Add(W x) {
-    if constexpr (kCompensated) {
-      const W t = s + x;
-      if (std::isfinite(t)) c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
-      s = t;
-    } else {
-      s = Red::Combine(s, x);
-    }
-  }
-  void Merge(const Running& other) {
-    Add(other.s);
-    if constexpr (kCompensated) Add(other.c);
-  }
-  W value() const {
-    if constexpr (kCompensated) return std::isfinite(s) ? s + c : s;
-    else return s;
-  }
-};
-
-template <ReduceKind K, typename T>
-void CumKernel(const T* x, T* y, Layout l, bool reverse) {
-  using Red = Reducer<K, T>;
-  using W = typename Red::Acc;
-  using Run = Running<K, T>;
-  const int64_t N = l.N, I = l.I;
-  // Scans n elements of src (stride 1) from `run` into dst, in scan order.
-  auto scan_row = [reverse](const T* src, T* dst, int64_t n, Run run) {
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t k = reverse ? n - 1 - j : j;
-      run.Add(static_cast<W>(Red::Load(src[k])));
-      dst[k] = Red::Store(run.value());
-    }
-  };
-  if (I == 1 && l.O < kFewRows && N >= 2 * kScanChunk) {
-    // Few long rows: a parallel two-pass scan over fixed-size chunks. Pass 1 reduces each
-    // chunk (vectorized unless compensated); the chunk totals are scanned serially into
-    // starting offsets; pass 2 scans every chunk from its offset.
-    const int64_t n_chunks = (N + kScanChunk - 1) / kScanChunk;
-    const int64_t tasks = l.O * n_chunks;
-    std::vector<Run> part(static_cast<size_t>(tasks));
-    ParallelFor(tasks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t o = t / n_chunks, c0 = (t % n_chunks) * kScanChunk, len = std::min(kScanChunk, N - c0);
-        const T* src = x + o * N + c0;
-        Run& r = part[static_cast<size_t>(t)];
-        if constexpr (Run::kCompensated) {
-          for (int64_t j = 0; j < len; ++j) r.Add(src[j]);
-        } else {
-          r.s = Red::Row(src, len, false);
-        }
-      }
-    });
-    for (int64_t o = 0; o < l.O; ++o) {  // exclusive scan of the totals, in scan order
-      Run run;
-      for (int64_t j = 0; j < n_chunks; ++j) {
-        Run& p = part[static_cast<size_t>(o * n_chunks + (reverse ? n_chunks - 1 - j : j))];
-        const Run total = p;
-        p = run;
-        run.Merge(total);
-      }
-    }
-    ParallelFor(tasks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t o = t / n_chunks, c0 = (t % n_chunks) * kScanChunk;
-        scan_row(x + o * N + c0, y + o * N + c0, std::min(kScanChunk, N - c0), part[static_cast<size_t>(t)]);
-      }
-    });
-    return;
-  }
-  if (I == 1) {
-    ParallelFor(l.O, TaskGrain(N), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) scan_row(x + o * N, y + o * N, N, Run());
-    });
-    return;
-  }
-  const int64_t n_iblocks = (I + kBlockI - 1) / kBlockI;
-  ParallelFor(l.O * n_iblocks, TaskGrain(N * std::min(I, kBlockI)), [&](int64_t begin, int64_t end) {
-    alignas(64) W acc[kBlockI];
-    alignas(64) W comp[Run::kCompensated ? kBlockI : 1];
-    alignas(64) float buf[kernels::kIsHalf<T> ? kBlockI : 1];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t o = t / n_iblocks, i0 = (t % n_iblocks) * kBlockI, len = std::min(kBlockI, I - i0);
-      std::fill(acc, acc + len, Red::template Identity<W>(false));
-      if constexpr (Run::kCompensated) std::fill(comp, comp + len, W(0));
-      for (int64_t j = 0; j < N; ++j) {
-        const int64_t r = reverse ? N - 1 - j : j;
-        const T* src = x + (o * N + r) * I + i0;
-        T* dst = y + (o * N + r) * I + i0;
-        if constexpr (kernels::kIsHalf<T>) {
-          kernels::ToFloat(src, buf, len);
-          for (int64_t i = 0; i < len; ++i) {
-            acc[i] = Red::Combine(acc[i], static_cast<W>(buf[i]));
-            buf[i] = static_cast<float>(acc[i]);
-          }
-          kernels::FromFloat(buf, dst, len);
-        } else if constexpr (Run::kCompensated) {
-          for (int64_t i = 0; i < len; ++i) {
-            Run run{acc[i], comp[i]};
-            run.Add(src[i]);
-            acc[i] = run.s;
-            comp[i] = run.c;
-            dst[i] = run.value();
-          }
-        } else {
-          for (int64_t i = 0; i < len; ++i) {
-            acc[i] = Red::Combine(acc[i], static_cast<W>(Red::Load(src[i])));
-            dst[i] = Red::Store(acc[i]);
-          }
-        }
-      }
-    }
-  });
-}
-
-// ---------------------------------------------------------------------------------------
-// cumlogsumexp. C is the compute type: f32 for 16-bit floats, f64 otherwise.
-
-template <typename T>
-using LseType = std::conditional_t<kernels::kIsHalf<T>, float, double>;
-
-// One row, in blocks: a sequential running max M, then vectorized exps of the rescaling
-// factors, a sequential rescaled sum S_i = S_{i-1} * exp(M_{i-1} - M_i) + exp(x_i - M_i),
-// and out = M + log(S). S >= 1 after the first element, so log never sees 0.
-template <typename T>
-void LseRow(const T* x, T* y, int64_t n, int64_t stride, bool reverse) {
-  using C = LseType<T>;
-  constexpr int64_t kB = kernels::kReduceBlock;
-  alignas(64) C xv[kB], m[kB], mprev[kB], s[kB];
-  C carry = -std::numeric_limits<C>::infinity();
-  for (int64_t b = 0; b < n; b += kB) {
-    const int64_t len = std::min(kB, n - b);
-    for (int64_t i = 0; i < len; ++i) {
-      const int64_t k = reverse ? n - 1 - (b + i) : b + i;
-      xv[i] = static_cast<C>(static_cast<kernels::ComputeType<T>>(x[k * stride]));
-    }
-    C run = carry;
-    for (int64_t i = 0; i < len; ++i) {
-      mprev[i] = run;
-      run = (xv[i] > run || xv[i] != xv[i] || run != run) ? (run != run ? run : xv[i]) : run;
-      m[i] = run;
-    }
-    // Equal operands (including equal infinities) give a difference of 0, not NaN. Plain
-    // loops for the selects (auto-vectorized), Eigen for the exps (packet math).
-    for (int64_t i = 0; i < len; ++i) {
-      mprev[i] = mprev[i] == m[i] ? C(0) : mprev[i] - m[i];
-      xv[i] = xv[i] == m[i] ? C(0) : xv[i] - m[i];
-    }
-    using Map = kernels::ArrayMap<C>;
-    Map X(xv, len), M(m, len), P(mprev, len), S(s, len);
-    P = P.exp();  // rescaling factors a_i
-    X = X.exp();  // new terms b_i
-    C acc = 1;
-    for (int64_t i = 0; i < len; ++i) {
-      acc = acc * mprev[i] + xv[i];
-      s[i] = acc;
-    }
-    S = M + S.log();
-    for (int64_t i = 0; i < len; ++i) {
-      const int64_t k = reverse ? n - 1 - (b + i) : b + i;
-      y[k * stride] = static_cast<T>(static_cast<kernels::ComputeType<T>>(s[i]));
-    }
-    carry = s[len - 1];
-  }
-}
-
-template <typename T>
-void LseKernel(const T* x, T* y, Layout l, bool reverse) {
-  using C = LseType<T>;
-  const int64_t N = l.N, I = l.I;
-  if (I == 1) {
-    ParallelFor(l.O, TaskGrain(N * 8), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) LseRow(x + o * N, y + o * N, N, 1, reverse);
-    });
-    return;
-  }
-  const int64_t n_iblocks = (I + kBlockI - 1) / kBlockI;
-  ParallelFor(l.O * n_iblocks, TaskGrain(N * std::min(I, kBlockI) * 8), [&](int64_t begin, int64_t end) {
-    alignas(64) C acc[kBlockI], xv[kBlockI], mx[kBlockI];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t o = t / n_iblocks, i0 = (t % n_iblocks) * kBlockI, len = std::min(kBlockI, I - i0);
-      using Map = kernels::ArrayMap<C>;
-      Map A(acc, len), X(xv, len), MX(mx, len);
-      A.setConstant(-std::numeric_limits<C>::infinity());
-      for (int64_t j = 0; j < N; ++j) {
-        const int64_t r = reverse ? N - 1 - j : j;
-        const T* src = x + (o * N + r) * I + i0;
-        T* dst = y + (o * N + r) * I + i0;
-        for (int64_t i = 0; i < len; ++i) xv[i] = static_cast<C>(static_cast<kernels::ComputeType<T>>(src[i]));
-        // logaddexp(a, x) = max + log(1 + exp(-|a - x|)); equal operands (infinities) add log 2.
-        for (int64_t i = 0; i < len; ++i) {
-          const C a = acc[i], v = xv[i];
-          mx[i] = (a > v || a != a) ? a : v;
-          xv[i] = a == v ? C(0) : -std::abs(a - v);
-        }
-        A = MX + (X.exp() + C(1)).log();
-        for (int64_t i = 0; i < len; ++i) dst[i] = static_cast<T>(static_cast<kernels::ComputeType<T>>(acc[i]));
-      }
-    }
-  });
-}
-
 // ---------------------------------------------------------------------------------------
 // Registration.
 
-template <typename Kernel>
-void DefineCumulative(Registry& r, Primitive p, DTypeClass accepted, Kernel kernel) {
+void DefineCumulative(Registry& r, Primitive p, DTypeClass accepted, kernels::CumulativeOp op) {
   PrimitiveRules& rules = r.Define(p);
   rules.abstract_eval = [p, accepted](InAvals in, const ParamMap& params) -> Avals {
     CheckArity(p.name(), in, 1);
@@ -302,31 +73,16 @@ void DefineCumulative(Registry& r, Primitive p, DTypeClass accepted, Kernel kern
     }
     return {x};
   };
-  rules.impl = [kernel](absl::Span<const Array> in, const ParamMap& params,
-                        absl::Span<const ShapedArray> out_avals) -> Arrays {
+  rules.impl = [op](absl::Span<const Array> in, const ParamMap& params,
+                    absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     if (out.size() == 0) return {out};
     const Layout l = MakeLayout(in[0].shape(), params.GetInt("axis"));
-    const bool reverse = params.GetBool("reverse");
-    kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, bool>) kernel(kernels::Data<T>(in[0]), kernels::MutableData<T>(out), l, reverse);
-    });
+    kernels::Cumulative(in[0].dtype(), op, in[0].data(), out.mutable_data(), l.O, l.N, l.I,
+                        params.GetBool("reverse"), /*init=*/nullptr);
     return {out};
   };
 }
-
-template <ReduceKind K>
-struct CumFn {
-  template <typename T>
-  void operator()(const T* x, T* y, Layout l, bool reverse) const { CumKernel<K, T>(x, y, l, reverse); }
-};
-struct LseFn {
-  template <typename T>
-  void operator()(const T* x, T* y, Layout l, bool reverse) const {
-    if constexpr (kernels::kIsFloat<T>) LseKernel<T>(x, y, l, reverse);
-  }
-};
 
 // ---------------------------------------------------------------------------------------
 // Transformation rules (jvp, transpose, batching), written with lax ops.
@@ -463,11 +219,12 @@ void DefineCumulativeRules(Registry& r) {
 }  // namespace
 
 void RegisterCumulativeOps(Registry& r) {
-  DefineCumulative(r, kCumsum, DTypeClass::kNumeric, CumFn<ReduceKind::kSum>{});
-  DefineCumulative(r, kCumprod, DTypeClass::kNumeric, CumFn<ReduceKind::kProd>{});
-  DefineCumulative(r, kCummax, DTypeClass::kNumeric, CumFn<ReduceKind::kMax>{});
-  DefineCumulative(r, kCummin, DTypeClass::kNumeric, CumFn<ReduceKind::kMin>{});
-  DefineCumulative(r, kCumlogsumexp, DTypeClass::kFloating, LseFn{});
+  using kernels::CumulativeOp;
+  DefineCumulative(r, kCumsum, DTypeClass::kNumeric, CumulativeOp::kSum);
+  DefineCumulative(r, kCumprod, DTypeClass::kNumeric, CumulativeOp::kProd);
+  DefineCumulative(r, kCummax, DTypeClass::kNumeric, CumulativeOp::kMax);
+  DefineCumulative(r, kCummin, DTypeClass::kNumeric, CumulativeOp::kMin);
+  DefineCumulative(r, kCumlogsumexp, DTypeClass::kFloating, CumulativeOp::kLogSumExp);
   DefineCumulativeRules(r);
 }
 

@@ -1,9 +1,7 @@
 // gather, scatter and scatter_add with XLA's general dimension numbers (including batching
-// dims) and JAX's GatherScatterMode. Abstract eval mirrors XLA's/JAX's shape inference.
-// Kernels: every batch position (gather) or update position (scatter) moves one window, whose
-// dims are merged into contiguous runs once up front; the common "take rows" gather and
-// "add rows" scatter get tight loops. scatter_add is deterministic: updates are applied in
-// order, and parallel runs split the output (rows or columns) between threads, never updates.
+// dims) and JAX's GatherScatterMode. Abstract eval mirrors XLA's/JAX's shape inference. The
+// impl rules call the kernel library (lax/kernels/gather_scatter.h), which the CPU backend's
+// gather and scatter kernels call too, so eager and jit agree bit for bit.
 // The jvp/transpose/batching rules close the file.
 #include <algorithm>
 #include <cmath>
@@ -11,6 +9,7 @@
 
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/kernels/copy_kernels.h"
+#include "jx/lax/kernels/gather_scatter.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -303,121 +302,9 @@ Avals ScatterEval(Primitive prim, InAvals in, const ParamMap& p) {
   return {x};
 }
 
-// ---- kernels ----
+// ---- kernels: the numerics live in lax/kernels/gather_scatter.cc ----
 
-// The windows' dims after dropping size-1 dims and merging dims contiguous in both arrays:
-// outer dims walked by an odometer, then one inner run of `len` elements.
-struct WindowPlan {
-  kernels::DimVec sizes, src_strides, dst_strides;
-  int64_t len = 1, src_inner = 1, dst_inner = 1;
-  bool contiguous() const { return src_inner == 1 && dst_inner == 1; }
-};
-
-WindowPlan PlanWindow(const std::vector<int64_t>& sizes, const std::vector<int64_t>& src_strides,
-                      const std::vector<int64_t>& dst_strides) {
-  WindowPlan w;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 1) continue;
-    if (!w.sizes.empty() && w.src_strides.back() == src_strides[d] * sizes[d] &&
-        w.dst_strides.back() == dst_strides[d] * sizes[d]) {
-      w.sizes.back() *= sizes[d];
-      w.src_strides.back() = src_strides[d];
-      w.dst_strides.back() = dst_strides[d];
-    } else {
-      w.sizes.push_back(sizes[d]);
-      w.src_strides.push_back(src_strides[d]);
-      w.dst_strides.push_back(dst_strides[d]);
-    }
-  }
-  if (!w.sizes.empty()) {
-    w.len = w.sizes.back();
-    w.src_inner = w.src_strides.back();
-    w.dst_inner = w.dst_strides.back();
-    w.sizes.pop_back();
-    w.src_strides.pop_back();
-    w.dst_strides.pop_back();
-  }
-  return w;
-}
-
-// Calls fn(src_offset, dst_offset) for every inner run of the window (serially).
-template <typename Fn>
-void ForEachRun(const WindowPlan& w, Fn&& fn) {
-  const int n = static_cast<int>(w.sizes.size());
-  kernels::DimVec idx(w.sizes.size(), 0);
-  int64_t so = 0, doff = 0;
-  while (true) {
-    fn(so, doff);
-    int d = n - 1;
-    for (; d >= 0; --d) {
-      ++idx[d];
-      so += w.src_strides[d];
-      doff += w.dst_strides[d];
-      if (idx[d] < w.sizes[d]) break;
-      so -= w.src_strides[d] * w.sizes[d];
-      doff -= w.dst_strides[d] * w.sizes[d];
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
-// Walks the positions of a batch shape in row-major order, keeping the coordinates.
-struct BatchCursor {
-  const Shape* shape;
-  kernels::DimVec coord;
-  BatchCursor(const Shape& s, int64_t flat) : shape(&s), coord(s.size(), 0) {
-    for (size_t d = s.size(); d-- > 0;) {
-      coord[d] = flat % s[d];
-      flat /= s[d];
-    }
-  }
-  void Next() {
-    for (size_t d = shape->size(); d-- > 0;) {
-      if (++coord[d] < (*shape)[d]) return;
-      coord[d] = 0;
-    }
-  }
-};
-
-// Reads the index vectors of an integer index array as int64 (uint64 past int64's range
-// saturates), a block at a time, so big index arrays are never copied whole. One reader per
-// thread; items are best requested in increasing order.
-class IndexReader {
- public:
-  IndexReader(const Array& a, int64_t items, int64_t per_item)
-      : a_(a), items_(items), n_(per_item), buf_(static_cast<size_t>(std::max<int64_t>(1, kBlock * per_item))) {}
-  const int64_t* Get(int64_t item) {
-    if (item < begin_ || item >= end_) Load(item);
-    return buf_.data() + (item - begin_) * n_;
-  }
-
- private:
-  static constexpr int64_t kBlock = 1024;
-  void Load(int64_t item) {
-    begin_ = item;
-    end_ = std::min(items_, item + kBlock);
-    const int64_t first = begin_ * n_, count = (end_ - begin_) * n_;
-    int64_t* out = buf_.data();
-    kernels::DispatchDType(a_.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-        const T* p = kernels::Data<T>(a_) + first;
-        for (int64_t i = 0; i < count; ++i) {
-          if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
-            out[i] = p[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                                   : static_cast<int64_t>(p[i]);
-          } else {
-            out[i] = static_cast<int64_t>(p[i]);
-          }
-        }
-      }
-    });
-  }
-  const Array& a_;
-  int64_t items_, n_, begin_ = 0, end_ = 0;
-  std::vector<int64_t> buf_;
-};
+kernels::IndexArray IndexArrayOf(const Array& a) { return {a.dtype(), a.data(), a.shape()}; }
 
 // The gather fill value as dtype's bytes (JAX's defaults when fill_value is None).
 Array FillScalar(DType dtype, const Param& fill_value) {
@@ -437,241 +324,18 @@ Array FillScalar(DType dtype, const Param& fill_value) {
   return out;
 }
 
-// Start positions of one index vector in the operand; false when the slice/window of `sizes`
-// is not entirely in bounds (after clamping for kClip and kPromiseInBounds).
-inline bool ComputeStart(const int64_t* idx, const std::vector<int64_t>& index_map, const Shape& operand_shape,
-                         const std::vector<int64_t>& sizes, bool clamp, kernels::DimVec& start) {
-  for (size_t k = 0; k < index_map.size(); ++k) {
-    const size_t d = static_cast<size_t>(index_map[k]);
-    const int64_t hi = operand_shape[d] - sizes[d];
-    int64_t s = idx[k];
-    if (clamp) {
-      s = std::clamp<int64_t>(s, 0, hi);
-    } else if (s < 0 || s > hi) {
-      return false;
-    }
-    start[d] = s;
-  }
-  return true;
-}
-
 Arrays GatherImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
   Array out = Array::Empty(out_avals[0]);
   if (out.size() == 0) return {out};
   const Array& x = in[0];
   const GatherDimensionNumbers& dn = GetObject<GatherDnParam>("gather", p, "dimension_numbers").dn;
-  const bool clamp = GetObject<ModeParam>("gather", p, "mode").mode != GatherScatterMode::kFillOrDrop;
-  const std::vector<int64_t>& slice_sizes = p.GetInts("slice_sizes");
-  const Shape& xs = x.shape();
-  const Shape& is = in[1].shape();
-  const size_t n_idx = static_cast<size_t>(is.back());
-  const Shape batch_shape(is.begin(), is.end() - 1);
-  const int64_t batches = NumElements(batch_shape);
-  const std::vector<int64_t> x_strides = RowMajorStrides(xs);
-  const std::vector<int64_t> out_strides = RowMajorStrides(out.shape());
-  std::vector<int64_t> out_batch_strides;
-  for (size_t j = 0; j < out_strides.size(); ++j) {
-    if (!Contains(dn.offset_dims, static_cast<int64_t>(j))) out_batch_strides.push_back(out_strides[j]);
-  }
-  std::vector<int64_t> wsizes, wsrc, wdst;
-  size_t w = 0;
-  for (int64_t d = 0; d < x.ndim(); ++d) {
-    if (Contains(dn.collapsed_slice_dims, d) || Contains(dn.operand_batching_dims, d)) continue;
-    wsizes.push_back(slice_sizes[static_cast<size_t>(d)]);
-    wsrc.push_back(x_strides[static_cast<size_t>(d)]);
-    wdst.push_back(out_strides[static_cast<size_t>(dn.offset_dims[w++])]);
-  }
-  const WindowPlan plan = PlanWindow(wsizes, wsrc, wdst);
-  const int64_t window = NumElements(wsizes);
-  const Array fill = FillScalar(x.dtype(), p.Get("fill_value"));
-  // Take rows: one index, no batching dims, the window one contiguous run at the end of out.
-  bool trailing_window = true;
-  for (size_t k = 0; k < dn.offset_dims.size(); ++k) {
-    trailing_window = trailing_window && dn.offset_dims[k] == static_cast<int64_t>(out_strides.size() - dn.offset_dims.size() + k);
-  }
-  const bool take_rows = n_idx == 1 && dn.operand_batching_dims.empty() && plan.sizes.empty() && plan.contiguous() &&
-                         trailing_window;
-  kernels::DispatchBySize(ItemSize(x.dtype()), [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    const U* src = static_cast<const U*>(x.data());
-    U* dst = static_cast<U*>(out.mutable_data());
-    U fv;
-    std::memcpy(&fv, fill.data(), sizeof(U));
-    if (take_rows) {
-      const size_t d = static_cast<size_t>(dn.start_index_map[0]);
-      const int64_t hi = xs[d] - slice_sizes[d], stride = x_strides[d];
-      ParallelFor(batches, kernels::RowGrain(window), [&](int64_t b0, int64_t b1) {
-        IndexReader indices(in[1], batches, 1);
-        for (int64_t b = b0; b < b1; ++b) {
-          int64_t s = *indices.Get(b);
-          U* o = dst + b * window;
-          if (clamp) {
-            s = std::clamp<int64_t>(s, 0, hi);
-          } else if (s < 0 || s > hi) {
-            std::fill_n(o, window, fv);
-            continue;
-          }
-          const U* r = src + s * stride;
-          if (window <= 8) {
-            for (int64_t k = 0; k < window; ++k) o[k] = r[k];
-          } else {
-            std::memcpy(o, r, static_cast<size_t>(window) * sizeof(U));
-          }
-        }
-      });
-      return;
-    }
-    ParallelFor(batches, kernels::RowGrain(window), [&](int64_t b0, int64_t b1) {
-      IndexReader indices(in[1], batches, static_cast<int64_t>(n_idx));
-      BatchCursor cur(batch_shape, b0);
-      kernels::DimVec start(xs.size(), 0);
-      for (int64_t b = b0; b < b1; ++b, cur.Next()) {
-        int64_t out_base = 0;
-        for (size_t k = 0; k < batch_shape.size(); ++k) out_base += cur.coord[k] * out_batch_strides[k];
-        for (size_t j = 0; j < dn.operand_batching_dims.size(); ++j) {
-          start[static_cast<size_t>(dn.operand_batching_dims[j])] =
-              cur.coord[static_cast<size_t>(dn.start_indices_batching_dims[j])];
-        }
-        const bool ok = ComputeStart(indices.Get(b), dn.start_index_map, xs, slice_sizes, clamp,
-                                     start);
-        U* o = dst + out_base;
-        if (!ok) {
-          ForEachRun(plan, [&](int64_t, int64_t doff) {
-            for (int64_t k = 0; k < plan.len; ++k) o[doff + k * plan.dst_inner] = fv;
-          });
-          continue;
-        }
-        int64_t src_base = 0;
-        for (size_t d = 0; d < xs.size(); ++d) src_base += start[d] * x_strides[d];
-        const U* s = src + src_base;
-        ForEachRun(plan, [&](int64_t so, int64_t doff) {
-          if (plan.contiguous()) {
-            std::memcpy(o + doff, s + so, static_cast<size_t>(plan.len) * sizeof(U));
-          } else {
-            for (int64_t k = 0; k < plan.len; ++k) o[doff + k * plan.dst_inner] = s[so + k * plan.src_inner];
-          }
-        });
-      }
-    });
-  });
+  const bool fill = GetObject<ModeParam>("gather", p, "mode").mode == GatherScatterMode::kFillOrDrop;
+  const Array fill_value = FillScalar(x.dtype(), p.Get("fill_value"));
+  const kernels::GatherDims dims{dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map,
+                                 dn.operand_batching_dims, dn.start_indices_batching_dims};
+  kernels::Gather(ItemSize(x.dtype()), x.data(), x.shape(), IndexArrayOf(in[1]), dims, p.GetInts("slice_sizes"),
+                  fill ? fill_value.data() : nullptr, out.mutable_data(), out.shape());
   return {out};
-}
-
-// Combines an update into the output: overwrite (scatter) or add (scatter_add).
-template <typename A, typename T, bool kAdd>
-inline void Combine(A& acc, const T& u) {
-  if constexpr (!kAdd) {
-    acc = static_cast<A>(u);
-  } else if constexpr (std::is_same_v<A, bool>) {
-    acc = acc || u;
-  } else if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
-    using UT = std::make_unsigned_t<A>;
-    acc = static_cast<A>(static_cast<UT>(acc) + static_cast<UT>(u));
-  } else {
-    acc = static_cast<A>(acc + static_cast<A>(u));
-  }
-}
-
-// The scatter of updates (element type T) into acc (element type A: T, or f32 for 16-bit
-// floats in scatter_add so sums round once).
-template <typename A, typename T, bool kAdd>
-void ScatterInto(A* acc, const T* upd, const Shape& xs, const Shape& us, const Array& index_array,
-                 const ScatterDimensionNumbers& dn, bool clamp) {
-  const Shape& is = index_array.shape();
-  const size_t n_idx = static_cast<size_t>(is.back());
-  const Shape batch_shape(is.begin(), is.end() - 1);
-  const int64_t n_updates = NumElements(batch_shape);
-  const std::vector<int64_t> x_strides = RowMajorStrides(xs);
-  const std::vector<int64_t> u_strides = RowMajorStrides(us);
-  std::vector<int64_t> u_scatter_strides;
-  for (size_t j = 0; j < us.size(); ++j) {
-    if (!Contains(dn.update_window_dims, static_cast<int64_t>(j))) u_scatter_strides.push_back(u_strides[j]);
-  }
-  // Window sizes per operand dim (1 for inserted and batching dims).
-  std::vector<int64_t> win(xs.size(), 1), wsizes, wsrc, wdst;
-  size_t w = 0;
-  for (size_t d = 0; d < xs.size(); ++d) {
-    if (Contains(dn.inserted_window_dims, static_cast<int64_t>(d)) ||
-        Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
-      continue;
-    }
-    const size_t ud = static_cast<size_t>(dn.update_window_dims[w++]);
-    win[d] = us[ud];
-    wsizes.push_back(us[ud]);
-    wsrc.push_back(u_strides[ud]);
-    wdst.push_back(x_strides[d]);
-  }
-  const WindowPlan plan = PlanWindow(wsizes, wsrc, wdst);
-  const int64_t window = NumElements(wsizes);
-  if (window == 0 || n_updates == 0) return;
-
-  // Rows: one index, no batching dims, the window one contiguous run (at most one element
-  // wide along the indexed dim, so distinct indices touch disjoint runs), updates laid out
-  // [scatter dims..., window]. Threads own disjoint index ranges (or column ranges for long
-  // rows) and apply updates in order, so results do not depend on the thread count.
-  bool trailing_window = true;
-  for (size_t k = 0; k < dn.update_window_dims.size(); ++k) {
-    trailing_window = trailing_window &&
-                      dn.update_window_dims[k] == static_cast<int64_t>(us.size() - dn.update_window_dims.size() + k);
-  }
-  const size_t d0 = static_cast<size_t>(dn.scatter_dims_to_operand_dims.empty() ? 0 : dn.scatter_dims_to_operand_dims[0]);
-  const bool rows = n_idx == 1 && dn.operand_batching_dims.empty() && plan.sizes.empty() && plan.contiguous() &&
-                    trailing_window && win[d0] == 1;
-  if (rows) {
-    const int64_t hi = xs[d0] - 1, stride = x_strides[d0];
-    auto apply = [&](IndexReader& indices, int64_t k, int64_t lo_idx, int64_t hi_idx, int64_t c0, int64_t c1) {
-      int64_t s = *indices.Get(k);
-      if (clamp) {
-        s = std::clamp<int64_t>(s, 0, hi);
-      } else if (s < 0 || s > hi) {
-        return;
-      }
-      if (s < lo_idx || s >= hi_idx) return;
-      A* o = acc + s * stride;
-      const T* u = upd + k * window;
-      for (int64_t c = c0; c < c1; ++c) Combine<A, T, kAdd>(o[c], u[c]);
-    };
-    const int64_t work = n_updates * window;
-    const int64_t threads = NumThreads();
-    if (work < 2 * kernels::kParallelGrain || threads == 1) {
-      IndexReader indices(index_array, n_updates, 1);
-      for (int64_t k = 0; k < n_updates; ++k) apply(indices, k, 0, hi + 1, 0, window);
-    } else if (window >= 2048) {
-      ParallelFor(window, 512, [&](int64_t c0, int64_t c1) {
-        IndexReader indices(index_array, n_updates, 1);
-        for (int64_t k = 0; k < n_updates; ++k) apply(indices, k, 0, hi + 1, c0, c1);
-      });
-    } else {
-      // One index range per thread: every thread reads all indices, so keep chunks few.
-      ParallelFor(hi + 1, (hi + threads) / threads, [&](int64_t r0, int64_t r1) {
-        IndexReader indices(index_array, n_updates, 1);
-        for (int64_t k = 0; k < n_updates; ++k) apply(indices, k, r0, r1, 0, window);
-      });
-    }
-    return;
-  }
-  // General windows: serial, in update order.
-  IndexReader indices(index_array, n_updates, static_cast<int64_t>(n_idx));
-  BatchCursor cur(batch_shape, 0);
-  kernels::DimVec start(xs.size(), 0);
-  for (int64_t k = 0; k < n_updates; ++k, cur.Next()) {
-    for (size_t j = 0; j < dn.operand_batching_dims.size(); ++j) {
-      start[static_cast<size_t>(dn.operand_batching_dims[j])] =
-          cur.coord[static_cast<size_t>(dn.scatter_indices_batching_dims[j])];
-    }
-    if (!ComputeStart(indices.Get(k), dn.scatter_dims_to_operand_dims, xs, win, clamp,
-                      start)) {
-      continue;
-    }
-    int64_t ubase = 0, xbase = 0;
-    for (size_t j = 0; j < batch_shape.size(); ++j) ubase += cur.coord[j] * u_scatter_strides[j];
-    for (size_t d = 0; d < xs.size(); ++d) xbase += start[d] * x_strides[d];
-    const T* u = upd + ubase;
-    A* o = acc + xbase;
-    ForEachRun(plan, [&](int64_t so, int64_t doff) {
-      for (int64_t c = 0; c < plan.len; ++c) Combine<A, T, kAdd>(o[doff + c * plan.dst_inner], u[so + c * plan.src_inner]);
-    });
-  }
 }
 
 template <bool kAdd>
@@ -681,27 +345,12 @@ Arrays ScatterImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<con
   const Array& x = in[0];
   const Array& u = in[2];
   kernels::ParallelMemcpy(out.mutable_data(), x.data(), x.nbytes());
-  if (u.size() == 0 || x.size() == 0) return {out};
   const ScatterDimensionNumbers& dn = GetObject<ScatterDnParam>(op, p, "dimension_numbers").dn;
   const bool clamp = GetObject<ModeParam>(op, p, "mode").mode == GatherScatterMode::kClip;
-  kernels::DispatchDType(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (kAdd && kernels::kIsHalf<T>) {
-      // Accumulate in f32, round once.
-      const int64_t n = out.size();
-      std::vector<float> acc(static_cast<size_t>(n));
-      T* o = kernels::MutableData<T>(out);
-      ParallelFor(n, kernels::kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) acc[static_cast<size_t>(i)] = static_cast<float>(o[i]);
-      });
-      ScatterInto<float, T, true>(acc.data(), kernels::Data<T>(u), x.shape(), u.shape(), in[1], dn, clamp);
-      ParallelFor(n, kernels::kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = T(acc[static_cast<size_t>(i)]);
-      });
-    } else {
-      ScatterInto<T, T, kAdd>(kernels::MutableData<T>(out), kernels::Data<T>(u), x.shape(), u.shape(), in[1], dn, clamp);
-    }
-  });
+  const kernels::ScatterDims dims{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
+                                  dn.operand_batching_dims, dn.scatter_indices_batching_dims};
+  kernels::Scatter(x.dtype(), kAdd ? kernels::ScatterCombiner::kAdd : kernels::ScatterCombiner::kOverwrite,
+                   out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(), dims, clamp);
   return {out};
 }
 

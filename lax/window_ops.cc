@@ -1,15 +1,8 @@
 // Windowed reductions: reduce_window_sum and reduce_window_max, with XLA's semantics.
 //
-// Padding positions hold the monoid's identity (0, or -inf / the lowest integer); base
-// dilation inserts holes between input elements that no window counts; window dilation
-// spreads the window's taps apart.
-//
-// Kernel: trailing axes the window leaves alone (size 1, stride 1, no padding or dilation,
-// e.g. channels in NHWC) merge into one contiguous run of C elements. The last windowed axis
-// is processed a whole output line at a time: for every valid tap of the other windowed axes
-// and every tap of the last one, a contiguous (C > 1) or strided (C == 1, e.g. NCHW) loop
-// folds an input line into a line of accumulators. Tap ranges are computed per line, so the
-// inner loops hold no bounds checks and no per-element calls. Lines run in parallel.
+// Padding positions and base-dilation holes are skipped (the monoid's identity); window
+// dilation spreads the window's taps apart. The numerics are the kernel library's
+// (lax/kernels/window.h), which the CPU backend's reduce-window kernel runs too.
 #include "jx/lax/window_ops.h"
 
 #include <algorithm>
@@ -22,8 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/convert_ops.h"
-#include "jx/lax/kernels/dispatch.h"
-#include "jx/lax/kernels/reducer.h"
+#include "jx/lax/kernels/window.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -81,9 +73,6 @@ Array reduce_window(const Array& x, WindowReduction computation, const std::vect
 namespace internal {
 namespace {
 
-using kernels::ReduceKind;
-using kernels::Reducer;
-
 std::string Tuple(const std::vector<int64_t>& v) {
   if (v.size() == 1) return StrCat("(", v[0], ",)");
   return StrCat("(", absl::StrJoin(v, ", "), ")");
@@ -94,13 +83,6 @@ struct AxisWindow {
   int64_t in = 0, out = 0;       // input and output sizes
   int64_t window = 1, stride = 1, lo = 0, hi = 0, base_dilation = 1, window_dilation = 1;
   int64_t dilated() const { return in == 0 ? 0 : (in - 1) * base_dilation + 1; }
-  // Input index of tap k for output index o, or -1 for padding or a base-dilation hole.
-  int64_t InputIndex(int64_t o, int64_t k) const {
-    const int64_t pos = o * stride + k * window_dilation - lo;
-    if (pos < 0 || pos >= dilated() || pos % base_dilation != 0) return -1;
-    return pos / base_dilation;
-  }
-  bool trivial() const { return window == 1 && stride == 1 && lo == 0 && hi == 0 && base_dilation == 1; }
 };
 
 // Validates the params against operand x and returns the per-axis configuration.
@@ -159,149 +141,16 @@ std::vector<AxisWindow> ParseWindow(std::string_view op, const ShapedArray& x, c
   return axes;
 }
 
-// Floor and ceiling division for a positive divisor.
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
-
-// For each output index of one axis, the input offsets (in elements) of its valid taps.
-struct TapTable {
-  std::vector<int64_t> begin;    // taps of output o are offsets[begin[o], begin[o + 1])
-  std::vector<int64_t> offsets;
-};
-TapTable MakeTapTable(const AxisWindow& a, int64_t stride_elems) {
-  TapTable t;
-  t.begin.reserve(static_cast<size_t>(a.out) + 1);
-  for (int64_t o = 0; o < a.out; ++o) {
-    t.begin.push_back(static_cast<int64_t>(t.offsets.size()));
-    for (int64_t k = 0; k < a.window; ++k) {
-      const int64_t i = a.InputIndex(o, k);
-      if (i >= 0) t.offsets.push_back(i * stride_elems);
-    }
+// The kernel library's view of the window.
+std::vector<kernels::WindowAxis> KernelAxes(const std::vector<AxisWindow>& axes) {
+  std::vector<kernels::WindowAxis> out;
+  for (const AxisWindow& a : axes) {
+    out.push_back({a.in, a.out, a.window, a.stride, a.lo, a.hi, a.base_dilation, a.window_dilation});
   }
-  t.begin.push_back(static_cast<int64_t>(t.offsets.size()));
-  return t;
+  return out;
 }
 
-// acc[i] = acc[i] op x[i * stride] for i < n, with the common strides as constants so the
-// compiler vectorizes them (loads and permutes, no gathers).
-template <typename Red, typename W, typename T>
-inline void FoldStrided(W* __restrict acc, const T* __restrict x, int64_t n, int64_t stride) {
-  if (stride == 1) {
-    for (int64_t i = 0; i < n; ++i) acc[i] = Red::Combine(acc[i], static_cast<W>(Red::Load(x[i])));
-  } else if (stride == 2) {
-    for (int64_t i = 0; i < n; ++i) acc[i] = Red::Combine(acc[i], static_cast<W>(Red::Load(x[2 * i])));
-  } else {
-    for (int64_t i = 0; i < n; ++i) acc[i] = Red::Combine(acc[i], static_cast<W>(Red::Load(x[i * stride])));
-  }
-}
-
-template <ReduceKind K, typename T>
-void WindowKernel(const T* x, T* y, std::vector<AxisWindow> axes) {
-  using Red = Reducer<K, T>;
-  using W = typename Red::Acc;
-  // Merge the trailing untouched axes into a contiguous run of C elements.
-  int64_t C = 1;
-  while (!axes.empty() && axes.back().trivial()) {
-    C *= axes.back().in;
-    axes.pop_back();
-  }
-  int64_t n_out = C;
-  for (const AxisWindow& a : axes) n_out *= a.out;
-  if (n_out == 0) return;
-  if (axes.empty()) {  // every axis untouched: the identity map
-    std::memcpy(y, x, static_cast<size_t>(n_out) * sizeof(T));
-    return;
-  }
-  const size_t L = axes.size() - 1;
-  const AxisWindow& last = axes.back();
-  // Input strides (elements) of the windowed axes, and tap tables of the outer ones.
-  std::vector<int64_t> in_stride(axes.size());
-  in_stride[L] = C;
-  for (size_t j = L; j-- > 0;) in_stride[j] = in_stride[j + 1] * axes[j + 1].in;
-  std::vector<TapTable> tables;
-  for (size_t j = 0; j < L; ++j) tables.push_back(MakeTapTable(axes[j], in_stride[j]));
-  // Taps of the last axis: output range [lo, hi) whose tap k lands inside the input, at
-  // input position ow * stride + shift (base dilation 1 only).
-  struct LastTap {
-    int64_t lo, hi, shift;
-  };
-  std::vector<LastTap> last_taps;
-  for (int64_t k = 0; k < last.window; ++k) {
-    const int64_t shift = k * last.window_dilation - last.lo;
-    const int64_t lo = std::max<int64_t>(0, CeilDiv(-shift, last.stride));
-    const int64_t hi = std::min(last.out, FloorDiv(last.in - 1 - shift, last.stride) + 1);
-    if (lo < hi) last_taps.push_back({lo, hi, shift});
-  }
-  int64_t n_lines = 1;
-  for (size_t j = 0; j < L; ++j) n_lines *= axes[j].out;
-  int64_t taps = 1;
-  for (const AxisWindow& a : axes) taps *= a.window;
-  // Split long lines when there are too few to keep the pool busy.
-  const int64_t OW = last.out;
-  int64_t chunk = OW;
-  if (n_lines < 4 * NumThreads()) chunk = std::max<int64_t>(64, OW / (4 * NumThreads()));
-  const int64_t n_chunks = (OW + chunk - 1) / chunk;
-  const int64_t work_per_task = std::max<int64_t>(1, std::min(chunk, OW) * C * taps);
-  const W identity = Red::template Identity<W>(false);
-
-  ParallelFor(n_lines * n_chunks, std::max<int64_t>(1, kernels::kParallelGrain / work_per_task),
-              [&](int64_t begin, int64_t end) {
-    std::vector<W> acc(static_cast<size_t>(std::min(chunk, OW) * C));
-    absl::InlinedVector<int64_t, 6> o(L), pick(L), stop(L);
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t line = t / n_chunks;
-      const int64_t ow0 = (t % n_chunks) * chunk, ow1 = std::min(OW, ow0 + chunk);
-      bool empty = false;
-      for (size_t j = L, rem = static_cast<size_t>(line); j-- > 0;) {
-        o[j] = static_cast<int64_t>(rem % static_cast<size_t>(axes[j].out));
-        rem /= static_cast<size_t>(axes[j].out);
-        pick[j] = tables[j].begin[static_cast<size_t>(o[j])];
-        stop[j] = tables[j].begin[static_cast<size_t>(o[j]) + 1];
-        empty = empty || pick[j] == stop[j];
-      }
-      W* A = acc.data();
-      const int64_t len = (ow1 - ow0) * C;
-      std::fill(A, A + len, identity);
-      while (!empty) {
-        int64_t in_off = 0;
-        for (size_t j = 0; j < L; ++j) in_off += tables[j].offsets[static_cast<size_t>(pick[j])];
-        const T* src = x + in_off;
-        if (last.base_dilation == 1) {
-          for (const LastTap& tap : last_taps) {
-            const int64_t lo = std::max(ow0, tap.lo), hi = std::min(ow1, tap.hi);
-            if (lo >= hi) continue;
-            W* a = A + (lo - ow0) * C;
-            const T* p = src + (lo * last.stride + tap.shift) * C;
-            if (C == 1) {
-              FoldStrided<Red>(a, p, hi - lo, last.stride);
-            } else {
-              const int64_t step = last.stride * C;
-              for (int64_t i = 0; i < hi - lo; ++i) Red::Accumulate(a + i * C, p + i * step, C);
-            }
-          }
-        } else {
-          for (int64_t k = 0; k < last.window; ++k) {
-            for (int64_t ow = ow0; ow < ow1; ++ow) {
-              const int64_t i = last.InputIndex(ow, k);
-              if (i >= 0) Red::Accumulate(A + (ow - ow0) * C, src + i * C, C);
-            }
-          }
-        }
-        // Next combination of outer taps.
-        size_t j = L;
-        while (j-- > 0) {
-          if (++pick[j] < stop[j]) break;
-          pick[j] = tables[j].begin[static_cast<size_t>(o[j])];
-        }
-        if (j == static_cast<size_t>(-1)) break;
-      }
-      T* dst = y + (line * OW + ow0) * C;
-      for (int64_t i = 0; i < len; ++i) dst[i] = Red::Store(A[i]);
-    }
-  });
-}
-
-template <ReduceKind K>
+template <kernels::WindowReducer kReducer>
 void DefineReduceWindow(Registry& r, Primitive p, DTypeClass accepted) {
   PrimitiveRules& rules = r.Define(p);
   rules.abstract_eval = [p, accepted](InAvals in, const ParamMap& params) -> Avals {
@@ -320,15 +169,9 @@ void DefineReduceWindow(Registry& r, Primitive p, DTypeClass accepted) {
                    absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     if (out.size() == 0) return {out};
-    std::vector<AxisWindow> axes = ParseWindow(p.name(), in[0].aval(), params);
-    const bool is_bool = in[0].dtype() == bool_;
-    kernels::DispatchDType(is_bool ? uint8 : in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, bool>) {
-        // Booleans only reach max, as 0/1 bytes whose lowest value (the identity) is false.
-        WindowKernel<K, T>(kernels::Data<T>(in[0]), kernels::MutableData<T>(out), std::move(axes));
-      }
-    });
+    const std::vector<AxisWindow> axes = ParseWindow(p.name(), in[0].aval(), params);
+    kernels::ReduceWindow(in[0].dtype(), kReducer, in[0].data(), KernelAxes(axes), /*init=*/nullptr,
+                          out.mutable_data());
     return {out};
   };
 }
@@ -440,8 +283,8 @@ void DefineReduceWindowRules(Registry& r) {
 }  // namespace
 
 void RegisterWindowOps(Registry& r) {
-  DefineReduceWindow<ReduceKind::kSum>(r, kReduceWindowSum, DTypeClass::kNumeric);
-  DefineReduceWindow<ReduceKind::kMax>(r, kReduceWindowMax, DTypeClass::kAny);
+  DefineReduceWindow<kernels::WindowReducer::kSum>(r, kReduceWindowSum, DTypeClass::kNumeric);
+  DefineReduceWindow<kernels::WindowReducer::kMax>(r, kReduceWindowMax, DTypeClass::kAny);
   DefineReduceWindowRules(r);
 }
 

@@ -450,11 +450,17 @@ HloCost Analyzer::CostWithCallees(const HloInstruction& instr) {
                   Elements(instr.operand(0)->shape()) - Elements(instr.shape()), &cost);
       }
       break;
-    case HloOpcode::kReduceWindow:
-      AddCallee(Callee(instr.to_apply()),
-                static_cast<double>(WindowElements(instr.window()) - 1) * Elements(instr.shape()),
-                &cost);
+    case HloOpcode::kReduceWindow: {
+      // A running scan (how cumulative ops lower) runs as one fold per element, O(n), not
+      // one window of n per output.
+      const bool scan = n > 0 && instr.operand(0)->shape().IsArray() &&
+                        hlo::AsScanWindow(instr.window(), instr.operand(0)->shape().dimensions()).has_value();
+      const double applications =
+          scan ? Elements(instr.shape())
+               : static_cast<double>(WindowElements(instr.window()) - 1) * Elements(instr.shape());
+      AddCallee(Callee(instr.to_apply()), applications, &cost);
       break;
+    }
     case HloOpcode::kSelectAndScatter:
       if (n > 1) {
         const double source = Elements(instr.operand(1)->shape());

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -192,6 +193,46 @@ struct Reducer {
     else if constexpr (K == ReduceKind::kMax) return v.template maxCoeff<Eigen::PropagateNaN>();
     else if constexpr (K == ReduceKind::kMin) return v.template minCoeff<Eigen::PropagateNaN>();
     else return A(0);  // and/or never reach floats
+  }
+};
+
+// The reduction family's monoid with XLA's float max/min (the HLO evaluator's, so compiled
+// and eager window and cumulative ops agree with it bit for bit): a NaN operand gives the
+// quiet NaN, and equal operands pick +0 over -0 for max (-0 for min). Branch-free selects,
+// so loops over it still vectorize.
+template <ReduceKind K, typename T>
+struct XlaReducer {
+  using Red = Reducer<K, T>;
+  using W = typename Red::Acc;
+  static constexpr bool kXlaMinMax =
+      std::is_floating_point_v<W> && (K == ReduceKind::kMax || K == ReduceKind::kMin);
+
+  static W Load(T x) { return static_cast<W>(Red::Load(x)); }
+  static T Store(W w) { return Red::Store(w); }
+  static W Combine(W a, W b) {
+    if constexpr (kXlaMinMax) {
+      constexpr bool kMax = K == ReduceKind::kMax;
+      const W better = (kMax ? a > b : a < b) ? a : b;
+      const W tie = std::signbit(a) == kMax ? b : a;
+      const W r = a == b ? tie : better;
+      return (a != a || b != b) ? std::numeric_limits<W>::quiet_NaN() : r;
+    } else {
+      return Red::Combine(a, b);
+    }
+  }
+  // acc[k] = acc[k] op x[k] for k < m.
+  static void Accumulate(W* __restrict acc, const T* __restrict x, int64_t m) {
+    if constexpr (kIsHalf<T>) {
+      alignas(64) float buf[kReduceBlock];
+      for (int64_t b = 0; b < m; b += kReduceBlock) {
+        const int64_t n = std::min(kReduceBlock, m - b);
+        ToFloat(x + b, buf, n);
+        W* a = acc + b;
+        for (int64_t k = 0; k < n; ++k) a[k] = Combine(a[k], static_cast<W>(buf[k]));
+      }
+    } else {
+      for (int64_t k = 0; k < m; ++k) acc[k] = Combine(acc[k], Load(x[k]));
+    }
   }
 };
 

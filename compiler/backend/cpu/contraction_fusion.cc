@@ -16,25 +16,6 @@ namespace jx::cpu::internal {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-std::optional<DType> KernelDType(hlo::PrimitiveType type) {
-  switch (type) {
-    case hlo::PRED: return DType::kBool;
-    case hlo::S8: return DType::kInt8;
-    case hlo::S16: return DType::kInt16;
-    case hlo::S32: return DType::kInt32;
-    case hlo::S64: return DType::kInt64;
-    case hlo::U8: return DType::kUInt8;
-    case hlo::U16: return DType::kUInt16;
-    case hlo::U32: return DType::kUInt32;
-    case hlo::U64: return DType::kUInt64;
-    case hlo::F16: return DType::kFloat16;
-    case hlo::BF16: return DType::kBFloat16;
-    case hlo::F32: return DType::kFloat32;
-    case hlo::F64: return DType::kFloat64;
-    default: return std::nullopt;
-  }
-}
-
 absl::StatusOr<ContractionFusion> ContractionFusion::Make(const HloInstruction& instr, HloOpcode opcode,
                                                           int64_t tile_elements) {
   const std::string_view name = hlo::HloOpcodeString(opcode);

@@ -21,8 +21,6 @@
 
 namespace jx::cpu::internal {
 
-// The kernel library's name for an HLO element type (nullopt for tuples and tokens).
-std::optional<DType> KernelDType(hlo::PrimitiveType type);
 
 class ContractionFusion {
  public:

@@ -37,9 +37,9 @@ class ConvKernel : public Kernel {
   // Fills args_ (all but the buffers) from the convolution instruction.
   absl::Status Plan() {
     const HloInstruction& conv = fusion_.contraction();
-    const std::optional<DType> lhs = KernelDType(conv.operand(0)->shape().element_type());
-    const std::optional<DType> rhs = KernelDType(conv.operand(1)->shape().element_type());
-    const std::optional<DType> out = KernelDType(conv.shape().element_type());
+    const std::optional<DType> lhs = KernelDTypeOf(conv.operand(0)->shape().element_type());
+    const std::optional<DType> rhs = KernelDTypeOf(conv.operand(1)->shape().element_type());
+    const std::optional<DType> out = KernelDTypeOf(conv.shape().element_type());
     if (!lhs || !rhs || !out) return absl::UnimplementedError("convolution of non-array element types");
     const hlo::ConvolutionDimensionNumbers& d = conv.convolution_dimension_numbers();
     const hlo::Window& window = conv.window();

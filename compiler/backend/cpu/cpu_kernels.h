@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_instruction.h"
+#include "jx/core/dtype.h"
 
 namespace jx::cpu::internal {
 
@@ -29,9 +31,9 @@ class Kernel {
   // array operand); results: the buffers of its result leaves.
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
-  // "loop", "reduce", "dot", "dot+epilogue", "scan", "arg-reduce", "sort", "reduce-window",
-  // "scatter", "while", "conditional", "call", "dynamic-slice", "dynamic-update-slice" or
-  // "fallback".
+  // "loop", "reduce", "dot", "dot+epilogue", "conv", "scan", "arg-reduce", "sort", "top-k",
+  // "reduce-window", "gather", "scatter", "while", "conditional", "call", "dynamic-slice",
+  // "dynamic-update-slice", "data-movement" or "fallback".
   virtual std::string_view kind() const = 0;
   // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
   // while it runs; counted in the executable's memory_analysis().
@@ -75,13 +77,14 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectKernel(const hlo::HloInstruction& 
 // more than one chunk.
 void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-// Native kernels for ops the kernels above leave to the fallback, bit-exact with the
-// evaluator (reduce_kernels.cc, sort_kernel.cc, window_scatter_kernels.cc):
+// Native kernels for ops the kernels above leave to the fallback (reduce_kernels.cc,
+// sort_kernel.cc, window_kernels.cc, gather_scatter_kernels.cc); sort, top-k, reduce-window,
+// gather and scatter run the kernel library eager runs (lax/kernels/):
 //   reduce         any element type with an add/multiply/maximum/minimum/and/or/xor reducer;
 //   arg-reduce     2-operand (value, index) reduce picking by compares (argmax/argmin);
 //   sort           comparators made of compares of operand pairs (any keys, stable);
-//   reduce-window  general windows with a simple binary reducer (not running scans);
-//   scatter        a simple binary or overwriting combiner.
+//   reduce-window  general windows with an add/mul/max/min/and/or reducer (not running scans);
+//   scatter        an add/mul/max/min or overwriting combiner.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeTypedReduceKernel(const hlo::HloInstruction& instr,
                                                               int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstruction& instr,
@@ -98,5 +101,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeDataMovementKernel(const hlo::HloIns
 absl::StatusOr<std::unique_ptr<Kernel>> MakeControlFlowKernel(const hlo::HloInstruction& instr, const KernelSelectionOptions& options);
 // dynamic-slice / dynamic-update-slice, any element type (dynamic_slice_kernels.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDynamicSliceKernel(const hlo::HloInstruction& instr);
+// gather (clamping) and scatter (dropping) through the kernel library eager shares.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const hlo::HloInstruction& instr);
+// The jx dtype of an HLO element type, for kernel library calls (nullopt: not an array type).
+std::optional<DType> KernelDTypeOf(hlo::PrimitiveType type);
 
 }  // namespace jx::cpu::internal

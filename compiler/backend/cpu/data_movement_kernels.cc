@@ -22,24 +22,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 namespace kernels = jx::lax::kernels;
 
-absl::StatusOr<DType> IotaDType(hlo::PrimitiveType type) {
-  switch (type) {
-    case hlo::S8: return DType::kInt8;
-    case hlo::S16: return DType::kInt16;
-    case hlo::S32: return DType::kInt32;
-    case hlo::S64: return DType::kInt64;
-    case hlo::U8: return DType::kUInt8;
-    case hlo::U16: return DType::kUInt16;
-    case hlo::U32: return DType::kUInt32;
-    case hlo::U64: return DType::kUInt64;
-    case hlo::F16: return DType::kFloat16;
-    case hlo::BF16: return DType::kBFloat16;
-    case hlo::F32: return DType::kFloat32;
-    case hlo::F64: return DType::kFloat64;
-    default: return absl::UnimplementedError(hlo::StrCat("iota of ", hlo::PrimitiveTypeName(type)));
-  }
-}
-
 class DataMovementKernel : public Kernel {
  public:
   DataMovementKernel(const HloInstruction& instr, int64_t item_size)
@@ -134,7 +116,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeDataMovementKernel(const HloInstruct
   }
   auto kernel = std::make_unique<DataMovementKernel>(instr, item);
   if (instr.opcode() == HloOpcode::kIota) {
-    HLO_ASSIGN_OR_RETURN(kernel->iota_dtype_, IotaDType(instr.shape().element_type()));
+    const std::optional<DType> dtype = KernelDTypeOf(instr.shape().element_type());
+    if (!dtype.has_value() || *dtype == DType::kBool) return absl::UnimplementedError("iota of this type");
+    kernel->iota_dtype_ = *dtype;
   }
   return kernel;
 }

@@ -36,9 +36,9 @@ class DotKernel : public Kernel {
   // Fills args_ (all but the buffers) from the dot instruction.
   absl::Status Plan() {
     const HloInstruction& dot = fusion_.contraction();
-    const std::optional<DType> lhs = KernelDType(dot.operand(0)->shape().element_type());
-    const std::optional<DType> rhs = KernelDType(dot.operand(1)->shape().element_type());
-    const std::optional<DType> out = KernelDType(dot.shape().element_type());
+    const std::optional<DType> lhs = KernelDTypeOf(dot.operand(0)->shape().element_type());
+    const std::optional<DType> rhs = KernelDTypeOf(dot.operand(1)->shape().element_type());
+    const std::optional<DType> out = KernelDTypeOf(dot.shape().element_type());
     if (!lhs || !rhs || !out) return absl::UnimplementedError("dot of non-array element types");
     const hlo::DotDimensionNumbers& dn = dot.dot_dimension_numbers();
     lhs_shape_ = dot.operand(0)->shape().dimensions();

@@ -81,6 +81,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
     case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice:
       kernel = attempt(MakeDynamicSliceKernel(instr));
       break;
+    case HloOpcode::kGather:
+      kernel = attempt(MakeGatherKernel(instr));
+      break;
     case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
     case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:
     case HloOpcode::kIota: case HloOpcode::kCopy:

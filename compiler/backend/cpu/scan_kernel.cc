@@ -1,23 +1,28 @@
 // The scan kernel: a reduce-window whose window covers a whole axis with n-1 padding on one
-// side (hlo::AsScanWindow) is a running prefix or suffix scan along that axis. Each line is
-// folded once, in the evaluator's order, instead of each output reducing its own window
-// (O(n^2)) on the slow path. Running values:
-//   - a simple binary reducer (add/multiply/maximum/minimum/and/or/xor) on any element
-//     type: the evaluator's fold (scalar_semantics.h Step), so the results are its bits;
-//   - f64 add: a Neumaier-compensated sum, as eager cumsum (lax/cumulative_ops.cc
-//     Running): a plain f64 running sum drifts ~1e-11 relative over 10^5 elements. This
-//     deliberately differs from the evaluator's plain fold;
+// side (hlo::AsScanWindow) is a running prefix or suffix scan along that axis: each line is
+// folded once, O(n), instead of each output reducing its own window (O(n^2)).
+//   - add/multiply/maximum/minimum on any type but pred (how cumsum, cumprod, cummax and
+//     cummin lower): the kernel library's scan (lax/kernels/cumulative.h), the code eager
+//     runs, so jit and eager agree bit for bit. Float sums and products accumulate in f64
+//     (f64 sums Neumaier-compensated), rounded once: this deliberately differs from the
+//     evaluator's fold in the element type;
+//   - and/or/xor and pred reducers: the evaluator's fold (scalar_semantics.h Step), so its
+//     bits;
 //   - the log-add-exp reducer cumlogsumexp lowers to (named "logaddexp_reducer" by
 //     lax/reduction_lowering.cc and checked op by op): the reducer's own operations in its
 //     order, so again the evaluator's bits.
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/shape.h"
+#include "jx/lax/kernels/cumulative.h"
 
 namespace jx::cpu::internal {
 namespace {
@@ -39,19 +44,6 @@ struct FoldRun {
   C s;
   void Reset(C init) { s = init; }
   C Add(C x) { return s = Step<E, kOp>(s, x); }
-};
-
-// The eager f64 running sum (lax/cumulative_ops.cc Running): s plus a Neumaier compensation
-// term c, added to the output while s is finite.
-struct NeumaierRun {
-  double s, c;
-  void Reset(double init) { s = init, c = 0; }
-  double Add(double x) {
-    const double t = s + x;
-    if (std::isfinite(t)) c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
-    s = t;
-    return std::isfinite(s) ? s + c : s;
-  }
 };
 
 // logaddexp_reducer(acc, x) = max(acc, x) + log1p(exp(acc == x ? 0 : -|acc - x|)), each op
@@ -122,6 +114,37 @@ class ScanKernel : public Kernel {
   bool reverse_ = false;
 };
 
+// Scans through the kernel library (the init operand is read at run time).
+class LibraryScanKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    try {
+      lax::kernels::Cumulative(dtype_, op_, operands[0], results[0], outer_, len_, inner_, reverse_,
+                               operands[1]);
+    } catch (const std::exception& e) {
+      return absl::InternalError(std::string("scan: ") + e.what());
+    }
+    return absl::OkStatus();
+  }
+  std::string_view kind() const override { return "scan"; }
+
+  DType dtype_ = DType::kFloat32;
+  lax::kernels::CumulativeOp op_ = lax::kernels::CumulativeOp::kSum;
+  int64_t outer_ = 0, len_ = 0, inner_ = 0;
+  bool reverse_ = false;
+};
+
+std::optional<lax::kernels::CumulativeOp> LibraryOp(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAdd: return lax::kernels::CumulativeOp::kSum;
+    case HloOpcode::kMultiply: return lax::kernels::CumulativeOp::kProd;
+    case HloOpcode::kMaximum: return lax::kernels::CumulativeOp::kMax;
+    case HloOpcode::kMinimum: return lax::kernels::CumulativeOp::kMin;
+    default: return std::nullopt;
+  }
+}
+
 bool IsParameterPair(const HloInstruction* a, const HloInstruction* b) {
   return a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter &&
          a != b;
@@ -191,7 +214,16 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& ins
     return absl::UnimplementedError("not a single-output reduce-window");
   }
   const hlo::Shape& in = instr.operand(0)->shape();
-  const std::optional<hlo::ScanWindow> scan = hlo::AsScanWindow(instr.window(), in.dimensions());
+  std::optional<hlo::ScanWindow> scan = hlo::AsScanWindow(instr.window(), in.dimensions());
+  // A window of one element everywhere (a cumulative op over an axis of length 1, or a
+  // rank-0 operand) folds init with each element: a scan of lines of length 1.
+  const bool trivial = std::all_of(instr.window().begin(), instr.window().end(), [](const hlo::WindowDim& d) {
+    return d.size == 1 && d.stride == 1 && d.pad_low == 0 && d.pad_high == 0 && d.lhs_dilation == 1 &&
+           d.rhs_dilation == 1;
+  });
+  if (!scan && trivial && static_cast<int64_t>(instr.window().size()) == in.rank()) {
+    scan = hlo::ScanWindow{in.rank(), false};  // past the last dim: every element its own line
+  }
   if (!scan) return absl::UnimplementedError("window is not a running scan");
   const hlo::PrimitiveType type = instr.shape().element_type();
   if (in.element_type() != type || instr.operand(1)->shape().element_type() != type ||
@@ -201,6 +233,23 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& ins
   const HloComputation& reducer = *instr.to_apply();
   const bool logaddexp = IsLogAddExpReducer(reducer);
   const std::optional<HloOpcode> op = SimpleBinaryReducer(reducer);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = scan->axis + 1; d < in.rank(); ++d) inner *= in.dimensions(d);
+  for (int64_t d = 0; d < std::min(scan->axis, in.rank()); ++d) outer *= in.dimensions(d);
+  const int64_t len = scan->axis < in.rank() ? in.dimensions(scan->axis) : 1;
+  const std::optional<DType> dtype = KernelDTypeOf(type);
+  const std::optional<lax::kernels::CumulativeOp> library_op =
+      op && !logaddexp ? LibraryOp(*op) : std::nullopt;
+  if (dtype && library_op && lax::kernels::CumulativeAccepts(*library_op, *dtype)) {
+    auto kernel = std::make_unique<LibraryScanKernel>();
+    kernel->dtype_ = *dtype;
+    kernel->op_ = *library_op;
+    kernel->outer_ = outer;
+    kernel->len_ = len;
+    kernel->inner_ = inner;
+    kernel->reverse_ = scan->reverse;
+    return kernel;
+  }
   ScanLinesFn fn = nullptr;
   VisitType(type, [&](auto e) {
     using E = decltype(e);
@@ -209,25 +258,16 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& ins
       return;
     }
     if (!op) return;
-    VisitReducer<E>(*op, [&](auto kop) {
-      constexpr HloOpcode kOp = decltype(kop)::value;
-      if constexpr (E::kPrimitive == hlo::F64 && kOp == HloOpcode::kAdd) {
-        fn = &ScanLines<E, NeumaierRun>;
-      } else {
-        fn = &ScanLines<E, FoldRun<E, kOp>>;
-      }
-    });
+    VisitReducer<E>(*op, [&](auto kop) { fn = &ScanLines<E, FoldRun<E, decltype(kop)::value>>; });
   });
   if (fn == nullptr) return absl::UnimplementedError("reducer without a native scan");
   auto kernel = std::make_unique<ScanKernel>();
   kernel->scan_ = fn;
   kernel->esize_ = hlo::ByteSizeOfPrimitiveType(type);
   kernel->reverse_ = scan->reverse;
-  kernel->len_ = in.dimensions(scan->axis);
-  kernel->inner_ = 1;
-  for (int64_t d = scan->axis + 1; d < in.rank(); ++d) kernel->inner_ *= in.dimensions(d);
-  kernel->outer_ = 1;
-  for (int64_t d = 0; d < scan->axis; ++d) kernel->outer_ *= in.dimensions(d);
+  kernel->len_ = len;
+  kernel->inner_ = inner;
+  kernel->outer_ = outer;
   return kernel;
 }
 

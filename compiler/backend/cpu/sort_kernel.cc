@@ -1,21 +1,25 @@
 // The sort kernel: a (variadic) sort whose comparator is a predicate of compares between
 // each key operand's pair of parameters (2k, 2k+1), joined by and/or/xor/not (how sort,
 // argsort and top_k lower: a total-order LT/GT on operand 0, lexicographic over several
-// keys; other operands carried along). The comparator becomes a lookup table over the
-// keys' order classes (scalar_semantics.h). Lines along the sort dimension are sorted
+// keys; other operands carried along). Lines along the sort dimension are sorted
 // independently, in parallel:
-//   - one key ordered ascending or descending by a strict total order (integers, pred,
-//     floats under TOTALORDER): a stable sort of (key, position) pairs;
-//   - anything else: the evaluator's own bottom-up stable merge sort with the table as the
-//     comparator, so even an inconsistent comparator (IEEE compares with NaNs) gives its
-//     permutation.
+//   - one key, operand 0, ordered ascending or descending by a strict total order
+//     (integers, pred, floats under TOTALORDER): the kernel library's sort
+//     (lax/kernels/sort.h), the code eager lax::sort runs (radix sort of order-preserving
+//     integer keys, stable), so jit and eager agree bit for bit;
+//   - anything else: the comparator becomes a lookup table over the keys' order classes
+//     (scalar_semantics.h), run by the evaluator's own bottom-up stable merge sort, so even
+//     an inconsistent comparator (IEEE compares with NaNs) gives its permutation.
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
 #include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/lax/kernels/sort.h"
 
 namespace jx::cpu::internal {
 namespace {
@@ -37,35 +41,6 @@ int ClassOf(const void* line, int64_t i, int64_t j) {
   } else {
     return OrderClass3(E::Load(line, i), E::Load(line, j));
   }
-}
-
-// Stable sort of positions [0, n) of one key line by its total order: perm[i] is the
-// position that lands at i.
-using FastSortFn = void (*)(const void* line, int64_t n, bool descending, int64_t* perm);
-
-template <typename E, bool kTotal>
-void FastSort(const void* line, int64_t n, bool descending, int64_t* perm) {
-  using K = std::conditional_t<kTotal, int64_t, typename E::Compute>;
-  struct Item {
-    K key;
-    int64_t pos;
-  };
-  std::vector<Item> items(n);
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (kTotal) {
-      items[i] = {E::TotalOrderKey(line, i), i};
-    } else {
-      items[i] = {E::Load(line, i), i};
-    }
-  }
-  if (descending) {
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item& a, const Item& b) { return b.key < a.key; });
-  } else {
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item& a, const Item& b) { return a.key < b.key; });
-  }
-  for (int64_t i = 0; i < n; ++i) perm[i] = items[i].pos;
 }
 
 // The evaluator's bottom-up merge sort (hlo_evaluator_reduce.cc StableSort), step for step.
@@ -119,19 +94,15 @@ class SortKernel : public Kernel {
           }
           src[k] = line[k].data();
         }
-        if (fast_ != nullptr) {
-          fast_(src[keys_[0].operand], len_, descending_, perm.data());
-        } else {
-          for (int64_t i = 0; i < len_; ++i) perm[i] = i;
-          MergeSort(perm, tmp, [&](int64_t a, int64_t b) {
-            int64_t index = 0, stride = 1;
-            for (const Key& key : keys_) {
-              index += stride * key.cls(src[key.operand], a, b);
-              stride *= key.classes;
-            }
-            return table_[index] != 0;
-          });
-        }
+        for (int64_t i = 0; i < len_; ++i) perm[i] = i;
+        MergeSort(perm, tmp, [&](int64_t a, int64_t b) {
+          int64_t index = 0, stride = 1;
+          for (const Key& key : keys_) {
+            index += stride * key.cls(src[key.operand], a, b);
+            stride *= key.classes;
+          }
+          return table_[index] != 0;
+        });
         for (size_t k = 0; k < esize_.size(); ++k) {
           uint8_t* y = static_cast<uint8_t*>(results[k]);
           const int64_t es = esize_[k];
@@ -149,9 +120,80 @@ class SortKernel : public Kernel {
   int64_t outer_ = 1, len_ = 1, inner_ = 1;
   std::vector<Key> keys_;
   std::vector<uint8_t> table_;
-  FastSortFn fast_ = nullptr;
-  bool descending_ = false;
 };
+
+// One total-order key on operand 0: the kernel library's sort.
+class LibrarySortKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    // The library reads every input line before writing it only for a single operand; an
+    // output sharing its operand's buffer sorts from a copy otherwise.
+    std::vector<std::vector<uint8_t>> copies(dtypes_.size());
+    std::vector<lax::kernels::SortOperand> ops;
+    for (size_t k = 0; k < dtypes_.size(); ++k) {
+      const void* in = operands[k];
+      if (in == results[k] && dtypes_.size() > 1) {
+        const uint8_t* p = static_cast<const uint8_t*>(in);
+        copies[k].assign(p, p + elements_ * ItemSize(dtypes_[k]));
+        in = copies[k].data();
+      }
+      ops.push_back({dtypes_[k], in, results[k]});
+    }
+    try {
+      if (top_k_ > 0) {
+        // Only the first top_k_ of each line are read: select them (top_k's lowering).
+        const int64_t n = shape_.back();
+        lax::kernels::TopK(dtypes_[0], operands[0], results[0], static_cast<int32_t*>(results[1]),
+                           elements_ / n, n, top_k_, /*out_row_stride=*/n);
+        return absl::OkStatus();
+      }
+      lax::kernels::Sort(ops, shape_, dimension_, /*num_keys=*/1, descending_);
+    } catch (const std::exception& e) {
+      return absl::InternalError(std::string("sort: ") + e.what());
+    }
+    return absl::OkStatus();
+  }
+  std::string_view kind() const override { return top_k_ > 0 ? "top-k" : "sort"; }
+
+  std::vector<DType> dtypes_;
+  std::vector<int64_t> shape_;
+  int64_t dimension_ = 0, elements_ = 0;
+  bool descending_ = false;
+  int64_t top_k_ = 0;  // > 0: only this prefix of each line is written (TopKPrefix)
+};
+
+// k when `sort` is top_k as lax lowers it (a stable descending sort along the last dim of x
+// and an s32 iota along that dim) and every use of its results reads only the first k < n
+// of each line (get-tuple-element then slice [0:k] of the last dim); 0 otherwise. Then the
+// kernel selects the k largest per line instead of sorting, and leaves the rest unwritten.
+int64_t TopKPrefix(const HloInstruction& sort, bool descending) {
+  if (!descending || sort.operand_count() != 2) return 0;
+  const hlo::Shape& x = sort.operand(0)->shape();
+  const HloInstruction* iota = sort.operand(1);
+  const int64_t last = x.rank() - 1;
+  if (sort.sort_dimension() != last || iota->opcode() != HloOpcode::kIota ||
+      iota->iota_dimension() != last || iota->shape().element_type() != hlo::S32) {
+    return 0;
+  }
+  if (sort.parent() == nullptr || sort.parent()->root_instruction() == &sort) return 0;
+  const int64_t n = x.dimensions(last);
+  int64_t k = 0;
+  for (const HloInstruction* gte : sort.users()) {
+    if (gte->opcode() != HloOpcode::kGetTupleElement) return 0;
+    if (gte->parent()->root_instruction() == gte) return 0;
+    for (const HloInstruction* slice : gte->users()) {
+      if (slice->opcode() != HloOpcode::kSlice) return 0;
+      for (int64_t d = 0; d <= last; ++d) {
+        const bool unit_stride = slice->slice_strides().empty() || slice->slice_strides()[d] == 1;
+        if (slice->slice_starts()[d] != 0 || !unit_stride) return 0;
+        if (d < last && slice->slice_limits()[d] != x.dimensions(d)) return 0;
+      }
+      k = std::max(k, slice->slice_limits()[last]);
+    }
+  }
+  return k < n ? k : 0;
+}
 
 }  // namespace
 
@@ -176,6 +218,24 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const HloInstruction& ins
   }
   if (pairs.empty()) return absl::UnimplementedError("comparator compares nothing");
 
+  const std::vector<uint8_t>& t = table->table();
+  if (pairs.size() == 1 && pairs[0].a == 0 && pairs[0].classes() == 3 &&
+      instr.operand(0)->shape().rank() > 0 &&
+      (t == std::vector<uint8_t>{1, 0, 0} || t == std::vector<uint8_t>{0, 0, 1})) {
+    auto kernel = std::make_unique<LibrarySortKernel>();
+    for (const HloInstruction* op : instr.operands()) {
+      const std::optional<DType> dtype = KernelDTypeOf(op->shape().element_type());
+      if (!dtype) return absl::UnimplementedError("operand type");
+      kernel->dtypes_.push_back(*dtype);
+    }
+    kernel->shape_ = instr.operand(0)->shape().dimensions();
+    kernel->dimension_ = instr.sort_dimension();
+    kernel->elements_ = hlo::ShapeUtil::ElementsIn(instr.operand(0)->shape());
+    kernel->descending_ = t[2] != 0;
+    kernel->top_k_ = TopKPrefix(instr, kernel->descending_);
+    return kernel;
+  }
+
   auto kernel = std::make_unique<SortKernel>();
   kernel->table_ = table->table();
   for (const ComparedPair& p : pairs) {
@@ -192,15 +252,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const HloInstruction& ins
     });
     if (key.cls == nullptr) return absl::UnimplementedError("key type");
     kernel->keys_.push_back(key);
-  }
-  const std::vector<uint8_t>& t = kernel->table_;
-  if (pairs.size() == 1 && pairs[0].classes() == 3 &&
-      (t == std::vector<uint8_t>{1, 0, 0} || t == std::vector<uint8_t>{0, 0, 1})) {
-    kernel->descending_ = t[2] != 0;
-    VisitType(pairs[0].type, [&](auto e) {
-      using E = decltype(e);
-      kernel->fast_ = pairs[0].total_order() ? &FastSort<E, true> : &FastSort<E, false>;
-    });
   }
   const std::vector<int64_t>& dims = instr.operand(0)->shape().dimensions();
   const int64_t dim = instr.sort_dimension();

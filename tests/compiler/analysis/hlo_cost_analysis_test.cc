@@ -208,6 +208,17 @@ ENTRY %main (x: f32[8]) -> f32[6] {
   EXPECT_EQ(cost.flops, 6 * 2);
 }
 
+TEST(HloCostAnalysisTest, RunningScanWindowIsOneApplicationPerElement) {
+  // cumsum along axis 1 of [4,100] lowers to a window of 100 padded by 99: O(n), not O(n^2).
+  const ModuleCost cost = Analyze(std::string("HloModule m\n") + kAdd + R"(
+ENTRY %main (x: f32[4,100]) -> f32[4,100] {
+  %x = f32[4,100] parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[4,100] reduce-window(%x, %z), window={size=1x100 pad=0_0x99_0}, to_apply=%add
+})");
+  EXPECT_EQ(cost.flops, 4 * 100);
+}
+
 TEST(HloCostAnalysisTest, ShapeOpsAreFreeButMoveBytes) {
   const ModuleCost cost = Analyze(R"(HloModule m
 ENTRY %main (x: f32[2,3], s: f32[]) -> f32[3,4] {

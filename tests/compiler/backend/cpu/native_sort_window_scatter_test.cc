@@ -92,6 +92,40 @@ ENTRY %main (x: f32[50,40], y: s32[50,40], z: u8[50,40]) -> (f32[50,40], s32[50,
   ExpectExact(SortModule("s32", "7,0", 1, "LT", "", false), "s", "sort");
 }
 
+// top_k as lax lowers it: a stable descending sort of (x, iota) sliced to [..., 0:k]. The
+// kernel selects the top k per line (ties to the lower index) and writes only that prefix.
+std::string TopKModule(const std::string& t, int64_t rows, int64_t n, int64_t k, bool keep_full) {
+  const std::string x = hlo::StrCat(t, "[", rows, ",", n, "]"), i = hlo::StrCat("s32[", rows, ",", n, "]");
+  const std::string vk = hlo::StrCat(t, "[", rows, ",", k, "]"), ik = hlo::StrCat("s32[", rows, ",", k, "]");
+  const std::string type = t[0] == 'f' || t[0] == 'b' ? ", type=TOTALORDER" : "";
+  const std::string out = keep_full ? hlo::StrCat("(", vk, ", ", ik, ", ", x, ")") : hlo::StrCat("(", vk, ", ", ik, ")");
+  return hlo::StrCat(
+      "HloModule t\n%cmp (a: ", t, "[], b: ", t, "[], c: s32[], d: s32[]) -> pred[] {\n  %a = ", t,
+      "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n  %c = s32[] parameter(2)\n  %d = s32[] parameter(3)\n",
+      "  ROOT %gt = pred[] compare(%a, %b), direction=GT", type, "\n}\nENTRY %main (x: ", x, ") -> ", out,
+      " {\n  %x = ", x, " parameter(0)\n  %io = ", i, " iota(), iota_dimension=1\n  %s = (", x, ", ", i,
+      ") sort(%x, %io), dimensions={1}, is_stable=true, to_apply=%cmp\n  %v = ", x,
+      " get-tuple-element(%s), index=0\n  %j = ", i, " get-tuple-element(%s), index=1\n  %vs = ", vk,
+      " slice(%v), slice={[0:", rows, "], [0:", k, "]}\n  %js = ", ik, " slice(%j), slice={[0:", rows, "], [0:", k,
+      "]}\n  ROOT %r = ", out, " tuple(%vs, %js", keep_full ? ", %v" : "", ")\n}\n");
+}
+
+TEST(SortKernelTest, TopKPrefixEveryTypeWithTies) {
+  for (const char* t : {"f32", "f64", "f16", "bf16", "s8", "s32", "u16", "pred"}) {
+    const bool is_float = t[0] == 'f' || t[0] == 'b';
+    for (int64_t k : {1, 5, 37}) {
+      for (bool keep_full : {false, true}) {
+        SCOPED_TRACE(hlo::StrCat(t, " k=", k, keep_full ? " (full result read too)" : ""));
+        ExactOptions o;
+        o.lo = is_float ? -3 : -20;  // ties
+        o.hi = is_float ? 3 : 20;
+        o.special = is_float ? 0.1 : 0;
+        ExpectExact(TopKModule(t, 29, 40, k, keep_full), "s", keep_full ? "sort" : "top-k", o);
+      }
+    }
+  }
+}
+
 TEST(SortKernelTest, ComparatorsOutsideTheFormStayOnTheFallback) {
   std::string text = SortModule("f32", "5,6", 1, "LT", "", false);
   const std::string from = "compare(%a, %b)";
@@ -121,6 +155,19 @@ std::string WindowModule(const std::string& t, const std::string& in, const std:
                      "] reduce-window(%x, %i), window={", window, "}, to_apply=%red\n}\n");
 }
 
+// The kernel library's numerics for float sums as HLO: the window summed in f64 (in window
+// order) and rounded once (16-bit floats through f32, as the kernel stores them).
+std::string WidenedSumWindowModule(const std::string& t, const std::string& in, const std::string& out,
+                                   const std::string& window) {
+  const std::string back = t == "f32" ? "" : hlo::StrCat("  %w32 = f32[", out, "] convert(%w64)\n");
+  return hlo::StrCat("HloModule w\n%red (a: f64[], b: f64[]) -> f64[] {\n  %a = f64[] parameter(0)\n",
+                     "  %b = f64[] parameter(1)\n  ROOT %c = f64[] add(%a, %b)\n}\nENTRY %main (x: ", t, "[",
+                     in, "]) -> ", t, "[", out, "] {\n  %x = ", t, "[", in, "] parameter(0)\n  %xw = f64[", in,
+                     "] convert(%x)\n  %i = f64[] constant(0)\n  %w64 = f64[", out,
+                     "] reduce-window(%xw, %i), window={", window, "}, to_apply=%red\n", back, "  ROOT %w = ", t,
+                     "[", out, "] convert(", t == "f32" ? "%w64" : "%w32", ")\n}\n");
+}
+
 TEST(ReduceWindowKernelTest, GeneralWindowsEveryType) {
   struct Case {
     const char *in, *out, *window;
@@ -143,15 +190,42 @@ TEST(ReduceWindowKernelTest, GeneralWindowsEveryType) {
         o.lo = is_float ? -2 : -60;
         o.hi = is_float ? 2 : 60;
         const std::string init = std::string(t) == "pred" ? "false" : "0";
+        // Float sums accumulate in f64 (as eager reduce_window_sum), not in the element type.
+        if (is_float && t != std::string("f64") && op == std::string("add")) {
+          o.reference = WidenedSumWindowModule(t, c.in, c.out, c.window);
+        }
         ExpectExact(WindowModule(t, c.in, c.out, c.window, op, init), "w", "reduce-window", o);
       }
     }
   }
 }
 
+TEST(ReduceWindowKernelTest, MultiplyAndOrAndInitValues) {
+  const char* window = "size=3x2 stride=2x1 pad=1_1x0_1";
+  for (const char* t : {"s8", "s32", "u16", "pred"}) {
+    for (const char* op : {"multiply", "and", "or"}) {
+      SCOPED_TRACE(hlo::StrCat(t, " ", op));
+      const bool pred = t == std::string("pred");
+      const std::string all_ones = t == std::string("u16") ? "65535" : "-1";
+      const std::string init = pred ? (op == std::string("or") ? "false" : "true")
+                                    : (op == std::string("and") ? all_ones : op == std::string("or") ? "0" : "1");
+      ExpectExact(WindowModule(t, "9,11", "5,11", window, op, init), "w", "reduce-window",
+                  ExactOptions{-9, 9});
+    }
+  }
+  // An init that is not the reducer's identity takes part in every output (and is the
+  // output of an all-padding window).
+  ExpectExact(WindowModule("s32", "9,11", "5,14", "size=3x2 stride=2x1 pad=1_1x2_2", "maximum", "3"), "w",
+              "reduce-window", ExactOptions{-9, 9});
+  ExpectExact(WindowModule("f32", "9,11", "5,14", "size=3x2 stride=2x1 pad=1_1x2_2", "minimum", "-0.5"), "w",
+              "reduce-window", ExactOptions{-2, 2, 0.05});
+}
+
 TEST(ReduceWindowKernelTest, LargeAndScans) {
+  ExactOptions sum;
+  sum.reference = WidenedSumWindowModule("f32", "400,400", "399,399", "size=2x2");
   ExpectExact(WindowModule("f32", "400,400", "399,399", "size=2x2", "add", "0"), "w",
-              "reduce-window");
+              "reduce-window", sum);
   ExpectExact(WindowModule("s8", "400,400", "200,200", "size=3x3 stride=2x2 pad=1_0x1_0",
                            "maximum", "-128"),
               "w", "reduce-window", ExactOptions{-128, 127});
@@ -183,6 +257,21 @@ std::string ScatterModule(const std::string& t, const std::string& operand,
                      ", to_apply=%comb\n}\n");
 }
 
+// The same scatter computed in f32 and rounded once at the end.
+std::string WidenedScatterModule(const std::string& t, const std::string& operand, const std::string& it,
+                                 const std::string& indices, const std::string& updates, const std::string& dnums,
+                                 const std::string& combiner) {
+  const std::string o = hlo::StrCat(t, "[", operand, "]"), i = hlo::StrCat(it, "[", indices, "]"),
+                    u = hlo::StrCat(t, "[", updates, "]");
+  return hlo::StrCat("HloModule s\n%comb (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n",
+                     "  %b = f32[] parameter(1)\n  ROOT %c = f32[] ", combiner, "(%a, %b)\n}\nENTRY %main (x: ", o,
+                     ", i: ", i, ", u: ", u, ") -> ", o, " {\n  %x = ", o, " parameter(0)\n  %i = ", i,
+                     " parameter(1)\n  %u = ", u, " parameter(2)\n  %xw = f32[", operand,
+                     "] convert(%x)\n  %uw = f32[", updates, "] convert(%u)\n  %sw = f32[", operand,
+                     "] scatter(%xw, %i, %uw), ", dnums, ", to_apply=%comb\n  ROOT %s = ", o,
+                     " convert(%sw)\n}\n");
+}
+
 TEST(ScatterKernelTest, CombinersTypesAndDimensionNumbers) {
   struct Case {
     const char *operand, *indices, *updates, *dnums;
@@ -205,13 +294,19 @@ TEST(ScatterKernelTest, CombinersTypesAndDimensionNumbers) {
        "update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
        "index_vector_dim=1"},
   };
-  for (const char* t : {"f32", "f16", "s8", "u32", "pred"}) {
-    for (const char* comb : {"add", "overwrite", "maximum", "multiply"}) {
+  for (const char* t : {"f32", "f16", "bf16", "f64", "s8", "u32", "s64", "pred"}) {
+    for (const char* comb : {"add", "overwrite", "maximum", "minimum", "multiply"}) {
       for (const char* it : {"s32", "u8", "s64"}) {
         for (const Case& c : cases) {
           SCOPED_TRACE(hlo::StrCat(t, " ", comb, " ", it, " ", c.dnums));
+          ExactOptions o{-2, 12};
+          const bool half = t == std::string("f16") || t == std::string("bf16");
+          if (half && (comb == std::string("add") || comb == std::string("multiply"))) {
+            // 16-bit floats combine in f32 and round once (as eager scatter_add).
+            o.reference = WidenedScatterModule(t, c.operand, it, c.indices, c.updates, c.dnums, comb);
+          }
           ExpectExact(ScatterModule(t, c.operand, it, c.indices, c.updates, c.dnums, comb), "s",
-                      "scatter", ExactOptions{-2, 12});
+                      "scatter", o);
         }
       }
     }

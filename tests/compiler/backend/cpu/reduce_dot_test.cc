@@ -266,7 +266,7 @@ ENTRY %main (x: f32[8], idx: s32[3,1]) -> (f32[8], f32[3], f32[8]) {
 })", 1e-6, 1e-6, {}, Ranges{-1, 6});
   ASSERT_NE(exe, nullptr);
   EXPECT_EQ(exe->KernelKind("s"), "sort");  // sort_kernel.cc
-  EXPECT_EQ(exe->KernelKind("g"), "fallback");
+  EXPECT_EQ(exe->KernelKind("g"), "gather");  // gather_scatter_kernels.cc
   EXPECT_EQ(exe->KernelKind("loop"), "while");  // control_flow_kernels.cc
   EXPECT_EQ(exe->KernelKind("n"), "loop");
   EXPECT_EQ(exe->KernelKind("e"), "loop");

@@ -1,0 +1,274 @@
+// Native gather and scatter: thin adapters from the HLO instruction to the kernel library's
+// gather/scatter (lax/kernels/gather_scatter.h), which eager lax::gather / scatter /
+// scatter_add run too, so jit and eager agree bit for bit. XLA's out-of-bounds rules: a
+// gather clamps each start index so its slice is inside the operand, a scatter drops a
+// window that would leave it. The instruction's shapes and dimension numbers are read once
+// at compile time.
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/scalar_semantics.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/core/errors.h"
+#include "jx/lax/kernels/copy_kernels.h"
+#include "jx/lax/kernels/gather_scatter.h"
+
+namespace jx::cpu::internal {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using lax::kernels::ScatterCombiner;
+
+// Runs a kernel-library call, turning an exception into a Status.
+template <typename Fn>
+absl::Status Guarded(std::string_view op, Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    return absl::InternalError(std::string(op) + ": " + e.what());
+  }
+  return absl::OkStatus();
+}
+
+// Where the index vector lies. The kernel library reads it from the last dim (or as one
+// implicit component); an index vector dim elsewhere is moved last at run time, as int64.
+struct IndexPlan {
+  bool implicit = false;
+  int64_t moved_dim = -1;  // >= 0: the vector dim to move last
+  std::vector<int64_t> shape;  // the shape the kernel library sees
+  hlo::PrimitiveType type = hlo::S32;
+};
+
+IndexPlan PlanIndices(const hlo::Shape& indices, int64_t index_vector_dim) {
+  IndexPlan p;
+  p.type = indices.element_type();
+  p.shape = indices.dimensions();
+  if (index_vector_dim == indices.rank()) {
+    p.implicit = true;
+  } else if (index_vector_dim != indices.rank() - 1) {
+    p.moved_dim = index_vector_dim;
+    p.shape.erase(p.shape.begin() + index_vector_dim);
+    p.shape.push_back(indices.dimensions(index_vector_dim));
+  }
+  return p;
+}
+
+// The indices with the vector dim moved last, as int64 (uint64 past int64's range saturates).
+std::vector<int64_t> MoveIndexVectorLast(const IndexPlan& p, const void* data) {
+  const int64_t rank = static_cast<int64_t>(p.shape.size());
+  const int64_t n = p.shape.back();
+  int64_t total = 1;
+  for (int64_t d : p.shape) total *= d;
+  // Source strides of the kernel-order dims: batch dims in order, then the vector dim.
+  std::vector<int64_t> src_dims = p.shape;
+  src_dims.pop_back();
+  src_dims.insert(src_dims.begin() + p.moved_dim, n);
+  std::vector<int64_t> src_strides(src_dims.size(), 1);
+  for (size_t d = src_dims.size(); d-- > 1;) src_strides[d - 1] = src_strides[d] * src_dims[d];
+  std::vector<int64_t> strides;  // per kernel-order dim
+  for (int64_t d = 0; d < static_cast<int64_t>(src_dims.size()); ++d) {
+    if (d != p.moved_dim) strides.push_back(src_strides[d]);
+  }
+  strides.push_back(src_strides[p.moved_dim]);
+  std::vector<int64_t> out(total);
+  VisitType(p.type, [&](auto e) {
+    using S = typename decltype(e)::Storage;
+    const S* in = static_cast<const S*>(data);
+    std::vector<int64_t> idx(rank, 0);
+    int64_t off = 0;
+    for (int64_t i = 0; i < total; ++i) {
+      const S v = in[off];
+      if constexpr (std::is_unsigned_v<S> && sizeof(S) == 8) {
+        out[i] = v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                     ? std::numeric_limits<int64_t>::max()
+                     : static_cast<int64_t>(v);
+      } else {
+        out[i] = static_cast<int64_t>(v);
+      }
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        off += strides[d];
+        if (++idx[d] < p.shape[d]) break;
+        off -= strides[d] * p.shape[d];
+        idx[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+// Runs fn(IndexArray) on the instruction's indices as the kernel library reads them.
+template <typename Fn>
+void WithIndices(const IndexPlan& p, DType dtype, const void* data, Fn&& fn) {
+  if (p.moved_dim < 0) {
+    fn(lax::kernels::IndexArray{dtype, data, p.shape});
+    return;
+  }
+  const std::vector<int64_t> moved = MoveIndexVectorLast(p, data);
+  fn(lax::kernels::IndexArray{DType::kInt64, moved.data(), p.shape});
+}
+
+bool IsIndexType(hlo::PrimitiveType t) {
+  return hlo::IsIntegralType(t);
+}
+
+class GatherKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    return Guarded("gather", [&] {
+      WithIndices(indices_, index_dtype_, operands[1], [&](const lax::kernels::IndexArray& idx) {
+        lax::kernels::Gather(elem_size_, operands[0], operand_shape_, idx, dims_, slice_sizes_,
+                             /*fill_value=*/nullptr, results[0], out_shape_);
+      });
+    });
+  }
+  std::string_view kind() const override { return "gather"; }
+
+  int64_t elem_size_ = 0;
+  DType index_dtype_ = DType::kInt32;
+  IndexPlan indices_;
+  std::vector<int64_t> operand_shape_, slice_sizes_, out_shape_;
+  lax::kernels::GatherDims dims_;
+};
+
+class ScatterKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    if (results[0] != operands[0]) {
+      lax::kernels::ParallelMemcpy(results[0], operands[0], operand_bytes_);
+    }
+    return Guarded("scatter", [&] {
+      WithIndices(indices_, index_dtype_, operands[1], [&](const lax::kernels::IndexArray& idx) {
+        lax::kernels::Scatter(dtype_, combiner_, results[0], operand_shape_, idx, operands[2],
+                              updates_shape_, dims_, /*clamp=*/false);
+      });
+    });
+  }
+  std::string_view kind() const override { return "scatter"; }
+
+  DType dtype_ = DType::kFloat32, index_dtype_ = DType::kInt32;
+  ScatterCombiner combiner_ = ScatterCombiner::kOverwrite;
+  int64_t operand_bytes_ = 0;
+  IndexPlan indices_;
+  std::vector<int64_t> operand_shape_, updates_shape_;
+  lax::kernels::ScatterDims dims_;
+};
+
+// The kernel library's combiner for a scatter's to_apply: the update itself, or one binary op
+// of (old, update). Pred or/and are add/mul in the library's bool semantics.
+std::optional<ScatterCombiner> CombinerOf(const hlo::HloComputation& c, hlo::PrimitiveType type) {
+  const HloInstruction* root = c.root_instruction();
+  if (c.num_parameters() == 2 && root->opcode() == HloOpcode::kParameter &&
+      root->parameter_number() == 1) {
+    return ScatterCombiner::kOverwrite;
+  }
+  const std::optional<HloOpcode> op = SimpleBinaryReducer(c);
+  if (!op) return std::nullopt;
+  switch (*op) {
+    case HloOpcode::kAdd: return ScatterCombiner::kAdd;
+    case HloOpcode::kMultiply: return ScatterCombiner::kMul;
+    case HloOpcode::kMaximum: return ScatterCombiner::kMax;
+    case HloOpcode::kMinimum: return ScatterCombiner::kMin;
+    case HloOpcode::kOr:
+      if (type == hlo::PRED) return ScatterCombiner::kAdd;
+      return std::nullopt;
+    case HloOpcode::kAnd:
+      if (type == hlo::PRED) return ScatterCombiner::kMul;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kGather || instr.operand_count() != 2 ||
+      !instr.shape().IsArray() || !instr.operand(0)->shape().IsArray() ||
+      !instr.operand(1)->shape().IsArray()) {
+    return absl::UnimplementedError("not an array gather");
+  }
+  const hlo::Shape& operand = instr.operand(0)->shape();
+  const hlo::Shape& indices = instr.operand(1)->shape();
+  const hlo::GatherDimensionNumbers& dn = instr.gather_dimension_numbers();
+  const std::optional<DType> index_dtype = KernelDTypeOf(indices.element_type());
+  if (!IsIndexType(indices.element_type()) || !index_dtype) {
+    return absl::UnimplementedError("indices are not integers");
+  }
+  if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.rank()) {
+    return absl::UnimplementedError("index_vector_dim out of range");
+  }
+  const IndexPlan plan = PlanIndices(indices, dn.index_vector_dim);
+  const int64_t vector_size = plan.implicit ? 1 : plan.shape.back();
+  if (static_cast<int64_t>(dn.start_index_map.size()) != vector_size ||
+      static_cast<int64_t>(instr.gather_slice_sizes().size()) != operand.rank() ||
+      operand.element_type() != instr.shape().element_type()) {
+    return absl::UnimplementedError("inconsistent gather");
+  }
+  auto kernel = std::make_unique<GatherKernel>();
+  kernel->elem_size_ = hlo::ByteSizeOfPrimitiveType(operand.element_type());
+  kernel->index_dtype_ = *index_dtype;
+  kernel->operand_shape_ = operand.dimensions();
+  kernel->indices_ = plan;
+  kernel->slice_sizes_ = instr.gather_slice_sizes();
+  kernel->out_shape_ = instr.shape().dimensions();
+  kernel->dims_.offset_dims = dn.offset_dims;
+  kernel->dims_.collapsed_slice_dims = dn.collapsed_slice_dims;
+  kernel->dims_.start_index_map = dn.start_index_map;
+  kernel->dims_.implicit_index_vector = plan.implicit;
+  return kernel;
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kScatter || instr.operand_count() != 3 ||
+      !instr.shape().IsArray()) {
+    return absl::UnimplementedError("not a single-operand scatter");
+  }
+  for (const HloInstruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
+  }
+  const hlo::Shape& operand = instr.operand(0)->shape();
+  const hlo::Shape& indices = instr.operand(1)->shape();
+  const hlo::Shape& updates = instr.operand(2)->shape();
+  const hlo::PrimitiveType type = operand.element_type();
+  const std::optional<DType> dtype = KernelDTypeOf(type);
+  const std::optional<DType> index_dtype = KernelDTypeOf(indices.element_type());
+  if (!dtype || updates.element_type() != type || !IsIndexType(indices.element_type()) ||
+      !index_dtype) {
+    return absl::UnimplementedError("operand/update or index types");
+  }
+  const std::optional<ScatterCombiner> combiner = CombinerOf(*instr.to_apply(), type);
+  if (!combiner) return absl::UnimplementedError("combiner is not an overwrite or add/mul/min/max");
+  const hlo::ScatterDimensionNumbers& dn = instr.scatter_dimension_numbers();
+  if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.rank()) {
+    return absl::UnimplementedError("index_vector_dim out of range");
+  }
+  const IndexPlan plan = PlanIndices(indices, dn.index_vector_dim);
+  const int64_t vector_size = plan.implicit ? 1 : plan.shape.back();
+  if (static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size()) != vector_size ||
+      dn.update_window_dims.size() + dn.inserted_window_dims.size() !=
+          static_cast<size_t>(operand.rank())) {
+    return absl::UnimplementedError("inconsistent dimension numbers");
+  }
+  auto kernel = std::make_unique<ScatterKernel>();
+  kernel->dtype_ = *dtype;
+  kernel->index_dtype_ = *index_dtype;
+  kernel->combiner_ = *combiner;
+  kernel->operand_bytes_ = hlo::ShapeUtil::ElementsIn(operand) * hlo::ByteSizeOfPrimitiveType(type);
+  kernel->operand_shape_ = operand.dimensions();
+  kernel->indices_ = plan;
+  kernel->updates_shape_ = updates.dimensions();
+  kernel->dims_.update_window_dims = dn.update_window_dims;
+  kernel->dims_.inserted_window_dims = dn.inserted_window_dims;
+  kernel->dims_.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;
+  kernel->dims_.implicit_index_vector = plan.implicit;
+  return kernel;
+}
+
+}  // namespace jx::cpu::internal
