@@ -1,18 +1,17 @@
-// The tile loops: one tight loop per (op, element type), written so g++ -O3 -march=native
-// vectorizes it (this file builds with -fno-math-errno so sqrt/floor/ceil vectorize), with
-// Eigen array expressions for the transcendentals. Semantics follow the reference evaluator
-// (NaN-propagating max/min, wrapping integer arithmetic, saturating float->int convert).
+// The tile loops. Float arithmetic and transcendentals (f16, bf16, f32, f64) are the kernel
+// library's (lax/kernels/elementwise.h), the very functions eager runs, so a lone op under jit
+// equals eager bit for bit. The rest is one tight loop per (op, element type), written so
+// g++ -O3 -march=native vectorizes it, with the reference evaluator's semantics (wrapping
+// integer arithmetic, saturating float->int convert).
 #include "jx/compiler/backend/cpu/tile_ops.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
-// GCC 12 reports false positives inside Eigen's AVX-512 intrinsics.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wignored-attributes"
-#include <Eigen/Core>
+#include "jx/lax/kernels/elementwise.h"
 
 namespace jx::cpu::internal {
 namespace {
@@ -23,10 +22,7 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::PrimitiveType;
 
-template <typename T>
-using ArrMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using CArrMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+namespace kernels = ::jx::lax::kernels;
 
 template <typename T>
 const T* In(const void* const* in, int i) {
@@ -48,163 +44,62 @@ struct Operand<T, kScalars, k, true> {
   T v;
 };
 
-// ---- Unary float ops.
+// ---- Float ops: the kernel library's (lax/kernels/elementwise.h), shared with eager.
 
-enum class UOp { kNeg, kAbs, kExp, kLog, kTanh, kLogistic, kSqrt, kRsqrt, kSin, kCos, kFloor,
-                 kCeil, kSign, kExpm1, kLog1p, kCopy };
-
-// Eigen's exp clamps its argument to +-88.72 (f32) / +-709.78 (f64) and overflows early near
-// the top; elements outside the safe range are recomputed with std::exp. The range test is a
-// vectorized min/max pass, so the scalar fix-up only runs on tiles that need it.
-template <typename T, typename F>
-void FixRange(const T* __restrict x, T* __restrict o, int64_t n, T lo, T hi, F exact) {
-  // An AND of comparisons vectorizes (a NaN compares false, so it needs the fix-up too).
-  int in_range = 1;
-  for (int64_t i = 0; i < n; ++i) in_range &= (x[i] >= lo) & (x[i] <= hi);
-  if (in_range) return;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!(x[i] >= lo && x[i] <= hi)) o[i] = exact(x[i]);
+std::optional<kernels::UnaryOp> SharedUnaryOp(HloOpcode op) {
+  using U = kernels::UnaryOp;
+  switch (op) {
+    case HloOpcode::kNegate: return U::kNeg;
+    case HloOpcode::kAbs: return U::kAbs;
+    case HloOpcode::kSign: return U::kSign;
+    case HloOpcode::kFloor: return U::kFloor;
+    case HloOpcode::kCeil: return U::kCeil;
+    case HloOpcode::kRoundNearestAfz: return U::kRoundAwayFromZero;
+    case HloOpcode::kRoundNearestEven: return U::kRoundNearestEven;
+    case HloOpcode::kExp: return U::kExp;
+    case HloOpcode::kLog: return U::kLog;
+    case HloOpcode::kLog1p: return U::kLog1p;
+    case HloOpcode::kExpm1: return U::kExpm1;
+    case HloOpcode::kTanh: return U::kTanh;
+    case HloOpcode::kLogistic: return U::kLogistic;
+    case HloOpcode::kSin: return U::kSin;
+    case HloOpcode::kCos: return U::kCos;
+    case HloOpcode::kTan: return U::kTan;
+    case HloOpcode::kSqrt: return U::kSqrt;
+    case HloOpcode::kRsqrt: return U::kRsqrt;
+    case HloOpcode::kCbrt: return U::kCbrt;
+    case HloOpcode::kErf: return U::kErf;
+    default: return std::nullopt;
   }
 }
 
-// exp over f32 inputs in [-87, 88]: Eigen's pexp_float (same range reduction and
-// polynomial, so the same bits), but 2^m is applied by writing m + 127 into the exponent
-// field: exact for the normal range m in [-126, 127] these inputs reach, where Eigen's
-// general pldexp spends about a third of the time splitting the scaling into steps.
-// Returns false (o then partly garbage) if some input is outside the range or NaN.
-bool ExpFloatInRange(const float* __restrict x, float* __restrict o, int64_t n) {
-  using namespace Eigen::internal;  // NOLINT: Eigen's packet primitives
-  using Packet = packet_traits<float>::type;
-  constexpr int64_t kSize = unpacket_traits<Packet>::size;
-  const Packet lo = pset1<Packet>(-87.f), hi = pset1<Packet>(88.f);
-  const Packet log2e = pset1<Packet>(1.44269504088896341f), half = pset1<Packet>(0.5f);
-  const Packet c1 = pset1<Packet>(-0.693359375f), c2 = pset1<Packet>(2.12194440e-4f);
-  const Packet p0 = pset1<Packet>(1.9875691500E-4f), p1 = pset1<Packet>(1.3981999507E-3f);
-  const Packet p2 = pset1<Packet>(8.3334519073E-3f), p3 = pset1<Packet>(4.1665795894E-2f);
-  const Packet p4 = pset1<Packet>(1.6666665459E-1f), p5 = pset1<Packet>(5.0000001201E-1f);
-  const Packet one = pset1<Packet>(1.f);
-  Packet ok = ptrue(one);
-  auto exp = [&](const Packet& v) {
-    ok = pand(ok, pand(pcmp_le(lo, v), pcmp_le(v, hi)));
-    const Packet m = pfloor(pmadd(v, log2e, half));
-    Packet r = pmadd(m, c1, v);
-    r = pmadd(m, c2, r);
-    const Packet r2 = pmul(r, r), r3 = pmul(r2, r);
-    Packet y = pmadd(p0, r, p1), y1 = pmadd(p3, r, p4);
-    const Packet y2 = padd(r, one);
-    y = pmadd(y, r, p2);
-    y1 = pmadd(y1, r, p5);
-    y = pmadd(y, r3, y1);
-    y = pmadd(y, r2, y2);
-    return pldexp_fast_impl<Packet>::run(y, m);
-  };
-  int64_t i = 0;
-  for (; i + kSize <= n; i += kSize) pstoreu(o + i, exp(ploadu<Packet>(x + i)));
-  if (i < n) {
-    alignas(64) float buf[kSize] = {};
-    std::memcpy(buf, x + i, (n - i) * sizeof(float));
-    pstore(buf, exp(pload<Packet>(buf)));
-    std::memcpy(o + i, buf, (n - i) * sizeof(float));
-  }
-  alignas(64) uint32_t lanes[kSize];
-  pstore(reinterpret_cast<float*>(lanes), ok);
-  uint32_t all = ~0u;
-  for (int64_t k = 0; k < kSize; ++k) all &= lanes[k];
-  return all == ~0u;
-}
-
-template <typename T, UOp kOp>
-void UnaryFloat(const void* const* in, void* out, int64_t n) {
-  const T* __restrict x = In<T>(in, 0);
-  T* __restrict o = static_cast<T*>(out);
-  constexpr bool kF32 = std::is_same_v<T, float>;
-  if constexpr (kOp == UOp::kNeg) {
-    for (int64_t i = 0; i < n; ++i) o[i] = -x[i];
-  } else if constexpr (kOp == UOp::kAbs) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::fabs(x[i]);
-  } else if constexpr (kOp == UOp::kCopy) {
-    std::memcpy(o, x, n * sizeof(T));
-  } else if constexpr (kOp == UOp::kExp && kF32) {
-    if (!ExpFloatInRange(x, o, n)) {
-      ArrMap<T>(o, n) = CArrMap<T>(x, n).exp();
-      FixRange<T>(x, o, n, T(-87), T(88), [](T v) { return std::exp(v); });
-    }
-  } else if constexpr (kOp == UOp::kExp) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).exp();
-    FixRange<T>(x, o, n, kF32 ? T(-87) : T(-700), kF32 ? T(88) : T(700),
-                [](T v) { return std::exp(v); });
-  } else if constexpr (kOp == UOp::kLog) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).log();
-  } else if constexpr (kOp == UOp::kTanh) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).tanh();
-  } else if constexpr (kOp == UOp::kLogistic) {
-    // 1 / (1 + exp(-x)) with the exact exp outside Eigen's range (-> 0 or 1 there).
-    for (int64_t i = 0; i < n; ++i) o[i] = -x[i];
-    ArrMap<T>(o, n) = ArrMap<T>(o, n).exp();
-    FixRange<T>(x, o, n, kF32 ? T(-88) : T(-700), kF32 ? T(87) : T(700),
-                [](T v) { return std::exp(-v); });
-    for (int64_t i = 0; i < n; ++i) o[i] = T(1) / (T(1) + o[i]);
-  } else if constexpr (kOp == UOp::kSqrt) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::sqrt(x[i]);
-  } else if constexpr (kOp == UOp::kRsqrt) {
-    for (int64_t i = 0; i < n; ++i) o[i] = T(1) / std::sqrt(x[i]);
-  } else if constexpr (kOp == UOp::kSin) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).sin();
-  } else if constexpr (kOp == UOp::kCos) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).cos();
-  } else if constexpr (kOp == UOp::kFloor) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::floor(x[i]);
-  } else if constexpr (kOp == UOp::kCeil) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::ceil(x[i]);
-  } else if constexpr (kOp == UOp::kSign) {
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      o[i] = (v != v || v == T(0)) ? v : (v > T(0) ? T(1) : T(-1));
-    }
-  } else if constexpr (kOp == UOp::kExpm1) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).expm1();
-    FixRange<T>(x, o, n, kF32 ? T(-87) : T(-700), kF32 ? T(88) : T(700),
-                [](T v) { return std::expm1(v); });
-  } else if constexpr (kOp == UOp::kLog1p) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).log1p();
+std::optional<kernels::BinaryOp> SharedBinaryOp(HloOpcode op) {
+  using B = kernels::BinaryOp;
+  switch (op) {
+    case HloOpcode::kAdd: return B::kAdd;
+    case HloOpcode::kSubtract: return B::kSub;
+    case HloOpcode::kMultiply: return B::kMul;
+    case HloOpcode::kDivide: return B::kDiv;
+    case HloOpcode::kRemainder: return B::kRem;
+    case HloOpcode::kPower: return B::kPow;
+    case HloOpcode::kMaximum: return B::kMax;
+    case HloOpcode::kMinimum: return B::kMin;
+    case HloOpcode::kAtan2: return B::kAtan2;
+    default: return std::nullopt;
   }
 }
 
-// ---- Binary float ops.
+// The library kernel of a float op (f16, bf16, f32, f64), or nullptr.
+TileOpFn SharedFloatOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
+  if (const auto op = SharedBinaryOp(instr.opcode())) return kernels::FindBinaryFn(*op, dtype, scalars);
+  if (scalars != 0) return nullptr;
+  if (const auto op = SharedUnaryOp(instr.opcode())) return kernels::FindUnaryFn(*op, dtype);
+  return nullptr;
+}
 
-enum class BOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
-
-template <typename T, BOp kOp, unsigned kScalars>
-void BinaryFloat(const void* const* in, void* out, int64_t n) {
-  const Operand<T, kScalars, 0> a(in);
-  const Operand<T, kScalars, 1> b(in);
-  T* __restrict o = static_cast<T*>(out);
-  if constexpr (kOp == BOp::kAdd) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
-  } else if constexpr (kOp == BOp::kSub) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] - b[i];
-  } else if constexpr (kOp == BOp::kMul) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
-  } else if constexpr (kOp == BOp::kDiv) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i];
-  } else if constexpr (kOp == BOp::kMax) {
-    // NaN propagates; max(+0, -0) = +0 (a tie keeps the operand without the sign bit).
-    for (int64_t i = 0; i < n; ++i) {
-      const T x = a[i], y = b[i];
-      T r = (x > y || (x == y && !std::signbit(x))) ? x : y;
-      r = x != x ? x : r;
-      o[i] = y != y ? y : r;
-    }
-  } else if constexpr (kOp == BOp::kMin) {
-    for (int64_t i = 0; i < n; ++i) {
-      const T x = a[i], y = b[i];
-      T r = (x < y || (x == y && std::signbit(x))) ? x : y;
-      r = x != x ? x : r;
-      o[i] = y != y ? y : r;
-    }
-  } else if constexpr (kOp == BOp::kPow) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::pow(a[i], b[i]);
-  }
+template <typename T>
+void CopyLoop(const void* const* in, void* out, int64_t n) {
+  std::memcpy(out, in[0], n * sizeof(T));
 }
 
 // ---- Integer ops (wrapping through the unsigned type).
@@ -392,15 +287,6 @@ TileOpFn ConvertFor(PrimitiveType from, PrimitiveType to) {
   }
 }
 
-template <typename T, BOp kOp>
-struct BinaryFloatLoop {
-  template <unsigned kScalars>
-  struct L {
-    static void Run(const void* const* in, void* out, int64_t n) {
-      BinaryFloat<T, kOp, kScalars>(in, out, n);
-    }
-  };
-};
 template <typename T, IOp kOp>
 struct IntLoop {
   template <unsigned kScalars>
@@ -427,10 +313,6 @@ struct SelectLoop {
   };
 };
 
-template <typename T, BOp kOp>
-TileOpFn BinaryFloatFor(unsigned scalars) {
-  return ForScalars<BinaryFloatLoop<T, kOp>::template L>(scalars, 2);
-}
 template <typename T, IOp kOp>
 TileOpFn BinaryIntFor(unsigned scalars) {
   return ForScalars<IntLoop<T, kOp>::template L>(scalars, 2);
@@ -438,37 +320,19 @@ TileOpFn BinaryIntFor(unsigned scalars) {
 
 template <typename T>
 TileOpFn FloatOp(const HloInstruction& instr, unsigned scalars) {
+  constexpr DType kDType = std::is_same_v<T, float> ? DType::kFloat32 : DType::kFloat64;
+  if (TileOpFn fn = SharedFloatOp(instr, scalars, kDType)) return fn;
   switch (instr.opcode()) {
-    case HloOpcode::kAdd: return BinaryFloatFor<T, BOp::kAdd>(scalars);
-    case HloOpcode::kSubtract: return BinaryFloatFor<T, BOp::kSub>(scalars);
-    case HloOpcode::kMultiply: return BinaryFloatFor<T, BOp::kMul>(scalars);
-    case HloOpcode::kDivide: return BinaryFloatFor<T, BOp::kDiv>(scalars);
-    case HloOpcode::kMaximum: return BinaryFloatFor<T, BOp::kMax>(scalars);
-    case HloOpcode::kMinimum: return BinaryFloatFor<T, BOp::kMin>(scalars);
-    case HloOpcode::kPower: return BinaryFloatFor<T, BOp::kPow>(scalars);
     case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
-    default: break;
-  }
-  if (scalars != 0) return nullptr;
-  switch (instr.opcode()) {
-    case HloOpcode::kNegate: return &UnaryFloat<T, UOp::kNeg>;
-    case HloOpcode::kAbs: return &UnaryFloat<T, UOp::kAbs>;
-    case HloOpcode::kExp: return &UnaryFloat<T, UOp::kExp>;
-    case HloOpcode::kLog: return &UnaryFloat<T, UOp::kLog>;
-    case HloOpcode::kTanh: return &UnaryFloat<T, UOp::kTanh>;
-    case HloOpcode::kLogistic: return &UnaryFloat<T, UOp::kLogistic>;
-    case HloOpcode::kSqrt: return &UnaryFloat<T, UOp::kSqrt>;
-    case HloOpcode::kRsqrt: return &UnaryFloat<T, UOp::kRsqrt>;
-    case HloOpcode::kSin: return &UnaryFloat<T, UOp::kSin>;
-    case HloOpcode::kCos: return &UnaryFloat<T, UOp::kCos>;
-    case HloOpcode::kFloor: return &UnaryFloat<T, UOp::kFloor>;
-    case HloOpcode::kCeil: return &UnaryFloat<T, UOp::kCeil>;
-    case HloOpcode::kSign: return &UnaryFloat<T, UOp::kSign>;
-    case HloOpcode::kExpm1: return &UnaryFloat<T, UOp::kExpm1>;
-    case HloOpcode::kLog1p: return &UnaryFloat<T, UOp::kLog1p>;
-    case HloOpcode::kCopy: return &UnaryFloat<T, UOp::kCopy>;
+    case HloOpcode::kCopy: return scalars == 0 ? &CopyLoop<T> : nullptr;
     default: return nullptr;
   }
+}
+
+// f16/bf16: the library's f32 kernels on widened blocks, rounded once per op (as eager).
+TileOpFn HalfOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
+  if (TileOpFn fn = SharedFloatOp(instr, scalars, dtype)) return fn;
+  return instr.opcode() == HloOpcode::kCopy && scalars == 0 ? &CopyLoop<uint16_t> : nullptr;
 }
 
 template <typename T>
@@ -618,6 +482,8 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
   switch (out) {
     case hlo::F32: return FloatOp<float>(instr, sc);
     case hlo::F64: return FloatOp<double>(instr, sc);
+    case hlo::F16: return HalfOp(instr, sc, DType::kFloat16);
+    case hlo::BF16: return HalfOp(instr, sc, DType::kBFloat16);
     case hlo::S8: return IntegerOp<int8_t>(instr, sc);
     case hlo::S32: return IntegerOp<int32_t>(instr, sc);
     case hlo::S64: return IntegerOp<int64_t>(instr, sc);
