@@ -4,6 +4,7 @@
 
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/elementwise.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -168,33 +169,12 @@ void DefineSelectN(Registry& r) {
 template <typename T>
 void ClampKernel(const T* lo, bool lo_scalar, const T* x, const T* hi, bool hi_scalar, T* out, int64_t n) {
   if constexpr (kIsFloat<T>) {
-    using C = ComputeType<T>;
-    constexpr int64_t kBlock = 1024;
-    kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
-      alignas(64) C xb[kBlock], lb[kBlock], hb[kBlock], ob[kBlock];
-      for (int64_t k = begin; k < end; k += kBlock) {
-        const int64_t m = std::min(kBlock, end - k);
-        auto load = [&](const T* src, bool scalar, C* buf) {
-          if (scalar) {
-            std::fill(buf, buf + m, static_cast<C>(src[0]));
-          } else {
-            kernels::ArrayMap<C>(buf, m) = kernels::ConstArrayMap<T>(src + k, m).template cast<C>();
-          }
-        };
-        load(x, false, xb);
-        load(lo, lo_scalar, lb);
-        load(hi, hi_scalar, hb);
-        auto mx = kernels::ConstArrayMap<C>(lb, m).binaryExpr(kernels::ConstArrayMap<C>(xb, m),
-                                                              kernels::MaxFloatOp<C>());
-        auto clamped = kernels::ConstArrayMap<C>(hb, m).binaryExpr(mx, kernels::MinFloatOp<C>());
-        if constexpr (std::is_same_v<C, T>) {
-          kernels::ArrayMap<T>(out + k, m) = clamped;
-        } else {
-          kernels::ArrayMap<C>(ob, m) = clamped;
-          kernels::ArrayMap<T>(out + k, m) = kernels::ConstArrayMap<C>(ob, m).template cast<T>();
-        }
-      }
-    });
+    // The kernel library's clamp (the CPU backend runs the same one).
+    const DType dtype = kernels::KernelDType<T>();
+    const unsigned scalars = (lo_scalar ? 1u : 0u) | (hi_scalar ? 4u : 0u);
+    const void* in[] = {lo, x, hi};
+    kernels::RunElementwise(kernels::FindClampFn(dtype, scalars), 3, in, scalars, ItemSize(dtype), out,
+                            ItemSize(dtype), n, kernels::kParallelGrain);
   } else {
     const int64_t ls = lo_scalar ? 0 : 1, hs = hi_scalar ? 0 : 1;
     kernels::ForChunks(n, [&](int64_t b, int64_t e) {

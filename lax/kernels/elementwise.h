@@ -1,4 +1,4 @@
-// Floating-point elementwise kernels shared by eager impl rules (lax/unary_ops.cc,
+// Elementwise kernels shared by eager impl rules (lax/unary_ops.cc,
 // lax/binary_ops.cc) and the CPU backend's loop kernels (compiler/backend/cpu/tile_ops.cc), so
 // that an op gives the same bits eager and under jit, fused or not.
 //
@@ -48,12 +48,20 @@ ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store = StoreMode::
 ElementwiseFn FindBinaryFn(BinaryOp op, DType dtype, unsigned scalar_operands = 0,
                            StoreMode store = StoreMode::kNormal);
 
+// clamp(lo, x, hi) = min(hi, max(lo, x)) with XLA's max/min (NaN-propagating, -0 < +0), for
+// floating dtypes. scalar_operands 0-6 (bit 0 lo, bit 1 x, bit 2 hi; not all three).
+ElementwiseFn FindClampFn(DType dtype, unsigned scalar_operands = 0, StoreMode store = StoreMode::kNormal);
+
+// convert_element_type from one dtype to another (any pair; XLA's CPU semantics:
+// elementwise_convert.cc). bool is one byte, 0 or 1.
+ElementwiseFn FindConvertFn(DType from, DType to);
+
 // Whether op costs tens of cycles per element (worth splitting smaller arrays over threads).
 bool IsExpensive(UnaryOp op);
 bool IsExpensive(BinaryOp op);
 
 // Runs fn over [0, n) on the thread pool in chunks of at least `grain` elements. Operand k
-// (of `arity`) advances by in_esize bytes per element unless bit k of scalar_operands is set.
+// (of `arity`, at most 3) advances by in_esize bytes per element unless bit k of scalar_operands is set.
 void RunElementwise(ElementwiseFn fn, int arity, const void* const* in, unsigned scalar_operands,
                     int64_t in_esize, void* out, int64_t out_esize, int64_t n, int64_t grain);
 

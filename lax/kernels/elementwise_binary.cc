@@ -22,6 +22,19 @@ struct MaxMin {
   }
 };
 
+// clamp(lo, x, hi) = min(hi, max(lo, x)) with XLA's max/min.
+struct ClampOp {
+  template <typename S>
+  static constexpr bool kVectorized = Eigen::internal::packet_traits<S>::HasCmp;
+  template <typename S>
+  S Scalar(S lo, S x, S hi) const { return MinFloatOp<S>()(hi, MaxFloatOp<S>()(lo, x)); }
+  template <typename P>
+  P Packet(const P& lo, const P& x, const P& hi) const {
+    using S = typename Eigen::internal::unpacket_traits<P>::type;
+    return MinFloatOp<S>().packetOp(hi, MaxFloatOp<S>().packetOp(lo, x));
+  }
+};
+
 struct FmodFn {
   template <typename S>
   S operator()(S x, S y) const { return std::fmod(x, y); }
@@ -62,6 +75,21 @@ ElementwiseFn FindBinaryFn(BinaryOp op, DType dtype, unsigned scalar_operands, S
   return nullptr;
 }
 
+ElementwiseFn FindClampFn(DType dtype, unsigned scalar_operands, StoreMode store) {
+  using internal::ClampOp;
+  using internal::KernelForDType;
+  switch (scalar_operands) {
+    case 0: return KernelForDType<ClampOp, 3, 0>(dtype, store);
+    case 1: return KernelForDType<ClampOp, 3, 1>(dtype, store);
+    case 2: return KernelForDType<ClampOp, 3, 2>(dtype, store);
+    case 3: return KernelForDType<ClampOp, 3, 3>(dtype, store);
+    case 4: return KernelForDType<ClampOp, 3, 4>(dtype, store);
+    case 5: return KernelForDType<ClampOp, 3, 5>(dtype, store);
+    case 6: return KernelForDType<ClampOp, 3, 6>(dtype, store);
+    default: return nullptr;
+  }
+}
+
 bool IsExpensive(BinaryOp op) {
   return op == BinaryOp::kRem || op == BinaryOp::kPow || op == BinaryOp::kAtan2;
 }
@@ -72,7 +100,7 @@ void RunElementwise(ElementwiseFn fn, int arity, const void* const* in, unsigned
                     int64_t in_esize, void* out, int64_t out_esize, int64_t n, int64_t grain) {
   if (n <= 0) return;
   ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
-    const void* chunk[2] = {nullptr, nullptr};
+    const void* chunk[3] = {nullptr, nullptr, nullptr};
     for (int k = 0; k < arity; ++k) {
       chunk[k] = ((scalar_operands >> k) & 1) ? in[k] : static_cast<const char*>(in[k]) + begin * in_esize;
     }

@@ -12,10 +12,10 @@
 #include <cstring>
 #include <type_traits>
 
-#pragma GCC diagnostic push
+// Packet typedefs carry vector attributes into the templates below (only the elementwise_*.cc
+// files include this header).
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Eigen/Core>
-#pragma GCC diagnostic pop
 
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/kernels/elementwise.h"
@@ -70,16 +70,20 @@ template <typename Op, typename S, int kArity, unsigned kScalars, bool kStream>
 void RunFloat(const void* const* in, void* out, int64_t n) {
   using P = PacketOf<S>;
   constexpr int64_t kSize = Eigen::internal::unpacket_traits<P>::size;
+  // Operands a, b, c (those past the arity alias the last one and are unused).
   const SpanOperand<S, kScalars, 0> a(in);
-  const SpanOperand<S, kScalars, kArity - 1> b(in);  // unused when kArity == 1
+  const SpanOperand<S, kScalars, std::min(kArity - 1, 1)> b(in);
+  const SpanOperand<S, kScalars, kArity - 1> c(in);
   S* __restrict o = static_cast<S*>(out);
   const Op op;
   if constexpr (Op::template kVectorized<S>) {
     auto full = [&](int64_t i) -> P {
       if constexpr (kArity == 1) {
         return op.Packet(a.template PacketAt<P>(i));
-      } else {
+      } else if constexpr (kArity == 2) {
         return op.Packet(a.template PacketAt<P>(i), b.template PacketAt<P>(i));
+      } else {
+        return op.Packet(a.template PacketAt<P>(i), b.template PacketAt<P>(i), c.template PacketAt<P>(i));
       }
     };
     // Elements [i, i + m), m < kSize, computed as one padded packet.
@@ -88,8 +92,10 @@ void RunFloat(const void* const* in, void* out, int64_t n) {
       P r;
       if constexpr (kArity == 1) {
         r = op.Packet(a.template PartialAt<P>(i, m));
-      } else {
+      } else if constexpr (kArity == 2) {
         r = op.Packet(a.template PartialAt<P>(i, m), b.template PartialAt<P>(i, m));
+      } else {
+        r = op.Packet(a.template PartialAt<P>(i, m), b.template PartialAt<P>(i, m), c.template PartialAt<P>(i, m));
       }
       alignas(64) S buf[kSize];
       Eigen::internal::pstore(buf, r);
@@ -113,8 +119,10 @@ void RunFloat(const void* const* in, void* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (kArity == 1) {
         o[i] = op.Scalar(a.At(i));
-      } else {
+      } else if constexpr (kArity == 2) {
         o[i] = op.Scalar(a.At(i), b.At(i));
+      } else {
+        o[i] = op.Scalar(a.At(i), b.At(i), c.At(i));
       }
     }
   }
@@ -125,10 +133,10 @@ void RunFloat(const void* const* in, void* out, int64_t n) {
 template <typename Op, typename H, int kArity, unsigned kScalars>
 void RunHalf(const void* const* in, void* out, int64_t n) {
   constexpr int64_t kBlock = 512;
-  alignas(64) float wide[2][kBlock];
+  alignas(64) float wide[kArity][kBlock];
   alignas(64) float result[kBlock];
-  float scalar[2] = {0, 0};
-  const void* f32_in[2] = {nullptr, nullptr};
+  float scalar[kArity] = {};
+  const void* f32_in[kArity] = {};
   for (int k = 0; k < kArity; ++k) {
     if ((kScalars >> k) & 1) {
       scalar[k] = static_cast<float>(static_cast<const H*>(in[k])[0]);

@@ -229,5 +229,48 @@ TEST_F(ElementwiseConsistencyTest, BinaryJitEqualsEagerBitForBit) {
   }
 }
 
+// clamp: eager and jit share one kernel (XLA's max/min: -0 < +0, NaN propagates), with array
+// and scalar bounds.
+TEST_F(ElementwiseConsistencyTest, ClampJitEqualsEagerBitForBit) {
+  auto jitted = jit([](const Array& lo, const Array& x, const Array& hi) { return lax::clamp(lo, x, hi); });
+  for (DType dtype : kFloatDTypes) {
+    for (int64_t n : kLengths) {
+      const Array lo = Pattern(dtype, n, 1, 1), x = Pattern(dtype, n, 5, 2), hi = Pattern(dtype, n, 7, 0);
+      const Array zero = Array::Scalar(0.0, dtype), neg_zero = Array::Scalar(-0.0, dtype);
+      for (const auto& [l, h] : {std::pair{lo, hi}, std::pair{neg_zero, zero}, std::pair{zero, hi}}) {
+        const Array want = lax::clamp(l, x, h);
+        EXPECT_TRUE(SameBits(jitted(l, x, h), want)) << dtype_name(dtype) << " n=" << n << " " << l.aval().str();
+        for (int64_t i = 0; i < n; ++i) {
+          const Array li = l.ndim() == 0 ? l : ValueAt(l, i), hi_i = h.ndim() == 0 ? h : ValueAt(h, i);
+          ASSERT_TRUE(SameBits(ValueAt(want, i), lax::clamp(li, ValueAt(x, i), hi_i)))
+              << dtype_name(dtype) << " n=" << n << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
+// convert_element_type between every pair of dtypes: one kernel for eager and jit.
+TEST_F(ElementwiseConsistencyTest, ConvertJitEqualsEagerBitForBit) {
+  const std::vector<DType> all = {bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                                  float16, bfloat16, float32, float64};
+  for (DType from : all) {
+    for (DType to : all) {
+      if (from == to) continue;
+      auto jitted = jit([to](const Array& x) { return lax::convert_element_type(x, to); });
+      for (int64_t n : {17, 33}) {
+        // Special values reach integer sources through float64 -> integer conversion.
+        const Array x = lax::convert_element_type(Pattern(float64, n, 5, 1), from);
+        const Array want = lax::convert_element_type(x, to);
+        EXPECT_TRUE(SameBits(jitted(x), want)) << dtype_name(from) << " -> " << dtype_name(to) << " n=" << n;
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(SameBits(ValueAt(want, i), lax::convert_element_type(ValueAt(x, i), to)))
+              << dtype_name(from) << " -> " << dtype_name(to) << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jx

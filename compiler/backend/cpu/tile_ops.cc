@@ -92,6 +92,7 @@ std::optional<kernels::BinaryOp> SharedBinaryOp(HloOpcode op) {
 // The library kernel of a float op (f16, bf16, f32, f64), or nullptr.
 TileOpFn SharedFloatOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
   if (const auto op = SharedBinaryOp(instr.opcode())) return kernels::FindBinaryFn(*op, dtype, scalars);
+  if (instr.opcode() == HloOpcode::kClamp) return kernels::FindClampFn(dtype, scalars);
   if (scalars != 0) return nullptr;
   if (const auto op = SharedUnaryOp(instr.opcode())) return kernels::FindUnaryFn(*op, dtype);
   return nullptr;
@@ -221,70 +222,36 @@ void Clamp(const void* const* in, void* out, int64_t n) {
   const Operand<T, kScalars, 1> x(in);
   const Operand<T, kScalars, 2> hi(in);
   T* __restrict o = static_cast<T*>(out);
-  if constexpr (std::is_floating_point_v<T>) {
-    // min(max(x, lo), hi) with NaN propagation, as the evaluator.
-    for (int64_t i = 0; i < n; ++i) {
-      T m = x[i] > lo[i] ? x[i] : lo[i];
-      m = (x[i] != x[i] || lo[i] != lo[i]) ? x[i] + lo[i] : m;
-      T r = m < hi[i] ? m : hi[i];
-      o[i] = (m != m || hi[i] != hi[i]) ? m + hi[i] : r;
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const T m = x[i] >= lo[i] ? x[i] : lo[i];
-      o[i] = m <= hi[i] ? m : hi[i];
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const T m = x[i] >= lo[i] ? x[i] : lo[i];
+    o[i] = m <= hi[i] ? m : hi[i];
   }
 }
 
-template <typename From, typename To>
-void Convert(const void* const* in, void* out, int64_t n) {
-  const From* __restrict x = In<From>(in, 0);
-  To* __restrict o = static_cast<To*>(out);
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    // Truncate toward zero, saturate, NaN -> 0.
-    constexpr double kMax = static_cast<double>(std::numeric_limits<To>::max());
-    constexpr double kMin = static_cast<double>(std::numeric_limits<To>::lowest());
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = static_cast<double>(x[i]);
-      o[i] = v != v ? To(0)
-             : v >= kMax ? std::numeric_limits<To>::max()
-             : v <= kMin ? std::numeric_limits<To>::lowest()
-                         : static_cast<To>(v);
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<To>(x[i]);
+// The jx dtype of an HLO element type (pred is bool: one byte, 0 or 1).
+std::optional<DType> ToDType(PrimitiveType t) {
+  switch (t) {
+    case hlo::PRED: return DType::kBool;
+    case hlo::S8: return DType::kInt8;
+    case hlo::S16: return DType::kInt16;
+    case hlo::S32: return DType::kInt32;
+    case hlo::S64: return DType::kInt64;
+    case hlo::U8: return DType::kUInt8;
+    case hlo::U16: return DType::kUInt16;
+    case hlo::U32: return DType::kUInt32;
+    case hlo::U64: return DType::kUInt64;
+    case hlo::F16: return DType::kFloat16;
+    case hlo::BF16: return DType::kBFloat16;
+    case hlo::F32: return DType::kFloat32;
+    case hlo::F64: return DType::kFloat64;
+    default: return std::nullopt;
   }
 }
 
-template <typename From>
-TileOpFn ConvertTo(PrimitiveType to) {
-  switch (to) {
-    case hlo::S8: return &Convert<From, int8_t>;
-    case hlo::S32: return &Convert<From, int32_t>;
-    case hlo::S64: return &Convert<From, int64_t>;
-    case hlo::U8: return &Convert<From, uint8_t>;
-    case hlo::U32: return &Convert<From, uint32_t>;
-    case hlo::U64: return &Convert<From, uint64_t>;
-    case hlo::F32: return &Convert<From, float>;
-    case hlo::F64: return &Convert<From, double>;
-    default: return nullptr;  // pred and 16-bit types: scalar fallback
-  }
-}
-
+// convert: the kernel library's, as eager's convert_element_type.
 TileOpFn ConvertFor(PrimitiveType from, PrimitiveType to) {
-  switch (from) {
-    case hlo::PRED: return ConvertTo<uint8_t>(to);  // stored as 0/1
-    case hlo::S8: return ConvertTo<int8_t>(to);
-    case hlo::S32: return ConvertTo<int32_t>(to);
-    case hlo::S64: return ConvertTo<int64_t>(to);
-    case hlo::U8: return ConvertTo<uint8_t>(to);
-    case hlo::U32: return ConvertTo<uint32_t>(to);
-    case hlo::U64: return ConvertTo<uint64_t>(to);
-    case hlo::F32: return ConvertTo<float>(to);
-    case hlo::F64: return ConvertTo<double>(to);
-    default: return nullptr;
-  }
+  const std::optional<DType> f = ToDType(from), t = ToDType(to);
+  return f && t ? kernels::FindConvertFn(*f, *t) : nullptr;
 }
 
 template <typename T, IOp kOp>
@@ -322,11 +289,7 @@ template <typename T>
 TileOpFn FloatOp(const HloInstruction& instr, unsigned scalars) {
   constexpr DType kDType = std::is_same_v<T, float> ? DType::kFloat32 : DType::kFloat64;
   if (TileOpFn fn = SharedFloatOp(instr, scalars, kDType)) return fn;
-  switch (instr.opcode()) {
-    case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
-    case HloOpcode::kCopy: return scalars == 0 ? &CopyLoop<T> : nullptr;
-    default: return nullptr;
-  }
+  return instr.opcode() == HloOpcode::kCopy && scalars == 0 ? &CopyLoop<T> : nullptr;
 }
 
 // f16/bf16: the library's f32 kernels on widened blocks, rounded once per op (as eager).
