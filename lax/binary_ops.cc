@@ -1,10 +1,10 @@
 // Binary elementwise primitives: abstract eval, CPU kernels, registration. Comparisons,
 // select_n and clamp live in comparison_ops.cc.
 //
-// Float kernels come from the shared elementwise library (kernels/elementwise.h: the CPU
-// backend's kernels, so eager and jit agree bit for bit); 16-bit floats compute in f32 and
-// round once. Integers use plain wrapping loops with XLA's semantics where C++ has UB: division by
-// zero, INT_MIN / -1, shifts by >= the bit width.
+// Kernels come from the shared elementwise library (kernels/elementwise.h: the CPU backend's
+// kernels, so eager and jit agree bit for bit); 16-bit floats compute in f32 and round once;
+// integers wrap, with XLA's results where C++ has UB (division by zero, INT_MIN / -1, shifts
+// by >= the bit width).
 #include "jx/lax/binary_ops.h"
 
 #include <cmath>
@@ -70,10 +70,10 @@ void RunShared(kernels::BinaryOp op, DType dtype, const void* a, bool a_scalar, 
 }
 
 // Registers a binary primitive over equal shapes and dtypes whose result has that dtype.
-// kernel(const T* a, const T* b, T* out, n) is instantiated for the accepted types, except
-// floats when kSharedFloats: they run the shared library's `float_op`.
-template <DTypeClass kAccepted, bool kSharedFloats, typename Kernel>
-void DefineBinaryImpl(Registry& r, Primitive p, kernels::BinaryOp float_op, Kernel kernel) {
+// With kShared every dtype runs the kernel library's `shared_op`; otherwise
+// kernel(const T* a, const T* b, T* out, n) is instantiated for the accepted types.
+template <DTypeClass kAccepted, bool kShared, typename Kernel>
+void DefineBinaryImpl(Registry& r, Primitive p, kernels::BinaryOp shared_op, Kernel kernel) {
   PrimitiveRules& rules = r.Define(p);
   rules.abstract_eval = [p](InAvals in, const ParamMap&) -> Avals {
     CheckArity(p.name(), in, 2);
@@ -82,19 +82,19 @@ void DefineBinaryImpl(Registry& r, Primitive p, kernels::BinaryOp float_op, Kern
     CheckElementwiseShapes(p.name(), in);
     return OneAval(ElementwiseResult(in, in[0]->dtype));
   };
-  rules.impl = [float_op, kernel](absl::Span<const Array> in, const ParamMap&,
-                                  absl::Span<const ShapedArray> out_avals) -> Arrays {
+  rules.impl = [shared_op, kernel](absl::Span<const Array> in, const ParamMap&,
+                                   absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     const int64_t n = out.size();
     if (n == 0) return OneArray(std::move(out));
-    if (kSharedFloats && IsFloating(in[0].dtype())) {
-      RunShared(float_op, in[0].dtype(), in[0].data(), ScalarOperand(in[0], n), in[1].data(),
+    if constexpr (kShared) {
+      RunShared(shared_op, in[0].dtype(), in[0].data(), ScalarOperand(in[0], n), in[1].data(),
                 ScalarOperand(in[1], n), out.mutable_data(), n);
       return OneArray(std::move(out));
     }
     kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (InClass(kernels::KernelDType<T>(), kAccepted) && !(kIsFloat<T> && kSharedFloats)) {
+      if constexpr (!kShared && InClass(kernels::KernelDType<T>(), kAccepted)) {
         kernels::WithScalarOperands(kernels::Data<T>(in[0]), ScalarOperand(in[0], n), kernels::Data<T>(in[1]),
                                     ScalarOperand(in[1], n), kernels::MutableData<T>(out), n, kernel);
       }
@@ -107,86 +107,10 @@ template <DTypeClass kAccepted, typename Kernel>
 void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
   DefineBinaryImpl<kAccepted, false>(r, p, kernels::BinaryOp::kAdd, kernel);
 }
-// Floats from the shared library, integers (and bool) from int_kernel.
-template <DTypeClass kAccepted, typename Kernel>
-void DefineShared(Registry& r, Primitive p, kernels::BinaryOp float_op, Kernel int_kernel) {
-  DefineBinaryImpl<kAccepted, true>(r, p, float_op, int_kernel);
-}
-
-// The integer (and bool) kernel of a numeric op from a scalar function.
-template <typename IntFn>
-auto IntLoop(IntFn int_fn) {
-  return [int_fn](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [&](T x, T y) { return static_cast<T>(int_fn(x, y)); });
-  };
-}
-
-// Integer operations with XLA's results where C++ has undefined behaviour.
-template <typename T>
-T WrapAdd(T a, T b) { return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b)); }
-template <typename T>
-T WrapSub(T a, T b) { return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b)); }
-template <typename T>
-T WrapMul(T a, T b) { return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b)); }
-
-// x / 0 = -1 (all ones); INT_MIN / -1 = INT_MIN; otherwise rounds toward zero.
-template <typename T>
-T IntDiv(T x, T y) {
-  if (y == 0) return static_cast<T>(~T(0));
-  if constexpr (std::is_signed_v<T>) {
-    if (x == std::numeric_limits<T>::min() && y == T(-1)) return x;
-  }
-  return static_cast<T>(x / y);
-}
-// x % 0 = x; INT_MIN % -1 = 0; otherwise the sign of the dividend.
-template <typename T>
-T IntRem(T x, T y) {
-  if (y == 0) return x;
-  if constexpr (std::is_signed_v<T>) {
-    if (y == T(-1)) return T(0);
-  }
-  return static_cast<T>(x % y);
-}
-
-// XLA's integer pow: square-and-multiply over the low 6 exponent bits; a negative exponent
-// gives 1 for base 1 and 0 otherwise.
-template <typename T>
-T IntPow(T base, T exponent) {
-  using W = WrapType<T>;
-  W acc = 1, b = static_cast<W>(base);
-  auto e = static_cast<std::make_unsigned_t<T>>(exponent);
-  for (int i = 0; i < 6; ++i) {
-    acc = (e & 1) ? static_cast<W>(acc * b) : acc;
-    b = static_cast<W>(b * b);
-    e >>= 1;
-  }
-  const bool negative = static_cast<std::make_signed_t<T>>(exponent) < 0;
-  return negative ? static_cast<T>(base == T(1)) : static_cast<T>(acc);
-}
-
-// Shift amounts are read as unsigned: negative or >= the bit width saturate.
-template <typename T>
-T ShiftLeft(T x, T y) {
-  constexpr auto kBits = static_cast<std::make_unsigned_t<T>>(sizeof(T) * 8);
-  const auto s = static_cast<std::make_unsigned_t<T>>(y);
-  return s >= kBits ? T(0) : static_cast<T>(static_cast<WrapType<T>>(x) << s);
-}
-template <typename T>
-T ShiftRightLogical(T x, T y) {
-  using U = std::make_unsigned_t<T>;
-  constexpr auto kBits = static_cast<U>(sizeof(T) * 8);
-  const auto s = static_cast<U>(y);
-  return s >= kBits ? T(0) : static_cast<T>(static_cast<U>(x) >> s);
-}
-template <typename T>
-T ShiftRightArithmetic(T x, T y) {
-  using U = std::make_unsigned_t<T>;
-  using S = std::make_signed_t<T>;
-  constexpr auto kBits = static_cast<U>(sizeof(T) * 8);
-  const auto s = static_cast<U>(y);
-  const auto sx = static_cast<S>(x);  // unsigned inputs shift their bits as signed, as XLA
-  return static_cast<T>(s >= kBits ? S(sx < 0 ? -1 : 0) : static_cast<S>(sx >> s));
+// Every accepted dtype from the kernel library (the CPU backend runs the same kernels).
+template <DTypeClass kAccepted>
+void DefineShared(Registry& r, Primitive p, kernels::BinaryOp op) {
+  DefineBinaryImpl<kAccepted, true>(r, p, op, [](const auto*, const auto*, auto*, int64_t) {});
 }
 
 // nextafter in the storage type (so 16-bit floats step by their own ulp).
@@ -271,10 +195,7 @@ void DefinePow(Registry& r) {
           });
         }
       } else if constexpr (kernels::kIsInt<T>) {
-        kernels::WithScalarOperands(x, x_scalar, kernels::Data<T>(in[1]), y_scalar, o, n,
-                                    [](const T* a, const T* b, T* z, int64_t m) {
-          kernels::MapLoop2(a, b, z, m, [](T u, T v) { return IntPow(u, v); });
-        });
+        RunShared(kernels::BinaryOp::kPow, in[0].dtype(), x, x_scalar, in[1].data(), y_scalar, o, n);
       }
     });
     return OneArray(std::move(out));
@@ -450,40 +371,22 @@ void RegisterBinaryOps(Registry& r) {
   constexpr DTypeClass kIntOrBool = DTypeClass::kIntegerOrBool;
 
   using kernels::BinaryOp;
-  DefineShared<kNumeric>(r, kAdd, BinaryOp::kAdd, IntLoop([](auto a, auto b) { return WrapAdd(a, b); }));
-  DefineShared<kNumeric>(r, kSub, BinaryOp::kSub, IntLoop([](auto a, auto b) { return WrapSub(a, b); }));
-  DefineShared<kNumeric>(r, kMul, BinaryOp::kMul, IntLoop([](auto a, auto b) { return WrapMul(a, b); }));
-  DefineShared<kNumeric>(r, kDiv, BinaryOp::kDiv, IntLoop([](auto a, auto b) { return IntDiv(a, b); }));
-  // Float rem is C's fmod (exact).
-  DefineShared<kNumeric>(r, kRem, BinaryOp::kRem, IntLoop([](auto a, auto b) { return IntRem(a, b); }));
+  DefineShared<kNumeric>(r, kAdd, BinaryOp::kAdd);
+  DefineShared<kNumeric>(r, kSub, BinaryOp::kSub);
+  DefineShared<kNumeric>(r, kMul, BinaryOp::kMul);
+  DefineShared<kNumeric>(r, kDiv, BinaryOp::kDiv);
+  DefineShared<kNumeric>(r, kRem, BinaryOp::kRem);  // float rem is C's fmod (exact)
   DefinePow(r);
-
   // max/min: NaN-propagating, -0 < +0 (as XLA's); logical or/and on bool.
-  DefineShared<DTypeClass::kAny>(r, kMax, BinaryOp::kMax, IntLoop([](auto x, auto y) { return x < y ? y : x; }));
-  DefineShared<DTypeClass::kAny>(r, kMin, BinaryOp::kMin, IntLoop([](auto x, auto y) { return y < x ? y : x; }));
-  DefineShared<kFloat>(r, kAtan2, BinaryOp::kAtan2, [](const auto*, const auto*, auto*, int64_t) {});
-
-  DefineBinary<kIntOrBool>(r, kAnd, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [](T x, T y) { return static_cast<T>(x & y); });
-  });
-  DefineBinary<kIntOrBool>(r, kOr, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [](T x, T y) { return static_cast<T>(x | y); });
-  });
-  DefineBinary<kIntOrBool>(r, kXor, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [](T x, T y) { return static_cast<T>(x ^ y); });
-  });
-  DefineBinary<kInt>(r, kShiftLeft, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return ShiftLeft(x, y); });
-  });
-  DefineBinary<kInt>(r, kShiftRightLogical, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return ShiftRightLogical(x, y); });
-  });
-  DefineBinary<kInt>(r, kShiftRightArithmetic, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return ShiftRightArithmetic(x, y); });
-  });
+  DefineShared<DTypeClass::kAny>(r, kMax, BinaryOp::kMax);
+  DefineShared<DTypeClass::kAny>(r, kMin, BinaryOp::kMin);
+  DefineShared<kFloat>(r, kAtan2, BinaryOp::kAtan2);
+  DefineShared<kIntOrBool>(r, kAnd, BinaryOp::kAnd);
+  DefineShared<kIntOrBool>(r, kOr, BinaryOp::kOr);
+  DefineShared<kIntOrBool>(r, kXor, BinaryOp::kXor);
+  DefineShared<kInt>(r, kShiftLeft, BinaryOp::kShiftLeft);
+  DefineShared<kInt>(r, kShiftRightLogical, BinaryOp::kShiftRightLogical);
+  DefineShared<kInt>(r, kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic);
   // nextafter works on the storage type's bits (a plain loop, no widening).
   DefineBinary<kFloat>(r, kNextafter, [](const auto* a, const auto* b, auto* out, int64_t n) {
     kernels::ForChunks(n, [&](int64_t begin, int64_t end) {

@@ -122,24 +122,11 @@ void RunShared(kernels::UnaryOp op, DType dtype, const void* in, void* out, int6
                           kernels::IsExpensive(op) ? kExpensiveGrain : kernels::kParallelGrain);
 }
 
-// A float-only kernel from the shared library.
+// A kernel from the shared library (every dtype the op's library kernel takes).
 auto Shared1(kernels::UnaryOp op) {
   return [op](const auto* in, auto* out, int64_t n, const ParamMap&) {
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
     RunShared(op, kernels::KernelDType<T>(), in, out, n);
-  };
-}
-
-// Float kernel from the shared library, integer kernel from the scalar function int_fn.
-template <typename IntFn>
-auto Numeric1(kernels::UnaryOp op, IntFn int_fn) {
-  return [op, int_fn](const auto* in, auto* out, int64_t n, const ParamMap&) {
-    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
-    if constexpr (kIsFloat<T>) {
-      RunShared(op, kernels::KernelDType<T>(), in, out, n);
-    } else {
-      kernels::MapLoop1(in, out, n, [&](T x) { return static_cast<T>(int_fn(x)); });
-    }
   };
 }
 
@@ -235,20 +222,9 @@ void RegisterUnaryOps(Registry& r) {
 
   // Arithmetic (integers wrap).
   using kernels::UnaryOp;
-  DefineUnary<kNumeric>(r, kNeg, Numeric1(UnaryOp::kNeg, [](auto x) { return WrapNeg(x); }));
-  DefineUnary<kNumeric>(r, kSign, [](const auto* in, auto* out, int64_t n, const ParamMap&) {
-    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
-    if constexpr (kIsFloat<T>) {
-      RunShared(UnaryOp::kSign, kernels::KernelDType<T>(), in, out, n);
-    } else if constexpr (std::is_signed_v<T>) {
-      kernels::MapLoop1(in, out, n, [](T x) { return static_cast<T>((x > 0) - (x < 0)); });
-    } else {
-      kernels::MapLoop1(in, out, n, [](T x) { return static_cast<T>(x != 0); });
-    }
-  });
-  DefineUnary<DTypeClass::kSignedNumeric>(r, kAbs, Numeric1(UnaryOp::kAbs, [](auto x) {
-    return x < 0 ? WrapNeg(x) : x;  // abs(INT_MIN) wraps to INT_MIN, as XLA
-  }));
+  DefineUnary<kNumeric>(r, kNeg, Shared1(UnaryOp::kNeg));  // integers wrap
+  DefineUnary<kNumeric>(r, kSign, Shared1(UnaryOp::kSign));
+  DefineUnary<DTypeClass::kSignedNumeric>(r, kAbs, Shared1(UnaryOp::kAbs));  // abs(INT_MIN) wraps, as XLA
   // square is x * x and reciprocal 1 / x, as they lower (IEEE ops: any loop gives these bits).
   DefineUnary<kNumeric>(r, kSquare, [](const auto* in, auto* out, int64_t n, const ParamMap&) {
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
@@ -266,14 +242,7 @@ void RegisterUnaryOps(Registry& r) {
   DefineUnary<kFloat>(r, kReciprocal, [](const auto* in, auto* out, int64_t n, const ParamMap&) {
     kernels::MapLoop1(in, out, n, [](auto x) { return decltype(x)(1) / x; });
   });
-  DefineUnary<DTypeClass::kIntegerOrBool>(r, kNot, [](const auto* in, auto* out, int64_t n, const ParamMap&) {
-    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
-    if constexpr (std::is_same_v<T, bool>) {
-      kernels::MapLoop1(in, out, n, [](bool x) { return !x; });
-    } else {
-      kernels::MapLoop1(in, out, n, [](T x) { return static_cast<T>(~x); });
-    }
-  });
+  DefineUnary<DTypeClass::kIntegerOrBool>(r, kNot, Shared1(UnaryOp::kNot));
 
   // Rounding.
   DefineUnary<kFloat>(r, kFloor, Shared1(UnaryOp::kFloor));

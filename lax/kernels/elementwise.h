@@ -14,6 +14,8 @@
 // flush-to-zero and denormals-are-zero set; jx does not set those modes anywhere, so a flushing
 // exp would disagree with jx's own multiply.
 //
+// Integer, bool and comparison kernels are plain loops (elementwise_integer.cc).
+//
 //   ElementwiseFn exp = FindUnaryFn(UnaryOp::kExp, DType::kFloat32);
 //   const void* in[] = {x};
 //   exp(in, out, n);                           // one thread, any n
@@ -29,8 +31,13 @@ namespace jx::lax::kernels {
 enum class UnaryOp : uint8_t {
   kNeg, kAbs, kSign, kFloor, kCeil, kRoundAwayFromZero, kRoundNearestEven, kExp, kLog, kLog1p,
   kExpm1, kTanh, kLogistic, kSin, kCos, kTan, kSqrt, kRsqrt, kCbrt, kErf, kErfInv,
+  kNot,  // integers and bool only
 };
-enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kRem, kPow, kMax, kMin, kAtan2 };
+enum class BinaryOp : uint8_t {
+  kAdd, kSub, kMul, kDiv, kRem, kPow, kMax, kMin, kAtan2,
+  kAnd, kOr, kXor, kShiftLeft, kShiftRightLogical, kShiftRightArithmetic,  // integers (and/or/xor: bool)
+};
+enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
 // out[i] = op(in[0][i], in[1][i]) for i < n, dense operands and result of one floating dtype.
 // An operand flagged scalar (see FindBinaryFn) is one element read for every i.
@@ -41,12 +48,17 @@ using ElementwiseFn = void (*)(const void* const* in, void* out, int64_t n);
 // each destination line); the values are the same as kNormal's.
 enum class StoreMode : uint8_t { kNormal, kStreaming };
 
-// The kernel for op on dtype (f16, bf16, f32 or f64), nullptr for other dtypes.
+// The kernel for op on dtype, nullptr where the op does not take that dtype. Floats (f16,
+// bf16, f32, f64) take every op but kNot and the bitwise ones; integers take neg, abs (signed),
+// sign, not and every binary op but atan2 (arithmetic wraps; x / 0 = -1, x % 0 = x, shifts
+// past the width saturate, as XLA); bool takes not, max, min, and, or, xor.
 ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store = StoreMode::kNormal);
 // scalar_operands: bit k set means operand k is one element (0, 1 or 2; both scalar is not
-// offered: splat one of them). nullptr for non-floating dtypes or scalar_operands == 3.
+// offered: splat one of them). nullptr for scalar_operands == 3.
 ElementwiseFn FindBinaryFn(BinaryOp op, DType dtype, unsigned scalar_operands = 0,
                            StoreMode store = StoreMode::kNormal);
+// out (bool) = a op b, IEEE comparison for floats (NaN unordered), any dtype.
+ElementwiseFn FindCompareFn(CompareOp op, DType dtype, unsigned scalar_operands = 0);
 
 // clamp(lo, x, hi) = min(hi, max(lo, x)) with XLA's max/min (NaN-propagating, -0 < +0), for
 // floating dtypes. scalar_operands 0-6 (bit 0 lo, bit 1 x, bit 2 hi; not all three).

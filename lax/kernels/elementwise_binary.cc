@@ -61,6 +61,7 @@ ElementwiseFn FindBinaryFn(BinaryOp op, DType dtype, unsigned scalar_operands, S
   using namespace internal;  // NOLINT
   using namespace Eigen::internal;  // NOLINT
   const unsigned sc = scalar_operands;
+  if (!IsFloating(dtype)) return FindIntegerBinaryFn(op, dtype, sc);
   switch (op) {
     case BinaryOp::kAdd: return Binary<EigenBinary<scalar_sum_op>>(dtype, sc, store);
     case BinaryOp::kSub: return Binary<EigenBinary<scalar_difference_op>>(dtype, sc, store);
@@ -71,6 +72,7 @@ ElementwiseFn FindBinaryFn(BinaryOp op, DType dtype, unsigned scalar_operands, S
     case BinaryOp::kMax: return Binary<MaxMin<MaxFloatOp>>(dtype, sc, store);
     case BinaryOp::kMin: return Binary<MaxMin<MinFloatOp>>(dtype, sc, store);
     case BinaryOp::kAtan2: return Binary<ScalarOnly<Atan2Fn>>(dtype, sc, store);
+    default: return nullptr;  // bitwise ops
   }
   return nullptr;
 }

@@ -180,6 +180,10 @@ ElementwiseFn KernelForDType(DType dtype, StoreMode store) {
   }
 }
 
+// Integer and bool kernels (elementwise_integer.cc); nullptr where the op does not apply.
+ElementwiseFn FindIntegerUnaryFn(UnaryOp op, DType dtype);
+ElementwiseFn FindIntegerBinaryFn(BinaryOp op, DType dtype, unsigned scalars);
+
 // Adapters from Eigen's functors (scalar_exp_op<S>, scalar_sum_op<S, S>, ...): Eigen decides
 // whether a packet version exists, exactly as its own array expressions do.
 template <template <typename> class EigenOp>

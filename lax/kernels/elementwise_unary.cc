@@ -287,6 +287,7 @@ ElementwiseFn Unary(DType dtype, StoreMode store) {
 ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
   using namespace internal;  // NOLINT
   using namespace Eigen::internal;  // NOLINT
+  if (!IsFloating(dtype)) return FindIntegerUnaryFn(op, dtype);
   switch (op) {
     case UnaryOp::kNeg: return Unary<EigenUnary<scalar_opposite_op>>(dtype, store);
     case UnaryOp::kAbs: return Unary<EigenUnary<scalar_abs_op>>(dtype, store);
@@ -309,6 +310,7 @@ ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
     case UnaryOp::kCbrt: return Unary<ScalarOnly<CbrtFn>>(dtype, store);
     case UnaryOp::kErf: return Unary<EigenUnary<scalar_erf_op>>(dtype, store);
     case UnaryOp::kErfInv: return Unary<ErfInvOp>(dtype, store);
+    case UnaryOp::kNot: return nullptr;
   }
   return nullptr;
 }

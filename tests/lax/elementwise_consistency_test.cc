@@ -272,5 +272,64 @@ TEST_F(ElementwiseConsistencyTest, ConvertJitEqualsEagerBitForBit) {
   }
 }
 
+// Integer and bool ops and comparisons of every dtype: eager and jit run one kernel (XLA's
+// wrapping arithmetic, x / 0 = -1, x % 0 = x, saturating shifts), natively under jit.
+TEST_F(ElementwiseConsistencyTest, IntegerAndCompareJitEqualsEagerBitForBit) {
+  const std::vector<DType> ints = {int8, int16, int32, int64, uint8, uint16, uint32, uint64};
+  const std::vector<NamedBinary> int_ops = {
+      {"add", [](const Array& x, const Array& y) { return lax::add(x, y); }},
+      {"sub", [](const Array& x, const Array& y) { return lax::sub(x, y); }},
+      {"mul", [](const Array& x, const Array& y) { return lax::mul(x, y); }},
+      {"div", [](const Array& x, const Array& y) { return lax::div(x, y); }},
+      {"rem", [](const Array& x, const Array& y) { return lax::rem(x, y); }},
+      {"pow", [](const Array& x, const Array& y) { return lax::pow(x, y); }},
+      {"max", [](const Array& x, const Array& y) { return lax::max(x, y); }},
+      {"min", [](const Array& x, const Array& y) { return lax::min(x, y); }},
+      {"and", [](const Array& x, const Array& y) { return lax::bitwise_and(x, y); }},
+      {"or", [](const Array& x, const Array& y) { return lax::bitwise_or(x, y); }},
+      {"xor", [](const Array& x, const Array& y) { return lax::bitwise_xor(x, y); }},
+      {"shift_left", [](const Array& x, const Array& y) { return lax::shift_left(x, y); }},
+      {"shift_right_logical", [](const Array& x, const Array& y) { return lax::shift_right_logical(x, y); }},
+      {"shift_right_arithmetic", [](const Array& x, const Array& y) { return lax::shift_right_arithmetic(x, y); }},
+      {"lt", [](const Array& x, const Array& y) { return lax::lt(x, y); }},
+      {"eq", [](const Array& x, const Array& y) { return lax::eq(x, y); }},
+      {"ge", [](const Array& x, const Array& y) { return lax::ge(x, y); }},
+  };
+  const std::vector<NamedUnary> int_unary = {
+      {"neg", [](const Array& x) { return lax::neg(x); }},
+      {"sign", [](const Array& x) { return lax::sign(x); }},
+      {"not", [](const Array& x) { return lax::bitwise_not(x); }},
+  };
+  const int64_t compiles = GetCpuJitStats().compiles;
+  for (DType dtype : ints) {
+    for (int64_t n : {17, 33}) {
+      const Array x = lax::convert_element_type(Pattern(float64, n, 1, 0), dtype);
+      const Array y = lax::convert_element_type(lax::rem(Pattern(float64, n, 7, 3), Array::Scalar(70.0, float64)), dtype);
+      for (const NamedBinary& op : int_ops) {
+        auto jitted = jit([&op](const Array& a, const Array& b) { return op.fn(a, b); });
+        for (const auto& [a, b] : {std::pair{x, y}, std::pair{x, ValueAt(y, 1).reshape({})}}) {
+          EXPECT_TRUE(SameBits(jitted(a, b), op.fn(a, b))) << op.name << " " << dtype_name(dtype) << " n=" << n;
+        }
+      }
+      for (const NamedUnary& op : int_unary) {
+        EXPECT_TRUE(SameBits(jit(op.fn)(x), op.fn(x))) << op.name << " " << dtype_name(dtype) << " n=" << n;
+      }
+    }
+  }
+  // Comparisons of floats (NaN unordered, -0 == +0) and bool logic.
+  for (DType dtype : {float16, bfloat16, float32, float64, bool_}) {
+    const Array x = lax::convert_element_type(Pattern(float64, 33, 1, 0), dtype);
+    const Array y = lax::convert_element_type(Pattern(float64, 33, 7, 3), dtype);
+    for (const NamedBinary& op : int_ops) {
+      const bool logic = op.name == "and" || op.name == "or" || op.name == "xor" || op.name == "max";
+      const bool compare = op.name == "lt" || op.name == "eq" || op.name == "ge";
+      if (!compare && !(logic && dtype == bool_)) continue;
+      EXPECT_TRUE(SameBits(jit(op.fn)(x, y), op.fn(x, y))) << op.name << " " << dtype_name(dtype);
+    }
+    if (dtype == bool_) EXPECT_TRUE(SameBits(jit(lax::bitwise_not)(x), lax::bitwise_not(x)));
+  }
+  EXPECT_GT(GetCpuJitStats().compiles, compiles);
+}
+
 }  // namespace
 }  // namespace jx

@@ -69,6 +69,7 @@ std::optional<kernels::UnaryOp> SharedUnaryOp(HloOpcode op) {
     case HloOpcode::kRsqrt: return U::kRsqrt;
     case HloOpcode::kCbrt: return U::kCbrt;
     case HloOpcode::kErf: return U::kErf;
+    case HloOpcode::kNot: return U::kNot;
     default: return std::nullopt;
   }
 }
@@ -85,125 +86,59 @@ std::optional<kernels::BinaryOp> SharedBinaryOp(HloOpcode op) {
     case HloOpcode::kMaximum: return B::kMax;
     case HloOpcode::kMinimum: return B::kMin;
     case HloOpcode::kAtan2: return B::kAtan2;
+    case HloOpcode::kAnd: return B::kAnd;
+    case HloOpcode::kOr: return B::kOr;
+    case HloOpcode::kXor: return B::kXor;
+    case HloOpcode::kShiftLeft: return B::kShiftLeft;
+    case HloOpcode::kShiftRightLogical: return B::kShiftRightLogical;
+    case HloOpcode::kShiftRightArithmetic: return B::kShiftRightArithmetic;
     default: return std::nullopt;
   }
 }
 
-// The library kernel of a float op (f16, bf16, f32, f64), or nullptr.
-TileOpFn SharedFloatOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
+// The library kernel of an elementwise op on dtype, or nullptr.
+TileOpFn SharedOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
   if (const auto op = SharedBinaryOp(instr.opcode())) return kernels::FindBinaryFn(*op, dtype, scalars);
-  if (instr.opcode() == HloOpcode::kClamp) return kernels::FindClampFn(dtype, scalars);
+  if (instr.opcode() == HloOpcode::kClamp && IsFloating(dtype)) return kernels::FindClampFn(dtype, scalars);
   if (scalars != 0) return nullptr;
   if (const auto op = SharedUnaryOp(instr.opcode())) return kernels::FindUnaryFn(*op, dtype);
   return nullptr;
 }
 
-template <typename T>
+template <typename Bits>
 void CopyLoop(const void* const* in, void* out, int64_t n) {
-  std::memcpy(out, in[0], n * sizeof(T));
-}
-
-// ---- Integer ops (wrapping through the unsigned type).
-
-enum class IOp { kAdd, kSub, kMul, kMax, kMin, kAnd, kOr, kXor, kNeg, kAbs, kNot, kLogicalNot, kSign, kCopy };
-
-template <typename T, IOp kOp, unsigned kScalars = 0>
-void IntOp(const void* const* in, void* out, int64_t n) {
-  using U = std::make_unsigned_t<T>;
-  // Promote narrow types so u8*u8 and u16*u16 cannot overflow a signed int.
-  using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
-  const T* __restrict a = In<T>(in, 0);
-  T* __restrict o = static_cast<T*>(out);
-  if constexpr (kOp == IOp::kNeg) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(W(0) - static_cast<W>(static_cast<U>(a[i])));
-  } else if constexpr (kOp == IOp::kAbs) {
-    for (int64_t i = 0; i < n; ++i) {
-      o[i] = a[i] < 0 ? static_cast<T>(W(0) - static_cast<W>(static_cast<U>(a[i]))) : a[i];
-    }
-  } else if constexpr (kOp == IOp::kNot) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(~a[i]);
-  } else if constexpr (kOp == IOp::kLogicalNot) {  // PRED (stored as uint8_t, like u8)
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] ^ 1;
-  } else if constexpr (kOp == IOp::kSign) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>((a[i] > 0) - (a[i] < 0));
-  } else if constexpr (kOp == IOp::kCopy) {
-    std::memcpy(o, a, n * sizeof(T));
-  } else {
-    const Operand<T, kScalars, 0> l(in);
-    const Operand<T, kScalars, 1> r(in);
-    for (int64_t i = 0; i < n; ++i) {
-      const T p = l[i], q = r[i];
-      const W x = static_cast<W>(static_cast<U>(p)), y = static_cast<W>(static_cast<U>(q));
-      if constexpr (kOp == IOp::kAdd) o[i] = static_cast<T>(x + y);
-      if constexpr (kOp == IOp::kSub) o[i] = static_cast<T>(x - y);
-      if constexpr (kOp == IOp::kMul) o[i] = static_cast<T>(x * y);
-      if constexpr (kOp == IOp::kMax) o[i] = p > q ? p : q;
-      if constexpr (kOp == IOp::kMin) o[i] = p < q ? p : q;
-      if constexpr (kOp == IOp::kAnd) o[i] = static_cast<T>(p & q);
-      if constexpr (kOp == IOp::kOr) o[i] = static_cast<T>(p | q);
-      if constexpr (kOp == IOp::kXor) o[i] = static_cast<T>(p ^ q);
-    }
-  }
+  std::memcpy(out, in[0], n * sizeof(Bits));
 }
 
 // ---- compare / select / clamp / convert.
 
-template <typename T, ComparisonDirection kDir, unsigned kScalars>
-void Compare(const void* const* in, void* out, int64_t n) {
-  const Operand<T, kScalars, 0> a(in);
-  const Operand<T, kScalars, 1> b(in);
-  uint8_t* __restrict o = static_cast<uint8_t*>(out);
-  for (int64_t i = 0; i < n; ++i) {
-    bool r;
-    if constexpr (kDir == ComparisonDirection::kEq) r = a[i] == b[i];
-    if constexpr (kDir == ComparisonDirection::kNe) r = a[i] != b[i];
-    if constexpr (kDir == ComparisonDirection::kLt) r = a[i] < b[i];
-    if constexpr (kDir == ComparisonDirection::kLe) r = a[i] <= b[i];
-    if constexpr (kDir == ComparisonDirection::kGt) r = a[i] > b[i];
-    if constexpr (kDir == ComparisonDirection::kGe) r = a[i] >= b[i];
-    o[i] = r;
-  }
-}
-
-// The instantiation of a loop template for a scalar-operand mask: binary loops take masks
-// 0-2, ternary ones 0-6 (an all-scalar op is left to the caller's splat).
+// The instantiation of a loop template for a scalar-operand mask: ternary loops take masks
+// 0-6 (an all-scalar op is left to the caller's splat).
 template <template <unsigned> class Loop>
-TileOpFn ForScalars(unsigned scalars, int arity) {
-  if (scalars >= (1u << arity) - (arity > 1 ? 1 : 0)) return nullptr;
+TileOpFn ForScalars(unsigned scalars) {
   switch (scalars) {
     case 0: return &Loop<0>::Run;
     case 1: return &Loop<1>::Run;
     case 2: return &Loop<2>::Run;
-    case 3: return arity > 2 ? &Loop<3>::Run : nullptr;
-    case 4: return arity > 2 ? &Loop<4>::Run : nullptr;
-    case 5: return arity > 2 ? &Loop<5>::Run : nullptr;
-    case 6: return arity > 2 ? &Loop<6>::Run : nullptr;
+    case 3: return &Loop<3>::Run;
+    case 4: return &Loop<4>::Run;
+    case 5: return &Loop<5>::Run;
+    case 6: return &Loop<6>::Run;
     default: return nullptr;
   }
 }
 
-template <typename T, ComparisonDirection kDir>
-struct CompareLoop {
-  template <unsigned kScalars>
-  struct L {
-    static void Run(const void* const* in, void* out, int64_t n) {
-      Compare<T, kDir, kScalars>(in, out, n);
-    }
-  };
-};
-
-template <typename T>
-TileOpFn CompareFor(ComparisonDirection d, unsigned scalars) {
-  using D = ComparisonDirection;
+std::optional<kernels::CompareOp> SharedCompareOp(ComparisonDirection d) {
+  using C = kernels::CompareOp;
   switch (d) {
-    case D::kEq: return ForScalars<CompareLoop<T, D::kEq>::template L>(scalars, 2);
-    case D::kNe: return ForScalars<CompareLoop<T, D::kNe>::template L>(scalars, 2);
-    case D::kLt: return ForScalars<CompareLoop<T, D::kLt>::template L>(scalars, 2);
-    case D::kLe: return ForScalars<CompareLoop<T, D::kLe>::template L>(scalars, 2);
-    case D::kGt: return ForScalars<CompareLoop<T, D::kGt>::template L>(scalars, 2);
-    case D::kGe: return ForScalars<CompareLoop<T, D::kGe>::template L>(scalars, 2);
+    case ComparisonDirection::kEq: return C::kEq;
+    case ComparisonDirection::kNe: return C::kNe;
+    case ComparisonDirection::kLt: return C::kLt;
+    case ComparisonDirection::kLe: return C::kLe;
+    case ComparisonDirection::kGt: return C::kGt;
+    case ComparisonDirection::kGe: return C::kGe;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // select by element size: the bits are copied, whatever the type.
@@ -254,15 +189,6 @@ TileOpFn ConvertFor(PrimitiveType from, PrimitiveType to) {
   return f && t ? kernels::FindConvertFn(*f, *t) : nullptr;
 }
 
-template <typename T, IOp kOp>
-struct IntLoop {
-  template <unsigned kScalars>
-  struct L {
-    static void Run(const void* const* in, void* out, int64_t n) {
-      IntOp<T, kOp, kScalars>(in, out, n);
-    }
-  };
-};
 template <typename T>
 struct ClampLoop {
   template <unsigned kScalars>
@@ -280,56 +206,6 @@ struct SelectLoop {
   };
 };
 
-template <typename T, IOp kOp>
-TileOpFn BinaryIntFor(unsigned scalars) {
-  return ForScalars<IntLoop<T, kOp>::template L>(scalars, 2);
-}
-
-template <typename T>
-TileOpFn FloatOp(const HloInstruction& instr, unsigned scalars) {
-  constexpr DType kDType = std::is_same_v<T, float> ? DType::kFloat32 : DType::kFloat64;
-  if (TileOpFn fn = SharedFloatOp(instr, scalars, kDType)) return fn;
-  return instr.opcode() == HloOpcode::kCopy && scalars == 0 ? &CopyLoop<T> : nullptr;
-}
-
-// f16/bf16: the library's f32 kernels on widened blocks, rounded once per op (as eager).
-TileOpFn HalfOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
-  if (TileOpFn fn = SharedFloatOp(instr, scalars, dtype)) return fn;
-  return instr.opcode() == HloOpcode::kCopy && scalars == 0 ? &CopyLoop<uint16_t> : nullptr;
-}
-
-template <typename T>
-TileOpFn IntegerOp(const HloInstruction& instr, unsigned scalars) {
-  constexpr bool kSigned = std::is_signed_v<T>;
-  switch (instr.opcode()) {
-    case HloOpcode::kAdd: return BinaryIntFor<T, IOp::kAdd>(scalars);
-    case HloOpcode::kSubtract: return BinaryIntFor<T, IOp::kSub>(scalars);
-    case HloOpcode::kMultiply: return BinaryIntFor<T, IOp::kMul>(scalars);
-    case HloOpcode::kMaximum: return BinaryIntFor<T, IOp::kMax>(scalars);
-    case HloOpcode::kMinimum: return BinaryIntFor<T, IOp::kMin>(scalars);
-    case HloOpcode::kAnd: return BinaryIntFor<T, IOp::kAnd>(scalars);
-    case HloOpcode::kOr: return BinaryIntFor<T, IOp::kOr>(scalars);
-    case HloOpcode::kXor: return BinaryIntFor<T, IOp::kXor>(scalars);
-    case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
-    default: break;
-  }
-  if (scalars != 0) return nullptr;
-  switch (instr.opcode()) {
-    case HloOpcode::kNot: return &IntOp<T, IOp::kNot>;
-    case HloOpcode::kCopy: return &IntOp<T, IOp::kCopy>;
-    case HloOpcode::kNegate: return kSigned ? &IntOp<T, IOp::kNeg> : nullptr;
-    case HloOpcode::kAbs: return kSigned ? &IntOp<T, IOp::kAbs> : nullptr;
-    case HloOpcode::kSign: return kSigned ? &IntOp<T, IOp::kSign> : nullptr;
-    default: return nullptr;
-  }
-}
-
-template <typename T>
-TileOpFn CompareOf(const HloInstruction& instr, unsigned scalars) {
-  const ComparisonType ct = instr.comparison_type();
-  if (ct == ComparisonType::kTotalOrder) return nullptr;  // scalar fallback
-  return CompareFor<T>(instr.comparison_direction(), scalars);
-}
 
 // ---- Reductions: 16 independent lanes, combined in a fixed tree.
 
@@ -417,54 +293,50 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
   const PrimitiveType in0 =
       instr.operand_count() > 0 ? instr.operand(0)->shape().element_type() : out;
   switch (instr.opcode()) {
-    case HloOpcode::kCompare:
-      switch (in0) {
-        case hlo::F32: return CompareOf<float>(instr, sc);
-        case hlo::F64: return CompareOf<double>(instr, sc);
-        case hlo::S32: return CompareOf<int32_t>(instr, sc);
-        case hlo::S64: return CompareOf<int64_t>(instr, sc);
-        case hlo::U32: return CompareOf<uint32_t>(instr, sc);
-        case hlo::U64: return CompareOf<uint64_t>(instr, sc);
-        case hlo::S8: return CompareOf<int8_t>(instr, sc);
-        case hlo::U8: case hlo::PRED: return CompareOf<uint8_t>(instr, sc);
-        default: return nullptr;
-      }
+    case HloOpcode::kCompare: {
+      // TOTALORDER compares run on the evaluator (a scalar fallback).
+      if (instr.comparison_type() == ComparisonType::kTotalOrder) return nullptr;
+      const std::optional<DType> d = ToDType(in0);
+      const std::optional<kernels::CompareOp> op = SharedCompareOp(instr.comparison_direction());
+      return d && op ? kernels::FindCompareFn(*op, *d, sc) : nullptr;
+    }
     case HloOpcode::kSelect:
       switch (hlo::ByteSizeOfPrimitiveType(out)) {
-        case 1: return ForScalars<SelectLoop<uint8_t>::template L>(sc, 3);
-        case 2: return ForScalars<SelectLoop<uint16_t>::template L>(sc, 3);
-        case 4: return ForScalars<SelectLoop<uint32_t>::template L>(sc, 3);
-        case 8: return ForScalars<SelectLoop<uint64_t>::template L>(sc, 3);
+        case 1: return ForScalars<SelectLoop<uint8_t>::template L>(sc);
+        case 2: return ForScalars<SelectLoop<uint16_t>::template L>(sc);
+        case 4: return ForScalars<SelectLoop<uint32_t>::template L>(sc);
+        case 8: return ForScalars<SelectLoop<uint64_t>::template L>(sc);
         default: return nullptr;
       }
     case HloOpcode::kConvert:
       return sc == 0 ? ConvertFor(in0, out) : nullptr;
+    case HloOpcode::kCopy:
+      if (sc != 0) return nullptr;
+      switch (hlo::ByteSizeOfPrimitiveType(out)) {
+        case 1: return &CopyLoop<uint8_t>;
+        case 2: return &CopyLoop<uint16_t>;
+        case 4: return &CopyLoop<uint32_t>;
+        case 8: return &CopyLoop<uint64_t>;
+        default: return nullptr;
+      }
+    case HloOpcode::kClamp:
+      switch (out) {  // integer clamp; float clamp is the library's (SharedOp)
+        case hlo::S8: return ForScalars<ClampLoop<int8_t>::template L>(sc);
+        case hlo::S16: return ForScalars<ClampLoop<int16_t>::template L>(sc);
+        case hlo::S32: return ForScalars<ClampLoop<int32_t>::template L>(sc);
+        case hlo::S64: return ForScalars<ClampLoop<int64_t>::template L>(sc);
+        case hlo::U8: return ForScalars<ClampLoop<uint8_t>::template L>(sc);
+        case hlo::U16: return ForScalars<ClampLoop<uint16_t>::template L>(sc);
+        case hlo::U32: return ForScalars<ClampLoop<uint32_t>::template L>(sc);
+        case hlo::U64: return ForScalars<ClampLoop<uint64_t>::template L>(sc);
+        default: break;
+      }
+      break;
     default:
       break;
   }
-  switch (out) {
-    case hlo::F32: return FloatOp<float>(instr, sc);
-    case hlo::F64: return FloatOp<double>(instr, sc);
-    case hlo::F16: return HalfOp(instr, sc, DType::kFloat16);
-    case hlo::BF16: return HalfOp(instr, sc, DType::kBFloat16);
-    case hlo::S8: return IntegerOp<int8_t>(instr, sc);
-    case hlo::S32: return IntegerOp<int32_t>(instr, sc);
-    case hlo::S64: return IntegerOp<int64_t>(instr, sc);
-    case hlo::U8: return IntegerOp<uint8_t>(instr, sc);
-    case hlo::U32: return IntegerOp<uint32_t>(instr, sc);
-    case hlo::U64: return IntegerOp<uint64_t>(instr, sc);
-    case hlo::PRED:
-      switch (instr.opcode()) {
-        case HloOpcode::kAnd: return BinaryIntFor<uint8_t, IOp::kAnd>(sc);
-        case HloOpcode::kOr: return BinaryIntFor<uint8_t, IOp::kOr>(sc);
-        case HloOpcode::kXor: return BinaryIntFor<uint8_t, IOp::kXor>(sc);
-        case HloOpcode::kNot: return sc == 0 ? &IntOp<uint8_t, IOp::kLogicalNot> : nullptr;
-        case HloOpcode::kCopy: return sc == 0 ? &IntOp<uint8_t, IOp::kCopy> : nullptr;
-        default: return nullptr;
-      }
-    default:
-      return nullptr;
-  }
+  const std::optional<DType> dtype = ToDType(out);
+  return dtype ? SharedOp(instr, sc, *dtype) : nullptr;
 }
 
 ReduceSpanFn FindReduceSpan(HloOpcode reducer, PrimitiveType type) {
