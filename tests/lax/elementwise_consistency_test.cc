@@ -92,6 +92,9 @@ const std::vector<NamedUnary>& UnaryOps() {
       {"erf", [](const Array& x) { return lax::erf(x); }},
       {"square", [](const Array& x) { return lax::square(x); }},
       {"reciprocal", [](const Array& x) { return lax::reciprocal(x); }},
+      {"integer_pow_3", [](const Array& x) { return lax::integer_pow(x, 3); }},
+      {"integer_pow_-2", [](const Array& x) { return lax::integer_pow(x, -2); }},
+      {"is_finite", [](const Array& x) { return lax::is_finite(x); }},
   };
   return ops;
 }
