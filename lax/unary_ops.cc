@@ -186,7 +186,7 @@ void CheckIntegerPow(std::string_view op, const ShapedArray& x, const ParamMap& 
   }
 }
 
-// is_finite: f -> bool, on the bits (exponent not all ones), which vectorizes.
+// is_finite: f -> bool, on the bits (the kernel library's, as the CPU backend's).
 void DefineIsFinite(Registry& r) {
   PrimitiveRules& rules = r.Define(kIsFinite);
   rules.abstract_eval = [](InAvals in, const ParamMap&) -> Avals {
@@ -196,20 +196,9 @@ void DefineIsFinite(Registry& r) {
   };
   rules.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
-    const int64_t n = out.size();
-    bool* o = kernels::MutableData<bool>(out);
-    auto run = [&](const auto* bits, auto exp_mask) {
-      kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) o[i] = (bits[i] & exp_mask) != exp_mask;
-      });
-    };
-    switch (in[0].dtype()) {
-      case DType::kFloat16: run(kernels::Data<uint16_t>(in[0]), uint16_t{0x7c00}); break;
-      case DType::kBFloat16: run(kernels::Data<uint16_t>(in[0]), uint16_t{0x7f80}); break;
-      case DType::kFloat32: run(kernels::Data<uint32_t>(in[0]), uint32_t{0x7f800000u}); break;
-      case DType::kFloat64: run(kernels::Data<uint64_t>(in[0]), uint64_t{0x7ff0000000000000ull}); break;
-      default: break;
-    }
+    const void* x = in[0].data();
+    kernels::RunElementwise(kernels::FindIsFiniteFn(in[0].dtype()), 1, &x, 0, ItemSize(in[0].dtype()),
+                            out.mutable_data(), 1, out.size(), kernels::kParallelGrain);
     return OneArray(std::move(out));
   };
 }

@@ -64,6 +64,9 @@ ElementwiseFn FindCompareFn(CompareOp op, DType dtype, unsigned scalar_operands 
 // floating dtypes. scalar_operands 0-6 (bit 0 lo, bit 1 x, bit 2 hi; not all three).
 ElementwiseFn FindClampFn(DType dtype, unsigned scalar_operands = 0, StoreMode store = StoreMode::kNormal);
 
+// out (bool) = x is neither infinite nor NaN (its exponent bits are not all ones), floats.
+ElementwiseFn FindIsFiniteFn(DType dtype);
+
 // convert_element_type from one dtype to another (any pair; XLA's CPU semantics:
 // elementwise_convert.cc). bool is one byte, 0 or 1.
 ElementwiseFn FindConvertFn(DType from, DType to);

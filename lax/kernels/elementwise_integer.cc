@@ -287,7 +287,24 @@ ElementwiseFn FindIntegerBinaryFn(BinaryOp op, DType dtype, unsigned scalars) {
   return nullptr;
 }
 
+template <typename Bits, Bits kExponent>
+void IsFinite(const void* const* in, void* out, int64_t n) {
+  const Bits* __restrict x = static_cast<const Bits*>(in[0]);
+  bool* __restrict o = static_cast<bool*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = (x[i] & kExponent) != kExponent;
+}
+
 }  // namespace internal
+
+ElementwiseFn FindIsFiniteFn(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16: return &internal::IsFinite<uint16_t, 0x7c00>;
+    case DType::kBFloat16: return &internal::IsFinite<uint16_t, 0x7f80>;
+    case DType::kFloat32: return &internal::IsFinite<uint32_t, 0x7f800000u>;
+    case DType::kFloat64: return &internal::IsFinite<uint64_t, 0x7ff0000000000000ull>;
+    default: return nullptr;
+  }
+}
 
 ElementwiseFn FindCompareFn(CompareOp op, DType dtype, unsigned scalar_operands) {
   using namespace internal;  // NOLINT

@@ -128,6 +128,65 @@ TileOpFn ForScalars(unsigned scalars) {
   }
 }
 
+// Floats under TOTALORDER (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN): compared as the
+// signed integers whose order matches (magnitude bits, negated for negative values).
+template <typename Bits>
+struct TotalOrderKey {
+  using Signed = std::make_signed_t<Bits>;
+  static Signed Of(Bits b) {
+    const Signed s = static_cast<Signed>(b);
+    const Bits magnitude = static_cast<Bits>(b & (std::numeric_limits<Bits>::max() >> 1));
+    return s < 0 ? static_cast<Signed>(Bits(0) - magnitude) - 1 : static_cast<Signed>(magnitude);
+  }
+};
+
+template <typename Bits, ComparisonDirection kDir>
+struct TotalOrderCompareLoop {
+  template <unsigned kScalars>
+  struct L {
+    static void Run(const void* const* in, void* out, int64_t n) {
+      const Operand<Bits, kScalars, 0> a(in);
+      const Operand<Bits, kScalars, 1> b(in);
+      uint8_t* __restrict o = static_cast<uint8_t*>(out);
+      for (int64_t i = 0; i < n; ++i) {
+        const auto x = TotalOrderKey<Bits>::Of(a[i]), y = TotalOrderKey<Bits>::Of(b[i]);
+        bool r = false;
+        if constexpr (kDir == ComparisonDirection::kEq) r = x == y;
+        if constexpr (kDir == ComparisonDirection::kNe) r = x != y;
+        if constexpr (kDir == ComparisonDirection::kLt) r = x < y;
+        if constexpr (kDir == ComparisonDirection::kLe) r = x <= y;
+        if constexpr (kDir == ComparisonDirection::kGt) r = x > y;
+        if constexpr (kDir == ComparisonDirection::kGe) r = x >= y;
+        o[i] = r;
+      }
+    }
+  };
+};
+
+template <typename Bits>
+TileOpFn TotalOrderCompareOfWidth(ComparisonDirection d, unsigned sc) {
+  if (sc > 2) return nullptr;
+  using D = ComparisonDirection;
+  switch (d) {
+    case D::kEq: return ForScalars<TotalOrderCompareLoop<Bits, D::kEq>::template L>(sc);
+    case D::kNe: return ForScalars<TotalOrderCompareLoop<Bits, D::kNe>::template L>(sc);
+    case D::kLt: return ForScalars<TotalOrderCompareLoop<Bits, D::kLt>::template L>(sc);
+    case D::kLe: return ForScalars<TotalOrderCompareLoop<Bits, D::kLe>::template L>(sc);
+    case D::kGt: return ForScalars<TotalOrderCompareLoop<Bits, D::kGt>::template L>(sc);
+    case D::kGe: return ForScalars<TotalOrderCompareLoop<Bits, D::kGe>::template L>(sc);
+  }
+  return nullptr;
+}
+
+TileOpFn TotalOrderCompareFor(PrimitiveType type, ComparisonDirection d, unsigned sc) {
+  switch (type) {
+    case hlo::F16: case hlo::BF16: return TotalOrderCompareOfWidth<uint16_t>(d, sc);
+    case hlo::F32: return TotalOrderCompareOfWidth<uint32_t>(d, sc);
+    case hlo::F64: return TotalOrderCompareOfWidth<uint64_t>(d, sc);
+    default: return nullptr;  // integers: TOTALORDER is the natural order (not emitted)
+  }
+}
+
 std::optional<kernels::CompareOp> SharedCompareOp(ComparisonDirection d) {
   using C = kernels::CompareOp;
   switch (d) {
@@ -294,8 +353,9 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
       instr.operand_count() > 0 ? instr.operand(0)->shape().element_type() : out;
   switch (instr.opcode()) {
     case HloOpcode::kCompare: {
-      // TOTALORDER compares run on the evaluator (a scalar fallback).
-      if (instr.comparison_type() == ComparisonType::kTotalOrder) return nullptr;
+      if (instr.comparison_type() == ComparisonType::kTotalOrder) {
+        return TotalOrderCompareFor(in0, instr.comparison_direction(), sc);
+      }
       const std::optional<DType> d = ToDType(in0);
       const std::optional<kernels::CompareOp> op = SharedCompareOp(instr.comparison_direction());
       return d && op ? kernels::FindCompareFn(*op, *d, sc) : nullptr;
@@ -310,6 +370,10 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
       }
     case HloOpcode::kConvert:
       return sc == 0 ? ConvertFor(in0, out) : nullptr;
+    case HloOpcode::kIsFinite: {
+      const std::optional<DType> d = ToDType(in0);
+      return sc == 0 && d ? kernels::FindIsFiniteFn(*d) : nullptr;
+    }
     case HloOpcode::kCopy:
       if (sc != 0) return nullptr;
       switch (hlo::ByteSizeOfPrimitiveType(out)) {
