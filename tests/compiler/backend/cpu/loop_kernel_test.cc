@@ -414,7 +414,11 @@ ENTRY %main (x: f32[]) -> f32[4,3] {
 
 // f16 math and ops without a native loop run per op through the evaluator, inside the
 // same loop kernel.
+// f16 multiply, convert, remainder and erf have native loops; reduce-precision still runs on
+// the evaluator per tile, and JX_LOG_COMPILES names it.
 TEST(LoopKernelTest, ScalarFallbackPerOp) {
+  setenv("JX_LOG_COMPILES", "1", 1);
+  ::testing::internal::CaptureStderr();
   auto exe = CheckAgainstEvaluator(R"(HloModule m
 %fused (p0: f16[300], p1: f32[300]) -> f32[300] {
   %p0 = f16[300] parameter(0)
@@ -423,14 +427,19 @@ TEST(LoopKernelTest, ScalarFallbackPerOp) {
   %f = f32[300] convert(%h)
   %r = f32[300] remainder(%f, %p1)
   %e = f32[300] erf(%r)
-  ROOT %a = f32[300] add(%e, %p1)
+  %q = f32[300] reduce-precision(%e), exponent_bits=5, mantissa_bits=10
+  ROOT %a = f32[300] add(%q, %p1)
 }
 ENTRY %main (xa: f16[300], xb: f32[300]) -> f32[300] {
   %xa = f16[300] parameter(0)
   %xb = f32[300] parameter(1)
   ROOT %fusion = f32[300] fusion(%xa, %xb), kind=kLoop, calls=%fused
 })", 1e-6, 1e-7, SmallTiles(), Ranges{0.5, 3});
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  unsetenv("JX_LOG_COMPILES");
   if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "loop");
+  EXPECT_NE(log.find("runs reduce-precision f32 on the reference evaluator per tile"), std::string::npos) << log;
+  EXPECT_EQ(log.find("remainder"), std::string::npos) << log;
 }
 
 TEST(LoopKernelTest, RawBufferEntryPoint) {
