@@ -25,6 +25,40 @@ namespace jx::lax::kernels::internal {
 template <typename S>
 using PacketOf = typename Eigen::internal::packet_traits<S>::type;
 
+// Elements [0, m) of p (m < the packet size) as a packet with zeros in the other lanes, and
+// the store of the first m lanes: masked moves on AVX-512 (no copy through memory), a
+// buffer elsewhere.
+template <typename P, typename S>
+P LoadPartial(const S* p, int64_t m) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (std::is_same_v<P, Eigen::internal::Packet16f>) {
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << m) - 1), p);
+  } else if constexpr (std::is_same_v<P, Eigen::internal::Packet8d>) {
+    return _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << m) - 1), p);
+  }
+#endif
+  constexpr int kSize = Eigen::internal::unpacket_traits<P>::size;
+  alignas(64) S buf[kSize] = {};
+  std::memcpy(buf, p, m * sizeof(S));
+  return Eigen::internal::pload<P>(buf);
+}
+template <typename P, typename S>
+void StorePartial(S* p, const P& v, int64_t m) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (std::is_same_v<P, Eigen::internal::Packet16f>) {
+    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << m) - 1), v);
+    return;
+  } else if constexpr (std::is_same_v<P, Eigen::internal::Packet8d>) {
+    _mm512_mask_storeu_pd(p, static_cast<__mmask8>((1u << m) - 1), v);
+    return;
+  }
+#endif
+  constexpr int kSize = Eigen::internal::unpacket_traits<P>::size;
+  alignas(64) S buf[kSize];
+  Eigen::internal::pstore(buf, v);
+  std::memcpy(p, buf, m * sizeof(S));
+}
+
 // Operand k of a span: n elements, or (bit k of kScalars) one element for all of them.
 template <typename S, unsigned kScalars, int k>
 struct SpanOperand {
@@ -39,17 +73,14 @@ struct SpanOperand {
       return Eigen::internal::ploadu<P>(p + i);
     }
   }
-  // Elements [i, i + m) into a full packet padded with ones (a value no op treats specially).
+  // Elements [i, i + m) in a full packet padded with zeros (the padding lanes' results are
+  // dropped; no op lets one lane affect another).
   template <typename P>
   P PartialAt(int64_t i, int64_t m) const {
     if constexpr (kScalar) {
       return Eigen::internal::pset1<P>(p[0]);
     } else {
-      constexpr int kSize = Eigen::internal::unpacket_traits<P>::size;
-      alignas(64) S buf[kSize];
-      std::fill(buf, buf + kSize, S(1));
-      std::memcpy(buf, p + i, m * sizeof(S));
-      return Eigen::internal::pload<P>(buf);
+      return LoadPartial<P>(p + i, m);
     }
   }
   const S* p;
@@ -97,9 +128,7 @@ void RunFloat(const void* const* in, void* out, int64_t n) {
       } else {
         r = op.Packet(a.template PartialAt<P>(i, m), b.template PartialAt<P>(i, m), c.template PartialAt<P>(i, m));
       }
-      alignas(64) S buf[kSize];
-      Eigen::internal::pstore(buf, r);
-      std::memcpy(o + i, buf, m * sizeof(S));
+      StorePartial(o + i, r, m);
     };
     int64_t i = 0;
     if constexpr (kStream && detail::kHasStreamStore) {
