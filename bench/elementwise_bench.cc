@@ -1,9 +1,11 @@
 // Eager elementwise kernels on 16M f32 elements (64 MiB per array) against two baselines:
-//   memory-bound ops (add, mul, neg) as a fraction of memcpy's bandwidth (bytes read + written);
+//   memory-bound ops (add, mul, x * 1.5f, neg) as a fraction of memcpy's bandwidth (bytes read +
+//   written, memcpy measured in the same run);
 //   transcendentals (tanh, exp) against a hand-written Eigen packet loop over the same data,
 //   parallelized with jx::ParallelFor.
-// Targets: memory-bound >= 70% of memcpy; transcendental within 2x of the hand loop. A summary
-// with the ratios is printed after the runs.
+// and f16/bf16 x * x + 1 on 4M elements, jit against eager (results checked bit-equal).
+// Targets: memory-bound >= 70% of memcpy; transcendental within 2x of the hand loop; jit f16
+// at most 1.1x eager. A summary with the ratios is printed after the runs.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -117,6 +119,12 @@ void BM_JxMul(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(lax::mul(d.a, d.b));
   state.SetBytesProcessed(state.iterations() * 3 * kBytes);
 }
+// x * 1.5f: a weak scalar operand, read with stride 0 (no broadcast array).
+void BM_JxScale(benchmark::State& state) {
+  Data& d = GetData();
+  for (auto _ : state) benchmark::DoNotOptimize(lax::mul(d.a, 1.5));
+  state.SetBytesProcessed(state.iterations() * 2 * kBytes);
+}
 void BM_JxNeg(benchmark::State& state) {
   Data& d = GetData();
   for (auto _ : state) benchmark::DoNotOptimize(lax::neg(d.a));
@@ -133,15 +141,50 @@ void BM_JxExp(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 
+// ---- 16-bit floats: x * x + 1 on 4M elements, eager (two ops, two passes) against jit (one
+// fused loop computing in f32 per strip and rounding after each op, as eager does).
+constexpr int64_t kHalfN = int64_t{4} << 20;
+Array HalfInput(jx::DType dtype) {
+  std::vector<float> v(static_cast<size_t>(kHalfN));
+  for (int64_t i = 0; i < kHalfN; ++i) v[i] = static_cast<float>(i % 1000) * 0.001f - 0.5f;
+  return Array::FromData(v.data(), {kHalfN}, jx::float32).astype(dtype);
+}
+Array Poly(const Array& x) { return lax::add(lax::mul(x, x), 1.0); }
+
+void HalfPoly(benchmark::State& state, jx::DType dtype, bool jit) {
+  static auto* inputs = new std::map<jx::DType, Array>;
+  Array& x = (*inputs)[dtype];
+  if (!x.defined()) x = HalfInput(dtype);
+  static auto jitted = jx::jit(Poly);
+  if (jit) {
+    const Array got = jitted(x), want = Poly(x);
+    if (std::memcmp(got.data(), want.data(), static_cast<size_t>(got.nbytes())) != 0) {
+      state.SkipWithError("jit and eager differ");
+      return;
+    }
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(jit ? jitted(x) : Poly(x));
+  state.SetItemsProcessed(state.iterations() * kHalfN);
+}
+void BM_EagerF16Poly(benchmark::State& state) { HalfPoly(state, jx::float16, false); }
+void BM_JitF16Poly(benchmark::State& state) { HalfPoly(state, jx::float16, true); }
+void BM_EagerBF16Poly(benchmark::State& state) { HalfPoly(state, jx::bfloat16, false); }
+void BM_JitBF16Poly(benchmark::State& state) { HalfPoly(state, jx::bfloat16, true); }
+
 BENCHMARK(BM_MemcpySerial)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MemcpyParallel)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_JxAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_JxMul)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_JxNeg)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JxScale)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HandTanh)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_JxTanh)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HandExp)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_JxExp)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EagerF16Poly)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JitF16Poly)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EagerBF16Poly)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_JitBF16Poly)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Records the best (lowest) real time per iteration of each benchmark for the summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
@@ -173,14 +216,22 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 
+  std::printf("\nSummary (%lld f32 elements, %d threads; best run of each)\n", static_cast<long long>(kN),
+              jx::NumThreads());
+  for (auto [jit_name, eager_name] : {std::pair{"BM_JitF16Poly", "BM_EagerF16Poly"},
+                                      std::pair{"BM_JitBF16Poly", "BM_EagerBF16Poly"}}) {
+    const double jit_ms = reporter.Best(jit_name), eager_ms = reporter.Best(eager_name);
+    if (jit_ms <= 0 || eager_ms <= 0) continue;
+    std::printf("  %-10s x*x+1 on 4M: jit %.2f ms vs eager %.2f ms = %.2fx (target <= 1.1x)\n", jit_name + 6, jit_ms,
+                eager_ms, jit_ms / eager_ms);
+  }
   // Bandwidth fractions use the faster memcpy (serial or parallel) as the baseline.
   const double memcpy_ms = std::min(reporter.Best("BM_MemcpySerial"), reporter.Best("BM_MemcpyParallel"));
   if (memcpy_ms <= 0) return 0;
   const double memcpy_gbs = 2.0 * kBytes / (memcpy_ms * 1e-3) / 1e9;
-  std::printf("\nSummary (%lld f32 elements, %d threads; best run of each)\n", static_cast<long long>(kN),
-              jx::NumThreads());
   std::printf("  memcpy baseline: %.2f ms, %.2f GB/s (read + write)\n", memcpy_ms, memcpy_gbs);
-  for (auto [name, streams] : {std::pair{"BM_JxAdd", 3}, std::pair{"BM_JxMul", 3}, std::pair{"BM_JxNeg", 2}}) {
+  for (auto [name, streams] : {std::pair{"BM_JxAdd", 3}, std::pair{"BM_JxMul", 3}, std::pair{"BM_JxScale", 2},
+                                std::pair{"BM_JxNeg", 2}}) {
     const double ms = reporter.Best(name);
     if (ms <= 0) continue;
     const double gbs = streams * static_cast<double>(kBytes) / (ms * 1e-3) / 1e9;

@@ -1,9 +1,10 @@
 // Binary elementwise primitives: abstract eval, CPU kernels, registration. Comparisons,
 // select_n and clamp live in comparison_ops.cc.
 //
-// Floats use Eigen array expressions (packet math); 16-bit floats compute in f32 and round
-// once. Integers use plain wrapping loops with XLA's semantics where C++ has UB: division by
-// zero, INT_MIN / -1, shifts by >= the bit width.
+// Kernels come from the shared elementwise library (kernels/elementwise.h: the CPU backend's
+// kernels, so eager and jit agree bit for bit); 16-bit floats compute in f32 and round once;
+// integers wrap, with XLA's results where C++ has UB (division by zero, INT_MIN / -1, shifts
+// by >= the bit width).
 #include "jx/lax/binary_ops.h"
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/elementwise.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -55,10 +57,23 @@ using Elem = std::remove_cv_t<std::remove_pointer_t<P>>;
 // Whether in, an operand of an n-element result, is a 0-d operand read with stride 0.
 bool ScalarOperand(const Array& in, int64_t n) { return in.ndim() == 0 && n != 1; }
 
+// out = op(a, b) by the shared elementwise library; a 0-d operand is read with stride 0.
+void RunShared(kernels::BinaryOp op, DType dtype, const void* a, bool a_scalar, const void* b, bool b_scalar,
+               void* out, int64_t n) {
+  const int64_t esize = ItemSize(dtype);
+  const unsigned scalars = (a_scalar ? 1u : 0u) | (b_scalar ? 2u : 0u);
+  const kernels::StoreMode store =
+      kernels::UseStreamingStores(n * esize) ? kernels::StoreMode::kStreaming : kernels::StoreMode::kNormal;
+  const void* in[] = {a, b};
+  kernels::RunElementwise(kernels::FindBinaryFn(op, dtype, scalars, store), 2, in, scalars, esize, out, esize, n,
+                          kernels::IsExpensive(op) ? kExpensiveGrain : kernels::kParallelGrain);
+}
+
 // Registers a binary primitive over equal shapes and dtypes whose result has that dtype.
-// kernel(const T* a, const T* b, T* out, n) is instantiated for the accepted types only.
-template <DTypeClass kAccepted, typename Kernel>
-void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
+// With kShared every dtype runs the kernel library's `shared_op`; otherwise
+// kernel(const T* a, const T* b, T* out, n) is instantiated for the accepted types.
+template <DTypeClass kAccepted, bool kShared, typename Kernel>
+void DefineBinaryImpl(Registry& r, Primitive p, kernels::BinaryOp shared_op, Kernel kernel) {
   PrimitiveRules& rules = r.Define(p);
   rules.abstract_eval = [p](InAvals in, const ParamMap&) -> Avals {
     CheckArity(p.name(), in, 2);
@@ -67,14 +82,19 @@ void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
     CheckElementwiseShapes(p.name(), in);
     return OneAval(ElementwiseResult(in, in[0]->dtype));
   };
-  rules.impl = [kernel](absl::Span<const Array> in, const ParamMap&,
-                        absl::Span<const ShapedArray> out_avals) -> Arrays {
+  rules.impl = [shared_op, kernel](absl::Span<const Array> in, const ParamMap&,
+                                   absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     const int64_t n = out.size();
     if (n == 0) return OneArray(std::move(out));
+    if constexpr (kShared) {
+      RunShared(shared_op, in[0].dtype(), in[0].data(), ScalarOperand(in[0], n), in[1].data(),
+                ScalarOperand(in[1], n), out.mutable_data(), n);
+      return OneArray(std::move(out));
+    }
     kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (InClass(kernels::KernelDType<T>(), kAccepted)) {
+      if constexpr (!kShared && InClass(kernels::KernelDType<T>(), kAccepted)) {
         kernels::WithScalarOperands(kernels::Data<T>(in[0]), ScalarOperand(in[0], n), kernels::Data<T>(in[1]),
                                     ScalarOperand(in[1], n), kernels::MutableData<T>(out), n, kernel);
       }
@@ -83,92 +103,14 @@ void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
   };
 }
 
-// Float kernel from an Eigen expression, integer (and bool) kernel from a scalar function.
-template <typename Expr, typename IntFn>
-auto Numeric2(Expr expr, IntFn int_fn, int64_t float_grain = kernels::kParallelGrain) {
-  return [expr, int_fn, float_grain](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    if constexpr (kIsFloat<T>) {
-      kernels::BinaryMap(a, b, out, n, expr, float_grain);
-    } else {
-      kernels::MapLoop2(a, b, out, n, [&](T x, T y) { return static_cast<T>(int_fn(x, y)); });
-    }
-  };
+template <DTypeClass kAccepted, typename Kernel>
+void DefineBinary(Registry& r, Primitive p, Kernel kernel) {
+  DefineBinaryImpl<kAccepted, false>(r, p, kernels::BinaryOp::kAdd, kernel);
 }
-
-// A float-only kernel from a scalar function (no packet version exists).
-template <typename F>
-auto ScalarFloat2(F f) {
-  return [f](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, f, kExpensiveGrain);
-  };
-}
-
-// Integer operations with XLA's results where C++ has undefined behaviour.
-template <typename T>
-T WrapAdd(T a, T b) { return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b)); }
-template <typename T>
-T WrapSub(T a, T b) { return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b)); }
-template <typename T>
-T WrapMul(T a, T b) { return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b)); }
-
-// x / 0 = -1 (all ones); INT_MIN / -1 = INT_MIN; otherwise rounds toward zero.
-template <typename T>
-T IntDiv(T x, T y) {
-  if (y == 0) return static_cast<T>(~T(0));
-  if constexpr (std::is_signed_v<T>) {
-    if (x == std::numeric_limits<T>::min() && y == T(-1)) return x;
-  }
-  return static_cast<T>(x / y);
-}
-// x % 0 = x; INT_MIN % -1 = 0; otherwise the sign of the dividend.
-template <typename T>
-T IntRem(T x, T y) {
-  if (y == 0) return x;
-  if constexpr (std::is_signed_v<T>) {
-    if (y == T(-1)) return T(0);
-  }
-  return static_cast<T>(x % y);
-}
-
-// XLA's integer pow: square-and-multiply over the low 6 exponent bits; a negative exponent
-// gives 1 for base 1 and 0 otherwise.
-template <typename T>
-T IntPow(T base, T exponent) {
-  using W = WrapType<T>;
-  W acc = 1, b = static_cast<W>(base);
-  auto e = static_cast<std::make_unsigned_t<T>>(exponent);
-  for (int i = 0; i < 6; ++i) {
-    acc = (e & 1) ? static_cast<W>(acc * b) : acc;
-    b = static_cast<W>(b * b);
-    e >>= 1;
-  }
-  const bool negative = static_cast<std::make_signed_t<T>>(exponent) < 0;
-  return negative ? static_cast<T>(base == T(1)) : static_cast<T>(acc);
-}
-
-// Shift amounts are read as unsigned: negative or >= the bit width saturate.
-template <typename T>
-T ShiftLeft(T x, T y) {
-  constexpr auto kBits = static_cast<std::make_unsigned_t<T>>(sizeof(T) * 8);
-  const auto s = static_cast<std::make_unsigned_t<T>>(y);
-  return s >= kBits ? T(0) : static_cast<T>(static_cast<WrapType<T>>(x) << s);
-}
-template <typename T>
-T ShiftRightLogical(T x, T y) {
-  using U = std::make_unsigned_t<T>;
-  constexpr auto kBits = static_cast<U>(sizeof(T) * 8);
-  const auto s = static_cast<U>(y);
-  return s >= kBits ? T(0) : static_cast<T>(static_cast<U>(x) >> s);
-}
-template <typename T>
-T ShiftRightArithmetic(T x, T y) {
-  using U = std::make_unsigned_t<T>;
-  using S = std::make_signed_t<T>;
-  constexpr auto kBits = static_cast<U>(sizeof(T) * 8);
-  const auto s = static_cast<U>(y);
-  const auto sx = static_cast<S>(x);  // unsigned inputs shift their bits as signed, as XLA
-  return static_cast<T>(s >= kBits ? S(sx < 0 ? -1 : 0) : static_cast<S>(sx >> s));
+// Every accepted dtype from the kernel library (the CPU backend runs the same kernels).
+template <DTypeClass kAccepted>
+void DefineShared(Registry& r, Primitive p, kernels::BinaryOp op) {
+  DefineBinaryImpl<kAccepted, true>(r, p, op, [](const auto*, const auto*, auto*, int64_t) {});
 }
 
 // nextafter in the storage type (so 16-bit floats step by their own ulp).
@@ -198,22 +140,27 @@ T NextAfter(T x, T y) {
   return r;
 }
 
-// float^int: the exponent is converted to the base's float type in L1 blocks, then Eigen's
-// vectorized pow.
+// float^int: the exponent is converted to the base's dtype (as JAX lowers it) block by block,
+// then the shared float pow.
 template <typename T, typename E>
-void PowFloatInt(const T* a, const E* e, T* out, int64_t n) {
+void PowFloatInt(const T* x, bool x_scalar, const E* e, bool e_scalar, T* out, int64_t n) {
   using C = ComputeType<T>;
-  kernels::BinaryBlocks(a, e, out, n, [](const C* x, const E* y, C* z, int64_t m) {
-    alignas(64) C ybuf[1024];
-    for (int64_t b = 0; b < m; b += 1024) {
-      const int64_t k = std::min<int64_t>(1024, m - b);
-      for (int64_t i = 0; i < k; ++i) ybuf[i] = static_cast<C>(y[b + i]);
-      kernels::ArrayMap<C>(z + b, k) = kernels::ConstArrayMap<C>(x + b, k).pow(kernels::ConstArrayMap<C>(ybuf, k));
+  const DType dtype = kernels::KernelDType<T>();
+  const unsigned scalars = (x_scalar ? 1u : 0u) | (e_scalar ? 2u : 0u);
+  const kernels::ElementwiseFn pow = kernels::FindBinaryFn(kernels::BinaryOp::kPow, dtype, scalars);
+  kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
+    constexpr int64_t kBlock = 1024;
+    alignas(64) T ebuf[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = e_scalar ? 1 : std::min(kBlock, end - b);
+      for (int64_t i = 0; i < m; ++i) ebuf[i] = static_cast<T>(static_cast<C>(e[e_scalar ? 0 : b + i]));
+      const void* in[] = {x_scalar ? x : x + b, ebuf};
+      pow(in, out + b, std::min(kBlock, end - b));
     }
   }, kExpensiveGrain);
 }
 
-// pow: float^float (Eigen's vectorized pow), float^int (exponent converted to the float type,
+// pow: float^float (the shared pow), float^int (exponent converted to the float type,
 // as JAX lowers it), int^int (XLA's integer pow).
 void DefinePow(Registry& r) {
   PrimitiveRules& rules = r.Define(kPow);
@@ -240,24 +187,15 @@ void DefinePow(Registry& r) {
       T* o = kernels::MutableData<T>(out);
       if constexpr (kIsFloat<T>) {
         if (in[1].dtype() == in[0].dtype()) {
-          kernels::WithScalarOperands(x, x_scalar, kernels::Data<T>(in[1]), y_scalar, o, n,
-                                      [](const T* a, const T* b, T* z, int64_t m) {
-            kernels::BinaryMap(a, b, z, m, [](const auto& u, const auto& v) { return u.pow(v); }, kExpensiveGrain);
-          });
+          RunShared(kernels::BinaryOp::kPow, in[0].dtype(), x, x_scalar, in[1].data(), y_scalar, o, n);
         } else {
           kernels::DispatchDType(in[1].dtype(), [&](auto etag) {
             using E = typename decltype(etag)::type;
-            if constexpr (kernels::kIsInt<E>) {
-              kernels::WithScalarOperands(x, x_scalar, kernels::Data<E>(in[1]), y_scalar, o, n,
-                                          [](const T* a, const E* b, T* z, int64_t m) { PowFloatInt(a, b, z, m); });
-            }
+            if constexpr (kernels::kIsInt<E>) PowFloatInt(x, x_scalar, kernels::Data<E>(in[1]), y_scalar, o, n);
           });
         }
       } else if constexpr (kernels::kIsInt<T>) {
-        kernels::WithScalarOperands(x, x_scalar, kernels::Data<T>(in[1]), y_scalar, o, n,
-                                    [](const T* a, const T* b, T* z, int64_t m) {
-          kernels::MapLoop2(a, b, z, m, [](T u, T v) { return IntPow(u, v); });
-        });
+        RunShared(kernels::BinaryOp::kPow, in[0].dtype(), x, x_scalar, in[1].data(), y_scalar, o, n);
       }
     });
     return OneArray(std::move(out));
@@ -432,70 +370,23 @@ void RegisterBinaryOps(Registry& r) {
   constexpr DTypeClass kInt = DTypeClass::kInteger;
   constexpr DTypeClass kIntOrBool = DTypeClass::kIntegerOrBool;
 
-  DefineBinary<kNumeric>(r, kAdd, Numeric2([](const auto& a, const auto& b) { return a + b; },
-                                           [](auto a, auto b) { return WrapAdd(a, b); }));
-  DefineBinary<kNumeric>(r, kSub, Numeric2([](const auto& a, const auto& b) { return a - b; },
-                                           [](auto a, auto b) { return WrapSub(a, b); }));
-  DefineBinary<kNumeric>(r, kMul, Numeric2([](const auto& a, const auto& b) { return a * b; },
-                                           [](auto a, auto b) { return WrapMul(a, b); }));
-  DefineBinary<kNumeric>(r, kDiv, Numeric2([](const auto& a, const auto& b) { return a / b; },
-                                           [](auto a, auto b) { return IntDiv(a, b); }));
-  // Float rem is C's fmod (exact; scalar: Eigen has no packet fmod).
-  DefineBinary<kNumeric>(r, kRem, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    if constexpr (kIsFloat<T>) {
-      kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return std::fmod(x, y); }, kExpensiveGrain);
-    } else {
-      kernels::MapLoop2(a, b, out, n, [](T x, T y) { return IntRem(x, y); });
-    }
-  });
+  using kernels::BinaryOp;
+  DefineShared<kNumeric>(r, kAdd, BinaryOp::kAdd);
+  DefineShared<kNumeric>(r, kSub, BinaryOp::kSub);
+  DefineShared<kNumeric>(r, kMul, BinaryOp::kMul);
+  DefineShared<kNumeric>(r, kDiv, BinaryOp::kDiv);
+  DefineShared<kNumeric>(r, kRem, BinaryOp::kRem);  // float rem is C's fmod (exact)
   DefinePow(r);
-
   // max/min: NaN-propagating, -0 < +0 (as XLA's); logical or/and on bool.
-  DefineBinary<DTypeClass::kAny>(r, kMax, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    if constexpr (kIsFloat<T>) {
-      kernels::BinaryMap(a, b, out, n, [](const auto& x, const auto& y) {
-        return x.binaryExpr(y, kernels::MaxFloatOp<ComputeType<T>>());
-      });
-    } else {
-      kernels::MapLoop2(a, b, out, n, [](T x, T y) { return x < y ? y : x; });
-    }
-  });
-  DefineBinary<DTypeClass::kAny>(r, kMin, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    if constexpr (kIsFloat<T>) {
-      kernels::BinaryMap(a, b, out, n, [](const auto& x, const auto& y) {
-        return x.binaryExpr(y, kernels::MinFloatOp<ComputeType<T>>());
-      });
-    } else {
-      kernels::MapLoop2(a, b, out, n, [](T x, T y) { return y < x ? y : x; });
-    }
-  });
-  // Scalar: Eigen 3.4 has no packet atan2.
-  DefineBinary<kFloat>(r, kAtan2, ScalarFloat2([](auto y, auto x) { return std::atan2(y, x); }));
-
-  DefineBinary<kIntOrBool>(r, kAnd, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [](T x, T y) { return static_cast<T>(x & y); });
-  });
-  DefineBinary<kIntOrBool>(r, kOr, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [](T x, T y) { return static_cast<T>(x | y); });
-  });
-  DefineBinary<kIntOrBool>(r, kXor, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    using T = Elem<decltype(a)>;
-    kernels::MapLoop2(a, b, out, n, [](T x, T y) { return static_cast<T>(x ^ y); });
-  });
-  DefineBinary<kInt>(r, kShiftLeft, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return ShiftLeft(x, y); });
-  });
-  DefineBinary<kInt>(r, kShiftRightLogical, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return ShiftRightLogical(x, y); });
-  });
-  DefineBinary<kInt>(r, kShiftRightArithmetic, [](const auto* a, const auto* b, auto* out, int64_t n) {
-    kernels::MapLoop2(a, b, out, n, [](auto x, auto y) { return ShiftRightArithmetic(x, y); });
-  });
+  DefineShared<DTypeClass::kAny>(r, kMax, BinaryOp::kMax);
+  DefineShared<DTypeClass::kAny>(r, kMin, BinaryOp::kMin);
+  DefineShared<kFloat>(r, kAtan2, BinaryOp::kAtan2);
+  DefineShared<kIntOrBool>(r, kAnd, BinaryOp::kAnd);
+  DefineShared<kIntOrBool>(r, kOr, BinaryOp::kOr);
+  DefineShared<kIntOrBool>(r, kXor, BinaryOp::kXor);
+  DefineShared<kInt>(r, kShiftLeft, BinaryOp::kShiftLeft);
+  DefineShared<kInt>(r, kShiftRightLogical, BinaryOp::kShiftRightLogical);
+  DefineShared<kInt>(r, kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic);
   // nextafter works on the storage type's bits (a plain loop, no widening).
   DefineBinary<kFloat>(r, kNextafter, [](const auto* a, const auto* b, auto* out, int64_t n) {
     kernels::ForChunks(n, [&](int64_t begin, int64_t end) {

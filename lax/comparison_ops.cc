@@ -4,6 +4,7 @@
 
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/elementwise.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -50,8 +51,8 @@ using kernels::kIsFloat;
 
 // ---- Comparisons.
 
-template <typename Cmp>
-void DefineComparison(Registry& r, Primitive p, Cmp cmp) {
+// A comparison from the kernel library (the CPU backend runs the same kernel).
+void DefineComparison(Registry& r, Primitive p, kernels::CompareOp op) {
   PrimitiveRules& rules = r.Define(p);
   rules.abstract_eval = [p](InAvals in, const ParamMap&) -> Avals {
     CheckArity(p.name(), in, 2);
@@ -59,20 +60,15 @@ void DefineComparison(Registry& r, Primitive p, Cmp cmp) {
     CheckElementwiseShapes(p.name(), in);
     return OneAval(ShapedArray{ElementwiseResult(in, bool_).shape, bool_, false});
   };
-  rules.impl = [cmp](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
+  rules.impl = [op](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     const int64_t n = out.size();
     if (n == 0) return OneArray(std::move(out));
-    kernels::DispatchDType(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using C = ComputeType<T>;
-      const bool a_scalar = in[0].ndim() == 0 && n != 1, b_scalar = in[1].ndim() == 0 && n != 1;
-      kernels::WithScalarOperands(kernels::Data<T>(in[0]), a_scalar, kernels::Data<T>(in[1]), b_scalar,
-                                  kernels::MutableData<bool>(out), n,
-                                  [&](const T* a, const T* b, bool* o, int64_t m) {
-        kernels::MapLoop2(a, b, o, m, [&](C x, C y) { return cmp(x, y); });
-      });
-    });
+    const bool a_scalar = in[0].ndim() == 0 && n != 1, b_scalar = in[1].ndim() == 0 && n != 1;
+    const unsigned scalars = (a_scalar ? 1u : 0u) | (b_scalar ? 2u : 0u);
+    const void* operands[] = {in[0].data(), in[1].data()};
+    kernels::RunElementwise(kernels::FindCompareFn(op, in[0].dtype(), scalars), 2, operands, scalars,
+                            ItemSize(in[0].dtype()), out.mutable_data(), 1, n, kernels::kParallelGrain);
     return OneArray(std::move(out));
   };
 }
@@ -168,33 +164,12 @@ void DefineSelectN(Registry& r) {
 template <typename T>
 void ClampKernel(const T* lo, bool lo_scalar, const T* x, const T* hi, bool hi_scalar, T* out, int64_t n) {
   if constexpr (kIsFloat<T>) {
-    using C = ComputeType<T>;
-    constexpr int64_t kBlock = 1024;
-    kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
-      alignas(64) C xb[kBlock], lb[kBlock], hb[kBlock], ob[kBlock];
-      for (int64_t k = begin; k < end; k += kBlock) {
-        const int64_t m = std::min(kBlock, end - k);
-        auto load = [&](const T* src, bool scalar, C* buf) {
-          if (scalar) {
-            std::fill(buf, buf + m, static_cast<C>(src[0]));
-          } else {
-            kernels::ArrayMap<C>(buf, m) = kernels::ConstArrayMap<T>(src + k, m).template cast<C>();
-          }
-        };
-        load(x, false, xb);
-        load(lo, lo_scalar, lb);
-        load(hi, hi_scalar, hb);
-        auto mx = kernels::ConstArrayMap<C>(lb, m).binaryExpr(kernels::ConstArrayMap<C>(xb, m),
-                                                              kernels::MaxFloatOp<C>());
-        auto clamped = kernels::ConstArrayMap<C>(hb, m).binaryExpr(mx, kernels::MinFloatOp<C>());
-        if constexpr (std::is_same_v<C, T>) {
-          kernels::ArrayMap<T>(out + k, m) = clamped;
-        } else {
-          kernels::ArrayMap<C>(ob, m) = clamped;
-          kernels::ArrayMap<T>(out + k, m) = kernels::ConstArrayMap<C>(ob, m).template cast<T>();
-        }
-      }
-    });
+    // The kernel library's clamp (the CPU backend runs the same one).
+    const DType dtype = kernels::KernelDType<T>();
+    const unsigned scalars = (lo_scalar ? 1u : 0u) | (hi_scalar ? 4u : 0u);
+    const void* in[] = {lo, x, hi};
+    kernels::RunElementwise(kernels::FindClampFn(dtype, scalars), 3, in, scalars, ItemSize(dtype), out,
+                            ItemSize(dtype), n, kernels::kParallelGrain);
   } else {
     const int64_t ls = lo_scalar ? 0 : 1, hs = hi_scalar ? 0 : 1;
     kernels::ForChunks(n, [&](int64_t b, int64_t e) {
@@ -317,12 +292,13 @@ void RegisterComparisonRules(Registry& r) {
 }  // namespace
 
 void RegisterComparisonOps(Registry& r) {
-  DefineComparison(r, kEq, [](auto a, auto b) { return a == b; });
-  DefineComparison(r, kNe, [](auto a, auto b) { return a != b; });
-  DefineComparison(r, kLt, [](auto a, auto b) { return a < b; });
-  DefineComparison(r, kLe, [](auto a, auto b) { return a <= b; });
-  DefineComparison(r, kGt, [](auto a, auto b) { return a > b; });
-  DefineComparison(r, kGe, [](auto a, auto b) { return a >= b; });
+  using kernels::CompareOp;
+  DefineComparison(r, kEq, CompareOp::kEq);
+  DefineComparison(r, kNe, CompareOp::kNe);
+  DefineComparison(r, kLt, CompareOp::kLt);
+  DefineComparison(r, kLe, CompareOp::kLe);
+  DefineComparison(r, kGt, CompareOp::kGt);
+  DefineComparison(r, kGe, CompareOp::kGe);
   DefineSelectN(r);
   DefineClamp(r);
   RegisterComparisonRules(r);

@@ -1,6 +1,7 @@
 // Type conversion primitives: convert_element_type, bitcast_convert_type, reduce_precision.
 //
-// convert_element_type follows XLA's CPU semantics: float -> int truncates toward zero,
+// convert_element_type runs the kernel library's conversions (kernels/elementwise.h, shared
+// with the CPU backend), with XLA's CPU semantics: float -> int truncates toward zero,
 // saturates out-of-range values and maps NaN to 0; any -> bool is x != 0 (NaN -> true);
 // int -> int wraps; conversions into 16-bit floats round to nearest even (f64 -> bf16 goes
 // through f32 as XLA does; f64 -> f16 rounds once).
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/elementwise.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/transforms/ad_util.h"
@@ -44,55 +46,6 @@ using kernels::ComputeType;
 using kernels::kIsFloat;
 using kernels::kIsHalf;
 
-// One element, S -> D, both compute types (16-bit floats appear as f32 here).
-template <typename D, typename S>
-D ConvertScalar(S x) {
-  if constexpr (std::is_same_v<D, bool>) {
-    return x != S(0);
-  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
-    constexpr D kMin = std::numeric_limits<D>::min();
-    constexpr D kMax = std::numeric_limits<D>::max();
-    if constexpr (std::is_signed_v<D>) {
-      if (x != x) return D(0);
-      if (x <= static_cast<S>(kMin)) return kMin;
-      if (x >= static_cast<S>(kMax)) return kMax;  // (S)kMax rounds up to 2^(bits-1)
-      return static_cast<D>(x);
-    } else {
-      if (!(x > S(0))) return D(0);  // also NaN
-      if (x >= static_cast<S>(kMax)) return kMax;
-      return static_cast<D>(x);
-    }
-  } else {
-    return static_cast<D>(x);
-  }
-}
-
-// f64 -> f16 rounded once: round to f32 with round-to-odd (24 >= 11 + 2 bits, so the second
-// rounding to nearest even is exact), then to f16.
-Eigen::half F64ToF16(double d) {
-  float f = static_cast<float>(d);
-  if (std::isfinite(f) && static_cast<double>(f) != d) {
-    uint32_t b = std::bit_cast<uint32_t>(f);
-    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) b -= 1;  // truncate toward zero
-    f = std::bit_cast<float>(b | 1u);
-  }
-  return Eigen::half(f);
-}
-
-template <typename S, typename D>
-void ConvertKernel(const S* in, D* out, int64_t n) {
-  if constexpr (std::is_same_v<S, D>) {
-    kernels::ForChunks(n, [&](int64_t b, int64_t e) { std::memcpy(out + b, in + b, (e - b) * sizeof(S)); });
-  } else if constexpr (std::is_same_v<S, double> && std::is_same_v<D, Eigen::half>) {
-    kernels::ForChunks(n, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = F64ToF16(in[i]);
-    });
-  } else {
-    using Cd = ComputeType<D>;
-    kernels::MapLoop1(in, out, n, [](auto x) { return ConvertScalar<Cd>(x); });
-  }
-}
-
 void DefineConvertElementType(Registry& r) {
   PrimitiveRules& rules = r.Define(kConvertElementType);
   rules.abstract_eval = [](InAvals in, const ParamMap& params) -> Avals {
@@ -103,13 +56,10 @@ void DefineConvertElementType(Registry& r) {
     Array out = Array::Empty(out_avals[0]);
     const int64_t n = out.size();
     if (n == 0) return OneArray(std::move(out));
-    kernels::DispatchDType(in[0].dtype(), [&](auto stag) {
-      using S = typename decltype(stag)::type;
-      kernels::DispatchDType(out.dtype(), [&](auto dtag) {
-        using D = typename decltype(dtag)::type;
-        ConvertKernel(kernels::Data<S>(in[0]), kernels::MutableData<D>(out), n);
-      });
-    });
+    // The kernel library's conversion (the CPU backend runs the same one).
+    const void* src = in[0].data();
+    kernels::RunElementwise(kernels::FindConvertFn(in[0].dtype(), out.dtype()), 1, &src, 0, ItemSize(in[0].dtype()),
+                            out.mutable_data(), ItemSize(out.dtype()), n, kernels::kParallelGrain);
     return OneArray(std::move(out));
   };
 }

@@ -1,18 +1,17 @@
-// The tile loops: one tight loop per (op, element type), written so g++ -O3 -march=native
-// vectorizes it (this file builds with -fno-math-errno so sqrt/floor/ceil vectorize), with
-// Eigen array expressions for the transcendentals. Semantics follow the reference evaluator
-// (NaN-propagating max/min, wrapping integer arithmetic, saturating float->int convert).
+// The tile loops. Float arithmetic and transcendentals (f16, bf16, f32, f64) are the kernel
+// library's (lax/kernels/elementwise.h), the very functions eager runs, so a lone op under jit
+// equals eager bit for bit. The rest is one tight loop per (op, element type), written so
+// g++ -O3 -march=native vectorizes it, with the reference evaluator's semantics (wrapping
+// integer arithmetic, saturating float->int convert).
 #include "jx/compiler/backend/cpu/tile_ops.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
-// GCC 12 reports false positives inside Eigen's AVX-512 intrinsics.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wignored-attributes"
-#include <Eigen/Core>
+#include "jx/lax/kernels/elementwise.h"
 
 namespace jx::cpu::internal {
 namespace {
@@ -23,10 +22,7 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::PrimitiveType;
 
-template <typename T>
-using ArrMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using CArrMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+namespace kernels = ::jx::lax::kernels;
 
 template <typename T>
 const T* In(const void* const* in, int i) {
@@ -48,266 +44,160 @@ struct Operand<T, kScalars, k, true> {
   T v;
 };
 
-// ---- Unary float ops.
+// ---- Float ops: the kernel library's (lax/kernels/elementwise.h), shared with eager.
 
-enum class UOp { kNeg, kAbs, kExp, kLog, kTanh, kLogistic, kSqrt, kRsqrt, kSin, kCos, kFloor,
-                 kCeil, kSign, kExpm1, kLog1p, kCopy };
-
-// Eigen's exp clamps its argument to +-88.72 (f32) / +-709.78 (f64) and overflows early near
-// the top; elements outside the safe range are recomputed with std::exp. The range test is a
-// vectorized min/max pass, so the scalar fix-up only runs on tiles that need it.
-template <typename T, typename F>
-void FixRange(const T* __restrict x, T* __restrict o, int64_t n, T lo, T hi, F exact) {
-  // An AND of comparisons vectorizes (a NaN compares false, so it needs the fix-up too).
-  int in_range = 1;
-  for (int64_t i = 0; i < n; ++i) in_range &= (x[i] >= lo) & (x[i] <= hi);
-  if (in_range) return;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!(x[i] >= lo && x[i] <= hi)) o[i] = exact(x[i]);
+std::optional<kernels::UnaryOp> SharedUnaryOp(HloOpcode op) {
+  using U = kernels::UnaryOp;
+  switch (op) {
+    case HloOpcode::kNegate: return U::kNeg;
+    case HloOpcode::kAbs: return U::kAbs;
+    case HloOpcode::kSign: return U::kSign;
+    case HloOpcode::kFloor: return U::kFloor;
+    case HloOpcode::kCeil: return U::kCeil;
+    case HloOpcode::kRoundNearestAfz: return U::kRoundAwayFromZero;
+    case HloOpcode::kRoundNearestEven: return U::kRoundNearestEven;
+    case HloOpcode::kExp: return U::kExp;
+    case HloOpcode::kLog: return U::kLog;
+    case HloOpcode::kLog1p: return U::kLog1p;
+    case HloOpcode::kExpm1: return U::kExpm1;
+    case HloOpcode::kTanh: return U::kTanh;
+    case HloOpcode::kLogistic: return U::kLogistic;
+    case HloOpcode::kSin: return U::kSin;
+    case HloOpcode::kCos: return U::kCos;
+    case HloOpcode::kTan: return U::kTan;
+    case HloOpcode::kSqrt: return U::kSqrt;
+    case HloOpcode::kRsqrt: return U::kRsqrt;
+    case HloOpcode::kCbrt: return U::kCbrt;
+    case HloOpcode::kErf: return U::kErf;
+    case HloOpcode::kNot: return U::kNot;
+    default: return std::nullopt;
   }
 }
 
-// exp over f32 inputs in [-87, 88]: Eigen's pexp_float (same range reduction and
-// polynomial, so the same bits), but 2^m is applied by writing m + 127 into the exponent
-// field: exact for the normal range m in [-126, 127] these inputs reach, where Eigen's
-// general pldexp spends about a third of the time splitting the scaling into steps.
-// Returns false (o then partly garbage) if some input is outside the range or NaN.
-bool ExpFloatInRange(const float* __restrict x, float* __restrict o, int64_t n) {
-  using namespace Eigen::internal;  // NOLINT: Eigen's packet primitives
-  using Packet = packet_traits<float>::type;
-  constexpr int64_t kSize = unpacket_traits<Packet>::size;
-  const Packet lo = pset1<Packet>(-87.f), hi = pset1<Packet>(88.f);
-  const Packet log2e = pset1<Packet>(1.44269504088896341f), half = pset1<Packet>(0.5f);
-  const Packet c1 = pset1<Packet>(-0.693359375f), c2 = pset1<Packet>(2.12194440e-4f);
-  const Packet p0 = pset1<Packet>(1.9875691500E-4f), p1 = pset1<Packet>(1.3981999507E-3f);
-  const Packet p2 = pset1<Packet>(8.3334519073E-3f), p3 = pset1<Packet>(4.1665795894E-2f);
-  const Packet p4 = pset1<Packet>(1.6666665459E-1f), p5 = pset1<Packet>(5.0000001201E-1f);
-  const Packet one = pset1<Packet>(1.f);
-  Packet ok = ptrue(one);
-  auto exp = [&](const Packet& v) {
-    ok = pand(ok, pand(pcmp_le(lo, v), pcmp_le(v, hi)));
-    const Packet m = pfloor(pmadd(v, log2e, half));
-    Packet r = pmadd(m, c1, v);
-    r = pmadd(m, c2, r);
-    const Packet r2 = pmul(r, r), r3 = pmul(r2, r);
-    Packet y = pmadd(p0, r, p1), y1 = pmadd(p3, r, p4);
-    const Packet y2 = padd(r, one);
-    y = pmadd(y, r, p2);
-    y1 = pmadd(y1, r, p5);
-    y = pmadd(y, r3, y1);
-    y = pmadd(y, r2, y2);
-    return pldexp_fast_impl<Packet>::run(y, m);
-  };
-  int64_t i = 0;
-  for (; i + kSize <= n; i += kSize) pstoreu(o + i, exp(ploadu<Packet>(x + i)));
-  if (i < n) {
-    alignas(64) float buf[kSize] = {};
-    std::memcpy(buf, x + i, (n - i) * sizeof(float));
-    pstore(buf, exp(pload<Packet>(buf)));
-    std::memcpy(o + i, buf, (n - i) * sizeof(float));
-  }
-  alignas(64) uint32_t lanes[kSize];
-  pstore(reinterpret_cast<float*>(lanes), ok);
-  uint32_t all = ~0u;
-  for (int64_t k = 0; k < kSize; ++k) all &= lanes[k];
-  return all == ~0u;
-}
-
-template <typename T, UOp kOp>
-void UnaryFloat(const void* const* in, void* out, int64_t n) {
-  const T* __restrict x = In<T>(in, 0);
-  T* __restrict o = static_cast<T*>(out);
-  constexpr bool kF32 = std::is_same_v<T, float>;
-  if constexpr (kOp == UOp::kNeg) {
-    for (int64_t i = 0; i < n; ++i) o[i] = -x[i];
-  } else if constexpr (kOp == UOp::kAbs) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::fabs(x[i]);
-  } else if constexpr (kOp == UOp::kCopy) {
-    std::memcpy(o, x, n * sizeof(T));
-  } else if constexpr (kOp == UOp::kExp && kF32) {
-    if (!ExpFloatInRange(x, o, n)) {
-      ArrMap<T>(o, n) = CArrMap<T>(x, n).exp();
-      FixRange<T>(x, o, n, T(-87), T(88), [](T v) { return std::exp(v); });
-    }
-  } else if constexpr (kOp == UOp::kExp) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).exp();
-    FixRange<T>(x, o, n, kF32 ? T(-87) : T(-700), kF32 ? T(88) : T(700),
-                [](T v) { return std::exp(v); });
-  } else if constexpr (kOp == UOp::kLog) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).log();
-  } else if constexpr (kOp == UOp::kTanh) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).tanh();
-  } else if constexpr (kOp == UOp::kLogistic) {
-    // 1 / (1 + exp(-x)) with the exact exp outside Eigen's range (-> 0 or 1 there).
-    for (int64_t i = 0; i < n; ++i) o[i] = -x[i];
-    ArrMap<T>(o, n) = ArrMap<T>(o, n).exp();
-    FixRange<T>(x, o, n, kF32 ? T(-88) : T(-700), kF32 ? T(87) : T(700),
-                [](T v) { return std::exp(-v); });
-    for (int64_t i = 0; i < n; ++i) o[i] = T(1) / (T(1) + o[i]);
-  } else if constexpr (kOp == UOp::kSqrt) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::sqrt(x[i]);
-  } else if constexpr (kOp == UOp::kRsqrt) {
-    for (int64_t i = 0; i < n; ++i) o[i] = T(1) / std::sqrt(x[i]);
-  } else if constexpr (kOp == UOp::kSin) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).sin();
-  } else if constexpr (kOp == UOp::kCos) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).cos();
-  } else if constexpr (kOp == UOp::kFloor) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::floor(x[i]);
-  } else if constexpr (kOp == UOp::kCeil) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::ceil(x[i]);
-  } else if constexpr (kOp == UOp::kSign) {
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      o[i] = (v != v || v == T(0)) ? v : (v > T(0) ? T(1) : T(-1));
-    }
-  } else if constexpr (kOp == UOp::kExpm1) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).expm1();
-    FixRange<T>(x, o, n, kF32 ? T(-87) : T(-700), kF32 ? T(88) : T(700),
-                [](T v) { return std::expm1(v); });
-  } else if constexpr (kOp == UOp::kLog1p) {
-    ArrMap<T>(o, n) = CArrMap<T>(x, n).log1p();
+std::optional<kernels::BinaryOp> SharedBinaryOp(HloOpcode op) {
+  using B = kernels::BinaryOp;
+  switch (op) {
+    case HloOpcode::kAdd: return B::kAdd;
+    case HloOpcode::kSubtract: return B::kSub;
+    case HloOpcode::kMultiply: return B::kMul;
+    case HloOpcode::kDivide: return B::kDiv;
+    case HloOpcode::kRemainder: return B::kRem;
+    case HloOpcode::kPower: return B::kPow;
+    case HloOpcode::kMaximum: return B::kMax;
+    case HloOpcode::kMinimum: return B::kMin;
+    case HloOpcode::kAtan2: return B::kAtan2;
+    case HloOpcode::kAnd: return B::kAnd;
+    case HloOpcode::kOr: return B::kOr;
+    case HloOpcode::kXor: return B::kXor;
+    case HloOpcode::kShiftLeft: return B::kShiftLeft;
+    case HloOpcode::kShiftRightLogical: return B::kShiftRightLogical;
+    case HloOpcode::kShiftRightArithmetic: return B::kShiftRightArithmetic;
+    default: return std::nullopt;
   }
 }
 
-// ---- Binary float ops.
-
-enum class BOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
-
-template <typename T, BOp kOp, unsigned kScalars>
-void BinaryFloat(const void* const* in, void* out, int64_t n) {
-  const Operand<T, kScalars, 0> a(in);
-  const Operand<T, kScalars, 1> b(in);
-  T* __restrict o = static_cast<T*>(out);
-  if constexpr (kOp == BOp::kAdd) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
-  } else if constexpr (kOp == BOp::kSub) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] - b[i];
-  } else if constexpr (kOp == BOp::kMul) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
-  } else if constexpr (kOp == BOp::kDiv) {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i];
-  } else if constexpr (kOp == BOp::kMax) {
-    // NaN propagates; max(+0, -0) = +0 (a tie keeps the operand without the sign bit).
-    for (int64_t i = 0; i < n; ++i) {
-      const T x = a[i], y = b[i];
-      T r = (x > y || (x == y && !std::signbit(x))) ? x : y;
-      r = x != x ? x : r;
-      o[i] = y != y ? y : r;
-    }
-  } else if constexpr (kOp == BOp::kMin) {
-    for (int64_t i = 0; i < n; ++i) {
-      const T x = a[i], y = b[i];
-      T r = (x < y || (x == y && std::signbit(x))) ? x : y;
-      r = x != x ? x : r;
-      o[i] = y != y ? y : r;
-    }
-  } else if constexpr (kOp == BOp::kPow) {
-    for (int64_t i = 0; i < n; ++i) o[i] = std::pow(a[i], b[i]);
-  }
+// The library kernel of an elementwise op on dtype, or nullptr.
+TileOpFn SharedOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
+  if (const auto op = SharedBinaryOp(instr.opcode())) return kernels::FindBinaryFn(*op, dtype, scalars);
+  if (instr.opcode() == HloOpcode::kClamp && IsFloating(dtype)) return kernels::FindClampFn(dtype, scalars);
+  if (scalars != 0) return nullptr;
+  if (const auto op = SharedUnaryOp(instr.opcode())) return kernels::FindUnaryFn(*op, dtype);
+  return nullptr;
 }
 
-// ---- Integer ops (wrapping through the unsigned type).
-
-enum class IOp { kAdd, kSub, kMul, kMax, kMin, kAnd, kOr, kXor, kNeg, kAbs, kNot, kLogicalNot, kSign, kCopy };
-
-template <typename T, IOp kOp, unsigned kScalars = 0>
-void IntOp(const void* const* in, void* out, int64_t n) {
-  using U = std::make_unsigned_t<T>;
-  // Promote narrow types so u8*u8 and u16*u16 cannot overflow a signed int.
-  using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
-  const T* __restrict a = In<T>(in, 0);
-  T* __restrict o = static_cast<T*>(out);
-  if constexpr (kOp == IOp::kNeg) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(W(0) - static_cast<W>(static_cast<U>(a[i])));
-  } else if constexpr (kOp == IOp::kAbs) {
-    for (int64_t i = 0; i < n; ++i) {
-      o[i] = a[i] < 0 ? static_cast<T>(W(0) - static_cast<W>(static_cast<U>(a[i]))) : a[i];
-    }
-  } else if constexpr (kOp == IOp::kNot) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(~a[i]);
-  } else if constexpr (kOp == IOp::kLogicalNot) {  // PRED (stored as uint8_t, like u8)
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] ^ 1;
-  } else if constexpr (kOp == IOp::kSign) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>((a[i] > 0) - (a[i] < 0));
-  } else if constexpr (kOp == IOp::kCopy) {
-    std::memcpy(o, a, n * sizeof(T));
-  } else {
-    const Operand<T, kScalars, 0> l(in);
-    const Operand<T, kScalars, 1> r(in);
-    for (int64_t i = 0; i < n; ++i) {
-      const T p = l[i], q = r[i];
-      const W x = static_cast<W>(static_cast<U>(p)), y = static_cast<W>(static_cast<U>(q));
-      if constexpr (kOp == IOp::kAdd) o[i] = static_cast<T>(x + y);
-      if constexpr (kOp == IOp::kSub) o[i] = static_cast<T>(x - y);
-      if constexpr (kOp == IOp::kMul) o[i] = static_cast<T>(x * y);
-      if constexpr (kOp == IOp::kMax) o[i] = p > q ? p : q;
-      if constexpr (kOp == IOp::kMin) o[i] = p < q ? p : q;
-      if constexpr (kOp == IOp::kAnd) o[i] = static_cast<T>(p & q);
-      if constexpr (kOp == IOp::kOr) o[i] = static_cast<T>(p | q);
-      if constexpr (kOp == IOp::kXor) o[i] = static_cast<T>(p ^ q);
-    }
-  }
+template <typename Bits>
+void CopyLoop(const void* const* in, void* out, int64_t n) {
+  std::memcpy(out, in[0], n * sizeof(Bits));
 }
 
 // ---- compare / select / clamp / convert.
 
-template <typename T, ComparisonDirection kDir, unsigned kScalars>
-void Compare(const void* const* in, void* out, int64_t n) {
-  const Operand<T, kScalars, 0> a(in);
-  const Operand<T, kScalars, 1> b(in);
-  uint8_t* __restrict o = static_cast<uint8_t*>(out);
-  for (int64_t i = 0; i < n; ++i) {
-    bool r;
-    if constexpr (kDir == ComparisonDirection::kEq) r = a[i] == b[i];
-    if constexpr (kDir == ComparisonDirection::kNe) r = a[i] != b[i];
-    if constexpr (kDir == ComparisonDirection::kLt) r = a[i] < b[i];
-    if constexpr (kDir == ComparisonDirection::kLe) r = a[i] <= b[i];
-    if constexpr (kDir == ComparisonDirection::kGt) r = a[i] > b[i];
-    if constexpr (kDir == ComparisonDirection::kGe) r = a[i] >= b[i];
-    o[i] = r;
-  }
-}
-
-// The instantiation of a loop template for a scalar-operand mask: binary loops take masks
-// 0-2, ternary ones 0-6 (an all-scalar op is left to the caller's splat).
+// The instantiation of a loop template for a scalar-operand mask: ternary loops take masks
+// 0-6 (an all-scalar op is left to the caller's splat).
 template <template <unsigned> class Loop>
-TileOpFn ForScalars(unsigned scalars, int arity) {
-  if (scalars >= (1u << arity) - (arity > 1 ? 1 : 0)) return nullptr;
+TileOpFn ForScalars(unsigned scalars) {
   switch (scalars) {
     case 0: return &Loop<0>::Run;
     case 1: return &Loop<1>::Run;
     case 2: return &Loop<2>::Run;
-    case 3: return arity > 2 ? &Loop<3>::Run : nullptr;
-    case 4: return arity > 2 ? &Loop<4>::Run : nullptr;
-    case 5: return arity > 2 ? &Loop<5>::Run : nullptr;
-    case 6: return arity > 2 ? &Loop<6>::Run : nullptr;
+    case 3: return &Loop<3>::Run;
+    case 4: return &Loop<4>::Run;
+    case 5: return &Loop<5>::Run;
+    case 6: return &Loop<6>::Run;
     default: return nullptr;
   }
 }
 
-template <typename T, ComparisonDirection kDir>
-struct CompareLoop {
+// Floats under TOTALORDER (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN): compared as the
+// signed integers whose order matches (magnitude bits, negated for negative values).
+template <typename Bits>
+struct TotalOrderKey {
+  using Signed = std::make_signed_t<Bits>;
+  static Signed Of(Bits b) {
+    const Signed s = static_cast<Signed>(b);
+    const Bits magnitude = static_cast<Bits>(b & (std::numeric_limits<Bits>::max() >> 1));
+    return s < 0 ? static_cast<Signed>(Bits(0) - magnitude) - 1 : static_cast<Signed>(magnitude);
+  }
+};
+
+template <typename Bits, ComparisonDirection kDir>
+struct TotalOrderCompareLoop {
   template <unsigned kScalars>
   struct L {
     static void Run(const void* const* in, void* out, int64_t n) {
-      Compare<T, kDir, kScalars>(in, out, n);
+      const Operand<Bits, kScalars, 0> a(in);
+      const Operand<Bits, kScalars, 1> b(in);
+      uint8_t* __restrict o = static_cast<uint8_t*>(out);
+      for (int64_t i = 0; i < n; ++i) {
+        const auto x = TotalOrderKey<Bits>::Of(a[i]), y = TotalOrderKey<Bits>::Of(b[i]);
+        bool r = false;
+        if constexpr (kDir == ComparisonDirection::kEq) r = x == y;
+        if constexpr (kDir == ComparisonDirection::kNe) r = x != y;
+        if constexpr (kDir == ComparisonDirection::kLt) r = x < y;
+        if constexpr (kDir == ComparisonDirection::kLe) r = x <= y;
+        if constexpr (kDir == ComparisonDirection::kGt) r = x > y;
+        if constexpr (kDir == ComparisonDirection::kGe) r = x >= y;
+        o[i] = r;
+      }
     }
   };
 };
 
-template <typename T>
-TileOpFn CompareFor(ComparisonDirection d, unsigned scalars) {
+template <typename Bits>
+TileOpFn TotalOrderCompareOfWidth(ComparisonDirection d, unsigned sc) {
+  if (sc > 2) return nullptr;
   using D = ComparisonDirection;
   switch (d) {
-    case D::kEq: return ForScalars<CompareLoop<T, D::kEq>::template L>(scalars, 2);
-    case D::kNe: return ForScalars<CompareLoop<T, D::kNe>::template L>(scalars, 2);
-    case D::kLt: return ForScalars<CompareLoop<T, D::kLt>::template L>(scalars, 2);
-    case D::kLe: return ForScalars<CompareLoop<T, D::kLe>::template L>(scalars, 2);
-    case D::kGt: return ForScalars<CompareLoop<T, D::kGt>::template L>(scalars, 2);
-    case D::kGe: return ForScalars<CompareLoop<T, D::kGe>::template L>(scalars, 2);
+    case D::kEq: return ForScalars<TotalOrderCompareLoop<Bits, D::kEq>::template L>(sc);
+    case D::kNe: return ForScalars<TotalOrderCompareLoop<Bits, D::kNe>::template L>(sc);
+    case D::kLt: return ForScalars<TotalOrderCompareLoop<Bits, D::kLt>::template L>(sc);
+    case D::kLe: return ForScalars<TotalOrderCompareLoop<Bits, D::kLe>::template L>(sc);
+    case D::kGt: return ForScalars<TotalOrderCompareLoop<Bits, D::kGt>::template L>(sc);
+    case D::kGe: return ForScalars<TotalOrderCompareLoop<Bits, D::kGe>::template L>(sc);
   }
   return nullptr;
+}
+
+TileOpFn TotalOrderCompareFor(PrimitiveType type, ComparisonDirection d, unsigned sc) {
+  switch (type) {
+    case hlo::F16: case hlo::BF16: return TotalOrderCompareOfWidth<uint16_t>(d, sc);
+    case hlo::F32: return TotalOrderCompareOfWidth<uint32_t>(d, sc);
+    case hlo::F64: return TotalOrderCompareOfWidth<uint64_t>(d, sc);
+    default: return nullptr;  // integers: TOTALORDER is the natural order (not emitted)
+  }
+}
+
+std::optional<kernels::CompareOp> SharedCompareOp(ComparisonDirection d) {
+  using C = kernels::CompareOp;
+  switch (d) {
+    case ComparisonDirection::kEq: return C::kEq;
+    case ComparisonDirection::kNe: return C::kNe;
+    case ComparisonDirection::kLt: return C::kLt;
+    case ComparisonDirection::kLe: return C::kLe;
+    case ComparisonDirection::kGt: return C::kGt;
+    case ComparisonDirection::kGe: return C::kGe;
+  }
+  return std::nullopt;
 }
 
 // select by element size: the bits are copied, whatever the type.
@@ -326,90 +216,38 @@ void Clamp(const void* const* in, void* out, int64_t n) {
   const Operand<T, kScalars, 1> x(in);
   const Operand<T, kScalars, 2> hi(in);
   T* __restrict o = static_cast<T*>(out);
-  if constexpr (std::is_floating_point_v<T>) {
-    // min(max(x, lo), hi) with NaN propagation, as the evaluator.
-    for (int64_t i = 0; i < n; ++i) {
-      T m = x[i] > lo[i] ? x[i] : lo[i];
-      m = (x[i] != x[i] || lo[i] != lo[i]) ? x[i] + lo[i] : m;
-      T r = m < hi[i] ? m : hi[i];
-      o[i] = (m != m || hi[i] != hi[i]) ? m + hi[i] : r;
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const T m = x[i] >= lo[i] ? x[i] : lo[i];
-      o[i] = m <= hi[i] ? m : hi[i];
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const T m = x[i] >= lo[i] ? x[i] : lo[i];
+    o[i] = m <= hi[i] ? m : hi[i];
   }
 }
 
-template <typename From, typename To>
-void Convert(const void* const* in, void* out, int64_t n) {
-  const From* __restrict x = In<From>(in, 0);
-  To* __restrict o = static_cast<To*>(out);
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    // Truncate toward zero, saturate, NaN -> 0.
-    constexpr double kMax = static_cast<double>(std::numeric_limits<To>::max());
-    constexpr double kMin = static_cast<double>(std::numeric_limits<To>::lowest());
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = static_cast<double>(x[i]);
-      o[i] = v != v ? To(0)
-             : v >= kMax ? std::numeric_limits<To>::max()
-             : v <= kMin ? std::numeric_limits<To>::lowest()
-                         : static_cast<To>(v);
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<To>(x[i]);
+// The jx dtype of an HLO element type (pred is bool: one byte, 0 or 1).
+std::optional<DType> ToDType(PrimitiveType t) {
+  switch (t) {
+    case hlo::PRED: return DType::kBool;
+    case hlo::S8: return DType::kInt8;
+    case hlo::S16: return DType::kInt16;
+    case hlo::S32: return DType::kInt32;
+    case hlo::S64: return DType::kInt64;
+    case hlo::U8: return DType::kUInt8;
+    case hlo::U16: return DType::kUInt16;
+    case hlo::U32: return DType::kUInt32;
+    case hlo::U64: return DType::kUInt64;
+    case hlo::F16: return DType::kFloat16;
+    case hlo::BF16: return DType::kBFloat16;
+    case hlo::F32: return DType::kFloat32;
+    case hlo::F64: return DType::kFloat64;
+    default: return std::nullopt;
   }
 }
 
-template <typename From>
-TileOpFn ConvertTo(PrimitiveType to) {
-  switch (to) {
-    case hlo::S8: return &Convert<From, int8_t>;
-    case hlo::S32: return &Convert<From, int32_t>;
-    case hlo::S64: return &Convert<From, int64_t>;
-    case hlo::U8: return &Convert<From, uint8_t>;
-    case hlo::U32: return &Convert<From, uint32_t>;
-    case hlo::U64: return &Convert<From, uint64_t>;
-    case hlo::F32: return &Convert<From, float>;
-    case hlo::F64: return &Convert<From, double>;
-    default: return nullptr;  // pred and 16-bit types: scalar fallback
-  }
-}
-
+// convert: the kernel library's, as eager's convert_element_type.
 TileOpFn ConvertFor(PrimitiveType from, PrimitiveType to) {
-  switch (from) {
-    case hlo::PRED: return ConvertTo<uint8_t>(to);  // stored as 0/1
-    case hlo::S8: return ConvertTo<int8_t>(to);
-    case hlo::S32: return ConvertTo<int32_t>(to);
-    case hlo::S64: return ConvertTo<int64_t>(to);
-    case hlo::U8: return ConvertTo<uint8_t>(to);
-    case hlo::U32: return ConvertTo<uint32_t>(to);
-    case hlo::U64: return ConvertTo<uint64_t>(to);
-    case hlo::F32: return ConvertTo<float>(to);
-    case hlo::F64: return ConvertTo<double>(to);
-    default: return nullptr;
-  }
+  const std::optional<DType> f = ToDType(from), t = ToDType(to);
+  return f && t ? kernels::FindConvertFn(*f, *t) : nullptr;
 }
 
-template <typename T, BOp kOp>
-struct BinaryFloatLoop {
-  template <unsigned kScalars>
-  struct L {
-    static void Run(const void* const* in, void* out, int64_t n) {
-      BinaryFloat<T, kOp, kScalars>(in, out, n);
-    }
-  };
-};
-template <typename T, IOp kOp>
-struct IntLoop {
-  template <unsigned kScalars>
-  struct L {
-    static void Run(const void* const* in, void* out, int64_t n) {
-      IntOp<T, kOp, kScalars>(in, out, n);
-    }
-  };
-};
 template <typename T>
 struct ClampLoop {
   template <unsigned kScalars>
@@ -427,82 +265,6 @@ struct SelectLoop {
   };
 };
 
-template <typename T, BOp kOp>
-TileOpFn BinaryFloatFor(unsigned scalars) {
-  return ForScalars<BinaryFloatLoop<T, kOp>::template L>(scalars, 2);
-}
-template <typename T, IOp kOp>
-TileOpFn BinaryIntFor(unsigned scalars) {
-  return ForScalars<IntLoop<T, kOp>::template L>(scalars, 2);
-}
-
-template <typename T>
-TileOpFn FloatOp(const HloInstruction& instr, unsigned scalars) {
-  switch (instr.opcode()) {
-    case HloOpcode::kAdd: return BinaryFloatFor<T, BOp::kAdd>(scalars);
-    case HloOpcode::kSubtract: return BinaryFloatFor<T, BOp::kSub>(scalars);
-    case HloOpcode::kMultiply: return BinaryFloatFor<T, BOp::kMul>(scalars);
-    case HloOpcode::kDivide: return BinaryFloatFor<T, BOp::kDiv>(scalars);
-    case HloOpcode::kMaximum: return BinaryFloatFor<T, BOp::kMax>(scalars);
-    case HloOpcode::kMinimum: return BinaryFloatFor<T, BOp::kMin>(scalars);
-    case HloOpcode::kPower: return BinaryFloatFor<T, BOp::kPow>(scalars);
-    case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
-    default: break;
-  }
-  if (scalars != 0) return nullptr;
-  switch (instr.opcode()) {
-    case HloOpcode::kNegate: return &UnaryFloat<T, UOp::kNeg>;
-    case HloOpcode::kAbs: return &UnaryFloat<T, UOp::kAbs>;
-    case HloOpcode::kExp: return &UnaryFloat<T, UOp::kExp>;
-    case HloOpcode::kLog: return &UnaryFloat<T, UOp::kLog>;
-    case HloOpcode::kTanh: return &UnaryFloat<T, UOp::kTanh>;
-    case HloOpcode::kLogistic: return &UnaryFloat<T, UOp::kLogistic>;
-    case HloOpcode::kSqrt: return &UnaryFloat<T, UOp::kSqrt>;
-    case HloOpcode::kRsqrt: return &UnaryFloat<T, UOp::kRsqrt>;
-    case HloOpcode::kSin: return &UnaryFloat<T, UOp::kSin>;
-    case HloOpcode::kCos: return &UnaryFloat<T, UOp::kCos>;
-    case HloOpcode::kFloor: return &UnaryFloat<T, UOp::kFloor>;
-    case HloOpcode::kCeil: return &UnaryFloat<T, UOp::kCeil>;
-    case HloOpcode::kSign: return &UnaryFloat<T, UOp::kSign>;
-    case HloOpcode::kExpm1: return &UnaryFloat<T, UOp::kExpm1>;
-    case HloOpcode::kLog1p: return &UnaryFloat<T, UOp::kLog1p>;
-    case HloOpcode::kCopy: return &UnaryFloat<T, UOp::kCopy>;
-    default: return nullptr;
-  }
-}
-
-template <typename T>
-TileOpFn IntegerOp(const HloInstruction& instr, unsigned scalars) {
-  constexpr bool kSigned = std::is_signed_v<T>;
-  switch (instr.opcode()) {
-    case HloOpcode::kAdd: return BinaryIntFor<T, IOp::kAdd>(scalars);
-    case HloOpcode::kSubtract: return BinaryIntFor<T, IOp::kSub>(scalars);
-    case HloOpcode::kMultiply: return BinaryIntFor<T, IOp::kMul>(scalars);
-    case HloOpcode::kMaximum: return BinaryIntFor<T, IOp::kMax>(scalars);
-    case HloOpcode::kMinimum: return BinaryIntFor<T, IOp::kMin>(scalars);
-    case HloOpcode::kAnd: return BinaryIntFor<T, IOp::kAnd>(scalars);
-    case HloOpcode::kOr: return BinaryIntFor<T, IOp::kOr>(scalars);
-    case HloOpcode::kXor: return BinaryIntFor<T, IOp::kXor>(scalars);
-    case HloOpcode::kClamp: return ForScalars<ClampLoop<T>::template L>(scalars, 3);
-    default: break;
-  }
-  if (scalars != 0) return nullptr;
-  switch (instr.opcode()) {
-    case HloOpcode::kNot: return &IntOp<T, IOp::kNot>;
-    case HloOpcode::kCopy: return &IntOp<T, IOp::kCopy>;
-    case HloOpcode::kNegate: return kSigned ? &IntOp<T, IOp::kNeg> : nullptr;
-    case HloOpcode::kAbs: return kSigned ? &IntOp<T, IOp::kAbs> : nullptr;
-    case HloOpcode::kSign: return kSigned ? &IntOp<T, IOp::kSign> : nullptr;
-    default: return nullptr;
-  }
-}
-
-template <typename T>
-TileOpFn CompareOf(const HloInstruction& instr, unsigned scalars) {
-  const ComparisonType ct = instr.comparison_type();
-  if (ct == ComparisonType::kTotalOrder) return nullptr;  // scalar fallback
-  return CompareFor<T>(instr.comparison_direction(), scalars);
-}
 
 // ---- Reductions: 16 independent lanes, combined in a fixed tree.
 
@@ -590,52 +352,55 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
   const PrimitiveType in0 =
       instr.operand_count() > 0 ? instr.operand(0)->shape().element_type() : out;
   switch (instr.opcode()) {
-    case HloOpcode::kCompare:
-      switch (in0) {
-        case hlo::F32: return CompareOf<float>(instr, sc);
-        case hlo::F64: return CompareOf<double>(instr, sc);
-        case hlo::S32: return CompareOf<int32_t>(instr, sc);
-        case hlo::S64: return CompareOf<int64_t>(instr, sc);
-        case hlo::U32: return CompareOf<uint32_t>(instr, sc);
-        case hlo::U64: return CompareOf<uint64_t>(instr, sc);
-        case hlo::S8: return CompareOf<int8_t>(instr, sc);
-        case hlo::U8: case hlo::PRED: return CompareOf<uint8_t>(instr, sc);
-        default: return nullptr;
+    case HloOpcode::kCompare: {
+      if (instr.comparison_type() == ComparisonType::kTotalOrder) {
+        return TotalOrderCompareFor(in0, instr.comparison_direction(), sc);
       }
+      const std::optional<DType> d = ToDType(in0);
+      const std::optional<kernels::CompareOp> op = SharedCompareOp(instr.comparison_direction());
+      return d && op ? kernels::FindCompareFn(*op, *d, sc) : nullptr;
+    }
     case HloOpcode::kSelect:
       switch (hlo::ByteSizeOfPrimitiveType(out)) {
-        case 1: return ForScalars<SelectLoop<uint8_t>::template L>(sc, 3);
-        case 2: return ForScalars<SelectLoop<uint16_t>::template L>(sc, 3);
-        case 4: return ForScalars<SelectLoop<uint32_t>::template L>(sc, 3);
-        case 8: return ForScalars<SelectLoop<uint64_t>::template L>(sc, 3);
+        case 1: return ForScalars<SelectLoop<uint8_t>::template L>(sc);
+        case 2: return ForScalars<SelectLoop<uint16_t>::template L>(sc);
+        case 4: return ForScalars<SelectLoop<uint32_t>::template L>(sc);
+        case 8: return ForScalars<SelectLoop<uint64_t>::template L>(sc);
         default: return nullptr;
       }
     case HloOpcode::kConvert:
       return sc == 0 ? ConvertFor(in0, out) : nullptr;
+    case HloOpcode::kIsFinite: {
+      const std::optional<DType> d = ToDType(in0);
+      return sc == 0 && d ? kernels::FindIsFiniteFn(*d) : nullptr;
+    }
+    case HloOpcode::kCopy:
+      if (sc != 0) return nullptr;
+      switch (hlo::ByteSizeOfPrimitiveType(out)) {
+        case 1: return &CopyLoop<uint8_t>;
+        case 2: return &CopyLoop<uint16_t>;
+        case 4: return &CopyLoop<uint32_t>;
+        case 8: return &CopyLoop<uint64_t>;
+        default: return nullptr;
+      }
+    case HloOpcode::kClamp:
+      switch (out) {  // integer clamp; float clamp is the library's (SharedOp)
+        case hlo::S8: return ForScalars<ClampLoop<int8_t>::template L>(sc);
+        case hlo::S16: return ForScalars<ClampLoop<int16_t>::template L>(sc);
+        case hlo::S32: return ForScalars<ClampLoop<int32_t>::template L>(sc);
+        case hlo::S64: return ForScalars<ClampLoop<int64_t>::template L>(sc);
+        case hlo::U8: return ForScalars<ClampLoop<uint8_t>::template L>(sc);
+        case hlo::U16: return ForScalars<ClampLoop<uint16_t>::template L>(sc);
+        case hlo::U32: return ForScalars<ClampLoop<uint32_t>::template L>(sc);
+        case hlo::U64: return ForScalars<ClampLoop<uint64_t>::template L>(sc);
+        default: break;
+      }
+      break;
     default:
       break;
   }
-  switch (out) {
-    case hlo::F32: return FloatOp<float>(instr, sc);
-    case hlo::F64: return FloatOp<double>(instr, sc);
-    case hlo::S8: return IntegerOp<int8_t>(instr, sc);
-    case hlo::S32: return IntegerOp<int32_t>(instr, sc);
-    case hlo::S64: return IntegerOp<int64_t>(instr, sc);
-    case hlo::U8: return IntegerOp<uint8_t>(instr, sc);
-    case hlo::U32: return IntegerOp<uint32_t>(instr, sc);
-    case hlo::U64: return IntegerOp<uint64_t>(instr, sc);
-    case hlo::PRED:
-      switch (instr.opcode()) {
-        case HloOpcode::kAnd: return BinaryIntFor<uint8_t, IOp::kAnd>(sc);
-        case HloOpcode::kOr: return BinaryIntFor<uint8_t, IOp::kOr>(sc);
-        case HloOpcode::kXor: return BinaryIntFor<uint8_t, IOp::kXor>(sc);
-        case HloOpcode::kNot: return sc == 0 ? &IntOp<uint8_t, IOp::kLogicalNot> : nullptr;
-        case HloOpcode::kCopy: return sc == 0 ? &IntOp<uint8_t, IOp::kCopy> : nullptr;
-        default: return nullptr;
-      }
-    default:
-      return nullptr;
-  }
+  const std::optional<DType> dtype = ToDType(out);
+  return dtype ? SharedOp(instr, sc, *dtype) : nullptr;
 }
 
 ReduceSpanFn FindReduceSpan(HloOpcode reducer, PrimitiveType type) {

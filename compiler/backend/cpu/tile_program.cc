@@ -551,6 +551,17 @@ int TileProgram::num_fallback_ops() const {
   return count;
 }
 
+std::string TileProgram::FallbackOpNames() const {
+  std::string names;
+  for (const Node& n : nodes_) {
+    if (n.kind != Node::kFallback) continue;
+    if (!names.empty()) names += ", ";
+    names += hlo::StrCat(hlo::HloOpcodeString(n.fallback->opcode()), " ",
+                         hlo::PrimitiveTypeName(n.fallback->shape().element_type()));
+  }
+  return names;
+}
+
 void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
                            bool in_place) const {
   if (n <= 0) return;

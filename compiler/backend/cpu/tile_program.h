@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -83,6 +84,8 @@ class TileProgram {
   bool InputReadInPlace(int slot) const;
   // Number of ops that run through the scalar evaluator fallback (tests).
   int num_fallback_ops() const;
+  // Those ops as "opcode type, ..." (for JX_LOG_COMPILES).
+  std::string FallbackOpNames() const;
 
  private:
   struct Node;

@@ -191,6 +191,37 @@ TEST(LoopKernelTest, BinaryOps) {
   }
 }
 
+// 16-bit types run the kernel library's loops (16-bit floats computed in f32, rounded once
+// per op, as the evaluator's literals are), and TOTALORDER compares order -0 < +0 natively.
+TEST(LoopKernelTest, SixteenBitTypesAndTotalOrderCompares) {
+  for (const char* type : {"f16", "bf16", "s16", "u16"}) {
+    const bool is_float = type[0] != 's' && type[0] != 'u';
+    // One ulp of the 16-bit float (f32 kernels may differ from the evaluator's libm in the
+    // last f32 bit, which can move the rounded 16-bit result by one ulp).
+    const double rtol = std::string_view(type) == "f16" ? 1e-3 : (std::string_view(type) == "bf16" ? 8e-3 : 0);
+    std::vector<const char*> ops = {"add", "subtract", "multiply", "maximum", "minimum", "divide"};
+    if (is_float) ops.push_back("power");
+    for (const char* op : ops) {
+      SCOPED_TRACE(hlo::StrCat(op, " ", type));
+      const Ranges r = is_float ? Ranges{0.1, 3} : (type[0] == 'u' ? Ranges{0, 6e4} : Ranges{-3e4, 3e4});
+      CheckAgainstEvaluator(BinaryModule(op, type, type), rtol, 0, SmallTiles(), r);
+    }
+    for (const char* dir : {"EQ", "LT", "GE"}) {
+      SCOPED_TRACE(hlo::StrCat("compare ", dir, " ", type));
+      CheckAgainstEvaluator(BinaryModule("compare", type, "pred", hlo::StrCat(", direction=", dir)), 0, 0,
+                            SmallTiles(), Ranges{-2, 2});
+    }
+  }
+  for (const char* type : {"f16", "bf16", "f32", "f64"}) {
+    for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+      SCOPED_TRACE(hlo::StrCat("total order compare ", dir, " ", type));
+      CheckAgainstEvaluator(
+          BinaryModule("compare", type, "pred", hlo::StrCat(", direction=", dir, ", type=TOTALORDER")), 0, 0,
+          SmallTiles(), Ranges{-2, 2});
+    }
+  }
+}
+
 TEST(LoopKernelTest, SelectClampConvertAndImplicitScalars) {
   CheckAgainstEvaluator(R"(HloModule m
 %fused (p0: f32[1000], p1: f64[1000], p2: s32[1000], p3: f32[]) -> f64[1000] {
@@ -384,7 +415,11 @@ ENTRY %main (x: f32[]) -> f32[4,3] {
 
 // f16 math and ops without a native loop run per op through the evaluator, inside the
 // same loop kernel.
+// f16 multiply, convert, remainder and erf have native loops; reduce-precision still runs on
+// the evaluator per tile, and JX_LOG_COMPILES names it.
 TEST(LoopKernelTest, ScalarFallbackPerOp) {
+  setenv("JX_LOG_COMPILES", "1", 1);
+  ::testing::internal::CaptureStderr();
   auto exe = CheckAgainstEvaluator(R"(HloModule m
 %fused (p0: f16[300], p1: f32[300]) -> f32[300] {
   %p0 = f16[300] parameter(0)
@@ -393,14 +428,19 @@ TEST(LoopKernelTest, ScalarFallbackPerOp) {
   %f = f32[300] convert(%h)
   %r = f32[300] remainder(%f, %p1)
   %e = f32[300] erf(%r)
-  ROOT %a = f32[300] add(%e, %p1)
+  %q = f32[300] reduce-precision(%e), exponent_bits=5, mantissa_bits=10
+  ROOT %a = f32[300] add(%q, %p1)
 }
 ENTRY %main (xa: f16[300], xb: f32[300]) -> f32[300] {
   %xa = f16[300] parameter(0)
   %xb = f32[300] parameter(1)
   ROOT %fusion = f32[300] fusion(%xa, %xb), kind=kLoop, calls=%fused
 })", 1e-6, 1e-7, SmallTiles(), Ranges{0.5, 3});
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  unsetenv("JX_LOG_COMPILES");
   if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "loop");
+  EXPECT_NE(log.find("runs reduce-precision f32 on the reference evaluator per tile"), std::string::npos) << log;
+  EXPECT_EQ(log.find("remainder"), std::string::npos) << log;
 }
 
 TEST(LoopKernelTest, RawBufferEntryPoint) {

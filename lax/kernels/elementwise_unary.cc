@@ -1,0 +1,354 @@
+// Unary floating-point kernels (elementwise.h). Most ops are Eigen's packet functors run by
+// elementwise_runner.h; the functors below fix what Eigen gets wrong at the edges of the range
+// (its exp clamps its argument, its log flushes denormal inputs) or rounds inexactly under
+// EIGEN_FAST_MATH (sqrt, rsqrt).
+#include <cmath>
+#include <limits>
+
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "jx/lax/kernels/elementwise.h"
+#include "jx/lax/kernels/elementwise_runner.h"
+
+namespace jx::lax::kernels {
+namespace internal {
+namespace {
+
+using namespace Eigen::internal;  // NOLINT: Eigen's packet primitives (pexp, pselect, ...)
+
+template <typename P>
+using ScalarOf = typename unpacket_traits<P>::type;
+
+// exp over f32 inputs in [-87, 88]: Eigen's pexp_float (same range reduction and polynomial,
+// so the same bits), but 2^m is applied by writing m + 127 into the exponent field: exact for
+// the normal range m in [-126, 127] these inputs reach, where Eigen's general pldexp spends
+// about a third of the time splitting the scaling into steps. Other inputs give garbage.
+template <typename P>
+P ExpF32InRange(const P& x) {
+  const P m = pfloor(pmadd(x, pset1<P>(1.44269504088896341f), pset1<P>(0.5f)));
+  P r = pmadd(m, pset1<P>(-0.693359375f), x);
+  r = pmadd(m, pset1<P>(2.12194440e-4f), r);
+  const P r2 = pmul(r, r), r3 = pmul(r2, r);
+  P y = pmadd(pset1<P>(1.9875691500E-4f), r, pset1<P>(1.3981999507E-3f));
+  P y1 = pmadd(pset1<P>(4.1665795894E-2f), r, pset1<P>(1.6666665459E-1f));
+  const P y2 = padd(r, pset1<P>(1.0f));
+  y = pmadd(y, r, pset1<P>(8.3334519073E-3f));
+  y1 = pmadd(y1, r, pset1<P>(5.0000001201E-1f));
+  y = pmadd(y, r3, y1);
+  y = pmadd(y, r2, y2);
+  return pldexp_fast_impl<P>::run(y, m);
+}
+
+// exp, correct over the whole range: Eigen's pexp clamps its argument to about +-88.72 (f32)
+// / +-709.4 (f64), so it overflows early and never gives a denormal. Outside [lo, hi] (NaN
+// included) the result is exp(x/2)^2 (one extra rounding), inf and 0 included.
+template <typename P>
+P Exp(const P& x) {
+  using S = ScalarOf<P>;
+  constexpr bool kF32 = std::is_same_v<S, float>;
+  const P lo = pset1<P>(S(kF32 ? -87 : -708)), hi = pset1<P>(S(kF32 ? 88 : 709));
+  P r;
+  if constexpr (kF32) {
+    r = ExpF32InRange(x);
+  } else {
+    r = pexp(x);
+  }
+  const P outside = pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi)));
+  if (EIGEN_PREDICT_FALSE(predux_any(outside))) {
+    const P h = pexp(pmul(x, pset1<P>(S(0.5))));
+    r = pselect(outside, pmul(h, h), r);
+  }
+  return r;
+}
+
+struct ExpOp {
+  template <typename S>
+  static constexpr bool kVectorized = packet_traits<S>::HasExp;
+  template <typename S>
+  S Scalar(S x) const { return std::exp(x); }
+  template <typename P>
+  P Packet(const P& x) const { return Exp(x); }
+};
+
+// log, with denormal inputs scaled into the normal range first (Eigen's plog treats them as
+// the smallest normal).
+struct LogOp {
+  template <typename S>
+  static constexpr bool kVectorized = packet_traits<S>::HasLog;
+  template <typename S>
+  S Scalar(S x) const { return std::log(x); }
+  template <typename P>
+  P Packet(const P& x) const {
+    using S = ScalarOf<P>;
+    constexpr int kShift = std::numeric_limits<S>::digits;  // 2^digits lifts any denormal
+    P r = plog(x);
+    const P tiny = pand(pcmp_lt(x, pset1<P>(std::numeric_limits<S>::min())), pcmp_lt(pzero(x), x));
+    if (EIGEN_PREDICT_FALSE(predux_any(tiny))) {
+      const P scaled = plog(pmul(x, pset1<P>(std::ldexp(S(1), kShift))));
+      r = pselect(tiny, psub(scaled, pset1<P>(S(kShift) * S(0.693147180559945309417232121458))), r);
+    }
+    return r;
+  }
+};
+
+// expm1: Eigen's is built on its clamped exp, so above hi it is recomputed as exp (equal to
+// expm1 there).
+struct Expm1Op {
+  template <typename S>
+  static constexpr bool kVectorized = functor_traits<scalar_expm1_op<S>>::PacketAccess && packet_traits<S>::HasExp;
+  template <typename S>
+  S Scalar(S x) const { return std::expm1(x); }
+  template <typename P>
+  P Packet(const P& x) const {
+    using S = ScalarOf<P>;
+    P r = scalar_expm1_op<S>().packetOp(x);
+    const P big = pcmp_lt(pset1<P>(S(std::is_same_v<S, float> ? 80 : 700)), x);
+    if (EIGEN_PREDICT_FALSE(predux_any(big))) r = pselect(big, Exp(x), r);
+    return r;
+  }
+};
+
+// logistic(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = exp(-|x|): never
+// overflows, a few ulps everywhere, and denormal for very negative x. (Eigen's f32 rational
+// approximation is accurate only in absolute terms: 1.5e-5 relative at x = -7.5, and its
+// clamped exp alone below -9.)
+struct LogisticOp {
+  template <typename S>
+  static constexpr bool kVectorized = packet_traits<S>::HasExp && packet_traits<S>::HasDiv;
+  template <typename S>
+  S Scalar(S x) const {
+    const S e = std::exp(-std::fabs(x));
+    return x >= S(0) ? S(1) / (S(1) + e) : e / (S(1) + e);
+  }
+  template <typename P>
+  P Packet(const P& x) const {
+    const P one = pset1<P>(ScalarOf<P>(1));
+    const P e = Exp(pnegate(pabs(x)));
+    return pdiv(pselect(pcmp_le(pzero(x), x), one, e), padd(one, e));
+  }
+};
+
+// sqrt, correctly rounded: Eigen's AVX/AVX-512 psqrt under EIGEN_FAST_MATH is an rsqrt
+// estimate plus a Newton step (not correctly rounded, flushes denormals, sqrt(inf) = NaN), so
+// the packet path calls the hardware square root.
+#if defined(EIGEN_VECTORIZE_SSE2)
+constexpr bool kHasExactSqrt = true;
+inline Packet4f ExactSqrt(const Packet4f& x) { return _mm_sqrt_ps(x); }
+inline Packet2d ExactSqrt(const Packet2d& x) { return _mm_sqrt_pd(x); }
+#else
+constexpr bool kHasExactSqrt = false;
+template <typename P>
+P ExactSqrt(const P& x) { return x; }  // never called
+#endif
+#if defined(EIGEN_VECTORIZE_AVX)
+inline Packet8f ExactSqrt(const Packet8f& x) { return _mm256_sqrt_ps(x); }
+inline Packet4d ExactSqrt(const Packet4d& x) { return _mm256_sqrt_pd(x); }
+#endif
+#if defined(EIGEN_VECTORIZE_AVX512)
+inline Packet16f ExactSqrt(const Packet16f& x) { return _mm512_sqrt_ps(x); }
+inline Packet8d ExactSqrt(const Packet8d& x) { return _mm512_sqrt_pd(x); }
+#endif
+
+struct SqrtOp {
+  template <typename S>
+  static constexpr bool kVectorized = kHasExactSqrt;
+  template <typename S>
+  S Scalar(S x) const { return std::sqrt(x); }
+  template <typename P>
+  P Packet(const P& x) const { return ExactSqrt(x); }
+};
+
+// rsqrt as 1 / sqrt(x), both correctly rounded (Eigen's fast-math prsqrt is an estimate).
+struct RsqrtOp {
+  template <typename S>
+  static constexpr bool kVectorized = kHasExactSqrt;
+  template <typename S>
+  S Scalar(S x) const { return S(1) / std::sqrt(x); }
+  template <typename P>
+  P Packet(const P& x) const { return pdiv(pset1<P>(ScalarOf<P>(1)), ExactSqrt(x)); }
+};
+
+// XLA's sign: -1/+1 with the input's sign, +-0 and NaN unchanged.
+struct SignOp {
+  template <typename S>
+  static constexpr bool kVectorized = packet_traits<S>::HasCmp;
+  template <typename S>
+  S Scalar(S x) const { return (x != x || x == S(0)) ? x : std::copysign(S(1), x); }
+  template <typename P>
+  P Packet(const P& x) const {
+    using S = ScalarOf<P>;
+    const P one_signed = por(pand(x, pset1<P>(S(-0.0))), pset1<P>(S(1)));
+    const P keep = por(pcmp_eq(x, pzero(x)), pandnot(ptrue(x), pcmp_eq(x, x)));  // zero or NaN
+    return pselect(keep, x, one_signed);
+  }
+};
+
+// erf_inv for f32: Giles' single-precision approximation ("Approximating the erfinv
+// function", GPU Computing Gems), as XLA uses; |x| == 1 gives +-inf, |x| > 1 NaN.
+inline float ErfInvF32Scalar(float x) {
+  float w = -std::log((1.0f - x) * (1.0f + x));
+  float p;
+  if (w < 5.0f) {
+    w -= 2.5f;
+    p = 2.81022636e-08f;
+    p = 3.43273939e-07f + p * w;
+    p = -3.5233877e-06f + p * w;
+    p = -4.39150654e-06f + p * w;
+    p = 0.00021858087f + p * w;
+    p = -0.00125372503f + p * w;
+    p = -0.00417768164f + p * w;
+    p = 0.246640727f + p * w;
+    p = 1.50140941f + p * w;
+  } else {
+    w = std::sqrt(w) - 3.0f;
+    p = -0.000200214257f;
+    p = 0.000100950558f + p * w;
+    p = 0.00134934322f + p * w;
+    p = -0.00367342844f + p * w;
+    p = 0.00573950773f + p * w;
+    p = -0.0076224613f + p * w;
+    p = 0.00943887047f + p * w;
+    p = 1.00167406f + p * w;
+    p = 2.83297682f + p * w;
+  }
+  if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
+  return p * x;
+}
+
+struct ErfInvF32Op {
+  float operator()(float x) const { return ErfInvF32Scalar(x); }
+  template <typename P>
+  P packetOp(const P& x) const {
+    const P one = pset1<P>(1.0f);
+    const P w = pnegate(plog(pmul(psub(one, x), padd(one, x))));
+    // Central branch (w < 5).
+    const P wc = psub(w, pset1<P>(2.5f));
+    P pc = pset1<P>(2.81022636e-08f);
+    pc = pmadd(pc, wc, pset1<P>(3.43273939e-07f));
+    pc = pmadd(pc, wc, pset1<P>(-3.5233877e-06f));
+    pc = pmadd(pc, wc, pset1<P>(-4.39150654e-06f));
+    pc = pmadd(pc, wc, pset1<P>(0.00021858087f));
+    pc = pmadd(pc, wc, pset1<P>(-0.00125372503f));
+    pc = pmadd(pc, wc, pset1<P>(-0.00417768164f));
+    pc = pmadd(pc, wc, pset1<P>(0.246640727f));
+    pc = pmadd(pc, wc, pset1<P>(1.50140941f));
+    // Tail branch.
+    const P wt = psub(ExactSqrt(w), pset1<P>(3.0f));
+    P pt = pset1<P>(-0.000200214257f);
+    pt = pmadd(pt, wt, pset1<P>(0.000100950558f));
+    pt = pmadd(pt, wt, pset1<P>(0.00134934322f));
+    pt = pmadd(pt, wt, pset1<P>(-0.00367342844f));
+    pt = pmadd(pt, wt, pset1<P>(0.00573950773f));
+    pt = pmadd(pt, wt, pset1<P>(-0.0076224613f));
+    pt = pmadd(pt, wt, pset1<P>(0.00943887047f));
+    pt = pmadd(pt, wt, pset1<P>(1.00167406f));
+    pt = pmadd(pt, wt, pset1<P>(2.83297682f));
+    const P p = pselect(pcmp_lt(w, pset1<P>(5.0f)), pc, pt);
+    const P inf = pset1<P>(std::numeric_limits<float>::infinity());
+    return pselect(pcmp_eq(pabs(x), one), pmul(x, inf), pmul(p, x));
+  }
+};
+
+// erf_inv for f64 (scalar: Eigen has no f64 packet erf): for |x| >= 0.5 the exact identity
+// erfinv(x) = -ndtri((1 - |x|) / 2) / sqrt(2) (1 - |x| is exact there); below, Giles' central
+// polynomial refined by two Newton steps on erf, which converge quadratically from ~1e-7.
+inline double ErfInvF64(double x) {
+  const double a = std::fabs(x);
+  if (!(a <= 1.0)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == 1.0) return x * std::numeric_limits<double>::infinity();
+  double y;
+  if (a >= 0.5) {
+    y = -Eigen::numext::ndtri((1.0 - a) * 0.5) * 0.70710678118654752440;
+  } else {
+    double w = -std::log((1.0 - a) * (1.0 + a)) - 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+    y = p * a;
+    for (int i = 0; i < 2; ++i) {
+      y -= (std::erf(y) - a) / (1.12837916709551257390 * std::exp(-y * y));
+    }
+  }
+  return std::copysign(y, x);
+}
+
+struct ErfInvOp {
+  template <typename S>
+  static constexpr bool kVectorized = std::is_same_v<S, float> && packet_traits<float>::HasLog && kHasExactSqrt;
+  template <typename S>
+  S Scalar(S x) const {
+    if constexpr (std::is_same_v<S, float>) {
+      return ErfInvF32Scalar(x);
+    } else {
+      return ErfInvF64(x);
+    }
+  }
+  template <typename P>
+  P Packet(const P& x) const { return ErfInvF32Op().packetOp(x); }
+};
+
+struct TanFn {
+  template <typename S>
+  S operator()(S x) const { return std::tan(x); }
+};
+struct CbrtFn {
+  template <typename S>
+  S operator()(S x) const { return std::cbrt(x); }
+};
+
+template <typename Op>
+ElementwiseFn Unary(DType dtype, StoreMode store) {
+  return KernelForDType<Op, 1, 0>(dtype, store);
+}
+
+}  // namespace
+}  // namespace internal
+
+ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
+  using namespace internal;  // NOLINT
+  using namespace Eigen::internal;  // NOLINT
+  if (!IsFloating(dtype)) return FindIntegerUnaryFn(op, dtype);
+  switch (op) {
+    case UnaryOp::kNeg: return Unary<EigenUnary<scalar_opposite_op>>(dtype, store);
+    case UnaryOp::kAbs: return Unary<EigenUnary<scalar_abs_op>>(dtype, store);
+    case UnaryOp::kSign: return Unary<SignOp>(dtype, store);
+    case UnaryOp::kFloor: return Unary<EigenUnary<scalar_floor_op>>(dtype, store);
+    case UnaryOp::kCeil: return Unary<EigenUnary<scalar_ceil_op>>(dtype, store);
+    case UnaryOp::kRoundAwayFromZero: return Unary<EigenUnary<scalar_round_op>>(dtype, store);
+    case UnaryOp::kRoundNearestEven: return Unary<EigenUnary<scalar_rint_op>>(dtype, store);
+    case UnaryOp::kExp: return Unary<ExpOp>(dtype, store);
+    case UnaryOp::kLog: return Unary<LogOp>(dtype, store);
+    case UnaryOp::kLog1p: return Unary<EigenUnary<scalar_log1p_op>>(dtype, store);
+    case UnaryOp::kExpm1: return Unary<Expm1Op>(dtype, store);
+    case UnaryOp::kTanh: return Unary<EigenUnary<scalar_tanh_op>>(dtype, store);
+    case UnaryOp::kLogistic: return Unary<LogisticOp>(dtype, store);
+    case UnaryOp::kSin: return Unary<EigenUnary<scalar_sin_op>>(dtype, store);
+    case UnaryOp::kCos: return Unary<EigenUnary<scalar_cos_op>>(dtype, store);
+    case UnaryOp::kTan: return Unary<ScalarOnly<TanFn>>(dtype, store);
+    case UnaryOp::kSqrt: return Unary<SqrtOp>(dtype, store);
+    case UnaryOp::kRsqrt: return Unary<RsqrtOp>(dtype, store);
+    case UnaryOp::kCbrt: return Unary<ScalarOnly<CbrtFn>>(dtype, store);
+    case UnaryOp::kErf: return Unary<EigenUnary<scalar_erf_op>>(dtype, store);
+    case UnaryOp::kErfInv: return Unary<ErfInvOp>(dtype, store);
+    case UnaryOp::kNot: return nullptr;
+  }
+  return nullptr;
+}
+
+bool IsExpensive(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kNeg: case UnaryOp::kAbs: case UnaryOp::kSign: case UnaryOp::kFloor:
+    case UnaryOp::kCeil: case UnaryOp::kRoundAwayFromZero: case UnaryOp::kRoundNearestEven:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace jx::lax::kernels
