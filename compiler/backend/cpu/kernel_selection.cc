@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/tile_program.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -109,14 +110,28 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
 
 absl::StatusOr<std::unique_ptr<Kernel>> SelectKernel(const HloInstruction& instr,
                                                      const KernelSelectionOptions& options) {
+  TileFallbackRecorder per_tile_fallbacks;
   absl::StatusOr<std::unique_ptr<Kernel>> native = SelectNative(instr, options);
-  if (native.ok()) return native;
   const std::string what =
       hlo::StrCat("%", instr.name(), " = ", instr.shape().ToString(false), " ",
                   hlo::HloOpcodeString(instr.opcode()),
                   instr.opcode() == HloOpcode::kFusion
                       ? hlo::StrCat(" (", hlo::FusionKindToString(instr.fusion_kind()), ")")
                       : std::string());
+  if (native.ok()) {
+    // A native kernel whose tile programs still run some ops on the evaluator is a partial
+    // fallback: as loud as a whole one.
+    if (per_tile_fallbacks.ops().empty()) return native;
+    if (options.fallback == FallbackPolicy::kError) {
+      return absl::UnimplementedError(
+          hlo::StrCat("no native CPU loop for ", per_tile_fallbacks.ops(), " in ", what));
+    }
+    if (LogFallbacks()) {
+      std::fprintf(stderr, "jx: CPU backend runs %s on the reference evaluator per tile (slow), in %s\n",
+                   per_tile_fallbacks.ops().c_str(), what.c_str());
+    }
+    return native;
+  }
   if (options.fallback == FallbackPolicy::kError) {
     return absl::UnimplementedError(hlo::StrCat("no native CPU kernel for ", what, ": ",
                                                 native.status().message()));

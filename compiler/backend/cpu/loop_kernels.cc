@@ -48,15 +48,6 @@ constexpr int64_t kMinChunkElements = 16384;
 
 int64_t ElementsIn(const hlo::Shape& s) { return hlo::ShapeUtil::ElementsIn(s); }
 
-// A tile program op without a native loop runs on the evaluator, per tile: never silently.
-void LogTileFallbacks(const HloInstruction& instr, const TileProgram& program) {
-  if (program.num_fallback_ops() == 0) return;
-  const char* v = std::getenv("JX_LOG_COMPILES");
-  if (v == nullptr || v[0] == '\0' || std::string_view(v) == "0") return;
-  std::fprintf(stderr, "jx: CPU backend loop kernel %%%s runs %s on the reference evaluator per tile (slow)\n",
-               instr.name().c_str(), program.FallbackOpNames().c_str());
-}
-
 class LoopKernel : public Kernel {
  public:
   explicit LoopKernel(std::unique_ptr<TileProgram> program, int64_t elements)
@@ -178,7 +169,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLoopKernel(const HloInstruction& ins
     HLO_ASSIGN_OR_RETURN(program,
                          TileProgram::Compile(&instr, OperandLeaves(&instr), tile_elements));
   }
-  LogTileFallbacks(instr, *program);
   return std::make_unique<LoopKernel>(std::move(program), ElementsIn(instr.shape()));
 }
 
@@ -235,7 +225,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const HloInstruction& i
   }
   HLO_ASSIGN_OR_RETURN(kernel->program_,
                        TileProgram::Compile(reduce->operand(0), leaves, tile_elements, &map));
-  LogTileFallbacks(instr, *kernel->program_);
   return kernel;
 }
 

@@ -384,7 +384,8 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
         default: return nullptr;
       }
     case HloOpcode::kClamp:
-      switch (out) {  // integer clamp; float clamp is the library's (SharedOp)
+      switch (out) {  // integer and pred clamp; float clamp is the library's (SharedOp)
+        case hlo::PRED: return ForScalars<ClampLoop<uint8_t>::template L>(sc);  // 0 < 1
         case hlo::S8: return ForScalars<ClampLoop<int8_t>::template L>(sc);
         case hlo::S16: return ForScalars<ClampLoop<int16_t>::template L>(sc);
         case hlo::S32: return ForScalars<ClampLoop<int32_t>::template L>(sc);

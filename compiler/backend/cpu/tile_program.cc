@@ -531,7 +531,22 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   p->strip_ = fallback_count > 0
                   ? tile
                   : std::clamp<int64_t>(kStripWorkingSet / per_element / 16 * 16, 64, tile);
+  if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   return p;
+}
+
+namespace {
+thread_local TileFallbackRecorder* g_innermost_recorder = nullptr;
+}  // namespace
+
+TileFallbackRecorder::TileFallbackRecorder() : parent_(g_innermost_recorder) { g_innermost_recorder = this; }
+TileFallbackRecorder::~TileFallbackRecorder() { g_innermost_recorder = parent_; }
+
+void TileFallbackRecorder::Record(const std::string& op_names) {
+  TileFallbackRecorder* r = g_innermost_recorder;
+  if (r == nullptr) return;
+  if (!r->ops_.empty()) r->ops_ += ", ";
+  r->ops_ += op_names;
 }
 
 bool TileProgram::InputReadInPlace(int slot) const {

@@ -30,6 +30,25 @@
 
 namespace jx::cpu::internal {
 
+// While alive, collects the ops that tile programs compiled on this thread run on the
+// reference evaluator per tile (an (op, type) pair without a native loop), so kernel
+// selection can count them as fallbacks whichever kernel compiled the program. Recorders
+// nest (a loop body compiled while its while kernel is built): the innermost one records.
+class TileFallbackRecorder {
+ public:
+  TileFallbackRecorder();
+  ~TileFallbackRecorder();
+  TileFallbackRecorder(const TileFallbackRecorder&) = delete;
+  TileFallbackRecorder& operator=(const TileFallbackRecorder&) = delete;
+  // "op type, op type" of the evaluator-run ops recorded so far ("" when none).
+  const std::string& ops() const { return ops_; }
+  static void Record(const std::string& op_names);
+
+ private:
+  TileFallbackRecorder* parent_;
+  std::string ops_;
+};
+
 // Maps an instruction of the expression to the input slot it is read from, or -1 when the
 // instruction is to be computed by the program.
 using LeafResolver = std::function<int(const hlo::HloInstruction*)>;
