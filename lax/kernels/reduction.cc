@@ -121,11 +121,36 @@ Out StoreAs(typename Reducer<K, T>::Acc w) {
   }
 }
 
-// The reduction of n contiguous elements. Float reductions run in kLanes independent lanes
-// (element i of each block in lane i % kLanes), combined in lane order at the end: the loop
-// vectorizes, and the association depends only on n, never on the buffer's address (Eigen's
-// reductions start at the first aligned packet, so an f64 sum's last bits, or which NaN a max
-// returns, moved with the allocation, and jit and eager disagreed).
+// Folds blocks of kLanes elements into kLanes lanes (element i of a block into lane i) with
+// Eigen packets: lanes[l] = op(lanes[l], p[b * kLanes + l]) for b < blocks.
+constexpr int kLanes = 16;
+
+template <ReduceKind K, typename A>
+void FoldLanes(A* lanes, const A* p, int64_t blocks) {
+  namespace ei = Eigen::internal;
+  using Packet = typename ei::packet_traits<A>::type;
+  constexpr int kSize = ei::unpacket_traits<Packet>::size;
+  static_assert(kLanes % kSize == 0, "a packet holds a whole number of lanes");
+  constexpr int kPackets = kLanes / kSize;
+  Packet acc[kPackets];
+  for (int k = 0; k < kPackets; ++k) acc[k] = ei::ploadu<Packet>(lanes + k * kSize);
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int k = 0; k < kPackets; ++k) {
+      const Packet v = ei::ploadu<Packet>(p + b * kLanes + k * kSize);
+      if constexpr (K == ReduceKind::kSum) acc[k] = ei::padd(acc[k], v);
+      else if constexpr (K == ReduceKind::kProd) acc[k] = ei::pmul(acc[k], v);
+      else if constexpr (K == ReduceKind::kMax) acc[k] = ei::pmax<Eigen::PropagateNaN>(acc[k], v);
+      else acc[k] = ei::pmin<Eigen::PropagateNaN>(acc[k], v);
+    }
+  }
+  for (int k = 0; k < kPackets; ++k) ei::pstoreu(lanes + k * kSize, acc[k]);
+}
+
+// The reduction of n contiguous elements. Float reductions run in kLanes lanes by position
+// (element i of each block in lane i % kLanes), combined in lane order at the end: the
+// association depends only on n, never on the buffer's address (Eigen's reductions start at
+// the first aligned packet, so an f64 sum's last bits, or which NaN a max returned, moved
+// with the allocation, and jit and eager disagreed).
 template <ReduceKind K, typename T>
 typename Reducer<K, T>::Acc RowOf(const T* x, int64_t n, bool is_bool) {
   using Red = Reducer<K, T>;
@@ -135,8 +160,7 @@ typename Reducer<K, T>::Acc RowOf(const T* x, int64_t n, bool is_bool) {
     // lanes by position.
     return Red::Row(x, n, is_bool);
   } else {
-    constexpr int kLanes = 16;
-    Acc lanes[kLanes];
+    alignas(64) Acc lanes[kLanes];
     std::fill(lanes, lanes + kLanes, Red::template Identity<Acc>(false));
     alignas(64) float buf[kIsHalf<T> ? kReduceBlock : 1];
     for (int64_t b = 0; b < n; b += kReduceBlock) {
@@ -148,11 +172,8 @@ typename Reducer<K, T>::Acc RowOf(const T* x, int64_t n, bool is_bool) {
       } else {
         p = x + b;
       }
-      int64_t i = 0;
-      for (; i + kLanes <= m; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lanes[l] = Red::Combine(lanes[l], p[i + l]);
-      }
-      for (int l = 0; i < m; ++i, ++l) lanes[l] = Red::Combine(lanes[l], p[i]);
+      FoldLanes<K>(lanes, p, m / kLanes);
+      for (int64_t i = m / kLanes * kLanes, l = 0; i < m; ++i, ++l) lanes[l] = Red::Combine(lanes[l], p[i]);
     }
     Acc total = lanes[0];
     for (int l = 1; l < kLanes; ++l) total = Red::Combine(total, lanes[l]);
