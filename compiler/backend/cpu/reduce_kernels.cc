@@ -530,9 +530,9 @@ class ColumnReduceKernel : public Kernel {
       return absl::OkStatus();
     }
     const int64_t tile = program_->tile_elements();
-    // Column blocks narrow enough to give both cores work on one [R, I] slab, wide enough
+    // Column blocks narrow enough to give a few cores work on one [R, I] slab, wide enough
     // that each evaluation covers a long contiguous run.
-    const int64_t width = std::min({I, tile, std::max<int64_t>(kMinBlockWidth, (I + 7) / 8)});
+    const int64_t width = std::min({I, tile, std::max<int64_t>(kMinBlockWidth, (I + 3) / 4)});
     const int64_t blocks = (I + width - 1) / width;
     const int64_t tasks = O * blocks;
     // Order-free ops with few column blocks fold fixed chunks of rows in parallel.
@@ -585,7 +585,7 @@ class ColumnReduceKernel : public Kernel {
   }
   std::string_view kind() const override { return "reduce"; }
 
-  static constexpr int64_t kMinBlockWidth = 256;
+  static constexpr int64_t kMinBlockWidth = 512;
   std::unique_ptr<TileProgram> program_;
   ColumnShape shape_;
   InitSource init_;
@@ -630,17 +630,21 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeTypedReduceKernel(const HloInstructi
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const HloInstruction& instr,
                                                             int64_t tile_elements) {
-  HLO_ASSIGN_OR_RETURN(ArgReducerTables tables, AnalyzeArgReducer(instr));
-  const hlo::PrimitiveType vt = instr.operand(0)->shape().element_type();
-  const hlo::PrimitiveType it = instr.operand(1)->shape().element_type();
-  LeafResolver leaves = OperandLeaves(&instr);
-  HLO_ASSIGN_OR_RETURN(InitSource init_v, InitOf(instr.operand(2), leaves));
-  HLO_ASSIGN_OR_RETURN(InitSource init_i, InitOf(instr.operand(3), leaves));
-  ReduceLayout layout = LayoutOf(instr);
+  LeafResolver leaves;
+  const HloInstruction* reduce = ReduceOf(instr, &leaves);
+  for (const HloInstruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
+  }
+  HLO_ASSIGN_OR_RETURN(ArgReducerTables tables, AnalyzeArgReducer(*reduce));
+  const hlo::PrimitiveType vt = reduce->operand(0)->shape().element_type();
+  const hlo::PrimitiveType it = reduce->operand(1)->shape().element_type();
+  HLO_ASSIGN_OR_RETURN(InitSource init_v, InitOf(reduce->operand(2), leaves));
+  HLO_ASSIGN_OR_RETURN(InitSource init_i, InitOf(reduce->operand(3), leaves));
+  ReduceLayout layout = LayoutOf(*reduce);
   HLO_ASSIGN_OR_RETURN(std::unique_ptr<TileProgram> vp,
-                       TileProgram::Compile(instr.operand(0), leaves, tile_elements, &layout.map));
+                       TileProgram::Compile(reduce->operand(0), leaves, tile_elements, &layout.map));
   HLO_ASSIGN_OR_RETURN(std::unique_ptr<TileProgram> ip,
-                       TileProgram::Compile(instr.operand(1), leaves, tile_elements, &layout.map));
+                       TileProgram::Compile(reduce->operand(1), leaves, tile_elements, &layout.map));
   std::unique_ptr<Kernel> kernel;
   const std::vector<ComparedPair>& pairs = tables.pairs;
   const bool total = pairs[0].total_order();
@@ -719,14 +723,20 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryReduceKernel(const HloInstruc
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryArgReduceKernel(const HloInstruction& instr) {
-  HLO_ASSIGN_OR_RETURN(ArgReducerTables tables, AnalyzeArgReducer(instr));
-  if (instr.dimensions().size() != 1) return absl::UnimplementedError("more than one reduced axis");
-  const int64_t axis = instr.dimensions()[0];
-  const HloInstruction* index = instr.operand(1);
+  // A (value, iota) reduce, alone or as an input fusion that computes the iota.
+  LeafResolver leaves;
+  const HloInstruction* reduce = ReduceOf(instr, &leaves);
+  HLO_ASSIGN_OR_RETURN(ArgReducerTables tables, AnalyzeArgReducer(*reduce));
+  if (reduce->dimensions().size() != 1) return absl::UnimplementedError("more than one reduced axis");
+  const int64_t axis = reduce->dimensions()[0];
+  const HloInstruction* value = reduce->operand(0);
+  const HloInstruction* index = reduce->operand(1);
   if (index->opcode() != HloOpcode::kIota || index->iota_dimension() != axis) {
     return absl::UnimplementedError("index operand is not an iota along the reduced axis");
   }
-  const std::optional<DType> dtype = DTypeOfElement(instr.operand(0)->shape().element_type());
+  const int slot = leaves(value);
+  if (slot < 0) return absl::UnimplementedError("reduces a computed expression");
+  const std::optional<DType> dtype = DTypeOfElement(value->shape().element_type());
   const std::optional<DType> index_dtype = DTypeOfElement(index->shape().element_type());
   if (!dtype || !index_dtype || !IsInteger(*index_dtype)) {
     return absl::UnimplementedError("unsupported element types");
@@ -741,16 +751,16 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryArgReduceKernel(const HloInst
   if (!find_max) return absl::UnimplementedError("reducer is not argmax/argmin");
   // The fold starts from (lowest, 0) for argmax, (highest, 0) for argmin: the identities of
   // max/min, so the first extreme element wins.
-  const HloInstruction* init_index = instr.operand(3);
+  const HloInstruction* init_index = reduce->operand(3);
   const int64_t zero = 0;
-  if (!IsLibraryIdentity(*instr.operand(2), *find_max ? ReduceOp::kMax : ReduceOp::kMin, *dtype,
+  if (!IsLibraryIdentity(*reduce->operand(2), *find_max ? ReduceOp::kMax : ReduceOp::kMin, *dtype,
                          ReduceOutput::kDType) ||
       init_index->opcode() != HloOpcode::kConstant ||
       std::memcmp(init_index->literal().untyped_data().data(), &zero,
                   init_index->literal().untyped_data().size()) != 0) {
     return absl::UnimplementedError("init values are not (identity, 0)");
   }
-  const std::vector<int64_t>& dims = instr.operand(0)->shape().dimensions();
+  const std::vector<int64_t>& dims = value->shape().dimensions();
   auto kernel = std::make_unique<LibraryArgReduceKernel>();
   kernel->find_max_ = *find_max;
   kernel->dtype_ = *dtype;
@@ -759,10 +769,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryArgReduceKernel(const HloInst
   kernel->reduced_ = dims[axis];
   for (int64_t d = 0; d < axis; ++d) kernel->outer_ *= dims[d];
   for (size_t d = axis + 1; d < dims.size(); ++d) kernel->inner_ *= dims[d];
-  kernel->value_size_ = hlo::ByteSizeOfPrimitiveType(instr.operand(0)->shape().element_type());
+  kernel->value_size_ = hlo::ByteSizeOfPrimitiveType(value->shape().element_type());
   kernel->index_size_ = hlo::ByteSizeOfPrimitiveType(index->shape().element_type());
-  kernel->slot_ = OperandLeaves(&instr)(instr.operand(0));
-  const absl::Span<const uint8_t> init_value = instr.operand(2)->literal().untyped_data();
+  kernel->slot_ = slot;
+  const absl::Span<const uint8_t> init_value = reduce->operand(2)->literal().untyped_data();
   kernel->init_value_.assign(init_value.begin(), init_value.end());
   return kernel;
 }

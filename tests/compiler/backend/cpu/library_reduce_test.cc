@@ -287,5 +287,56 @@ TEST(LibraryArgReduceTest, EmptyAxisGivesTheInits) {
   ExpectExact(ArgModule("f64", "s64", "3,0", "3", 1, false, true), "r", "library-arg-reduce");
 }
 
+
+// argmax as an input fusion that computes its iota (how the fusion pass leaves it): the
+// library's argmax reads the value parameter; with a fused value expression, the tile-program
+// arg-reduce evaluates both.
+std::string FusedArgmax(bool fuse_value) {
+  const std::string value = fuse_value ? "  %v = f32[40,300] multiply(%p, %p)\n" : "";
+  return hlo::StrCat(R"(HloModule m
+%arg (av: f32[], ai: s32[], xv: f32[], xi: s32[]) -> (f32[], s32[]) {
+  %av = f32[] parameter(0)
+  %ai = s32[] parameter(1)
+  %xv = f32[] parameter(2)
+  %xi = s32[] parameter(3)
+  %gt = pred[] compare(%xv, %av), direction=GT
+  %eq = pred[] compare(%xv, %av), direction=EQ
+  %xnan = pred[] compare(%xv, %xv), direction=NE
+  %anan = pred[] compare(%av, %av), direction=NE
+  %nanan = pred[] not(%anan)
+  %b1 = pred[] and(%gt, %nanan)
+  %b2 = pred[] and(%xnan, %nanan)
+  %better = pred[] or(%b1, %b2)
+  %bothnan = pred[] and(%xnan, %anan)
+  %same = pred[] or(%eq, %bothnan)
+  %ilt = pred[] compare(%xi, %ai), direction=LT
+  %tie = pred[] and(%same, %ilt)
+  %pick = pred[] or(%better, %tie)
+  %sv = f32[] select(%better, %xv, %av)
+  %si = s32[] select(%pick, %xi, %ai)
+  ROOT %t = (f32[], s32[]) tuple(%sv, %si)
+}
+%fused (p: f32[40,300]) -> (f32[40], s32[40]) {
+  %p = f32[40,300] parameter(0)
+)", value, R"(  %io = s32[40,300] iota(), iota_dimension=1
+  %v0 = f32[] constant(-inf)
+  %i0 = s32[] constant(0)
+  ROOT %r = (f32[40], s32[40]) reduce()", fuse_value ? "%v" : "%p", R"(, %io, %v0, %i0), dimensions={1}, to_apply=%arg
+}
+ENTRY %main (x: f32[40,300]) -> (f32[40], s32[40]) {
+  %x = f32[40,300] parameter(0)
+  ROOT %fusion = (f32[40], s32[40]) fusion(%x), kind=kInput, calls=%fused
+}
+)");
+}
+
+TEST(LibraryArgReduceTest, InputFusionWithItsIota) {
+  ExactOptions o;
+  o.special = 0.01;
+  o.compile.allow_evaluator_fallback = false;
+  ExpectExact(FusedArgmax(false), "fusion", "library-arg-reduce", o);
+  ExpectExact(FusedArgmax(true), "fusion", "arg-reduce", o);
+}
+
 }  // namespace
 }  // namespace jx::cpu
