@@ -6,11 +6,12 @@
 //                       and eager agree bit for bit, at eager's speed, for every layout.
 //   library arg-reduce  argmax/argmin as lowered (a (value, iota) reduce whose reducer is
 //                       JAX's first-extreme, NaN-wins rule): the library's argmax/argmin.
-// The rest are bit-exact with the evaluator's sequential fold:
+// The rest are bit-exact with the evaluator's sequential fold (but see column reduce):
 //   column reduce  an outer-axis reduce ([O, R, I] with I > 1) of a fused expression, any
 //               element type and simple binary reducer: the expression is evaluated in its
 //               own row-major order and folded into a row of accumulators (no transposing
-//               reads); each output folds init, then its elements in order.
+//               reads); each output folds init, then its elements in order (long columns:
+//               fixed chunks of rows combined in order, within rounding for float sums).
 //   reduce      a single-output reduce (or kInput fusion) with an add/multiply/maximum/
 //               minimum/and/or/xor reducer over any element type (pred, 8/16-bit ints,
 //               f16/bf16, ...). The operand is read through a tile program in [kept...,
@@ -485,8 +486,10 @@ ArgReducerTables LibraryArgTables(bool find_max, int value_classes) {
 // Outer-axis reduces of fused expressions ([O, R, I] with I > 1 after dropping size-1 dims
 // and merging neighbours): the expression is evaluated in its own row-major order, whole rows
 // (or blocks of a row) at a time, and folded into a row of accumulators, instead of being read
-// through a transposing map. Each output still folds init, then its elements in order (the
-// evaluator's bits); order-free ops with too few column blocks also split R into chunks.
+// through a transposing map. Each output folds init, then its elements in order (the
+// evaluator's bits), except that long columns with few column blocks fold 16 fixed chunks of
+// rows in parallel, combined in order: the evaluator's bits for order-free ops (integers,
+// max/min), within rounding of them for float sums and products, and never thread-dependent.
 
 struct ColumnShape {
   int64_t outer = 1, reduced = 1, inner = 1;
@@ -530,14 +533,15 @@ class ColumnReduceKernel : public Kernel {
       return absl::OkStatus();
     }
     const int64_t tile = program_->tile_elements();
-    // Column blocks narrow enough to give a few cores work on one [R, I] slab, wide enough
-    // that each evaluation covers a long contiguous run.
-    const int64_t width = std::min({I, tile, std::max<int64_t>(kMinBlockWidth, (I + 3) / 4)});
+    // Few column blocks of long columns: whole rows (long contiguous reads), with the rows
+    // split into 16 fixed chunks folded in parallel. Otherwise column blocks narrow enough
+    // to give a few cores work, wide enough for long contiguous runs, each folded whole.
+    const bool split_rows = R >= 64 && O * ((I + tile - 1) / tile) < 8;
+    const int64_t width =
+        split_rows ? std::min(I, tile) : std::min({I, tile, std::max<int64_t>(kMinBlockWidth, (I + 3) / 4)});
     const int64_t blocks = (I + width - 1) / width;
     const int64_t tasks = O * blocks;
-    // Order-free ops with few column blocks fold fixed chunks of rows in parallel.
-    const int64_t chunk_rows =
-        kOrderFree<E, kOp> && tasks < 8 && R >= 64 ? (R + 15) / 16 : R;
+    const int64_t chunk_rows = split_rows ? (R + 15) / 16 : R;
     const int64_t chunks = (R + chunk_rows - 1) / chunk_rows;
     // Not std::vector<C>: for pred, C is bool and vector<bool> packs partials into shared words.
     std::unique_ptr<C[]> partial;

@@ -338,5 +338,43 @@ TEST(LibraryArgReduceTest, InputFusionWithItsIota) {
   ExpectExact(FusedArgmax(true), "fusion", "arg-reduce", o);
 }
 
+// An outer-axis reduce of a fused expression, T[rows, cols] summed over rows (in f64 for
+// floats, as lax lowers f32 sums).
+std::string FusedColumnSum(const std::string& t, int64_t rows, int64_t cols) {
+  const std::string acc = t == "f32" ? "f64" : t;
+  const std::string in = hlo::StrCat(rows, ",", cols);
+  const std::string widen = t == "f32" ? hlo::StrCat("  %w = f64[", in, "] convert(%n)\n") : "";
+  return hlo::StrCat("HloModule m\n%red (a: ", acc, "[], b: ", acc, "[]) -> ", acc, "[] {\n  %a = ", acc,
+                     "[] parameter(0)\n  %b = ", acc, "[] parameter(1)\n  ROOT %c = ", acc,
+                     "[] add(%a, %b)\n}\n%fused (p: ", t, "[", in, "]) -> ", acc, "[", cols, "] {\n  %p = ", t, "[",
+                     in, "] parameter(0)\n  %n = ", t, "[", in, "] multiply(%p, %p)\n", widen, "  %i = ", acc,
+                     "[] constant(0)\n  ROOT %r = ", acc, "[", cols, "] reduce(", t == "f32" ? "%w" : "%n",
+                     ", %i), dimensions={0}, to_apply=%red\n}\nENTRY %main (x: ", t, "[", in, "]) -> ", acc, "[",
+                     cols, "] {\n  %x = ", t, "[", in, "] parameter(0)\n  ROOT %fusion = ", acc, "[", cols,
+                     "] fusion(%x), kind=kInput, calls=%fused\n}\n");
+}
+
+TEST(ColumnReduceTest, LongColumnsFoldFixedChunksOfRows) {
+  // Integers: exact in any order, so the evaluator's bits.
+  ExactOptions o;
+  o.compile.allow_evaluator_fallback = false;
+  ExpectExact(FusedColumnSum("s32", 3000, 70), "fusion", "reduce", o);
+  ExpectExact(FusedColumnSum("s32", 50, 3000), "fusion", "reduce", o);
+  // f64 sums of fixed chunks combined in order: within rounding of the in-order fold, and
+  // the same bits on one thread as on several.
+  CpuCompileOptions one, two;
+  one.max_threads = 1;
+  two.max_threads = 2;
+  std::unique_ptr<CpuExecutable> a = testing::CheckAgainstEvaluator(FusedColumnSum("f32", 3000, 70), 1e-12, 1e-12, one);
+  std::unique_ptr<CpuExecutable> b = testing::CheckAgainstEvaluator(FusedColumnSum("f32", 3000, 70), 1e-12, 1e-12, two);
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  EXPECT_EQ(a->KernelKind("fusion"), "reduce");
+  std::mt19937 rng(9);
+  const hlo::Literal x = testing::RandomLiteral(hlo::ShapeUtil::MakeShape(hlo::F32, {3000, 70}), rng);
+  absl::StatusOr<std::vector<hlo::Literal>> ra = a->Run({&x}), rb = b->Run({&x});
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_TRUE((*ra)[0] == (*rb)[0]);
+}
+
 }  // namespace
 }  // namespace jx::cpu
