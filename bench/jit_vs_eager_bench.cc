@@ -157,6 +157,7 @@ std::vector<Row> PrimitiveRows() {
   const Array m = Normal(30, {2048, 2048});
   rows.push_back({"reduce_sum_rows_2048x2048", [](const Arrays& a) { return Arrays{lax::reduce_sum(a[0], {1})}; }, {m}});
   rows.push_back({"reduce_sum_cols_2048x2048", [](const Arrays& a) { return Arrays{lax::reduce_sum(a[0], {0})}; }, {m}});
+  rows.push_back({"reduce_sum_sq_cols_fused_2048x2048", [](const Arrays& a) { return Arrays{lax::reduce_sum(a[0] * a[0], {0})}; }, {m}, 1e-6});
   rows.push_back({"reduce_max_all_2048x2048", [](const Arrays& a) { return Arrays{lax::reduce_max(a[0], {0, 1})}; }, {m}});
   rows.push_back({"argmax_rows_2048x2048", [](const Arrays& a) { return Arrays{lax::argmax(a[0], 1)}; }, {m}});
   rows.push_back({"transpose_2048x2048", [](const Arrays& a) { return Arrays{lax::transpose(a[0], {1, 0})}; }, {m}});

@@ -1,26 +1,15 @@
-// Reductions over a set of axes (reduce_sum/prod/max/min/and/or) and argmax/argmin.
-//
-// Kernels: the operand's axes are grouped canonically (size-1 axes dropped, neighbouring
-// axes of the same kind merged), which leaves one of four layouts:
-//   [R]        one contiguous reduction, split into fixed chunks over the pool;
-//   [K, R]     row reductions (vectorized Eigen / auto-vectorized loops), parallel over rows;
-//   [R, I], [O, R, I]  column accumulation into vector accumulators, parallel over O x
-//              inner blocks (or over chunks of R when that is all the parallelism there is);
-//   anything else: reduced axes are not contiguous, so the operand is transposed to
-//              [kept..., reduced...] first and reduced as rows.
-// Chunking is fixed by sizes, never by the thread count, so results are deterministic.
+// Reductions over a set of axes (reduce_sum/prod/max/min/and/or) and argmax/argmin: user
+// API, abstract evaluation, impl rules (the kernel library's lax/kernels/reduction.h, which
+// the CPU backend also runs) and the jvp, transpose and batching rules.
 #include "jx/lax/reduction_ops.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_join.h"
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/convert_ops.h"
-#include "jx/lax/kernels/dispatch.h"
-#include "jx/lax/kernels/reducer.h"
+#include "jx/lax/kernels/reduction.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/rule_util.h"
@@ -67,9 +56,6 @@ Array argmin(const Array& x, int64_t axis, DType index_dtype) { return ArgReduce
 namespace internal {
 namespace {
 
-using kernels::ReduceKind;
-using kernels::Reducer;
-
 // ---------------------------------------------------------------------------------------
 // Abstract evaluation.
 
@@ -112,324 +98,18 @@ void DefineReduceAval(PrimitiveRules& rules, Primitive p, DTypeClass accepted, b
 }
 
 // ---------------------------------------------------------------------------------------
-// Layout: canonical grouping of axes and the transpose for non-contiguous reductions.
+// Impl rules: the kernel library's reductions (lax/kernels/reduction.h), shared with the CPU
+// backend so that jit and eager agree bit for bit.
 
-struct Group {
-  int64_t size;
-  bool reduced;
-};
-
-std::vector<Group> GroupAxes(const Shape& shape, const std::vector<bool>& reduced) {
-  std::vector<Group> groups;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1) continue;
-    if (!groups.empty() && groups.back().reduced == reduced[i]) {
-      groups.back().size *= shape[i];
-    } else {
-      groups.push_back({shape[i], reduced[i]});
-    }
-  }
-  return groups;
-}
-
-// Copies in (dims `dims`, row-major) into out transposed by perm: out dim j is in dim perm[j].
-template <typename T>
-void TransposeCopy(const T* in, T* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  std::vector<int64_t> in_strides(dims.size());
-  int64_t s = 1;
-  for (int64_t i = rank - 1; i >= 0; --i) {
-    in_strides[static_cast<size_t>(i)] = s;
-    s *= dims[static_cast<size_t>(i)];
-  }
-  std::vector<int64_t> out_dims(dims.size()), strides(dims.size());
-  for (int64_t j = 0; j < rank; ++j) {
-    out_dims[static_cast<size_t>(j)] = dims[static_cast<size_t>(perm[static_cast<size_t>(j)])];
-    strides[static_cast<size_t>(j)] = in_strides[static_cast<size_t>(perm[static_cast<size_t>(j)])];
-  }
-  const int64_t inner = out_dims.back();
-  const int64_t inner_stride = strides.back();
-  const int64_t rows = s / inner;
-  ParallelFor(rows, std::max<int64_t>(1, kernels::kParallelGrain / inner), [&](int64_t begin, int64_t end) {
-    // Odometer over the outer output dims, started at row `begin`.
-    std::vector<int64_t> idx(static_cast<size_t>(rank - 1));
-    int64_t rem = begin, offset = 0;
-    for (int64_t j = rank - 2; j >= 0; --j) {
-      idx[static_cast<size_t>(j)] = rem % out_dims[static_cast<size_t>(j)];
-      rem /= out_dims[static_cast<size_t>(j)];
-      offset += idx[static_cast<size_t>(j)] * strides[static_cast<size_t>(j)];
-    }
-    for (int64_t r = begin; r < end; ++r) {
-      const T* src = in + offset;
-      T* dst = out + r * inner;
-      for (int64_t k = 0; k < inner; ++k) dst[k] = src[k * inner_stride];
-      for (int64_t j = rank - 2; j >= 0; --j) {
-        const size_t u = static_cast<size_t>(j);
-        offset += strides[u];
-        if (++idx[u] < out_dims[u]) break;
-        offset -= strides[u] * out_dims[u];
-        idx[u] = 0;
-      }
-    }
-  });
-}
-
-// ---------------------------------------------------------------------------------------
-// Reduction kernels.
-
-// Few rows this long are split into fixed-size chunks (never by thread count, so results
-// are deterministic) whose partial results are combined in order.
-constexpr int64_t kFewRows = 64;
-constexpr int64_t kRowChunk = 4 * kernels::kParallelGrain;
-
-// Rows: out[k] = reduce(x[k*R : (k+1)*R]).
-template <ReduceKind K, typename T>
-void ReduceRows(const T* x, T* out, int64_t rows, int64_t R, bool is_bool) {
-  using Red = Reducer<K, T>;
-  using Acc = typename Red::Acc;
-  if (rows < kFewRows && R >= 2 * kRowChunk) {
-    const int64_t n_chunks = (R + kRowChunk - 1) / kRowChunk;
-    std::vector<Acc> partial(static_cast<size_t>(rows * n_chunks));
-    ParallelFor(rows * n_chunks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t k = t / n_chunks, c = t % n_chunks;
-        partial[static_cast<size_t>(t)] =
-            Red::Row(x + k * R + c * kRowChunk, std::min(kRowChunk, R - c * kRowChunk), is_bool);
-      }
-    });
-    for (int64_t k = 0; k < rows; ++k) {
-      Acc total = partial[static_cast<size_t>(k * n_chunks)];
-      for (int64_t c = 1; c < n_chunks; ++c) total = Red::Combine(total, partial[static_cast<size_t>(k * n_chunks + c)]);
-      out[k] = Red::Store(total);
-    }
-    return;
-  }
-  ParallelFor(rows, std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(R, 1)),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t k = begin; k < end; ++k) out[k] = Red::Store(Red::Row(x + k * R, R, is_bool));
-              });
-}
-
-// Columns of [O, R, I]: acc[i] = reduce_{r in [r0, r1)} x[o, r, i0 + i] for i < len.
-template <ReduceKind K, typename T>
-void ColumnBlock(const T* x, int64_t I, int64_t r0, int64_t r1, int64_t i0, int64_t len,
-                 typename Reducer<K, T>::Acc* acc, bool is_bool) {
-  using Red = Reducer<K, T>;
-  using Acc = typename Red::Acc;
-  std::fill(acc, acc + len, Red::template Identity<Acc>(is_bool));
-  int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) Red::Accumulate4(acc, x + r * I + i0, I, len);
-  for (; r < r1; ++r) Red::Accumulate(acc, x + r * I + i0, len);
-}
-
-template <ReduceKind K, typename T>
-void ReduceColumns(const T* x, T* out, int64_t O, int64_t R, int64_t I, bool is_bool) {
-  using Red = Reducer<K, T>;
-  using Acc = typename Red::Acc;
-  constexpr int64_t kBlockI = kernels::kColumnBlock;
-  const int64_t n_iblocks = (I + kBlockI - 1) / kBlockI;
-  const int64_t tasks = O * n_iblocks;
-  const int64_t total = O * R * I;
-  if (tasks < 8 && total >= 2 * kernels::kParallelGrain && R >= 8) {
-    // Few column blocks, long reductions: split R into at most 32 chunks (fixed by the shape,
-    // not the thread count, so results are deterministic), combine partials in order.
-    const int64_t chunk_rows = std::max((R + 31) / 32, (kernels::kParallelGrain + O * I - 1) / (O * I));
-    const int64_t n_chunks = (R + chunk_rows - 1) / chunk_rows;
-    std::vector<Acc> partial(static_cast<size_t>(n_chunks * O * I));
-    ParallelFor(n_chunks * tasks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t c = t / tasks, o = (t % tasks) / n_iblocks, ib = t % n_iblocks;
-        const int64_t i0 = ib * kBlockI, len = std::min(kBlockI, I - i0);
-        const int64_t r0 = c * chunk_rows, r1 = std::min(R, r0 + chunk_rows);
-        ColumnBlock<K, T>(x + o * R * I, I, r0, r1, i0, len, partial.data() + (c * O + o) * I + i0, is_bool);
-      }
-    });
-    for (int64_t j = 0; j < O * I; ++j) {
-      Acc w = partial[static_cast<size_t>(j)];
-      for (int64_t c = 1; c < n_chunks; ++c) w = Red::Combine(w, partial[static_cast<size_t>(c * O * I + j)]);
-      out[j] = Red::Store(w);
-    }
-    return;
-  }
-  const int64_t grain = std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(1, R * std::min(I, kBlockI)));
-  ParallelFor(tasks, grain, [&](int64_t begin, int64_t end) {
-    alignas(64) Acc acc[kBlockI];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t o = t / n_iblocks, i0 = (t % n_iblocks) * kBlockI, len = std::min(kBlockI, I - i0);
-      ColumnBlock<K, T>(x + o * R * I, I, 0, R, i0, len, acc, is_bool);
-      T* dst = out + o * I + i0;
-      for (int64_t i = 0; i < len; ++i) dst[i] = Red::Store(acc[i]);
-    }
-  });
-}
-
-template <ReduceKind K, typename T>
-void ReduceKernel(const Array& in, const std::vector<int64_t>& axes, const Array& out, bool is_bool) {
-  using Red = Reducer<K, T>;
-  const T* x = kernels::Data<T>(in);
-  T* y = kernels::MutableData<T>(out);
-  const int64_t n_out = out.size();
-  if (n_out == 0) return;
-  if (in.size() == 0) {  // reducing an empty axis gives the identity
-    const T id = Red::Store(Red::template Identity<typename Red::Acc>(is_bool));
-    std::fill(y, y + n_out, id);
-    return;
-  }
-  std::vector<bool> reduced(static_cast<size_t>(in.ndim()), false);
-  for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
-  const std::vector<Group> groups = GroupAxes(in.shape(), reduced);
-  const bool any_reduced = std::any_of(groups.begin(), groups.end(), [](const Group& g) { return g.reduced; });
-  if (!any_reduced) {  // only size-1 axes reduced: the values are unchanged
-    std::memcpy(y, x, static_cast<size_t>(in.nbytes()));
-    return;
-  }
-  const size_t ng = groups.size();
-  if (ng == 1) return ReduceRows<K, T>(x, y, 1, groups[0].size, is_bool);
-  if (ng == 2 && groups[1].reduced) return ReduceRows<K, T>(x, y, groups[0].size, groups[1].size, is_bool);
-  if (ng == 2) return ReduceColumns<K, T>(x, y, 1, groups[0].size, groups[1].size, is_bool);
-  if (ng == 3 && groups[1].reduced) {
-    return ReduceColumns<K, T>(x, y, groups[0].size, groups[1].size, groups[2].size, is_bool);
-  }
-  // Non-contiguous reduced axes: transpose to [kept..., reduced...], then reduce rows.
-  std::vector<int64_t> dims, perm;
-  int64_t kept = 1, red = 1;
-  for (size_t g = 0; g < ng; ++g) {
-    dims.push_back(groups[g].size);
-    if (!groups[g].reduced) {
-      perm.push_back(static_cast<int64_t>(g));
-      kept *= groups[g].size;
-    }
-  }
-  for (size_t g = 0; g < ng; ++g) {
-    if (groups[g].reduced) {
-      perm.push_back(static_cast<int64_t>(g));
-      red *= groups[g].size;
-    }
-  }
-  Array tmp = Array::Empty(in.shape(), in.dtype());
-  T* t = kernels::MutableData<T>(tmp);
-  TransposeCopy(x, t, dims, perm);
-  ReduceRows<K, T>(t, y, kept, red, is_bool);
-}
-
-template <ReduceKind K>
-void DefineReduce(Registry& r, Primitive p, DTypeClass accepted, bool keep_weak) {
+void DefineReduce(Registry& r, Primitive p, kernels::ReduceOp op, DTypeClass accepted, bool keep_weak) {
   PrimitiveRules& rules = r.Define(p);
   DefineReduceAval(rules, p, accepted, keep_weak);
-  rules.impl = [](absl::Span<const Array> in, const ParamMap& params,
-                  absl::Span<const ShapedArray> out_avals) -> Arrays {
+  rules.impl = [op](absl::Span<const Array> in, const ParamMap& params,
+                    absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
-    const std::vector<int64_t>& axes = params.GetInts("axes");
-    const bool is_bool = in[0].dtype() == bool_;
-    // Booleans reduce as 0/1 bytes (max = or, min = and).
-    const DType d = is_bool ? uint8 : in[0].dtype();
-    kernels::DispatchDType(d, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      constexpr bool kBitwise = K == ReduceKind::kAnd || K == ReduceKind::kOr;
-      if constexpr (std::is_same_v<T, bool>) {
-        throw InternalError("bool reductions dispatch as uint8");
-      } else if constexpr (kBitwise && kernels::kIsFloat<T>) {
-        throw InternalError("bitwise reduction of a float");
-      } else {
-        ReduceKernel<K, T>(in[0], axes, out, is_bool);
-      }
-    });
+    kernels::Reduce(op, in[0].dtype(), in[0].shape(), params.GetInts("axes"), in[0].data(), out.mutable_data());
     return {out};
   };
-}
-
-// ---------------------------------------------------------------------------------------
-// argmax / argmin: first index of the extreme value; NaN counts as the extreme.
-
-template <bool kMax, typename C>
-inline bool Better(C x, C best) {
-  if constexpr (std::is_floating_point_v<C>) {
-    return (kMax ? x > best : x < best) || (x != x && best == best);
-  } else {
-    return kMax ? x > best : x < best;
-  }
-}
-
-// Index of the extreme of n contiguous elements: a vectorized reduction, then a search.
-template <bool kMax, typename T>
-int64_t ArgRow(const T* x, int64_t n) {
-  using Red = Reducer<kMax ? ReduceKind::kMax : ReduceKind::kMin, T>;
-  using C = typename Red::Acc;
-  const C m = static_cast<C>(Red::Row(x, n, false));
-  if constexpr (std::is_floating_point_v<C>) {
-    if (m != m) {
-      for (int64_t i = 0; i < n; ++i) {
-        const C v = Red::Load(x[i]);
-        if (v != v) return i;
-      }
-    }
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (Red::Load(x[i]) == m) return i;
-  }
-  return 0;
-}
-
-template <bool kMax, typename T, typename Idx>
-void ArgKernel(const T* x, Idx* out, int64_t O, int64_t R, int64_t I) {
-  using C = kernels::ComputeType<T>;
-  if (I == 1 && O < kFewRows && R >= 2 * kRowChunk) {
-    // Few long rows: the extreme of each fixed-size chunk, then the first best chunk.
-    const int64_t n_chunks = (R + kRowChunk - 1) / kRowChunk;
-    std::vector<int64_t> partial(static_cast<size_t>(O * n_chunks));
-    ParallelFor(O * n_chunks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t o = t / n_chunks, c0 = (t % n_chunks) * kRowChunk;
-        partial[static_cast<size_t>(t)] = c0 + ArgRow<kMax>(x + o * R + c0, std::min(kRowChunk, R - c0));
-      }
-    });
-    for (int64_t o = 0; o < O; ++o) {
-      int64_t best = partial[static_cast<size_t>(o * n_chunks)];
-      for (int64_t c = 1; c < n_chunks; ++c) {
-        const int64_t i = partial[static_cast<size_t>(o * n_chunks + c)];
-        if (Better<kMax>(static_cast<C>(x[o * R + i]), static_cast<C>(x[o * R + best]))) best = i;
-      }
-      out[o] = static_cast<Idx>(best);
-    }
-    return;
-  }
-  if (I == 1) {
-    ParallelFor(O, std::max<int64_t>(1, kernels::kParallelGrain / R), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) out[o] = static_cast<Idx>(ArgRow<kMax>(x + o * R, R));
-    });
-    return;
-  }
-  constexpr int64_t kBlockI = kernels::kColumnBlock;
-  const int64_t n_iblocks = (I + kBlockI - 1) / kBlockI;
-  const int64_t grain = std::max<int64_t>(1, kernels::kParallelGrain / (R * std::min(I, kBlockI)));
-  ParallelFor(O * n_iblocks, grain, [&](int64_t begin, int64_t end) {
-    alignas(64) C best[kBlockI];
-    alignas(64) C row[kernels::kIsHalf<T> ? kBlockI : 1];
-    alignas(64) int64_t idx[kBlockI];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t o = t / n_iblocks, i0 = (t % n_iblocks) * kBlockI, len = std::min(kBlockI, I - i0);
-      const T* base = x + o * R * I + i0;
-      if constexpr (kernels::kIsHalf<T>) kernels::ToFloat(base, best, len);
-      else std::copy(base, base + len, best);
-      std::fill(idx, idx + len, int64_t{0});
-      for (int64_t r = 1; r < R; ++r) {
-        const C* p;
-        if constexpr (kernels::kIsHalf<T>) {
-          kernels::ToFloat(base + r * I, row, len);
-          p = row;
-        } else {
-          p = base + r * I;
-        }
-        for (int64_t i = 0; i < len; ++i) {
-          const bool b = Better<kMax>(p[i], best[i]);
-          best[i] = b ? p[i] : best[i];
-          idx[i] = b ? r : idx[i];
-        }
-      }
-      Idx* dst = out + o * I + i0;
-      for (int64_t i = 0; i < len; ++i) dst[i] = static_cast<Idx>(idx[i]);
-    }
-  });
 }
 
 template <bool kMax>
@@ -461,25 +141,9 @@ void DefineArg(Registry& r, Primitive p) {
   rules.impl = [](absl::Span<const Array> in, const ParamMap& params,
                   absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
-    if (out.size() == 0) return {out};
     const Array& x = in[0];
-    const int64_t axis = params.GetInts("axes")[0];
-    const int64_t R = x.shape()[static_cast<size_t>(axis)];
-    int64_t O = 1, I = 1;
-    for (int64_t i = 0; i < axis; ++i) O *= x.shape()[static_cast<size_t>(i)];
-    for (int64_t i = axis + 1; i < x.ndim(); ++i) I *= x.shape()[static_cast<size_t>(i)];
-    const DType d = x.dtype() == bool_ ? uint8 : x.dtype();
-    kernels::DispatchDType(d, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, bool>) {
-        kernels::DispatchDType(out.dtype(), [&](auto itag) {
-          using Idx = typename decltype(itag)::type;
-          if constexpr (std::is_integral_v<Idx> && !std::is_same_v<Idx, bool>) {
-            ArgKernel<kMax>(kernels::Data<T>(x), kernels::MutableData<Idx>(out), O, R, I);
-          }
-        });
-      }
-    });
+    kernels::ArgReduce(kMax, x.dtype(), x.shape(), params.GetInts("axes")[0], out.dtype(), x.data(),
+                       out.mutable_data());
     return {out};
   };
 }
@@ -608,12 +272,13 @@ void DefineReduceRules(Registry& r) {
 }  // namespace
 
 void RegisterReductionOps(Registry& r) {
-  DefineReduce<ReduceKind::kSum>(r, kReduceSum, DTypeClass::kNumeric, true);
-  DefineReduce<ReduceKind::kProd>(r, kReduceProd, DTypeClass::kNumeric, true);
-  DefineReduce<ReduceKind::kMax>(r, kReduceMax, DTypeClass::kAny, true);
-  DefineReduce<ReduceKind::kMin>(r, kReduceMin, DTypeClass::kAny, true);
-  DefineReduce<ReduceKind::kAnd>(r, kReduceAnd, DTypeClass::kIntegerOrBool, false);
-  DefineReduce<ReduceKind::kOr>(r, kReduceOr, DTypeClass::kIntegerOrBool, false);
+  using kernels::ReduceOp;
+  DefineReduce(r, kReduceSum, ReduceOp::kSum, DTypeClass::kNumeric, true);
+  DefineReduce(r, kReduceProd, ReduceOp::kProd, DTypeClass::kNumeric, true);
+  DefineReduce(r, kReduceMax, ReduceOp::kMax, DTypeClass::kAny, true);
+  DefineReduce(r, kReduceMin, ReduceOp::kMin, DTypeClass::kAny, true);
+  DefineReduce(r, kReduceAnd, ReduceOp::kAnd, DTypeClass::kIntegerOrBool, false);
+  DefineReduce(r, kReduceOr, ReduceOp::kOr, DTypeClass::kIntegerOrBool, false);
   DefineArg<true>(r, kArgmax);
   DefineArg<false>(r, kArgmin);
   DefineReduceRules(r);

@@ -27,10 +27,17 @@ bool IsScalarConstant(const HloInstruction& instr) {
          instr.shape().rank() == 0;
 }
 
-// A reduce that can root an input fusion: one input, a constant init.
+// A reduce that can root an input fusion: constant inits. Variadic reduces too, so that
+// argmax's index iota is computed inside the reduce instead of written to memory.
 bool IsInputFusionRoot(const HloInstruction& instr) {
-  return instr.opcode() == HloOpcode::kReduce && instr.operand_count() == 2 &&
-         instr.operand(1)->opcode() == HloOpcode::kConstant && instr.to_apply() != nullptr;
+  if (instr.opcode() != HloOpcode::kReduce || instr.to_apply() == nullptr ||
+      instr.operand_count() % 2 != 0) {
+    return false;
+  }
+  for (int64_t i = instr.operand_count() / 2; i < instr.operand_count(); ++i) {
+    if (instr.operand(i)->opcode() != HloOpcode::kConstant) return false;
+  }
+  return true;
 }
 
 // A copy of src (attributes, called computations, metadata) reading new operands. Covers
@@ -112,8 +119,8 @@ class FusionPlanner {
   static bool CanFuseThrough(const HloInstruction& user, const HloInstruction& producer) {
     if (IsContraction(user)) return false;  // dot/conv operands stay outside (GEMM inputs)
     if (user.opcode() == HloOpcode::kReduce) {
-      // Only the reduced input fuses; the init value stays a plain (constant) operand.
-      for (int64_t i = 1; i < user.operand_count(); ++i) {
+      // Only the reduced inputs fuse; the init values stay plain (constant) operands.
+      for (int64_t i = user.operand_count() / 2; i < user.operand_count(); ++i) {
         if (user.operand(i) == &producer) return false;
       }
     }

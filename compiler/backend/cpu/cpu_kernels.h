@@ -31,9 +31,10 @@ class Kernel {
   // array operand); results: the buffers of its result leaves.
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
-  // "loop", "reduce", "dot", "dot+epilogue", "conv", "scan", "arg-reduce", "sort", "top-k",
-  // "reduce-window", "gather", "scatter", "while", "conditional", "call", "dynamic-slice",
-  // "dynamic-update-slice", "data-movement" or "fallback".
+  // "loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
+  // "scan", "arg-reduce", "library-arg-reduce", "sort", "top-k", "reduce-window", "gather",
+  // "scatter", "while", "conditional", "call", "dynamic-slice", "dynamic-update-slice",
+  // "data-movement" or "fallback".
   virtual std::string_view kind() const = 0;
   // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
   // while it runs; counted in the executable's memory_analysis().
@@ -87,6 +88,12 @@ void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, 
 //   scatter        an add/mul/max/min or overwriting combiner.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeTypedReduceKernel(const hlo::HloInstruction& instr,
                                                               int64_t tile_elements);
+// The kernel library's reduction and argmax/argmin (lax/kernels/reduction.h), as eager runs
+// them, and the outer-axis reduce of a fused expression (reduce_kernels.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryReduceKernel(const hlo::HloInstruction& instr);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryArgReduceKernel(const hlo::HloInstruction& instr);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeColumnReduceKernel(const hlo::HloInstruction& instr,
+                                                               int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeArgReduceKernel(const hlo::HloInstruction& instr,
                                                             int64_t tile_elements);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const hlo::HloInstruction& instr);

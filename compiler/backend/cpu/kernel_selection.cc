@@ -40,7 +40,12 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
   switch (instr.opcode()) {
     case HloOpcode::kFusion: {
       const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
-      if (root->opcode() == HloOpcode::kReduce) {
+      if (root->opcode() == HloOpcode::kReduce && root->operand_count() == 4) {
+        if ((kernel = attempt(MakeLibraryArgReduceKernel(instr)))) break;
+        kernel = attempt(MakeArgReduceKernel(instr, tile_elements));
+      } else if (root->opcode() == HloOpcode::kReduce) {
+        if ((kernel = attempt(MakeLibraryReduceKernel(instr)))) break;
+        if ((kernel = attempt(MakeColumnReduceKernel(instr, tile_elements)))) break;
         if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
       } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot ||
@@ -54,9 +59,12 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
     }
     case HloOpcode::kReduce:
       if (instr.operand_count() == 4) {
+        if ((kernel = attempt(MakeLibraryArgReduceKernel(instr)))) break;
         kernel = attempt(MakeArgReduceKernel(instr, tile_elements));
         break;
       }
+      if ((kernel = attempt(MakeLibraryReduceKernel(instr)))) break;
+      if ((kernel = attempt(MakeColumnReduceKernel(instr, tile_elements)))) break;
       if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
       kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
       break;

@@ -107,6 +107,35 @@ ENTRY %main {
                           "ROOT %s = f32[] add(%a, %b)"));
 }
 
+TEST(InstructionFusionTest, ArgmaxIotaFusesIntoItsVariadicReduce) {
+  // argmax lowers to a (value, iota) reduce: the iota is computed inside the reduce's kernel
+  // rather than written to memory; the init values stay constants.
+  auto module = Fuse(R"(HloModule m
+%arg (av: f32[], ai: s32[], xv: f32[], xi: s32[]) -> (f32[], s32[]) {
+  %av = f32[] parameter(0)
+  %ai = s32[] parameter(1)
+  %xv = f32[] parameter(2)
+  %xi = s32[] parameter(3)
+  %gt = pred[] compare(%xv, %av), direction=GT
+  %sv = f32[] select(%gt, %xv, %av)
+  %si = s32[] select(%gt, %xi, %ai)
+  ROOT %t = (f32[], s32[]) tuple(%sv, %si)
+}
+ENTRY %main {
+  %x = f32[4,8]{1,0} parameter(0)
+  %io = s32[4,8]{1,0} iota(), iota_dimension=1
+  %v0 = f32[] constant(-inf)
+  %i0 = s32[] constant(0)
+  %r = (f32[4]{0}, s32[4]{0}) reduce(%x, %io, %v0, %i0), dimensions={1}, to_apply=%arg
+  ROOT %i = s32[4]{0} get-tuple-element(%r), index=1
+})");
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kFusion), 1);
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_TRUE(Match(fused->root_instruction(),
+                    m::Reduce().WithOperands({m::Parameter(), m::Iota(), m::ConstantScalar(), m::ConstantScalar()})));
+}
+
 TEST(InstructionFusionTest, SoftmaxKeepsTheSharedExponentialInOneKernel) {
   auto module = Fuse(R"(HloModule m
 %max (a: f32[], b: f32[]) -> f32[] {

@@ -10,6 +10,7 @@
 namespace jx::cpu {
 namespace {
 
+using testing::ArgModule;
 using testing::ExactOptions;
 using testing::ExpectExact;
 using testing::SpecialLiteral;
@@ -43,7 +44,10 @@ TEST(NativeReduceTest, EveryTypeOpAndLayout) {
     for (const std::string& op : ops) {
       for (const Layout& l : layouts) {
         SCOPED_TRACE(hlo::StrCat(t, " ", op, " dims ", l.dims));
-        const std::string init = std::string(t) == "pred" ? "true" : "1";
+        // Not the op's identity: a reduce from the identity runs the kernel library's
+        // reduction (library_reduce_test.cc), these test the evaluator-exact kernels.
+        const bool pred_identity_true = op == "and" || op == "minimum";
+        const std::string init = std::string(t) == "pred" ? (pred_identity_true ? "false" : "true") : "2";
         ExactOptions o;
         o.lo = is_float ? -2 : -100;
         o.hi = is_float ? 2 : 100;
@@ -59,16 +63,17 @@ TEST(NativeReduceTest, EveryTypeOpAndLayout) {
 TEST(NativeReduceTest, LargeInputsTakeTheParallelPaths) {
   // Order-free ops split long rows into blocks; f16 sums fold each row in order.
   ExpectExact(ReduceModule("s8", "300000", "", "0", "add", "5"), "r", "reduce");
-  ExpectExact(ReduceModule("u16", "2,150000", "2", "1", "maximum", "0"), "r", "reduce");
+  ExpectExact(ReduceModule("u16", "2,150000", "2", "1", "maximum", "1"), "r", "reduce");
   ExactOptions nan;
   nan.special = 0.001;
-  ExpectExact(ReduceModule("f16", "400,300", "300", "0", "maximum", "-inf"), "r", "reduce", nan);
-  ExpectExact(ReduceModule("bf16", "400,300", "400", "1", "minimum", "inf"), "r", "reduce", nan);
+  ExpectExact(ReduceModule("f16", "400,300", "300", "0", "maximum", "-65504"), "r", "reduce", nan);
+  ExpectExact(ReduceModule("bf16", "400,300", "400", "1", "minimum", "1e38"), "r", "reduce", nan);
   ExactOptions small;
   small.lo = -0.01;
   small.hi = 0.01;
   ExpectExact(ReduceModule("f16", "3,70000", "3", "1", "add", "0"), "r", "reduce", small);
-  ExpectExact(ReduceModule("pred", "200,1000", "1000", "0", "and", "true"), "r", "reduce");
+  ExpectExact(ReduceModule("pred", "200,1000", "1000", "0", "and", "false"), "r", "reduce");
+  ExpectExact(ReduceModule("pred", "200,1000", "200", "1", "xor", "true"), "r", "reduce");
 }
 
 TEST(NativeReduceTest, PredPartialsFromParallelBlocksAreNotLost) {
@@ -76,7 +81,8 @@ TEST(NativeReduceTest, PredPartialsFromParallelBlocksAreNotLost) {
   // the partials once lived in a std::vector<bool>, whose bits share words: blocks finishing
   // on different threads overwrote each other's bits and `or` rows came out false. Every
   // row here holds about 150 trues, so every output is true; runs repeat to meet the race.
-  auto parsed = hlo::ParseHloModule(ReduceModule("pred", "4096,300", "4096", "1", "or", "false"));
+  // (pred add is or; an `or` from false would run the kernel library's reduction.)
+  auto parsed = hlo::ParseHloModule(ReduceModule("pred", "4096,300", "4096", "1", "add", "false"));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   auto exe = CompileForCpu(*std::move(parsed), SmallTiles());  // rows longer than a tile
   ASSERT_TRUE(exe.ok()) << exe.status();
@@ -117,45 +123,6 @@ ENTRY %main (x: s16[40,900]) -> s16[900] {
 })", "fusion", "reduce", ExactOptions{-1000, 1000});
 }
 
-// The argmax/argmin reducer exactly as lax/reduction_lowering.cc builds it: larger (or
-// smaller) value wins, NaN beats numbers, ties go to the lower index.
-std::string ArgModule(const std::string& vt, const std::string& it, const std::string& in,
-                      const std::string& out, int64_t axis, bool is_max, bool is_float) {
-  const std::string better_cmp = is_max ? "GT" : "LT";
-  std::string body = hlo::StrCat(
-      "  %av = ", vt, "[] parameter(0)\n  %ai = ", it, "[] parameter(1)\n  %xv = ", vt,
-      "[] parameter(2)\n  %xi = ", it, "[] parameter(3)\n  %gt = pred[] compare(%xv, %av), direction=",
-      better_cmp, "\n  %eq = pred[] compare(%xv, %av), direction=EQ\n");
-  if (is_float) {
-    body += hlo::StrCat(
-        "  %xnan = pred[] compare(%xv, %xv), direction=NE\n"
-        "  %anan = pred[] compare(%av, %av), direction=NE\n"
-        "  %nanan = pred[] not(%anan)\n"
-        "  %b1 = pred[] and(%gt, %nanan)\n"
-        "  %b2 = pred[] and(%xnan, %nanan)\n"
-        "  %better = pred[] or(%b1, %b2)\n"
-        "  %bothnan = pred[] and(%xnan, %anan)\n"
-        "  %same = pred[] or(%eq, %bothnan)\n");
-  } else {
-    body += "  %better = pred[] or(%gt, %gt)\n  %same = pred[] and(%eq, %eq)\n";
-  }
-  body += hlo::StrCat(
-      "  %ilt = pred[] compare(%xi, %ai), direction=LT\n"
-      "  %tie = pred[] and(%same, %ilt)\n"
-      "  %pick = pred[] or(%better, %tie)\n"
-      "  %sv = ", vt, "[] select(%better, %xv, %av)\n"
-      "  %si = ", it, "[] select(%pick, %xi, %ai)\n"
-      "  ROOT %t = (", vt, "[], ", it, "[]) tuple(%sv, %si)\n");
-  const std::string init_v = is_float ? (is_max ? "-inf" : "inf") : "0";
-  return hlo::StrCat("HloModule a\n%arg (av: ", vt, "[], ai: ", it, "[], xv: ", vt, "[], xi: ",
-                     it, "[]) -> (", vt, "[], ", it, "[]) {\n", body, "}\nENTRY %main (x: ", vt,
-                     "[", in, "]) -> (", vt, "[", out, "], ", it, "[", out, "]) {\n  %x = ", vt,
-                     "[", in, "] parameter(0)\n  %io = ", it, "[", in, "] iota(), iota_dimension=",
-                     axis, "\n  %v0 = ", vt, "[] constant(", init_v, ")\n  %i0 = ", it,
-                     "[] constant(0)\n  ROOT %r = (", vt, "[", out, "], ", it, "[", out,
-                     "]) reduce(%x, %io, %v0, %i0), dimensions={", axis, "}, to_apply=%arg\n}\n");
-}
-
 TEST(ArgReduceTest, ArgmaxArgminEveryTypeWithNaNsAndTies) {
   for (const char* vt : {"f32", "f64", "f16", "bf16", "s32", "u8", "s64"}) {
     const bool is_float = vt[0] == 'f' || vt[0] == 'b';
@@ -167,8 +134,11 @@ TEST(ArgReduceTest, ArgmaxArgminEveryTypeWithNaNsAndTies) {
           o.lo = is_float ? -3 : 0;  // few distinct values: many ties
           o.hi = 3;
           o.special = is_float ? 0.05 : 0;
+          // Inits that are max/min's identity (floats: -+inf; unsigned argmax: 0) make it
+          // the kernel library's argmax/argmin.
+          const bool library = is_float || (is_max && vt[0] == 'u');
           ExpectExact(ArgModule(vt, it, "17,23", axis == 0 ? "23" : "17", axis, is_max, is_float),
-                      "r", "arg-reduce", o);
+                      "r", library ? "library-arg-reduce" : "arg-reduce", o);
         }
       }
     }
@@ -178,10 +148,11 @@ TEST(ArgReduceTest, ArgmaxArgminEveryTypeWithNaNsAndTies) {
 TEST(ArgReduceTest, LargeAndEmpty) {
   ExactOptions o;
   o.special = 0.0001;
-  ExpectExact(ArgModule("f32", "s32", "300,1000", "300", 1, true, true), "r", "arg-reduce", o);
-  ExpectExact(ArgModule("f32", "s32", "300,1000", "1000", 0, false, true), "r", "arg-reduce", o);
-  ExpectExact(ArgModule("f32", "s64", "200000", "", 0, true, true), "r", "arg-reduce", o);
-  ExpectExact(ArgModule("f32", "s32", "0,4", "4", 0, true, true), "r", "arg-reduce");
+  ExpectExact(ArgModule("f32", "s32", "300,1000", "300", 1, true, true), "r", "library-arg-reduce", o);
+  ExpectExact(ArgModule("f32", "s32", "300,1000", "1000", 0, false, true), "r", "library-arg-reduce", o);
+  ExpectExact(ArgModule("f32", "s64", "200000", "", 0, true, true), "r", "library-arg-reduce", o);
+  ExpectExact(ArgModule("f32", "s32", "0,4", "4", 0, true, true), "r", "library-arg-reduce");
+  ExpectExact(ArgModule("s32", "s32", "300,1000", "300", 1, true, false), "r", "arg-reduce");
   ExpectExact(ArgModule("s8", "s32", "4,0", "4", 1, false, false), "r", "arg-reduce");
 }
 
