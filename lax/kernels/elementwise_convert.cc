@@ -1,7 +1,7 @@
 // convert_element_type kernels (elementwise.h) for every pair of dtypes, with XLA's CPU
 // semantics: float -> int truncates toward zero, saturates and maps NaN to 0; any -> bool is
 // x != 0 (NaN -> true); int -> int wraps; into 16-bit floats rounds to nearest even (f64 -> bf16
-// through f32 as XLA does; f64 -> f16 rounds once). Every element runs the same scalar code.
+// through f32 as XLA does; f64 -> f16 rounds once: narrow_float.h). Every element runs the same scalar code.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -9,6 +9,7 @@
 
 #include "jx/lax/kernels/elementwise.h"
 #include "jx/lax/kernels/elementwise_runner.h"
+#include "jx/lax/kernels/narrow_float.h"
 
 namespace jx::lax::kernels {
 namespace internal {
@@ -37,18 +38,6 @@ D ConvertScalar(S x) {
   }
 }
 
-// f64 -> f16 rounded once: round to f32 with round-to-odd (24 >= 11 + 2 bits, so the second
-// rounding to nearest even is exact), then to f16.
-Eigen::half F64ToF16(double d) {
-  float f = static_cast<float>(d);
-  if (std::isfinite(f) && static_cast<double>(f) != d) {
-    uint32_t b = std::bit_cast<uint32_t>(f);
-    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) b -= 1;  // truncate toward zero
-    f = std::bit_cast<float>(b | 1u);
-  }
-  return Eigen::half(f);
-}
-
 template <typename S, typename D>
 void Convert(const void* const* in, void* out, int64_t n) {
   const S* x = static_cast<const S*>(in[0]);
@@ -56,7 +45,7 @@ void Convert(const void* const* in, void* out, int64_t n) {
   if constexpr (std::is_same_v<S, D>) {
     std::memcpy(o, x, n * sizeof(S));
   } else if constexpr (std::is_same_v<S, double> && std::is_same_v<D, Eigen::half>) {
-    for (int64_t i = 0; i < n; ++i) o[i] = F64ToF16(x[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = NarrowFromF64<Eigen::half>(x[i]);
   } else {
     using Cd = ComputeType<D>;
     UnaryBlocks(x, o, n, [](const ComputeType<S>* __restrict a, Cd* __restrict b, int64_t m) {

@@ -20,6 +20,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/parallel.h"
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/narrow_float.h"
 #include "jx/lax/kernels/reducer.h"
 
 namespace jx::lax::kernels {
@@ -98,24 +99,14 @@ void TransposeCopy(const T* in, T* out, const std::vector<int64_t>& dims, const 
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kRowChunk = 4 * kParallelGrain;
 
-// d rounded once to the 16-bit float T, as convert f64 -> f16/bf16 rounds (a compiled f16 sum
-// converts its f64 accumulator that way): through f32 rounded to odd, whose sticky last bit
-// makes the second rounding correct. (f64 -> f32 -> T rounding to nearest twice is not.)
-template <typename T>
-T RoundOnce(double d) {
-  float f = static_cast<float>(d);
-  if (std::isnan(d) || static_cast<double>(f) == d) return T(f);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  return T(std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u));
-}
-
-// An accumulator as the output element: T rounded once, or the accumulator itself.
+// An accumulator as the output element: T rounded as convert f64 -> T rounds, or the
+// accumulator itself.
 template <ReduceKind K, typename T, typename Out>
 Out StoreAs(typename Reducer<K, T>::Acc w) {
   if constexpr (!std::is_same_v<Out, T>) {
     return w;
   } else if constexpr (kIsHalf<T> && std::is_same_v<typename Reducer<K, T>::Acc, double>) {
-    return RoundOnce<T>(w);
+    return NarrowFromF64<T>(w);
   } else {
     return Reducer<K, T>::Store(w);
   }

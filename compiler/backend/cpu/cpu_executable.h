@@ -1,18 +1,22 @@
 // The CPU backend: compiles an HLO module (typically after the fusion pass) into a
 // CpuExecutable, a list of kernels over one buffer assignment, and runs it on the host.
-//   - kLoop fusions and lone elementwise/shape ops run as tile programs: the fused
+//   - kLoop fusions and lone elementwise ops run as tile programs: the fused
 //     expression is computed over cache-resident tiles, each op one vectorized loop, only
 //     the root written to memory, tiles spread over cores with TBB;
 //   - kInput fusions (reduce of an elementwise expression) and reduces fold the expression
 //     tile by tile without materializing it;
-//   - dot runs on Eigen's GEMM; a kOutput fusion applies its epilogue per output block;
+//   - dot and convolution run the kernel library's code eager runs (every dtype); a kOutput
+//     fusion applies its epilogue per output block;
+//   - lone data movement (transpose, broadcast, slice, pad, concatenate, ...), gather,
+//     scatter, sort/top-k and reduce-window run the kernel library's copies and loops;
 //   - a reduce-window that is a running prefix/suffix scan (cumsum, cumprod, cummax,
 //     cummin) runs as an O(n) scan per line;
 //   - while, conditional and call run their computations as executables compiled once,
 //     with the entry (CompileComputation); a while body updates the loop state in place;
 //   - dynamic-slice / dynamic-update-slice copy the clamped window (the latter in place
 //     when its operand is dead after it or donated);
-//   - everything else runs through the reference HloEvaluator (the slow path).
+//   - anything else runs through the reference HloEvaluator (the slow path), logged under
+//     JX_LOG_COMPILES and refused with allow_evaluator_fallback = false.
 // Kernels are built at compile time; a run only walks the kernel list. Results are
 // identical for any number of threads. Run may be called concurrently: each run takes a
 // temp arena from the executable's pool (allocated once, pages stay faulted in) and gives

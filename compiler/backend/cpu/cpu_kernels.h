@@ -8,7 +8,10 @@
 //             kOutput fusion applies its elementwise epilogue to each output block right
 //             after the block is computed;
 //   scan      a reduce-window that is a running prefix/suffix scan along one axis;
-//   fallback  the slow path: the reference HloEvaluator on Literals, for everything else.
+//   others    data movement, gather/scatter, sort/top-k, windows, while/conditional/call,
+//             dynamic slices (declared below);
+//   fallback  the slow path: the reference HloEvaluator on Literals, chosen only by
+//             SelectKernel, logged or refused as its options say.
 // Results do not depend on the number of threads: work is split at fixed boundaries.
 #pragma once
 

@@ -22,19 +22,11 @@ using DimVec = absl::InlinedVector<int64_t, 8>;
 
 // The jx dtype of an integer start-index element type.
 absl::StatusOr<DType> IndexDType(hlo::PrimitiveType type) {
-  switch (type) {
-    case hlo::S8: return DType::kInt8;
-    case hlo::S16: return DType::kInt16;
-    case hlo::S32: return DType::kInt32;
-    case hlo::S64: return DType::kInt64;
-    case hlo::U8: return DType::kUInt8;
-    case hlo::U16: return DType::kUInt16;
-    case hlo::U32: return DType::kUInt32;
-    case hlo::U64: return DType::kUInt64;
-    default:
-      return absl::UnimplementedError(hlo::StrCat("start index of type ",
-                                                  hlo::PrimitiveTypeName(type)));
+  const std::optional<DType> dtype = KernelDTypeOf(type);
+  if (!dtype.has_value() || !(IsSignedInt(*dtype) || IsUnsignedInt(*dtype))) {
+    return absl::UnimplementedError(hlo::StrCat("start index of type ", hlo::PrimitiveTypeName(type)));
   }
+  return *dtype;
 }
 
 class DynamicSliceKernel : public Kernel {

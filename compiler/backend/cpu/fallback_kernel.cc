@@ -1,8 +1,8 @@
-// SLOW PATH: instructions without a native kernel (gather, scatter, convolution, sort,
-// while, conditional, reduce-window other than running scans, custom-call, rng, f16 math,
-// ...) run through the reference HloEvaluator: operand buffers are copied into Literals,
-// the instruction is evaluated, and the result's leaves are copied back. Correct for every
-// valid module, and slow: the evaluator interprets element by element.
+// SLOW PATH, never silent: an instruction no native kernel handles (custom-call, rng, a
+// fusion holding a concatenate or pad, ...) runs through the reference HloEvaluator: operand
+// buffers are copied into Literals, the instruction is evaluated, and the result's leaves are
+// copied back. Correct for every valid module, and slow. Kernel selection logs every use
+// under JX_LOG_COMPILES and refuses it under JX_CPU_FALLBACK=error (kernel_selection.cc).
 #include <cstring>
 #include <vector>
 

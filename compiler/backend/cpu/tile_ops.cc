@@ -11,6 +11,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/lax/kernels/elementwise.h"
 
 namespace jx::cpu::internal {
@@ -222,29 +223,9 @@ void Clamp(const void* const* in, void* out, int64_t n) {
   }
 }
 
-// The jx dtype of an HLO element type (pred is bool: one byte, 0 or 1).
-std::optional<DType> ToDType(PrimitiveType t) {
-  switch (t) {
-    case hlo::PRED: return DType::kBool;
-    case hlo::S8: return DType::kInt8;
-    case hlo::S16: return DType::kInt16;
-    case hlo::S32: return DType::kInt32;
-    case hlo::S64: return DType::kInt64;
-    case hlo::U8: return DType::kUInt8;
-    case hlo::U16: return DType::kUInt16;
-    case hlo::U32: return DType::kUInt32;
-    case hlo::U64: return DType::kUInt64;
-    case hlo::F16: return DType::kFloat16;
-    case hlo::BF16: return DType::kBFloat16;
-    case hlo::F32: return DType::kFloat32;
-    case hlo::F64: return DType::kFloat64;
-    default: return std::nullopt;
-  }
-}
-
 // convert: the kernel library's, as eager's convert_element_type.
 TileOpFn ConvertFor(PrimitiveType from, PrimitiveType to) {
-  const std::optional<DType> f = ToDType(from), t = ToDType(to);
+  const std::optional<DType> f = KernelDTypeOf(from), t = KernelDTypeOf(to);
   return f && t ? kernels::FindConvertFn(*f, *t) : nullptr;
 }
 
@@ -356,7 +337,7 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
       if (instr.comparison_type() == ComparisonType::kTotalOrder) {
         return TotalOrderCompareFor(in0, instr.comparison_direction(), sc);
       }
-      const std::optional<DType> d = ToDType(in0);
+      const std::optional<DType> d = KernelDTypeOf(in0);
       const std::optional<kernels::CompareOp> op = SharedCompareOp(instr.comparison_direction());
       return d && op ? kernels::FindCompareFn(*op, *d, sc) : nullptr;
     }
@@ -371,7 +352,7 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
     case HloOpcode::kConvert:
       return sc == 0 ? ConvertFor(in0, out) : nullptr;
     case HloOpcode::kIsFinite: {
-      const std::optional<DType> d = ToDType(in0);
+      const std::optional<DType> d = KernelDTypeOf(in0);
       return sc == 0 && d ? kernels::FindIsFiniteFn(*d) : nullptr;
     }
     case HloOpcode::kCopy:
@@ -400,7 +381,7 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
     default:
       break;
   }
-  const std::optional<DType> dtype = ToDType(out);
+  const std::optional<DType> dtype = KernelDTypeOf(out);
   return dtype ? SharedOp(instr, sc, *dtype) : nullptr;
 }
 
