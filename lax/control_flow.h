@@ -119,7 +119,8 @@ auto scan(F f, const C& init, const X& xs, bool reverse = false) {
   auto [xs_leaves, xs_def] = tree::flatten(xs);
   const size_t num_carry = init_leaves.size();
   auto carry_def = std::make_shared<tree::TreeDef>(), y_def = std::make_shared<tree::TreeDef>();
-  ArraysFn body = [&, f = std::move(f)](absl::Span<const Array> leaves) mutable {
+  // Structured bindings are captured through init-captures: clang before 16 cannot capture them.
+  ArraysFn body = [&, &init_def = init_def, &xs_def = xs_def, f = std::move(f)](absl::Span<const Array> leaves) mutable {
     C carry = tree::unflatten<C>(init_def, leaves.subspan(0, num_carry));
     X x = tree::unflatten<X>(xs_def, leaves.subspan(num_carry));
     Result r = f(carry, x);
@@ -146,7 +147,7 @@ T fori_loop(int64_t lo, int64_t hi, B body, const T& init) {
   const int64_t n = std::max<int64_t>(0, hi - lo);
   auto [leaves, def] = tree::flatten(std::pair<Array, T>{Array::Scalar(static_cast<double>(lo), int32), init});
   auto carry_def = std::make_shared<tree::TreeDef>();
-  ArraysFn flat_body = [&](absl::Span<const Array> l) {
+  ArraysFn flat_body = [&, &def = def](absl::Span<const Array> l) {  // init-capture: see scan
     auto carry = tree::unflatten<std::pair<Array, T>>(def, l);
     auto [out, d] = tree::flatten(std::pair<Array, T>{add(carry.first, Array(1)), body(carry.first, carry.second)});
     *carry_def = d;
