@@ -355,25 +355,6 @@ absl::StatusOr<ArgReducerTables> AnalyzeArgReducer(const HloInstruction& reduce)
 // The kernel library's reductions (lax/kernels/reduction.h): the code eager runs, so a
 // non-fused reduction gives eager's bits.
 
-std::optional<DType> DTypeOfElement(hlo::PrimitiveType type) {
-  switch (type) {
-    case hlo::PRED: return DType::kBool;
-    case hlo::S8: return DType::kInt8;
-    case hlo::S16: return DType::kInt16;
-    case hlo::S32: return DType::kInt32;
-    case hlo::S64: return DType::kInt64;
-    case hlo::U8: return DType::kUInt8;
-    case hlo::U16: return DType::kUInt16;
-    case hlo::U32: return DType::kUInt32;
-    case hlo::U64: return DType::kUInt64;
-    case hlo::F16: return DType::kFloat16;
-    case hlo::BF16: return DType::kBFloat16;
-    case hlo::F32: return DType::kFloat32;
-    case hlo::F64: return DType::kFloat64;
-    default: return std::nullopt;
-  }
-}
-
 std::optional<ReduceOp> LibraryOpOf(HloOpcode op) {
   switch (op) {
     case HloOpcode::kAdd: return ReduceOp::kSum;
@@ -692,7 +673,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryReduceKernel(const HloInstruc
   const HloInstruction* input = reduce->operand(0);
   ReduceOutput output = ReduceOutput::kDType;
   if (input->opcode() == HloOpcode::kConvert && reduce->shape().element_type() == hlo::F64) {
-    const std::optional<DType> from = DTypeOfElement(input->operand(0)->shape().element_type());
+    const std::optional<DType> from = KernelDTypeOf(input->operand(0)->shape().element_type());
     if (from && kernels::ReducesInFloat64(*op, *from)) {
       output = ReduceOutput::kFloat64;
       input = input->operand(0);
@@ -700,7 +681,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryReduceKernel(const HloInstruc
   }
   const int slot = leaves(input);
   if (slot < 0) return absl::UnimplementedError("reduces a computed expression");
-  const std::optional<DType> dtype = DTypeOfElement(input->shape().element_type());
+  const std::optional<DType> dtype = KernelDTypeOf(input->shape().element_type());
   if (!dtype || !kernels::IsReduceDefined(*op, *dtype)) {
     return absl::UnimplementedError("reducer op not defined on the type");
   }
@@ -740,8 +721,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryArgReduceKernel(const HloInst
   }
   const int slot = leaves(value);
   if (slot < 0) return absl::UnimplementedError("reduces a computed expression");
-  const std::optional<DType> dtype = DTypeOfElement(value->shape().element_type());
-  const std::optional<DType> index_dtype = DTypeOfElement(index->shape().element_type());
+  const std::optional<DType> dtype = KernelDTypeOf(value->shape().element_type());
+  const std::optional<DType> index_dtype = KernelDTypeOf(index->shape().element_type());
   if (!dtype || !index_dtype || !IsInteger(*index_dtype)) {
     return absl::UnimplementedError("unsupported element types");
   }
