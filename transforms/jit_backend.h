@@ -16,49 +16,15 @@
 
 #include "absl/types/span.h"
 #include "jx/core/array.h"
+#include "jx/core/executable.h"
 #include "jx/core/jaxpr.h"
 
 namespace jx {
 
-// What a compiled program costs (JAX's compiled.cost_analysis()): flops and transcendentals
-// counted per element, bytes moved to and from memory (fused intermediates excluded).
-struct CostAnalysis {
-  double flops = 0;
-  double transcendentals = 0;
-  double bytes_accessed = 0;
-  std::vector<double> bytes_accessed_operand;  // per flattened argument
-  double bytes_accessed_output = 0;
-};
-
-// Where a compiled program's bytes live (JAX's compiled.memory_analysis()).
-struct MemoryAnalysis {
-  int64_t argument_size_in_bytes = 0;
-  int64_t output_size_in_bytes = 0;
-  int64_t temp_size_in_bytes = 0;        // scratch buffers the program allocates per run
-  int64_t peak_memory_in_bytes = 0;      // arguments + outputs + temps live at once, at most
-  int64_t alias_size_in_bytes = 0;       // outputs written into donated arguments' memory
-};
-
-// A program ready to run.
-class JitExecutable {
- public:
-  virtual ~JitExecutable() = default;
-  // args: the jaxpr's inputs, concrete; returns its outputs.
-  virtual Arrays Execute(absl::Span<const Array> args) const = 0;
-  // The optimized program's text (for the compiler: HLO after every pass).
-  virtual std::string as_text() const = 0;
-  virtual CostAnalysis cost_analysis() const = 0;
-  virtual MemoryAnalysis memory_analysis() const = 0;
-};
-
-// A program lowered for a backend, not yet optimized or compiled.
-class JitLowering {
- public:
-  virtual ~JitLowering() = default;
-  virtual std::string as_text() const = 0;
-  // Compiles (or fetches from the backend's program cache); throws on failure.
-  virtual std::shared_ptr<const JitExecutable> Compile() const = 0;
-};
+// The interfaces moved to core (core/executable.h); these names remain until jit picks its
+// target per call from the arguments' devices.
+using JitExecutable = Executable;
+using JitLowering = Lowering;
 
 class JitBackend {
  public:

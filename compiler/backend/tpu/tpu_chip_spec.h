@@ -1,0 +1,44 @@
+// The hardware description a TPU target is compiled and costed for: one chip generation's
+// constants. The values live in one table in devices/ (devices/tpu/chip_specs.cc), each with
+// its public source (../shared/TPU.md); the compiler's passes and cost model read them
+// through this struct, so the compiler never depends on the devices layer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jx::tpu {
+
+struct TpuChipSpec {
+  std::string generation;        // "v3", "v4", "v5e", "v5p", "v6e", "v7"
+  std::string device_kind;       // JAX's device_kind: "TPU v5 lite", "TPU v4", ...
+  // Compute.
+  double bf16_flops = 0;         // peak bf16 FLOP/s of the whole chip
+  double int8_ops = 0;           // peak int8 OP/s (fp8 on v7)
+  int64_t tensor_cores = 1;
+  int64_t mxus_per_core = 1;
+  int64_t mxu_dim = 128;         // an MXU is mxu_dim x mxu_dim (128, or 256 on v6e/v7)
+  double clock_hz = 0;           // derived: bf16_flops / (cores * MXUs * dim^2 * 2)
+  int64_t vpu_sublanes = 8;      // the VPU is sublanes x lanes f32 ALUs per core
+  int64_t vpu_lanes = 128;
+  // Memory.
+  int64_t hbm_bytes = 0;
+  double hbm_bandwidth = 0;      // B/s
+  int64_t vmem_bytes = 0;        // per core
+  // Interconnect.
+  double ici_link_bandwidth = 0; // one-way B/s per link
+  int64_t ici_links = 0;
+  int64_t torus_rank = 2;        // 2D or 3D torus
+  std::vector<int64_t> full_pod; // the largest slice's shape
+  double ici_hop_latency_s = 1e-6;
+  // Fixed overheads (keep tiny ops from looking free).
+  double kernel_launch_s = 0;    // per executed kernel (fusion, dot, ...)
+  double grid_step_s = 0;        // per pipelined VMEM grid step
+
+  int64_t num_mxus() const { return tensor_cores * mxus_per_core; }
+  // The VPU's f32 FLOP/s: one op per ALU per cycle on every core.
+  double vpu_flops() const { return static_cast<double>(tensor_cores * vpu_sublanes * vpu_lanes) * clock_hz; }
+};
+
+}  // namespace jx::tpu
