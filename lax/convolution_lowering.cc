@@ -1,6 +1,7 @@
 // conv_general_dilated's lowering rule (-> convolution with dim_labels from the dimension
 // numbers and the feature/batch group counts). The result type is the output aval's
-// (preferred_element_type); operands of mixed types convert to it first.
+// (preferred_element_type); operands of mixed types convert to it first. The precision
+// becomes the convolution's operand_precision.
 #include "jx/core/registry.h"
 #include "jx/lax/convolution.h"
 #include "jx/lax/dot_general_lowering.h"
@@ -38,7 +39,8 @@ absl::Status LowerConv(LowerContext& ctx) {
   hlo::HloBuilder& b = ctx.builder();
   return lower::Output(ctx, lower::Wrap(b, b.Convolution(lhs.instr(), rhs.instr(), window, c,
                                                          params.GetInt("feature_group_count"),
-                                                         params.GetInt("batch_group_count"), out)));
+                                                         params.GetInt("batch_group_count"), out,
+                                                         ContractionPrecision(params))));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // dot_general's lowering rule (-> dot). The result type is the output aval's
-// (preferred_element_type); operands of mixed types convert to it first.
+// (preferred_element_type); operands of mixed types convert to it first. The precision
+// becomes the dot's operand_precision.
 #include "jx/lax/dot_general_lowering.h"
 
 #include "jx/core/registry.h"
@@ -19,6 +20,16 @@ std::pair<XOp, XOp> ContractionOperands(LowerContext& ctx, hlo::PrimitiveType ou
   return {lhs, rhs};
 }
 
+hlo::PrecisionConfig ContractionPrecision(const ParamMap& params) {
+  hlo::PrecisionConfig config;
+  if (const std::optional<PrecisionPair> p = GetPrecision(params)) {
+    static_assert(static_cast<int>(Precision::kHighest) == static_cast<int>(hlo::Precision::kHighest) &&
+                  static_cast<int>(Precision::kHigh) == static_cast<int>(hlo::Precision::kHigh));
+    for (size_t i = 0; i < 2; ++i) config.operand_precision[i] = static_cast<hlo::Precision>((*p)[i]);
+  }
+  return config;
+}
+
 namespace {
 
 absl::Status LowerDot(LowerContext& ctx) {
@@ -30,7 +41,8 @@ absl::Status LowerDot(LowerContext& ctx) {
   d.rhs_batch_dims = dn.rhs_batch_dims;
   d.lhs_contracting_dims = dn.lhs_contracting_dims;
   d.rhs_contracting_dims = dn.rhs_contracting_dims;
-  return lower::Output(ctx, lower::Wrap(ctx.builder(), ctx.builder().Dot(lhs.instr(), rhs.instr(), d, out)));
+  return lower::Output(ctx, lower::Wrap(ctx.builder(), ctx.builder().Dot(lhs.instr(), rhs.instr(), d, out,
+                                                                             ContractionPrecision(ctx.params()))));
 }
 
 }  // namespace

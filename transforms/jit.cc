@@ -198,6 +198,7 @@ std::string ExplainMiss(const jit_internal::Signature& was, const jit_internal::
                            b.str(), b.weak_type ? " (weak)" : ""));
     }
   }
+  if (!(now.trace_context == was.trace_context)) why.push_back("default_matmul_precision changed");
   if (why.empty()) return "the arguments' structure changed";
   std::string out;
   for (const std::string& w : why) StrAppend(&out, out.empty() ? "" : "; ", w);
@@ -225,7 +226,10 @@ const tree::TreeDef& Signature::Def(size_t d) const {
 }
 
 bool Signature::Matches(const Signature& other, absl::Span<const Array> leaves) const {
-  if (avals.size() != leaves.size() || defs != other.defs || statics.size() != other.statics.size()) return false;
+  if (avals.size() != leaves.size() || defs != other.defs || statics.size() != other.statics.size() ||
+      !(trace_context == other.trace_context)) {
+    return false;
+  }
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!(avals[i] == leaves[i].aval())) return false;
   }
