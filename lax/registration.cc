@@ -10,12 +10,19 @@ namespace jx::lax {
 namespace internal {
 // Lowering rules (lax/*_lowering.cc), set beside each primitive's other rules.
 void RegisterUnaryLowering(Registry& r);
-void RegisterElementwiseLowering(Registry& r);
+void RegisterBinaryLowering(Registry& r);
+void RegisterComparisonLowering(Registry& r);
+void RegisterConvertLowering(Registry& r);
 void RegisterReductionLowering(Registry& r);
+void RegisterCumulativeLowering(Registry& r);
+void RegisterWindowLowering(Registry& r);
 void RegisterShapeLowering(Registry& r);
+void RegisterSlicingLowering(Registry& r);
+void RegisterGatherScatterLowering(Registry& r);
 void RegisterDotGeneralLowering(Registry& r);
 void RegisterConvolutionLowering(Registry& r);
-void RegisterSortRandomLowering(Registry& r);
+void RegisterSortLowering(Registry& r);
+void RegisterRandomLowering(Registry& r);
 void RegisterControlFlowLowering(Registry& r);
 }  // namespace internal
 
@@ -41,12 +48,19 @@ void RegisterAll() {
     RegisterCustomDerivatives(r);
     RegisterCheckpoint(r);
     internal::RegisterUnaryLowering(r);
-    internal::RegisterElementwiseLowering(r);
+    internal::RegisterBinaryLowering(r);
+    internal::RegisterComparisonLowering(r);
+    internal::RegisterConvertLowering(r);
     internal::RegisterReductionLowering(r);
+    internal::RegisterCumulativeLowering(r);
+    internal::RegisterWindowLowering(r);
     internal::RegisterShapeLowering(r);
+    internal::RegisterSlicingLowering(r);
+    internal::RegisterGatherScatterLowering(r);
     internal::RegisterDotGeneralLowering(r);
     internal::RegisterConvolutionLowering(r);
-    internal::RegisterSortRandomLowering(r);
+    internal::RegisterSortLowering(r);
+    internal::RegisterRandomLowering(r);
     internal::RegisterControlFlowLowering(r);
     RegisterJit(r);
   });
