@@ -52,7 +52,6 @@ struct Options {
   }
 };
 
-
 // The cotangent of x in dot_general(x, y, dn) (or, with swap_ans, of x in dot_general(y, x,
 // swapped dn)): contract ct's free-y dims with y's free dims, then restore x's dim order.
 Array TransposeLhs(const Array& ct, const ShapedArray& x_aval, const Array& y, const DotDimensionNumbers& dn,
