@@ -136,10 +136,12 @@ TEST(PlatformLoweringTest, APlatformRuleReplacesTheGenericOneForThatPlatformOnly
   EXPECT_NE(LowerText(j, "gpu").find("negate("), std::string::npos);  // no override: the generic rule
 
   // A primitive with only a platform rule has no rule elsewhere, and the error says for where.
+  // (Copied first: defining another primitive may move the registry's entries.)
+  const LowerRule tpu_rule = rules.platform_lower[0].second;
   const Primitive q = Primitive::Intern("platform_test_tpu_only");
   PrimitiveRules& only = GlobalRegistry().Define(q);
   only.abstract_eval = [](InAvals in, const ParamMap&) { return Avals{*in[0]}; };
-  only.platform_lower.emplace_back("tpu", rules.platform_lower[0].second);
+  only.platform_lower.emplace_back("tpu", tpu_rule);
   const ClosedJaxpr k = Trace([q](absl::Span<const Array> x) { return Arrays{Bind(q, {x[0]}, {})[0]}; },
                               {ShapedArray{{2}, float32}});
   EXPECT_NE(LowerText(k, "tpu").find("abs("), std::string::npos);
