@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -259,7 +260,12 @@ TEST(PrecisionTest, DefaultMatmulPrecisionIsPartOfJitsCacheKey) {
   EXPECT_EQ(jf.num_traces(), 1u);
   {
     default_matmul_precision scope("highest");
+    setenv("JX_EXPLAIN_CACHE_MISSES", "1", 1);
+    ::testing::internal::CaptureStderr();
     jf(a, b);
+    const std::string why = ::testing::internal::GetCapturedStderr();
+    unsetenv("JX_EXPLAIN_CACHE_MISSES");
+    EXPECT_NE(why.find("default_matmul_precision changed"), std::string::npos) << why;
     EXPECT_EQ(jf.num_traces(), 2u);  // traced again: the program's dot changed
     jf(a, b);
     EXPECT_EQ(jf.num_traces(), 2u);
