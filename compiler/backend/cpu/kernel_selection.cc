@@ -48,6 +48,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
         if ((kernel = attempt(MakeColumnReduceKernel(instr, tile_elements)))) break;
         if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
+      } else if (instr.fusion_kind() == FusionKind::kCustom) {
+        // WidenedWindowFusion's convert -> f64 window -> convert.
+        if ((kernel = attempt(MakeScanKernel(instr)))) break;
+        kernel = attempt(MakeReduceWindowKernel(instr));
       } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot ||
                  root->opcode() == HloOpcode::kConvolution) {
         if ((kernel = attempt(MakeDotKernel(instr, tile_elements)))) break;
