@@ -30,7 +30,7 @@ namespace jx::lax::kernels {
 
 enum class UnaryOp : uint8_t {
   kNeg, kAbs, kSign, kFloor, kCeil, kRoundAwayFromZero, kRoundNearestEven, kExp, kLog, kLog1p,
-  kExpm1, kTanh, kLogistic, kSin, kCos, kTan, kSqrt, kRsqrt, kCbrt, kErf, kErfInv,
+  kExpm1, kTanh, kLogistic, kSin, kCos, kTan, kAtan, kSqrt, kRsqrt, kCbrt, kErf, kErfInv,
   kNot,  // integers and bool only
 };
 enum class BinaryOp : uint8_t {

@@ -4,6 +4,7 @@
 // EIGEN_FAST_MATH (sqrt, rsqrt).
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -297,6 +298,16 @@ struct TanFn {
   template <typename S>
   S operator()(S x) const { return std::tan(x); }
 };
+// atan(x) is atan2(x, 1), which is how it lowers (there is no HLO atan), so eager and jit
+// agree bit for bit. glibc's atan2f(y, 1) is atanf(y) (its x == 1 case), the cheaper call;
+// for doubles the two differ in the last bit on about 1e-4 of inputs, so f64 calls atan2.
+struct AtanFn {
+  template <typename S>
+  S operator()(S x) const {
+    if constexpr (std::is_same_v<S, double>) return std::atan2(x, 1.0);
+    else return std::atan(x);
+  }
+};
 struct CbrtFn {
   template <typename S>
   S operator()(S x) const { return std::cbrt(x); }
@@ -331,6 +342,7 @@ ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
     case UnaryOp::kSin: return Unary<EigenUnary<scalar_sin_op>>(dtype, store);
     case UnaryOp::kCos: return Unary<EigenUnary<scalar_cos_op>>(dtype, store);
     case UnaryOp::kTan: return Unary<ScalarOnly<TanFn>>(dtype, store);
+    case UnaryOp::kAtan: return Unary<ScalarOnly<AtanFn>>(dtype, store);
     case UnaryOp::kSqrt: return Unary<SqrtOp>(dtype, store);
     case UnaryOp::kRsqrt: return Unary<RsqrtOp>(dtype, store);
     case UnaryOp::kCbrt: return Unary<ScalarOnly<CbrtFn>>(dtype, store);

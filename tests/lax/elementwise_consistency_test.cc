@@ -86,6 +86,7 @@ const std::vector<NamedUnary>& UnaryOps() {
       {"sin", [](const Array& x) { return lax::sin(x); }},
       {"cos", [](const Array& x) { return lax::cos(x); }},
       {"tan", [](const Array& x) { return lax::tan(x); }},
+      {"atan", [](const Array& x) { return lax::atan(x); }},
       {"sqrt", [](const Array& x) { return lax::sqrt(x); }},
       {"rsqrt", [](const Array& x) { return lax::rsqrt(x); }},
       {"cbrt", [](const Array& x) { return lax::cbrt(x); }},
