@@ -113,6 +113,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeControlFlowKernel(const hlo::HloInst
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDynamicSliceKernel(const hlo::HloInstruction& instr);
 // gather (clamping) and scatter (dropping) through the kernel library eager shares.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const hlo::HloInstruction& instr);
+// A fusion select(broadcast(mask), gather, fill) (masked_gather_fusion.h): the gather, then
+// the fill value where the mask is false.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const hlo::HloInstruction& instr,
+                                                                int64_t tile_elements);
 // The jx dtype of an HLO element type, for kernel library calls (nullopt: not an array type).
 std::optional<DType> KernelDTypeOf(hlo::PrimitiveType type);
 

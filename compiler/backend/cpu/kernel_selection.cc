@@ -49,9 +49,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
         if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
       } else if (instr.fusion_kind() == FusionKind::kCustom) {
-        // WidenedWindowFusion's convert -> f64 window -> convert.
+        // The backend's own fusions: WidenedWindowFusion's convert -> f64 window -> convert,
+        // MaskedGatherFusion's select of a gather and a fill value.
         if ((kernel = attempt(MakeScanKernel(instr)))) break;
-        kernel = attempt(MakeReduceWindowKernel(instr));
+        if ((kernel = attempt(MakeReduceWindowKernel(instr)))) break;
+        kernel = attempt(MakeMaskedGatherKernel(instr, tile_elements));
       } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot ||
                  root->opcode() == HloOpcode::kConvolution) {
         if ((kernel = attempt(MakeDotKernel(instr, tile_elements)))) break;

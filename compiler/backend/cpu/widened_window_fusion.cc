@@ -3,8 +3,8 @@
 #include <optional>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
+#include "jx/compiler/backend/cpu/schedule_keeper.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/status_macros.h"
 
@@ -49,14 +49,12 @@ const HloInstruction* MatchChain(const HloInstruction& out) {
   return &window;
 }
 
-// Replaces the chain ending in `out` by a kCustom fusion of x, keeping the schedule.
+// Replaces the chain ending in `out` by a kCustom fusion of x.
 absl::Status FuseChain(HloComputation* computation, HloInstruction* out) {
   HloInstruction* window = out->mutable_operand(0);
   HloInstruction* widen = window->mutable_operand(0);
   HloInstruction* x = widen->mutable_operand(0);
-  // Adding and removing instructions clears the schedule: the fusion will run where the
-  // chain's last convert ran, and the chain's dead members leave it.
-  const std::vector<HloInstruction*> schedule = computation->schedule();
+  ScheduleKeeper keeper(computation);  // the fusion runs where the last convert ran
 
   HloComputation* fused = computation->parent()->AddComputation("widened_window_computation");
   auto parameter = HloInstruction::Create(HloOpcode::kParameter, x->shape(), {});
@@ -83,18 +81,7 @@ absl::Status FuseChain(HloComputation* computation, HloInstruction* out) {
   HloInstruction* fusion = computation->AddInstruction(std::move(fusion_instr), "fusion");
   fusion->set_fused_computation(fused);
 
-  HLO_RETURN_IF_ERROR(computation->ReplaceInstruction(out, fusion));
-  if (schedule.empty()) return absl::OkStatus();
-  absl::flat_hash_set<const HloInstruction*> live;
-  for (const HloInstruction* instr : computation->instructions()) live.insert(instr);
-  std::vector<HloInstruction*> kept;
-  kept.reserve(schedule.size());
-  for (HloInstruction* instr : schedule) {
-    if (instr == out) kept.push_back(fusion);
-    else if (live.contains(instr)) kept.push_back(instr);
-  }
-  computation->set_schedule(std::move(kept));
-  return absl::OkStatus();
+  return keeper.Replace(out, fusion);
 }
 
 }  // namespace
