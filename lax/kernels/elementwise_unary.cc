@@ -169,6 +169,17 @@ struct RsqrtOp {
   P Packet(const P& x) const { return pdiv(pset1<P>(ScalarOf<P>(1)), ExactSqrt(x)); }
 };
 
+// -x by flipping the sign bit, so -(+0) = -0 (Eigen's AVX-512 pnegate computes 0 - x, which
+// gives +0 there).
+struct NegOp {
+  template <typename S>
+  static constexpr bool kVectorized = true;
+  template <typename S>
+  S Scalar(S x) const { return -x; }
+  template <typename P>
+  P Packet(const P& x) const { return pxor(x, pset1<P>(ScalarOf<P>(-0.0))); }
+};
+
 // XLA's sign: -1/+1 with the input's sign, +-0 and NaN unchanged.
 struct SignOp {
   template <typename S>
@@ -326,7 +337,7 @@ ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
   using namespace Eigen::internal;  // NOLINT
   if (!IsFloating(dtype)) return FindIntegerUnaryFn(op, dtype);
   switch (op) {
-    case UnaryOp::kNeg: return Unary<EigenUnary<scalar_opposite_op>>(dtype, store);
+    case UnaryOp::kNeg: return Unary<NegOp>(dtype, store);
     case UnaryOp::kAbs: return Unary<EigenUnary<scalar_abs_op>>(dtype, store);
     case UnaryOp::kSign: return Unary<SignOp>(dtype, store);
     case UnaryOp::kFloor: return Unary<EigenUnary<scalar_floor_op>>(dtype, store);
