@@ -59,7 +59,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
         if ((kernel = attempt(MakeDotKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeConvKernel(instr, tile_elements));
       } else {
-        kernel = attempt(MakeLoopKernel(instr, tile_elements));
+        if ((kernel = attempt(MakeLoopKernel(instr, tile_elements)))) break;
+        // An op a tile program cannot hold (concatenate, pad): the fusion op by op.
+        kernel = attempt(MakeUnfusedKernel(instr, options));
       }
       break;
     }

@@ -363,6 +363,12 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
       }
     case HloOpcode::kConvert:
       return sc == 0 ? ConvertFor(in0, out) : nullptr;
+    case HloOpcode::kReducePrecision: {
+      // Operand 1 is the program's ReducePrecisionBits for this op (tile_program.cc), read
+      // as one value (or as the first of a splatted tile of them); x must be a tile.
+      const std::optional<DType> d = KernelDTypeOf(out);
+      return (sc & 1) == 0 && d ? kernels::FindReducePrecisionFn(*d) : nullptr;
+    }
     case HloOpcode::kIsFinite: {
       const std::optional<DType> d = KernelDTypeOf(in0);
       return sc == 0 && d ? kernels::FindIsFiniteFn(*d) : nullptr;
