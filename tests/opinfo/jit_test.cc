@@ -3,11 +3,8 @@
 // equal eager execution within the record's tolerance, outputs' dtypes and weak types
 // included. The column compiles with the reference-evaluator fallback turned into an error
 // (JX_CPU_FALLBACK=error), so it also proves every primitive runs native CPU kernels on
-// every dtype it is sampled in. A primitive still waiting for a native kernel is listed in
-// kPendingNativeKernel; PendingOpsStillFallBack checks each listed one really does fall back,
-// so the list cannot outlive the work it tracks.
+// every dtype it is sampled in: no primitive is exempt.
 #include <cstdlib>
-#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -17,26 +14,14 @@
 namespace jx::opinfo {
 namespace {
 
-const std::set<std::string> kPendingNativeKernel = {
-    // Samples whose fusions hold a concatenate or pad (batched gather/scatter indices, the
-    // threefry counter): tile programs have no concatenate/pad yet.
-    "gather", "random_bits", "scatter", "scatter_add",
-    // A parameterized elementwise op: tile ops take no parameters yet.
-    "reduce_precision",
-};
-
-// JX_CPU_FALLBACK=error for the scope when `forbid` (restoring what was there).
-class ScopedFallbackPolicy {
+// JX_CPU_FALLBACK=error for the scope (restoring what was there).
+class ScopedForbidFallback {
  public:
-  explicit ScopedFallbackPolicy(bool forbid) {
+  ScopedForbidFallback() {
     if (const char* v = std::getenv("JX_CPU_FALLBACK")) old_ = v;
-    if (forbid) {
-      setenv("JX_CPU_FALLBACK", "error", 1);
-    } else {
-      unsetenv("JX_CPU_FALLBACK");
-    }
+    setenv("JX_CPU_FALLBACK", "error", 1);
   }
-  ~ScopedFallbackPolicy() {
+  ~ScopedForbidFallback() {
     if (old_.empty()) {
       unsetenv("JX_CPU_FALLBACK");
     } else {
@@ -52,7 +37,7 @@ class OpInfoJitTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpInfoJitTest, JitMatchesEager) {
   const OpInfo& info = FindOpInfo(GetParam());
-  ScopedFallbackPolicy policy(/*forbid=*/kPendingNativeKernel.count(info.name) == 0);
+  ScopedForbidFallback forbid;
   int ran = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {
@@ -75,22 +60,6 @@ TEST_P(OpInfoJitTest, JitMatchesEager) {
     }
   }
   EXPECT_GT(ran, 0) << info.name << " has no samples";
-}
-
-TEST_P(OpInfoJitTest, PendingOpsStillFallBack) {
-  const OpInfo& info = FindOpInfo(GetParam());
-  if (kPendingNativeKernel.count(info.name) == 0) GTEST_SKIP() << info.name << " runs native kernels";
-  ScopedFallbackPolicy policy(/*forbid=*/true);
-  for (DType d : info.dtypes) {
-    for (const Sample& s : SamplesFor(info, d)) {
-      try {
-        jx::jit([&s](const std::vector<Array>& args) { return s.op(args); })(s.args);
-      } catch (const NotImplementedError&) {
-        return;  // still falls back somewhere
-      }
-    }
-  }
-  ADD_FAILURE() << info.name << " no longer falls back: remove it from kPendingNativeKernel";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoJitTest, ::testing::ValuesIn(AllOpInfoNames()),
