@@ -99,41 +99,6 @@ void DefineBitcastConvertType(Registry& r) {
   };
 }
 
-// XLA's ReducePrecision on the storage bits of a float type with kExp exponent and kMant
-// mantissa bits: round the mantissa to nearest even, then overflow to +-inf and flush values
-// below the reduced normal range to +-0; NaN stays NaN (becomes +inf with no mantissa bits).
-template <typename U, int kExp, int kMant>
-void ReducePrecisionBits(const U* in, U* out, int64_t n, int exponent_bits, int mantissa_bits) {
-  constexpr int kBits = static_cast<int>(sizeof(U) * 8);
-  constexpr U kSign = U(U(1) << (kBits - 1));
-  constexpr U kExpMask = U(((U(1) << kExp) - 1) << kMant);
-  const bool round = mantissa_bits < kMant;
-  const int shift = kMant - mantissa_bits;
-  const U last_bit = round ? U(U(1) << shift) : U(0);
-  const U base_bias = round ? U((last_bit >> 1) - 1) : U(0);
-  const U trunc_mask = round ? U(~U(last_bit - 1)) : U(~U(0));
-  const bool clip = exponent_bits < kExp;
-  const U bias = U((U(1) << (kExp - 1)) - 1);
-  const U reduced_bias = clip ? U((U(1) << (exponent_bits - 1)) - 1) : U(0);
-  const U max_exp = U(U(bias + reduced_bias) << kMant);
-  const U min_exp = U(U(bias - reduced_bias) << kMant);
-  kernels::ForChunks(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const U x = in[i];
-      const U abs = U(x & ~kSign);
-      U v = x;
-      if (round) v = U(U(v + U(((v & last_bit) >> shift) + base_bias)) & trunc_mask);
-      if (clip) {
-        const U e = U(v & kExpMask);
-        if (e > max_exp) v = U((v & kSign) | kExpMask);
-        if (e <= min_exp) v = U(v & kSign);
-      }
-      if (abs > kExpMask) v = mantissa_bits > 0 ? x : kExpMask;  // NaN: kept, or +inf as XLA
-      out[i] = v;
-    }
-  });
-}
-
 void DefineReducePrecision(Registry& r) {
   PrimitiveRules& rules = r.Define(kReducePrecision);
   rules.abstract_eval = [](InAvals in, const ParamMap& params) -> Avals {
@@ -150,28 +115,14 @@ void DefineReducePrecision(Registry& r) {
   rules.impl = [](absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray> out_avals) -> Arrays {
     Array out = Array::Empty(out_avals[0]);
     const int64_t n = out.size();
-    // Parameters wider than the type change nothing; clamp them so shifts stay in range.
-    auto e = static_cast<int>(std::min<int64_t>(params.GetInt("exponent_bits"), 64));
-    auto m = static_cast<int>(std::min<int64_t>(params.GetInt("mantissa_bits"), 64));
-    switch (out.dtype()) {
-      case DType::kFloat16:
-        ReducePrecisionBits<uint16_t, 5, 10>(kernels::Data<uint16_t>(in[0]), kernels::MutableData<uint16_t>(out), n,
-                                             std::min(e, 5), std::min(m, 10));
-        break;
-      case DType::kBFloat16:
-        ReducePrecisionBits<uint16_t, 8, 7>(kernels::Data<uint16_t>(in[0]), kernels::MutableData<uint16_t>(out), n,
-                                            std::min(e, 8), std::min(m, 7));
-        break;
-      case DType::kFloat32:
-        ReducePrecisionBits<uint32_t, 8, 23>(kernels::Data<uint32_t>(in[0]), kernels::MutableData<uint32_t>(out), n,
-                                             std::min(e, 8), std::min(m, 23));
-        break;
-      case DType::kFloat64:
-        ReducePrecisionBits<uint64_t, 11, 52>(kernels::Data<uint64_t>(in[0]), kernels::MutableData<uint64_t>(out), n,
-                                              std::min(e, 11), std::min(m, 52));
-        break;
-      default: break;
-    }
+    // The kernel library's (shared with jit); parameters wider than the type change nothing.
+    const kernels::ReducePrecisionBits bits{
+        static_cast<int32_t>(std::min<int64_t>(params.GetInt("exponent_bits"), 64)),
+        static_cast<int32_t>(std::min<int64_t>(params.GetInt("mantissa_bits"), 64))};
+    const void* args[] = {in[0].data(), &bits};
+    const int64_t esize = static_cast<int64_t>(ItemSize(out.dtype()));
+    kernels::RunElementwise(kernels::FindReducePrecisionFn(out.dtype()), 2, args, /*scalar_operands=*/2, esize,
+                            out.mutable_data(), esize, n, kernels::kParallelGrain);
     return OneArray(std::move(out));
   };
 }

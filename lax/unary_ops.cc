@@ -264,13 +264,13 @@ void RegisterUnaryOps(Registry& r) {
   DefineUnary<kFloat>(r, kCbrt, Shared1(UnaryOp::kCbrt));
 
   // Trigonometric and hyperbolic. Scalar (libm) where Eigen 3.4 has no packet version: tan,
-  // asin, acos, atan, sinh, cosh, asinh, acosh, atanh.
+  // atan, asin, acos, sinh, cosh, asinh, acosh, atanh.
   DefineUnary<kFloat>(r, kSin, Shared1(UnaryOp::kSin));
   DefineUnary<kFloat>(r, kCos, Shared1(UnaryOp::kCos));
   DefineUnary<kFloat>(r, kTan, Shared1(UnaryOp::kTan));
   DefineUnary<kFloat>(r, kAsin, Scalar1([](auto v) { return std::asin(v); }));
   DefineUnary<kFloat>(r, kAcos, Scalar1([](auto v) { return std::acos(v); }));
-  DefineUnary<kFloat>(r, kAtan, Scalar1([](auto v) { return std::atan(v); }));
+  DefineUnary<kFloat>(r, kAtan, Shared1(UnaryOp::kAtan));  // atan2(x, 1), as it lowers
   DefineUnary<kFloat>(r, kSinh, Scalar1([](auto v) { return std::sinh(v); }));
   DefineUnary<kFloat>(r, kCosh, Scalar1([](auto v) { return std::cosh(v); }));
   DefineUnary<kFloat>(r, kAsinh, Scalar1([](auto v) { return std::asinh(v); }));

@@ -2,9 +2,9 @@
 // run elementwise loops with Eigen packet math over TBB chunks.
 //
 // Two loop flavours, both one pass over memory:
-//   UnaryMap / BinaryMap: an Eigen array expression (packet math: exp, tanh, ...).
-//   MapLoop1 / MapLoop2: a plain loop over a scalar functor, for integer and
-//     mixed-type kernels (GCC vectorizes these at -O3).
+//   UnaryMap: an Eigen array expression (packet math: exp, tanh, ...).
+//   MapLoop1: a plain loop over a scalar functor (GCC vectorizes these at -O3).
+// (Binary elementwise ops are elementwise.h's FindBinaryFn kernels.)
 // 16-bit floats are widened to f32 in L1-sized blocks and rounded once on the way out.
 #pragma once
 
@@ -139,31 +139,6 @@ void UnaryBlocks(const T* in, Out* out, int64_t n, Kernel kernel, int64_t grain 
   }, grain);
 }
 
-// kernel(const Ca* a, const Cb* b, Co* out, m), as UnaryBlocks.
-template <typename A, typename B, typename Out, typename Kernel>
-void BinaryBlocks(const A* a, const B* b, Out* out, int64_t n, Kernel kernel, int64_t grain = kParallelGrain) {
-  ForChunks(n, [&](int64_t begin, int64_t end) {
-    if constexpr (!kIsHalf<A> && !kIsHalf<B> && !kIsHalf<Out>) {
-      kernel(a + begin, b + begin, out + begin, end - begin);
-    } else {
-      alignas(64) detail::Buf<A> ab;
-      alignas(64) detail::Buf<B> bb;
-      alignas(64) detail::Buf<Out> ob;
-      for (int64_t k = begin; k < end; k += detail::kBlock) {
-        const int64_t m = std::min(detail::kBlock, end - k);
-        const ComputeType<A>* ap = detail::Widen(a + k, ab, m);
-        const ComputeType<B>* bp = detail::Widen(b + k, bb, m);
-        if constexpr (kIsHalf<Out>) {
-          kernel(ap, bp, ob, m);
-          ArrayMap<Out>(out + k, m) = ConstArrayMap<float>(ob, m).template cast<Out>();
-        } else {
-          kernel(ap, bp, out + k, m);
-        }
-      }
-    }
-  }, grain);
-}
-
 // Runs kernel(a, b, out, m) over [0, n) where an operand flagged as a scalar (a 0-d operand
 // of a broadcasting elementwise op) is read with stride 0: its value is splatted into an
 // L1-sized block once per parallel chunk and the kernel runs block by block on it, so no
@@ -266,17 +241,6 @@ void UnaryMap(const T* in, Out* out, int64_t n, Expr expr, int64_t grain = kPara
   }, grain);
 }
 
-// Elementwise binary map: out[i] = expr(a[i], b[i]).
-template <typename T, typename Out, typename Expr>
-void BinaryMap(const T* a, const T* b, Out* out, int64_t n, Expr expr, int64_t grain = kParallelGrain) {
-  using C = ComputeType<T>;
-  using Co = ComputeType<Out>;
-  const bool stream = n * static_cast<int64_t>(sizeof(Out)) >= StreamingStoreBytes();
-  BinaryBlocks(a, b, out, n, [&](const C* x, const C* y, Co* o, int64_t m) {
-    AssignExpr(o, expr(ConstArrayMap<C>(x, m), ConstArrayMap<C>(y, m)), m, stream && !kIsHalf<Out>);
-  }, grain);
-}
-
 // Plain loops over a scalar functor (f sees compute types: f32 for 16-bit floats).
 template <typename T, typename Out, typename F>
 void MapLoop1(const T* in, Out* out, int64_t n, F f, int64_t grain = kParallelGrain) {
@@ -284,16 +248,6 @@ void MapLoop1(const T* in, Out* out, int64_t n, F f, int64_t grain = kParallelGr
   using Co = ComputeType<Out>;
   UnaryBlocks(in, out, n, [&](const C* __restrict i, Co* __restrict o, int64_t m) {
     for (int64_t k = 0; k < m; ++k) o[k] = f(i[k]);
-  }, grain);
-}
-
-template <typename A, typename B, typename Out, typename F>
-void MapLoop2(const A* a, const B* b, Out* out, int64_t n, F f, int64_t grain = kParallelGrain) {
-  using Ca = ComputeType<A>;
-  using Cb = ComputeType<B>;
-  using Co = ComputeType<Out>;
-  BinaryBlocks(a, b, out, n, [&](const Ca* __restrict x, const Cb* __restrict y, Co* __restrict o, int64_t m) {
-    for (int64_t k = 0; k < m; ++k) o[k] = f(x[k], y[k]);
   }, grain);
 }
 

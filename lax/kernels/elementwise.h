@@ -30,7 +30,7 @@ namespace jx::lax::kernels {
 
 enum class UnaryOp : uint8_t {
   kNeg, kAbs, kSign, kFloor, kCeil, kRoundAwayFromZero, kRoundNearestEven, kExp, kLog, kLog1p,
-  kExpm1, kTanh, kLogistic, kSin, kCos, kTan, kSqrt, kRsqrt, kCbrt, kErf, kErfInv,
+  kExpm1, kTanh, kLogistic, kSin, kCos, kTan, kAtan, kSqrt, kRsqrt, kCbrt, kErf, kErfInv,
   kNot,  // integers and bool only
 };
 enum class BinaryOp : uint8_t {
@@ -70,6 +70,15 @@ ElementwiseFn FindIsFiniteFn(DType dtype);
 // convert_element_type from one dtype to another (any pair; XLA's CPU semantics:
 // elementwise_convert.cc). bool is one byte, 0 or 1.
 ElementwiseFn FindConvertFn(DType from, DType to);
+
+// reduce_precision on a floating dtype (XLA's: mantissa rounded to nearest even, exponent
+// range clipped to +-inf and +-0, NaN kept). in[0] is x, in[1] points at one
+// ReducePrecisionBits (exponent_bits >= 1, mantissa_bits >= 0; wider than dtype is a no-op):
+// run it with scalar_operands = 2. nullptr for non-float dtypes.
+struct ReducePrecisionBits {
+  int32_t exponent_bits = 0, mantissa_bits = 0;
+};
+ElementwiseFn FindReducePrecisionFn(DType dtype);
 
 // Whether op costs tens of cycles per element (worth splitting smaller arrays over threads).
 bool IsExpensive(UnaryOp op);

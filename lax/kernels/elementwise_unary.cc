@@ -4,6 +4,7 @@
 // EIGEN_FAST_MATH (sqrt, rsqrt).
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -168,6 +169,17 @@ struct RsqrtOp {
   P Packet(const P& x) const { return pdiv(pset1<P>(ScalarOf<P>(1)), ExactSqrt(x)); }
 };
 
+// -x by flipping the sign bit, so -(+0) = -0 (Eigen's AVX-512 pnegate computes 0 - x, which
+// gives +0 there).
+struct NegOp {
+  template <typename S>
+  static constexpr bool kVectorized = true;
+  template <typename S>
+  S Scalar(S x) const { return -x; }
+  template <typename P>
+  P Packet(const P& x) const { return pxor(x, pset1<P>(ScalarOf<P>(-0.0))); }
+};
+
 // XLA's sign: -1/+1 with the input's sign, +-0 and NaN unchanged.
 struct SignOp {
   template <typename S>
@@ -297,6 +309,16 @@ struct TanFn {
   template <typename S>
   S operator()(S x) const { return std::tan(x); }
 };
+// atan(x) is atan2(x, 1), which is how it lowers (there is no HLO atan), so eager and jit
+// agree bit for bit. glibc's atan2f(y, 1) is atanf(y) (its x == 1 case), the cheaper call;
+// for doubles the two differ in the last bit on about 1e-4 of inputs, so f64 calls atan2.
+struct AtanFn {
+  template <typename S>
+  S operator()(S x) const {
+    if constexpr (std::is_same_v<S, double>) return std::atan2(x, 1.0);
+    else return std::atan(x);
+  }
+};
 struct CbrtFn {
   template <typename S>
   S operator()(S x) const { return std::cbrt(x); }
@@ -315,7 +337,7 @@ ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
   using namespace Eigen::internal;  // NOLINT
   if (!IsFloating(dtype)) return FindIntegerUnaryFn(op, dtype);
   switch (op) {
-    case UnaryOp::kNeg: return Unary<EigenUnary<scalar_opposite_op>>(dtype, store);
+    case UnaryOp::kNeg: return Unary<NegOp>(dtype, store);
     case UnaryOp::kAbs: return Unary<EigenUnary<scalar_abs_op>>(dtype, store);
     case UnaryOp::kSign: return Unary<SignOp>(dtype, store);
     case UnaryOp::kFloor: return Unary<EigenUnary<scalar_floor_op>>(dtype, store);
@@ -331,6 +353,7 @@ ElementwiseFn FindUnaryFn(UnaryOp op, DType dtype, StoreMode store) {
     case UnaryOp::kSin: return Unary<EigenUnary<scalar_sin_op>>(dtype, store);
     case UnaryOp::kCos: return Unary<EigenUnary<scalar_cos_op>>(dtype, store);
     case UnaryOp::kTan: return Unary<ScalarOnly<TanFn>>(dtype, store);
+    case UnaryOp::kAtan: return Unary<ScalarOnly<AtanFn>>(dtype, store);
     case UnaryOp::kSqrt: return Unary<SqrtOp>(dtype, store);
     case UnaryOp::kRsqrt: return Unary<RsqrtOp>(dtype, store);
     case UnaryOp::kCbrt: return Unary<ScalarOnly<CbrtFn>>(dtype, store);

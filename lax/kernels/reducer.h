@@ -163,7 +163,13 @@ struct Reducer {
       for (int l = 1; l < kLanes; ++l) lanes[0] = Combine(lanes[0], lanes[l]);
       return lanes[0];
     } else if constexpr (kFloat) {
-      Acc total = Identity<Acc>(is_bool);
+      // f64 sums and products, max/min: kRowLanes lanes by position (element i of each block
+      // in lane i % kRowLanes), combined in lane order at the end, so the association depends
+      // only on n, never on the buffer's address (Eigen's reductions start at the first
+      // aligned packet: an f64 sum's last bits, or which NaN a max returned, moved with the
+      // allocation, and jit and eager disagreed).
+      alignas(64) Acc lanes[kRowLanes];
+      std::fill(lanes, lanes + kRowLanes, Identity<Acc>(false));
       alignas(64) float buf[kIsHalf<T> ? kReduceBlock : 1];
       for (int64_t b = 0; b < n; b += kReduceBlock) {
         const int64_t m = std::min(kReduceBlock, n - b);
@@ -174,8 +180,11 @@ struct Reducer {
         } else {
           p = x + b;
         }
-        total = Combine(total, EigenReduce(p, m));
+        FoldLanes(lanes, p, m / kRowLanes);
+        for (int64_t i = m / kRowLanes * kRowLanes, l = 0; i < m; ++i, ++l) lanes[l] = Combine(lanes[l], p[i]);
       }
+      Acc total = lanes[0];
+      for (int l = 1; l < kRowLanes; ++l) total = Combine(total, lanes[l]);
       return total;
     } else {
       Acc a = Identity<Acc>(is_bool);
@@ -185,14 +194,27 @@ struct Reducer {
   }
 
  private:
-  template <typename A>
-  static A EigenReduce(const A* p, int64_t m) {
-    ConstArrayMap<A> v(p, m);
-    if constexpr (K == ReduceKind::kSum) return v.sum();
-    else if constexpr (K == ReduceKind::kProd) return v.prod();
-    else if constexpr (K == ReduceKind::kMax) return v.template maxCoeff<Eigen::PropagateNaN>();
-    else if constexpr (K == ReduceKind::kMin) return v.template minCoeff<Eigen::PropagateNaN>();
-    else return A(0);  // and/or never reach floats
+  static constexpr int kRowLanes = 16;
+
+  // lanes[l] = op(lanes[l], p[b * kRowLanes + l]) for b < blocks, in Eigen packets.
+  static void FoldLanes(Acc* lanes, const Acc* p, int64_t blocks) {
+    namespace ei = Eigen::internal;
+    using Packet = typename ei::packet_traits<Acc>::type;
+    constexpr int kSize = ei::unpacket_traits<Packet>::size;
+    static_assert(kRowLanes % kSize == 0, "a packet holds a whole number of lanes");
+    constexpr int kPackets = kRowLanes / kSize;
+    Packet acc[kPackets];
+    for (int k = 0; k < kPackets; ++k) acc[k] = ei::ploadu<Packet>(lanes + k * kSize);
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int k = 0; k < kPackets; ++k) {
+        const Packet v = ei::ploadu<Packet>(p + b * kRowLanes + k * kSize);
+        if constexpr (K == ReduceKind::kSum) acc[k] = ei::padd(acc[k], v);
+        else if constexpr (K == ReduceKind::kProd) acc[k] = ei::pmul(acc[k], v);
+        else if constexpr (K == ReduceKind::kMax) acc[k] = ei::pmax<Eigen::PropagateNaN>(acc[k], v);
+        else acc[k] = ei::pmin<Eigen::PropagateNaN>(acc[k], v);
+      }
+    }
+    for (int k = 0; k < kPackets; ++k) ei::pstoreu(lanes + k * kSize, acc[k]);
   }
 };
 

@@ -112,66 +112,6 @@ Out StoreAs(typename Reducer<K, T>::Acc w) {
   }
 }
 
-// Folds blocks of kLanes elements into kLanes lanes (element i of a block into lane i) with
-// Eigen packets: lanes[l] = op(lanes[l], p[b * kLanes + l]) for b < blocks.
-constexpr int kLanes = 16;
-
-template <ReduceKind K, typename A>
-void FoldLanes(A* lanes, const A* p, int64_t blocks) {
-  namespace ei = Eigen::internal;
-  using Packet = typename ei::packet_traits<A>::type;
-  constexpr int kSize = ei::unpacket_traits<Packet>::size;
-  static_assert(kLanes % kSize == 0, "a packet holds a whole number of lanes");
-  constexpr int kPackets = kLanes / kSize;
-  Packet acc[kPackets];
-  for (int k = 0; k < kPackets; ++k) acc[k] = ei::ploadu<Packet>(lanes + k * kSize);
-  for (int64_t b = 0; b < blocks; ++b) {
-    for (int k = 0; k < kPackets; ++k) {
-      const Packet v = ei::ploadu<Packet>(p + b * kLanes + k * kSize);
-      if constexpr (K == ReduceKind::kSum) acc[k] = ei::padd(acc[k], v);
-      else if constexpr (K == ReduceKind::kProd) acc[k] = ei::pmul(acc[k], v);
-      else if constexpr (K == ReduceKind::kMax) acc[k] = ei::pmax<Eigen::PropagateNaN>(acc[k], v);
-      else acc[k] = ei::pmin<Eigen::PropagateNaN>(acc[k], v);
-    }
-  }
-  for (int k = 0; k < kPackets; ++k) ei::pstoreu(lanes + k * kSize, acc[k]);
-}
-
-// The reduction of n contiguous elements. Float reductions run in kLanes lanes by position
-// (element i of each block in lane i % kLanes), combined in lane order at the end: the
-// association depends only on n, never on the buffer's address (Eigen's reductions start at
-// the first aligned packet, so an f64 sum's last bits, or which NaN a max returned, moved
-// with the allocation, and jit and eager disagreed).
-template <ReduceKind K, typename T>
-typename Reducer<K, T>::Acc RowOf(const T* x, int64_t n, bool is_bool) {
-  using Red = Reducer<K, T>;
-  using Acc = typename Red::Acc;
-  if constexpr (!kIsFloat<T> || (Red::kArith && !std::is_same_v<T, double>)) {
-    // Integers are exact in any order; f32 and 16-bit sums and products already run in f64
-    // lanes by position.
-    return Red::Row(x, n, is_bool);
-  } else {
-    alignas(64) Acc lanes[kLanes];
-    std::fill(lanes, lanes + kLanes, Red::template Identity<Acc>(false));
-    alignas(64) float buf[kIsHalf<T> ? kReduceBlock : 1];
-    for (int64_t b = 0; b < n; b += kReduceBlock) {
-      const int64_t m = std::min(kReduceBlock, n - b);
-      const Acc* p;
-      if constexpr (kIsHalf<T>) {
-        ToFloat(x + b, buf, m);
-        p = buf;
-      } else {
-        p = x + b;
-      }
-      FoldLanes<K>(lanes, p, m / kLanes);
-      for (int64_t i = m / kLanes * kLanes, l = 0; i < m; ++i, ++l) lanes[l] = Red::Combine(lanes[l], p[i]);
-    }
-    Acc total = lanes[0];
-    for (int l = 1; l < kLanes; ++l) total = Red::Combine(total, lanes[l]);
-    return total;
-  }
-}
-
 // Rows: out[k] = reduce(x[k*R : (k+1)*R]).
 template <ReduceKind K, typename T, typename Out>
 void ReduceRows(const T* x, Out* out, int64_t rows, int64_t R, bool is_bool) {
@@ -184,7 +124,7 @@ void ReduceRows(const T* x, Out* out, int64_t rows, int64_t R, bool is_bool) {
     ParallelFor(rows * n_chunks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t k = t / n_chunks, c = t % n_chunks;
-        partial[t] = RowOf<K, T>(x + k * R + c * kRowChunk, std::min(kRowChunk, R - c * kRowChunk), is_bool);
+        partial[t] = Reducer<K, T>::Row(x + k * R + c * kRowChunk, std::min(kRowChunk, R - c * kRowChunk), is_bool);
       }
     });
     for (int64_t k = 0; k < rows; ++k) {
@@ -195,7 +135,7 @@ void ReduceRows(const T* x, Out* out, int64_t rows, int64_t R, bool is_bool) {
     return;
   }
   ParallelFor(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(R, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) out[k] = StoreAs<K, T, Out>(RowOf<K, T>(x + k * R, R, is_bool));
+    for (int64_t k = begin; k < end; ++k) out[k] = StoreAs<K, T, Out>(Reducer<K, T>::Row(x + k * R, R, is_bool));
   });
 }
 
@@ -345,7 +285,7 @@ template <bool kMax, typename T>
 int64_t ArgRow(const T* x, int64_t n) {
   using Red = Reducer<kMax ? ReduceKind::kMax : ReduceKind::kMin, T>;
   using C = typename Red::Acc;
-  const C m = static_cast<C>(RowOf<kMax ? ReduceKind::kMax : ReduceKind::kMin, T>(x, n, false));
+  const C m = static_cast<C>(Reducer<kMax ? ReduceKind::kMax : ReduceKind::kMin, T>::Row(x, n, false));
   if constexpr (std::is_floating_point_v<C>) {
     if (m != m) {
       for (int64_t i = 0; i < n; ++i) {

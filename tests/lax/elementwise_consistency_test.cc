@@ -86,6 +86,7 @@ const std::vector<NamedUnary>& UnaryOps() {
       {"sin", [](const Array& x) { return lax::sin(x); }},
       {"cos", [](const Array& x) { return lax::cos(x); }},
       {"tan", [](const Array& x) { return lax::tan(x); }},
+      {"atan", [](const Array& x) { return lax::atan(x); }},
       {"sqrt", [](const Array& x) { return lax::sqrt(x); }},
       {"rsqrt", [](const Array& x) { return lax::rsqrt(x); }},
       {"cbrt", [](const Array& x) { return lax::cbrt(x); }},
@@ -133,6 +134,24 @@ TEST_F(ElementwiseConsistencyTest, ExpGivesTheDenormalInPacketAndTail) {
     }
   }
   EXPECT_EQ(lax::log(Array::Scalar(1e-40, float32)).to_vector<float>()[0], std::log(1e-40f));
+}
+
+// -(+0) is -0 in every position, eager and jit (a packet negate computed as 0 - x gave +0).
+TEST_F(ElementwiseConsistencyTest, NegateFlipsTheSignOfZero) {
+  // Three negates (one loop kernel) rather than one, so that this test's compiles are not
+  // the lone-op programs UnaryJitEqualsEagerBitForBit counts.
+  auto jitted = jit([](const Array& x) { return lax::neg(lax::neg(lax::neg(x))); });
+  for (DType dtype : kFloatDTypes) {
+    for (int64_t n : kLengths) {
+      const Array zeros = Array::FromData(std::vector<double>(n, 0.0).data(), {n}, float64).astype(dtype);
+      for (const Array& y : {lax::neg(zeros), jitted(zeros)}) {
+        const std::vector<double> v = y.astype(float64).to_vector<double>();
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(std::signbit(v[i])) << dtype_name(dtype) << " n=" << n << " i=" << i;
+        }
+      }
+    }
+  }
 }
 
 // Every element of a long array equals the op on that element alone (a length-1 array is all

@@ -211,6 +211,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeConditional(const HloInstruction& in
   return k;
 }
 
+// A call's callee, or the body of a fusion run op by op (kind "unfused").
 class CallKernel : public Kernel {
  public:
   absl::Status Run(absl::Span<const void* const> operands,
@@ -219,10 +220,11 @@ class CallKernel : public Kernel {
     frame.Bind(operands, results);
     return frame.Run();
   }
-  std::string_view kind() const override { return "call"; }
+  std::string_view kind() const override { return kind_; }
   int64_t nested_temp_bytes() const override { return callee_->memory_analysis().temp_bytes; }
 
   std::unique_ptr<CpuExecutable> callee_;
+  std::string_view kind_ = "call";
 };
 
 }  // namespace
@@ -242,6 +244,15 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeControlFlowKernel(
     default:
       return absl::UnimplementedError("not a control-flow instruction");
   }
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeUnfusedKernel(const HloInstruction& instr,
+                                                          const KernelSelectionOptions& options) {
+  if (instr.opcode() != HloOpcode::kFusion) return absl::UnimplementedError("not a fusion");
+  auto k = std::make_unique<CallKernel>();
+  HLO_ASSIGN_OR_RETURN(k->callee_, CompileCallee(instr.fused_instructions_computation(), "fused computation", options));
+  k->kind_ = "unfused";
+  return k;
 }
 
 }  // namespace jx::cpu::internal

@@ -13,6 +13,8 @@
 #include "absl/container/flat_hash_set.h"
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/masked_gather_fusion.h"
+#include "jx/compiler/backend/cpu/widened_window_fusion.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
@@ -221,6 +223,9 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
   if (module == nullptr || module->entry_computation() == nullptr) {
     return absl::InvalidArgumentError("CompileForCpu: module without an entry computation");
   }
+  // The backend's own rewrites, before verification so that their output is verified too.
+  HLO_RETURN_IF_ERROR(WidenedWindowFusion().Run(module.get()).status());
+  HLO_RETURN_IF_ERROR(MaskedGatherFusion().Run(module.get()).status());
   HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
   HLO_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutable> exe,
                        CompileComputation(*module->entry_computation(), options));

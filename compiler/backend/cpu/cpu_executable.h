@@ -8,9 +8,13 @@
 //   - dot and convolution run the kernel library's code eager runs (every dtype); a kOutput
 //     fusion applies its epilogue per output block;
 //   - lone data movement (transpose, broadcast, slice, pad, concatenate, ...), gather,
-//     scatter, sort/top-k and reduce-window run the kernel library's copies and loops;
+//     scatter, sort/top-k and reduce-window run the kernel library's copies and loops; a
+//     gather whose rows a select replaces by a fill value (FILL_OR_DROP) is first fused with
+//     it (MaskedGatherFusion) and fills those rows in the same pass;
 //   - a reduce-window that is a running prefix/suffix scan (cumsum, cumprod, cummax,
-//     cummin) runs as an O(n) scan per line;
+//     cummin) runs as an O(n) scan per line; a float sum or product lowered as convert ->
+//     f64 window -> convert is first fused (WidenedWindowFusion, one of the backend's two rewrites)
+//     and runs as one pass of eager's kernel in the narrow type;
 //   - while, conditional and call run their computations as executables compiled once,
 //     with the entry (CompileComputation); a while body updates the loop state in place;
 //   - dynamic-slice / dynamic-update-slice copy the clamped window (the latter in place

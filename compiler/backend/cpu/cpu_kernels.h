@@ -36,8 +36,8 @@ class Kernel {
                            absl::Span<void* const> results) const = 0;
   // "loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
   // "scan", "arg-reduce", "library-arg-reduce", "sort", "top-k", "reduce-window", "gather",
-  // "scatter", "while", "conditional", "call", "dynamic-slice", "dynamic-update-slice",
-  // "data-movement" or "fallback".
+  // "scatter", "while", "conditional", "call", "unfused", "dynamic-slice",
+  // "dynamic-update-slice", "data-movement" or "fallback".
   virtual std::string_view kind() const = 0;
   // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
   // while it runs; counted in the executable's memory_analysis().
@@ -109,10 +109,19 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeDataMovementKernel(const hlo::HloIns
 // while / conditional / call: their computations compiled once, when the kernel is built,
 // into executables run on the instruction's buffers (control_flow_kernels.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeControlFlowKernel(const hlo::HloInstruction& instr, const KernelSelectionOptions& options);
+// A loop fusion whose expression a tile program cannot compute (a concatenate or pad inside:
+// batched gather/scatter indices, the threefry counter) run op by op: its fused computation
+// compiled once, like a call's callee, each op a native kernel (control_flow_kernels.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeUnfusedKernel(const hlo::HloInstruction& instr,
+                                                          const KernelSelectionOptions& options);
 // dynamic-slice / dynamic-update-slice, any element type (dynamic_slice_kernels.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeDynamicSliceKernel(const hlo::HloInstruction& instr);
 // gather (clamping) and scatter (dropping) through the kernel library eager shares.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const hlo::HloInstruction& instr);
+// A fusion select(broadcast(mask), gather, fill) (masked_gather_fusion.h): the gather, then
+// the fill value where the mask is false.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const hlo::HloInstruction& instr,
+                                                                int64_t tile_elements);
 // The jx dtype of an HLO element type, for kernel library calls (nullopt: not an array type).
 std::optional<DType> KernelDTypeOf(hlo::PrimitiveType type);
 

@@ -3,8 +3,11 @@
 // scatter_add run too, so jit and eager agree bit for bit. XLA's out-of-bounds rules: a
 // gather clamps each start index so its slice is inside the operand, a scatter drops a
 // window that would leave it. The instruction's shapes and dimension numbers are read once
-// at compile time.
+// at compile time. A gather whose rows a select then replaces by a fill value where its mask
+// is false (FILL_OR_DROP, fused by masked_gather_fusion.h) fills those rows itself.
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <limits>
 #include <type_traits>
 #include <optional>
@@ -12,8 +15,11 @@
 #include <vector>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/masked_gather_fusion.h"
+#include "jx/compiler/backend/cpu/tile_program.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
 #include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/status_macros.h"
 #include "jx/core/errors.h"
 #include "jx/lax/kernels/copy_kernels.h"
 #include "jx/lax/kernels/gather_scatter.h"
@@ -137,6 +143,70 @@ class GatherKernel : public Kernel {
   lax::kernels::GatherDims dims_;
 };
 
+// A fusion select(broadcast(mask), gather, fill) (masked_gather_fusion.h): the mask (pred,
+// over the gather's batch positions: small) is computed first by a tile program, the gather
+// writes every slice, and the fill value then overwrites the elements whose mask is false,
+// usually none. One pass over the gathered data instead of two.
+class MaskedGatherKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    const uint8_t* mask = nullptr;
+    std::vector<uint8_t> computed;
+    if (mask_parameter_ >= 0) {
+      mask = static_cast<const uint8_t*>(operands[mask_parameter_]);
+    } else {
+      computed.resize(static_cast<size_t>(mask_elements_));
+      const int64_t tile = mask_program_->tile_elements();
+      for (int64_t start = 0; start < mask_elements_; start += tile) {
+        mask_program_->Evaluate(operands.data(), start, std::min(tile, mask_elements_ - start),
+                                computed.data() + start);
+      }
+      mask = computed.data();
+    }
+    const void* gather_operands[] = {operands[gather_operand_], operands[gather_indices_]};
+    HLO_RETURN_IF_ERROR(gather_->Run(gather_operands, results));
+    if (std::find(mask, mask + mask_elements_, 0) == mask + mask_elements_) return absl::OkStatus();
+    uint8_t* out = static_cast<uint8_t*>(results[0]);
+    auto fill = [&](int64_t element) {
+      std::memcpy(out + element * esize_, fill_.data(), static_cast<size_t>(esize_));
+    };
+    if (mask_is_prefix_) {
+      // Mask element m covers the run [m * inner, (m + 1) * inner) of the result.
+      const int64_t inner = mask_elements_ == 0 ? 0 : out_elements_ / mask_elements_;
+      for (int64_t m = 0; m < mask_elements_; ++m) {
+        if (mask[m] == 0) for (int64_t e = m * inner; e < (m + 1) * inner; ++e) fill(e);
+      }
+      return absl::OkStatus();
+    }
+    // Any broadcast: walk the result with an odometer, tracking the mask position.
+    std::vector<int64_t> index(out_dims_.size(), 0);
+    int64_t m = 0;
+    for (int64_t e = 0; e < out_elements_; ++e) {
+      if (mask[m] == 0) fill(e);
+      for (int64_t d = static_cast<int64_t>(out_dims_.size()) - 1; d >= 0; --d) {
+        if (++index[d] < out_dims_[d]) {
+          m += mask_stride_[d];
+          break;
+        }
+        m -= (out_dims_[d] - 1) * mask_stride_[d];
+        index[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+  std::string_view kind() const override { return "gather"; }
+
+  std::unique_ptr<Kernel> gather_;
+  int64_t gather_operand_ = 0, gather_indices_ = 0;
+  int64_t mask_parameter_ = -1;  // the mask is this fusion parameter, else mask_program_
+  std::unique_ptr<TileProgram> mask_program_;
+  int64_t mask_elements_ = 0, out_elements_ = 0, esize_ = 0;
+  bool mask_is_prefix_ = false;
+  std::vector<int64_t> out_dims_, mask_stride_;  // mask_stride_: per result dim (0: broadcast)
+  std::vector<uint8_t> fill_;
+};
+
 class ScatterKernel : public Kernel {
  public:
   absl::Status Run(absl::Span<const void* const> operands,
@@ -222,6 +292,43 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const HloInstruction& i
   kernel->dims_.collapsed_slice_dims = dn.collapsed_slice_dims;
   kernel->dims_.start_index_map = dn.start_index_map;
   kernel->dims_.implicit_index_vector = plan.implicit;
+  return kernel;
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const HloInstruction& instr,
+                                                                int64_t tile_elements) {
+  const std::optional<MaskedGather> m = AsMaskedGather(instr);
+  if (!m) return absl::UnimplementedError("not a select of a gather and a fill value");
+  auto kernel = std::make_unique<MaskedGatherKernel>();
+  HLO_ASSIGN_OR_RETURN(kernel->gather_, MakeGatherKernel(*m->gather));
+  kernel->gather_operand_ = m->gather->operand(0)->parameter_number();
+  kernel->gather_indices_ = m->gather->operand(1)->parameter_number();
+  if (m->mask->opcode() == HloOpcode::kParameter) {
+    kernel->mask_parameter_ = m->mask->parameter_number();
+  } else {
+    HLO_ASSIGN_OR_RETURN(kernel->mask_program_, TileProgram::Compile(m->mask, ParameterLeaves(), tile_elements));
+  }
+  const hlo::Shape& out = instr.shape();
+  const HloInstruction* broadcast = instr.fused_instructions_computation()->root_instruction()->operand(0);
+  kernel->out_dims_ = out.dimensions();
+  kernel->out_elements_ = hlo::ShapeUtil::ElementsIn(out);
+  kernel->mask_elements_ = hlo::ShapeUtil::ElementsIn(m->mask->shape());
+  kernel->esize_ = hlo::ByteSizeOfPrimitiveType(out.element_type());
+  const std::vector<int64_t>& bdims = broadcast->dimensions();
+  kernel->mask_is_prefix_ = true;
+  for (size_t j = 0; j < bdims.size(); ++j) kernel->mask_is_prefix_ &= bdims[j] == static_cast<int64_t>(j);
+  kernel->mask_stride_.assign(out.rank(), 0);
+  int64_t stride = 1;
+  for (int64_t j = static_cast<int64_t>(bdims.size()) - 1; j >= 0; --j) {
+    kernel->mask_stride_[bdims[j]] = stride;
+    stride *= m->mask->shape().dimensions(j);
+  }
+  const HloInstruction* fill = m->fill->opcode() == HloOpcode::kBroadcast ? m->fill->operand(0) : m->fill;
+  const absl::Span<const uint8_t> bytes = fill->literal().untyped_data();
+  kernel->fill_.assign(bytes.begin(), bytes.end());
+  if (static_cast<int64_t>(kernel->fill_.size()) != kernel->esize_) {
+    return absl::UnimplementedError("fill value of another element type");
+  }
   return kernel;
 }
 

@@ -48,12 +48,20 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
         if ((kernel = attempt(MakeColumnReduceKernel(instr, tile_elements)))) break;
         if ((kernel = attempt(MakeReduceKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeTypedReduceKernel(instr, tile_elements));
+      } else if (instr.fusion_kind() == FusionKind::kCustom) {
+        // The backend's own fusions: WidenedWindowFusion's convert -> f64 window -> convert,
+        // MaskedGatherFusion's select of a gather and a fill value.
+        if ((kernel = attempt(MakeScanKernel(instr)))) break;
+        if ((kernel = attempt(MakeReduceWindowKernel(instr)))) break;
+        kernel = attempt(MakeMaskedGatherKernel(instr, tile_elements));
       } else if (instr.fusion_kind() == FusionKind::kOutput || root->opcode() == HloOpcode::kDot ||
                  root->opcode() == HloOpcode::kConvolution) {
         if ((kernel = attempt(MakeDotKernel(instr, tile_elements)))) break;
         kernel = attempt(MakeConvKernel(instr, tile_elements));
       } else {
-        kernel = attempt(MakeLoopKernel(instr, tile_elements));
+        if ((kernel = attempt(MakeLoopKernel(instr, tile_elements)))) break;
+        // An op a tile program cannot hold (concatenate, pad): the fusion op by op.
+        kernel = attempt(MakeUnfusedKernel(instr, options));
       }
       break;
     }

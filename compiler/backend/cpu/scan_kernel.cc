@@ -5,7 +5,9 @@
 //     cummin lower): the kernel library's scan (lax/kernels/cumulative.h), the code eager
 //     runs, so jit and eager agree bit for bit. Float sums and products accumulate in f64
 //     (f64 sums Neumaier-compensated), rounded once: this deliberately differs from the
-//     evaluator's fold in the element type;
+//     evaluator's fold in the element type. A widened-window fusion (convert -> f64 scan ->
+//     convert, how f16/bf16/f32 cumsum and cumprod lower; widened_window_fusion.h) runs as
+//     the library's scan in the narrow type: one pass, eager's bits;
 //   - and/or/xor and pred reducers: the evaluator's fold (scalar_semantics.h Step), so its
 //     bits;
 //   - the log-add-exp reducer cumlogsumexp lowers to (named "logaddexp_reducer" by
@@ -20,6 +22,7 @@
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
+#include "jx/compiler/backend/cpu/widened_window_fusion.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/shape.h"
 #include "jx/lax/kernels/cumulative.h"
@@ -121,7 +124,7 @@ class LibraryScanKernel : public Kernel {
                    absl::Span<void* const> results) const override {
     try {
       lax::kernels::Cumulative(dtype_, op_, operands[0], results[0], outer_, len_, inner_, reverse_,
-                               operands[1]);
+                               identity_init_ ? nullptr : operands[1]);
     } catch (const std::exception& e) {
       return absl::InternalError(std::string("scan: ") + e.what());
     }
@@ -133,6 +136,8 @@ class LibraryScanKernel : public Kernel {
   lax::kernels::CumulativeOp op_ = lax::kernels::CumulativeOp::kSum;
   int64_t outer_ = 0, len_ = 0, inner_ = 0;
   bool reverse_ = false;
+  // A widened-window fusion: one operand, the init is the op's identity.
+  bool identity_init_ = false;
 };
 
 std::optional<lax::kernels::CumulativeOp> LibraryOp(HloOpcode op) {
@@ -206,13 +211,13 @@ bool IsLogAddExpReducer(const HloComputation& c) {
   return false;
 }
 
-}  // namespace
+// The lines a running-scan reduce-window folds: [outer, len, inner] around the scanned axis.
+struct ScanLayout {
+  int64_t outer = 1, len = 1, inner = 1;
+  bool reverse = false;
+};
 
-absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& instr) {
-  if (instr.opcode() != HloOpcode::kReduceWindow || instr.operand_count() != 2 ||
-      !instr.shape().IsArray()) {
-    return absl::UnimplementedError("not a single-output reduce-window");
-  }
+std::optional<ScanLayout> ScanLayoutOf(const HloInstruction& instr) {
   const hlo::Shape& in = instr.operand(0)->shape();
   std::optional<hlo::ScanWindow> scan = hlo::AsScanWindow(instr.window(), in.dimensions());
   // A window of one element everywhere (a cumulative op over an axis of length 1, or a
@@ -224,7 +229,57 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& ins
   if (!scan && trivial && static_cast<int64_t>(instr.window().size()) == in.rank()) {
     scan = hlo::ScanWindow{in.rank(), false};  // past the last dim: every element its own line
   }
-  if (!scan) return absl::UnimplementedError("window is not a running scan");
+  if (!scan) return std::nullopt;
+  ScanLayout l;
+  for (int64_t d = scan->axis + 1; d < in.rank(); ++d) l.inner *= in.dimensions(d);
+  for (int64_t d = 0; d < std::min(scan->axis, in.rank()); ++d) l.outer *= in.dimensions(d);
+  l.len = scan->axis < in.rank() ? in.dimensions(scan->axis) : 1;
+  l.reverse = scan->reverse;
+  return l;
+}
+
+std::unique_ptr<LibraryScanKernel> MakeLibraryScan(DType dtype, lax::kernels::CumulativeOp op,
+                                                   const ScanLayout& l) {
+  auto kernel = std::make_unique<LibraryScanKernel>();
+  kernel->dtype_ = dtype;
+  kernel->op_ = op;
+  kernel->outer_ = l.outer;
+  kernel->len_ = l.len;
+  kernel->inner_ = l.inner;
+  kernel->reverse_ = l.reverse;
+  return kernel;
+}
+
+// A widened-window fusion (widened_window_fusion.h) whose window is a running scan: the
+// library's scan in the narrow type (f64 accumulator), as eager cumsum/cumprod run it.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeWidenedScanKernel(const HloInstruction& fusion,
+                                                              const HloInstruction& window) {
+  const std::optional<ScanLayout> layout = ScanLayoutOf(window);
+  if (!layout) return absl::UnimplementedError("window is not a running scan");
+  const std::optional<DType> dtype = KernelDTypeOf(fusion.shape().element_type());
+  const std::optional<HloOpcode> op = SimpleBinaryReducer(*window.to_apply());
+  const std::optional<lax::kernels::CumulativeOp> library_op = op ? LibraryOp(*op) : std::nullopt;
+  if (!dtype || !library_op || !lax::kernels::CumulativeAccepts(*library_op, *dtype)) {
+    return absl::UnimplementedError("widened scan outside the kernel library");
+  }
+  std::unique_ptr<LibraryScanKernel> kernel = MakeLibraryScan(*dtype, *library_op, *layout);
+  kernel->identity_init_ = true;
+  return kernel;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& instr) {
+  if (const HloInstruction* window = WidenedReduceWindow(instr)) {
+    return MakeWidenedScanKernel(instr, *window);
+  }
+  if (instr.opcode() != HloOpcode::kReduceWindow || instr.operand_count() != 2 ||
+      !instr.shape().IsArray()) {
+    return absl::UnimplementedError("not a single-output reduce-window");
+  }
+  const hlo::Shape& in = instr.operand(0)->shape();
+  const std::optional<ScanLayout> layout = ScanLayoutOf(instr);
+  if (!layout) return absl::UnimplementedError("window is not a running scan");
   const hlo::PrimitiveType type = instr.shape().element_type();
   if (in.element_type() != type || instr.operand(1)->shape().element_type() != type ||
       instr.shape().dimensions() != in.dimensions()) {
@@ -233,22 +288,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& ins
   const HloComputation& reducer = *instr.to_apply();
   const bool logaddexp = IsLogAddExpReducer(reducer);
   const std::optional<HloOpcode> op = SimpleBinaryReducer(reducer);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = scan->axis + 1; d < in.rank(); ++d) inner *= in.dimensions(d);
-  for (int64_t d = 0; d < std::min(scan->axis, in.rank()); ++d) outer *= in.dimensions(d);
-  const int64_t len = scan->axis < in.rank() ? in.dimensions(scan->axis) : 1;
   const std::optional<DType> dtype = KernelDTypeOf(type);
   const std::optional<lax::kernels::CumulativeOp> library_op =
       op && !logaddexp ? LibraryOp(*op) : std::nullopt;
   if (dtype && library_op && lax::kernels::CumulativeAccepts(*library_op, *dtype)) {
-    auto kernel = std::make_unique<LibraryScanKernel>();
-    kernel->dtype_ = *dtype;
-    kernel->op_ = *library_op;
-    kernel->outer_ = outer;
-    kernel->len_ = len;
-    kernel->inner_ = inner;
-    kernel->reverse_ = scan->reverse;
-    return kernel;
+    return MakeLibraryScan(*dtype, *library_op, *layout);
   }
   ScanLinesFn fn = nullptr;
   VisitType(type, [&](auto e) {
@@ -264,10 +308,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScanKernel(const HloInstruction& ins
   auto kernel = std::make_unique<ScanKernel>();
   kernel->scan_ = fn;
   kernel->esize_ = hlo::ByteSizeOfPrimitiveType(type);
-  kernel->reverse_ = scan->reverse;
-  kernel->len_ = len;
-  kernel->inner_ = inner;
-  kernel->outer_ = outer;
+  kernel->reverse_ = layout->reverse;
+  kernel->len_ = layout->len;
+  kernel->inner_ = layout->inner;
+  kernel->outer_ = layout->outer;
   return kernel;
 }
 

@@ -97,8 +97,20 @@ std::optional<kernels::BinaryOp> SharedBinaryOp(HloOpcode op) {
   }
 }
 
+// Whether instr is the scalar 1 (a constant, or a broadcast of one).
+bool IsScalarOne(const HloInstruction& instr) {
+  const HloInstruction* c = instr.opcode() == HloOpcode::kBroadcast ? instr.operand(0) : &instr;
+  return c->opcode() == HloOpcode::kConstant && c->shape().IsArray() && c->shape().rank() == 0 &&
+         c->literal().GetAsDouble(0) == 1.0;
+}
+
 // The library kernel of an elementwise op on dtype, or nullptr.
 TileOpFn SharedOp(const HloInstruction& instr, unsigned scalars, DType dtype) {
+  // atan lowers to atan2(x, 1): the library's atan, which eager runs (atan2's general path
+  // costs ~25% more per element).
+  if (instr.opcode() == HloOpcode::kAtan2 && scalars == 2 && IsScalarOne(*instr.operand(1))) {
+    return kernels::FindUnaryFn(kernels::UnaryOp::kAtan, dtype);
+  }
   if (const auto op = SharedBinaryOp(instr.opcode())) return kernels::FindBinaryFn(*op, dtype, scalars);
   if (instr.opcode() == HloOpcode::kClamp && IsFloating(dtype)) return kernels::FindClampFn(dtype, scalars);
   if (scalars != 0) return nullptr;
@@ -351,6 +363,12 @@ TileOpFn FindNativeTileOp(const HloInstruction& instr, unsigned scalar_operands)
       }
     case HloOpcode::kConvert:
       return sc == 0 ? ConvertFor(in0, out) : nullptr;
+    case HloOpcode::kReducePrecision: {
+      // Operand 1 is the program's ReducePrecisionBits for this op (tile_program.cc), read
+      // as one value (or as the first of a splatted tile of them); x must be a tile.
+      const std::optional<DType> d = KernelDTypeOf(out);
+      return (sc & 1) == 0 && d ? kernels::FindReducePrecisionFn(*d) : nullptr;
+    }
     case HloOpcode::kIsFinite: {
       const std::optional<DType> d = KernelDTypeOf(in0);
       return sc == 0 && d ? kernels::FindIsFiniteFn(*d) : nullptr;

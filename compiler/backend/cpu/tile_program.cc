@@ -425,6 +425,19 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       Node n;
       n.esize = hlo::ByteSizeOfPrimitiveType(f.instr->shape().element_type());
       n.operands = f.child_nodes;
+      if (f.instr->opcode() == HloOpcode::kReducePrecision) {
+        // Its parameters travel as a second, scalar operand (the library kernel's in[1]).
+        auto bits = std::make_unique<lax::kernels::ReducePrecisionBits>();
+        bits->exponent_bits = static_cast<int32_t>(std::min<int64_t>(f.instr->exponent_bits(), 64));
+        bits->mantissa_bits = static_cast<int32_t>(std::min<int64_t>(f.instr->mantissa_bits(), 64));
+        Node params;
+        params.kind = Node::kScalar;
+        params.esize = sizeof(lax::kernels::ReducePrecisionBits);
+        params.constant = reinterpret_cast<const uint8_t*>(bits.get());
+        p->op_params_.push_back(std::move(bits));
+        p->nodes_.push_back(std::move(params));
+        n.operands.push_back(static_cast<int>(p->nodes_.size() - 1));
+      }
       // Scalar operands (broadcast constants, scalar parameters) stay in a register when
       // the op has a loop for that, instead of being splatted into a tile first.
       unsigned scalars = 0;

@@ -27,6 +27,7 @@
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_instruction.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/lax/kernels/elementwise.h"
 
 namespace jx::cpu::internal {
 
@@ -118,6 +119,8 @@ class TileProgram {
   int num_inputs_ = 0;
   int num_registers_ = 0;
   std::unique_ptr<hlo::HloModule> fallback_module_;  // synthetic [tile] ops for fallbacks
+  // Parameters of parameterized ops (reduce-precision's bits), read as scalar operands.
+  std::vector<std::unique_ptr<lax::kernels::ReducePrecisionBits>> op_params_;
 };
 
 }  // namespace jx::cpu::internal

@@ -415,8 +415,8 @@ ENTRY %main (x: f32[]) -> f32[4,3] {
 
 // f16 math and ops without a native loop run per op through the evaluator, inside the
 // same loop kernel.
-// f16 multiply, convert, remainder and erf have native loops; reduce-precision still runs on
-// the evaluator per tile, and JX_LOG_COMPILES names it.
+// f16 multiply, convert, remainder, erf and reduce-precision have native loops;
+// count-leading-zeros still runs on the evaluator per tile, and JX_LOG_COMPILES names it.
 TEST(LoopKernelTest, ScalarFallbackPerOp) {
   setenv("JX_LOG_COMPILES", "1", 1);
   ::testing::internal::CaptureStderr();
@@ -429,7 +429,11 @@ TEST(LoopKernelTest, ScalarFallbackPerOp) {
   %r = f32[300] remainder(%f, %p1)
   %e = f32[300] erf(%r)
   %q = f32[300] reduce-precision(%e), exponent_bits=5, mantissa_bits=10
-  ROOT %a = f32[300] add(%q, %p1)
+  %i = s32[300] convert(%p1)
+  %z = s32[300] count-leading-zeros(%i)
+  %zf = f32[300] convert(%z)
+  %s = f32[300] add(%q, %zf)
+  ROOT %a = f32[300] add(%s, %p1)
 }
 ENTRY %main (xa: f16[300], xb: f32[300]) -> f32[300] {
   %xa = f16[300] parameter(0)
@@ -439,8 +443,9 @@ ENTRY %main (xa: f16[300], xb: f32[300]) -> f32[300] {
   const std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_LOG_COMPILES");
   if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "loop");
-  EXPECT_NE(log.find("runs reduce-precision f32 on the reference evaluator per tile"), std::string::npos) << log;
+  EXPECT_NE(log.find("runs count-leading-zeros s32 on the reference evaluator per tile"), std::string::npos) << log;
   EXPECT_EQ(log.find("remainder"), std::string::npos) << log;
+  EXPECT_EQ(log.find("reduce-precision"), std::string::npos) << log;
 }
 
 TEST(LoopKernelTest, RawBufferEntryPoint) {
