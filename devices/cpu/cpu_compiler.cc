@@ -28,11 +28,6 @@ namespace {
 
 std::atomic<int64_t> g_compiles{0}, g_cache_hits{0};
 
-bool EvaluatorFallbackAllowed() {
-  const char* v = std::getenv("JX_CPU_FALLBACK");
-  return v == nullptr || std::string_view(v) != "error";
-}
-
 CostAnalysis ToCostAnalysis(const hlo::ModuleCost& c) {
   CostAnalysis out;
   out.flops = c.flops;
@@ -43,18 +38,31 @@ CostAnalysis ToCostAnalysis(const hlo::ModuleCost& c) {
   return out;
 }
 
+// As JAX: donating an argument no output can take is not an error, but worth a warning.
+void WarnUnusableDonations(const cpu::CpuExecutable& exe, const std::vector<bool>& donated, std::string_view what) {
+  std::vector<bool> used(donated.size(), false);
+  for (const auto& [k, a] : exe.output_aliases()) used[a] = true;
+  std::string unusable;
+  for (size_t a = 0; a < donated.size(); ++a) {
+    if (donated[a] && !used[a]) StrAppend(&unusable, unusable.empty() ? "" : ", ", exe.argument_shapes()[a].ToString(false));
+  }
+  if (!unusable.empty()) {
+    std::fprintf(stderr, "jx: %.*s: some donated buffers were not usable: %s\n", static_cast<int>(what.size()),
+                 what.data(), unusable.c_str());
+  }
+}
+
 class CpuLowering final : public Lowering {
  public:
-  CpuLowering(std::unique_ptr<hlo::HloModule> module, std::vector<ShapedArray> out_avals, std::string name,
-              CompileDump dump, std::vector<bool> donated, const Device& device)
-      : module_(std::move(module)),
+  CpuLowering(LoweredModule lowered, std::vector<ShapedArray> out_avals, const Device& device)
+      : module_(std::move(lowered.module)),
         text_(module_->ToString()),
         out_avals_(std::move(out_avals)),
-        donated_(std::move(donated)),
+        donated_(std::move(lowered.donated_params)),
         device_(device),
         key_(CacheKey()),
-        what_(StrCat("jit(", name, ")")),
-        dump_(std::move(dump)) {}
+        what_(std::move(lowered.what)),
+        dump_(std::move(lowered.dump)) {}
 
   std::string as_text() const override { return text_; }
 
@@ -80,15 +88,10 @@ class CpuLowering final : public Lowering {
     absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(**module);
     if (!cost.ok()) ThrowStatus(StrCat(what_, ": cost analysis failed"), cost.status());
     timer.Lap("cost-analysis");
-    cpu::CpuCompileOptions options;
-    options.donated_arguments = donated_;
-    options.allow_evaluator_fallback = EvaluatorFallbackAllowed();
-    absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(*module), options);
-    if (!exe.ok()) ThrowStatus(StrCat(what_, ": compilation failed"), exe.status());
-    WarnUnusableDonations(**exe);
+    std::unique_ptr<cpu::CpuExecutable> exe = CompileOnHost(std::move(*module), donated_, what_);
     timer.Lap("cpu-backend");
     timer.Report(what_);
-    auto program = std::make_shared<CpuProgram>(std::move(*exe), ToCostAnalysis(*cost), out_avals_, what_, &device_);
+    auto program = std::make_shared<CpuProgram>(std::move(exe), ToCostAnalysis(*cost), out_avals_, what_, &device_);
     g_compiles.fetch_add(1);
     ProgramCache::Global().Insert(key_, program);
     return program;
@@ -108,21 +111,6 @@ class CpuLowering final : public Lowering {
     StrAppend(&key, "\ndevice:", device_.platform(), ":", device_.id());
     if (!EvaluatorFallbackAllowed()) key += "\nno-fallback";
     return key;
-  }
-
-  // As JAX: donating an argument no output can take is not an error, but worth a warning.
-  void WarnUnusableDonations(const cpu::CpuExecutable& exe) const {
-    std::vector<bool> used(donated_.size(), false);
-    for (const auto& [k, a] : exe.output_aliases()) used[a] = true;
-    std::string unusable;
-    for (size_t a = 0; a < donated_.size(); ++a) {
-      if (donated_[a] && !used[a]) {
-        StrAppend(&unusable, unusable.empty() ? "" : ", ", exe.argument_shapes()[a].ToString(false));
-      }
-    }
-    if (!unusable.empty()) {
-      std::fprintf(stderr, "jx: %s: some donated buffers were not usable: %s\n", what_.c_str(), unusable.c_str());
-    }
   }
 
   std::unique_ptr<hlo::HloModule> module_;
@@ -150,37 +138,54 @@ void ThrowStatus(std::string_view what, const absl::Status& status) {
   throw InternalError(msg);
 }
 
-std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
-                                            const Device& device) {
+bool EvaluatorFallbackAllowed() {
+  const char* v = std::getenv("JX_CPU_FALLBACK");
+  return v == nullptr || std::string_view(v) != "error";
+}
+
+LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& options) {
   lax::RegisterAll();
-  const std::string& name = options.name;
-  const std::string what = StrCat("jit(", name, ")");
-  const std::string module_name = ModuleName(name);
-  CompileDump dump = CompileDump::ForNextCompile();
-  dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
+  LoweredModule out;
+  out.what = StrCat("jit(", options.name, ")");
+  const std::string module_name = ModuleName(options.name);
+  out.dump = CompileDump::ForNextCompile();
+  out.dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
   CompileTimer timer;
   // Outputs come back as one buffer per leaf, so the root is always a tuple.
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
-      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = what});
-  if (!module.ok()) ThrowStatus(StrCat(what, ": lowering failed"), module.status());
+      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = out.what});
+  if (!module.ok()) ThrowStatus(StrCat(out.what, ": lowering failed"), module.status());
+  out.module = std::move(*module);
   timer.Lap("lower-jaxpr");
-  dump.Write(module_name, ".lowered.txt", dump.enabled() ? (*module)->ToString() : "");
+  out.dump.Write(module_name, ".lowered.txt", out.dump.enabled() ? out.module->ToString() : "");
   // Donation flags per entry parameter (jit passes one per argument leaf); none donated
   // means no flags, so those programs share one cache entry.
   const std::vector<bool>& donated = options.donated;
-  std::vector<bool> donated_params;
   if (std::find(donated.begin(), donated.end(), true) != donated.end()) {
-    if (static_cast<int64_t>(donated.size()) != (*module)->entry_computation()->num_parameters()) {
-      throw InternalError(StrCat(what, ": ", donated.size(), " donation flags for ",
-                                 (*module)->entry_computation()->num_parameters(), " parameters"));
+    const int64_t params = out.module->entry_computation()->num_parameters();
+    if (static_cast<int64_t>(donated.size()) != params) {
+      throw InternalError(StrCat(out.what, ": ", donated.size(), " donation flags for ", params, " parameters"));
     }
-    donated_params = donated;
+    out.donated_params = donated;
   }
-  auto lowering = std::make_shared<CpuLowering>(std::move(*module), jaxpr.jaxpr->out_avals(), name, std::move(dump),
-                                                std::move(donated_params), device);
-  timer.Lap("print-lowered");
-  timer.Report(what);
-  return lowering;
+  timer.Report(out.what);
+  return out;
+}
+
+std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule> module,
+                                                  const std::vector<bool>& donated_params, std::string_view what) {
+  cpu::CpuCompileOptions options;
+  options.donated_arguments = donated_params;
+  options.allow_evaluator_fallback = EvaluatorFallbackAllowed();
+  absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(module), options);
+  if (!exe.ok()) ThrowStatus(StrCat(what, ": compilation failed"), exe.status());
+  WarnUnusableDonations(**exe, donated_params, what);
+  return std::move(*exe);
+}
+
+std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
+                                            const Device& device) {
+  return std::make_shared<CpuLowering>(LowerToHlo(jaxpr, options), jaxpr.jaxpr->out_avals(), device);
 }
 
 }  // namespace cpu_device

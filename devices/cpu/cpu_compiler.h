@@ -16,11 +16,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "jx/core/device.h"
 #include "jx/core/executable.h"
 #include "jx/core/jaxpr.h"
+#include "jx/devices/cpu/compile_log.h"
 
 namespace jx {
 
@@ -31,7 +33,34 @@ struct CpuJitStats {
 // Counters since process start (for tests and diagnostics).
 CpuJitStats GetCpuJitStats();
 
+namespace hlo {
+class HloModule;
+}
+namespace cpu {
+class CpuExecutable;
+}
+
 namespace cpu_device {
+
+// A jaxpr lowered to HLO, before any pass: what every client that compiles through the
+// host's backend starts from (the CPU's, and the simulated chips').
+struct LoweredModule {
+  std::unique_ptr<hlo::HloModule> module;  // "jit_<name>", the root a tuple of the outputs
+  std::vector<bool> donated_params;        // per entry parameter; empty when none is donated
+  CompileDump dump;                        // this compile's JX_DUMP_TO files
+  std::string what;                        // "jit(<name>)", for messages
+};
+// Lowers (writing the jaxpr and lowered HLO dumps) and checks the donation flags against
+// the parameters; throws like LowerForCpu.
+LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& options);
+
+// Compiles an optimized module into a host executable with the donations given and the
+// evaluator fallback JX_CPU_FALLBACK allows, warning about donations no output can take.
+std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule> module,
+                                                  const std::vector<bool>& donated_params, std::string_view what);
+// Whether JX_CPU_FALLBACK lets an instruction without a native kernel run on the evaluator
+// (program caches key on it).
+bool EvaluatorFallbackAllowed();
 
 std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const Device& device);

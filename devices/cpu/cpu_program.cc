@@ -50,6 +50,9 @@ Arrays CpuProgram::Execute(absl::Span<const Array> args) const {
     in[i] = args[i].data();
     committed |= args[i].committed_device() != nullptr;
   }
+  // On the host, outputs are committed when an argument was (JAX's rule); a program that
+  // runs for another device (a simulated chip computing on the host) always puts them there.
+  committed |= !IsHostDevice(*device_);
   const Device* out_device = committed ? device_ : nullptr;
   // Donated arguments the program may write an output into (output leaf -> argument).
   // Not under JX_DEBUG_NANS, which reruns a failing call on its arguments; and not for a

@@ -1,7 +1,9 @@
 // A program compiled for the CPU device, as jit runs it (PJRT's loaded executable): runs the
 // CPU backend's executable on the arguments' buffers and returns fresh output arrays, or
-// donated arguments' memory when the program writes an output in place. Outputs live on the
-// CPU device, committed when any argument was (JAX's rule; else uncommitted, free to follow).
+// donated arguments' memory when the program writes an output in place. Outputs live on
+// `device`: on the host CPU committed when any argument was (JAX's rule; else uncommitted,
+// free to follow); on any other device (a simulated chip whose numbers the host computes)
+// always committed there.
 //
 //   auto program = std::make_shared<CpuProgram>(std::move(exe), cost, out_avals, "jit(f)", device);
 //   Arrays outs = program->Execute(args);
