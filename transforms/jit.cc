@@ -297,7 +297,10 @@ std::shared_ptr<Traced> TraceJit(const std::function<Arrays(absl::Span<const Arr
   t->donated.assign(t->consts.size(), false);
   t->donated.insert(t->donated.end(), donated.begin(), donated.end());
   t->params = JitParams(t->jaxpr, name, t->donated);
-  t->device = sig.device;
+  // Closed-over committed arrays pin the program to their device as arguments do.
+  const Device* const call_device[] = {sig.device};
+  t->device = CallDevice(t->consts, absl::MakeConstSpan(call_device, sig.device != nullptr ? 1 : 0),
+                         StrCat("jit(", name, ")"));
   return t;
 }
 

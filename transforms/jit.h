@@ -12,13 +12,14 @@
 // program is lowered through that device's Client and the results are on that device
 // (committed when the arguments were). The cache belongs to the jit object (copies share it)
 // and is keyed on the arguments' tree structures, shapes, dtypes and weak types, the static
-// arguments' values and the device; a hit does no tracing. Under another transformation (grad, vmap, make_jaxpr, an outer jit) a call
-// binds one `jit` equation carrying the traced jaxpr, so transformations of jitted code
-// stay one program (JAX's pjit). Those transformations are cached too (jit_rules.h): the
-// second call of grad(jit(f)) or vmap(jit(f)) with the same avals traces, transforms,
-// lowers and compiles nothing. Values the function closes over are constants of its
-// jaxpr, as in JAX: a jit object whose function closes over a variable sees the value it had
-// when that signature was traced.
+// arguments' values and the device; a hit does no tracing. Under another transformation
+// (grad, vmap, make_jaxpr, an outer jit) a call binds one `jit` equation carrying the traced
+// jaxpr, so transformations of jitted code stay one program (JAX's pjit). Those
+// transformations are cached too (jit_rules.h): the second call of grad(jit(f)) or
+// vmap(jit(f)) with the same avals traces, transforms, lowers and compiles nothing. Values
+// the function closes over are constants of its jaxpr, as in JAX: a jit object whose
+// function closes over a variable sees the value it had when that signature was traced
+// (a closed-over committed array pins the program to its device, as an argument would).
 //
 // Ahead of time: jit(f).lower(args...) traces and lowers without running (a
 // ShapeDtypeStruct may stand for an Array argument, and its device picks the target like a
@@ -34,10 +35,7 @@
 // JX_EXPLAIN_CACHE_MISSES=1 prints why a call missed the cache (which argument's shape,
 // dtype, structure, static value or device changed).
 //
-// eval_shape(f)(args...) traces f (Arrays, pytrees, or ShapeDtypeStructs for Arrays) and
-// returns its outputs' ShapeDtypeStructs without computing anything:
-//
-//   auto [h, c] = jx::eval_shape(lstm_step)(params, x);   // h.shape, h.dtype
+// eval_shape(f)(args...) (eval_shape.h) traces without lowering and returns ShapeDtypeStructs.
 #pragma once
 
 #include <functional>
@@ -118,7 +116,8 @@ struct Traced {
   tree::TreeDef out_def;
   std::vector<bool> donated;  // per leaf
   ParamMap params;            // of the jit equation a call under a transformation binds
-  const Device* device = nullptr;  // the signature's (nullptr: the default device)
+  // The signature's device, or its closed-over committed arrays' (nullptr: the default device).
+  const Device* device = nullptr;
   // Compiled for `device` on first eager use; guarded because copies of a jit object share
   // entries across threads.
   mutable std::mutex compile_mutex;

@@ -247,6 +247,19 @@ TEST(FakePlatformTest, JitCompilesPerDeviceThroughThatDevicesClient) {
   }
 }
 
+TEST(FakePlatformTest, AClosedOverCommittedArrayPinsTheProgramToItsDevice) {
+  const FakeClient& fake = Fake();
+  const Array w = device_put(jnp::arange(3.0f), &fake.device());
+  auto jf = jit([w](const Array& x) { return x * w; }, name{"closure"});
+  const int lowers = fake.lower_calls();
+  const Array y = jf(jnp::ones({3}));
+  EXPECT_EQ(fake.lower_calls() - lowers, 1);
+  EXPECT_EQ(y.devices()[0], &fake.device());
+  EXPECT_EQ(y.to_vector<float>(), jnp::arange(3.0f).to_vector<float>());
+  // An argument committed to another device conflicts with the constant's.
+  EXPECT_THROW(jit([w](const Array& x) { return x * w; })(device_put(jnp::ones({3}), Cpu())), ValueError);
+}
+
 TEST(FakePlatformTest, LowerTakesTheTargetFromShapeDtypeStructDevices) {
   const FakeClient& fake = Fake();
   auto f = [](const Array& x) { return lax::exp(x); };

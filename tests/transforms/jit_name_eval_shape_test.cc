@@ -91,6 +91,19 @@ TEST(JitDeviceCacheTest, CommittedAndUncommittedCallsAreSeparateEntries) {
   EXPECT_EQ(jf.num_traces(), 2u);
 }
 
+TEST(JitDeviceCacheTest, ExplainsADeviceChange) {
+  setenv("JX_EXPLAIN_CACHE_MISSES", "1", 1);
+  auto jf = jit([](const Array& x) { return x * 2.0; }, name{"twice"});
+  testing::internal::CaptureStderr();
+  jf(jnp::ones({2}));
+  jf(device_put(jnp::ones({2}), devices()[0]));
+  const std::string log = testing::internal::GetCapturedStderr();
+  unsetenv("JX_EXPLAIN_CACHE_MISSES");
+  EXPECT_NE(log.find("jit(twice) cache miss"), std::string::npos) << log;
+  EXPECT_NE(log.find("device changed from the default device (uncommitted) to CpuDevice(id=0)"), std::string::npos)
+      << log;
+}
+
 TEST(EvalShapeTest, ArraysAndShapeDtypeStructsIn) {
   auto f = [](const Array& x, const Array& w) { return jnp::matmul(x, w); };
   const CpuJitStats before = GetCpuJitStats();
