@@ -34,6 +34,8 @@ struct ProgramKey {
   }
 };
 
+constexpr size_t kCapacity = 4096;
+
 struct ProgramCache {
   std::mutex mutex;
   absl::flat_hash_map<ProgramKey, std::shared_ptr<const Executable>> programs;
@@ -90,6 +92,9 @@ Arrays ApplyPrimitiveOnDevice(Primitive p, absl::Span<const Array> inputs, const
     exe = device.client().Lower(program, options)->Compile();
     g_compiles.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(cache.mutex);
+    // Bounded like JAX's primitive-callable cache: a process that keeps making new shapes
+    // recompiles rather than holding every program it ever ran.
+    if (cache.programs.size() >= kCapacity) cache.programs.clear();
     exe = cache.programs.try_emplace(std::move(key), exe).first->second;
   }
   Arrays outs = exe->Execute(inputs);
