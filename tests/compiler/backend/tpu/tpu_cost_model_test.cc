@@ -268,6 +268,46 @@ ENTRY %main (x: f32[1024,1024]) -> f32[1024,1024] {
   EXPECT_EQ(cost.mxu_utilization, 0);
 }
 
+// Fewer weight tiles than MXUs: bf16[4096,128] @ bf16[128,128] on v5e is one 128x128 tile,
+// so its 4096 rows are split over the 4 MXUs: T = 4096 / 4 = 1024 rows each, one fold of
+// 2*128 + 128 + 1024 - 2 = 1406 cycles / 1.503 GHz = 0.935 us (vs 0.68 us at peak: the
+// fill/drain is 27% of a short stream). bytes = 2*(4096*128*2 + 128*128) = 2.13e6 ->
+// T_mem = 2.6 us: memory-bound.
+TEST(TpuCostModelTest, RowsAreSplitOverMxusWhenTilesAreFew) {
+  const CostAnalysis cost = Analyze(Matmul(4096, 128, 128), "v5e");
+  EXPECT_WITHIN_5_PERCENT(cost.compute_seconds, 0.935e-6);
+  EXPECT_WITHIN_5_PERCENT(cost.memory_seconds, 2.6e-6);
+  EXPECT_EQ(Row(cost, "dot").bound_by, "memory");
+  const MxuWork work = MatmulOnMxu(ChipSpec("v5e"), {.m = 4096, .k = 128, .n = 128}, 1);
+  EXPECT_EQ(work.folds, 4);
+  EXPECT_EQ(work.folds_per_mxu, 1);
+  EXPECT_EQ(work.streamed_rows, 1024);
+  EXPECT_EQ(work.cycles, 1406);
+}
+
+// A convolution is an implicit GEMM on the MXU: bf16 NHWC [8,32,32,128] with a 3x3x128x128
+// kernel, SAME padding. Rows M = 8*32*32 = 8192, contraction K = 128*9 = 1152, columns
+// N = 128: ceil(1152/128) = 9 weight tiles over 4 MXUs -> 3 folds on the busiest MXU, each
+// streaming T = 8192 rows: 2*128 + 128 + 8192 - 2 + 2*8192 = 24958 cycles / 1.503 GHz =
+// 16.6 us (the 9-over-4 imbalance costs 3/2.25; at peak it would be 12.3 us).
+// bytes = 2*(2*8*32*32*128 + 9*128*128) = 4.49e6 -> T_mem = 5.5 us: compute-bound.
+// Prediction 16.6 + 0.7 (launch, one grid step) = 17.3 us.
+TEST(TpuCostModelTest, ConvolutionIsAnImplicitGemmOnTheMxu) {
+  const CostAnalysis cost = Analyze(R"(HloModule c
+ENTRY %main (x: bf16[8,32,32,128], k: bf16[3,3,128,128]) -> bf16[8,32,32,128] {
+  %x = bf16[8,32,32,128] parameter(0)
+  %k = bf16[3,3,128,128] parameter(1)
+  ROOT %conv = bf16[8,32,32,128] convolution(%x, %k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+})", "v5e");
+  EXPECT_WITHIN_5_PERCENT(cost.compute_seconds, 16.6e-6);
+  EXPECT_WITHIN_5_PERCENT(cost.memory_seconds, 5.5e-6);
+  EXPECT_WITHIN_5_PERCENT(cost.predicted_seconds, 17.3e-6);
+  EXPECT_EQ(Row(cost, "conv").unit, "mxu");
+  EXPECT_EQ(Row(cost, "conv").bound_by, "compute");
+  // Taps on the padding do no useful work: the issued work includes them.
+  EXPECT_GT(cost.padding_waste, 0);
+}
+
 // ---- Precision, dtypes, overheads, control flow --------------------------------------------
 
 // f32 matmuls: DEFAULT is one bf16 pass, HIGH three, HIGHEST six (compute-bound shape, so the
