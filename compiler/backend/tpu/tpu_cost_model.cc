@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "jx/compiler/backend/module_cost_conversion.h"
 #include "jx/compiler/hlo/hlo_module.h"
 
 namespace jx::tpu {
@@ -241,12 +242,7 @@ absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
   absl::StatusOr<hlo::ModuleCost> analyzed = model.Analyze(module);
   if (!analyzed.ok()) return analyzed.status();
   const hlo::ModuleCost& m = *analyzed;
-  CostAnalysis out;
-  out.flops = m.flops;
-  out.transcendentals = m.transcendentals;
-  out.bytes_accessed = m.bytes_accessed;
-  out.bytes_accessed_operand = m.bytes_accessed_per_parameter;
-  out.bytes_accessed_output = m.bytes_accessed_output;
+  CostAnalysis out = ToCostAnalysis(m);
   out.bytes_accessed_hbm = m.bytes_accessed;
   out.bytes_accessed_vmem = m.target.onchip_bytes;
   out.predicted_seconds = m.target.seconds;
