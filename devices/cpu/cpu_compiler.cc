@@ -10,6 +10,7 @@
 
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/module_cost_conversion.h"
 #include "jx/compiler/hlo/hlo_graphviz.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_pass.h"
@@ -27,16 +28,6 @@ namespace cpu_device {
 namespace {
 
 std::atomic<int64_t> g_compiles{0}, g_cache_hits{0};
-
-CostAnalysis ToCostAnalysis(const hlo::ModuleCost& c) {
-  CostAnalysis out;
-  out.flops = c.flops;
-  out.transcendentals = c.transcendentals;
-  out.bytes_accessed = c.bytes_accessed;
-  out.bytes_accessed_operand = c.bytes_accessed_per_parameter;
-  out.bytes_accessed_output = c.bytes_accessed_output;
-  return out;
-}
 
 // As JAX: donating an argument no output can take is not an error, but worth a warning.
 void WarnUnusableDonations(const cpu::CpuExecutable& exe, const std::vector<bool>& donated, std::string_view what) {
