@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
         break;
       case HloAttr::kFeatureGroupCount: c->set_feature_group_count(src.feature_group_count()); break;
       case HloAttr::kBatchGroupCount: c->set_batch_group_count(src.batch_group_count()); break;
+      case HloAttr::kOperandPrecision: c->set_precision_config(src.precision_config()); break;
       case HloAttr::kToApply: c->set_to_apply(src.to_apply()); break;
       default:
         return absl::InternalError(StrCat("fusion cannot clone ", src.name(), " (",
