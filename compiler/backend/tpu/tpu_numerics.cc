@@ -1,5 +1,6 @@
 #include "jx/compiler/backend/tpu/tpu_numerics.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -31,10 +32,6 @@ bool IsBf16Exact(const HloInstruction& value) {
 bool IsMxuPass(const HloInstruction& instr) {
   return instr.shape().element_type() == F32 && IsBf16Exact(*instr.operand(0)) &&
          IsBf16Exact(*instr.operand(1));
-}
-
-MxuPrecision PrecisionOf(const HloInstruction& /*instr*/, MxuPrecision fallback) {
-  return fallback;
 }
 
 // `value` (f32) as the sum of `parts` bf16 values, each widened back to f32, largest first:
@@ -73,24 +70,24 @@ absl::StatusOr<HloInstruction*> Pass(HloBuilder& b, const HloInstruction& origin
 
 // The (lhs part, rhs part) products of each precision, smallest terms first so the f32
 // sum loses the least.
-const std::vector<std::pair<int, int>>& Terms(MxuPrecision precision) {
+const std::vector<std::pair<int, int>>& Terms(hlo::Precision precision) {
   static const auto* kDefault = new std::vector<std::pair<int, int>>{{0, 0}};
   static const auto* kHigh = new std::vector<std::pair<int, int>>{{0, 1}, {1, 0}, {0, 0}};
   static const auto* kHighest = new std::vector<std::pair<int, int>>{
       {0, 2}, {2, 0}, {1, 1}, {0, 1}, {1, 0}, {0, 0}};
   switch (precision) {
-    case MxuPrecision::kDefault: return *kDefault;
-    case MxuPrecision::kHigh: return *kHigh;
-    case MxuPrecision::kHighest: return *kHighest;
+    case hlo::Precision::kDefault: return *kDefault;
+    case hlo::Precision::kHigh: return *kHigh;
+    case hlo::Precision::kHighest: return *kHighest;
   }
   return *kDefault;
 }
 
 // Rewrites one floating-point contraction into its MXU passes; returns its replacement.
-absl::StatusOr<HloInstruction*> ExpandIntoPasses(HloInstruction* instr, MxuPrecision precision) {
+absl::StatusOr<HloInstruction*> ExpandIntoPasses(HloInstruction* instr, hlo::Precision precision) {
   HloBuilder b(instr->parent());
   b.set_metadata(instr->metadata());
-  const int parts = precision == MxuPrecision::kDefault ? 1 : precision == MxuPrecision::kHigh ? 2 : 3;
+  const int parts = precision == hlo::Precision::kDefault ? 1 : precision == hlo::Precision::kHigh ? 2 : 3;
   std::vector<HloInstruction*> lhs_parts, rhs_parts;
   for (int side = 0; side < 2; ++side) {
     HloInstruction* operand = instr->mutable_operand(side);
@@ -120,7 +117,12 @@ absl::StatusOr<HloInstruction*> ExpandIntoPasses(HloInstruction* instr, MxuPreci
 
 }  // namespace
 
-int64_t BF16PassCount(MxuPrecision precision) {
+hlo::Precision EffectivePrecision(const HloInstruction& contraction, hlo::Precision fallback) {
+  const auto& stated = contraction.precision_config().operand_precision;
+  return std::max({stated[0], stated[1], fallback});
+}
+
+int64_t BF16PassCount(hlo::Precision precision) {
   return static_cast<int64_t>(Terms(precision).size());
 }
 
@@ -140,7 +142,7 @@ absl::StatusOr<bool> TpuNumerics::Run(hlo::HloModule* module) {
       }
       if (!hlo::IsFloatingPointType(type) || IsMxuPass(*instr)) continue;
       HLO_ASSIGN_OR_RETURN(HloInstruction* replacement,
-                           ExpandIntoPasses(instr, PrecisionOf(*instr, fallback_)));
+                           ExpandIntoPasses(instr, EffectivePrecision(*instr, fallback_)));
       HLO_RETURN_IF_ERROR(computation->ReplaceInstruction(instr, replacement));
       changed = true;
     }

@@ -1,7 +1,8 @@
 // TpuNumerics ("tpu-numerics"): writes what a TPU's MXU computes into the program, so the
 // CPU backend, running the rewritten program, produces a TPU's numbers. The MXU multiplies
 // bf16 values (products exact in f32) and accumulates in f32. Each floating-point dot and
-// convolution becomes, per the precision its operands ask for (the higher of the two):
+// convolution becomes, per the precision its operands ask for (operand_precision=, the
+// higher of the two, or the pass's fallback when that is higher):
 //   - DEFAULT: one bf16 pass: both operands rounded to bf16 (convert f32->bf16->f32, round
 //     to nearest even) and contracted in f32;
 //   - HIGH (bf16_3x): each operand split as x = hi + lo with hi = bf16(x), lo = bf16(x - hi);
@@ -28,19 +29,25 @@
 #include <cstdint>
 #include <string_view>
 
-#include "jx/compiler/backend/tpu/mxu_precision.h"
+#include "jx/compiler/hlo/hlo_attributes.h"
 #include "jx/compiler/hlo/hlo_instruction.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 
 namespace jx::tpu {
 
 // The MXU's bf16 passes per precision: 1 (DEFAULT), 3 (HIGH), 6 (HIGHEST).
-int64_t BF16PassCount(MxuPrecision precision);
+int64_t BF16PassCount(hlo::Precision precision);
+
+// The precision a contraction runs at: the higher of its operands' (operand_precision=)
+// and `fallback`.
+hlo::Precision EffectivePrecision(const hlo::HloInstruction& contraction,
+                                  hlo::Precision fallback);
 
 class TpuNumerics : public hlo::HloPass {
  public:
-  // `fallback`: the precision of contractions whose operands do not state one.
-  explicit TpuNumerics(MxuPrecision fallback = MxuPrecision::kDefault) : fallback_(fallback) {}
+  // `fallback`: the least precision of every contraction (what contractions that state
+  // none, i.e. DEFAULT, run at), as a target-wide default matmul precision.
+  explicit TpuNumerics(hlo::Precision fallback = hlo::Precision::kDefault) : fallback_(fallback) {}
   std::string_view name() const override { return "tpu-numerics"; }
   absl::StatusOr<bool> Run(hlo::HloModule* module) override;
 
@@ -48,7 +55,7 @@ class TpuNumerics : public hlo::HloPass {
   int64_t emulated_f64_ops() const { return emulated_f64_ops_; }
 
  private:
-  MxuPrecision fallback_;
+  hlo::Precision fallback_;
   int64_t emulated_f64_ops_ = 0;
 };
 

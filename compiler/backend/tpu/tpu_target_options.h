@@ -10,7 +10,7 @@
 #include <string>
 
 #include "jx/compiler/backend/tpu/tpu_chip_spec.h"
-#include "jx/compiler/backend/tpu/mxu_precision.h"
+#include "jx/compiler/hlo/hlo_attributes.h"
 
 namespace jx::tpu {
 
@@ -19,9 +19,9 @@ struct TpuTargetOptions {
   int64_t mxu_dim = 128;           // MXUs are mxu_dim x mxu_dim (256 on v6e and v7)
   int64_t num_mxus = 4;            // MXUs the tiles of one dot are spread over
   int64_t vmem_bytes = 128 << 20;  // VMEM per TensorCore
-  // The precision of dots and convolutions that do not state one (jax's
-  // default_matmul_precision); the numerics pass reads it.
-  MxuPrecision default_precision = MxuPrecision::kDefault;
+  // The least precision of every dot and convolution (those that state none run at it);
+  // the numerics pass reads it.
+  hlo::Precision default_precision = hlo::Precision::kDefault;
 
   TpuTargetOptions() = default;
   // One core's view of the chip: megacore chips (v4, v5p) run one program over both

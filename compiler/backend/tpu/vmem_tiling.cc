@@ -36,8 +36,11 @@ void AppendArrayLeaves(const Shape& shape, std::vector<Shape>* out) {
 // The dot a kernel runs: itself, or the one inside its fused computation.
 const HloInstruction* KernelDot(const HloInstruction& kernel) {
   if (kernel.opcode() == HloOpcode::kDot) return &kernel;
-  if (kernel.opcode() != HloOpcode::kFusion) return nullptr;
-  for (const HloInstruction* instr : kernel.fused_instructions_computation()->instructions()) {
+  const hlo::HloComputation* fused = kernel.opcode() == HloOpcode::kFusion
+                                         ? kernel.fused_instructions_computation()
+                                         : nullptr;
+  if (fused == nullptr) return nullptr;
+  for (const HloInstruction* instr : fused->instructions()) {
     if (instr->opcode() == HloOpcode::kDot) return instr;
   }
   return nullptr;

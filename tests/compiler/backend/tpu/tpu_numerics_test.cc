@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "jx/compiler/hlo/hlo_evaluator.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
+#include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/passes/pass_test_util.h"
 
 namespace jx::tpu {
@@ -30,7 +32,7 @@ using ::testing::ElementsAre;
 
 // Parses, runs the pass (it must change the module), verifies, and checks a second run has
 // nothing left to do. (Not ParseAndRun: this pass changes values on purpose.)
-std::unique_ptr<HloModule> RunNumerics(std::string_view text, MxuPrecision precision,
+std::unique_ptr<HloModule> RunNumerics(std::string_view text, hlo::Precision precision,
                                        bool expect_changed = true) {
   std::unique_ptr<HloModule> module = hlo::ParseHloModule(text).value();
   TpuNumerics pass(precision);
@@ -117,40 +119,57 @@ double NormwiseError(const std::vector<float>& got, const Literal& x, const Lite
 }
 
 TEST(TpuNumericsTest, DefaultRoundsBothOperandsToBf16) {
-  auto module = RunNumerics(Dot(4, 8, 3), MxuPrecision::kDefault);
+  auto module = RunNumerics(Dot(4, 8, 3), hlo::Precision::kDefault);
   EXPECT_THAT(Opcodes(*module->entry_computation()),
               ElementsAre("parameter", "convert", "convert", "parameter", "convert", "convert",
                           "dot"));
   EXPECT_THAT(EntryLines(*module),
               ElementsAre("%x = f32[4,8]{1,0} parameter(0)",
+                          "%convert.4 = bf16[4,8]{1,0} convert(%x)",
+                          "%convert.5 = f32[4,8]{1,0} convert(%convert.4)",
                           "%w = f32[8,3]{1,0} parameter(1)",
-                          "%convert.3 = bf16[4,8]{1,0} convert(%x)",
-                          "%convert.4 = f32[4,8]{1,0} convert(%convert.3)",
-                          "%convert.5 = bf16[8,3]{1,0} convert(%w)",
-                          "%convert.6 = f32[8,3]{1,0} convert(%convert.5)",
-                          "ROOT %dot.7 = f32[4,3]{1,0} dot(%convert.4, %convert.6), "
+                          "%convert.6 = bf16[8,3]{1,0} convert(%w)",
+                          "%convert.7 = f32[8,3]{1,0} convert(%convert.6)",
+                          "ROOT %dot.8 = f32[4,3]{1,0} dot(%convert.5, %convert.7), "
                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
 }
 
 TEST(TpuNumericsTest, HighIsThreePassesAndHighestSix) {
-  auto high = RunNumerics(Dot(4, 8, 3), MxuPrecision::kHigh);
+  auto high = RunNumerics(Dot(4, 8, 3), hlo::Precision::kHigh);
   std::vector<std::string> ops = Opcodes(*high->entry_computation());
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "dot"), 3);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "add"), 2);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "subtract"), 2);  // x - hi, w - hi
-  auto highest = RunNumerics(Dot(4, 8, 3), MxuPrecision::kHighest);
+  auto highest = RunNumerics(Dot(4, 8, 3), hlo::Precision::kHighest);
   ops = Opcodes(*highest->entry_computation());
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "dot"), 6);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "add"), 5);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "subtract"), 4);
-  EXPECT_EQ(BF16PassCount(MxuPrecision::kDefault), 1);
-  EXPECT_EQ(BF16PassCount(MxuPrecision::kHigh), 3);
-  EXPECT_EQ(BF16PassCount(MxuPrecision::kHighest), 6);
+  EXPECT_EQ(BF16PassCount(hlo::Precision::kDefault), 1);
+  EXPECT_EQ(BF16PassCount(hlo::Precision::kHigh), 3);
+  EXPECT_EQ(BF16PassCount(hlo::Precision::kHighest), 6);
+}
+
+TEST(TpuNumericsTest, ReadsTheOperandPrecisionOfEachContraction) {
+  // The higher operand precision wins; the pass's fallback only raises it.
+  std::string text = Dot(4, 8, 3);
+  text.insert(text.rfind('\n', text.size() - 3), ", operand_precision={highest,default}");
+  auto module = RunNumerics(text, hlo::Precision::kDefault);
+  std::vector<std::string> ops = Opcodes(*module->entry_computation());
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "dot"), 6) << module->ToString();
+  text = Dot(4, 8, 3);
+  text.insert(text.rfind('\n', text.size() - 3), ", operand_precision={high,high}");
+  module = RunNumerics(text, hlo::Precision::kDefault);
+  ops = Opcodes(*module->entry_computation());
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "dot"), 3) << module->ToString();
+  module = RunNumerics(text, hlo::Precision::kHighest);
+  ops = Opcodes(*module->entry_computation());
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "dot"), 6) << module->ToString();
 }
 
 TEST(TpuNumericsTest, Bf16OperandsNeedOnePassAndAccumulateInF32) {
   // bf16 x bf16: widened (exactly) to f32, one pass at any precision, rounded once at the end.
-  auto module = RunNumerics(Dot(4, 8, 3, "bf16"), MxuPrecision::kHighest);
+  auto module = RunNumerics(Dot(4, 8, 3, "bf16"), hlo::Precision::kHighest);
   EXPECT_THAT(Opcodes(*module->entry_computation()),
               ElementsAre("parameter", "convert", "parameter", "convert", "dot", "convert"));
   EXPECT_EQ(module->entry_computation()->root_instruction()->shape().element_type(), hlo::BF16);
@@ -161,7 +180,7 @@ TEST(TpuNumericsTest, F64AndIntegerContractionsAreLeftAlone) {
   TpuNumerics pass;
   EXPECT_FALSE(pass.Run(module.get()).value());
   EXPECT_EQ(pass.emulated_f64_ops(), 1);
-  RunNumerics(Dot(4, 8, 3, "s32"), MxuPrecision::kDefault, /*expect_changed=*/false);
+  RunNumerics(Dot(4, 8, 3, "s32"), hlo::Precision::kDefault, /*expect_changed=*/false);
 }
 
 TEST(TpuNumericsTest, DefaultOnTheCpuEqualsBf16RoundedHostMatmulBitForBit) {
@@ -173,7 +192,7 @@ TEST(TpuNumericsTest, DefaultOnTheCpuEqualsBf16RoundedHostMatmulBitForBit) {
   std::mt19937 rng(7);
   const Literal x = RandomMatrix(m, k, rng, 1, 2, /*random_sign=*/true);
   const Literal w = RandomMatrix(k, n, rng, 1, 2, /*random_sign=*/true);
-  const std::vector<float> got = RunOnCpu(RunNumerics(Dot(m, k, n), MxuPrecision::kDefault), x, w);
+  const std::vector<float> got = RunOnCpu(RunNumerics(Dot(m, k, n), hlo::Precision::kDefault), x, w);
   const std::vector<float> want = HostMatmul<float>(x, w, m, k, n, RoundToBf16);
   const std::vector<float> f32 = HostMatmul<float>(x, w, m, k, n, Identity);
   ASSERT_EQ(got.size(), want.size());
@@ -193,7 +212,7 @@ TEST(TpuNumericsTest, DefaultMatchesBf16RoundedHostMatmulUpToAccumulationOrder) 
   std::mt19937 rng(11);
   const Literal x = RandomMatrix(m, k, rng, -2, 2);
   const Literal w = RandomMatrix(k, n, rng, -2, 2);
-  const std::vector<float> got = RunOnCpu(RunNumerics(Dot(m, k, n), MxuPrecision::kDefault), x, w);
+  const std::vector<float> got = RunOnCpu(RunNumerics(Dot(m, k, n), hlo::Precision::kDefault), x, w);
   const std::vector<float> want = HostMatmul<float>(x, w, m, k, n, RoundToBf16);
   const std::vector<double> exact_rounded = HostMatmul<double>(x, w, m, k, n, RoundToBf16);
   for (size_t i = 0; i < got.size(); ++i) {
@@ -215,11 +234,11 @@ TEST(TpuNumericsTest, HighestMatchesF32AndHighLiesBetween) {
   const Literal x = RandomMatrix(m, k, rng, -2, 2);
   const Literal w = RandomMatrix(k, n, rng, -2, 2);
   const double e_default =
-      NormwiseError(RunOnCpu(RunNumerics(Dot(m, k, n), MxuPrecision::kDefault), x, w), x, w, m, k, n);
+      NormwiseError(RunOnCpu(RunNumerics(Dot(m, k, n), hlo::Precision::kDefault), x, w), x, w, m, k, n);
   const double e_high =
-      NormwiseError(RunOnCpu(RunNumerics(Dot(m, k, n), MxuPrecision::kHigh), x, w), x, w, m, k, n);
+      NormwiseError(RunOnCpu(RunNumerics(Dot(m, k, n), hlo::Precision::kHigh), x, w), x, w, m, k, n);
   const double e_highest =
-      NormwiseError(RunOnCpu(RunNumerics(Dot(m, k, n), MxuPrecision::kHighest), x, w), x, w, m, k, n);
+      NormwiseError(RunOnCpu(RunNumerics(Dot(m, k, n), hlo::Precision::kHighest), x, w), x, w, m, k, n);
   const double e_f32 = NormwiseError(HostMatmul<float>(x, w, m, k, n, Identity), x, w, m, k, n);
   // bf16 keeps 8 significant bits: DEFAULT's error is ~2^-9 relative; bf16_3x drops the
   // lo*lo term (~2^-16); bf16_6x is as accurate as an f32 matmul.
@@ -253,7 +272,7 @@ ENTRY %main {
     w.SetFromDouble(i, dist(rng));
     wr.SetFromDouble(i, RoundToBf16(static_cast<float>(w.GetAsDouble(i))));
   }
-  const std::vector<float> got = RunOnCpu(RunNumerics(kConv, MxuPrecision::kDefault), x, w);
+  const std::vector<float> got = RunOnCpu(RunNumerics(kConv, hlo::Precision::kDefault), x, w);
   // The oracle: the unrewritten convolution on pre-rounded inputs (reference evaluator).
   std::unique_ptr<HloModule> original = hlo::ParseHloModule(kConv).value();
   hlo::HloEvaluator evaluator;

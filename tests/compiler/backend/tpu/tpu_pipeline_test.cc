@@ -103,7 +103,7 @@ TEST(TpuPipelineTest, EveryTargetPassLeavesItsMark) {
 
 TEST(TpuPipelineTest, HighestPrecisionAndSmallVmemShowInTheProgram) {
   TpuTargetOptions options;
-  options.default_precision = MxuPrecision::kHighest;
+  options.default_precision = hlo::Precision::kHighest;
   options.vmem_bytes = 64 << 10;
   std::unique_ptr<HloModule> module = CompileForTpu(kMlp, options);
   EXPECT_EQ(AllOf(*module, HloOpcode::kDot).size(), 6u);
