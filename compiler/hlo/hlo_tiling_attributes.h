@@ -18,10 +18,11 @@
 // vmem_tiling (on fusions, dots and convolutions whose working set exceeds VMEM; set by the
 // TPU's VMEM tiling pass):
 //   vmem_tiling={grid=4x1, block=256x512, steps=4, vmem_bytes=6291456, hbm_bytes=25165824}
-//   The output is computed in `grid` blocks of `block` elements (one grid step each, `steps`
-//   in all, each paying the per-step overhead); the inputs and outputs of a step are
-//   double-buffered in VMEM (vmem_bytes, padded to tiles), and hbm_bytes is the HBM<->VMEM
-//   traffic of all steps (an operand re-read per step counts each time).
+//   The kernel runs as `grid` steps over blocks of `block` elements (`steps` in all, each
+//   paying the per-step overhead): for a matmul the grid and block are over its (M, N)
+//   output, otherwise over the dims of the kernel's largest array, split along the most
+//   major one. A step's blocks are double-buffered in VMEM (vmem_bytes, padded to tiles);
+//   hbm_bytes is the HBM<->VMEM traffic of all steps (an operand re-read counts each time).
 //
 //   MxuTiling t = ParseMxuTiling("{tile=128x128, ...}").value();
 //   MxuTilingToString(t);  // the same text

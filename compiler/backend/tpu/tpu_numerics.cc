@@ -52,7 +52,8 @@ absl::StatusOr<std::vector<HloInstruction*>> SplitIntoBf16(HloBuilder& b, HloIns
   return pieces;
 }
 
-// One MXU pass: `original`'s contraction over new f32 operands.
+// One MXU pass: `original`'s contraction over new f32 operands (its metadata comes from the
+// builder; its precision is DEFAULT: one pass is all it is).
 absl::StatusOr<HloInstruction*> Pass(HloBuilder& b, const HloInstruction& original,
                                      HloInstruction* lhs, HloInstruction* rhs) {
   HloInstruction* pass = nullptr;
@@ -64,7 +65,6 @@ absl::StatusOr<HloInstruction*> Pass(HloBuilder& b, const HloInstruction& origin
                                              original.feature_group_count(),
                                              original.batch_group_count()));
   }
-  pass->set_metadata(original.metadata());
   return pass;
 }
 
