@@ -18,9 +18,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Shape;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
-
 bool IsKernel(const HloInstruction& instr) {
   return instr.opcode() == HloOpcode::kFusion || instr.opcode() == HloOpcode::kDot ||
          instr.opcode() == HloOpcode::kConvolution;
@@ -111,8 +108,8 @@ std::optional<hlo::VmemTiling> PlanMatmul(const HloInstruction& kernel,
     }
   }
   // Blocks of whole tiles; the grid is what covers the GEMM with them.
-  const int64_t block_m = RoundUp(CeilDiv(rows, gm), kSublanes);
-  const int64_t block_n = RoundUp(CeilDiv(cols, gn), kLanes);
+  const int64_t block_m = RoundUpTo(CeilDiv(rows, gm), kSublanes);
+  const int64_t block_n = RoundUpTo(CeilDiv(cols, gn), kLanes);
   gm = CeilDiv(rows, block_m);
   gn = CeilDiv(cols, block_n);
   hlo::VmemTiling t;
@@ -156,9 +153,9 @@ std::optional<hlo::VmemTiling> PlanStreaming(const HloInstruction& kernel, int64
     }
     return bytes;
   };
-  int64_t block = RoundUp(extent, granule);
+  int64_t block = RoundUpTo(extent, granule);
   for (int64_t split = 2; block > granule && step_bytes(block) > vmem_bytes; split *= 2) {
-    block = RoundUp(CeilDiv(extent, split), granule);
+    block = RoundUpTo(CeilDiv(extent, split), granule);
   }
   hlo::VmemTiling t;
   t.grid.assign(iteration.rank(), 1);
