@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
+#include "jx/devices/tpu/chip_specs.h"
 #include "jx/compiler/hlo/hlo_evaluator.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/passes/layout_assignment.h"
@@ -139,6 +141,19 @@ TEST(TpuPipelineTest, TheHostRunsTheTpuProgramAfterTheCpuLayouts) {
   }
   EXPECT_GT(max_diff, 1e-5);
   EXPECT_LT(max_diff, 5e-2);
+}
+
+TEST(TpuPipelineTest, TheCostModelReadsWhatThePipelineProduces) {
+  // v5e from the spec table: the [64,300] x [300,200] dot pads K to 384 and N to 256, so the
+  // MXU does more work than the useful 2*64*300*200 flops.
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  std::unique_ptr<HloModule> module = CompileForTpu(kMlp, TpuTargetOptions(v5e));
+  absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, v5e);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  EXPECT_GE(cost->flops, 2.0 * 64 * 300 * 200);
+  EXPECT_GT(cost->predicted_seconds, 0);
+  EXPECT_GT(cost->padding_waste, 0);
+  EXPECT_FALSE(cost->instructions.empty());
 }
 
 }  // namespace
