@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/str_util.h"
@@ -13,9 +14,7 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 // Rows of the streamed operand enter the MXU a vreg's 8 sublanes at a time.
-constexpr int64_t kRowGroup = 8;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t kRowGroup = kSublanes;
 
 int64_t Product(const hlo::Shape& shape, const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -65,9 +64,9 @@ absl::StatusOr<hlo::MxuTiling> PlanMxuTiling(const HloInstruction& instr,
                                                   hlo::HloOpcodeString(instr.opcode()),
                                                   ", not a dot or convolution"));
   }
-  t.padded_m = CeilDiv(t.m, kRowGroup) * kRowGroup;
-  t.padded_k = CeilDiv(t.k, t.tile_rows) * t.tile_rows;
-  t.padded_n = CeilDiv(t.n, t.tile_cols) * t.tile_cols;
+  t.padded_m = RoundUpTo(t.m, kRowGroup);
+  t.padded_k = RoundUpTo(t.k, t.tile_rows);
+  t.padded_n = RoundUpTo(t.n, t.tile_cols);
   t.k_tiles = t.padded_k / t.tile_rows;
   t.n_tiles = t.padded_n / t.tile_cols;
   t.m_groups = t.padded_m / kRowGroup;

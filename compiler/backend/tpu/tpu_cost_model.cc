@@ -24,7 +24,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::PrimitiveType;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The MXU plan of a dot or convolution: the one the MXU tiling pass recorded, or the one it
 // would record for this chip (a module that did not go through the TPU passes).

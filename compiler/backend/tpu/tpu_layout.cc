@@ -11,10 +11,6 @@ namespace {
 using hlo::Shape;
 using hlo::Tile;
 
-int64_t RoundUp(int64_t value, int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 int64_t NextPowerOfTwo(int64_t value) {
   int64_t p = 1;
   while (p < value) p *= 2;
@@ -59,7 +55,7 @@ int64_t PaddedElements(absl::Span<const int64_t> dims, absl::Span<const Tile> ti
       tile_count *= dims[i];  // a major dim the tile does not cover
     } else {
       const int64_t t = tile[tile.size() - (dims.size() - i)];
-      tile_count *= RoundUp(dims[i], t) / t;
+      tile_count *= RoundUpTo(dims[i], t) / t;
     }
   }
   return tile_count * PaddedElements(tile, tiles.subspan(1));

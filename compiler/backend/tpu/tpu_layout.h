@@ -32,6 +32,10 @@ inline constexpr int64_t kVmemMemorySpace = 1;
 inline constexpr int64_t kLanes = 128;
 inline constexpr int64_t kSublanes = 8;
 
+// Integer helpers of tile arithmetic (non-negative a, positive b).
+inline constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline constexpr int64_t RoundUpTo(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
+
 // The tiles the TPU stores an array of this shape in (empty for scalars, tuples, tokens).
 std::vector<hlo::Tile> TpuTilesFor(const hlo::Shape& shape);
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/hlo/hlo_computation.h"
@@ -16,9 +17,6 @@ namespace {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Shape;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 
 bool IsKernel(const HloInstruction& instr) {
   return instr.opcode() == HloOpcode::kFusion || instr.opcode() == HloOpcode::kDot ||
@@ -46,25 +44,50 @@ const HloInstruction* KernelDot(const HloInstruction& kernel) {
   return nullptr;
 }
 
-// The kernel's operands that are not the dot's lhs or rhs (a fused bias, a residual).
-int64_t EpilogueBytes(const HloInstruction& kernel, const HloInstruction& dot) {
-  int64_t bytes = 0;
-  for (int64_t i = 0; i < kernel.operand_count(); ++i) {
-    bool feeds_dot = &kernel == &dot;
-    for (const HloInstruction* op : dot.operands()) {
-      feeds_dot |= op->opcode() == HloOpcode::kParameter && op->parameter_number() == i &&
-                   op->parent() != kernel.parent();
+// The kernel operands (fusion parameter numbers) that `value` reads, directly or through
+// the fused ops that compute it (a fused convert or transpose of a parameter).
+absl::flat_hash_set<int64_t> ParametersFeeding(const HloInstruction* value) {
+  absl::flat_hash_set<int64_t> params;
+  absl::flat_hash_set<const HloInstruction*> seen = {value};
+  std::vector<const HloInstruction*> stack = {value};
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    if (instr->opcode() == HloOpcode::kParameter) params.insert(instr->parameter_number());
+    for (const HloInstruction* op : instr->operands()) {
+      if (seen.insert(op).second) stack.push_back(op);
     }
-    if (!feeds_dot) bytes += PaddedBytes(kernel.operand(i)->shape());
   }
-  return bytes;
+  return params;
+}
+
+// Padded bytes of the kernel's operands in `which`; `fallback` when none (a dot of
+// constants, say).
+int64_t OperandBytes(const HloInstruction& kernel, const absl::flat_hash_set<int64_t>& which,
+                     const Shape& fallback) {
+  int64_t bytes = 0;
+  for (int64_t i : which) bytes += PaddedBytes(kernel.operand(i)->shape());
+  return which.empty() ? PaddedBytes(fallback) : bytes;
 }
 
 std::optional<hlo::VmemTiling> PlanMatmul(const HloInstruction& kernel,
                                           const HloInstruction& dot, int64_t vmem_bytes) {
-  const int64_t lhs = PaddedBytes(dot.operand(0)->shape());
-  const int64_t rhs = PaddedBytes(dot.operand(1)->shape());
-  const int64_t out = PaddedBytes(kernel.shape()) + EpilogueBytes(kernel, dot);
+  // The matmul's inputs: the dot's own operands, or the fusion operands they are computed
+  // from; every other fusion operand (a bias, a residual) travels with the output blocks.
+  int64_t lhs = PaddedBytes(dot.operand(0)->shape());
+  int64_t rhs = PaddedBytes(dot.operand(1)->shape());
+  int64_t out = PaddedBytes(kernel.shape());
+  if (&kernel != &dot) {
+    const absl::flat_hash_set<int64_t> lhs_params = ParametersFeeding(dot.operand(0));
+    const absl::flat_hash_set<int64_t> rhs_params = ParametersFeeding(dot.operand(1));
+    lhs = OperandBytes(kernel, lhs_params, dot.operand(0)->shape());
+    rhs = OperandBytes(kernel, rhs_params, dot.operand(1)->shape());
+    for (int64_t i = 0; i < kernel.operand_count(); ++i) {
+      if (!lhs_params.contains(i) && !rhs_params.contains(i)) {
+        out += PaddedBytes(kernel.operand(i)->shape());
+      }
+    }
+  }
   if (lhs + rhs + out <= vmem_bytes) return std::nullopt;
   const hlo::MxuTiling gemm = PlanMxuTiling(dot, TpuTargetOptions()).value();
   const int64_t rows = std::max<int64_t>(gemm.batch * gemm.m, 1);
@@ -85,8 +108,8 @@ std::optional<hlo::VmemTiling> PlanMatmul(const HloInstruction& kernel,
     }
   }
   // Blocks of whole tiles; the grid is what covers the GEMM with them.
-  const int64_t block_m = RoundUp(CeilDiv(rows, gm), kSublanes);
-  const int64_t block_n = RoundUp(CeilDiv(cols, gn), kLanes);
+  const int64_t block_m = RoundUpTo(CeilDiv(rows, gm), kSublanes);
+  const int64_t block_n = RoundUpTo(CeilDiv(cols, gn), kLanes);
   gm = CeilDiv(rows, block_m);
   gn = CeilDiv(cols, block_n);
   hlo::VmemTiling t;
@@ -130,9 +153,9 @@ std::optional<hlo::VmemTiling> PlanStreaming(const HloInstruction& kernel, int64
     }
     return bytes;
   };
-  int64_t block = RoundUp(extent, granule);
+  int64_t block = RoundUpTo(extent, granule);
   for (int64_t split = 2; block > granule && step_bytes(block) > vmem_bytes; split *= 2) {
-    block = RoundUp(CeilDiv(extent, split), granule);
+    block = RoundUpTo(CeilDiv(extent, split), granule);
   }
   hlo::VmemTiling t;
   t.grid.assign(iteration.rank(), 1);

@@ -120,6 +120,30 @@ ENTRY %main {
   EXPECT_EQ(t.hbm_bytes, 5 << 20);
 }
 
+TEST(VmemTilingTest, FusedMatmulInputsAreTheParametersItsOperandsAreComputedFrom) {
+  // As the numerics pass leaves it: the dot reads bf16 roundings of the parameters, fused
+  // in. The plan is the one of the plain [512,512] matmul above: each input counted once.
+  auto module = ParseAndRun<VmemTilingPass>(R"(HloModule m
+%fused (p0: f32[512,512], p1: f32[512,512]) -> f32[512,512] {
+  %p0 = f32[512,512]{1,0} parameter(0)
+  %h0 = bf16[512,512]{1,0} convert(%p0)
+  %c0 = f32[512,512]{1,0} convert(%h0)
+  %p1 = f32[512,512]{1,0} parameter(1)
+  %h1 = bf16[512,512]{1,0} convert(%p1)
+  %c1 = f32[512,512]{1,0} convert(%h1)
+  ROOT %d = f32[512,512]{1,0} dot(%c0, %c1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+ENTRY %main {
+  %x = f32[512,512]{1,0} parameter(0)
+  %w = f32[512,512]{1,0} parameter(1)
+  ROOT %f = f32[512,512]{1,0} fusion(%x, %w), kind=kOutput, calls=%fused
+}
+)", true, VmemTilingPass(WithVmem(2 << 20)));
+  EXPECT_THAT(EntryLines(*module).back(),
+              ::testing::HasSubstr("vmem_tiling={grid=4x2, block=128x256, steps=8, "
+                                   "vmem_bytes=1835008, hbm_bytes=4194304}"));
+}
+
 constexpr char kTwoLive[] = R"(HloModule m
 ENTRY %main {
   %a = f32[8,128]{1,0} parameter(0)
