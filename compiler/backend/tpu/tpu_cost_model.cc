@@ -24,7 +24,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::PrimitiveType;
 
-
 // The MXU plan of a dot or convolution: the one the MXU tiling pass recorded, or the one it
 // would record for this chip (a module that did not go through the TPU passes).
 hlo::MxuTiling MxuPlan(const HloInstruction& instr, const TpuChipSpec& spec) {
