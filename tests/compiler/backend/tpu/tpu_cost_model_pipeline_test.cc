@@ -9,6 +9,7 @@
 #include <memory>
 #include <string_view>
 
+#include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
@@ -124,6 +125,34 @@ ENTRY %main (x: f32[8192,4096], w: f32[4096,8192]) -> f32[8192,8192] {
   ASSERT_EQ(cost.instructions.size(), 1u);  // the feeds are no kernels
   EXPECT_EQ(cost.instructions[0].bound_by, "memory");
   EXPECT_WITHIN_5_PERCENT(cost.instructions[0].bytes, 4.698e9);
+}
+
+// bf16[512,512] @ bf16[512,512] on v5e: the numerics pass widens both operands to f32 (the
+// MXU accumulates in f32) and rounds the result back to bf16. The widenings are MXU feeds:
+// no kernels, and the dot reads the bf16 arrays. HBM: 3 x 512 x 512 x 2 = 1,572,864 bytes
+// -> 1.918 us (with the widenings as kernels, 2 x (0.5 + 1) MiB more and two launches).
+// MXU: 4 x 4 tiles over 4 MXUs = 4 folds of T = 512: (256 + 128 + 512 - 2) + 3 x 512 =
+// 2430 cycles / 1.503 GHz = 1.617 us. Memory-bound: 1.918 + 0.35 + 0.35 = 2.618 us.
+TEST(TpuCostAfterPassesTest, NumericsConvertsAroundTheMxuAreFree) {
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  const std::unique_ptr<HloModule> module = CompileForChip(R"(HloModule mm
+ENTRY %main (x: bf16[512,512], w: bf16[512,512]) -> bf16[512,512] {
+  %x = bf16[512,512] parameter(0)
+  %w = bf16[512,512] parameter(1)
+  ROOT %dot = bf16[512,512] dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)",
+                                                           v5e);
+  const HloInstruction* widened = FindEntry(*module, HloOpcode::kConvert);
+  ASSERT_NE(widened, nullptr) << module->ToString();
+  EXPECT_TRUE(IsMxuFeed(*widened));
+  EXPECT_EQ(MxuFeedSource(*widened).opcode(), HloOpcode::kParameter);
+
+  const CostAnalysis cost = AnalyzeTpuCost(*module, v5e).value();
+  EXPECT_WITHIN_5_PERCENT(cost.bytes_accessed_hbm, 1572864);
+  EXPECT_WITHIN_5_PERCENT(cost.compute_seconds, 1.617e-6);
+  EXPECT_WITHIN_5_PERCENT(cost.predicted_seconds, 2.618e-6);
+  EXPECT_EQ(cost.instructions.size(), 1u) << FormatInstructionCosts(cost);
 }
 
 // A module that did not go through the passes is costed with the plans they would make:
