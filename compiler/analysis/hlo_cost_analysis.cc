@@ -262,6 +262,7 @@ HloCostAnalysis::Role CalleeRole(const HloInstruction& caller) {
 }  // namespace
 
 void TargetCost::Add(const TargetCost& other, double times) {
+  hbm_bytes += other.hbm_bytes * times;
   onchip_bytes += other.onchip_bytes * times;
   for (int u = 0; u < kNumExecutionUnits; ++u) unit_seconds[u] += other.unit_seconds[u] * times;
   compute_seconds += other.compute_seconds * times;
@@ -274,6 +275,7 @@ void TargetCost::Add(const TargetCost& other, double times) {
 }
 
 void TargetCost::Max(const TargetCost& other) {
+  hbm_bytes = std::max(hbm_bytes, other.hbm_bytes);
   onchip_bytes = std::max(onchip_bytes, other.onchip_bytes);
   for (int u = 0; u < kNumExecutionUnits; ++u) {
     unit_seconds[u] = std::max(unit_seconds[u], other.unit_seconds[u]);
@@ -459,6 +461,12 @@ HloCost HloCostAnalysis::CostWithCallees(const HloInstruction& instr) {
 HloCost HloCostAnalysis::Cost(const HloInstruction& instr) {
   Ensure(instr.called_computations());
   return CostWithCallees(instr);
+}
+
+bool HloCostAnalysis::IsExpensiveToDuplicate(const HloInstruction& instr) {
+  if (IsExpensiveOpcode(instr.opcode())) return true;
+  const HloCost cost = Cost(instr);
+  return cost.transcendentals > 0 || cost.flops > Elements(instr.shape());
 }
 
 absl::StatusOr<ModuleCost> HloCostAnalysis::Analyze(const HloModule& module) {

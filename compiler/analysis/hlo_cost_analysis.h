@@ -42,6 +42,7 @@
 //   cost.flops;                            // e.g. 48 for a f32[2,3] @ f32[3,4] dot
 //   cost.bytes_accessed_per_parameter[0];  // bytes read from entry parameter 0
 //   HloCost c = CostOf(*fusion);           // one instruction (callees included)
+//   HloCostAnalysis().IsExpensiveToDuplicate(*exp);  // true: fusion computes it once
 //
 //   class MyTargetCost : public HloCostAnalysis {   // a target's model
 //    public:
@@ -72,6 +73,9 @@ namespace jx::hlo {
 // analysis). Callees are included as they are for flops: a fusion's unit time is its fused
 // instructions', a while loop's is `trip count` runs of its body's kernels.
 struct TargetCost {
+  // Moved to and from off-chip memory (a TPU's HBM) as the target stores arrays (padded to
+  // its tiles, operands re-read per grid step, values it keeps on chip excluded).
+  double hbm_bytes = 0;
   double onchip_bytes = 0;  // moved between on-chip memory (a TPU's VMEM) and the units
   std::array<double, kNumExecutionUnits> unit_seconds{};  // busy time per ExecutionUnit
   double compute_seconds = 0;   // a kernel's busiest unit; summed over kernels
@@ -153,6 +157,14 @@ class HloCostAnalysis {
   // One instruction, costed as a kernel, including the computations it calls. Malformed
   // instructions (missing callees) cost what is known.
   HloCost Cost(const HloInstruction& instruction);
+
+  // Whether computing `instruction` once more for each extra consumer costs more than the
+  // write and re-read of its value that fusing it into every consumer saves: what the
+  // fusion pass asks before duplicating a producer into several fusions. True for the ops
+  // opcode.def marks expensive (divide, remainder, the transcendentals, reduce, dot,
+  // convolution: XLA's list) and for any op whose cost has transcendentals or more than one
+  // flop per output element (the work of what it calls included).
+  bool IsExpensiveToDuplicate(const HloInstruction& instruction);
 
  protected:
   void SetHandler(HloOpcode opcode, Handler handler);

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
@@ -161,7 +162,9 @@ class FusionPlanner {
         if (std::find(targets.begin(), targets.end(), g) == targets.end()) targets.push_back(g);
       }
     }
-    if (targets.size() > 1 && (contraction || InstructionFusion::IsExpensive(*producer))) {
+    // Joining several groups computes the producer once per group: the cost analysis
+    // judges whether that is cheaper than writing and re-reading its value.
+    if (targets.size() > 1 && (contraction || cost_analysis_.IsExpensiveToDuplicate(*producer))) {
       return false;
     }
     if (contraction) {
@@ -180,6 +183,7 @@ class FusionPlanner {
 
   std::vector<Group> groups_;
   absl::flat_hash_map<const HloInstruction*, std::vector<int>> groups_of_;
+  HloCostAnalysis cost_analysis_;
 };
 
 // The group's members, operands first, and the values it reads from outside in the order
@@ -297,12 +301,13 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
 
 }  // namespace
 
-// Both read opcode.def's properties (the table the cost analysis reads too), so a new
-// opcode is classified in one place.
+// The cost analysis decides (from opcode.def's properties and the op's costed work), so
+// fusion and the cost model classify an op in one place.
 bool InstructionFusion::IsExpensive(const HloInstruction& instr) {
-  return IsExpensiveOpcode(instr.opcode());
+  return HloCostAnalysis().IsExpensiveToDuplicate(instr);
 }
 
+// opcode.def's property, the table the cost analysis reads too.
 bool InstructionFusion::IsLoopFusible(const HloInstruction& instr) {
   return IsLoopFusibleOpcode(instr.opcode());
 }

@@ -45,8 +45,8 @@ class InstructionFusion : public HloPass {
 
   static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
 
-  // Ops too costly to compute twice (XLA's IsExpensive): never duplicated into several
-  // consumers.
+  // Ops too costly to compute twice: never duplicated into several consumers. Asks
+  // HloCostAnalysis::IsExpensiveToDuplicate (the same analysis the cost model extends).
   static bool IsExpensive(const HloInstruction& instr);
   // Ops that can sit inside a loop fusion (and be fused into a consumer).
   static bool IsLoopFusible(const HloInstruction& instr);

@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "jx/compiler/backend/module_cost_conversion.h"
+#include "jx/compiler/backend/tpu/mxu_feed.h"
+#include "jx/compiler/backend/tpu/mxu_tiling.h"
+#include "jx/compiler/backend/tpu/tpu_layout.h"
+#include "jx/compiler/backend/tpu/vmem_tiling.h"
 #include "jx/compiler/hlo/hlo_module.h"
 
 namespace jx::tpu {
@@ -19,55 +24,12 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::PrimitiveType;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t Dim(const hlo::Shape& shape, int64_t i) {
-  return i >= 0 && i < shape.rank() ? shape.dimensions(i) : 1;
-}
-
-bool Contains(const std::vector<int64_t>& dims, int64_t d) {
-  return std::find(dims.begin(), dims.end(), d) != dims.end();
-}
-
-// The product of a shape's dims that are in neither list.
-int64_t FreeSize(const hlo::Shape& shape, const std::vector<int64_t>& batch,
-                 const std::vector<int64_t>& contracting) {
-  int64_t size = 1;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (!Contains(batch, d) && !Contains(contracting, d)) size *= shape.dimensions(d);
-  }
-  return size;
-}
-
-MatmulShape DotShape(const HloInstruction& dot) {
-  const hlo::DotDimensionNumbers& d = dot.dot_dimension_numbers();
-  const hlo::Shape& lhs = dot.operand(0)->shape();
-  const hlo::Shape& rhs = dot.operand(1)->shape();
-  MatmulShape s;
-  for (int64_t b : d.lhs_batch_dims) s.groups *= Dim(lhs, b);
-  for (int64_t c : d.lhs_contracting_dims) s.k *= Dim(lhs, c);
-  s.m = FreeSize(lhs, d.lhs_batch_dims, d.lhs_contracting_dims);
-  s.n = FreeSize(rhs, d.rhs_batch_dims, d.rhs_contracting_dims);
-  return s;
-}
-
-// A convolution as an implicit GEMM: rows are (batch, output position), the contraction is
-// (input feature, kernel tap), columns are output features; feature and batch groups are
-// independent products.
-MatmulShape ConvolutionShape(const HloInstruction& conv) {
-  const hlo::ConvolutionDimensionNumbers& d = conv.convolution_dimension_numbers();
-  const hlo::Shape& rhs = conv.operand(1)->shape();
-  const hlo::Shape& out = conv.shape();
-  const int64_t feature_groups = std::max<int64_t>(1, conv.feature_group_count());
-  const int64_t batch_groups = std::max<int64_t>(1, conv.batch_group_count());
-  MatmulShape s;
-  s.groups = feature_groups * batch_groups;
-  s.m = Dim(out, d.output_batch_dimension);
-  for (int64_t dim : d.output_spatial_dimensions) s.m *= Dim(out, dim);
-  s.k = Dim(rhs, d.kernel_input_feature_dimension);
-  for (int64_t dim : d.kernel_spatial_dimensions) s.k *= Dim(rhs, dim);
-  s.n = std::max<int64_t>(1, Dim(out, d.output_feature_dimension) / s.groups);
-  return s;
+// The MXU plan of a dot or convolution: the one the MXU tiling pass recorded, or the one it
+// would record for this chip (a module that did not go through the TPU passes).
+hlo::MxuTiling MxuPlan(const HloInstruction& instr, const TpuChipSpec& spec) {
+  if (instr.has_mxu_tiling()) return instr.mxu_tiling();
+  absl::StatusOr<hlo::MxuTiling> plan = PlanMxuTiling(instr, TpuTargetOptions(spec));
+  return plan.ok() ? *plan : hlo::MxuTiling{};
 }
 
 bool IsF64(const HloInstruction& instr) {
@@ -104,14 +66,51 @@ int64_t MxuPasses(const HloInstruction& instr) {
 
 // Bytes the MXUs read from and write to VMEM: the weights once, the streamed operand once per
 // output-column tile (each tile streams all rows), the result once (partial sums accumulate
-// in the MXU's result buffers); every pass re-reads its operands.
-double MatmulOnchipBytes(const HloInstruction& instr, const MatmulShape& s, int64_t mxu_dim,
+// in the MXU's result buffers); every pass re-reads its operands. Arrays as stored (tiled).
+double MatmulOnchipBytes(const HloInstruction& instr, const hlo::MxuTiling& plan,
                          int64_t passes) {
-  const double lhs = static_cast<double>(hlo::ShapeUtil::ByteSizeOf(instr.operand(0)->shape()));
-  const double rhs = static_cast<double>(hlo::ShapeUtil::ByteSizeOf(instr.operand(1)->shape()));
-  const double out = static_cast<double>(hlo::ShapeUtil::ByteSizeOf(instr.shape()));
-  return static_cast<double>(passes) * (lhs * static_cast<double>(CeilDiv(s.n, mxu_dim)) + rhs) +
+  const double lhs = static_cast<double>(PaddedBytes(MxuFeedSource(*instr.operand(0)).shape()));
+  const double rhs = static_cast<double>(PaddedBytes(MxuFeedSource(*instr.operand(1)).shape()));
+  const double out = static_cast<double>(PaddedBytes(instr.shape()));
+  return static_cast<double>(passes) *
+             (lhs * static_cast<double>(std::max<int64_t>(1, plan.n_tiles)) + rhs) +
          out;
+}
+
+// A kernel's traffic with memory as the chip stores it: each boundary byte the analysis
+// counted, scaled by its array's padding to tiles, goes to HBM or, for a value the VMEM
+// tiling pass placed in VMEM (memory space S(1)), stays in VMEM. An operand that is an MXU
+// feed is read from the feed's source (mxu_feed.h).
+struct KernelTraffic {
+  double hbm_bytes = 0;
+  double vmem_resident_bytes = 0;
+};
+
+bool InVmem(const hlo::Shape& shape) {
+  return shape.IsArray() && shape.layout().memory_space == kVmemMemorySpace;
+}
+
+KernelTraffic Traffic(const HloInstruction& instr, const HloCost& cost) {
+  KernelTraffic traffic;
+  // `bytes` of `shape` as the analysis counts them, stored as `stored` is.
+  auto charge = [&](const hlo::Shape& shape, const hlo::Shape& stored, double bytes) {
+    const double logical = static_cast<double>(hlo::ShapeUtil::ByteSizeOf(shape));
+    const double scale = logical > 0 ? static_cast<double>(PaddedBytes(stored)) / logical : 1;
+    (InVmem(stored) ? traffic.vmem_resident_bytes : traffic.hbm_bytes) += bytes * scale;
+  };
+  double boundary = cost.output_bytes;
+  if (instr.shape().IsArray() || instr.shape().IsTuple()) {
+    charge(instr.shape(), instr.shape(), cost.output_bytes);
+  }
+  for (size_t i = 0; i < cost.operand_bytes.size(); ++i) {
+    const HloInstruction& operand = *instr.operand(static_cast<int64_t>(i));
+    if (!operand.shape().IsArray() && !operand.shape().IsTuple()) continue;
+    charge(operand.shape(), MxuFeedSource(operand).shape(), cost.operand_bytes[i]);
+    boundary += cost.operand_bytes[i];
+  }
+  // Bytes of no operand (a fusion's constant arrays) come from HBM as they are.
+  traffic.hbm_bytes += std::max(0.0, cost.bytes_accessed - boundary);
+  return traffic;
 }
 
 }  // namespace
@@ -130,23 +129,22 @@ int64_t MxuPipelineCycles(int64_t rows, int64_t cols, int64_t streamed_rows, int
          (folds - 1) * std::max(streamed_rows, rows);
 }
 
-MxuWork MatmulOnMxu(const TpuChipSpec& spec, const MatmulShape& shape, int64_t passes,
+MxuWork MatmulOnMxu(const TpuChipSpec& spec, const hlo::MxuTiling& plan, int64_t passes,
                     double rate) {
   MxuWork w;
-  const int64_t r = spec.mxu_dim;
   const int64_t mxus = std::max<int64_t>(1, spec.num_mxus());
-  const int64_t weight_tiles =
-      shape.groups * CeilDiv(shape.k, r) * CeilDiv(shape.n, r) * std::max<int64_t>(1, passes);
-  const int64_t row_groups = CeilDiv(std::max<int64_t>(1, shape.m), kStreamedRowGroup);
+  const int64_t weight_tiles = std::max<int64_t>(1, plan.batch * plan.k_tiles * plan.n_tiles) *
+                               std::max<int64_t>(1, passes);
+  const int64_t row_groups = std::max<int64_t>(1, plan.m_groups);
   // Fewer weight tiles than MXUs: each tile's rows are split over several MXUs.
-  const int64_t split = std::clamp<int64_t>(mxus / std::max<int64_t>(1, weight_tiles), 1, row_groups);
+  const int64_t split = std::clamp<int64_t>(mxus / weight_tiles, 1, row_groups);
   w.streamed_rows = kStreamedRowGroup * CeilDiv(row_groups, split);
   w.folds = weight_tiles * split;
   w.folds_per_mxu = CeilDiv(w.folds, mxus);
-  w.cycles = MxuPipelineCycles(r, r, w.streamed_rows, w.folds_per_mxu);
+  w.cycles = MxuPipelineCycles(plan.tile_rows, plan.tile_cols, w.streamed_rows, w.folds_per_mxu);
   w.seconds = static_cast<double>(w.cycles) / (spec.clock_hz * rate);
-  w.issued_flops = 2.0 * static_cast<double>(r * r) * static_cast<double>(w.streamed_rows) *
-                   static_cast<double>(w.folds);
+  w.issued_flops = 2.0 * static_cast<double>(plan.tile_rows * plan.tile_cols) *
+                   static_cast<double>(w.streamed_rows) * static_cast<double>(w.folds);
   return w;
 }
 
@@ -169,19 +167,18 @@ TpuCostModel::TpuCostModel(const TpuChipSpec& spec) : spec_(spec) {
 
 void TpuCostModel::AddMatrixTime(const HloInstruction& instr, HloCost* cost) const {
   if (instr.operand_count() < 2) return;
-  const MatmulShape shape =
-      instr.opcode() == HloOpcode::kDot ? DotShape(instr) : ConvolutionShape(instr);
+  const hlo::MxuTiling plan = MxuPlan(instr, spec_);
   const int64_t passes = MxuPasses(instr);
   const bool int8 = instr.operand(0)->shape().IsArray() && instr.operand(1)->shape().IsArray() &&
                     IsInt8(instr.operand(0)->shape().element_type()) &&
                     IsInt8(instr.operand(1)->shape().element_type());
   const double rate = int8 && spec_.int8_ops > 0 ? spec_.int8_ops / spec_.bf16_flops : 1;
-  const MxuWork work = MatmulOnMxu(spec_, shape, passes, rate);
+  const MxuWork work = MatmulOnMxu(spec_, plan, passes, rate);
   hlo::TargetCost& t = cost->target;
   t.unit(ExecutionUnit::kMatrix) += work.seconds;
   t.matrix_flops += work.issued_flops;
   t.matrix_useful_flops += cost->flops * static_cast<double>(passes);
-  t.onchip_bytes += MatmulOnchipBytes(instr, shape, spec_.mxu_dim, passes);
+  t.onchip_bytes += MatmulOnchipBytes(instr, plan, passes);
   t.emulated = t.emulated || passes == kF64MatmulPasses;
 }
 
@@ -203,14 +200,26 @@ void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) cons
     return;  // fused or per-element code, no code at all, or already a sum of kernels
   }
   hlo::TargetCost& t = cost->target;
-  const double hbm_bytes = cost->bytes_accessed;
-  t.onchip_bytes = std::max(t.onchip_bytes, hbm_bytes);  // what comes from HBM passes VMEM
+  if (IsMxuFeed(instr)) {
+    t = hlo::TargetCost{};  // the MXU converts the values as it reads them
+    return;
+  }
+  const KernelTraffic traffic = Traffic(instr, *cost);
+  // A kernel too big for VMEM runs as the VMEM tiling pass planned it (recorded, or planned
+  // here for a module that did not go through the TPU passes): its HBM traffic re-reads
+  // operands per grid step. A kernel that fits is one step.
+  std::optional<hlo::VmemTiling> tiling = instr.has_vmem_tiling()
+                                              ? std::optional(instr.vmem_tiling())
+                                              : PlanVmemTiling(instr, spec_.vmem_bytes);
+  const double hbm_bytes =
+      tiling.has_value() ? static_cast<double>(tiling->hbm_bytes) : traffic.hbm_bytes;
+  const double grid_steps = tiling.has_value() ? static_cast<double>(tiling->steps) : 1;
+  t.hbm_bytes = hbm_bytes;
+  // What comes from HBM, and what stays in VMEM, passes between VMEM and the units.
+  t.onchip_bytes = std::max(t.onchip_bytes, hbm_bytes + traffic.vmem_resident_bytes);
   t.compute_seconds = std::max(t.unit(ExecutionUnit::kVector), t.unit(ExecutionUnit::kMatrix));
   t.memory_seconds = std::max(hbm_bytes / spec_.hbm_bandwidth, t.onchip_bytes / spec_.vmem_bandwidth);
   t.unit(ExecutionUnit::kMemory) += t.memory_seconds;
-  // Double-buffered HBM<->VMEM pipeline: each grid step moves at most half the chip's VMEM.
-  const double step_bytes = 0.5 * static_cast<double>(spec_.vmem_bytes * spec_.tensor_cores);
-  const double grid_steps = std::max(1.0, std::ceil(hbm_bytes / step_bytes));
   t.overhead_seconds = spec_.kernel_launch_s + grid_steps * spec_.grid_step_s;
   t.seconds = std::max(t.compute_seconds, t.memory_seconds) + t.overhead_seconds;
 }
@@ -243,7 +252,7 @@ absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
   if (!analyzed.ok()) return analyzed.status();
   const hlo::ModuleCost& m = *analyzed;
   CostAnalysis out = ToCostAnalysis(m);
-  out.bytes_accessed_hbm = m.bytes_accessed;
+  out.bytes_accessed_hbm = m.target.hbm_bytes;
   out.bytes_accessed_vmem = m.target.onchip_bytes;
   out.predicted_seconds = m.target.seconds;
   out.compute_seconds = m.target.compute_seconds;
@@ -259,14 +268,14 @@ absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
   for (size_t i = 0; i < order.size() && i < m.per_instruction.size(); ++i) {
     const HloInstruction* instr = order[i];
     const HloCost& c = m.per_instruction[i].second;
-    if (hlo::OpcodeUnit(instr->opcode()) == ExecutionUnit::kNone) continue;
+    if (hlo::OpcodeUnit(instr->opcode()) == ExecutionUnit::kNone || IsMxuFeed(*instr)) continue;
     InstructionCost row;
     row.name = instr->name();
     row.opcode = std::string(hlo::HloOpcodeString(instr->opcode()));
     row.unit = RowUnit(c.target);
     row.flops = c.flops;
     row.transcendentals = c.transcendentals;
-    row.bytes = c.bytes_accessed;
+    row.bytes = c.target.hbm_bytes;
     row.seconds = c.target.seconds;
     row.bound_by = BoundBy(c.target);
     out.instructions.push_back(std::move(row));

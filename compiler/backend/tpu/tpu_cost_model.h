@@ -1,11 +1,14 @@
 // The TPU cost model: what an optimized HLO module costs on one chip generation
 // (TpuChipSpec), in the spirit of the scaling book's rooflines and SCALE-Sim's systolic
 // timing (../shared/TPU.md). It is HloCostAnalysis (flops, transcendentals, bytes) with a
-// hook per opcode that adds each instruction's time:
-//  - MXU (dot, convolution as an implicit GEMM [batch*positions, K] @ [K, N]): the rhs is the
-//    stationary weight. Contraction and output width are padded to the MXU size R = C (128,
-//    or 256 on v6e/v7); the streamed rows go in groups of 8. Weight tiles are spread over the
-//    chip's MXUs (rows are split across MXUs when there are fewer tiles than MXUs). One fold
+// hook per opcode that adds each instruction's time. It charges the plans the TPU passes
+// record (compiler/backend/tpu/tpu_pipeline.h) and, for a module that did not go through
+// them, the plans those passes would make (PlanMxuTiling, PlanVmemTiling, TpuTilesFor): one
+// source for padding and tiling, whether or not the passes ran.
+//  - MXU (dot, convolution as an implicit GEMM [batch*positions, K] @ [K, N]): from the
+//    `mxu_tiling` plan: the rhs is the stationary weight, contraction and output width padded
+//    to the MXU size R = C (128, or 256 on v6e/v7), streamed rows in groups of 8, weight tiles
+//    spread over the chip's MXUs (rows split across MXUs when tiles are fewer). One fold
 //    (a R x C weight tile, T streamed rows) costs SCALE-Sim's 2R + C + T - 2 cycles; later
 //    folds on the same MXU load their weights while the previous fold streams (weights are
 //    double-buffered in the MXU, Jouppi et al. 2017) and add max(T, R) cycles each.
@@ -14,14 +17,21 @@
 //    int8 rate; f64 is emulated (kF64MatmulPasses bf16 passes).
 //  - VPU: flops / (cores x 8 x 128 lanes x clock); a transcendental costs
 //    kTranscendentalVpuOps VPU ops; f64 elementwise work costs kF64VpuOps f32 ops each.
-//  - Memory: HBM bytes (the analysis' boundary bytes: fused intermediates stay on chip) at the
-//    HBM bandwidth; VMEM bytes (the streamed operand re-read per output-column tile, the
-//    weights and result once, per pass; at least the HBM bytes) at the VMEM bandwidth.
+//  - Memory: HBM bytes are the analysis' boundary bytes (fused intermediates stay on chip),
+//    each array padded to its layout's tiles (tpu::PaddedBytes: f32[300,100] moves
+//    304 x 128 x 4 bytes), except values in VMEM (layout memory space S(1)), which the VMEM
+//    tiling pass keeps on chip: those are charged at the VMEM bandwidth only. A kernel with
+//    a `vmem_tiling` plan (its working set exceeds VMEM) moves the plan's hbm_bytes instead
+//    (operands re-read per grid step, double-buffered) and pays its `steps` grid steps.
+//    VMEM bytes (the streamed operand re-read per output-column tile, the weights and result
+//    once, per pass; at least what HBM and VMEM-resident values supply) at the VMEM bandwidth.
+//  - The converts the numerics pass writes around MXU operands (MXU feeds, mxu_feed.h) are
+//    no kernels on a chip: they cost nothing, and the contraction reads their source.
 //  - Per kernel (an instruction of the entry or of a while/call/conditional body; a fusion is
 //    one kernel): compute = the busier of MXU and VPU (VLIW bundles issue both), memory =
 //    the slower of HBM and VMEM, time = max(compute, memory) + kernel_launch_s + grid steps x
-//    grid_step_s, with one grid step per half of the chip's VMEM the kernel moves (double
-//    buffering). Control flow sums its kernels (while loops x their trip count).
+//    grid_step_s (one step for a kernel that fits VMEM). Control flow sums its kernels (while
+//    loops x their trip count).
 // The analysis is one pass over the module, linear in its instructions.
 //
 //   const TpuChipSpec& v5e = tpu::ChipSpec("v5e");              // devices/tpu/chip_specs.h
@@ -36,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/tpu/tpu_chip_spec.h"
+#include "jx/compiler/hlo/hlo_tiling_attributes.h"
 #include "jx/core/executable.h"
 
 namespace jx::tpu {
@@ -66,11 +77,6 @@ int64_t ScaleSimGemmCycles(int64_t rows, int64_t cols, int64_t m, int64_t k, int
 // the first fold costs 2R + C + T - 2, each later one max(T, R). 0 folds cost 0.
 int64_t MxuPipelineCycles(int64_t rows, int64_t cols, int64_t streamed_rows, int64_t folds);
 
-// A contraction as the MXU sees it: `groups` independent [m, k] @ [k, n] products.
-struct MatmulShape {
-  int64_t groups = 1, m = 1, k = 1, n = 1;
-};
-// How a matmul runs on a chip's MXUs.
 struct MxuWork {
   int64_t folds = 0;          // weight tiles x passes x row splits
   int64_t streamed_rows = 0;  // T of each fold (a multiple of 8)
@@ -79,8 +85,12 @@ struct MxuWork {
   double seconds = 0;
   double issued_flops = 0;    // 2 x R x C x T per fold: padding included
 };
-// `passes` bf16 passes; `rate` scales the MXU's speed (int8 runs at int8_ops / bf16_flops).
-MxuWork MatmulOnMxu(const TpuChipSpec& spec, const MatmulShape& shape, int64_t passes,
+// A matmul whose MXU plan (the MXU tiling pass's PlanMxuTiling: padding, weight tiles, row
+// groups) is `plan`, run in `passes` bf16 passes on the chip's MXUs; `rate` scales the MXU's
+// speed (int8 runs at int8_ops / bf16_flops). The plan's tiles (times passes) are dealt over
+// the MXUs as the plan deals them (folds_per_mxu == plan.waves for one pass); when they are
+// fewer than the MXUs, each tile's row groups are split over the idle ones.
+MxuWork MatmulOnMxu(const TpuChipSpec& spec, const hlo::MxuTiling& plan, int64_t passes,
                     double rate = 1);
 
 // The analysis for one chip generation (see the file comment).

@@ -198,3 +198,46 @@ TEST(HloCostAnalysisExtensionTest, AnalysisIsLinearInInstructions) {
 
 }  // namespace
 }  // namespace jx::hlo
+
+namespace jx::hlo {
+namespace {
+
+// What the fusion pass asks before computing a producer once per consumer: opcode.def's
+// expensive ops, and anything whose costed work is more than one flop per element or has
+// transcendentals (a map over exp), while data movement and plain arithmetic are cheap.
+TEST(HloCostAnalysisExtensionTest, ExpensiveToDuplicateReadsTheCost) {
+  const std::unique_ptr<HloModule> module = Parse(R"(HloModule m
+%exp_body (a: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  ROOT %e = f32[] exponential(%a)
+}
+%poly (p0: f32[]) -> f32[] {
+  %p0 = f32[] parameter(0)
+  %sq = f32[] multiply(%p0, %p0)
+  ROOT %p = f32[] add(%sq, %p0)
+}
+ENTRY %main (x: f32[64], y: f32[64]) -> (f32[64], f32[64], f32[64], f32[64], f32[64], f32[64]) {
+  %x = f32[64] parameter(0)
+  %y = f32[64] parameter(1)
+  %add = f32[64] add(%x, %y)
+  %div = f32[64] divide(%x, %y)
+  %exp = f32[64] exponential(%x)
+  %map_exp = f32[64] map(%x), dimensions={0}, to_apply=%exp_body
+  %map_poly = f32[64] map(%x), dimensions={0}, to_apply=%poly
+  %rev = f32[64] reverse(%x), dimensions={0}
+  ROOT %t = (f32[64], f32[64], f32[64], f32[64], f32[64], f32[64]) tuple(%add, %div, %exp, %map_exp, %map_poly, %rev)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  HloCostAnalysis analysis;
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  EXPECT_FALSE(analysis.IsExpensiveToDuplicate(*root->operand(0)));  // add: 1 flop/element
+  EXPECT_TRUE(analysis.IsExpensiveToDuplicate(*root->operand(1)));   // divide: opcode.def
+  EXPECT_TRUE(analysis.IsExpensiveToDuplicate(*root->operand(2)));   // exp: opcode.def
+  EXPECT_TRUE(analysis.IsExpensiveToDuplicate(*root->operand(3)));   // map: a transcendental
+  EXPECT_TRUE(analysis.IsExpensiveToDuplicate(*root->operand(4)));   // map: 2 flops/element
+  EXPECT_FALSE(analysis.IsExpensiveToDuplicate(*root->operand(5)));  // reverse: moves data
+}
+
+}  // namespace
+}  // namespace jx::hlo
