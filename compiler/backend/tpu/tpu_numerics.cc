@@ -136,7 +136,10 @@ absl::StatusOr<bool> TpuNumerics::Run(hlo::HloModule* module) {
     }
     for (HloInstruction* instr : contractions) {
       const hlo::PrimitiveType type = instr->operand(0)->shape().element_type();
-      if (type == hlo::F64) {
+      // An f64 result (f32 operands with preferred_element_type=float64 included) is f64
+      // arithmetic: emulated at f64 accuracy, never bf16 passes summed in f32.
+      if (type == hlo::F64 || instr->operand(1)->shape().element_type() == hlo::F64 ||
+          instr->shape().element_type() == hlo::F64) {
         ++emulated_f64_ops_;
         continue;
       }
