@@ -26,6 +26,7 @@ struct TpuChipSpec {
   int64_t hbm_bytes = 0;
   double hbm_bandwidth = 0;      // B/s
   int64_t vmem_bytes = 0;        // per core
+  double vmem_bandwidth = 0;     // B/s between VMEM and the compute units, whole chip
   // Interconnect.
   double ici_link_bandwidth = 0; // one-way B/s per link
   int64_t ici_links = 0;

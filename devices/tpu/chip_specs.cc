@@ -1,0 +1,174 @@
+#include "jx/devices/tpu/chip_specs.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "jx/core/errors.h"
+
+namespace jx::tpu {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kGiB = 1024 * kMiB;
+constexpr int64_t kGB = 1000 * 1000 * 1000;
+
+// Sources (../shared/TPU.md):
+//  [book]  J. Austin et al., "How to Scale Your Model" (the JAX team's scaling book), parts
+//          "How to Think About TPUs" (chip table, MXU/VPU/VMEM) and "All About Rooflines".
+//  [cloud] Cloud TPU system architecture pages (cloud.google.com/tpu/docs/v3 ... /v7),
+//          for core and MXU counts, device kinds and pod shapes.
+//  [pallas] JAX Pallas TPU pipelining notes: ~0.35 us of fixed cost per pipelined grid step,
+//          measured on v5e.
+//  [jouppi] Jouppi et al., "In-Datacenter Performance Analysis of a TPU" (ISCA 2017):
+//          weights are double-buffered in the MXU to hide the tile shift-in.
+
+// VMEM feeds the MXU and VPU at about 22x the HBM bandwidth [book, "How to Think About
+// TPUs": VMEM bandwidth vs HBM], so a kernel working from VMEM needs an intensity of only
+// ~10-20 FLOPs/byte to be compute-bound.
+constexpr double kVmemToHbmBandwidth = 22;
+
+// Per-kernel and per-grid-step fixed costs [pallas]. Only v5e was measured; the other
+// generations reuse it (a model assumption: the step cost is a few hundred cycles of
+// DMA/semaphore bookkeeping on every generation).
+constexpr double kGridStepSeconds = 0.35e-6;
+constexpr double kKernelLaunchSeconds = 0.35e-6;
+
+// Fills the derived fields: the clock from peak = cores x MXUs x R x C x 2 x f (TPU.md), the
+// VMEM bandwidth and the fixed overheads.
+TpuChipSpec Finish(TpuChipSpec spec) {
+  const double macs_per_cycle = static_cast<double>(spec.tensor_cores * spec.mxus_per_core *
+                                                    spec.mxu_dim * spec.mxu_dim);
+  spec.clock_hz = spec.bf16_flops / (2 * macs_per_cycle);
+  spec.vmem_bandwidth = kVmemToHbmBandwidth * spec.hbm_bandwidth;
+  spec.kernel_launch_s = kKernelLaunchSeconds;
+  spec.grid_step_s = kGridStepSeconds;
+  return spec;
+}
+
+std::vector<TpuChipSpec> MakeTable() {
+  std::vector<TpuChipSpec> table;
+  // v3 [book chip table; cloud/v3: 2 TensorCores x 2 MXUs of 128x128]. Derived clock
+  // 1.07 GHz (the book's peak 1.4e14 is above Cloud's 123 TFLOP/s; the book's numbers win).
+  table.push_back(Finish({.generation = "v3",
+                          .device_kind = "TPU v3",
+                          .bf16_flops = 1.4e14,
+                          .int8_ops = 1.4e14,
+                          .tensor_cores = 2,
+                          .mxus_per_core = 2,
+                          .mxu_dim = 128,
+                          .hbm_bytes = 32 * kGiB,
+                          .hbm_bandwidth = 9.0e11,
+                          .vmem_bytes = 16 * kMiB,
+                          .ici_link_bandwidth = 1e11,
+                          .ici_links = 4,
+                          .torus_rank = 2,
+                          .full_pod = {32, 32}}));
+  // v4 [book; cloud/v4: 2 TensorCores (megacore) x 4 MXUs]. Derived clock 1.05 GHz.
+  table.push_back(Finish({.generation = "v4",
+                          .device_kind = "TPU v4",
+                          .bf16_flops = 2.75e14,
+                          .int8_ops = 2.75e14,
+                          .tensor_cores = 2,
+                          .mxus_per_core = 4,
+                          .mxu_dim = 128,
+                          .hbm_bytes = 32 * kGiB,
+                          .hbm_bandwidth = 1.2e12,
+                          .vmem_bytes = 16 * kMiB,
+                          .ici_link_bandwidth = 4.5e10,
+                          .ici_links = 6,
+                          .torus_rank = 3,
+                          .full_pod = {16, 16, 16}}));
+  // v5e [book; cloud/v5e: 1 TensorCore x 4 MXUs, 16 GB]. Derived clock 1.50 GHz (the book:
+  // "about 5e13 bf16 FLOPs/s per MXU at 1.5GHz on TPU v5e").
+  table.push_back(Finish({.generation = "v5e",
+                          .device_kind = "TPU v5 lite",
+                          .bf16_flops = 1.97e14,
+                          .int8_ops = 3.94e14,
+                          .tensor_cores = 1,
+                          .mxus_per_core = 4,
+                          .mxu_dim = 128,
+                          .hbm_bytes = 16 * kGB,
+                          .hbm_bandwidth = 8.2e11,
+                          .vmem_bytes = 128 * kMiB,
+                          .ici_link_bandwidth = 4.5e10,
+                          .ici_links = 4,
+                          .torus_rank = 2,
+                          .full_pod = {16, 16}}));
+  // v5p [book; cloud/v5p: 2 TensorCores (megacore) x 4 MXUs]. Derived clock 1.75 GHz.
+  table.push_back(Finish({.generation = "v5p",
+                          .device_kind = "TPU v5",
+                          .bf16_flops = 4.59e14,
+                          .int8_ops = 9.18e14,
+                          .tensor_cores = 2,
+                          .mxus_per_core = 4,
+                          .mxu_dim = 128,
+                          .hbm_bytes = 96 * kGB,
+                          .hbm_bandwidth = 2.8e12,
+                          .vmem_bytes = 64 * kMiB,
+                          .ici_link_bandwidth = 9e10,
+                          .ici_links = 6,
+                          .torus_rank = 3,
+                          .full_pod = {16, 20, 28}}));
+  // v6e Trillium [book; cloud/v6e: 1 TensorCore, MXUs of 256x256]. TPU.md's 2 MXUs per core
+  // give a derived clock of 3.5 GHz; the product cores x MXUs x f is what the cost model
+  // uses, so the peak is exact either way.
+  table.push_back(Finish({.generation = "v6e",
+                          .device_kind = "TPU v6 lite",
+                          .bf16_flops = 9.2e14,
+                          .int8_ops = 1.84e15,
+                          .tensor_cores = 1,
+                          .mxus_per_core = 2,
+                          .mxu_dim = 256,
+                          .hbm_bytes = 32 * kGB,
+                          .hbm_bandwidth = 1.6e12,
+                          .vmem_bytes = 128 * kMiB,
+                          .ici_link_bandwidth = 9e10,
+                          .ici_links = 4,
+                          .torus_rank = 2,
+                          .full_pod = {16, 16}}));
+  // v7 Ironwood [book; cloud/v7: 2 TensorCores, each its own JAX device; 256x256 MXUs;
+  // 9,216-chip pods]. int8_ops holds the fp8 peak (Ironwood's low-precision format). The
+  // MXU count per core is not in TPU.md: 4 (as v4/v5p) gives a derived clock of 2.2 GHz.
+  // The pod shape is 144 cubes of 4x4x4 arranged 4x6x6 (9,216 chips).
+  table.push_back(Finish({.generation = "v7",
+                          .device_kind = "TPU7x",
+                          .bf16_flops = 2.3e15,
+                          .int8_ops = 4.6e15,
+                          .tensor_cores = 2,
+                          .mxus_per_core = 4,
+                          .mxu_dim = 256,
+                          .hbm_bytes = 192 * kGB,
+                          .hbm_bandwidth = 7.4e12,
+                          .vmem_bytes = 64 * kMiB,
+                          .ici_link_bandwidth = 9e10,
+                          .ici_links = 6,
+                          .torus_rank = 3,
+                          .full_pod = {16, 24, 24}}));
+  return table;
+}
+
+}  // namespace
+
+const std::vector<TpuChipSpec>& AllChipSpecs() {
+  static const auto* const kTable = new std::vector<TpuChipSpec>(MakeTable());
+  return *kTable;
+}
+
+std::vector<std::string> KnownGenerations() {
+  std::vector<std::string> names;
+  for (const TpuChipSpec& spec : AllChipSpecs()) names.push_back(spec.generation);
+  return names;
+}
+
+const TpuChipSpec& ChipSpec(std::string_view generation) {
+  for (const TpuChipSpec& spec : AllChipSpecs()) {
+    if (spec.generation == generation) return spec;
+  }
+  throw ValueError(StrCat("[tpu] unknown TPU generation \"", generation,
+                          "\"; known generations: ", absl::StrJoin(KnownGenerations(), ", ")));
+}
+
+}  // namespace jx::tpu

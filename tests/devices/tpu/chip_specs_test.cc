@@ -1,0 +1,106 @@
+// The chip-spec table: every generation of TPU.md present with its constants, clocks derived
+// from the peak, and a clear error for an unknown generation.
+#include "jx/devices/tpu/chip_specs.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jx/core/errors.h"
+
+namespace jx::tpu {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+TEST(ChipSpecsTest, EveryGenerationOfTpuMdIsPresent) {
+  EXPECT_THAT(KnownGenerations(), ElementsAre("v3", "v4", "v5e", "v5p", "v6e", "v7"));
+}
+
+// TPU.md's chip table, row by row (peak, HBM, cores x MXUs x size, VMEM, ICI).
+struct Row {
+  const char* generation;
+  double bf16, int8;
+  int64_t hbm_bytes;
+  double hbm_bw;
+  int64_t cores, mxus, mxu_dim, vmem;
+  double ici_bw;
+  int64_t links, rank;
+  std::vector<int64_t> pod;
+};
+
+TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
+  const std::vector<Row> rows = {
+      {"v3", 1.4e14, 1.4e14, 32 * kGiB, 9.0e11, 2, 2, 128, 16 * kMiB, 1e11, 4, 2, {32, 32}},
+      {"v4", 2.75e14, 2.75e14, 32 * kGiB, 1.2e12, 2, 4, 128, 16 * kMiB, 4.5e10, 6, 3, {16, 16, 16}},
+      {"v5e", 1.97e14, 3.94e14, 16'000'000'000, 8.2e11, 1, 4, 128, 128 * kMiB, 4.5e10, 4, 2, {16, 16}},
+      {"v5p", 4.59e14, 9.18e14, 96'000'000'000, 2.8e12, 2, 4, 128, 64 * kMiB, 9e10, 6, 3, {16, 20, 28}},
+      {"v6e", 9.2e14, 1.84e15, 32'000'000'000, 1.6e12, 1, 2, 256, 128 * kMiB, 9e10, 4, 2, {16, 16}},
+      {"v7", 2.3e15, 4.6e15, 192'000'000'000, 7.4e12, 2, 4, 256, 64 * kMiB, 9e10, 6, 3, {16, 24, 24}},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.generation);
+    const TpuChipSpec& s = ChipSpec(row.generation);
+    EXPECT_EQ(s.generation, row.generation);
+    EXPECT_FALSE(s.device_kind.empty());
+    EXPECT_DOUBLE_EQ(s.bf16_flops, row.bf16);
+    EXPECT_DOUBLE_EQ(s.int8_ops, row.int8);
+    EXPECT_EQ(s.hbm_bytes, row.hbm_bytes);
+    EXPECT_DOUBLE_EQ(s.hbm_bandwidth, row.hbm_bw);
+    EXPECT_EQ(s.tensor_cores, row.cores);
+    EXPECT_EQ(s.mxus_per_core, row.mxus);
+    EXPECT_EQ(s.mxu_dim, row.mxu_dim);
+    EXPECT_EQ(s.vmem_bytes, row.vmem);
+    EXPECT_DOUBLE_EQ(s.ici_link_bandwidth, row.ici_bw);
+    EXPECT_EQ(s.ici_links, row.links);
+    EXPECT_EQ(s.torus_rank, row.rank);
+    EXPECT_EQ(s.full_pod, row.pod);
+    EXPECT_EQ(s.vpu_sublanes, 8);
+    EXPECT_EQ(s.vpu_lanes, 128);
+    EXPECT_DOUBLE_EQ(s.ici_hop_latency_s, 1e-6);
+    EXPECT_DOUBLE_EQ(s.grid_step_s, 0.35e-6);
+    EXPECT_GT(s.kernel_launch_s, 0);
+    EXPECT_GT(s.vmem_bandwidth, s.hbm_bandwidth);
+  }
+}
+
+TEST(ChipSpecsTest, ClockIsDerivedFromThePeak) {
+  for (const TpuChipSpec& s : AllChipSpecs()) {
+    SCOPED_TRACE(s.generation);
+    const double peak = static_cast<double>(s.tensor_cores * s.mxus_per_core * s.mxu_dim *
+                                            s.mxu_dim) * 2 * s.clock_hz;
+    EXPECT_NEAR(peak / s.bf16_flops, 1.0, 1e-12);
+  }
+  // The scaling book: v5e's MXUs run at about 1.5 GHz; v4 at 1.05 GHz.
+  EXPECT_NEAR(ChipSpec("v5e").clock_hz, 1.5e9, 0.01e9);
+  EXPECT_NEAR(ChipSpec("v4").clock_hz, 1.05e9, 0.01e9);
+  // The v5e VPU: 8 x 128 lanes at 1.5 GHz, 1.54e12 f32 ops/s.
+  EXPECT_NEAR(ChipSpec("v5e").vpu_flops(), 1024 * 1.503e9, 0.01e12);
+}
+
+TEST(ChipSpecsTest, V5eRidgeIsAbout240FlopsPerByte) {
+  const TpuChipSpec& s = ChipSpec("v5e");
+  EXPECT_NEAR(s.bf16_flops / s.hbm_bandwidth, 240, 1);
+  EXPECT_EQ(s.num_mxus(), 4);
+}
+
+TEST(ChipSpecsTest, UnknownGenerationListsTheKnownOnes) {
+  try {
+    ChipSpec("v9");
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("\"v9\""));
+    EXPECT_THAT(e.what(), HasSubstr("v3, v4, v5e, v5p, v6e, v7"));
+  }
+  EXPECT_EQ(ChipSpec("v4").generation, "v4");  // the table still works after the error
+}
+
+}  // namespace
+}  // namespace jx::tpu
