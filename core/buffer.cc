@@ -115,10 +115,10 @@ std::string Bytes(int64_t n) {
 
 MemoryAccount::MemoryAccount(std::string owner, int64_t capacity) : owner_(std::move(owner)), capacity_(capacity) {}
 
-void MemoryAccount::Reserve(int64_t nbytes) {
+void MemoryAccount::Reserve(int64_t nbytes, std::string_view what) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t free = FreeLocked();
-  if (nbytes > free) ThrowExhausted(nbytes, free, "allocating");
+  if (nbytes > free) ThrowExhausted(nbytes, free, what);
   usage_.bytes_in_use += nbytes;
   usage_.peak_bytes_in_use = std::max(usage_.peak_bytes_in_use, usage_.bytes_in_use);
   usage_.largest_alloc_size = std::max(usage_.largest_alloc_size, nbytes);
@@ -130,13 +130,13 @@ void MemoryAccount::Release(int64_t nbytes) {
   usage_.bytes_in_use -= nbytes;
 }
 
-void MemoryAccount::CheckCapacity(int64_t nbytes, const std::string& what) const {
+void MemoryAccount::CheckCapacity(int64_t nbytes, std::string_view what) const {
   if (nbytes <= capacity_) return;
   std::lock_guard<std::mutex> lock(mu_);
   ThrowExhausted(nbytes, FreeLocked(), what);
 }
 
-void MemoryAccount::ThrowExhausted(int64_t nbytes, int64_t free, const std::string& what) const {
+void MemoryAccount::ThrowExhausted(int64_t nbytes, int64_t free, std::string_view what) const {
   throw ResourceExhaustedError(StrCat("RESOURCE_EXHAUSTED: ", owner_, ": out of memory ", what, " ", Bytes(nbytes),
                                       "; ", Bytes(free), " free of ", Bytes(capacity_)));
 }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace jx {
 
@@ -37,14 +38,15 @@ class MemoryAccount {
   const std::string& owner() const { return owner_; }
   int64_t capacity() const { return capacity_; }
 
-  // Counts nbytes as in use (one allocation), or throws ResourceExhaustedError.
-  void Reserve(int64_t nbytes);
+  // Counts nbytes as in use (one allocation), or throws ResourceExhaustedError. what says
+  // what the bytes are for ("allocating", "reserving jit(f)'s scratch of").
+  void Reserve(int64_t nbytes, std::string_view what = "allocating");
   // Returns bytes an earlier Reserve counted.
   void Release(int64_t nbytes);
   // Throws ResourceExhaustedError (as Reserve does) when nbytes exceed the whole capacity,
   // reserving nothing: a compiler's check that a program's peak can ever fit. what says
   // whose bytes they are ("compiling jit(f), whose peak is").
-  void CheckCapacity(int64_t nbytes, const std::string& what) const;
+  void CheckCapacity(int64_t nbytes, std::string_view what) const;
 
   struct Usage {
     int64_t bytes_in_use = 0;
@@ -56,7 +58,7 @@ class MemoryAccount {
   int64_t bytes_free() const;
 
  private:
-  [[noreturn]] void ThrowExhausted(int64_t nbytes, int64_t free, const std::string& what) const;
+  [[noreturn]] void ThrowExhausted(int64_t nbytes, int64_t free, std::string_view what) const;
   int64_t FreeLocked() const { return capacity_ - usage_.bytes_in_use; }
 
   const std::string owner_;
