@@ -5,6 +5,7 @@
 //   namespace lax = jx::lax;
 //   jx::Array x = jnp::arange(6, jx::float32).reshape({2, 3});
 //   std::cout << jnp::sum(lax::sin(x) * 2.0, 1) << "\n";
+//   jx::Array y = jx::jit(f, jx::name{"step"})(x);   // compiled for x's device (the host CPU)
 #pragma once
 
 #include "jx/core/array.h"
@@ -15,5 +16,4 @@
 #include "jx/lax/numpy/numpy.h"
 #include "jx/lax/random/random.h"
 #include "jx/transforms/api.h"
-// Installs the compiler as jit's backend.
-#include "jx/compiler/jit/cpu_jit_backend.h"
+#include "jx/devices/device_put.h"

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "jx/core/device.h"
 #include "jx/core/errors.h"
 
 namespace jx {
@@ -55,6 +56,40 @@ const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
 const void* Array::data() const { return ReadableValue(impl_.get()).data(); }
 
 const std::shared_ptr<Buffer>& Array::buffer() const { return ReadableValue(impl_.get()).buffer(); }
+
+const Device* Array::placed_device() const { return ReadableValue(impl_.get()).device(); }
+
+bool Array::committed() const { return ReadableValue(impl_.get()).committed(); }
+
+const Device* Array::committed_device() const {
+  if (!is_concrete()) return nullptr;
+  return static_cast<const ConcreteArray&>(*impl_).committed_device();
+}
+
+Array CommitTo(const Array& x, const Device* device) {
+  const auto& c = ReadableValue(x.impl().get());
+  if (c.committed_device() == device) return x;
+  return Array(std::make_shared<ConcreteArray>(x.aval(), c.buffer(), device, /*committed=*/true));
+}
+
+const Device* CommittedDeviceOf(absl::Span<const Array> args, std::string_view op) {
+  const Device* device = nullptr;
+  size_t first = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Device* d = args[i].committed_device();
+    if (d == nullptr || d == device) continue;
+    if (device == nullptr) {
+      device = d;
+      first = i;
+      continue;
+    }
+    ThrowOpError<ValueError>(op, "received arrays committed to different devices: argument ", first, " (",
+                             args[first].aval().str(), ") is on ", device->ToString(), " and argument ", i, " (",
+                             args[i].aval().str(), ") is on ", d->ToString(),
+                             "; move them to one device with jx::device_put");
+  }
+  return device;
+}
 
 bool Array::is_deleted() const {
   const ConcreteArray* c = impl_ ? impl_->ConcreteValue() : nullptr;

@@ -7,6 +7,8 @@
 //   x.dtype();              // jx::float32
 //   (x * 2.0).to_vector<float>();   // {2, 4, 6}; the C++ scalar is weakly typed
 //   std::cout << x;         // [1. 2. 3.]
+//   x.committed();          // false: on the default device (the host CPU), free to follow others
+//   jx::device_put(x, jx::devices("tpu")[0]).devices();   // {TPU_0(...)}, committed
 #pragma once
 
 #include <concepts>
@@ -14,10 +16,12 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "jx/core/buffer.h"
 #include "jx/core/dtype.h"
 #include "jx/core/shape.h"
@@ -26,6 +30,16 @@ namespace jx {
 
 class Interpreter;
 class ConcreteArray;
+class Device;
+
+// Registers the host CPU's client with the device registry (idempotent, thread-safe).
+// Defined in devices/ (jx_devices, a layer above core), like lax::RegisterAll: the inline
+// functions and templates users instantiate call it, so no static initializer is needed
+// and core links without the devices layer.
+void RegisterBuiltinClients();
+// The default device (the first registered "cpu" device), or nullptr before
+// RegisterBuiltinClients ran.
+const Device* DefaultDevice();
 
 // The shared state behind an Array: a concrete value or a tracer.
 class ArrayImpl {
@@ -48,17 +62,30 @@ class ArrayImpl {
   Kind kind_;
 };
 
-// A value living in host memory, row-major and contiguous.
+// A value in one device's memory, row-major and contiguous (a simulated chip's memory is
+// host memory too, so data() reads it directly). device nullptr: the default device,
+// uncommitted (JAX's rule: such an array follows the committed arguments of an op);
+// committed arrays have their device. A sharded array will be another ArrayImpl kind.
 class ConcreteArray final : public ArrayImpl {
  public:
-  ConcreteArray(ShapedArray aval, std::shared_ptr<Buffer> buffer)
-      : ArrayImpl(Kind::kConcrete, std::move(aval)), buffer_(std::move(buffer)) {}
+  ConcreteArray(ShapedArray aval, std::shared_ptr<Buffer> buffer, const Device* device = nullptr,
+                bool committed = false)
+      : ArrayImpl(Kind::kConcrete, std::move(aval)),
+        buffer_(std::move(buffer)),
+        device_(device),
+        committed_(committed && device != nullptr) {}
   const void* data() const { return buffer_->data(); }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   const ConcreteArray* ConcreteValue() const override { return this; }
+  const Device* device() const { return device_; }
+  bool committed() const { return committed_; }
+  // The device an op on this array must run on, or nullptr when it may follow others.
+  const Device* committed_device() const { return committed_ ? device_ : nullptr; }
 
  private:
   std::shared_ptr<Buffer> buffer_;
+  const Device* device_;
+  bool committed_;
 };
 
 // A C++ arithmetic scalar that converts implicitly to a weakly typed 0-d Array.
@@ -105,6 +132,15 @@ class Array {
   void* mutable_data() const { return const_cast<void*>(data()); }
   const std::shared_ptr<Buffer>& buffer() const;
 
+  // The devices holding the array (one for a concrete array: its device, or the default
+  // device when uncommitted), JAX's x.devices(). Throws on a tracer.
+  inline std::vector<const Device*> devices() const;
+  // Whether the array was placed on its device explicitly (jx::device_put, or computed from
+  // committed arrays); JAX's x.committed. Throws on a tracer.
+  bool committed() const;
+  // The device the array is committed to, or nullptr (uncommitted, or a tracer).
+  const Device* committed_device() const;
+
   // The single element, converted to T (like NumPy's item() then a C++ cast).
   template <typename T> T item() const;
   // All elements in row-major order, converted to T.
@@ -123,12 +159,29 @@ class Array {
 
  private:
   [[noreturn]] void ThrowItemError() const;
+  // The device of the concrete value (nullptr: the default device); throws on a tracer.
+  const Device* placed_device() const;
   std::shared_ptr<const ArrayImpl> impl_;
 };
 
 using Arrays = absl::InlinedVector<Array, 1>;
 
 std::ostream& operator<<(std::ostream& os, const Array& a);
+
+// Arrays computed on `device` from arguments committed to it are committed there: the same
+// buffer as `x`, with that placement (x itself if it already has it).
+Array CommitTo(const Array& x, const Device* device);
+
+// The device that committed arguments of one call (an op, a jit call) pin it to, or nullptr
+// when none is committed. Throws ValueError naming `op` and both devices when arguments are
+// committed to different devices (JAX's rule). Tracers are skipped.
+const Device* CommittedDeviceOf(absl::Span<const Array> args, std::string_view op);
+
+inline std::vector<const Device*> Array::devices() const {
+  RegisterBuiltinClients();
+  const Device* d = placed_device();
+  return {d != nullptr ? d : DefaultDevice()};
+}
 
 // Converts n elements of dtype src at data into T.
 template <typename T> void ConvertElements(DType src, const void* data, int64_t n, T* out);

@@ -1,5 +1,6 @@
 #include "jx/core/device.h"
 
+#include <atomic>
 #include <mutex>
 
 namespace jx {
@@ -32,6 +33,16 @@ std::vector<const Device*> RegisteredDevices(std::string_view platform) {
     for (const Device* d : client->devices()) out.push_back(d);
   }
   return out;
+}
+
+const Device* DefaultDevice() {
+  // Cached once found: the host CPU's client is registered first and never unregistered.
+  static std::atomic<const Device*> cached{nullptr};
+  if (const Device* d = cached.load(std::memory_order_acquire)) return d;
+  const std::vector<const Device*> cpus = RegisteredDevices("cpu");
+  if (cpus.empty()) return nullptr;
+  cached.store(cpus.front(), std::memory_order_release);
+  return cpus.front();
 }
 
 }  // namespace jx

@@ -57,10 +57,16 @@ class Client {
   virtual std::shared_ptr<const Lowering> Lower(const ClosedJaxpr& jaxpr, const LoweringOptions& options) const = 0;
 };
 
+// Whether programs for `device` are the host's own: its arrays' ops run the primitives' impl
+// rules directly (the CPU device), not a program compiled through its client.
+inline bool IsHostDevice(const Device& device) { return device.platform() == "cpu"; }
+
 // The process's clients, in registration order (devices/ registers the host CPU's first,
 // and each simulated pod its chips' when it is made). Thread-safe.
 void RegisterClient(std::shared_ptr<const Client> client);
 // Every registered device of a platform ("" for all), in registration and id order.
 std::vector<const Device*> RegisteredDevices(std::string_view platform = "");
+// DefaultDevice() and RegisterBuiltinClients() are declared in array.h (Array::devices()
+// needs them).
 
 }  // namespace jx

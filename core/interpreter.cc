@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "jx/core/apply_primitive.h"
+#include "jx/core/device.h"
 #include "jx/core/errors.h"
 
 namespace jx {
@@ -76,6 +78,7 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   absl::InlinedVector<const ShapedArray*, 4> in_avals;
   in_avals.reserve(inputs.size());
+  bool any_committed = false;  // the hot path's only device work: one flag read per argument
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Array& x = inputs[i];
     if (!x.defined()) ThrowOpError<ValueError>(p.name(), "argument ", i, " is an empty Array handle");
@@ -84,16 +87,25 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
       ThrowOpError<InternalError>(p.name(), "argument ", i, " is a tracer of an active transformation "
                                   "reaching eager evaluation");
     }
+    any_committed |= static_cast<const ConcreteArray&>(*x.impl()).committed();
     in_avals.push_back(&x.aval());
   }
   Avals out_avals = rules.abstract_eval(in_avals, params);
+  // JAX's rules: uncommitted arguments follow the committed ones, whose device runs the op
+  // and holds its (committed) results; two committed devices are an error.
+  const Device* device = any_committed ? CommittedDeviceOf(inputs, p.name()) : nullptr;
+  if (device != nullptr && !IsHostDevice(*device)) return ApplyPrimitiveOnDevice(p, inputs, params, *device);
   if (!rules.impl) {
     auto it = rules.unsupported.find("impl");
     ThrowOpError<NotImplementedError>(p.name(), "has no eager implementation",
                                       it == rules.unsupported.end() ? "" : ": ",
                                       it == rules.unsupported.end() ? "" : it->second);
   }
-  return rules.impl(inputs, params, out_avals);
+  Arrays outs = rules.impl(inputs, params, out_avals);
+  if (device != nullptr) {
+    for (Array& out : outs) out = CommitTo(out, device);
+  }
+  return outs;
 }
 
 }  // namespace jx

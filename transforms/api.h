@@ -29,6 +29,7 @@
 #include "jx/transforms/check_grads.h"
 #include "jx/transforms/checkpoint.h"
 #include "jx/transforms/custom_derivatives.h"
+#include "jx/transforms/eval_shape.h"
 #include "jx/transforms/jacobian.h"
 #include "jx/transforms/jit.h"
 #include "jx/transforms/jvp.h"

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <ostream>
 
+#include "jx/core/device.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/str_util.h"
 #include "jx/transforms/jaxpr_cache.h"
@@ -22,53 +24,20 @@ bool EnvFlag(const char* name) {
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
-// Evaluates the jaxpr op by op: the program form without a compiler (JAX's disable_jit).
-class EagerExecutable final : public JitExecutable {
- public:
-  explicit EagerExecutable(ClosedJaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
-  Arrays Execute(absl::Span<const Array> args) const override { return Apply(jaxpr_, args); }
-  std::string as_text() const override { return jaxpr_.ToString(); }
-  CostAnalysis cost_analysis() const override { return {}; }
-  MemoryAnalysis memory_analysis() const override { return {}; }
-
- private:
-  ClosedJaxpr jaxpr_;
-};
-
-class EagerLowering final : public JitLowering {
- public:
-  explicit EagerLowering(ClosedJaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
-  std::string as_text() const override { return jaxpr_.ToString(); }
-  std::shared_ptr<const JitExecutable> Compile() const override { return std::make_shared<EagerExecutable>(jaxpr_); }
-
- private:
-  ClosedJaxpr jaxpr_;
-};
-
-class EagerBackend final : public JitBackend {
- public:
-  std::shared_ptr<const JitLowering> Lower(const ClosedJaxpr& jaxpr, const std::string&,
-                                           const std::vector<bool>&) const override {
-    return std::make_shared<EagerLowering>(jaxpr);
-  }
-};
-
-std::mutex& BackendMutex() {
-  static std::mutex m;
-  return m;
-}
-std::shared_ptr<const JitBackend>& Backend() {
-  static auto* backend = new std::shared_ptr<const JitBackend>();
-  return *backend;
-}
-
-std::shared_ptr<const JitExecutable> Compile(const ClosedJaxpr& jaxpr, const std::string& name,
-                                             const std::vector<bool>& donated) {
+// Lowers and compiles a traced program for `device` (nullptr: the default device).
+std::shared_ptr<const Executable> Compile(const ClosedJaxpr& jaxpr, const std::string& name, std::vector<bool> donated,
+                                          const Device* device) {
   const auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<const JitExecutable> exe = CurrentJitBackend()->Lower(jaxpr, name, donated)->Compile();
+  const Device& target = jit_internal::TargetDevice(device);
+  LoweringOptions options;
+  options.name = name;
+  options.donated = std::move(donated);
+  options.device_assignment = {&target};
+  std::shared_ptr<const Executable> exe = target.client().Lower(jaxpr, options)->Compile();
   if (EnvFlag("JX_LOG_COMPILES")) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "jx: compiled jit(%s) (%zu equations) in %.3f ms\n", name.c_str(), jaxpr.jaxpr->eqns.size(), ms);
+    std::fprintf(stderr, "jx: compiled jit(%s) (%zu equations) for %s in %.3f ms\n", name.c_str(),
+                 jaxpr.jaxpr->eqns.size(), target.ToString().c_str(), ms);
   }
   return exe;
 }
@@ -123,7 +92,7 @@ bool AnyNaN(absl::Span<const Array> xs) {
 }
 
 // Runs a program and, under JX_DEBUG_NANS=1, checks its outputs.
-Arrays ExecuteChecked(const JitExecutable& exe, const ClosedJaxpr& jaxpr, absl::Span<const Array> args,
+Arrays ExecuteChecked(const Executable& exe, const ClosedJaxpr& jaxpr, absl::Span<const Array> args,
                       const std::string& name) {
   Arrays outs = exe.Execute(args);
   if (!in_nan_rerun && EnvFlag("JX_DEBUG_NANS") && AnyNaN(outs)) ThrowFirstNaN(jaxpr, args, name);
@@ -151,17 +120,21 @@ Avals JitAbstractEval(InAvals in, const ParamMap& params) {
 }
 
 // Executables of jit equations run eagerly (by a transformation's rule, or a jaxpr being
-// evaluated), per jaxpr object: the transformation rules' caches hand out the same jaxpr
-// objects call after call, so their programs are neither lowered nor compiled again.
-JaxprCache<JitExecutable>& Executables() {
-  static auto* cache = new JaxprCache<JitExecutable>("jit executables", 256);
+// evaluated), per jaxpr object and device: the transformation rules' caches hand out the same
+// jaxpr objects call after call, so their programs are neither lowered nor compiled again.
+JaxprCache<Executable>& Executables() {
+  static auto* cache = new JaxprCache<Executable>("jit executables", 256);
   return *cache;
 }
 
-std::shared_ptr<const JitExecutable> ExecutableFor(const ClosedJaxpr& j, const std::string& name) {
-  return Executables().Get(j.jaxpr, JaxprCacheKey(),
-                           [&] { return Compile(j, name, std::vector<bool>(j.jaxpr->invars.size(), false)); });
+std::shared_ptr<const Executable> ExecutableFor(const ClosedJaxpr& j, const std::string& name, const Device* device) {
+  const Device& target = jit_internal::TargetDevice(device);
+  return Executables().Get(j.jaxpr, JaxprCacheKey().Add(target.id()), [&] {
+    return Compile(j, name, std::vector<bool>(j.jaxpr->invars.size(), false), &target);
+  });
 }
+
+std::string DeviceName(const Device* d) { return d == nullptr ? "the default device (uncommitted)" : d->ToString(); }
 
 bool HasTracer(absl::Span<const Array> xs) {
   for (const Array& x : xs) {
@@ -198,6 +171,9 @@ std::string ExplainMiss(const jit_internal::Signature& was, const jit_internal::
                            b.str(), b.weak_type ? " (weak)" : ""));
     }
   }
+  if (now.device != was.device) {
+    why.push_back(StrCat("device changed from ", DeviceName(was.device), " to ", DeviceName(now.device)));
+  }
   if (why.empty()) return "the arguments' structure changed";
   std::string out;
   for (const std::string& w : why) StrAppend(&out, out.empty() ? "" : "; ", w);
@@ -206,15 +182,13 @@ std::string ExplainMiss(const jit_internal::Signature& was, const jit_internal::
 
 }  // namespace
 
-void SetJitBackend(std::shared_ptr<const JitBackend> backend) {
-  std::lock_guard<std::mutex> lock(BackendMutex());
-  Backend() = std::move(backend);
-}
-
-std::shared_ptr<const JitBackend> CurrentJitBackend() {
-  static const auto* eager = new std::shared_ptr<const JitBackend>(std::make_shared<EagerBackend>());
-  std::lock_guard<std::mutex> lock(BackendMutex());
-  return Backend() ? Backend() : *eager;
+std::ostream& operator<<(std::ostream& os, const ShapeDtypeStruct& s) {
+  os << "ShapeDtypeStruct(shape=(";
+  for (size_t i = 0; i < s.shape.size(); ++i) os << (i ? ", " : "") << s.shape[i] << (s.shape.size() == 1 ? "," : "");
+  os << "), dtype=" << dtype_name(s.dtype);
+  if (s.weak_type) os << ", weak_type=True";
+  if (s.device != nullptr) os << ", device=" << s.device->ToString();
+  return os << ")";
 }
 
 namespace jit_internal {
@@ -225,7 +199,7 @@ const tree::TreeDef& Signature::Def(size_t d) const {
 }
 
 bool Signature::Matches(const Signature& other, absl::Span<const Array> leaves) const {
-  if (avals.size() != leaves.size() || defs != other.defs || statics.size() != other.statics.size()) return false;
+  if (avals.size() != leaves.size() || device != other.device || defs != other.defs || statics.size() != other.statics.size()) return false;
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!(avals[i] == leaves[i].aval())) return false;
   }
@@ -236,7 +210,7 @@ bool Signature::Matches(const Signature& other, absl::Span<const Array> leaves) 
 }
 
 JitState::JitState(std::string name, std::vector<int> static_positions, std::vector<int> donate)
-    : name_(std::move(name)), static_positions_(std::move(static_positions)), donate_(std::move(donate)) {
+    : name_(std::move(name)), what_(StrCat("jit(", name_, ")")), static_positions_(std::move(static_positions)), donate_(std::move(donate)) {
   for (int p : static_positions_) {
     if (p < 0) throw ValueError(StrCat("jit static_argnums must be non-negative, got ", p));
   }
@@ -323,7 +297,39 @@ std::shared_ptr<Traced> TraceJit(const std::function<Arrays(absl::Span<const Arr
   t->donated.assign(t->consts.size(), false);
   t->donated.insert(t->donated.end(), donated.begin(), donated.end());
   t->params = JitParams(t->jaxpr, name, t->donated);
+  t->device = sig.device;
   return t;
+}
+
+const Device& TargetDevice(const Device* device) {
+  if (device != nullptr) return *device;
+  // Registered by jit's templates (RegisterBuiltinClients is defined a layer above).
+  if (const Device* d = DefaultDevice()) return *d;
+  throw InternalError("jit: no device is registered (the host CPU's client registers itself when jx::jit or "
+                      "jx::devices() is first called from a program linking jx::jx)");
+}
+
+std::shared_ptr<const Lowering> LowerTraced(const Traced& t, const std::string& name) {
+  const Device& target = TargetDevice(t.device);
+  LoweringOptions options;
+  options.name = name;
+  options.donated = t.donated;
+  options.device_assignment = {&target};
+  return target.client().Lower(t.jaxpr, options);
+}
+
+const Device* CallDevice(absl::Span<const Array> leaves, absl::Span<const Device* const> abstract_devices,
+                         std::string_view what) {
+  const Device* device = CommittedDeviceOf(leaves, what);
+  for (const Device* d : abstract_devices) {
+    if (device != nullptr && d != device) {
+      ThrowOpError<ValueError>(what, "received arguments on different devices: ", device->ToString(), " and ",
+                               d->ToString(), " (a ShapeDtypeStruct's device); move them to one device with "
+                               "jx::device_put");
+    }
+    device = d;
+  }
+  return device;
 }
 
 Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& name) {
@@ -331,10 +337,10 @@ Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& n
   if (!t.consts.empty()) with_consts = Cat({t.consts, leaves});
   const absl::Span<const Array> args = t.consts.empty() ? leaves : absl::MakeConstSpan(with_consts);
   if (CurrentInterpreter() == nullptr) {
-    std::shared_ptr<const JitExecutable> exe;
+    std::shared_ptr<const Executable> exe;
     {
       std::lock_guard<std::mutex> lock(t.compile_mutex);
-      if (!t.executable) t.executable = Compile(t.jaxpr, name, t.donated);
+      if (!t.executable) t.executable = Compile(t.jaxpr, name, t.donated, t.device);
       exe = t.executable;
     }
     return ExecuteChecked(*exe, t.jaxpr, args, name);
@@ -342,7 +348,7 @@ Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& n
   return Bind(kJit, args, t.params);
 }
 
-Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& sig, absl::Span<const Array> leaves,
+Arrays RunCompiled(const Traced& t, const Executable& exe, const Signature& sig, absl::Span<const Array> leaves,
                    const std::string& name) {
   const std::vector<std::string> labels = LeafLabels(sig);
   if (leaves.size() != sig.avals.size()) {
@@ -359,6 +365,12 @@ Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& s
       throw TypeError(StrCat("compiled jit(", name, ") called with a traced value for ", labels[i],
                              "; a compiled program runs concrete arrays only (call the jit object under transformations)"));
     }
+    const Device* d = leaves[i].committed_device();
+    if (d != nullptr && d != &TargetDevice(t.device)) {
+      throw ValueError(StrCat("compiled jit(", name, ") was compiled for ", TargetDevice(t.device).ToString(),
+                              " but ", labels[i], " is committed to ", d->ToString(),
+                              "; lower and compile again for that device, or jx::device_put the argument"));
+    }
   }
   return ExecuteChecked(exe, t.jaxpr, t.consts.empty() ? Arrays(leaves.begin(), leaves.end()) : Cat({t.consts, leaves}),
                         name);
@@ -373,7 +385,11 @@ void RegisterJit(Registry& r) {
   rules.abstract_eval = JitAbstractEval;
   rules.impl = [](absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray>) {
     const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-    return ExecuteChecked(*ExecutableFor(j, NameOf(params)), j, in, NameOf(params));
+    const std::string name = NameOf(params);
+    // The eval interpreter ran the committed-device rules already: these arguments are on
+    // one device (a chip's jit equations reach here only through its one-equation programs).
+    const Device* device = CommittedDeviceOf(in, "jit");
+    return ExecuteChecked(*ExecutableFor(j, name, device), j, in, name);
   };
   jit_internal::SetJitTransformRules(rules);
 }

@@ -1,12 +1,18 @@
 // jit: trace a function once per signature into a jaxpr and run it as one program.
 //
-//   auto step = jx::jit(loss);                                 // one trace per signature
+//   auto step = jx::jit(loss, jx::name{"train_step"});      // one trace per signature
 //   auto scaled = jx::jit(f, jx::static_argnums{1});           // argument 1 is a C++ value
 //   Array y = step(params, x);
 //
-// The cache belongs to the jit object (copies share it) and is keyed on the arguments' tree
-// structures, shapes, dtypes and weak types, and the static arguments' values; a hit does
-// no tracing. Under another transformation (grad, vmap, make_jaxpr, an outer jit) a call
+// Options, in any order: static_argnums, donate_argnums, name (the program's name: HLO
+// module "jit_train_step", dumps, logs and errors say jit(train_step); default "<lambda>").
+//
+// Each call runs on its arguments' device: the device of its committed arguments (all the
+// same, else a ValueError naming both devices), else the default device (the host CPU); the
+// program is lowered through that device's Client and the results are on that device
+// (committed when the arguments were). The cache belongs to the jit object (copies share it)
+// and is keyed on the arguments' tree structures, shapes, dtypes and weak types, the static
+// arguments' values and the device; a hit does no tracing. Under another transformation (grad, vmap, make_jaxpr, an outer jit) a call
 // binds one `jit` equation carrying the traced jaxpr, so transformations of jitted code
 // stay one program (JAX's pjit). Those transformations are cached too (jit_rules.h): the
 // second call of grad(jit(f)) or vmap(jit(f)) with the same avals traces, transforms,
@@ -14,12 +20,11 @@
 // jaxpr, as in JAX: a jit object whose function closes over a variable sees the value it had
 // when that signature was traced.
 //
-// Programs run through the installed backend (jit_backend.h; <jx/jx.h> installs the
-// compiler's CPU backend); without one they run op by op on the eager interpreter.
 // Ahead of time: jit(f).lower(args...) traces and lowers without running (a
-// ShapeDtypeStruct may stand for an Array argument), .compile() builds the executable:
+// ShapeDtypeStruct may stand for an Array argument, and its device picks the target like a
+// committed array's), .compile() builds the executable:
 //
-//   auto lowered = jx::jit(f).lower(jx::ShapeDtypeStruct{{128, 784}, jx::float32}, w);
+//   auto lowered = jx::jit(f).lower(jx::ShapeDtypeStruct{{128, 784}, jx::float32, chip}, w);
 //   std::cout << lowered.as_text();                 // HLO as lowered
 //   auto compiled = lowered.compile();              // .as_text(): optimized HLO
 //   compiled.cost_analysis().flops; compiled.memory_analysis().temp_size_in_bytes;
@@ -27,25 +32,33 @@
 //
 // JX_LOG_COMPILES=1 prints one line per trace and compile with its time;
 // JX_EXPLAIN_CACHE_MISSES=1 prints why a call missed the cache (which argument's shape,
-// dtype, structure or static value changed).
+// dtype, structure, static value or device changed).
+//
+// eval_shape(f)(args...) traces f (Arrays, pytrees, or ShapeDtypeStructs for Arrays) and
+// returns its outputs' ShapeDtypeStructs without computing anything:
+//
+//   auto [h, c] = jx::eval_shape(lstm_step)(params, x);   // h.shape, h.dtype
 #pragma once
 
 #include <functional>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "jx/core/device.h"
 #include "jx/core/errors.h"
+#include "jx/core/executable.h"
 #include "jx/core/jaxpr.h"
 #include "jx/core/pytree.h"
 #include "jx/core/registry.h"
-#include "jx/transforms/jit_backend.h"
 #include "jx/transforms/staging.h"
 
 namespace jx {
@@ -59,12 +72,22 @@ struct donate_argnums {
   donate_argnums(std::initializer_list<int> list) : indices(list) {}
 };
 
-// An abstract argument for jit(f).lower(...): a shape and dtype, nothing allocated.
+// The program's name: jit(f, jx::name{"train_step"}) (JAX takes it from f.__name__).
+struct name {
+  std::string value;
+};
+
+// An abstract array (JAX's jax.ShapeDtypeStruct): a shape and dtype, nothing allocated. As a
+// jit(f).lower(...) argument, a device places it like a committed array (JAX's sharding=);
+// nullptr leaves it uncommitted. eval_shape returns them.
 struct ShapeDtypeStruct {
   Shape shape;
   DType dtype = float32;
+  const Device* device = nullptr;
   bool weak_type = false;
+  friend bool operator==(const ShapeDtypeStruct&, const ShapeDtypeStruct&) = default;
 };
+std::ostream& operator<<(std::ostream& os, const ShapeDtypeStruct& s);  // ShapeDtypeStruct(shape=(2, 3), dtype=float32)
 
 namespace jit_internal {
 
@@ -78,6 +101,9 @@ struct Signature {
   std::vector<ShapedArray> avals;    // per leaf, weak types included (filled on a miss)
   std::vector<StaticPtr> statics;    // per static argument
   std::vector<int> static_positions;
+  // Where the call runs: its committed arguments' device (or a ShapeDtypeStruct's), nullptr
+  // for the default device.
+  const Device* device = nullptr;
   std::vector<int> dynamic_positions;  // per dynamic argument (not part of the key)
   const tree::TreeDef& Def(size_t d) const;
   // Same key as `other` once its avals are those of `leaves` (the hit path copies no aval).
@@ -92,17 +118,24 @@ struct Traced {
   tree::TreeDef out_def;
   std::vector<bool> donated;  // per leaf
   ParamMap params;            // of the jit equation a call under a transformation binds
-  // Compiled on first eager use; guarded because copies of a jit object share entries
-  // across threads.
+  const Device* device = nullptr;  // the signature's (nullptr: the default device)
+  // Compiled for `device` on first eager use; guarded because copies of a jit object share
+  // entries across threads.
   mutable std::mutex compile_mutex;
-  mutable std::shared_ptr<const JitExecutable> executable;
+  mutable std::shared_ptr<const Executable> executable;
 };
+
+// The device a call of the program runs on: `device`, or the default device (the host CPU).
+const Device& TargetDevice(const Device* device);
+// Lowers a traced program for its device through that device's client.
+std::shared_ptr<const Lowering> LowerTraced(const Traced& t, const std::string& name);
 
 // The cache of one jit object.
 class JitState {
  public:
   JitState(std::string name, std::vector<int> static_positions, std::vector<int> donate);
   const std::string& name() const { return name_; }
+  const std::string& what() const { return what_; }  // "jit(name)", for messages
   bool IsStatic(size_t arg) const;
   bool IsDonated(size_t arg) const;
   // Throws ValueError if static_argnums or donate_argnums name an argument past num_args.
@@ -116,7 +149,7 @@ class JitState {
                                        const std::function<std::shared_ptr<Traced>(const Signature&)>& trace);
 
  private:
-  std::string name_;
+  std::string name_, what_;
   std::vector<int> static_positions_, donate_;
   std::mutex mutex_;  // guards entries_ and num_traces_ (tracing runs outside it)
   std::vector<std::pair<Signature, std::shared_ptr<const Traced>>> entries_;  // few per object
@@ -149,13 +182,18 @@ StaticPtr MakeStatic(const T& value, size_t arg) {
 
 namespace jit_internal {
 
+// The device a call runs on (Signature::device): its committed leaves' and abstract
+// arguments' device; a ValueError naming `what` and both devices when they differ.
+const Device* CallDevice(absl::Span<const Array> leaves, absl::Span<const Device* const> abstract_devices,
+                         std::string_view what);
+
 // lower() takes a ShapeDtypeStruct where the function takes an Array.
 template <typename A>
 using TracedArg = std::conditional_t<std::is_same_v<A, ShapeDtypeStruct>, Array, A>;
 
 // Runs a compiled program on a call's leaves after checking them against what it was
 // compiled for (Compiled::operator()).
-Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& sig, absl::Span<const Array> leaves,
+Arrays RunCompiled(const Traced& t, const Executable& exe, const Signature& sig, absl::Span<const Array> leaves,
                    const std::string& name);
 
 }  // namespace jit_internal
@@ -166,7 +204,7 @@ Arrays RunCompiled(const Traced& t, const JitExecutable& exe, const Signature& s
 template <typename R>
 class Compiled {
  public:
-  Compiled(std::shared_ptr<const jit_internal::Traced> traced, std::shared_ptr<const JitExecutable> exe,
+  Compiled(std::shared_ptr<const jit_internal::Traced> traced, std::shared_ptr<const Executable> exe,
            jit_internal::Signature sig, std::string name)
       : traced_(std::move(traced)), exe_(std::move(exe)), sig_(std::move(sig)), name_(std::move(name)) {}
   std::string as_text() const { return exe_->as_text(); }
@@ -192,16 +230,16 @@ class Compiled {
 
  private:
   std::shared_ptr<const jit_internal::Traced> traced_;
-  std::shared_ptr<const JitExecutable> exe_;
+  std::shared_ptr<const Executable> exe_;
   jit_internal::Signature sig_;
   std::string name_;
 };
 
-// jit(f).lower(args...): the traced program lowered for the installed backend.
+// jit(f).lower(args...): the traced program lowered for its arguments' device.
 template <typename R>
 class Lowered {
  public:
-  Lowered(std::shared_ptr<const jit_internal::Traced> traced, std::shared_ptr<const JitLowering> lowering,
+  Lowered(std::shared_ptr<const jit_internal::Traced> traced, std::shared_ptr<const Lowering> lowering,
           jit_internal::Signature sig, std::string name)
       : traced_(std::move(traced)), lowering_(std::move(lowering)), sig_(std::move(sig)), name_(std::move(name)) {}
   std::string as_text() const { return lowering_->as_text(); }
@@ -211,7 +249,7 @@ class Lowered {
 
  private:
   std::shared_ptr<const jit_internal::Traced> traced_;
-  std::shared_ptr<const JitLowering> lowering_;
+  std::shared_ptr<const Lowering> lowering_;
   jit_internal::Signature sig_;
   std::string name_;
 };
@@ -225,6 +263,7 @@ class Jitted {
   template <typename... Args>
   auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<F&, const Args&...>>;
+    RegisterBuiltinClients();
     std::vector<Array> leaves;
     jit_internal::Signature sig = MakeSignature(leaves, /*fill_avals=*/false, args...);
     auto trace = [&](const jit_internal::Signature& s) { return Trace(s, args...); };
@@ -238,11 +277,20 @@ class Jitted {
   template <typename... Args>
   auto lower(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<F&, const jit_internal::TracedArg<Args>&...>>;
+    RegisterBuiltinClients();
     std::vector<Array> leaves;
     jit_internal::Signature sig = MakeSignature(leaves, /*fill_avals=*/true, args...);
     std::shared_ptr<const jit_internal::Traced> t = Trace(sig, args...);
-    return Lowered<R>(t, CurrentJitBackend()->Lower(t->jaxpr, state_->name(), t->donated), std::move(sig),
-                      state_->name());
+    return Lowered<R>(t, jit_internal::LowerTraced(*t, state_->name()), std::move(sig), state_->name());
+  }
+
+  // Traces for these arguments (as lower() takes them) without lowering: the traced program,
+  // whose jaxpr's outputs are the function's, and the output structure.
+  template <typename... Args>
+  std::shared_ptr<const jit_internal::Traced> trace(const Args&... args) const {
+    std::vector<Array> leaves;
+    jit_internal::Signature sig = MakeSignature(leaves, /*fill_avals=*/true, args...);
+    return Trace(sig, args...);
   }
 
   // How many times this jit object has traced (cache misses), for tests and diagnostics.
@@ -256,6 +304,7 @@ class Jitted {
   jit_internal::Signature MakeSignature(std::vector<Array>& leaves, bool fill_avals, const Args&... args) const {
     state_->CheckArgnums(sizeof...(Args));
     jit_internal::Signature sig;
+    std::vector<const Device*> abstract_devices;  // of ShapeDtypeStruct arguments
     sig.defs.reserve(sizeof...(Args));
     sig.dynamic_positions.reserve(sizeof...(Args));
     leaves.reserve(sizeof...(Args));
@@ -272,6 +321,7 @@ class Jitted {
             sig.dynamic_positions.push_back(static_cast<int>(i));
           } else if constexpr (std::is_same_v<Args, ShapeDtypeStruct>) {
             sig.avals.push_back(ShapedArray{args.shape, args.dtype, args.weak_type});
+            if (args.device != nullptr) abstract_devices.push_back(args.device);
             sig.defs.emplace_back();
             sig.dynamic_positions.push_back(static_cast<int>(i));
           } else if constexpr (tree::IsPytree<Args>) {
@@ -289,6 +339,7 @@ class Jitted {
           ++i;
         }(),
         ...);
+    sig.device = jit_internal::CallDevice(leaves, abstract_devices, state_->what());
     return sig;
   }
 
@@ -342,15 +393,23 @@ class Jitted {
   std::shared_ptr<jit_internal::JitState> state_;
 };
 
-// jit(f, [static_argnums], [donate_argnums]): see the top of this file.
-template <typename F>
-Jitted<F> jit(F f, static_argnums statics = {}, donate_argnums donate = {}) {
-  return Jitted<F>(std::move(f),
-                   std::make_shared<jit_internal::JitState>("<lambda>", std::move(statics.indices), std::move(donate.indices)));
-}
-template <typename F>
-Jitted<F> jit(F f, donate_argnums donate) {
-  return jit(std::move(f), static_argnums{}, std::move(donate));
+namespace jit_internal {
+struct JitOptions {
+  std::string name = "<lambda>";
+  std::vector<int> statics, donate;
+};
+inline void SetOption(JitOptions& o, static_argnums s) { o.statics = std::move(s.indices); }
+inline void SetOption(JitOptions& o, donate_argnums d) { o.donate = std::move(d.indices); }
+inline void SetOption(JitOptions& o, name n) { o.name = std::move(n.value); }
+}  // namespace jit_internal
+
+// jit(f, [static_argnums], [donate_argnums], [name]): see the top of this file.
+template <typename F, typename... Options>
+Jitted<F> jit(F f, Options... options) {
+  jit_internal::JitOptions o;
+  (jit_internal::SetOption(o, std::move(options)), ...);
+  return Jitted<F>(std::move(f), std::make_shared<jit_internal::JitState>(std::move(o.name), std::move(o.statics),
+                                                                          std::move(o.donate)));
 }
 
 void RegisterJit(Registry& r);

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <jx/jx.h>
+#include "jx/devices/cpu/cpu_compiler.h"
 
 namespace jx {
 namespace {

@@ -1,7 +1,7 @@
 // The layering of DESIGN.md, enforced: every source file under a layer may include jx headers
 // only from the layers it sits on. core <- lax/kernels; core <- transforms <- lax;
-// compiler/hlo (Abseil only) <- passes, analysis, lower <- backend <- jit. A lower layer
-// reaches a higher one only through an interface it owns (a rule table, jit_backend.h).
+// compiler/hlo (Abseil only) <- passes, analysis, lower <- backend <- devices. A lower layer
+// reaches a higher one only through an interface it owns (a rule table, core/device.h).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -29,7 +29,7 @@ const std::map<std::string, std::vector<std::string>>& AllowedIncludes() {
       {"compiler/lower", {"core", "compiler/hlo", "compiler/lower"}},
       {"compiler/backend",
        {"core", "lax/kernels", "compiler/hlo", "compiler/analysis", "compiler/passes", "compiler/backend"}},
-      {"compiler/jit", {"core", "transforms", "lax", "compiler"}},
+      {"devices", {"core", "transforms", "lax", "compiler", "devices"}},
   };
   return *allowed;
 }

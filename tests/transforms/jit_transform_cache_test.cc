@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
+#include "jx/devices/cpu/cpu_compiler.h"
 #include "jx/transforms/jit_rules.h"
 
 namespace jx {

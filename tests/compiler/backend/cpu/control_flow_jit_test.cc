@@ -9,7 +9,7 @@
 #include <jx/jx.h>
 
 #include "jx/compiler/backend/cpu/cpu_executable.h"
-#include "jx/compiler/jit/cpu_jit_backend.h"
+#include "jx/devices/cpu/cpu_compiler.h"
 
 namespace jx {
 namespace {

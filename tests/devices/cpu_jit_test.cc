@@ -1,7 +1,7 @@
 // jit through the compiler: programs compile once per distinct program, AOT lowering and
 // compilation (as_text, cost_analysis, memory_analysis, calling a Compiled), ShapeDtypeStruct
 // arguments, JX_DUMP_TO, and errors.
-#include "jx/compiler/jit/cpu_jit_backend.h"
+#include "jx/devices/cpu/cpu_compiler.h"
 
 #include <cstdlib>
 #include <filesystem>

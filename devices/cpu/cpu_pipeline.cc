@@ -1,4 +1,4 @@
-#include "jx/compiler/jit/cpu_pipeline.h"
+#include "jx/devices/cpu/cpu_pipeline.h"
 
 #include "jx/compiler/passes/algebraic_simplifier.h"
 #include "jx/compiler/passes/canonicalize_shapes.h"

@@ -1,0 +1,104 @@
+#include "jx/core/apply_primitive.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "jx/core/device.h"
+#include "jx/core/errors.h"
+#include "jx/core/executable.h"
+#include "jx/core/interpreter.h"
+#include "jx/core/jaxpr.h"
+
+namespace jx {
+namespace {
+
+struct ProgramKey {
+  Primitive primitive;
+  ParamMap params;
+  std::vector<ShapedArray> avals;  // weak types included: they decide the outputs' weak types
+  const Device* device;
+  friend bool operator==(const ProgramKey&, const ProgramKey&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const ProgramKey& k) {
+    h = H::combine(std::move(h), k.primitive, k.params.Hash(), k.device, k.avals.size());
+    for (const ShapedArray& a : k.avals) {
+      h = H::combine(std::move(h), static_cast<int>(a.dtype), a.weak_type);
+      for (int64_t d : a.shape) h = H::combine(std::move(h), d);
+    }
+    return h;
+  }
+};
+
+struct ProgramCache {
+  std::mutex mutex;
+  absl::flat_hash_map<ProgramKey, std::shared_ptr<const Executable>> programs;
+};
+
+ProgramCache& Programs() {
+  static auto* cache = new ProgramCache;  // never destroyed: executables outlive static teardown
+  return *cache;
+}
+
+std::atomic<int64_t> g_compiles{0}, g_hits{0};
+
+// `{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b) }`
+ClosedJaxpr OneEquationProgram(Primitive p, absl::Span<const ShapedArray> in, const ParamMap& params) {
+  auto j = std::make_shared<Jaxpr>();
+  Eqn eqn{p, {}, {}, params};
+  std::vector<const ShapedArray*> in_ptrs;
+  for (const ShapedArray& a : in) {
+    const Var v = j->NewVar(a);
+    j->invars.push_back(v);
+    eqn.inputs.push_back(v);
+    in_ptrs.push_back(&a);
+  }
+  for (const ShapedArray& out : AbstractEval(p, in_ptrs, params)) {
+    const Var v = j->NewVar(out);
+    eqn.outputs.push_back(v);
+    j->outvars.push_back(v);
+  }
+  j->eqns.push_back(std::move(eqn));
+  return ClosedJaxpr{std::move(j), {}};
+}
+
+}  // namespace
+
+Arrays ApplyPrimitiveOnDevice(Primitive p, absl::Span<const Array> inputs, const ParamMap& params,
+                              const Device& device) {
+  ProgramKey key{p, params, {}, &device};
+  key.avals.reserve(inputs.size());
+  for (const Array& x : inputs) key.avals.push_back(x.aval());
+  ProgramCache& cache = Programs();
+  std::shared_ptr<const Executable> exe;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (auto it = cache.programs.find(key); it != cache.programs.end()) exe = it->second;
+  }
+  if (exe) {
+    g_hits.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // Compiled outside the lock: a compile may run eager ops of its own.
+    const ClosedJaxpr program = OneEquationProgram(p, key.avals, params);
+    LoweringOptions options;
+    options.name = std::string(p.name());
+    options.device_assignment = {&device};
+    exe = device.client().Lower(program, options)->Compile();
+    g_compiles.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    exe = cache.programs.try_emplace(std::move(key), exe).first->second;
+  }
+  Arrays outs = exe->Execute(inputs);
+  // Results of an op on committed arrays are committed to their device (JAX's rule), whatever
+  // the client's executable returned.
+  for (Array& out : outs) out = CommitTo(out, &device);
+  return outs;
+}
+
+ApplyPrimitiveStats GetApplyPrimitiveStats() { return {g_compiles.load(), g_hits.load()}; }
+
+}  // namespace jx

@@ -1,0 +1,67 @@
+#include "jx/devices/cpu/compile_log.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "jx/core/str_util.h"
+
+namespace jx::cpu_device {
+namespace {
+
+std::atomic<int64_t> g_dump_counter{0};
+
+std::string Ms(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", seconds * 1e3);
+  return buf;
+}
+
+int LogLevel() {
+  const char* v = std::getenv("JX_LOG_COMPILES");
+  return v == nullptr ? 0 : std::atoi(v);
+}
+
+}  // namespace
+
+CompileDump CompileDump::ForNextCompile() {
+  CompileDump dump;
+  const char* dir = std::getenv("JX_DUMP_TO");
+  if (dir == nullptr || dir[0] == '\0') return dump;
+  char id[24];
+  std::snprintf(id, sizeof(id), "%04lld.", static_cast<long long>(g_dump_counter.fetch_add(1)));
+  dump.dir_ = dir;
+  dump.prefix_ = id;
+  return dump;
+}
+
+void CompileDump::Write(const std::string& module, const std::string& suffix, const std::string& text) const {
+  if (!enabled()) return;
+  std::ofstream out(StrCat(dir_, "/", prefix_, module, suffix));
+  out << text;
+}
+
+void CompileDump::AttachTo(hlo::HloPassPipeline& pipeline) const {
+  if (enabled()) pipeline.set_dump_callback(hlo::MakeDumpToDirectoryCallback(dir_, prefix_));
+}
+
+CompileTimer::CompileTimer() : enabled_(LogLevel() >= 2), last_(std::chrono::steady_clock::now()) {}
+
+void CompileTimer::Lap(const char* stage, const hlo::HloPassPipeline* pipeline) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  StrAppend(&report_, "  ", stage, ": ", Ms(std::chrono::duration<double>(now - last_).count()), " ms\n");
+  last_ = now;
+  if (pipeline == nullptr) return;
+  for (const hlo::HloPassPipeline::PassTiming& t : pipeline->timings()) {
+    StrAppend(&report_, "    ", t.name, ": ", Ms(t.seconds), " ms (verify ", Ms(t.verify_seconds), " ms)",
+              t.changed ? "" : " unchanged", "\n");
+  }
+}
+
+void CompileTimer::Report(const std::string& what) const {
+  if (enabled_) std::fprintf(stderr, "jx: compile stages of %s:\n%s", what.c_str(), report_.c_str());
+}
+
+}  // namespace jx::cpu_device

@@ -1,0 +1,195 @@
+#include "jx/devices/cpu/cpu_compiler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "jx/compiler/analysis/hlo_cost_analysis.h"
+#include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/hlo/hlo_graphviz.h"
+#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/lower/lower_jaxpr.h"
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/cpu/compile_log.h"
+#include "jx/devices/cpu/cpu_pipeline.h"
+#include "jx/devices/cpu/cpu_program.h"
+#include "jx/devices/cpu/program_cache.h"
+#include "jx/lax/registration.h"
+
+namespace jx {
+namespace cpu_device {
+namespace {
+
+std::atomic<int64_t> g_compiles{0}, g_cache_hits{0};
+
+CostAnalysis ToCostAnalysis(const hlo::ModuleCost& c) {
+  CostAnalysis out;
+  out.flops = c.flops;
+  out.transcendentals = c.transcendentals;
+  out.bytes_accessed = c.bytes_accessed;
+  out.bytes_accessed_operand = c.bytes_accessed_per_parameter;
+  out.bytes_accessed_output = c.bytes_accessed_output;
+  return out;
+}
+
+// As JAX: donating an argument no output can take is not an error, but worth a warning.
+void WarnUnusableDonations(const cpu::CpuExecutable& exe, const std::vector<bool>& donated, std::string_view what) {
+  std::vector<bool> used(donated.size(), false);
+  for (const auto& [k, a] : exe.output_aliases()) used[a] = true;
+  std::string unusable;
+  for (size_t a = 0; a < donated.size(); ++a) {
+    if (donated[a] && !used[a]) StrAppend(&unusable, unusable.empty() ? "" : ", ", exe.argument_shapes()[a].ToString(false));
+  }
+  if (!unusable.empty()) {
+    std::fprintf(stderr, "jx: %.*s: some donated buffers were not usable: %s\n", static_cast<int>(what.size()),
+                 what.data(), unusable.c_str());
+  }
+}
+
+class CpuLowering final : public Lowering {
+ public:
+  CpuLowering(LoweredModule lowered, std::vector<ShapedArray> out_avals, const Device& device)
+      : module_(std::move(lowered.module)),
+        text_(module_->ToString()),
+        out_avals_(std::move(out_avals)),
+        donated_(std::move(lowered.donated_params)),
+        device_(device),
+        key_(CacheKey()),
+        what_(std::move(lowered.what)),
+        dump_(std::move(lowered.dump)) {}
+
+  std::string as_text() const override { return text_; }
+
+  std::shared_ptr<const Executable> Compile() const override {
+    if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) {
+      g_cache_hits.fetch_add(1);
+      return hit;
+    }
+    CompileTimer timer;
+    // The pipeline rewrites a copy (the lowering can compile again): parsed back from the
+    // text already printed for the cache key, which is what HloModule::Clone does.
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text_);
+    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
+    timer.Lap("clone");
+    hlo::HloPassPipeline pipeline("cpu");
+    AddCpuPasses(pipeline);
+    dump_.AttachTo(pipeline);
+    if (absl::StatusOr<bool> ran = pipeline.Run(module->get()); !ran.ok()) {
+      ThrowStatus(StrCat(what_, ": optimization failed"), ran.status());
+    }
+    timer.Lap("passes", &pipeline);
+    dump_.Write((*module)->name(), ".dot", dump_.enabled() ? hlo::HloModuleToDot(**module) : "");
+    absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(**module);
+    if (!cost.ok()) ThrowStatus(StrCat(what_, ": cost analysis failed"), cost.status());
+    timer.Lap("cost-analysis");
+    std::unique_ptr<cpu::CpuExecutable> exe = CompileOnHost(std::move(*module), donated_, what_);
+    timer.Lap("cpu-backend");
+    timer.Report(what_);
+    auto program = std::make_shared<CpuProgram>(std::move(exe), ToCostAnalysis(*cost), out_avals_, what_, &device_);
+    g_compiles.fetch_add(1);
+    ProgramCache::Global().Insert(key_, program);
+    return program;
+  }
+
+ private:
+  // The program text, plus the outputs' weak types (which HLO does not carry), which
+  // arguments are donated (the executable's output aliases depend on them), the device it
+  // runs on, and whether the evaluator fallback was allowed (a program compiled with it must
+  // not satisfy a compile that forbids it).
+  std::string CacheKey() const {
+    std::string key = text_;
+    key += "\nweak:";
+    for (const ShapedArray& a : out_avals_) key += a.weak_type ? '1' : '0';
+    key += "\ndonated:";
+    for (bool d : donated_) key += d ? '1' : '0';
+    StrAppend(&key, "\ndevice:", device_.platform(), ":", device_.id());
+    if (!EvaluatorFallbackAllowed()) key += "\nno-fallback";
+    return key;
+  }
+
+  std::unique_ptr<hlo::HloModule> module_;
+  std::string text_;
+  std::vector<ShapedArray> out_avals_;
+  std::vector<bool> donated_;  // per argument leaf; empty when none
+  const Device& device_;
+  std::string key_;
+  std::string what_;
+  CompileDump dump_;
+};
+
+}  // namespace
+
+std::string ModuleName(std::string_view name) {
+  std::string out = "jit_";
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return out;
+}
+
+void ThrowStatus(std::string_view what, const absl::Status& status) {
+  const std::string msg = StrCat(what, ": ", status.message());
+  if (status.code() == absl::StatusCode::kUnimplemented) throw NotImplementedError(msg);
+  if (status.code() == absl::StatusCode::kResourceExhausted) throw ResourceExhaustedError(msg);
+  throw InternalError(msg);
+}
+
+bool EvaluatorFallbackAllowed() {
+  const char* v = std::getenv("JX_CPU_FALLBACK");
+  return v == nullptr || std::string_view(v) != "error";
+}
+
+LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& options) {
+  lax::RegisterAll();
+  LoweredModule out;
+  out.what = StrCat("jit(", options.name, ")");
+  const std::string module_name = ModuleName(options.name);
+  out.dump = CompileDump::ForNextCompile();
+  out.dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
+  CompileTimer timer;
+  // Outputs come back as one buffer per leaf, so the root is always a tuple.
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
+      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = out.what});
+  if (!module.ok()) ThrowStatus(StrCat(out.what, ": lowering failed"), module.status());
+  out.module = std::move(*module);
+  timer.Lap("lower-jaxpr");
+  out.dump.Write(module_name, ".lowered.txt", out.dump.enabled() ? out.module->ToString() : "");
+  // Donation flags per entry parameter (jit passes one per argument leaf); none donated
+  // means no flags, so those programs share one cache entry.
+  const std::vector<bool>& donated = options.donated;
+  if (std::find(donated.begin(), donated.end(), true) != donated.end()) {
+    const int64_t params = out.module->entry_computation()->num_parameters();
+    if (static_cast<int64_t>(donated.size()) != params) {
+      throw InternalError(StrCat(out.what, ": ", donated.size(), " donation flags for ", params, " parameters"));
+    }
+    out.donated_params = donated;
+  }
+  timer.Report(out.what);
+  return out;
+}
+
+std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule> module,
+                                                  const std::vector<bool>& donated_params, std::string_view what) {
+  cpu::CpuCompileOptions options;
+  options.donated_arguments = donated_params;
+  options.allow_evaluator_fallback = EvaluatorFallbackAllowed();
+  absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(module), options);
+  if (!exe.ok()) ThrowStatus(StrCat(what, ": compilation failed"), exe.status());
+  WarnUnusableDonations(**exe, donated_params, what);
+  return std::move(*exe);
+}
+
+std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
+                                            const Device& device) {
+  return std::make_shared<CpuLowering>(LowerToHlo(jaxpr, options), jaxpr.jaxpr->out_avals(), device);
+}
+
+}  // namespace cpu_device
+
+CpuJitStats GetCpuJitStats() { return CpuJitStats{cpu_device::g_compiles.load(), cpu_device::g_cache_hits.load()}; }
+
+}  // namespace jx

@@ -1,0 +1,76 @@
+// The CPU device's compiler driver: a traced jaxpr is lowered to HLO (LowerJaxpr, module
+// "jit_<name>"), optimized by the CPU pass pipeline (cpu_pipeline.h) and compiled by the CPU
+// backend into a CpuProgram that runs on the arrays' buffers. Compiled programs are shared
+// through the ProgramCache. The CpuClient's Lower is LowerForCpu.
+//
+//   std::shared_ptr<const Lowering> lowering = LowerForCpu(jaxpr, {.name = "f"}, cpu_device);
+//   lowering->as_text();                    // HLO as lowered
+//   auto exe = lowering->Compile();         // optimized, compiled (or found in the cache)
+//
+// JX_CPU_FALLBACK=error: an instruction without a native CPU kernel fails the compile instead
+// of running on the reference evaluator (how the no-fallback test proves coverage).
+// Dumps and compile-time logs: compile_log.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "jx/core/device.h"
+#include "jx/core/executable.h"
+#include "jx/core/jaxpr.h"
+#include "jx/devices/cpu/compile_log.h"
+
+namespace jx {
+
+struct CpuJitStats {
+  int64_t compiles = 0;    // programs optimized and compiled for the CPU device
+  int64_t cache_hits = 0;  // compiles that found their program already compiled
+};
+// Counters since process start (for tests and diagnostics).
+CpuJitStats GetCpuJitStats();
+
+namespace hlo {
+class HloModule;
+}
+namespace cpu {
+class CpuExecutable;
+}
+
+namespace cpu_device {
+
+// A jaxpr lowered to HLO, before any pass: what every client that compiles through the
+// host's backend starts from (the CPU's, and the simulated chips').
+struct LoweredModule {
+  std::unique_ptr<hlo::HloModule> module;  // "jit_<name>", the root a tuple of the outputs
+  std::vector<bool> donated_params;        // per entry parameter; empty when none is donated
+  CompileDump dump;                        // this compile's JX_DUMP_TO files
+  std::string what;                        // "jit(<name>)", for messages
+};
+// Lowers (writing the jaxpr and lowered HLO dumps) and checks the donation flags against
+// the parameters; throws like LowerForCpu.
+LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& options);
+
+// Compiles an optimized module into a host executable with the donations given and the
+// evaluator fallback JX_CPU_FALLBACK allows, warning about donations no output can take.
+std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule> module,
+                                                  const std::vector<bool>& donated_params, std::string_view what);
+// Whether JX_CPU_FALLBACK lets an instruction without a native kernel run on the evaluator
+// (program caches key on it).
+bool EvaluatorFallbackAllowed();
+
+std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
+                                            const Device& device);
+
+// "jit_<name>" with other characters than [A-Za-z0-9_] as '_': HLO module names are identifiers.
+std::string ModuleName(std::string_view name);
+
+// The devices layer's one Status -> exception boundary: "<what>: <message>" as
+// NotImplementedError, ResourceExhaustedError or InternalError by the status code.
+[[noreturn]] void ThrowStatus(std::string_view what, const absl::Status& status);
+
+}  // namespace cpu_device
+}  // namespace jx

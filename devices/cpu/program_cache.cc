@@ -1,0 +1,34 @@
+#include "jx/devices/cpu/program_cache.h"
+
+namespace jx::cpu_device {
+
+ProgramCache& ProgramCache::Global() {
+  static auto* cache = new ProgramCache(1024);  // never destroyed: programs outlive static teardown
+  return *cache;
+}
+
+std::shared_ptr<const Executable> ProgramCache::Find(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return nullptr;
+  order_.splice(order_.begin(), order_, it->second);
+  return it->second->second;
+}
+
+void ProgramCache::Insert(const std::string& key, std::shared_ptr<const Executable> exe) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (index_.contains(key)) return;
+  order_.emplace_front(key, std::move(exe));
+  index_[key] = order_.begin();
+  if (order_.size() > capacity_) {
+    index_.erase(order_.back().first);
+    order_.pop_back();
+  }
+}
+
+size_t ProgramCache::size() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return order_.size();
+}
+
+}  // namespace jx::cpu_device

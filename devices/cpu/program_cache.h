@@ -1,0 +1,40 @@
+// Compiled CPU programs keyed on everything that decides the executable (the lowered HLO
+// text, the outputs' weak types, donations, the device, the fallback policy), so equal
+// programs (re-jitted functions, jit objects sharing code, the same jit equation bound twice)
+// compile once. Least recently used entries are evicted past a bound. Thread-safe.
+//
+//   std::shared_ptr<const Executable> exe = ProgramCache::Global().Find(key);
+//   if (!exe) ProgramCache::Global().Insert(key, exe = CompileIt());
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "jx/core/executable.h"
+
+namespace jx::cpu_device {
+
+class ProgramCache {
+ public:
+  static ProgramCache& Global();
+  explicit ProgramCache(size_t capacity) : capacity_(capacity) {}
+  // The program compiled under key, or nullptr.
+  std::shared_ptr<const Executable> Find(const std::string& key);
+  // Keeps the first program inserted under a key (a racing compile's twin is dropped).
+  void Insert(const std::string& key, std::shared_ptr<const Executable> exe);
+  size_t size();
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<const Executable>>;
+  const size_t capacity_;
+  std::mutex mutex_;
+  std::list<Entry> order_;  // most recently used first
+  absl::flat_hash_map<std::string, std::list<Entry>::iterator> index_;
+};
+
+}  // namespace jx::cpu_device
