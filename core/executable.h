@@ -50,6 +50,7 @@ struct CostAnalysis {
   double communication_seconds = 0;
   double mxu_utilization = 0;                  // useful MXU flops / MXU peak over the program
   double padding_waste = 0;                    // fraction of MXU work spent on padding
+  bool f64_emulated = false;                   // f64 work emulated in software (TPU): warn once
   std::vector<InstructionCost> instructions;   // per top-level instruction, in program order
 };
 

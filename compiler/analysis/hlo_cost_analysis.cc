@@ -40,19 +40,6 @@ int64_t Dim(const Shape& shape, int64_t i) {
   return i >= 0 && i < shape.rank() ? shape.dimensions(i) : 0;
 }
 
-bool IsTranscendental(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kLog:
-    case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kTanh:
-    case HloOpcode::kSin: case HloOpcode::kCos: case HloOpcode::kTan:
-    case HloOpcode::kAtan2: case HloOpcode::kPower: case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt: case HloOpcode::kCbrt: case HloOpcode::kErf:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int64_t WindowElements(const Window& window) {
   int64_t n = 1;
   for (const WindowDim& d : window) n *= d.size;
@@ -261,42 +248,103 @@ double FusionOutputBytes(const HloInstruction& root) {
   return bytes;
 }
 
-// The totals of one computation, as its callers need them.
-struct ComputationCost {
-  double flops = 0, transcendentals = 0, bytes_accessed = 0;
-  std::vector<double> parameter_bytes;  // read from parameter i (through get-tuple-element)
-  double root_output_bytes = 0;         // written by the root instruction
-  std::vector<std::pair<const HloInstruction*, HloCost>> instructions;  // post order
-};
-
-// Costs instructions; callee totals are computed once, callees before callers, without
-// recursion (nesting depth is unbounded in principle).
-class Analyzer {
- public:
-  HloCost Cost(const HloInstruction& instr) {
-    Ensure(instr.called_computations());
-    return CostWithCallees(instr);
+// The role of a computation called by `caller`: fusion bodies run inside the fusion's
+// kernel, while/call/conditional bodies are sequences of kernels, and everything else
+// (reducers, comparators, map/scatter bodies) is scalar code applied per element.
+HloCostAnalysis::Role CalleeRole(const HloInstruction& caller) {
+  switch (OpcodeUnit(caller.opcode())) {
+    case ExecutionUnit::kFusedBody: return HloCostAnalysis::Role::kFused;
+    case ExecutionUnit::kControlFlow: return HloCostAnalysis::Role::kKernel;
+    default: return HloCostAnalysis::Role::kPerElement;
   }
-  const ComputationCost& Computation(const HloComputation& c) {
-    Ensure({const_cast<HloComputation*>(&c)});
-    return cache_.at(&c);
+}
+
+}  // namespace
+
+void TargetCost::Add(const TargetCost& other, double times) {
+  onchip_bytes += other.onchip_bytes * times;
+  for (int u = 0; u < kNumExecutionUnits; ++u) unit_seconds[u] += other.unit_seconds[u] * times;
+  compute_seconds += other.compute_seconds * times;
+  memory_seconds += other.memory_seconds * times;
+  overhead_seconds += other.overhead_seconds * times;
+  seconds += other.seconds * times;
+  matrix_flops += other.matrix_flops * times;
+  matrix_useful_flops += other.matrix_useful_flops * times;
+  emulated = emulated || other.emulated;
+}
+
+void TargetCost::Max(const TargetCost& other) {
+  onchip_bytes = std::max(onchip_bytes, other.onchip_bytes);
+  for (int u = 0; u < kNumExecutionUnits; ++u) {
+    unit_seconds[u] = std::max(unit_seconds[u], other.unit_seconds[u]);
   }
+  compute_seconds = std::max(compute_seconds, other.compute_seconds);
+  memory_seconds = std::max(memory_seconds, other.memory_seconds);
+  overhead_seconds = std::max(overhead_seconds, other.overhead_seconds);
+  seconds = std::max(seconds, other.seconds);
+  matrix_flops = std::max(matrix_flops, other.matrix_flops);
+  matrix_useful_flops = std::max(matrix_useful_flops, other.matrix_useful_flops);
+  emulated = emulated || other.emulated;
+}
 
- private:
-  void Ensure(const std::vector<HloComputation*>& roots);
-  ComputationCost Sum(const HloComputation& c);
-  // Requires every callee of instr to be in cache_ (a missing one, from a malformed or
-  // cyclic module, costs nothing).
-  HloCost CostWithCallees(const HloInstruction& instr);
-  const ComputationCost* Callee(const HloComputation* c) const {
-    auto it = cache_.find(c);
-    return it == cache_.end() ? nullptr : &it->second;
+HloCostAnalysis::HloCostAnalysis() { InstallDefaultHandlers(); }
+HloCostAnalysis::~HloCostAnalysis() = default;
+
+void HloCostAnalysis::SetHandler(HloOpcode opcode, Handler handler) {
+  handlers_[static_cast<int>(opcode)] = std::move(handler);
+}
+
+void HloCostAnalysis::AppendHandler(HloOpcode opcode, Handler hook) {
+  Handler& slot = handlers_[static_cast<int>(opcode)];
+  slot = [first = std::move(slot), then = std::move(hook)](const HloInstruction& instr,
+                                                            HloCost* cost) {
+    first(instr, cost);
+    then(instr, cost);
+  };
+}
+
+// Defaults from opcode.def's properties; the ops with rules of their own override them.
+void HloCostAnalysis::InstallDefaultHandlers() {
+  auto bind = [this](void (HloCostAnalysis::*method)(const HloInstruction&, HloCost*)) {
+    return [this, method](const HloInstruction& instr, HloCost* cost) { (this->*method)(instr, cost); };
+  };
+  for (int i = 0; i < kHloOpcodeCount; ++i) {
+    const HloOpcode opcode = static_cast<HloOpcode>(i);
+    if (IsNoCodeOpcode(opcode)) {
+      handlers_[i] = bind(&HloCostAnalysis::HandleNoCode);
+    } else if (IsElementwiseOpcode(opcode)) {
+      handlers_[i] = bind(&HloCostAnalysis::HandleElementwise);
+    } else {
+      // iota, bitcast-convert, broadcast, reshape, transpose, reverse, pad, concatenate,
+      // custom-call: data moves without arithmetic.
+      handlers_[i] = bind(&HloCostAnalysis::HandleMovesData);
+    }
   }
+  SetHandler(HloOpcode::kSlice, bind(&HloCostAnalysis::HandleReadsOutputSizedPart));
+  SetHandler(HloOpcode::kDynamicSlice, bind(&HloCostAnalysis::HandleReadsOutputSizedPart));
+  SetHandler(HloOpcode::kGather, bind(&HloCostAnalysis::HandleReadsOutputSizedPart));
+  SetHandler(HloOpcode::kDynamicUpdateSlice, bind(&HloCostAnalysis::HandleDynamicUpdateSlice));
+  SetHandler(HloOpcode::kScatter, bind(&HloCostAnalysis::HandleScatter));
+  SetHandler(HloOpcode::kDot, bind(&HloCostAnalysis::HandleDot));
+  SetHandler(HloOpcode::kConvolution, bind(&HloCostAnalysis::HandleConvolution));
+  SetHandler(HloOpcode::kReduce, bind(&HloCostAnalysis::HandleReduce));
+  SetHandler(HloOpcode::kReduceWindow, bind(&HloCostAnalysis::HandleReduceWindow));
+  SetHandler(HloOpcode::kSelectAndScatter, bind(&HloCostAnalysis::HandleSelectAndScatter));
+  SetHandler(HloOpcode::kMap, bind(&HloCostAnalysis::HandleMap));
+  SetHandler(HloOpcode::kSort, bind(&HloCostAnalysis::HandleSort));
+  SetHandler(HloOpcode::kRngBitGenerator, bind(&HloCostAnalysis::HandleRngBitGenerator));
+  SetHandler(HloOpcode::kFusion, bind(&HloCostAnalysis::HandleFusion));
+  SetHandler(HloOpcode::kCall, bind(&HloCostAnalysis::HandleCall));
+  SetHandler(HloOpcode::kWhile, bind(&HloCostAnalysis::HandleWhile));
+  SetHandler(HloOpcode::kConditional, bind(&HloCostAnalysis::HandleConditional));
+}
 
-  absl::flat_hash_map<const HloComputation*, ComputationCost> cache_;
-};
+const ComputationCost* HloCostAnalysis::CalleeCost(const HloComputation* c) const {
+  auto it = cache_.find(c);
+  return it == cache_.end() ? nullptr : &it->second;
+}
 
-void Analyzer::Ensure(const std::vector<HloComputation*>& roots) {
+void HloCostAnalysis::Ensure(const std::vector<HloComputation*>& roots) {
   struct Frame {
     const HloComputation* computation;
     bool expanded;
@@ -317,7 +365,9 @@ void Analyzer::Ensure(const std::vector<HloComputation*>& roots) {
       in_progress.insert(frame.computation);
       for (const HloInstruction* instr : frame.computation->instructions()) {
         for (const HloComputation* callee : instr->called_computations()) {
-          if (callee != nullptr && !cache_.contains(callee) && !in_progress.contains(callee)) {
+          if (callee == nullptr) continue;
+          roles_.try_emplace(callee, CalleeRole(*instr));
+          if (!cache_.contains(callee) && !in_progress.contains(callee)) {
             stack.push_back({callee, false});
           }
         }
@@ -330,7 +380,9 @@ void Analyzer::Ensure(const std::vector<HloComputation*>& roots) {
   }
 }
 
-ComputationCost Analyzer::Sum(const HloComputation& c) {
+ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
+  auto role = roles_.find(&c);
+  role_ = role == roles_.end() ? Role::kKernel : role->second;
   ComputationCost total;
   absl::flat_hash_map<const HloInstruction*, size_t> index;
   for (const HloInstruction* instr : c.MakeInstructionPostOrder()) {
@@ -338,9 +390,11 @@ ComputationCost Analyzer::Sum(const HloComputation& c) {
     total.flops += cost.flops;
     total.transcendentals += cost.transcendentals;
     total.bytes_accessed += cost.bytes_accessed;
+    total.target.Add(cost.target, 1);
     index[instr] = total.instructions.size();
     total.instructions.emplace_back(instr, std::move(cost));
   }
+  role_ = Role::kKernel;
   if (const HloInstruction* root = c.root_instruction(); root != nullptr && index.contains(root)) {
     total.root_output_bytes = total.instructions[index[root]].second.output_bytes;
   }
@@ -369,9 +423,8 @@ ComputationCost Analyzer::Sum(const HloComputation& c) {
   return total;
 }
 
-// Bytes for an instruction that reads its operands and writes its output: a repeated
-// operand is read once; `extra` covers reads that belong to no operand (fused constants).
-void FinishBoundaryBytes(const HloInstruction& instr, HloCost* cost, double extra = 0) {
+void HloCostAnalysis::FinishBoundaryBytes(const HloInstruction& instr, HloCost* cost,
+                                          double extra) {
   if (instr.operand_count() > 1) {
     absl::flat_hash_map<const HloInstruction*, int64_t> first;
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
@@ -386,194 +439,247 @@ void FinishBoundaryBytes(const HloInstruction& instr, HloCost* cost, double extr
   for (double b : cost->operand_bytes) cost->bytes_accessed += b;
 }
 
-// Adds `times` runs of a callee's flops and transcendentals.
-void AddCallee(const ComputationCost* callee, double times, HloCost* cost) {
+void HloCostAnalysis::AddCallee(const ComputationCost* callee, double times, HloCost* cost) {
   if (callee == nullptr) return;
   cost->flops += callee->flops * times;
   cost->transcendentals += callee->transcendentals * times;
+  cost->target.Add(callee->target, times);
 }
 
-HloCost Analyzer::CostWithCallees(const HloInstruction& instr) {
+HloCost HloCostAnalysis::CostWithCallees(const HloInstruction& instr) {
   HloCost cost;
   const int64_t n = instr.operand_count();
   cost.operand_bytes.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) cost.operand_bytes[i] = Bytes(instr.operand(i)->shape());
   cost.output_bytes = Bytes(instr.shape());
-
-  switch (instr.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kOptimizationBarrier:
-      // No code runs: values are forwarded by reference.
-      std::fill(cost.operand_bytes.begin(), cost.operand_bytes.end(), 0.0);
-      cost.output_bytes = 0;
-      break;
-
-    case HloOpcode::kSlice:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kGather:
-      cost.operand_bytes[0] = cost.output_bytes;
-      break;
-    case HloOpcode::kDynamicUpdateSlice:
-      // Updates operand 0's buffer in place: only the update is read and written.
-      cost.operand_bytes[0] = 0;
-      cost.output_bytes = n > 1 ? cost.operand_bytes[1] : 0;
-      break;
-    case HloOpcode::kScatter: {
-      // (operands..., indices, updates...), in place: touches update-sized parts only.
-      const int64_t k = (n - 1) / 2;
-      double updates = 0;
-      for (int64_t i = 0; i < k; ++i) {
-        const double u = Bytes(instr.operand(k + 1 + i)->shape());
-        cost.operand_bytes[i] = u;
-        updates += u;
-      }
-      cost.output_bytes = updates;
-      if (k > 0 && instr.to_apply() != nullptr) {
-        AddCallee(Callee(instr.to_apply()), Elements(instr.operand(k + 1)->shape()), &cost);
-      }
-      break;
-    }
-
-    case HloOpcode::kDot:
-      cost.flops = DotFlops(instr);
-      break;
-    case HloOpcode::kConvolution:
-      cost.flops = ConvolutionFlops(instr);
-      break;
-    case HloOpcode::kReduce:
-      if (n > 0) {
-        AddCallee(Callee(instr.to_apply()),
-                  Elements(instr.operand(0)->shape()) - Elements(instr.shape()), &cost);
-      }
-      break;
-    case HloOpcode::kReduceWindow: {
-      // A running scan (how cumulative ops lower) runs as one fold per element, O(n), not
-      // one window of n per output.
-      const bool scan = n > 0 && instr.operand(0)->shape().IsArray() &&
-                        hlo::AsScanWindow(instr.window(), instr.operand(0)->shape().dimensions()).has_value();
-      const double applications =
-          scan ? Elements(instr.shape())
-               : static_cast<double>(WindowElements(instr.window()) - 1) * Elements(instr.shape());
-      AddCallee(Callee(instr.to_apply()), applications, &cost);
-      break;
-    }
-    case HloOpcode::kSelectAndScatter:
-      if (n > 1) {
-        const double source = Elements(instr.operand(1)->shape());
-        AddCallee(Callee(instr.select()),
-                  source * static_cast<double>(WindowElements(instr.window()) - 1), &cost);
-        AddCallee(Callee(instr.scatter()), source, &cost);
-      }
-      break;
-    case HloOpcode::kMap:
-      AddCallee(Callee(instr.to_apply()), Elements(instr.shape()), &cost);
-      break;
-    case HloOpcode::kSort:
-      if (n > 0) {
-        // A comparison sort: n * ceil(log2 n) comparisons.
-        const double elements = Elements(instr.operand(0)->shape());
-        int64_t log2 = 0;
-        while ((int64_t{1} << log2) < static_cast<int64_t>(elements)) ++log2;
-        cost.flops = elements * static_cast<double>(log2);
-      }
-      break;
-    case HloOpcode::kRngBitGenerator:
-      cost.transcendentals = ElementsRecursive(instr.shape());
-      break;
-
-    case HloOpcode::kFusion: {
-      const HloComputation* fused = instr.fused_instructions_computation();
-      if (fused == nullptr || fused->root_instruction() == nullptr) break;
-      AddCallee(Callee(fused), 1, &cost);
-      // Only the boundary touches memory, plus constant arrays the kernel reads.
-      double constants = 0;
-      for (const HloInstruction* x : fused->instructions()) {
-        if (x->opcode() == HloOpcode::kConstant && x->shape().IsArray() &&
-            ShapeUtil::ElementsIn(x->shape()) > 1) {
-          constants += Bytes(x->shape());
-        }
-      }
-      std::fill(cost.operand_bytes.begin(), cost.operand_bytes.end(), 0.0);
-      for (const HloInstruction* param : fused->parameter_instructions()) {
-        if (param != nullptr && param->parameter_number() < n) {
-          cost.operand_bytes[param->parameter_number()] = FusedParameterReadBytes(*param);
-        }
-      }
-      cost.output_bytes = FusionOutputBytes(*fused->root_instruction());
-      FinishBoundaryBytes(instr, &cost, constants);
-      return cost;
-    }
-
-    case HloOpcode::kCall:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional: {
-      // Callee totals; operand bytes are what each callee reads from its parameter.
-      std::fill(cost.operand_bytes.begin(), cost.operand_bytes.end(), 0.0);
-      cost.output_bytes = 0;
-      auto param_bytes = [](const ComputationCost* c, size_t i) {
-        return c != nullptr && i < c->parameter_bytes.size() ? c->parameter_bytes[i] : 0.0;
-      };
-      if (instr.opcode() == HloOpcode::kCall) {
-        const ComputationCost* callee = Callee(instr.to_apply());
-        if (callee == nullptr) break;
-        AddCallee(callee, 1, &cost);
-        cost.bytes_accessed = callee->bytes_accessed;
-        for (int64_t i = 0; i < n; ++i) cost.operand_bytes[i] = param_bytes(callee, i);
-        cost.output_bytes = callee->root_output_bytes;
-      } else if (instr.opcode() == HloOpcode::kWhile) {
-        const ComputationCost* body = Callee(instr.while_body());
-        const ComputationCost* cond = Callee(instr.while_condition());
-        const std::optional<int64_t> trips = ConstantWhileTripCount(instr);
-        const double body_runs = trips ? static_cast<double>(*trips) : 1;
-        const double cond_runs = trips ? static_cast<double>(*trips) + 1 : 1;
-        AddCallee(body, body_runs, &cost);
-        AddCallee(cond, cond_runs, &cost);
-        cost.bytes_accessed = (body ? body->bytes_accessed * body_runs : 0) +
-                              (cond ? cond->bytes_accessed * cond_runs : 0);
-        if (n > 0) {
-          cost.operand_bytes[0] = param_bytes(body, 0) * body_runs + param_bytes(cond, 0) * cond_runs;
-        }
-        cost.output_bytes = body ? body->root_output_bytes * body_runs : 0;
-      } else {
-        // Either branch may run: the maximum of each property, plus reading the index.
-        const std::vector<HloComputation*>& branches = instr.branch_computations();
-        double bytes = 0;
-        for (size_t b = 0; b < branches.size(); ++b) {
-          const ComputationCost* branch = Callee(branches[b]);
-          if (branch == nullptr) continue;
-          cost.flops = std::max(cost.flops, branch->flops);
-          cost.transcendentals = std::max(cost.transcendentals, branch->transcendentals);
-          bytes = std::max(bytes, branch->bytes_accessed);
-          cost.output_bytes = std::max(cost.output_bytes, branch->root_output_bytes);
-          if (static_cast<int64_t>(b) + 1 < n) cost.operand_bytes[b + 1] = param_bytes(branch, 0);
-        }
-        if (n > 0) cost.operand_bytes[0] = Bytes(instr.operand(0)->shape());
-        cost.bytes_accessed = bytes + (n > 0 ? cost.operand_bytes[0] : 0);
-      }
-      return cost;
-    }
-
-    default:
-      if (instr.IsElementwise() && instr.opcode() != HloOpcode::kCopy) {
-        const double elements = Elements(instr.shape());
-        if (IsTranscendental(instr.opcode())) {
-          cost.transcendentals = elements;
-        } else {
-          cost.flops = elements;
-        }
-      }
-      // Everything else (copy, bitcast-convert, iota, broadcast, reshape, transpose, reverse,
-      // pad, concatenate, custom-call) moves data without arithmetic.
-      break;
-  }
-  FinishBoundaryBytes(instr, &cost);
+  handlers_[static_cast<int>(instr.opcode())](instr, &cost);
   return cost;
 }
 
+HloCost HloCostAnalysis::Cost(const HloInstruction& instr) {
+  Ensure(instr.called_computations());
+  return CostWithCallees(instr);
+}
+
+absl::StatusOr<ModuleCost> HloCostAnalysis::Analyze(const HloModule& module) {
+  const HloComputation* entry = module.entry_computation();
+  if (entry == nullptr || entry->root_instruction() == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("cost analysis: module ", module.name(), " has no entry computation"));
+  }
+  Ensure({const_cast<HloComputation*>(entry)});
+  const ComputationCost& total = cache_.at(entry);
+  ModuleCost cost;
+  cost.flops = total.flops;
+  cost.transcendentals = total.transcendentals;
+  cost.bytes_accessed = total.bytes_accessed;
+  cost.target = total.target;
+  cost.bytes_accessed_per_parameter = total.parameter_bytes;
+  cost.bytes_accessed_output = Bytes(entry->root_instruction()->shape());
+  cost.per_instruction.reserve(total.instructions.size());
+  for (const auto& [instr, c] : total.instructions) cost.per_instruction.emplace_back(instr->name(), c);
+  return cost;
+}
+
+// No code runs: values are forwarded by reference.
+void HloCostAnalysis::HandleNoCode(const HloInstruction& instr, HloCost* cost) {
+  std::fill(cost->operand_bytes.begin(), cost->operand_bytes.end(), 0.0);
+  cost->output_bytes = 0;
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleElementwise(const HloInstruction& instr, HloCost* cost) {
+  if (!IsNoArithmeticOpcode(instr.opcode())) {
+    const double elements = Elements(instr.shape());
+    if (IsTranscendentalOpcode(instr.opcode())) {
+      cost->transcendentals = elements;
+    } else {
+      cost->flops = elements;
+    }
+  }
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleMovesData(const HloInstruction& instr, HloCost* cost) {
+  FinishBoundaryBytes(instr, cost);
+}
+
+// slice, dynamic-slice, gather: only the output-sized part of operand 0 is read.
+void HloCostAnalysis::HandleReadsOutputSizedPart(const HloInstruction& instr, HloCost* cost) {
+  if (!cost->operand_bytes.empty()) cost->operand_bytes[0] = cost->output_bytes;
+  FinishBoundaryBytes(instr, cost);
+}
+
+// Updates operand 0's buffer in place: only the update is read and written.
+void HloCostAnalysis::HandleDynamicUpdateSlice(const HloInstruction& instr, HloCost* cost) {
+  const int64_t n = instr.operand_count();
+  if (n > 0) cost->operand_bytes[0] = 0;
+  cost->output_bytes = n > 1 ? cost->operand_bytes[1] : 0;
+  FinishBoundaryBytes(instr, cost);
+}
+
+// (operands..., indices, updates...), in place: touches update-sized parts only.
+void HloCostAnalysis::HandleScatter(const HloInstruction& instr, HloCost* cost) {
+  const int64_t n = instr.operand_count();
+  const int64_t k = (n - 1) / 2;
+  double updates = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    const double u = Bytes(instr.operand(k + 1 + i)->shape());
+    cost->operand_bytes[i] = u;
+    updates += u;
+  }
+  cost->output_bytes = updates;
+  if (k > 0 && instr.to_apply() != nullptr) {
+    AddCallee(CalleeCost(instr.to_apply()), Elements(instr.operand(k + 1)->shape()), cost);
+  }
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleDot(const HloInstruction& instr, HloCost* cost) {
+  cost->flops = DotFlops(instr);
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleConvolution(const HloInstruction& instr, HloCost* cost) {
+  cost->flops = ConvolutionFlops(instr);
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleReduce(const HloInstruction& instr, HloCost* cost) {
+  if (instr.operand_count() > 0) {
+    AddCallee(CalleeCost(instr.to_apply()),
+              Elements(instr.operand(0)->shape()) - Elements(instr.shape()), cost);
+  }
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleReduceWindow(const HloInstruction& instr, HloCost* cost) {
+  // A running scan (how cumulative ops lower) runs as one fold per element, O(n), not
+  // one window of n per output.
+  const bool scan = instr.operand_count() > 0 && instr.operand(0)->shape().IsArray() &&
+                    hlo::AsScanWindow(instr.window(), instr.operand(0)->shape().dimensions()).has_value();
+  const double applications =
+      scan ? Elements(instr.shape())
+           : static_cast<double>(WindowElements(instr.window()) - 1) * Elements(instr.shape());
+  AddCallee(CalleeCost(instr.to_apply()), applications, cost);
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleSelectAndScatter(const HloInstruction& instr, HloCost* cost) {
+  if (instr.operand_count() > 1) {
+    const double source = Elements(instr.operand(1)->shape());
+    AddCallee(CalleeCost(instr.select()),
+              source * static_cast<double>(WindowElements(instr.window()) - 1), cost);
+    AddCallee(CalleeCost(instr.scatter()), source, cost);
+  }
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleMap(const HloInstruction& instr, HloCost* cost) {
+  AddCallee(CalleeCost(instr.to_apply()), Elements(instr.shape()), cost);
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleSort(const HloInstruction& instr, HloCost* cost) {
+  if (instr.operand_count() > 0) {
+    // A comparison sort: n * ceil(log2 n) comparisons.
+    const double elements = Elements(instr.operand(0)->shape());
+    int64_t log2 = 0;
+    while ((int64_t{1} << log2) < static_cast<int64_t>(elements)) ++log2;
+    cost->flops = elements * static_cast<double>(log2);
+  }
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleRngBitGenerator(const HloInstruction& instr, HloCost* cost) {
+  cost->transcendentals = ElementsRecursive(instr.shape());
+  FinishBoundaryBytes(instr, cost);
+}
+
+void HloCostAnalysis::HandleFusion(const HloInstruction& instr, HloCost* cost) {
+  const HloComputation* fused = instr.fused_instructions_computation();
+  if (fused == nullptr || fused->root_instruction() == nullptr) {
+    FinishBoundaryBytes(instr, cost);
+    return;
+  }
+  AddCallee(CalleeCost(fused), 1, cost);
+  // Only the boundary touches memory, plus constant arrays the kernel reads.
+  double constants = 0;
+  for (const HloInstruction* x : fused->instructions()) {
+    if (x->opcode() == HloOpcode::kConstant && x->shape().IsArray() &&
+        ShapeUtil::ElementsIn(x->shape()) > 1) {
+      constants += Bytes(x->shape());
+    }
+  }
+  std::fill(cost->operand_bytes.begin(), cost->operand_bytes.end(), 0.0);
+  for (const HloInstruction* param : fused->parameter_instructions()) {
+    if (param != nullptr && param->parameter_number() < instr.operand_count()) {
+      cost->operand_bytes[param->parameter_number()] = FusedParameterReadBytes(*param);
+    }
+  }
+  cost->output_bytes = FusionOutputBytes(*fused->root_instruction());
+  FinishBoundaryBytes(instr, cost, constants);
+}
+
+// Callee totals; operand bytes are what each callee reads from its parameter.
+namespace {
+double ParamBytes(const ComputationCost* c, size_t i) {
+  return c != nullptr && i < c->parameter_bytes.size() ? c->parameter_bytes[i] : 0.0;
+}
+void ClearBoundary(HloCost* cost) {
+  std::fill(cost->operand_bytes.begin(), cost->operand_bytes.end(), 0.0);
+  cost->output_bytes = 0;
+}
+}  // namespace
+
+void HloCostAnalysis::HandleCall(const HloInstruction& instr, HloCost* cost) {
+  ClearBoundary(cost);
+  const ComputationCost* callee = CalleeCost(instr.to_apply());
+  if (callee == nullptr) return;
+  AddCallee(callee, 1, cost);
+  cost->bytes_accessed = callee->bytes_accessed;
+  for (int64_t i = 0; i < instr.operand_count(); ++i) cost->operand_bytes[i] = ParamBytes(callee, i);
+  cost->output_bytes = callee->root_output_bytes;
+}
+
+void HloCostAnalysis::HandleWhile(const HloInstruction& instr, HloCost* cost) {
+  ClearBoundary(cost);
+  const ComputationCost* body = CalleeCost(instr.while_body());
+  const ComputationCost* cond = CalleeCost(instr.while_condition());
+  const std::optional<int64_t> trips = ConstantWhileTripCount(instr);
+  const double body_runs = trips ? static_cast<double>(*trips) : 1;
+  const double cond_runs = trips ? static_cast<double>(*trips) + 1 : 1;
+  AddCallee(body, body_runs, cost);
+  AddCallee(cond, cond_runs, cost);
+  cost->bytes_accessed = (body ? body->bytes_accessed * body_runs : 0) +
+                         (cond ? cond->bytes_accessed * cond_runs : 0);
+  if (instr.operand_count() > 0) {
+    cost->operand_bytes[0] = ParamBytes(body, 0) * body_runs + ParamBytes(cond, 0) * cond_runs;
+  }
+  cost->output_bytes = body ? body->root_output_bytes * body_runs : 0;
+}
+
+// Either branch may run: the maximum of each property, plus reading the index.
+void HloCostAnalysis::HandleConditional(const HloInstruction& instr, HloCost* cost) {
+  ClearBoundary(cost);
+  const int64_t n = instr.operand_count();
+  const std::vector<HloComputation*>& branches = instr.branch_computations();
+  double bytes = 0;
+  for (size_t b = 0; b < branches.size(); ++b) {
+    const ComputationCost* branch = CalleeCost(branches[b]);
+    if (branch == nullptr) continue;
+    cost->flops = std::max(cost->flops, branch->flops);
+    cost->transcendentals = std::max(cost->transcendentals, branch->transcendentals);
+    cost->target.Max(branch->target);
+    bytes = std::max(bytes, branch->bytes_accessed);
+    cost->output_bytes = std::max(cost->output_bytes, branch->root_output_bytes);
+    if (static_cast<int64_t>(b) + 1 < n) cost->operand_bytes[b + 1] = ParamBytes(branch, 0);
+  }
+  if (n > 0) cost->operand_bytes[0] = Bytes(instr.operand(0)->shape());
+  cost->bytes_accessed = bytes + (n > 0 ? cost->operand_bytes[0] : 0);
+}
+
+namespace {
 }  // namespace
 
 std::optional<int64_t> ConstantWhileTripCount(const HloInstruction& loop) {
@@ -604,25 +710,10 @@ std::optional<int64_t> ConstantWhileTripCount(const HloInstruction& loop) {
                       compare->operand(0), Swapped(dir));
 }
 
-HloCost CostOf(const HloInstruction& instruction) { return Analyzer().Cost(instruction); }
+HloCost CostOf(const HloInstruction& instruction) { return HloCostAnalysis().Cost(instruction); }
 
 absl::StatusOr<ModuleCost> AnalyzeCost(const HloModule& module) {
-  const HloComputation* entry = module.entry_computation();
-  if (entry == nullptr || entry->root_instruction() == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat("cost analysis: module ", module.name(), " has no entry computation"));
-  }
-  Analyzer analyzer;
-  const ComputationCost& total = analyzer.Computation(*entry);
-  ModuleCost cost;
-  cost.flops = total.flops;
-  cost.transcendentals = total.transcendentals;
-  cost.bytes_accessed = total.bytes_accessed;
-  cost.bytes_accessed_per_parameter = total.parameter_bytes;
-  cost.bytes_accessed_output = Bytes(entry->root_instruction()->shape());
-  cost.per_instruction.reserve(total.instructions.size());
-  for (const auto& [instr, c] : total.instructions) cost.per_instruction.emplace_back(instr->name(), c);
-  return cost;
+  return HloCostAnalysis().Analyze(module);
 }
 
 std::vector<std::pair<std::string, double>> ModuleCost::ToProperties() const {

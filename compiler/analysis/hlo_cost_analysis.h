@@ -31,22 +31,64 @@
 //    get-tuple-element) and bytes_accessed also counts the callee's internal traffic.
 // Module totals sum the entry computation's instructions.
 //
+// Extending it: HloCostAnalysis is a table of handlers keyed by opcode. The defaults come
+// from opcode.def's properties (elementwise, transcendental, no-code, ...) plus handlers for
+// the ops with their own rules (dot, convolution, reduce, fusion, while, ...). A target's cost
+// model subclasses it and appends a hook per opcode (AppendHandler) that fills HloCost's
+// TargetCost (time per unit, on-chip bytes, the predicted seconds); callee totals, trip
+// counts and conditional maxima then aggregate those fields exactly as they do flops.
+//
 //   HLO_ASSIGN_OR_RETURN(ModuleCost cost, AnalyzeCost(*module));
 //   cost.flops;                            // e.g. 48 for a f32[2,3] @ f32[3,4] dot
 //   cost.bytes_accessed_per_parameter[0];  // bytes read from entry parameter 0
 //   HloCost c = CostOf(*fusion);           // one instruction (callees included)
+//
+//   class MyTargetCost : public HloCostAnalysis {   // a target's model
+//    public:
+//     MyTargetCost() {
+//       AppendHandler(HloOpcode::kDot, [this](const HloInstruction& dot, HloCost* cost) {
+//         cost->target.seconds = cost->flops / kPeak;
+//       });
+//     }
+//   };
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "jx/compiler/hlo/hlo_module.h"
 
 namespace jx::hlo {
+
+// What a target's cost model adds to an instruction's cost (zero in the target-independent
+// analysis). Callees are included as they are for flops: a fusion's unit time is its fused
+// instructions', a while loop's is `trip count` runs of its body's kernels.
+struct TargetCost {
+  double onchip_bytes = 0;  // moved between on-chip memory (a TPU's VMEM) and the units
+  std::array<double, kNumExecutionUnits> unit_seconds{};  // busy time per ExecutionUnit
+  double compute_seconds = 0;   // a kernel's busiest unit; summed over kernels
+  double memory_seconds = 0;    // a kernel's slower memory path; summed over kernels
+  double overhead_seconds = 0;  // fixed costs per kernel launch and grid step
+  double seconds = 0;           // a kernel's max(compute, memory) + overhead; summed
+  double matrix_flops = 0;         // issued to the matrix unit, padding and passes included
+  double matrix_useful_flops = 0;  // of which the dot/convolution's own flops
+  bool emulated = false;           // some work is emulated in software (f64 on a TPU)
+
+  double unit(ExecutionUnit u) const { return unit_seconds[static_cast<int>(u)]; }
+  double& unit(ExecutionUnit u) { return unit_seconds[static_cast<int>(u)]; }
+  // this += times * other (emulated is or-ed).
+  void Add(const TargetCost& other, double times);
+  // this = the per-field maximum of this and other (either conditional branch may run).
+  void Max(const TargetCost& other);
+};
 
 // The cost of one instruction (with what it calls).
 struct HloCost {
@@ -55,10 +97,12 @@ struct HloCost {
   // index only).
   std::vector<double> operand_bytes;
   double output_bytes = 0;  // bytes written
+  TargetCost target;        // filled by a target's subclass of HloCostAnalysis
 };
 
 struct ModuleCost {
   double flops = 0, transcendentals = 0, bytes_accessed = 0;
+  TargetCost target;  // the entry computation's instructions summed
   // Bytes the entry computation's instructions read from entry parameter i (reads through
   // get-tuple-element count; a parameter packed into a tuple for a while/call is not
   // traced further).
@@ -74,12 +118,96 @@ struct ModuleCost {
   std::vector<std::pair<std::string, double>> ToProperties() const;
 };
 
-// Costs of the entry computation's instructions and their sums. Fails if the module has no
-// entry computation.
+// The totals of one computation, as its callers need them.
+struct ComputationCost {
+  double flops = 0, transcendentals = 0, bytes_accessed = 0;
+  TargetCost target;
+  std::vector<double> parameter_bytes;  // read from parameter i (through get-tuple-element)
+  double root_output_bytes = 0;         // written by the root instruction
+  std::vector<std::pair<const HloInstruction*, HloCost>> instructions;  // post order
+};
+
+// The analysis: a handler per opcode. Callee totals are computed once per computation,
+// callees before callers, without recursion (nesting depth is unbounded in principle); the
+// cost of a module is linear in its instructions.
+class HloCostAnalysis {
+ public:
+  // Computes `cost` for `instruction`. On entry operand_bytes and output_bytes hold the full
+  // operand and output sizes and everything else is zero; the callees' totals are ready
+  // (CalleeCost). A handler that moves bytes at its boundary ends with FinishBoundaryBytes.
+  using Handler = std::function<void(const HloInstruction& instruction, HloCost* cost)>;
+
+  // How the instruction being costed runs: as its own kernel (entry, while/call/conditional
+  // bodies), inside a fusion's kernel, or as scalar code applied per element (reducers,
+  // comparators, map and scatter bodies).
+  enum class Role { kKernel, kFused, kPerElement };
+
+  HloCostAnalysis();
+  virtual ~HloCostAnalysis();
+  HloCostAnalysis(const HloCostAnalysis&) = delete;
+  HloCostAnalysis& operator=(const HloCostAnalysis&) = delete;
+
+  // Costs of the entry computation's instructions and their sums. Fails if the module has
+  // no entry computation.
+  absl::StatusOr<ModuleCost> Analyze(const HloModule& module);
+  // One instruction, costed as a kernel, including the computations it calls. Malformed
+  // instructions (missing callees) cost what is known.
+  HloCost Cost(const HloInstruction& instruction);
+
+ protected:
+  void SetHandler(HloOpcode opcode, Handler handler);
+  // Runs `hook` after the opcode's current handler (a target adds its time this way).
+  void AppendHandler(HloOpcode opcode, Handler hook);
+  // The role of the instruction being costed (valid inside a handler).
+  Role current_role() const { return role_; }
+  // The totals of a computation the current instruction calls; nullptr when missing.
+  const ComputationCost* CalleeCost(const HloComputation* computation) const;
+  // Sets cost->bytes_accessed from operand_bytes, output_bytes and `extra` bytes that belong
+  // to no operand; a repeated operand is read once.
+  static void FinishBoundaryBytes(const HloInstruction& instruction, HloCost* cost,
+                                  double extra = 0);
+  // Adds `times` runs of a callee's flops, transcendentals and target costs.
+  static void AddCallee(const ComputationCost* callee, double times, HloCost* cost);
+
+ private:
+  void InstallDefaultHandlers();
+  void Ensure(const std::vector<HloComputation*>& roots);
+  ComputationCost Sum(const HloComputation& computation);
+  HloCost CostWithCallees(const HloInstruction& instruction);
+
+  // The handlers for the ops with rules of their own.
+  void HandleNoCode(const HloInstruction& instr, HloCost* cost);
+  void HandleElementwise(const HloInstruction& instr, HloCost* cost);
+  void HandleMovesData(const HloInstruction& instr, HloCost* cost);
+  void HandleReadsOutputSizedPart(const HloInstruction& instr, HloCost* cost);
+  void HandleDynamicUpdateSlice(const HloInstruction& instr, HloCost* cost);
+  void HandleScatter(const HloInstruction& instr, HloCost* cost);
+  void HandleDot(const HloInstruction& instr, HloCost* cost);
+  void HandleConvolution(const HloInstruction& instr, HloCost* cost);
+  void HandleReduce(const HloInstruction& instr, HloCost* cost);
+  void HandleReduceWindow(const HloInstruction& instr, HloCost* cost);
+  void HandleSelectAndScatter(const HloInstruction& instr, HloCost* cost);
+  void HandleMap(const HloInstruction& instr, HloCost* cost);
+  void HandleSort(const HloInstruction& instr, HloCost* cost);
+  void HandleRngBitGenerator(const HloInstruction& instr, HloCost* cost);
+  void HandleFusion(const HloInstruction& instr, HloCost* cost);
+  void HandleCall(const HloInstruction& instr, HloCost* cost);
+  void HandleWhile(const HloInstruction& instr, HloCost* cost);
+  void HandleConditional(const HloInstruction& instr, HloCost* cost);
+
+  std::array<Handler, kHloOpcodeCount> handlers_;
+  absl::flat_hash_map<const HloComputation*, ComputationCost> cache_;
+  absl::flat_hash_map<const HloComputation*, Role> roles_;  // of callees, by their caller
+  Role role_ = Role::kKernel;
+};
+
+// Costs of the entry computation's instructions and their sums, by the target-independent
+// analysis. Fails if the module has no entry computation.
 absl::StatusOr<ModuleCost> AnalyzeCost(const HloModule& module);
 
 // The cost of one instruction, including the computations it calls (fusion, call, while,
-// conditional, reducers). Malformed instructions (missing callees) cost what is known.
+// conditional, reducers), by the target-independent analysis. Malformed instructions
+// (missing callees) cost what is known.
 HloCost CostOf(const HloInstruction& instruction);
 
 // The trip count of a while loop of the form

@@ -172,6 +172,19 @@ const HloAttrInfo kAttrTable[] = {
        i->set_batch_group_count(*n);
        return absl::OkStatus();
      }},
+    {"operand_precision",
+     +[](const HloInstruction& i) { return PrecisionConfigToString(i.precision_config()); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       if (i->opcode() != HloOpcode::kDot && i->opcode() != HloOpcode::kConvolution) {
+         return absl::InvalidArgumentError(StrCat("operand_precision on ",
+                                                  HloOpcodeString(i->opcode()),
+                                                  "; only dot and convolution have one"));
+       }
+       absl::StatusOr<PrecisionConfig> p = ParsePrecisionConfig(v);
+       if (!p.ok()) return p.status();
+       i->set_precision_config(*p);
+       return absl::OkStatus();
+     }},
     HLO_INT_LIST_ATTR("offset_dims", i.gather_dimension_numbers().offset_dims, {
       GatherDimensionNumbers d = i->gather_dimension_numbers();
       d.offset_dims = *std::move(list);

@@ -33,6 +33,7 @@ constexpr std::string_view kCompareTypes[] = {"DEFAULT", "FLOAT", "TOTALORDER", 
                                               "UNSIGNED"};
 constexpr std::string_view kFusionKinds[] = {"kLoop", "kInput", "kOutput", "kCustom"};
 constexpr std::string_view kRngAlgorithms[] = {"rng_default", "rng_three_fry", "rng_philox"};
+constexpr std::string_view kPrecisions[] = {"default", "high", "highest"};
 
 bool ParseInt(std::string_view s, int64_t* out) {
   return SimpleAtoi(StripAsciiWhitespace(s), out);
@@ -67,6 +68,32 @@ std::string_view RandomAlgorithmToString(RandomAlgorithm a) {
 }
 absl::StatusOr<RandomAlgorithm> ParseRandomAlgorithm(std::string_view s) {
   return ParseEnum<RandomAlgorithm>(s, kRngAlgorithms, "rng algorithm");
+}
+
+std::string_view PrecisionToString(Precision p) { return kPrecisions[static_cast<int>(p)]; }
+absl::StatusOr<Precision> ParsePrecision(std::string_view s) {
+  return ParseEnum<Precision>(StripAsciiWhitespace(s), kPrecisions, "precision");
+}
+
+std::string PrecisionConfigToString(const PrecisionConfig& p) {
+  return StrCat("{", PrecisionToString(p.operand_precision[0]), ",",
+                PrecisionToString(p.operand_precision[1]), "}");
+}
+
+absl::StatusOr<PrecisionConfig> ParsePrecisionConfig(std::string_view s) {
+  std::string_view body = StripAsciiWhitespace(s);
+  if (!ConsumePrefix(&body, "{") || !ConsumeSuffix(&body, "}")) {
+    return Bad("operand_precision", s);
+  }
+  const std::vector<std::string_view> parts = StrSplit(body, ',');
+  if (parts.size() != 2) return Bad("operand_precision (one per operand)", s);
+  PrecisionConfig config;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<Precision> p = ParsePrecision(parts[i]);
+    if (!p.ok()) return p.status();
+    config.operand_precision[i] = *p;
+  }
+  return config;
 }
 
 std::string IntListToString(absl::Span<const int64_t> values) {

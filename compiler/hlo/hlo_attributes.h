@@ -4,9 +4,11 @@
 //   Window               "{size=3x3 stride=1x1 pad=1_1x1_1 lhs_dilate=2x2 rhs_dilate=1x1}"
 //   ConvolutionDimensionNumbers  "b01f_01io->b01f"
 //   OpMetadata           "{op_type=\"sin\" op_name=\"jit(f)/sin\" source_file=\"f.cc\" source_line=3}"
+//   PrecisionConfig      "{highest,default}"  (operand_precision of dot and convolution)
 // Each Parse* reads exactly what the matching *ToString writes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +36,26 @@ absl::StatusOr<FusionKind> ParseFusionKind(std::string_view s);
 enum class RandomAlgorithm : uint8_t { kDefault, kThreeFry, kPhilox };
 std::string_view RandomAlgorithmToString(RandomAlgorithm a);  // "rng_three_fry"
 absl::StatusOr<RandomAlgorithm> ParseRandomAlgorithm(std::string_view s);
+
+// How precisely a dot or convolution multiplies an operand (XLA's PrecisionConfig::Precision).
+// On a TPU, f32 operands go through the bf16 MXU: kDefault in one bf16 pass, kHigh in three,
+// kHighest in six (f32-accurate). Targets that multiply in f32 (the CPU) ignore it.
+enum class Precision : uint8_t { kDefault, kHigh, kHighest };
+std::string_view PrecisionToString(Precision p);  // "highest", as XLA prints it
+absl::StatusOr<Precision> ParsePrecision(std::string_view s);
+
+// The per-operand precisions of a dot or convolution (lhs, rhs). All-default is the
+// absent attribute: XLA omits `operand_precision=` then.
+struct PrecisionConfig {
+  std::array<Precision, 2> operand_precision = {Precision::kDefault, Precision::kDefault};
+  bool IsDefault() const {
+    return operand_precision[0] == Precision::kDefault &&
+           operand_precision[1] == Precision::kDefault;
+  }
+  friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
+};
+std::string PrecisionConfigToString(const PrecisionConfig& p);  // "{highest,highest}"
+absl::StatusOr<PrecisionConfig> ParsePrecisionConfig(std::string_view s);
 
 struct SliceConfig {
   std::vector<int64_t> starts, limits, strides;

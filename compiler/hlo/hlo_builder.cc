@@ -222,17 +222,20 @@ absl::StatusOr<HloInstruction*> HloBuilder::SelectAndScatter(
 
 absl::StatusOr<HloInstruction*> HloBuilder::Dot(HloInstruction* lhs, HloInstruction* rhs,
                                                 const DotDimensionNumbers& dnums,
-                                                PrimitiveType result_type) {
+                                                PrimitiveType result_type,
+                                                const PrecisionConfig& precision) {
   auto instr = Make(HloOpcode::kDot, {lhs, rhs}, Shape(result_type, {}));
   instr->set_dot_dimension_numbers(dnums);
+  instr->set_precision_config(precision);
   return AddInstruction(std::move(instr));
 }
 
 absl::StatusOr<HloInstruction*> HloBuilder::Convolution(
     HloInstruction* lhs, HloInstruction* rhs, const Window& window,
     const ConvolutionDimensionNumbers& dnums, int64_t feature_group_count,
-    int64_t batch_group_count, PrimitiveType result_type) {
+    int64_t batch_group_count, PrimitiveType result_type, const PrecisionConfig& precision) {
   auto instr = Make(HloOpcode::kConvolution, {lhs, rhs}, Shape(result_type, {}));
+  instr->set_precision_config(precision);
   instr->set_window(window);
   instr->set_convolution_dimension_numbers(dnums);
   instr->set_feature_group_count(feature_group_count);

@@ -158,15 +158,18 @@ class HloBuilder {
                                                    HloInstruction* source, HloInstruction* init,
                                                    HloComputation* scatter);
   // result_type: a wider accumulation/result type (bf16 x bf16 -> f32); default lhs's.
+  // precision: the operands' MXU precision (operand_precision=), read by TPU targets.
   absl::StatusOr<HloInstruction*> Dot(HloInstruction* lhs, HloInstruction* rhs,
                                       const DotDimensionNumbers& dnums,
-                                      PrimitiveType result_type = PRIMITIVE_TYPE_INVALID);
+                                      PrimitiveType result_type = PRIMITIVE_TYPE_INVALID,
+                                      const PrecisionConfig& precision = {});
   absl::StatusOr<HloInstruction*> Convolution(HloInstruction* lhs, HloInstruction* rhs,
                                               const Window& window,
                                               const ConvolutionDimensionNumbers& dnums,
                                               int64_t feature_group_count = 1,
                                               int64_t batch_group_count = 1,
-                                              PrimitiveType result_type = PRIMITIVE_TYPE_INVALID);
+                                              PrimitiveType result_type = PRIMITIVE_TYPE_INVALID,
+                                              const PrecisionConfig& precision = {});
   absl::StatusOr<HloInstruction*> Gather(HloInstruction* operand, HloInstruction* indices,
                                          const GatherDimensionNumbers& dnums, Ints slice_sizes);
   absl::StatusOr<HloInstruction*> Scatter(Operands operands, HloInstruction* indices,

@@ -204,6 +204,15 @@ void HloInstruction::set_batch_group_count(int64_t n) {
   if (n != 1) MarkAttr(HloAttr::kBatchGroupCount);
 }
 
+void HloInstruction::set_precision_config(PrecisionConfig config) {
+  precision_config_ = config;
+  if (config.IsDefault()) {
+    ClearAttr(HloAttr::kOperandPrecision);
+  } else {
+    MarkAttr(HloAttr::kOperandPrecision);
+  }
+}
+
 void HloInstruction::set_gather_dimension_numbers(GatherDimensionNumbers dnums) {
   mutable_attrs().gather = std::move(dnums);
   MarkAttr(HloAttr::kOffsetDims);

@@ -34,7 +34,7 @@ enum class HloAttr : uint8_t {
   kDirection, kCompareType, kDimensions, kSlice, kDynamicSliceSizes, kPadding,
   kIotaDimension, kIndex, kExponentBits, kMantissaBits,
   kLhsBatchDims, kLhsContractingDims, kRhsBatchDims, kRhsContractingDims,
-  kWindow, kDimLabels, kFeatureGroupCount, kBatchGroupCount,
+  kWindow, kDimLabels, kFeatureGroupCount, kBatchGroupCount, kOperandPrecision,
   kOffsetDims, kCollapsedSliceDims, kStartIndexMap,
   kUpdateWindowDims, kInsertedWindowDims, kScatterDimsToOperandDims,
   kIndexVectorDim, kSliceSizes, kIsStable, kAlgorithm, kFusionKind,
@@ -142,6 +142,9 @@ class HloInstruction {
   void set_feature_group_count(int64_t n);
   int64_t batch_group_count() const { return batch_group_count_; }
   void set_batch_group_count(int64_t n);
+  // dot/convolution: per-operand precision; printed only when not all default.
+  const PrecisionConfig& precision_config() const { return precision_config_; }
+  void set_precision_config(PrecisionConfig config);
 
   const GatherDimensionNumbers& gather_dimension_numbers() const { return attrs().gather; }
   void set_gather_dimension_numbers(GatherDimensionNumbers dnums);
@@ -251,6 +254,7 @@ class HloInstruction {
   ComparisonType comparison_type_ = ComparisonType::kDefault;
   FusionKind fusion_kind_ = FusionKind::kLoop;
   RandomAlgorithm rng_algorithm_ = RandomAlgorithm::kDefault;
+  PrecisionConfig precision_config_;
   bool is_stable_ = false;
   bool custom_call_has_side_effect_ = false;
   std::unique_ptr<Attrs> attrs_;  // the larger attributes, allocated on first set

@@ -12,13 +12,27 @@ namespace {
 struct OpcodeInfo {
   std::string_view name;
   int arity;
+  uint32_t properties;
 };
 
 constexpr OpcodeInfo kOpcodeInfo[] = {
-#define HLO_OPCODE(enum_name, text_name, arity) {text_name, arity},
+#define HLO_OPCODE(enum_name, text_name, arity, properties) {text_name, arity, properties},
 #include "jx/compiler/hlo/opcode.def"
 };
 static_assert(sizeof(kOpcodeInfo) / sizeof(kOpcodeInfo[0]) == kHloOpcodeCount);
+
+constexpr uint32_t kUnitBits =
+    kOnNone | kOnVector | kOnMatrix | kOnMemory | kOnFusedBody | kOnControlFlow;
+
+// Every opcode names exactly one unit (checked at compile time).
+constexpr bool EveryOpcodeHasOneUnit() {
+  for (const OpcodeInfo& info : kOpcodeInfo) {
+    const uint32_t unit = info.properties & kUnitBits;
+    if (unit == 0 || (unit & (unit - 1)) != 0) return false;
+  }
+  return true;
+}
+static_assert(EveryOpcodeHasOneUnit(), "opcode.def: each opcode needs exactly one kOn* unit");
 
 }  // namespace
 
@@ -43,29 +57,31 @@ absl::StatusOr<HloOpcode> StringToHloOpcode(std::string_view name) {
   return it->second;
 }
 
-bool IsElementwiseOpcode(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil:
-    case HloOpcode::kClz: case HloOpcode::kCos: case HloOpcode::kErf:
-    case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kFloor:
-    case HloOpcode::kIsFinite: case HloOpcode::kLog: case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic: case HloOpcode::kNegate: case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount: case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt: case HloOpcode::kSign:
-    case HloOpcode::kSin: case HloOpcode::kSqrt: case HloOpcode::kTan:
-    case HloOpcode::kTanh: case HloOpcode::kCopy: case HloOpcode::kConvert:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
-    case HloOpcode::kCompare: case HloOpcode::kDivide: case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
-    case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract: case HloOpcode::kXor: case HloOpcode::kClamp:
-    case HloOpcode::kSelect:
-      return true;
-    default:
-      return false;
+uint32_t HloOpcodeProperties(HloOpcode opcode) {
+  return kOpcodeInfo[static_cast<int>(opcode)].properties;
+}
+
+ExecutionUnit OpcodeUnit(HloOpcode opcode) {
+  switch (HloOpcodeProperties(opcode) & kUnitBits) {
+    case kOnVector: return ExecutionUnit::kVector;
+    case kOnMatrix: return ExecutionUnit::kMatrix;
+    case kOnMemory: return ExecutionUnit::kMemory;
+    case kOnFusedBody: return ExecutionUnit::kFusedBody;
+    case kOnControlFlow: return ExecutionUnit::kControlFlow;
+    default: return ExecutionUnit::kNone;
   }
+}
+
+std::string_view ExecutionUnitName(ExecutionUnit unit) {
+  switch (unit) {
+    case ExecutionUnit::kNone: return "none";
+    case ExecutionUnit::kVector: return "vector";
+    case ExecutionUnit::kMatrix: return "matrix";
+    case ExecutionUnit::kMemory: return "memory";
+    case ExecutionUnit::kFusedBody: return "fused";
+    case ExecutionUnit::kControlFlow: return "control-flow";
+  }
+  return "none";
 }
 
 }  // namespace jx::hlo

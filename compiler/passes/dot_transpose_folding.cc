@@ -48,6 +48,9 @@ HloInstruction* AddSwappedDot(HloComputation& computation, const HloInstruction&
   auto swapped = HloInstruction::Create(HloOpcode::kDot, shape,
                                         {dot.mutable_operand(1), dot.mutable_operand(0)});
   swapped->set_dot_dimension_numbers(std::move(dn));
+  PrecisionConfig precision = dot.precision_config();
+  std::swap(precision.operand_precision[0], precision.operand_precision[1]);
+  swapped->set_precision_config(precision);
   swapped->set_metadata(dot.metadata());
   return computation.AddInstruction(std::move(swapped));
 }
@@ -84,6 +87,7 @@ HloInstruction* FoldOperandTransposes(HloComputation& computation, const HloInst
   if (!any) return nullptr;
   auto folded = HloInstruction::Create(HloOpcode::kDot, dot.shape(), {ops[0], ops[1]});
   folded->set_dot_dimension_numbers(std::move(dn));
+  folded->set_precision_config(dot.precision_config());
   folded->set_metadata(dot.metadata());
   return computation.AddInstruction(std::move(folded));
 }

@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
         break;
       case HloAttr::kFeatureGroupCount: c->set_feature_group_count(src.feature_group_count()); break;
       case HloAttr::kBatchGroupCount: c->set_batch_group_count(src.batch_group_count()); break;
+      case HloAttr::kOperandPrecision: c->set_precision_config(src.precision_config()); break;
       case HloAttr::kToApply: c->set_to_apply(src.to_apply()); break;
       default:
         return absl::InternalError(StrCat("fusion cannot clone ", src.name(), " (",
@@ -296,31 +297,14 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
 
 }  // namespace
 
+// Both read opcode.def's properties (the table the cost analysis reads too), so a new
+// opcode is classified in one place.
 bool InstructionFusion::IsExpensive(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kAtan2: case HloOpcode::kCbrt: case HloOpcode::kCos:
-    case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
-    case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kLogistic:
-    case HloOpcode::kPower: case HloOpcode::kRsqrt: case HloOpcode::kSin:
-    case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
-    case HloOpcode::kDivide: case HloOpcode::kRemainder:
-    case HloOpcode::kDot: case HloOpcode::kConvolution: case HloOpcode::kReduce:
-      return true;
-    default:
-      return false;
-  }
+  return IsExpensiveOpcode(instr.opcode());
 }
 
 bool InstructionFusion::IsLoopFusible(const HloInstruction& instr) {
-  if (instr.IsElementwise()) return true;
-  switch (instr.opcode()) {
-    case HloOpcode::kBroadcast: case HloOpcode::kIota: case HloOpcode::kReshape:
-    case HloOpcode::kTranspose: case HloOpcode::kSlice: case HloOpcode::kReverse:
-    case HloOpcode::kPad: case HloOpcode::kConcatenate:
-      return true;
-    default:
-      return false;
-  }
+  return IsLoopFusibleOpcode(instr.opcode());
 }
 
 absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computation) {

@@ -262,7 +262,7 @@ TEST(EvaluatorTest, EveryOpcodeEvaluates) {
     values[instr] = *std::move(value);
     evaluated.insert(instr->opcode());
   }
-#define HLO_OPCODE(enum_name, text_name, arity)                                      \
+#define HLO_OPCODE(enum_name, text_name, arity, properties)                          \
   EXPECT_TRUE(evaluated.count(HloOpcode::enum_name))                                 \
       << text_name << " is in opcode.def but was not evaluated: add it to the "      \
       << "evaluator and to everything_hlo.h";

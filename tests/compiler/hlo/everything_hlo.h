@@ -152,9 +152,10 @@ ENTRY %main (p0: f32[4], p1: f32[2,3], p2: f32[3,4], p3: s32[4], p4: u64[2], p5:
   %e_transpose = f32[3,2]{1,0} transpose(f32[2,3]{1,0} %p1), dimensions={1,0}
   %e_conv = f32[1,4,8,16]{3,2,1,0} convolution(f32[1,8,8,3]{3,2,1,0} %p5, f32[3,3,3,16]{3,2,1,0} %p6), window={size=3x3 stride=2x1 pad=2_2x2_2 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f
   %e_dwconv = f32[1,15,15,3]{3,2,1,0} convolution(f32[1,8,8,3]{3,2,1,0} %p5, f32[3,3,1,3]{3,2,1,0} %p10), window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=3
-  %e_bgconv = f32[1,4,4,2]{3,2,1,0} convolution(f32[2,4,4,3]{3,2,1,0} %p11, f32[3,3,3,2]{3,2,1,0} %p12), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, batch_group_count=2
+  %e_bgconv = f32[1,4,4,2]{3,2,1,0} convolution(f32[2,4,4,3]{3,2,1,0} %p11, f32[3,3,3,2]{3,2,1,0} %p12), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, batch_group_count=2, operand_precision={high,default}
   %e_dot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %p1, f32[3,4]{1,0} %p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %e_bdot = f32[2]{0} dot(f32[2,3]{1,0} %p1, f32[2,3]{1,0} %p1), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  %e_pdot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %p1, f32[3,4]{1,0} %p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
   %e_map = f32[4]{0} map(f32[4]{0} %p0), dimensions={0}, to_apply=%map_fn
   %e_reduce = f32[2]{0} reduce(f32[2,3]{1,0} %p1, f32[] %c0), dimensions={1}, to_apply=%add
   %e_rw = f32[2,2]{1,0} reduce-window(f32[2,3]{1,0} %p1, f32[] %c0), window={size=1x2}, to_apply=%add

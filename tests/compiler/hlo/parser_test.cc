@@ -95,6 +95,14 @@ TEST(HloParserTest, ParsedAttributesAreTyped) {
   EXPECT_EQ(conv->convolution_dimension_numbers().kernel_output_feature_dimension, 3);
   const HloInstruction* dot = entry->GetInstructionWithName("e_bdot");
   EXPECT_EQ(dot->dot_dimension_numbers().rhs_contracting_dims, std::vector<int64_t>{1});
+  EXPECT_TRUE(dot->precision_config().IsDefault());
+  EXPECT_FALSE(dot->HasAttr(HloAttr::kOperandPrecision));
+  const HloInstruction* pdot = entry->GetInstructionWithName("e_pdot");
+  EXPECT_EQ(pdot->precision_config().operand_precision[0], Precision::kHighest);
+  EXPECT_EQ(pdot->precision_config().operand_precision[1], Precision::kHighest);
+  const HloInstruction* pconv = entry->GetInstructionWithName("e_bgconv");
+  EXPECT_EQ(pconv->precision_config().operand_precision[0], Precision::kHigh);
+  EXPECT_EQ(pconv->precision_config().operand_precision[1], Precision::kDefault);
   const HloInstruction* c1 = entry->GetInstructionWithName("c1");
   EXPECT_EQ(c1->literal().GetAsDouble(1), 2.5);
   const HloInstruction* fusion = entry->GetInstructionWithName("e_fusion");
@@ -183,6 +191,15 @@ TEST(HloParserTest, ErrorsNameLineAndColumn) {
        "has no parameter(0)"},
       {"HloModule m\nENTRY %c {\n  %p = s32[2]{0} constant({1, 2, 3})\n}", "line 3, column 27",
        "expected '}'"},
+      {"HloModule m\nENTRY %c {\n  %p = f32[2]{0} parameter(0)\n  ROOT %s = f32[2]{0} sine(%p), "
+       "operand_precision={highest,highest}\n}",
+       "line 4, column 51", "operand_precision on sine; only dot and convolution have one"},
+      {"HloModule m\nENTRY %c {\n  %p = f32[2]{0} parameter(0)\n  ROOT %d = f32[] dot(%p, %p), "
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}, operand_precision={highest}\n}",
+       "line 4, column 102", "bad operand_precision (one per operand)"},
+      {"HloModule m\nENTRY %c {\n  %p = f32[2]{0} parameter(0)\n  ROOT %d = f32[] dot(%p, %p), "
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}, operand_precision={fast,default}\n}",
+       "line 4, column 102", "bad precision \"fast\""},
   };
   for (const ErrorCase& c : cases) {
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(c.text);

@@ -73,5 +73,43 @@ TEST(HloPrinterTest, AttributeForms) {
             "%iota.9 = s32[3]{0} iota(), iota_dimension=0");
 }
 
+TEST(HloPrinterTest, OperandPrecisionPrintsOnlyWhenNotDefault) {
+  HloModule module("m");
+  HloBuilder b(&module, "main");
+  auto* x = b.Parameter(0, ShapeUtil::MakeShape(F32, {2, 3}), "x").value();
+  auto* y = b.Parameter(1, ShapeUtil::MakeShape(F32, {3, 4}), "y").value();
+  DotDimensionNumbers mm;
+  mm.lhs_contracting_dims = {1};
+  mm.rhs_contracting_dims = {0};
+  EXPECT_EQ(b.Dot(x, y, mm).value()->ToString(),
+            "%dot.3 = f32[2,4]{1,0} dot(f32[2,3]{1,0} %x, f32[3,4]{1,0} %y), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  PrecisionConfig highest{{Precision::kHighest, Precision::kHighest}};
+  EXPECT_EQ(b.Dot(x, y, mm, PRIMITIVE_TYPE_INVALID, highest).value()->ToString(),
+            "%dot.4 = f32[2,4]{1,0} dot(f32[2,3]{1,0} %x, f32[3,4]{1,0} %y), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+            "operand_precision={highest,highest}");
+  HloInstruction* mixed =
+      b.Dot(x, y, mm, F64, PrecisionConfig{{Precision::kDefault, Precision::kHigh}}).value();
+  EXPECT_EQ(mixed->ToString(),
+            "%dot.5 = f64[2,4]{1,0} dot(f32[2,3]{1,0} %x, f32[3,4]{1,0} %y), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+            "operand_precision={default,high}");
+  // Setting it back to all-default drops the attribute, as XLA omits it.
+  mixed->set_precision_config({});
+  EXPECT_FALSE(mixed->HasAttr(HloAttr::kOperandPrecision));
+  auto* in = b.Parameter(2, ShapeUtil::MakeShape(F32, {1, 4, 3}), "in").value();
+  auto* k = b.Parameter(3, ShapeUtil::MakeShape(F32, {2, 3, 5}), "k").value();
+  ConvolutionDimensionNumbers conv = ParseConvolutionDimensionNumbers("b0f_0io->b0f").value();
+  EXPECT_EQ(b.Convolution(in, k, ParseWindow("{size=2}").value(), conv, 1, 1,
+                          PRIMITIVE_TYPE_INVALID, PrecisionConfig{{Precision::kHigh,
+                                                                   Precision::kHighest}})
+                .value()
+                ->ToString(),
+            "%convolution.8 = f32[1,3,5]{2,1,0} convolution(f32[1,4,3]{2,1,0} %in, "
+            "f32[2,3,5]{2,1,0} %k), window={size=2}, dim_labels=b0f_0io->b0f, "
+            "operand_precision={high,highest}");
+}
+
 }  // namespace
 }  // namespace jx::hlo

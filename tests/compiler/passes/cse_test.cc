@@ -66,6 +66,27 @@ ENTRY %main {
   EXPECT_EQ(module->entry_computation()->instruction_count(), 9);
 }
 
+TEST(CseTest, DotsOfDifferentOperandPrecisionStayApart) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+ENTRY %main {
+  %p = f32[2,3]{1,0} parameter(0)
+  %q = f32[3,4]{1,0} parameter(1)
+  %d1 = f32[2,4]{1,0} dot(%p, %q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %d2 = f32[2,4]{1,0} dot(%p, %q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+  %d3 = f32[2,4]{1,0} dot(%p, %q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+  ROOT %t = (f32[2,4]{1,0}, f32[2,4]{1,0}, f32[2,4]{1,0}) tuple(%d1, %d2, %d3)
+})",
+                                    true);
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%p = f32[2,3]{1,0} parameter(0)", "%q = f32[3,4]{1,0} parameter(1)",
+                          "%d1 = f32[2,4]{1,0} dot(%p, %q), lhs_contracting_dims={1}, "
+                          "rhs_contracting_dims={0}",
+                          "%d2 = f32[2,4]{1,0} dot(%p, %q), lhs_contracting_dims={1}, "
+                          "rhs_contracting_dims={0}, operand_precision={highest,highest}",
+                          "ROOT %t = (f32[2,4]{1,0}, f32[2,4]{1,0}, f32[2,4]{1,0}) "
+                          "tuple(%d1, %d2, %d2)"));
+}
+
 TEST(CseTest, NeverMergesSideEffectsOrRandomBits) {
   auto module = ParseAndRun<HloCSE>(R"(HloModule m
 ENTRY %main {

@@ -117,6 +117,34 @@ ENTRY %main {
                           "rhs_contracting_dims={1}"));
 }
 
+TEST(DotTransposeFoldingTest, RewrittenDotsKeepTheirOperandPrecision) {
+  // Folding keeps each operand's precision; swapping the operands swaps it too.
+  auto folded = ParseAndRun<DotTransposeFolding>(R"(HloModule m
+ENTRY %main {
+  %x = f32[4,3]{1,0} parameter(0)
+  %y = f32[4,5]{1,0} parameter(1)
+  %xt = f32[3,4]{1,0} transpose(%x), dimensions={1,0}
+  ROOT %d = f32[3,5]{1,0} dot(%xt, %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,high}
+})",
+                                                 true);
+  EXPECT_THAT(EntryLines(*folded),
+              ElementsAre("%x = f32[4,3]{1,0} parameter(0)", "%y = f32[4,5]{1,0} parameter(1)",
+                          "ROOT %dot = f32[3,5]{1,0} dot(%x, %y), lhs_contracting_dims={0}, "
+                          "rhs_contracting_dims={0}, operand_precision={highest,high}"));
+  auto swapped = ParseAndRun<DotTransposeFolding>(R"(HloModule m
+ENTRY %main {
+  %x = f32[3,4]{1,0} parameter(0)
+  %y = f32[4,5]{1,0} parameter(1)
+  %d = f32[3,5]{1,0} dot(%x, %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,default}
+  ROOT %t = f32[5,3]{1,0} transpose(%d), dimensions={1,0}
+})",
+                                                  true);
+  EXPECT_THAT(EntryLines(*swapped),
+              ElementsAre("%y = f32[4,5]{1,0} parameter(1)", "%x = f32[3,4]{1,0} parameter(0)",
+                          "ROOT %dot = f32[5,3]{1,0} dot(%y, %x), lhs_contracting_dims={0}, "
+                          "rhs_contracting_dims={1}, operand_precision={default,highest}"));
+}
+
 TEST(DotTransposeFoldingTest, ResultTransposeOfADotWithOtherUsersStays) {
   ParseAndRun<DotTransposeFolding>(R"(HloModule m
 ENTRY %main {

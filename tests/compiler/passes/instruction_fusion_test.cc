@@ -208,6 +208,22 @@ ENTRY %main {
                                    m::Broadcast(m::Parameter())))));
 }
 
+TEST(InstructionFusionTest, FusedDotKeepsItsOperandPrecision) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %x = f32[2,3]{1,0} parameter(0)
+  %w = f32[3,4]{1,0} parameter(1)
+  %dot = f32[2,4]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+  ROOT %t = f32[2,4]{1,0} tanh(%dot)
+})");
+  const HloComputation* fused = module->GetComputationWithName("fused_computation");
+  ASSERT_NE(fused, nullptr);
+  const HloInstruction* dot = fused->root_instruction()->operand(0);
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dot->precision_config(),
+            (PrecisionConfig{{Precision::kHighest, Precision::kHighest}}));
+}
+
 TEST(InstructionFusionTest, ReluEpilogueOfConvolutionFusesButItsInputsStayOutside) {
   auto module = Fuse(R"(HloModule m
 ENTRY %main {

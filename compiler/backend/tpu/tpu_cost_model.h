@@ -1,0 +1,111 @@
+// The TPU cost model: what an optimized HLO module costs on one chip generation
+// (TpuChipSpec), in the spirit of the scaling book's rooflines and SCALE-Sim's systolic
+// timing (../shared/TPU.md). It is HloCostAnalysis (flops, transcendentals, bytes) with a
+// hook per opcode that adds each instruction's time:
+//  - MXU (dot, convolution as an implicit GEMM [batch*positions, K] @ [K, N]): the rhs is the
+//    stationary weight. Contraction and output width are padded to the MXU size R = C (128,
+//    or 256 on v6e/v7); the streamed rows go in groups of 8. Weight tiles are spread over the
+//    chip's MXUs (rows are split across MXUs when there are fewer tiles than MXUs). One fold
+//    (a R x C weight tile, T streamed rows) costs SCALE-Sim's 2R + C + T - 2 cycles; later
+//    folds on the same MXU load their weights while the previous fold streams (weights are
+//    double-buffered in the MXU, Jouppi et al. 2017) and add max(T, R) cycles each.
+//    Precision: bf16 operands take 1 MXU pass; f32 at DEFAULT 1, HIGH 3, HIGHEST 6 (the
+//    operand_precision attribute; the higher of the two operands); int8 runs at the chip's
+//    int8 rate; f64 is emulated (kF64MatmulPasses bf16 passes).
+//  - VPU: flops / (cores x 8 x 128 lanes x clock); a transcendental costs
+//    kTranscendentalVpuOps VPU ops; f64 elementwise work costs kF64VpuOps f32 ops each.
+//  - Memory: HBM bytes (the analysis' boundary bytes: fused intermediates stay on chip) at the
+//    HBM bandwidth; VMEM bytes (the streamed operand re-read per output-column tile, the
+//    weights and result once, per pass; at least the HBM bytes) at the VMEM bandwidth.
+//  - Per kernel (an instruction of the entry or of a while/call/conditional body; a fusion is
+//    one kernel): compute = the busier of MXU and VPU (VLIW bundles issue both), memory =
+//    the slower of HBM and VMEM, time = max(compute, memory) + kernel_launch_s + grid steps x
+//    grid_step_s, with one grid step per half of the chip's VMEM the kernel moves (double
+//    buffering). Control flow sums its kernels (while loops x their trip count).
+// The analysis is one pass over the module, linear in its instructions.
+//
+//   const TpuChipSpec& v5e = tpu::ChipSpec("v5e");              // devices/tpu/chip_specs.h
+//   HLO_ASSIGN_OR_RETURN(CostAnalysis cost, tpu::AnalyzeTpuCost(*module, v5e));
+//   cost.predicted_seconds;                  // e.g. 7.0e-4 for bf16[4096,4096] @ [4096,4096]
+//   std::cout << tpu::FormatInstructionCosts(cost);  // where the step's time goes
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "jx/compiler/analysis/hlo_cost_analysis.h"
+#include "jx/compiler/backend/tpu/tpu_chip_spec.h"
+#include "jx/core/executable.h"
+
+namespace jx::tpu {
+
+// A transcendental (exp, log, tanh, ...) costs this many VPU ops: a range reduction plus a
+// polynomial of about ten multiply-adds (a model assumption; the TPU has no per-lane
+// transcendental unit in TPU.md's model).
+inline constexpr double kTranscendentalVpuOps = 10;
+// f64 has no TPU hardware: XLA emulates it with pairs of f32 ("double-float"); an add or
+// multiply takes about ten f32 ops (a model assumption).
+inline constexpr double kF64VpuOps = 10;
+// MXU passes per precision: splitting a value into p bf16 pieces (8 significand bits each)
+// and keeping the p(p+1)/2 leading cross products: f32 (24 bits) p = 3 gives HIGHEST's 6,
+// f64 (53 bits) p = 7 gives 28.
+inline constexpr int64_t kF32HighPasses = 3;
+inline constexpr int64_t kF32HighestPasses = 6;
+inline constexpr int64_t kF64MatmulPasses = 28;
+// Rows of the streamed operand go through the MXU in groups of this many (one vreg's sublanes).
+inline constexpr int64_t kStreamedRowGroup = 8;
+
+// SCALE-Sim's weight-stationary cycles for one fold: a rows x cols weight tile shifted in,
+// then `streamed_rows` rows streamed through the array and drained: 2R + C + T - 2.
+int64_t WeightStationaryFoldCycles(int64_t rows, int64_t cols, int64_t streamed_rows);
+// SCALE-Sim's weight-stationary cycles for [m, k] @ [k, n] on one rows x cols array, folds
+// run back to back: ceil(k/R) * ceil(n/C) * (2R + C + m - 2).
+int64_t ScaleSimGemmCycles(int64_t rows, int64_t cols, int64_t m, int64_t k, int64_t n);
+// `folds` folds of `streamed_rows` rows back to back on one MXU with double-buffered weights:
+// the first fold costs 2R + C + T - 2, each later one max(T, R). 0 folds cost 0.
+int64_t MxuPipelineCycles(int64_t rows, int64_t cols, int64_t streamed_rows, int64_t folds);
+
+// A contraction as the MXU sees it: `groups` independent [m, k] @ [k, n] products.
+struct MatmulShape {
+  int64_t groups = 1, m = 1, k = 1, n = 1;
+};
+// How a matmul runs on a chip's MXUs.
+struct MxuWork {
+  int64_t folds = 0;          // weight tiles x passes x row splits
+  int64_t streamed_rows = 0;  // T of each fold (a multiple of 8)
+  int64_t folds_per_mxu = 0;
+  int64_t cycles = 0;         // on the busiest MXU
+  double seconds = 0;
+  double issued_flops = 0;    // 2 x R x C x T per fold: padding included
+};
+// `passes` bf16 passes; `rate` scales the MXU's speed (int8 runs at int8_ops / bf16_flops).
+MxuWork MatmulOnMxu(const TpuChipSpec& spec, const MatmulShape& shape, int64_t passes,
+                    double rate = 1);
+
+// The analysis for one chip generation (see the file comment).
+class TpuCostModel : public hlo::HloCostAnalysis {
+ public:
+  explicit TpuCostModel(const TpuChipSpec& spec);
+  const TpuChipSpec& spec() const { return spec_; }
+
+ private:
+  void AddMatrixTime(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
+  void AddVectorTime(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
+  // The roofline of an instruction that is its own kernel.
+  void FinishKernel(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
+
+  TpuChipSpec spec_;
+};
+
+// The user-facing cost analysis (compiled.cost_analysis()) of an optimized module on a chip:
+// totals, per-memory-space bytes, predicted/compute/memory seconds, MXU utilization, padding
+// waste and a row per entry instruction that runs code. Fails without an entry computation.
+absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
+                                            const TpuChipSpec& spec);
+
+// The per-instruction table, one line per row, slowest first:
+//   name          opcode   unit  flops     bytes     time(us)  bound by
+std::string FormatInstructionCosts(const CostAnalysis& cost);
+
+}  // namespace jx::tpu
