@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -95,7 +97,17 @@ struct PrimitiveRules {
   TransposeRule transpose;
   BatchRule batch;
   PartialEvalRule partial_eval;  // optional: higher-order primitives (cond, scan)
-  LowerRule lower;               // emits the equation's HLO (compiler/lower)
+  LowerRule lower;               // emits the equation's HLO (compiler/lower), any platform
+  // Per-platform replacements of `lower` (JAX's register_lowering(..., platform="tpu")),
+  // for targets whose numerics or hardware differ: (platform name, rule).
+  std::vector<std::pair<std::string, LowerRule>> platform_lower;
+  // The rule that lowers for `platform` ("cpu", "tpu"): its override, else `lower`.
+  const LowerRule& LowerFor(std::string_view platform) const {
+    for (const auto& [name, rule] : platform_lower) {
+      if (name == platform) return rule;
+    }
+    return lower;
+  }
   // Rule name ("impl", "jvp", ...) -> why the primitive has no such rule.
   std::map<std::string, std::string> unsupported;
 };

@@ -329,7 +329,8 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
                            const Padding& padding, const std::vector<int64_t>& lhs_dilation,
                            const std::vector<int64_t>& rhs_dilation,
                            std::optional<ConvDimensionNumbers> dimension_numbers, int64_t feature_group_count,
-                           int64_t batch_group_count, std::optional<DType> preferred_element_type) {
+                           int64_t batch_group_count, PrecisionLike precision,
+                           std::optional<DType> preferred_element_type) {
   const ShapedArray& la = lhs.aval();
   const ShapedArray& ra = rhs.aval();
   const ConvDimensionNumbers dn =
@@ -376,10 +377,20 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
       {"dimension_numbers", std::shared_ptr<const ParamObject>(std::make_shared<ConvDimensionNumbersParam>(dn))},
       {"feature_group_count", feature_group_count},
       {"batch_group_count", batch_group_count},
-      {"precision", ParamNone{}},
+      {"precision", internal::PrecisionParam(internal::CanonicalizePrecision(precision))},
       {"preferred_element_type", preferred_element_type ? Param(*preferred_element_type) : Param(ParamNone{})},
   };
   return internal::BindOp1(kConvGeneralDilated, {lhs, rhs}, params);
+}
+
+Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector<int64_t>& window_strides,
+                           const Padding& padding, const std::vector<int64_t>& lhs_dilation,
+                           const std::vector<int64_t>& rhs_dilation,
+                           std::optional<ConvDimensionNumbers> dimension_numbers, int64_t feature_group_count,
+                           int64_t batch_group_count, std::optional<DType> preferred_element_type) {
+  return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              std::move(dimension_numbers), feature_group_count, batch_group_count, PrecisionLike(),
+                              preferred_element_type);
 }
 
 }  // namespace jx::lax

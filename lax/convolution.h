@@ -8,7 +8,8 @@
 //
 // Dtypes: lhs and rhs must have the same dtype; accumulation as dot_general (float16/bfloat16
 // in float32, integers wrap around, bool is OR of ANDs); preferred_element_type as
-// dot_general. Params print as JAX's: window_strides=(1, 1) padding=((1, 1), (1, 1))
+// dot_general, and precision (lax/precision.h) too: stored for targets with rounding matrix
+// units, no change to the CPU's numbers. Params print as JAX's: window_strides=(1, 1) padding=((1, 1), (1, 1))
 // dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), ...).
 #pragma once
 
@@ -21,6 +22,7 @@
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
 #include "jx/core/registry.h"
+#include "jx/lax/precision.h"
 
 namespace jx::lax {
 
@@ -62,7 +64,14 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
                            const std::vector<int64_t>& rhs_dilation = {},
                            std::optional<ConvDimensionNumbers> dimension_numbers = std::nullopt,
                            int64_t feature_group_count = 1, int64_t batch_group_count = 1,
+                           PrecisionLike precision = {},
                            std::optional<DType> preferred_element_type = std::nullopt);
+// JAX's conv_general_dilated(..., preferred_element_type=t) with no precision given.
+Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector<int64_t>& window_strides,
+                           const Padding& padding, const std::vector<int64_t>& lhs_dilation,
+                           const std::vector<int64_t>& rhs_dilation,
+                           std::optional<ConvDimensionNumbers> dimension_numbers, int64_t feature_group_count,
+                           int64_t batch_group_count, std::optional<DType> preferred_element_type);
 
 namespace internal {
 // The dimension numbers stored in conv_general_dilated's params (for rules in other layers).

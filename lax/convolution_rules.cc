@@ -7,6 +7,8 @@
 //   lhs: [m, k] x [k, j] -> [m, j]   (window flipped; strides become lhs dilation)
 //   rhs: [j, m] x [m, k] -> [j, k]   (the batch is contracted; strides become rhs dilation)
 // Feature groups of the forward conv are batch groups of the rhs transpose and vice versa.
+// Every convolution a rule emits keeps the equation's precision and preferred_element_type,
+// as JAX's rules pass them on.
 #include <numeric>
 #include <utility>
 
@@ -32,6 +34,7 @@ struct Conv {
   Dims lhs_dilation, rhs_dilation;
   ConvDimensionNumbers dn;
   int64_t feature_group_count = 1, batch_group_count = 1;
+  std::optional<PrecisionPair> precision;
   std::optional<DType> preferred_element_type;
 
   static Conv FromParams(const ParamMap& params) {
@@ -46,13 +49,14 @@ struct Conv {
     c.dn = GetConvDimensionNumbers(params);
     c.feature_group_count = params.GetInt("feature_group_count");
     c.batch_group_count = params.GetInt("batch_group_count");
+    c.precision = GetPrecision(params);
     c.preferred_element_type = OptionalDTypeParam(params, "preferred_element_type");
     return c;
   }
 
   Array operator()(const Array& lhs, const Array& rhs) const {
     return conv_general_dilated(lhs, rhs, window_strides, Padding(padding), lhs_dilation, rhs_dilation, dn,
-                                feature_group_count, batch_group_count, preferred_element_type);
+                                feature_group_count, batch_group_count, precision, preferred_element_type);
   }
 };
 
@@ -131,7 +135,7 @@ Array TransposeLhs(const Array& ct, const ShapedArray& lhs_aval, Array rhs, cons
   const Array flipped = WithDType(rev(rhs, spatial), ct.dtype());
   const ConvDimensionNumbers trans_dn{dn.out_spec, SwapFirstTwo(dn.rhs_spec), dn.lhs_spec};
   Array out = conv_general_dilated(ct, flipped, c.lhs_dilation, Padding(pads), c.window_strides, c.rhs_dilation,
-                                   trans_dn, groups, /*batch_group_count=*/1);
+                                   trans_dn, groups, /*batch_group_count=*/1, c.precision, c.preferred_element_type);
   if (c.batch_group_count > 1) {
     // The groups came out in the features; they belong to the batch.
     out = ReshapeAxisInto(dn.lhs_spec[1], dn.lhs_spec[0], ReshapeAxisOutOf(dn.lhs_spec[1], c.batch_group_count, out));
@@ -156,7 +160,8 @@ Array TransposeRhs(const Array& ct, const Array& lhs, const ShapedArray& rhs_ava
   const Array out = conv_general_dilated(WithDType(lhs, ct.dtype()), ct, c.rhs_dilation, Padding(pads),
                                          c.lhs_dilation, c.window_strides, trans_dn,
                                          /*feature_group_count=*/c.batch_group_count,
-                                         /*batch_group_count=*/c.feature_group_count);
+                                         /*batch_group_count=*/c.feature_group_count, c.precision,
+                                         c.preferred_element_type);
   return MatchAval(out, rhs_aval);
 }
 

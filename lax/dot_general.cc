@@ -98,11 +98,12 @@ std::optional<DType> OptionalDTypeParam(const ParamMap& params, std::string_view
   return params.GetDType(name);
 }
 
-ParamMap DotGeneralParams(const DotDimensionNumbers& dimension_numbers, std::optional<DType> preferred_element_type) {
+ParamMap DotGeneralParams(const DotDimensionNumbers& dimension_numbers, const std::optional<PrecisionPair>& precision,
+                          std::optional<DType> preferred_element_type) {
   return ParamMap{
       {"dimension_numbers",
        std::shared_ptr<const ParamObject>(std::make_shared<DotDimensionNumbersParam>(dimension_numbers))},
-      {"precision", ParamNone{}},
+      {"precision", PrecisionParam(precision)},
       {"preferred_element_type", preferred_element_type ? Param(*preferred_element_type) : Param(ParamNone{})},
   };
 }
@@ -198,7 +199,8 @@ Avals DotGeneralAbstractEval(InAvals in, const ParamMap& params) {
   return {ShapedArray{std::move(shape), dtype, lhs.weak_type && rhs.weak_type && !preferred}};
 }
 
-// The numerics live in lax/kernels/dot_general.cc, shared with the compiled CPU backend.
+// The numerics live in lax/kernels/dot_general.cc, shared with the compiled CPU backend. The
+// CPU multiplies in the operands' type at any precision, so precision is not read here.
 Arrays DotGeneralImpl(absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray> out_avals) {
   const Array& lhs = in[0];
   const Array& rhs = in[1];
@@ -234,18 +236,28 @@ void RegisterDotGeneral(Registry& r) {
 }  // namespace internal
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
-                  std::optional<DType> preferred_element_type) {
+                  PrecisionLike precision, std::optional<DType> preferred_element_type) {
   return internal::BindOp1(kDotGeneral, {lhs, rhs},
-                           internal::DotGeneralParams(dimension_numbers, preferred_element_type));
+                           internal::DotGeneralParams(dimension_numbers, internal::CanonicalizePrecision(precision),
+                                                      preferred_element_type));
+}
+
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
+                  std::optional<DType> preferred_element_type) {
+  return dot_general(lhs, rhs, dimension_numbers, PrecisionLike(), preferred_element_type);
 }
 
 Array dot(const Array& lhs, const Array& rhs, std::optional<DType> preferred_element_type) {
+  return dot(lhs, rhs, PrecisionLike(), preferred_element_type);
+}
+
+Array dot(const Array& lhs, const Array& rhs, PrecisionLike precision, std::optional<DType> preferred_element_type) {
   const int64_t lr = lhs.ndim(), rr = rhs.ndim();
   if (lr < 1 || lr > 2 || rr < 1 || rr > 2 || lhs.shape().back() != rhs.shape()[0]) {
     ThrowOpError<ShapeError>("dot", "Incompatible shapes for dot: got ", lhs.aval().str(), " and ", rhs.aval().str(),
                              " (lax.dot takes rank-1 or rank-2 operands with lhs.shape[-1] == rhs.shape[0])");
   }
-  return dot_general(lhs, rhs, DotDimensionNumbers{{lr - 1}, {0}, {}, {}}, preferred_element_type);
+  return dot_general(lhs, rhs, DotDimensionNumbers{{lr - 1}, {0}, {}, {}}, std::move(precision), preferred_element_type);
 }
 
 }  // namespace jx::lax

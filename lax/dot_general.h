@@ -9,8 +9,13 @@
 // (XLA's HigherPrecisionType); integers accumulate with wrap-around in at least 32 bits, bool
 // as OR of ANDs, float16/bfloat16 in float32. preferred_element_type widens the result
 // (integer -> integer of the same signedness or -> floating, floating -> floating, never
-// narrower). The printed params read as JAX's:
+// narrower): bf16 x bf16 -> f32 and int8 x int8 -> int32 are the common ones.
+// precision (lax/precision.h) is stored for targets with rounding matrix units (a TPU's MXU);
+// it changes no numbers on the CPU. The printed params read as JAX's:
 //   dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=None
+//   ... precision=(Precision.HIGHEST, Precision.HIGHEST) preferred_element_type=float32
+//
+//   lax::dot_general(a, b, {{1}, {0}, {}, {}}, lax::Precision::kHighest, jx::float32);
 #pragma once
 
 #include <optional>
@@ -20,6 +25,7 @@
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
 #include "jx/core/registry.h"
+#include "jx/lax/precision.h"
 
 namespace jx::lax {
 
@@ -32,14 +38,19 @@ struct DotDimensionNumbers {
 };
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
-                  std::optional<DType> preferred_element_type = std::nullopt);
+                  PrecisionLike precision = {}, std::optional<DType> preferred_element_type = std::nullopt);
+// JAX's dot_general(..., preferred_element_type=t) with no precision given.
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
+                  std::optional<DType> preferred_element_type);
 // Vector/matrix dot of rank-1/2 operands, as lax.dot.
-Array dot(const Array& lhs, const Array& rhs, std::optional<DType> preferred_element_type = std::nullopt);
+Array dot(const Array& lhs, const Array& rhs, PrecisionLike precision = {},
+          std::optional<DType> preferred_element_type = std::nullopt);
+Array dot(const Array& lhs, const Array& rhs, std::optional<DType> preferred_element_type);
 
 namespace internal {
-// The params dot_general binds with, and the dimension numbers stored in them (for rules in
-// other layers: transforms, lowering).
-ParamMap DotGeneralParams(const DotDimensionNumbers& dimension_numbers,
+// The params dot_general binds with (precision already canonical), and the dimension numbers
+// stored in them (for rules in other layers: transforms, lowering).
+ParamMap DotGeneralParams(const DotDimensionNumbers& dimension_numbers, const std::optional<PrecisionPair>& precision,
                           std::optional<DType> preferred_element_type);
 const DotDimensionNumbers& GetDotDimensionNumbers(const ParamMap& params);
 

@@ -2,6 +2,10 @@
 // _dot_general_batch_rule). dot_general is bilinear: the jvp sums the contractions of each
 // tangent with the other primal, and each operand's cotangent contracts the output
 // cotangent with the other operand, then transposes back to the operand's dimension order.
+// Every dot a rule emits keeps the equation's precision and preferred_element_type, as JAX's
+// rules pass them on (the cotangent dots too: a cotangent is then converted back to its
+// operand's dtype). A None precision is canonicalized again, as in JAX: a
+// default_matmul_precision scope active while transforming applies to the new dots.
 #include <algorithm>
 #include <numeric>
 
@@ -35,11 +39,24 @@ Dims Range(int64_t start, int64_t size) {
   return out;
 }
 
+// The equation's precision and preferred_element_type, which every dot a rule emits keeps.
+struct Options {
+  std::optional<PrecisionPair> precision;
+  std::optional<DType> preferred_element_type;
+
+  static Options FromParams(const ParamMap& params) {
+    return {GetPrecision(params), OptionalDTypeParam(params, "preferred_element_type")};
+  }
+  Array Dot(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dn) const {
+    return dot_general(lhs, rhs, dn, precision, preferred_element_type);
+  }
+};
+
 
 // The cotangent of x in dot_general(x, y, dn) (or, with swap_ans, of x in dot_general(y, x,
 // swapped dn)): contract ct's free-y dims with y's free dims, then restore x's dim order.
 Array TransposeLhs(const Array& ct, const ShapedArray& x_aval, const Array& y, const DotDimensionNumbers& dn,
-                   bool swap_ans) {
+                   const Options& options, bool swap_ans) {
   const Dims& x_contract = dn.lhs_contracting_dims;
   const Dims& y_contract = dn.rhs_contracting_dims;
   const Dims& x_batch = dn.lhs_batch_dims;
@@ -60,7 +77,7 @@ Array TransposeLhs(const Array& ct, const ShapedArray& x_aval, const Array& y, c
   Dims result_to_x = x_batch;  // result dim i holds x's dim result_to_x[i]
   result_to_x.insert(result_to_x.end(), x_kept.begin(), x_kept.end());
   for (int64_t i : sorted_idx) result_to_x.push_back(x_contract[i]);
-  const Array prod = dot_general(ct, y, dims);
+  const Array prod = options.Dot(ct, y, dims);
   return MatchAval(transpose(prod, InversePermutation(result_to_x)), x_aval);
 }
 
@@ -72,8 +89,8 @@ JvpResult DotGeneralJvp(absl::Span<const Array> primals, absl::Span<const Array>
   Array out = BindOp(kDotGeneral, primals, params)[0];
   if (!HasTangentSpace(out.dtype())) return JvpResult{{std::move(out)}, {Array()}};
   const DotDimensionNumbers& dn = GetDotDimensionNumbers(params);
-  const std::optional<DType> preferred = OptionalDTypeParam(params, "preferred_element_type");
-  auto contract = [&](const Array& l, const Array& r) { return MatchAval(dot_general(l, r, dn, preferred), out.aval()); };
+  const Options options = Options::FromParams(params);
+  auto contract = [&](const Array& l, const Array& r) { return MatchAval(options.Dot(l, r, dn), out.aval()); };
   Array t;
   if (tangents[0].defined()) t = contract(tangents[0], primals[1]);
   if (tangents[1].defined()) t = AddTangents(t, contract(primals[0], tangents[1]));
@@ -87,10 +104,11 @@ Arrays DotGeneralTranspose(absl::Span<const Array> cts, absl::Span<const Transpo
   Arrays out(2);
   if (!cts[0].defined()) return out;
   const DotDimensionNumbers& dn = GetDotDimensionNumbers(params);
+  const Options options = Options::FromParams(params);
   if (args[0].is_linear()) {
-    out[0] = TransposeLhs(cts[0], args[0].aval, args[1].value, dn, /*swap_ans=*/false);
+    out[0] = TransposeLhs(cts[0], args[0].aval, args[1].value, dn, options, /*swap_ans=*/false);
   } else {
-    out[1] = TransposeLhs(cts[0], args[1].aval, args[0].value, Swapped(dn), /*swap_ans=*/true);
+    out[1] = TransposeLhs(cts[0], args[1].aval, args[0].value, Swapped(dn), options, /*swap_ans=*/true);
   }
   return out;
 }
@@ -112,7 +130,6 @@ int64_t CountBelow(const Dims& dims, int64_t b) {
 BatchResult DotGeneralBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t,
                             const ParamMap& params) {
   DotDimensionNumbers dn = GetDotDimensionNumbers(params);
-  const std::optional<DType> preferred = OptionalDTypeParam(params, "preferred_element_type");
   const int64_t lbd = dims[0], rbd = dims[1];
   int64_t out_dim = 0;
   if (lbd != kNotMapped && rbd != kNotMapped) {
@@ -135,7 +152,7 @@ BatchResult DotGeneralBatch(absl::Span<const Array> args, absl::Span<const int64
     dn.rhs_batch_dims = Bump(dn.rhs_batch_dims, rbd);
     dn.rhs_contracting_dims = Bump(dn.rhs_contracting_dims, rbd);
   }
-  return BatchResult{{dot_general(args[0], args[1], dn, preferred)}, {out_dim}};
+  return BatchResult{{Options::FromParams(params).Dot(args[0], args[1], dn)}, {out_dim}};
 }
 
 }  // namespace

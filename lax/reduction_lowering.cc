@@ -1,9 +1,8 @@
 // Lowering rules of the reductions (reduce with an add/mul/max/min/and/or to_apply; argmax
 // and argmin as a variadic (value, index) reduce, as JAX lowers them), the cumulative ops
 // (reduce-window over a window covering the prefix, as XLA does on CPU) and the windowed
-// reductions. Float sums and products (plain, cumulative and windowed) accumulate in f64 and
-// round once, as the eager kernels do (lax/kernels/reducer.h), so a long or cancelling f32
-// sum agrees with eager execution.
+// reductions. Float sums and products (plain, cumulative and windowed) are lowered per
+// platform (FloatAccumulation): the CPU accumulates them in f64, a TPU in f32.
 #include <vector>
 
 #include "jx/compiler/hlo/status_macros.h"
@@ -19,8 +18,31 @@ using hlo::HloOpcode;
 using hlo::PrimitiveType;
 using lower::XOp;
 
-// Float types narrower than f64, which sums and products widen to f64.
-bool IsNarrowFloat(PrimitiveType t) { return t == hlo::F16 || t == hlo::BF16 || t == hlo::F32; }
+// How a platform accumulates float sums and products: the one lowering difference between
+// the CPU and a TPU in this family.
+enum class FloatAccumulation {
+  // The CPU (the generic rule): f16, bf16 and f32 accumulate in f64 and round once, as the
+  // eager kernels do (lax/kernels/reducer.h), so a long or cancelling f32 sum agrees with
+  // eager execution.
+  kF64,
+  // A TPU ("tpu" rule): no f64 hardware, so f32 sums in f32; 16-bit floats accumulate in f32,
+  // the VPU's width.
+  kF32,
+};
+
+// The type x (of type t) accumulates in.
+PrimitiveType AccumulationType(PrimitiveType t, FloatAccumulation acc) {
+  if (t != hlo::F16 && t != hlo::BF16 && t != hlo::F32) return t;
+  return acc == FloatAccumulation::kF64 ? hlo::F64 : hlo::F32;
+}
+
+// Registers rule(kF64) as p's lowering and rule(kF32) as its "tpu" lowering.
+template <typename MakeRule>
+void DefinePerPlatform(Registry& r, Primitive p, MakeRule make_rule) {
+  PrimitiveRules& rules = r.Define(p);
+  rules.lower = make_rule(FloatAccumulation::kF64);
+  rules.platform_lower.emplace_back("tpu", make_rule(FloatAccumulation::kF32));
+}
 
 // The identity of op over type.
 XOp InitValue(hlo::HloBuilder& b, HloOpcode op, PrimitiveType type) {
@@ -41,17 +63,24 @@ hlo::HloComputation* Reducer(LowerContext& ctx, HloOpcode op, PrimitiveType type
   return *c;
 }
 
-void DefineReduce(Registry& r, Primitive p, HloOpcode op) {
-  r.Define(p).lower = [op](LowerContext& ctx) -> absl::Status {
+LowerRule ReduceRule(HloOpcode op, FloatAccumulation acc) {
+  return [op, acc](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    const bool widen = IsNarrowFloat(out_type) && (op == HloOpcode::kAdd || op == HloOpcode::kMultiply);
-    if (widen) x = lower::Convert(x, hlo::F64);
+    if (op == HloOpcode::kAdd || op == HloOpcode::kMultiply) x = lower::Convert(x, AccumulationType(out_type, acc));
     hlo::HloBuilder& b = ctx.builder();
     const XOp init = InitValue(b, op, x.type());
     XOp y = lower::Wrap(b, b.Reduce(x.instr(), init.instr(), ctx.params().GetInts("axes"), Reducer(ctx, op, x.type())));
     return lower::Output(ctx, lower::Convert(y, out_type));
   };
+}
+
+void DefineReduce(Registry& r, Primitive p, HloOpcode op) {
+  if (op == HloOpcode::kAdd || op == HloOpcode::kMultiply) {
+    DefinePerPlatform(r, p, [op](FloatAccumulation acc) { return ReduceRule(op, acc); });
+  } else {
+    r.Define(p).lower = ReduceRule(op, FloatAccumulation::kF64);  // no accumulation: one rule
+  }
 }
 
 // (value, index) pairs: the larger (argmax) or smaller value wins, NaN beats numbers, ties
@@ -109,13 +138,12 @@ hlo::Window PrefixWindow(const std::vector<int64_t>& dims, int64_t axis, bool re
   return w;
 }
 
-void DefineCumulative(Registry& r, Primitive p, HloOpcode op, bool logaddexp = false) {
-  r.Define(p).lower = [op, logaddexp](LowerContext& ctx) -> absl::Status {
+LowerRule CumulativeRule(HloOpcode op, bool logaddexp, FloatAccumulation acc) {
+  return [op, logaddexp, acc](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    // Running sums and products accumulate in f64 below f64 (as the eager scans do).
-    const bool widen = hlo::IsFloatingPointType(out_type) && op != HloOpcode::kMaximum && op != HloOpcode::kMinimum;
-    if (widen) x = lower::Convert(x, hlo::F64);
+    // Running sums and products accumulate as the platform's sums do (the eager scans: f64).
+    if (op != HloOpcode::kMaximum && op != HloOpcode::kMinimum) x = lower::Convert(x, AccumulationType(out_type, acc));
     if (x.dims()[static_cast<size_t>(ctx.params().GetInt("axis"))] == 0) return lower::Output(ctx, lower::Convert(x, out_type));
     const int64_t axis = ctx.params().GetInt("axis");
     hlo::HloBuilder& b = ctx.builder();
@@ -134,11 +162,19 @@ void DefineCumulative(Registry& r, Primitive p, HloOpcode op, bool logaddexp = f
   };
 }
 
-void DefineReduceWindow(Registry& r, Primitive p, HloOpcode op) {
-  r.Define(p).lower = [op](LowerContext& ctx) -> absl::Status {
+void DefineCumulative(Registry& r, Primitive p, HloOpcode op, bool logaddexp = false) {
+  if (op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) {
+    r.Define(p).lower = CumulativeRule(op, logaddexp, FloatAccumulation::kF64);  // one rule
+  } else {
+    DefinePerPlatform(r, p, [op, logaddexp](FloatAccumulation acc) { return CumulativeRule(op, logaddexp, acc); });
+  }
+}
+
+LowerRule ReduceWindowRule(HloOpcode op, FloatAccumulation acc) {
+  return [op, acc](LowerContext& ctx) -> absl::Status {
     XOp x = lower::Operands(ctx)[0];
     const PrimitiveType out_type = x.type();
-    if (IsNarrowFloat(out_type) && op == HloOpcode::kAdd) x = lower::Convert(x, hlo::F64);
+    if (op == HloOpcode::kAdd) x = lower::Convert(x, AccumulationType(out_type, acc));
     const ParamMap& params = ctx.params();
     const std::vector<int64_t>& dims = params.GetInts("window_dimensions");
     const std::vector<int64_t>& strides = params.GetInts("window_strides");
@@ -155,6 +191,14 @@ void DefineReduceWindow(Registry& r, Primitive p, HloOpcode op) {
     const XOp y = lower::Wrap(b, b.ReduceWindow({x.instr()}, {init.instr()}, w, Reducer(ctx, op, x.type())));
     return lower::Output(ctx, lower::Convert(y, out_type));
   };
+}
+
+void DefineReduceWindow(Registry& r, Primitive p, HloOpcode op) {
+  if (op == HloOpcode::kAdd) {
+    DefinePerPlatform(r, p, [op](FloatAccumulation acc) { return ReduceWindowRule(op, acc); });
+  } else {
+    r.Define(p).lower = ReduceWindowRule(op, FloatAccumulation::kF64);  // no accumulation: one rule
+  }
 }
 
 }  // namespace

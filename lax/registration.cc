@@ -13,7 +13,8 @@ void RegisterUnaryLowering(Registry& r);
 void RegisterElementwiseLowering(Registry& r);
 void RegisterReductionLowering(Registry& r);
 void RegisterShapeLowering(Registry& r);
-void RegisterLinalgLowering(Registry& r);
+void RegisterDotGeneralLowering(Registry& r);
+void RegisterConvolutionLowering(Registry& r);
 void RegisterSortRandomLowering(Registry& r);
 void RegisterControlFlowLowering(Registry& r);
 }  // namespace internal
@@ -43,7 +44,8 @@ void RegisterAll() {
     internal::RegisterElementwiseLowering(r);
     internal::RegisterReductionLowering(r);
     internal::RegisterShapeLowering(r);
-    internal::RegisterLinalgLowering(r);
+    internal::RegisterDotGeneralLowering(r);
+    internal::RegisterConvolutionLowering(r);
     internal::RegisterSortRandomLowering(r);
     internal::RegisterControlFlowLowering(r);
     RegisterJit(r);

@@ -30,6 +30,7 @@
 #include "absl/hash/hash.h"
 #include "absl/types/span.h"
 #include "jx/core/jaxpr.h"
+#include "jx/core/trace_context.h"
 
 namespace jx {
 
@@ -43,6 +44,9 @@ class JaxprCacheKey {
   JaxprCacheKey& AddMask(const std::vector<bool>& mask);
   JaxprCacheKey& AddAval(const ShapedArray& aval);
   JaxprCacheKey& AddAvals(absl::Span<const Array> xs);  // of the arrays
+  // The current TraceContext, for derivations that trace new equations (their dots read
+  // default_matmul_precision).
+  JaxprCacheKey& AddTraceContext() { return Add(CurrentTraceContext().default_matmul_precision); }
   absl::Span<const int64_t> words() const { return words_; }
 
  private:

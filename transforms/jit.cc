@@ -174,6 +174,7 @@ std::string ExplainMiss(const jit_internal::Signature& was, const jit_internal::
   if (now.device != was.device) {
     why.push_back(StrCat("device changed from ", DeviceName(was.device), " to ", DeviceName(now.device)));
   }
+  if (!(now.trace_context == was.trace_context)) why.push_back("default_matmul_precision changed");
   if (why.empty()) return "the arguments' structure changed";
   std::string out;
   for (const std::string& w : why) StrAppend(&out, out.empty() ? "" : "; ", w);
@@ -199,7 +200,10 @@ const tree::TreeDef& Signature::Def(size_t d) const {
 }
 
 bool Signature::Matches(const Signature& other, absl::Span<const Array> leaves) const {
-  if (avals.size() != leaves.size() || device != other.device || defs != other.defs || statics.size() != other.statics.size()) return false;
+  if (avals.size() != leaves.size() || device != other.device || defs != other.defs ||
+      statics.size() != other.statics.size() || !(trace_context == other.trace_context)) {
+    return false;
+  }
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!(avals[i] == leaves[i].aval())) return false;
   }

@@ -59,6 +59,7 @@
 #include "jx/core/jaxpr.h"
 #include "jx/core/pytree.h"
 #include "jx/core/registry.h"
+#include "jx/core/trace_context.h"
 #include "jx/transforms/staging.h"
 
 namespace jx {
@@ -105,6 +106,7 @@ struct Signature {
   // for the default device.
   const Device* device = nullptr;
   std::vector<int> dynamic_positions;  // per dynamic argument (not part of the key)
+  TraceContext trace_context = CurrentTraceContext();  // as of the call (default_matmul_precision)
   const tree::TreeDef& Def(size_t d) const;
   // Same key as `other` once its avals are those of `leaves` (the hit path copies no aval).
   bool Matches(const Signature& other, absl::Span<const Array> leaves) const;

@@ -122,6 +122,7 @@ JvpResult JitJvp(absl::Span<const Array> primals, absl::Span<const Array> tangen
     if (nonzero_mask[i]) args.push_back(tangents[i]);
   }
   JaxprCacheKey key;
+  key.AddTraceContext();
   key.AddMask(nonzero_mask).AddAvals(args);
   std::shared_ptr<const JvpJaxpr> jvp = JvpCache().Get(
       j.jaxpr, key,
@@ -164,6 +165,7 @@ std::optional<PartialEvalSplit> JitPartialEval(absl::Span<const Array> in, const
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
   // The split depends only on the jaxpr (whose avals are fixed) and which inputs are unknown.
   JaxprCacheKey key;
+  key.AddTraceContext();
   key.AddMask(unknown);
   std::shared_ptr<const JitSplit> split = PartialEvalCache().Get(
       j.jaxpr, key, [&] { return std::make_shared<const JitSplit>(SplitJaxpr(j, unknown, NameOf(params))); },
@@ -212,6 +214,7 @@ Arrays JitTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeA
   }
   Arrays operands = Cat({known, cts});
   JaxprCacheKey key;
+  key.AddTraceContext();
   key.AddMask(linear).AddMask(ct_defined).AddAvals(operands);
   std::shared_ptr<const JitCall> backward = TransposeCache().Get(
       j.jaxpr, key,
@@ -246,6 +249,7 @@ BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dim
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
   const std::vector<int64_t> in_axes(dims.begin(), dims.end());
   JaxprCacheKey key;
+  key.AddTraceContext();
   key.Add(size).Add(static_cast<int64_t>(in_axes.size()));
   for (int64_t d : in_axes) key.Add(d);
   key.AddAvals(args);

@@ -22,6 +22,8 @@ LowerContext::LowerContext(lower_internal::Lowerer& lowerer, hlo::HloBuilder& bu
 
 hlo::HloModule& LowerContext::module() { return *lowerer_.module(); }
 
+const std::string& LowerContext::platform() const { return lowerer_.platform(); }
+
 std::string LowerContext::op_name() const { return StrCat(name_stack_, "/", primitive_name()); }
 
 hlo::OpMetadata LowerContext::metadata() const {

@@ -56,6 +56,8 @@ class LowerContext {
 
   hlo::HloBuilder& builder() { return builder_; }
   hlo::HloModule& module();
+  // The platform being lowered for ("cpu", "tpu"; LowerOptions::platform).
+  const std::string& platform() const;
   // The enclosing scopes ("jit(f)", "jit(f)/while/body"); op_name() appends the primitive.
   const std::string& name_stack() const { return name_stack_; }
   std::string op_name() const;

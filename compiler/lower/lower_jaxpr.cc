@@ -66,13 +66,15 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
   for (const Eqn& eqn : jaxpr.eqns) {
     const std::string prim(eqn.primitive.name());
     const PrimitiveRules* rules = registry.Find(eqn.primitive);
-    if (rules == nullptr || !rules->lower) {
+    const LowerRule* rule = rules != nullptr ? &rules->LowerFor(platform_) : nullptr;
+    if (rule == nullptr || !*rule) {
       std::string why;
       if (rules != nullptr) {
         auto it = rules->unsupported.find("lower");
         if (it != rules->unsupported.end()) why = StrCat(": ", it->second);
       }
-      return absl::UnimplementedError(StrCat("lowering: primitive '", prim, "' has no lowering rule", why));
+      return absl::UnimplementedError(
+          StrCat("lowering: primitive '", prim, "' has no lowering rule for platform '", platform_, "'", why));
     }
     std::vector<hlo::HloInstruction*> operands;
     std::vector<ShapedArray> in_avals, out_avals;
@@ -87,7 +89,7 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
     builder.set_metadata(ctx.metadata());
     absl::Status status;
     try {
-      status = rules->lower(ctx);
+      status = (*rule)(ctx);
     } catch (const std::exception& e) {
       status = absl::InternalError(e.what());
     }
@@ -149,7 +151,7 @@ absl::StatusOr<std::unique_ptr<hlo::HloModule>> LowerJaxpr(const ClosedJaxpr& cl
                                                                     StrCat("Arg_", i)));
     params.push_back(p);
   }
-  lower_internal::Lowerer lowerer(module.get());
+  lower_internal::Lowerer lowerer(module.get(), options.platform);
   const std::string name_stack = options.name_stack.empty() ? DefaultNameStack(module_name) : options.name_stack;
   HLO_ASSIGN_OR_RETURN(std::vector<hlo::HloInstruction*> outs,
                        lowerer.Emit(builder, closed, params, name_stack, const_params));

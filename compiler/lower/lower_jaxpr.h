@@ -10,7 +10,9 @@
 //   - the root is the single output itself when the jaxpr has exactly one output, else a
 //     tuple of the outputs (tuple_result forces the tuple).
 // Weak types lower as their dtype. Equations are walked iteratively; sub-jaxprs (cond
-// branches, loop bodies) become computations of the same module.
+// branches, loop bodies) become computations of the same module. A primitive's rule for
+// options.platform (PrimitiveRules::platform_lower) wins over its generic one: the CPU and
+// a TPU lower f32 sums differently (lax/reduction_lowering.cc).
 //
 //   lax::RegisterAll();
 //   ClosedJaxpr j = TraceToJaxpr(f, {ShapedArray{{3}, float32}}, "f");
@@ -33,6 +35,8 @@ struct LowerOptions {
   bool tuple_result = false;
   // The outermost op_name scope; empty: derived from the module name ("jit_f" -> "jit(f)").
   std::string name_stack;
+  // The target's platform ("cpu", "tpu"), as its Device::platform() names it.
+  std::string platform = "cpu";
 };
 
 absl::StatusOr<std::unique_ptr<hlo::HloModule>> LowerJaxpr(const ClosedJaxpr& jaxpr, std::string module_name,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,8 +14,10 @@ namespace jx::lower_internal {
 
 class Lowerer {
  public:
-  explicit Lowerer(hlo::HloModule* module) : module_(module) {}
+  Lowerer(hlo::HloModule* module, std::string platform) : module_(module), platform_(std::move(platform)) {}
   hlo::HloModule* module() const { return module_; }
+  // The target platform: which of a primitive's per-platform lowering rules apply.
+  const std::string& platform() const { return platform_; }
 
   // Emits jaxpr's equations into builder on args (one per invar). Constvars read
   // const_args when given (one per constvar), else the ClosedJaxpr's consts as constants.
@@ -26,6 +29,7 @@ class Lowerer {
 
  private:
   hlo::HloModule* module_;
+  std::string platform_;
 };
 
 }  // namespace jx::lower_internal

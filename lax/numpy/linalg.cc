@@ -7,6 +7,7 @@
 #include <set>
 
 #include "jx/core/errors.h"
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/dot_general.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/numpy/manipulation.h"
@@ -24,21 +25,27 @@ std::pair<Array, Array> PromotePair(const Array& a, const Array& b) {
   return {v[0], v[1]};
 }
 
+// The result of a product that emitted no dot_general (a scalar operand, an einsum without a
+// contraction) in preferred_element_type when one was asked for.
+Array AsPreferred(const Array& x, std::optional<DType> preferred) {
+  return preferred && x.dtype() != *preferred ? lax::convert_element_type(x, *preferred) : x;
+}
+
 }  // namespace
 
-Array dot(const Array& a0, const Array& b0) {
+Array dot(const Array& a0, const Array& b0, lax::PrecisionLike precision, std::optional<DType> preferred) {
   auto [a, b] = PromotePair(a0, b0);
-  if (a.ndim() == 0 || b.ndim() == 0) return multiply(a, b);
+  if (a.ndim() == 0 || b.ndim() == 0) return AsPreferred(multiply(a, b), preferred);
   const int64_t ac = a.ndim() - 1;
   const int64_t bc = b.ndim() == 1 ? 0 : b.ndim() - 2;
   if (a.shape()[U(ac)] != b.shape()[U(bc)]) {
     ThrowOpError<ShapeError>("dot", "shapes ", a.aval().str(), " and ", b.aval().str(), " not aligned: ",
                              a.shape()[U(ac)], " (dim ", ac, ") != ", b.shape()[U(bc)], " (dim ", bc, ")");
   }
-  return lax::dot_general(a, b, {{ac}, {bc}, {}, {}});
+  return lax::dot_general(a, b, {{ac}, {bc}, {}, {}}, precision, preferred);
 }
 
-Array matmul(const Array& a0, const Array& b0) {
+Array matmul(const Array& a0, const Array& b0, lax::PrecisionLike precision, std::optional<DType> preferred) {
   auto [a, b] = PromotePair(a0, b0);
   if (a.ndim() == 0 || b.ndim() == 0) {
     ThrowOpError<ValueError>("matmul", "input operand does not have enough dimensions: ", a.aval().str(), " @ ",
@@ -96,7 +103,7 @@ Array matmul(const Array& a0, const Array& b0) {
   }
   dn.lhs_contracting_dims = {a.ndim() - 1};
   dn.rhs_contracting_dims = {b.ndim() - 2};
-  Array out = lax::dot_general(a, b, dn);
+  Array out = lax::dot_general(a, b, dn, precision, preferred);
   // dot_general gives (shared..., a_only..., n, b_only..., m); restore the broadcast order.
   std::vector<int64_t> pos_of(U(nb));  // broadcast position -> dot_general output dim
   int64_t k = 0;
@@ -117,12 +124,14 @@ Array matmul(const Array& a0, const Array& b0) {
   return lax::squeeze(out, drop);
 }
 
-Array vdot(const Array& a, const Array& b) { return dot(ravel(a), ravel(b)); }
+Array vdot(const Array& a, const Array& b, lax::PrecisionLike precision, std::optional<DType> preferred) {
+  return numpy::dot(ravel(a), ravel(b), precision, preferred);
+}
 
-Array inner(const Array& a0, const Array& b0) {
+Array inner(const Array& a0, const Array& b0, lax::PrecisionLike precision, std::optional<DType> preferred) {
   auto [a, b] = PromotePair(a0, b0);
-  if (a.ndim() == 0 || b.ndim() == 0) return multiply(a, b);
-  return tensordot(a, b, {{-1}, {-1}});
+  if (a.ndim() == 0 || b.ndim() == 0) return AsPreferred(multiply(a, b), preferred);
+  return numpy::tensordot(a, b, {{-1}, {-1}}, precision, preferred);
 }
 
 Array outer(const Array& a, const Array& b) {
@@ -130,7 +139,8 @@ Array outer(const Array& a, const Array& b) {
   return multiply(lax::reshape(ra, {ra.size(), 1}), lax::reshape(rb, {1, rb.size()}));
 }
 
-Array tensordot(const Array& a, const Array& b, int64_t axes) {
+Array tensordot(const Array& a, const Array& b, int64_t axes, lax::PrecisionLike precision,
+                std::optional<DType> preferred) {
   if (axes < 0 || axes > a.ndim() || axes > b.ndim()) {
     ThrowOpError<ValueError>("tensordot", "axes ", axes, " out of range for ", a.aval().str(), " and ", b.aval().str());
   }
@@ -139,10 +149,11 @@ Array tensordot(const Array& a, const Array& b, int64_t axes) {
     ca.push_back(a.ndim() - axes + i);
     cb.push_back(i);
   }
-  return tensordot(a, b, {ca, cb});
+  return numpy::tensordot(a, b, {ca, cb}, precision, preferred);
 }
 
-Array tensordot(const Array& a0, const Array& b0, const std::pair<std::vector<int64_t>, std::vector<int64_t>>& axes) {
+Array tensordot(const Array& a0, const Array& b0, const std::pair<std::vector<int64_t>, std::vector<int64_t>>& axes,
+                lax::PrecisionLike precision, std::optional<DType> preferred) {
   auto [a, b] = PromotePair(a0, b0);
   if (axes.first.size() != axes.second.size()) {
     ThrowOpError<ValueError>("tensordot", "axes lists must have equal lengths, got ", ShapeToString(axes.first), " and ",
@@ -151,7 +162,7 @@ Array tensordot(const Array& a0, const Array& b0, const std::pair<std::vector<in
   lax::DotDimensionNumbers dn;
   for (int64_t x : axes.first) dn.lhs_contracting_dims.push_back(CanonicalizeAxis(x, a.ndim(), "tensordot"));
   for (int64_t x : axes.second) dn.rhs_contracting_dims.push_back(CanonicalizeAxis(x, b.ndim(), "tensordot"));
-  return lax::dot_general(a, b, dn);
+  return lax::dot_general(a, b, dn, precision, preferred);
 }
 
 Array kron(const Array& a0, const Array& b0) {
@@ -253,7 +264,8 @@ void TakeDiagonals(Array& x, std::vector<int>& labels) {
 
 // Contracts two labelled operands, keeping the labels in `keep`.
 std::pair<Array, std::vector<int>> Contract(Array a, std::vector<int> la, Array b, std::vector<int> lb,
-                                            const std::set<int>& keep) {
+                                            const std::set<int>& keep, const lax::PrecisionLike& precision,
+                                            std::optional<DType> preferred) {
   // A shared label of size 1 on one side broadcasts: squeeze it there.
   for (bool again = true; again;) {
     again = false;
@@ -299,7 +311,7 @@ std::pair<Array, std::vector<int>> Contract(Array a, std::vector<int> la, Array 
   for (int l : lb) {
     if (IndexOf(la, l) == static_cast<int64_t>(la.size())) free_b.push_back(l);
   }
-  Array out = lax::dot_general(a, b, dn);
+  Array out = lax::dot_general(a, b, dn, precision, preferred);
   std::vector<int> labels = batch;
   labels.insert(labels.end(), free_a.begin(), free_a.end());
   labels.insert(labels.end(), free_b.begin(), free_b.end());
@@ -308,7 +320,8 @@ std::pair<Array, std::vector<int>> Contract(Array a, std::vector<int> la, Array 
 
 }  // namespace
 
-Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_in) {
+Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_in, lax::PrecisionLike precision,
+             std::optional<DType> preferred) {
   std::string subs;
   for (char c : subscripts_in) {
     if (c != ' ') subs.push_back(c);
@@ -371,14 +384,14 @@ Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_
   for (size_t k = 1; k < ops.size(); ++k) {
     std::set<int> keep = out_set;
     for (size_t m = k + 1; m < ops.size(); ++m) keep.insert(labels[m].begin(), labels[m].end());
-    auto [r, l] = Contract(result, rl, ops[k], labels[k], keep);
+    auto [r, l] = Contract(result, rl, ops[k], labels[k], keep, precision, preferred);
     result = r;
     rl = l;
   }
   SumOut(result, rl, out_set);
   std::vector<int64_t> perm;
   for (int l : out_labels) perm.push_back(IndexOf(rl, l));
-  return lax::transpose(result, perm);
+  return AsPreferred(lax::transpose(result, perm), preferred);
 }
 
 }  // namespace jx::numpy

@@ -8,30 +8,45 @@
 //   jnp::einsum("...ij,...jk", a, b);                // ellipsis and implicit output
 //   jnp::tensordot(a, b, 2);                         // last 2 axes of a with first 2 of b
 //   jnp::tensordot(a, b, {{1, 0}, {0, 1}});
+//   jnp::matmul(a, b, lax::Precision::kHighest, jx::float32);  // JAX's precision= and
+//   jnp::einsum("ij,jk->ik", {a, b}, "highest");              // preferred_element_type=
+//
+// precision and preferred_element_type go to every dot_general the product emits (see
+// lax/dot_general.h): precision changes no numbers on the CPU; preferred_element_type is the
+// result dtype (bf16 operands -> f32, int8 -> int32).
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "jx/core/array.h"
+#include "jx/lax/precision.h"
 
 namespace jx::numpy {
 
-Array dot(const Array& a, const Array& b);
-Array matmul(const Array& a, const Array& b);
-Array vdot(const Array& a, const Array& b);
-Array inner(const Array& a, const Array& b);
+Array dot(const Array& a, const Array& b, lax::PrecisionLike precision = {},
+          std::optional<DType> preferred_element_type = std::nullopt);
+Array matmul(const Array& a, const Array& b, lax::PrecisionLike precision = {},
+             std::optional<DType> preferred_element_type = std::nullopt);
+Array vdot(const Array& a, const Array& b, lax::PrecisionLike precision = {},
+           std::optional<DType> preferred_element_type = std::nullopt);
+Array inner(const Array& a, const Array& b, lax::PrecisionLike precision = {},
+            std::optional<DType> preferred_element_type = std::nullopt);
 Array outer(const Array& a, const Array& b);
-Array tensordot(const Array& a, const Array& b, int64_t axes = 2);
-Array tensordot(const Array& a, const Array& b, const std::pair<std::vector<int64_t>, std::vector<int64_t>>& axes);
+Array tensordot(const Array& a, const Array& b, int64_t axes = 2, lax::PrecisionLike precision = {},
+                std::optional<DType> preferred_element_type = std::nullopt);
+Array tensordot(const Array& a, const Array& b, const std::pair<std::vector<int64_t>, std::vector<int64_t>>& axes,
+                lax::PrecisionLike precision = {}, std::optional<DType> preferred_element_type = std::nullopt);
 Array kron(const Array& a, const Array& b);
 
 // NumPy's einsum subscripts: letters, optional "...", optional "->output" (implicit output:
 // the labels used once, sorted). Repeated labels in one operand take a diagonal; labels that
 // are absent from the output are summed. Several operands contract left to right.
-Array einsum(std::string_view subscripts, const std::vector<Array>& operands);
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands, lax::PrecisionLike precision = {},
+             std::optional<DType> preferred_element_type = std::nullopt);
 template <typename... Arrays>
   requires(sizeof...(Arrays) > 0 && (std::is_convertible_v<const Arrays&, const Array&> && ...))
 Array einsum(std::string_view subscripts, const Arrays&... operands) {

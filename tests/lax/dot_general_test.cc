@@ -63,9 +63,9 @@ class RecordingInterpreter : public Interpreter {
 };
 
 TEST(DotGeneralTest, ParamsPrintAsJax) {
-  EXPECT_EQ(lax::internal::DotGeneralParams({{1}, {0}, {}, {}}, std::nullopt).ToString(),
+  EXPECT_EQ(lax::internal::DotGeneralParams({{1}, {0}, {}, {}}, std::nullopt, std::nullopt).ToString(),
             "dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=None");
-  EXPECT_EQ(lax::internal::DotGeneralParams({{2, 1}, {1, 0}, {0}, {0}}, float32).ToString(),
+  EXPECT_EQ(lax::internal::DotGeneralParams({{2, 1}, {1, 0}, {0}, {0}}, std::nullopt, float32).ToString(),
             "dimension_numbers=(([2, 1], [1, 0]), ([0], [0])) precision=None preferred_element_type=float32");
   RecordingInterpreter rec;
   {
@@ -74,9 +74,9 @@ TEST(DotGeneralTest, ParamsPrintAsJax) {
   }
   EXPECT_EQ(rec.last_params, "dimension_numbers=(([1], [0]), ([], [])) precision=None preferred_element_type=None");
   // Equal params hash and compare equal (CSE and cache keys rely on it).
-  const ParamMap a = lax::internal::DotGeneralParams({{1}, {0}, {}, {}}, std::nullopt);
-  const ParamMap b = lax::internal::DotGeneralParams({{1}, {0}, {}, {}}, std::nullopt);
-  const ParamMap c = lax::internal::DotGeneralParams({{0}, {0}, {}, {}}, std::nullopt);
+  const ParamMap a = lax::internal::DotGeneralParams({{1}, {0}, {}, {}}, std::nullopt, std::nullopt);
+  const ParamMap b = lax::internal::DotGeneralParams({{1}, {0}, {}, {}}, std::nullopt, std::nullopt);
+  const ParamMap c = lax::internal::DotGeneralParams({{0}, {0}, {}, {}}, std::nullopt, std::nullopt);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.Hash(), b.Hash());
   EXPECT_FALSE(a == c);

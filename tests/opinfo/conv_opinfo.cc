@@ -205,19 +205,28 @@ JX_OPINFO(conv_general_dilated) {
         }
         rp.pads = lax::padtype_to_pads(in_sp, win, c.strides, c.padding.mode);
       }
-      std::vector<std::optional<DType>> prefs = {std::nullopt};
-      if (c.name == "2d NCHW same" || c.name == "2d NHWC valid stride 2") prefs.push_back(WiderPreferred(d));
-      for (const auto& pref : prefs) {
+      // (precision, preferred_element_type) variants; precision changes no CPU numbers.
+      std::vector<std::pair<std::optional<lax::PrecisionPair>, std::optional<DType>>> variants = {{}};
+      if (c.name == "2d NCHW same" || c.name == "2d NHWC valid stride 2") variants.push_back({{}, WiderPreferred(d)});
+      if (c.name == "2d NCHW same") {
+        using Prec = lax::Precision;
+        variants.push_back({lax::PrecisionPair{Prec::kHighest, Prec::kHighest}, std::nullopt});
+        variants.push_back({lax::PrecisionPair{Prec::kDefault, Prec::kHigh}, WiderPreferred(d)});
+      }
+      for (const auto& [precision, pref] : variants) {
         Sample s;
         s.description = StrCat(c.name, ": ", ShapedArray{c.lhs, d}.str(), " * ", ShapedArray{c.rhs, d}.str(),
-                               pref ? StrCat(" preferred ", dtype_name(*pref)) : "");
+                               pref ? StrCat(" preferred ", dtype_name(*pref)) : "",
+                               precision ? StrCat(" precision ", lax::PrecisionName((*precision)[0]), ",",
+                                                  lax::PrecisionName((*precision)[1]))
+                                         : "");
         s.args = {lhs, rhs};
-        s.op = [c, pref](const std::vector<Array>& a) {
+        s.op = [c, precision, pref](const std::vector<Array>& a) {
           std::optional<lax::ConvDimensionNumbers> dnums;
           if (c.specs) dnums = lax::ConvDimensionNumbers::FromSpecs((*c.specs)[0], (*c.specs)[1], (*c.specs)[2]);
           return std::vector<Array>{lax::conv_general_dilated(a[0], a[1], c.strides, c.padding, c.lhs_dilation,
                                                               c.rhs_dilation, dnums, c.feature_groups, c.batch_groups,
-                                                              pref)};
+                                                              precision, pref)};
         };
         const DType out_dtype = pref.value_or(d);
         s.reference = [rp, out_dtype](const std::vector<RefArray>& a) {

@@ -165,17 +165,28 @@ JX_OPINFO(dot_general) {
     std::vector<Sample> out;
     for (const DotCase& c : DotCases()) {
       const Array lhs = ContractionArg(rng, c.lhs, d), rhs = ContractionArg(rng, c.rhs, d);
-      std::vector<std::optional<DType>> prefs = {std::nullopt};
-      if (WiderPreferred(d) && c.lhs.size() == 2 && c.rhs.size() == 2) prefs.push_back(WiderPreferred(d));
-      if (IsInteger(d) && c.name == "matmul") prefs.push_back(float32);  // integer -> floating
-      for (const auto& pref : prefs) {
+      // (precision, preferred_element_type) variants: the params ride through every
+      // transform and target; precision changes no numbers on the CPU, so the reference is
+      // the same.
+      std::vector<std::pair<std::optional<lax::PrecisionPair>, std::optional<DType>>> variants = {{}};
+      if (WiderPreferred(d) && c.lhs.size() == 2 && c.rhs.size() == 2) variants.push_back({{}, WiderPreferred(d)});
+      if (IsInteger(d) && c.name == "matmul") variants.push_back({{}, float32});  // integer -> floating
+      if (c.name == "matmul" || c.name == "batched matmul") {
+        using Prec = lax::Precision;
+        variants.push_back({lax::PrecisionPair{Prec::kHighest, Prec::kHighest}, std::nullopt});
+        variants.push_back({lax::PrecisionPair{Prec::kHigh, Prec::kDefault}, WiderPreferred(d)});
+      }
+      for (const auto& [precision, pref] : variants) {
         Sample s;
         s.description = StrCat(c.name, ": ", ShapedArray{c.lhs, d}.str(), " x ", ShapedArray{c.rhs, d}.str(),
-                               pref ? StrCat(" preferred ", dtype_name(*pref)) : "");
+                               pref ? StrCat(" preferred ", dtype_name(*pref)) : "",
+                               precision ? StrCat(" precision ", lax::PrecisionName((*precision)[0]), ",",
+                                                  lax::PrecisionName((*precision)[1]))
+                                         : "");
         s.args = {lhs, rhs};
         const lax::DotDimensionNumbers dn = c.dn;
-        s.op = [dn, pref](const std::vector<Array>& a) {
-          return std::vector<Array>{lax::dot_general(a[0], a[1], dn, pref)};
+        s.op = [dn, precision, pref](const std::vector<Array>& a) {
+          return std::vector<Array>{lax::dot_general(a[0], a[1], dn, precision, pref)};
         };
         const DType out_dtype = pref.value_or(d);
         s.reference = [dn, out_dtype](const std::vector<RefArray>& a) {
