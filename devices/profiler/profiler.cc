@@ -96,9 +96,9 @@ double HostMicros() {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
-HostSlice::HostSlice(const Device& device, std::string_view lane, std::string_view name) {
-  if (!is_tracing()) return;
-  device_ = &device;
+HostSlice::HostSlice(const Device* device, std::string_view lane, std::string_view name) {
+  if (device == nullptr || !is_tracing()) return;
+  device_ = device;
   lane_ = lane;
   name_ = name;
   start_us_ = HostMicros();

@@ -62,12 +62,13 @@ void Record(const Device& device, std::vector<Slice> slices);
 // Microseconds of host time since the trace started (for measured slices).
 double HostMicros();
 
-// Measures a scope on the host and records it as one slice on device's lane. Costs nothing
-// beyond is_tracing() when no trace is active.
+// Measures a scope on the host and records it as one slice on device's lane (nothing for a
+// null device: a simulated chip records its simulated times instead). Costs nothing beyond
+// is_tracing() when no trace is active. lane and name must outlive the scope.
 //   { jx::profiler::HostSlice slice(device, jx::profiler::kStepsLane, name); exe.Run(...); }
 class HostSlice {
  public:
-  HostSlice(const Device& device, std::string_view lane, std::string_view name);
+  HostSlice(const Device* device, std::string_view lane, std::string_view name);
   ~HostSlice();
   HostSlice(const HostSlice&) = delete;
   HostSlice& operator=(const HostSlice&) = delete;

@@ -1,6 +1,5 @@
 #include "jx/devices/tpu/tpu_compiler.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <utility>
@@ -11,7 +10,6 @@
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_pass.h"
-#include "jx/compiler/lower/lower_jaxpr.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
@@ -20,7 +18,6 @@
 #include "jx/devices/cpu/cpu_program.h"
 #include "jx/devices/cpu/program_cache.h"
 #include "jx/devices/tpu/tpu_program.h"
-#include "jx/lax/registration.h"
 
 namespace jx::tpu {
 namespace {
@@ -52,15 +49,14 @@ void WarnF64EmulatedOnce(const std::string& what, const std::string& generation)
 
 class TpuLowering final : public Lowering {
  public:
-  TpuLowering(std::unique_ptr<hlo::HloModule> module, std::vector<ShapedArray> out_avals, std::string what,
-              CompileDump dump, std::vector<bool> donated, const TpuChip& chip)
-      : text_(module->ToString()),
+  TpuLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuChip& chip)
+      : text_(lowered.module->ToString()),
         out_avals_(std::move(out_avals)),
-        donated_(std::move(donated)),
+        donated_(std::move(lowered.donated_params)),
         chip_(chip),
         key_(CacheKey()),
-        what_(std::move(what)),
-        dump_(std::move(dump)) {}
+        what_(std::move(lowered.what)),
+        dump_(std::move(lowered.dump)) {}
 
   std::string as_text() const override { return text_; }
 
@@ -75,29 +71,26 @@ class TpuLowering final : public Lowering {
     AddTpuPasses(pipeline, TpuTargetOptions(spec));
     dump_.AttachTo(pipeline);
     if (absl::StatusOr<bool> ran = pipeline.Run(module->get()); !ran.ok()) {
-      ThrowStatus(StrCat(what_, ": optimization failed"), ran.status());
+      ThrowStatus(StrCat(what_, ": optimization for ", chip_.ToString(), " failed"), ran.status());
     }
     timer.Lap("passes", &pipeline);
     if (UsesF64(**module)) WarnF64EmulatedOnce(what_, spec.generation);
     absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(**module, spec);
-    if (!cost.ok()) ThrowStatus(StrCat(what_, ": cost analysis failed"), cost.status());
+    if (!cost.ok()) ThrowStatus(StrCat(what_, ": TPU cost analysis failed"), cost.status());
     timer.Lap("tpu-cost-model");
     // The host runs the same program in the CPU's row-major layouts (the tiles and memory
-    // spaces are the chip's, for the cost model).
+    // spaces are the chip's, read by the cost model).
     absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = (*module)->Clone();
     if (!host_module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), host_module.status());
     if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
       ThrowStatus(StrCat(what_, ": host layout assignment failed"), ran.status());
     }
-    cpu::CpuCompileOptions options;
-    options.donated_arguments = donated_;
-    absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(*host_module), options);
-    if (!exe.ok()) ThrowStatus(StrCat(what_, ": compilation failed"), exe.status());
+    std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(std::move(*host_module), donated_, what_);
     timer.Lap("cpu-backend");
     // A program whose peak can never fit the chip's HBM fails now, as XLA's TPU compiler does;
     // one that fits the capacity but not what is free fails when it runs.
-    chip_.hbm()->CheckCapacity((*exe)->memory_analysis().peak_bytes, StrCat("compiling ", what_, ", whose peak is"));
-    auto host = std::make_shared<cpu_device::CpuProgram>(std::move(*exe), *cost, out_avals_, what_, &chip_);
+    chip_.hbm()->CheckCapacity(exe->memory_analysis().peak_bytes, StrCat("compiling ", what_, ", whose peak is"));
+    auto host = std::make_shared<cpu_device::CpuProgram>(std::move(exe), *cost, out_avals_, what_, &chip_);
     auto program = std::make_shared<TpuProgram>(std::move(host), std::move(*module), std::move(*cost), chip_, what_);
     timer.Report(what_);
     ProgramCache::Global().Insert(key_, program);
@@ -105,8 +98,8 @@ class TpuLowering final : public Lowering {
   }
 
  private:
-  // As the CPU's key (program text, weak types, donations, device): the device is the chip,
-  // which fixes the generation and the HBM.
+  // As the CPU's key (program text, weak types, donations, device, fallback policy): the
+  // device is the chip, which fixes the generation and the HBM.
   std::string CacheKey() const {
     std::string key = text_;
     key += "\nweak:";
@@ -114,12 +107,13 @@ class TpuLowering final : public Lowering {
     key += "\ndonated:";
     for (bool d : donated_) key += d ? '1' : '0';
     StrAppend(&key, "\ndevice:", chip_.platform(), ":", chip_.id());
+    if (!cpu_device::EvaluatorFallbackAllowed()) key += "\nno-fallback";
     return key;
   }
 
   std::string text_;
   std::vector<ShapedArray> out_avals_;
-  std::vector<bool> donated_;  // per argument leaf; empty when none
+  std::vector<bool> donated_;  // per entry parameter; empty when none
   const TpuChip& chip_;
   std::string key_;
   std::string what_;
@@ -130,22 +124,9 @@ class TpuLowering final : public Lowering {
 
 std::shared_ptr<const Lowering> LowerForTpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const TpuChip& chip) {
-  lax::RegisterAll();
-  const std::string what = StrCat("jit(", options.name, ")");
-  const std::string module_name = cpu_device::ModuleName(options.name);
-  CompileDump dump = CompileDump::ForNextCompile();
-  dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
-  // Outputs come back as one buffer per leaf, so the root is always a tuple.
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
-      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = what, .platform = "tpu"});
-  if (!module.ok()) ThrowStatus(StrCat(what, ": lowering for ", chip.ToString(), " failed"), module.status());
-  dump.Write(module_name, ".lowered.txt", dump.enabled() ? (*module)->ToString() : "");
-  std::vector<bool> donated;
-  if (std::find(options.donated.begin(), options.donated.end(), true) != options.donated.end()) {
-    donated = options.donated;
-  }
-  return std::make_shared<TpuLowering>(std::move(*module), jaxpr.jaxpr->out_avals(), what, std::move(dump),
-                                       std::move(donated), chip);
+  LoweringOptions for_chip = options;
+  for_chip.device_assignment = {&chip};  // the "tpu" platform's lowering rules
+  return std::make_shared<TpuLowering>(cpu_device::LowerToHlo(jaxpr, for_chip), jaxpr.jaxpr->out_avals(), chip);
 }
 
 }  // namespace jx::tpu

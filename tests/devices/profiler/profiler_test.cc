@@ -80,7 +80,7 @@ TEST(ProfilerTest, WritesProcessesLanesAndSlices) {
                 Slice{.lane = "VPU", .name = "fusion.2", .start_us = 12, .duration_us = 1.5,
                       .args = {{"flops", 1024.0}, {"bound_by", std::string("memory")}}},
                 Slice{.lane = "MXU", .name = "dot.1", .start_us = 10, .duration_us = 2}});
-  { HostSlice slice(host, kStepsLane, "jit(\"quoted\")"); }
+  { HostSlice slice(&host, kStepsLane, "jit(\"quoted\")"); }
   stop_trace();
   EXPECT_FALSE(is_tracing());
 
@@ -123,9 +123,10 @@ TEST(ProfilerTest, WritesProcessesLanesAndSlices) {
 TEST(ProfilerTest, NothingIsRecordedOutsideATrace) {
   FakeDevice chip(3, "TPU_3");
   Record(chip, {Slice{.lane = "MXU", .name = "before", .start_us = 0, .duration_us = 1}});
-  { HostSlice slice(chip, kStepsLane, "before too"); }
+  { HostSlice slice(&chip, kStepsLane, "before too"); }
   const std::string path = TempPath("jx_profiler_empty");
   start_trace(path);
+  { HostSlice slice(nullptr, kStepsLane, "no device"); }
   stop_trace();
   Record(chip, {Slice{.lane = "MXU", .name = "after", .start_us = 0, .duration_us = 1}});
   const ptree trace = ReadJson(path);
