@@ -288,6 +288,20 @@ const HloAttrInfo kAttrTable[] = {
        i->set_branch_computations(std::move(branches));
        return absl::OkStatus();
      }},
+    {"mxu_tiling", +[](const HloInstruction& i) { return MxuTilingToString(i.mxu_tiling()); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       absl::StatusOr<MxuTiling> t = ParseMxuTiling(v);
+       if (!t.ok()) return t.status();
+       i->set_mxu_tiling(*std::move(t));
+       return absl::OkStatus();
+     }},
+    {"vmem_tiling", +[](const HloInstruction& i) { return VmemTilingToString(i.vmem_tiling()); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       absl::StatusOr<VmemTiling> t = ParseVmemTiling(v);
+       if (!t.ok()) return t.status();
+       i->set_vmem_tiling(*std::move(t));
+       return absl::OkStatus();
+     }},
     {"custom_call_target", +[](const HloInstruction& i) { return QuoteString(i.custom_call_target()); },
      +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
        absl::StatusOr<std::string> s = ParseQuotedString(v);

@@ -283,6 +283,16 @@ void HloInstruction::set_backend_config(std::string config) {
   }
 }
 
+void HloInstruction::set_mxu_tiling(MxuTiling tiling) {
+  mutable_attrs().mxu_tiling = std::move(tiling);
+  MarkAttr(HloAttr::kMxuTiling);
+}
+
+void HloInstruction::set_vmem_tiling(VmemTiling tiling) {
+  mutable_attrs().vmem_tiling = std::move(tiling);
+  MarkAttr(HloAttr::kVmemTiling);
+}
+
 void HloInstruction::SetCalled(HloAttr attr, size_t slot, HloComputation* c) {
   if (called_.size() <= slot) called_.resize(slot + 1, nullptr);
   called_[slot] = c;

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_attributes.h"
+#include "jx/compiler/hlo/hlo_tiling_attributes.h"
 #include "jx/compiler/hlo/literal.h"
 #include "jx/compiler/hlo/opcode.h"
 #include "jx/compiler/hlo/shape.h"
@@ -39,6 +40,7 @@ enum class HloAttr : uint8_t {
   kUpdateWindowDims, kInsertedWindowDims, kScatterDimsToOperandDims,
   kIndexVectorDim, kSliceSizes, kIsStable, kAlgorithm, kFusionKind,
   kCalls, kToApply, kCondition, kBody, kSelect, kScatter, kBranchComputations,
+  kMxuTiling, kVmemTiling,
   kCustomCallTarget, kCustomCallHasSideEffect, kBackendConfig,
 };
 inline constexpr int kNumHloAttrs = static_cast<int>(HloAttr::kBackendConfig) + 1;
@@ -171,6 +173,15 @@ class HloInstruction {
   const std::string& backend_config() const { return attrs().backend_config; }
   void set_backend_config(std::string config);
 
+  // TPU tiling plans (hlo_tiling_attributes.h): how a dot/conv maps onto the MXUs, how a
+  // kernel is split into VMEM-sized grid steps. They plan, never change the values.
+  bool has_mxu_tiling() const { return HasAttr(HloAttr::kMxuTiling); }
+  const MxuTiling& mxu_tiling() const { return attrs().mxu_tiling; }
+  void set_mxu_tiling(MxuTiling tiling);
+  bool has_vmem_tiling() const { return HasAttr(HloAttr::kVmemTiling); }
+  const VmemTiling& vmem_tiling() const { return attrs().vmem_tiling; }
+  void set_vmem_tiling(VmemTiling tiling);
+
   const OpMetadata& metadata() const { return metadata_; }
   void set_metadata(OpMetadata metadata) { metadata_ = std::move(metadata); }
 
@@ -218,6 +229,8 @@ class HloInstruction {
     std::vector<int64_t> gather_slice_sizes;
     ScatterDimensionNumbers scatter;
     std::string custom_call_target, backend_config;
+    MxuTiling mxu_tiling;
+    VmemTiling vmem_tiling;
   };
 
   HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}

@@ -1,5 +1,6 @@
 #include "jx/compiler/hlo/shape.h"
 
+#include <algorithm>
 #include <cctype>
 #include <ostream>
 
@@ -83,10 +84,22 @@ std::string Shape::ToString(bool print_layout) const {
   }
   std::string out = StrCat(PrimitiveTypeName(element_type_), "[",
                                  absl::StrJoin(dimensions_, ","), "]");
-  // XLA leaves the (trivial) layout off scalars.
-  if (print_layout && IsArray() && rank() > 0) {
-    StrAppend(&out, "{", absl::StrJoin(layout_.minor_to_major, ","), "}");
+  // XLA leaves the (trivial) layout off scalars; a scalar in another memory space keeps it.
+  if (print_layout && IsArray() && (rank() > 0 || layout_.HasTilesOrMemorySpace())) {
+    StrAppend(&out, "{", layout_.ToString(), "}");
   }
+  return out;
+}
+
+std::string Layout::ToString() const {
+  std::string out = absl::StrJoin(minor_to_major, ",");
+  if (!HasTilesOrMemorySpace()) return out;
+  out += ":";
+  if (!tiles.empty()) {
+    out += "T";
+    for (const Tile& tile : tiles) StrAppend(&out, "(", absl::StrJoin(tile.dimensions, ","), ")");
+  }
+  if (memory_space != kDefaultMemorySpace) StrAppend(&out, "S(", memory_space, ")");
   return out;
 }
 
@@ -169,6 +182,20 @@ absl::Status ShapeUtil::ValidateShape(const Shape& shape) {
       return absl::InvalidArgumentError(StrCat(
           "shape ", shape.ToString(), " has a layout that is not a permutation of its dims"));
     }
+    for (const Tile& tile : shape.layout().tiles) {
+      bool tile_ok = !tile.dimensions.empty() && static_cast<int64_t>(tile.dimensions.size()) <=
+                                                     std::max<int64_t>(shape.rank(), 1);
+      for (int64_t t : tile.dimensions) tile_ok = tile_ok && t > 0;
+      if (!tile_ok) {
+        return absl::InvalidArgumentError(StrCat("shape ", shape.ToString(),
+                                                 " has a tile with more dims than the shape or a "
+                                                 "non-positive size"));
+      }
+    }
+    if (shape.layout().memory_space < 0) {
+      return absl::InvalidArgumentError(
+          StrCat("shape ", shape.ToString(), " has a negative memory space"));
+    }
   }
   return absl::OkStatus();
 }
@@ -197,6 +224,47 @@ bool ParseIntList(std::string_view text, size_t* pos, char close, std::vector<in
     if (text[*pos] != ',') return false;
     ++*pos;
   }
+}
+
+// Parses what follows a layout's '{' up to and including its '}':
+// "1,0}", "1,0:T(8,128)(2,1)S(1)}", ":S(1)}" (a scalar's).
+bool ParseLayoutBody(std::string_view text, size_t* pos, Layout* layout) {
+  const size_t colon = text.find_first_of(":}", *pos);
+  if (colon == std::string_view::npos) return false;
+  // The minor_to_major list ends at the colon (or the brace).
+  if (!ParseIntList(text, pos, text[colon], &layout->minor_to_major) || *pos != colon) {
+    return false;
+  }
+  if (text[*pos] == '}') {
+    ++*pos;
+    return true;
+  }
+  ++*pos;  // ':'
+  // "T(..)(..)" then "S(n)", each optional, in XLA's order.
+  auto parenthesized = [&](std::vector<int64_t>* out) {
+    if (*pos >= text.size() || text[*pos] != '(') return false;
+    ++*pos;
+    if (!ParseIntList(text, pos, ')', out)) return false;
+    ++*pos;
+    return true;
+  };
+  if (*pos < text.size() && text[*pos] == 'T') {
+    ++*pos;
+    do {
+      Tile tile;
+      if (!parenthesized(&tile.dimensions)) return false;
+      layout->tiles.push_back(std::move(tile));
+    } while (*pos < text.size() && text[*pos] == '(');
+  }
+  if (*pos < text.size() && text[*pos] == 'S') {
+    ++*pos;
+    std::vector<int64_t> space;
+    if (!parenthesized(&space) || space.size() != 1) return false;
+    layout->memory_space = space[0];
+  }
+  if (*pos >= text.size() || text[*pos] != '}') return false;
+  ++*pos;
+  return true;
 }
 
 absl::StatusOr<Shape> ParseShapeAt(std::string_view text, size_t* pos) {
@@ -243,8 +311,7 @@ absl::StatusOr<Shape> ParseShapeAt(std::string_view text, size_t* pos) {
   if (*pos < text.size() && text[*pos] == '{') {
     ++*pos;
     Layout layout;
-    if (!ParseIntList(text, pos, '}', &layout.minor_to_major)) return error("a layout");
-    ++*pos;
+    if (!ParseLayoutBody(text, pos, &layout)) return error("a layout");
     shape.set_layout(std::move(layout));
   }
   if (absl::Status st = ShapeUtil::ValidateShape(shape); !st.ok()) return st;

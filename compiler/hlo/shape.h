@@ -1,6 +1,10 @@
 // Shapes of HLO values: an element type, dimensions and a layout, or a tuple of shapes.
 // Text form is XLA's: "f32[128,512]{1,0}" (layout = minor_to_major), scalars "f32[]",
-// tuples "(f32[2]{0}, s32[])", tokens "token[]".
+// tuples "(f32[2]{0}, s32[])", tokens "token[]". A layout may also carry tiles and a memory
+// space, written after a colon as XLA's TPU backend does: "f32[256,512]{1,0:T(8,128)S(1)}"
+// (the two minor dims stored in 8x128 tiles, padded to whole tiles, in memory space 1);
+// nested tiles follow each other: "bf16[64,256]{1,0:T(16,128)(2,1)}". Targets that do not
+// tile (the CPU) ignore both; the CPU's layout assignment resets them.
 //
 //   Shape s = ShapeUtil::MakeShape(F32, {128, 512});   // default layout {1,0}
 //   s.ToString();                                       // "f32[128,512]{1,0}"
@@ -36,9 +40,29 @@ bool IsUnsignedIntegralType(PrimitiveType type);
 bool IsIntegralType(PrimitiveType type);  // signed or unsigned, not PRED
 bool IsArrayType(PrimitiveType type);     // PRED .. F64
 
+// One level of tiling (XLA's Tile): the array's minor-most dims are split into tiles of
+// these sizes, padded up to whole tiles; a tile with fewer dims than the array leaves the
+// major dims untiled. A second Tile tiles the elements inside the first one.
+struct Tile {
+  std::vector<int64_t> dimensions;
+  friend bool operator==(const Tile&, const Tile&) = default;
+};
+
+// The memory space an array lives in: 0 is the default (a chip's HBM, the host's RAM);
+// targets number the others (the TPU's VMEM is 1).
+inline constexpr int64_t kDefaultMemorySpace = 0;
+
 struct Layout {
   // Dimension numbers from most minor (fastest varying) to most major.
   std::vector<int64_t> minor_to_major;
+  std::vector<Tile> tiles = {};  // empty: untiled
+  int64_t memory_space = kDefaultMemorySpace;
+  // Whether there is anything to print after the colon.
+  bool HasTilesOrMemorySpace() const {
+    return !tiles.empty() || memory_space != kDefaultMemorySpace;
+  }
+  // "1,0:T(8,128)S(1)" (without braces).
+  std::string ToString() const;
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 
@@ -118,11 +142,13 @@ class ShapeUtil {
   static bool SameDimensions(const Shape& a, const Shape& b) {
     return a.dimensions() == b.dimensions();
   }
-  // Parses "f32[2,3]{1,0}", "f32[2,3]" (default layout), "(s32[], f32[4]{0})", "token[]".
+  // Parses "f32[2,3]{1,0}", "f32[2,3]" (default layout), "(s32[], f32[4]{0})", "token[]",
+  // "f32[8,128]{1,0:T(8,128)S(1)}", "f32[]{:S(1)}".
   static absl::StatusOr<Shape> ParseShape(std::string_view text);
   // Parses a shape at the start of text; *consumed gets the characters used.
   static absl::StatusOr<Shape> ParseShapePrefix(std::string_view text, size_t* consumed);
-  // Checks dims are non-negative and the layout is a permutation of the dims.
+  // Checks dims are non-negative, the layout is a permutation of the dims, tiles are no
+  // longer than the rank with positive sizes, and the memory space is non-negative.
   static absl::Status ValidateShape(const Shape& shape);
 };
 

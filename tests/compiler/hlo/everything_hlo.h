@@ -156,6 +156,7 @@ ENTRY %main (p0: f32[4], p1: f32[2,3], p2: f32[3,4], p3: s32[4], p4: u64[2], p5:
   %e_dot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %p1, f32[3,4]{1,0} %p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %e_bdot = f32[2]{0} dot(f32[2,3]{1,0} %p1, f32[2,3]{1,0} %p1), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   %e_pdot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %p1, f32[3,4]{1,0} %p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+  %e_tdot = f32[2,4]{1,0:T(2,128)S(1)} dot(f32[2,3]{1,0} %p1, f32[3,4]{1,0} %p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, mxu_tiling={tile=128x128, mkn=2x3x4, padded_mkn=8x128x128, batch=1, k_tiles=1, n_tiles=1, m_groups=1, mxus=1, waves=1}, vmem_tiling={grid=2x1, block=1x4, steps=2, vmem_bytes=8192, hbm_bytes=4096}
   %e_map = f32[4]{0} map(f32[4]{0} %p0), dimensions={0}, to_apply=%map_fn
   %e_reduce = f32[2]{0} reduce(f32[2,3]{1,0} %p1, f32[] %c0), dimensions={1}, to_apply=%add
   %e_rw = f32[2,2]{1,0} reduce-window(f32[2,3]{1,0} %p1, f32[] %c0), window={size=1x2}, to_apply=%add

@@ -1,0 +1,38 @@
+#include "jx/compiler/backend/tpu/tpu_pipeline.h"
+
+#include "jx/compiler/backend/tpu/mxu_tiling.h"
+#include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
+#include "jx/compiler/backend/tpu/vmem_tiling.h"
+#include "jx/compiler/passes/algebraic_simplifier.h"
+#include "jx/compiler/passes/canonicalize_shapes.h"
+#include "jx/compiler/passes/constant_folding.h"
+#include "jx/compiler/passes/cse.h"
+#include "jx/compiler/passes/dce.h"
+#include "jx/compiler/passes/dot_transpose_folding.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
+#include "jx/compiler/passes/instruction_fusion.h"
+#include "jx/compiler/passes/layout_assignment.h"
+
+namespace jx::tpu {
+
+void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
+  pipeline.AddPass<hlo::AlgebraicSimplifier>();
+  pipeline.AddPass<hlo::CanonicalizeShapes>();
+  pipeline.AddPass<hlo::HloCSE>();
+  pipeline.AddPass<hlo::HloConstantFolding>();
+  pipeline.AddPass<hlo::AlgebraicSimplifier>();
+  pipeline.AddPass<hlo::HloDCE>();
+  pipeline.AddPass<TpuNumerics>(options.default_precision);
+  // The bf16 parts of an operand several dots read are computed once.
+  pipeline.AddPass<hlo::HloCSE>();
+  pipeline.AddPass<hlo::InstructionFusion>();
+  pipeline.AddPass<hlo::HloDCE>();
+  pipeline.AddPass<hlo::DotTransposeFolding>();
+  pipeline.AddPass<hlo::LayoutAssignment>();
+  pipeline.AddPass<TpuLayoutAssignment>();
+  pipeline.AddPass<MxuTilingPass>(options);
+  pipeline.AddPass<hlo::HloScheduling>();
+  pipeline.AddPass<VmemTilingPass>(options);
+}
+
+}  // namespace jx::tpu

@@ -1,0 +1,30 @@
+// The HLO pass pipeline of a TPU target: the passes every target shares, then the TPU's:
+//   algsimp, canonicalize-shapes, cse, constant-folding, algsimp, dce   (shared cleanup)
+//   tpu-numerics        each dot/conv becomes its bf16 MXU passes (f32 accumulation), so
+//                       the CPU backend computes what the TPU does; before fusion, so the
+//                       bf16 roundings fuse into the loops that feed the dots
+//   cse, fusion, dce, dot-transpose-folding                          (shared)
+//   layout-assignment   row-major minor_to_major (the CPU's)
+//   tpu-layout-assignment  (8,128) tiles, HBM for parameters and outputs
+//   mxu-tiling          mxu_tiling={...} on every dot and convolution
+//   hlo-scheduling      the order the VMEM pass walks
+//   vmem-tiling         vmem_tiling={...} on kernels bigger than VMEM; VMEM residency (S(1))
+// The module that comes out is what the cost model reads. To run it on the host, compile
+// it with the CPU backend after the CPU's layout assignment (which drops the tiles and
+// memory spaces the CPU has no use for):
+//
+//   hlo::HloPassPipeline pipeline("tpu");
+//   tpu::AddTpuPasses(pipeline, tpu::TpuTargetOptions(spec));
+//   HLO_ASSIGN_OR_RETURN(bool changed, pipeline.Run(module.get()));
+//   // costs: read module; numbers: hlo::LayoutAssignment().Run(copy), then CompileForCpu
+#pragma once
+
+#include "jx/compiler/backend/tpu/tpu_numerics.h"
+#include "jx/compiler/backend/tpu/tpu_target_options.h"
+#include "jx/compiler/hlo/hlo_pass.h"
+
+namespace jx::tpu {
+
+void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options);
+
+}  // namespace jx::tpu

@@ -1,0 +1,258 @@
+#include "jx/compiler/backend/tpu/vmem_tiling.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "jx/compiler/backend/tpu/mxu_tiling.h"
+#include "jx/compiler/backend/tpu/tpu_layout.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_module.h"
+
+namespace jx::tpu {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Shape;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
+
+bool IsKernel(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kFusion || instr.opcode() == HloOpcode::kDot ||
+         instr.opcode() == HloOpcode::kConvolution;
+}
+
+void AppendArrayLeaves(const Shape& shape, std::vector<Shape>* out) {
+  if (shape.IsTuple()) {
+    for (const Shape& e : shape.tuple_shapes()) AppendArrayLeaves(e, out);
+  } else if (shape.IsArray()) {
+    out->push_back(shape);
+  }
+}
+
+// The dot a kernel runs: itself, or the one inside its fused computation.
+const HloInstruction* KernelDot(const HloInstruction& kernel) {
+  if (kernel.opcode() == HloOpcode::kDot) return &kernel;
+  const hlo::HloComputation* fused = kernel.opcode() == HloOpcode::kFusion
+                                         ? kernel.fused_instructions_computation()
+                                         : nullptr;
+  if (fused == nullptr) return nullptr;
+  for (const HloInstruction* instr : fused->instructions()) {
+    if (instr->opcode() == HloOpcode::kDot) return instr;
+  }
+  return nullptr;
+}
+
+// The kernel's operands that are not the dot's lhs or rhs (a fused bias, a residual).
+int64_t EpilogueBytes(const HloInstruction& kernel, const HloInstruction& dot) {
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < kernel.operand_count(); ++i) {
+    bool feeds_dot = &kernel == &dot;
+    for (const HloInstruction* op : dot.operands()) {
+      feeds_dot |= op->opcode() == HloOpcode::kParameter && op->parameter_number() == i &&
+                   op->parent() != kernel.parent();
+    }
+    if (!feeds_dot) bytes += PaddedBytes(kernel.operand(i)->shape());
+  }
+  return bytes;
+}
+
+std::optional<hlo::VmemTiling> PlanMatmul(const HloInstruction& kernel,
+                                          const HloInstruction& dot, int64_t vmem_bytes) {
+  const int64_t lhs = PaddedBytes(dot.operand(0)->shape());
+  const int64_t rhs = PaddedBytes(dot.operand(1)->shape());
+  const int64_t out = PaddedBytes(kernel.shape()) + EpilogueBytes(kernel, dot);
+  if (lhs + rhs + out <= vmem_bytes) return std::nullopt;
+  const hlo::MxuTiling gemm = PlanMxuTiling(dot, TpuTargetOptions()).value();
+  const int64_t rows = std::max<int64_t>(gemm.batch * gemm.m, 1);
+  const int64_t cols = std::max<int64_t>(gemm.n, 1);
+  int64_t gm = 1, gn = 1;
+  auto step_bytes = [&] {
+    return 2 * (CeilDiv(lhs, gm) + CeilDiv(rhs, gn) + CeilDiv(out, gm * gn));
+  };
+  while (step_bytes() > vmem_bytes) {
+    const bool can_m = CeilDiv(rows, gm) > kSublanes;
+    const bool can_n = CeilDiv(cols, gn) > kLanes;
+    if (can_m && (CeilDiv(lhs, gm) >= CeilDiv(rhs, gn) || !can_n)) {
+      gm *= 2;
+    } else if (can_n) {
+      gn *= 2;
+    } else {
+      break;  // one (8, 128) output block with all of K: report it as it is
+    }
+  }
+  // Blocks of whole tiles; the grid is what covers the GEMM with them.
+  const int64_t block_m = RoundUp(CeilDiv(rows, gm), kSublanes);
+  const int64_t block_n = RoundUp(CeilDiv(cols, gn), kLanes);
+  gm = CeilDiv(rows, block_m);
+  gn = CeilDiv(cols, block_n);
+  hlo::VmemTiling t;
+  t.grid = {gm, gn};
+  t.block = {block_m, block_n};
+  t.steps = gm * gn;
+  t.vmem_bytes = step_bytes();
+  t.hbm_bytes = std::min(lhs + rhs * gm, rhs + lhs * gn) + out;
+  return t;
+}
+
+Shape WithMajorDim(const Shape& shape, int64_t extent) {
+  std::vector<int64_t> dims = shape.dimensions();
+  dims[0] = extent;
+  return Shape(shape.element_type(), std::move(dims), shape.layout());
+}
+
+std::optional<hlo::VmemTiling> PlanStreaming(const HloInstruction& kernel, int64_t vmem_bytes) {
+  std::vector<Shape> arrays;
+  for (const HloInstruction* op : kernel.operands()) AppendArrayLeaves(op->shape(), &arrays);
+  AppendArrayLeaves(kernel.shape(), &arrays);
+  int64_t total = 0;
+  const Shape* largest = nullptr;
+  for (const Shape& s : arrays) {
+    total += PaddedBytes(s);
+    if (largest == nullptr || PaddedBytes(s) > PaddedBytes(*largest)) largest = &s;
+  }
+  if (total <= vmem_bytes || largest == nullptr || largest->rank() == 0) return std::nullopt;
+  const Shape iteration = *largest;
+  const int64_t extent = iteration.dimensions(0);
+  // Blocks keep whole tiles of the iteration array when its major dim is tiled.
+  const std::vector<hlo::Tile> tiles = TpuTilesFor(iteration);
+  const int64_t granule = iteration.rank() <= 2 && !tiles.empty()
+                              ? tiles[0].dimensions[tiles[0].dimensions.size() - iteration.rank()]
+                              : 1;
+  auto streamed = [&](const Shape& s) { return s.rank() > 0 && s.dimensions(0) == extent; };
+  auto step_bytes = [&](int64_t block) {
+    int64_t bytes = 0;
+    for (const Shape& s : arrays) {
+      bytes += streamed(s) ? 2 * PaddedBytes(WithMajorDim(s, block)) : PaddedBytes(s);
+    }
+    return bytes;
+  };
+  int64_t block = RoundUp(extent, granule);
+  for (int64_t split = 2; block > granule && step_bytes(block) > vmem_bytes; split *= 2) {
+    block = RoundUp(CeilDiv(extent, split), granule);
+  }
+  hlo::VmemTiling t;
+  t.grid.assign(iteration.rank(), 1);
+  t.block = iteration.dimensions();
+  t.grid[0] = CeilDiv(extent, block);
+  t.block[0] = block;
+  t.steps = t.grid[0];
+  t.vmem_bytes = step_bytes(block);
+  for (const Shape& s : arrays) {
+    t.hbm_bytes += streamed(s) ? t.steps * PaddedBytes(WithMajorDim(s, block)) : PaddedBytes(s);
+  }
+  return t;
+}
+
+// Whether the value may stay in VMEM between its producer and its readers.
+bool MayLiveInVmem(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kParameter: case HloOpcode::kConstant: case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement: case HloOpcode::kBitcast: case HloOpcode::kWhile:
+    case HloOpcode::kCall: case HloOpcode::kConditional:
+      return false;
+    default:
+      break;
+  }
+  if (!instr.shape().IsArray() || instr.IsRoot() || instr.users().empty() ||
+      instr.has_vmem_tiling()) {
+    return false;
+  }
+  for (const HloInstruction* user : instr.users()) {
+    // Values crossing into another computation, or into a tuple (an output, a loop state),
+    // and the operands of a kernel that streams from HBM stay in HBM.
+    if (user->opcode() == HloOpcode::kTuple || user->opcode() == HloOpcode::kWhile ||
+        user->opcode() == HloOpcode::kCall || user->opcode() == HloOpcode::kConditional ||
+        user->opcode() == HloOpcode::kBitcast || user->has_vmem_tiling()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SetMemorySpace(HloInstruction* instr, int64_t space) {
+  if (instr->shape().layout().memory_space == space) return false;
+  hlo::Layout layout = instr->shape().layout();
+  layout.memory_space = space;
+  instr->mutable_shape()->set_layout(std::move(layout));
+  return true;
+}
+
+// Places values in VMEM along the computation's order while half of VMEM has room.
+bool AssignMemorySpaces(hlo::HloComputation* computation, int64_t vmem_bytes) {
+  const std::vector<HloInstruction*> order = computation->MakeSequentialOrder();
+  absl::flat_hash_map<const HloInstruction*, int64_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int64_t>(i);
+  const int64_t budget = vmem_bytes / 2;
+  struct Live {
+    int64_t last_use;
+    int64_t bytes;
+  };
+  std::vector<Live> live;
+  int64_t live_bytes = 0;
+  bool changed = false;
+  for (size_t i = 0; i < order.size(); ++i) {
+    HloInstruction* instr = order[i];
+    // Values whose last reader ran before this instruction give their space back.
+    for (auto it = live.begin(); it != live.end();) {
+      if (it->last_use < static_cast<int64_t>(i)) {
+        live_bytes -= it->bytes;
+        it = live.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    int64_t space = kHbmMemorySpace;
+    if (MayLiveInVmem(*instr)) {
+      const int64_t bytes = PaddedBytes(instr->shape());
+      if (live_bytes + bytes <= budget) {
+        int64_t last_use = static_cast<int64_t>(i);
+        for (const HloInstruction* user : instr->users()) {
+          last_use = std::max(last_use, position.at(user));
+        }
+        live.push_back({last_use, bytes});
+        live_bytes += bytes;
+        space = kVmemMemorySpace;
+      }
+    }
+    if (instr->shape().IsArray() && instr->opcode() != HloOpcode::kParameter) {
+      changed |= SetMemorySpace(instr, space);
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+std::optional<hlo::VmemTiling> PlanVmemTiling(const HloInstruction& kernel, int64_t vmem_bytes) {
+  if (!IsKernel(kernel)) return std::nullopt;
+  if (const HloInstruction* dot = KernelDot(kernel)) return PlanMatmul(kernel, *dot, vmem_bytes);
+  return PlanStreaming(kernel, vmem_bytes);
+}
+
+absl::StatusOr<bool> VmemTilingPass::Run(hlo::HloModule* module) {
+  bool changed = false;
+  for (hlo::HloComputation* computation : module->computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (HloInstruction* instr : computation->instructions()) {
+      std::optional<hlo::VmemTiling> plan = PlanVmemTiling(*instr, options_.vmem_bytes);
+      if (!plan.has_value()) {
+        if (instr->has_vmem_tiling()) {
+          instr->ClearAttr(hlo::HloAttr::kVmemTiling);
+          changed = true;
+        }
+        continue;
+      }
+      if (instr->has_vmem_tiling() && instr->vmem_tiling() == *plan) continue;
+      instr->set_vmem_tiling(*std::move(plan));
+      changed = true;
+    }
+    changed |= AssignMemorySpaces(computation, options_.vmem_bytes);
+  }
+  return changed;
+}
+
+}  // namespace jx::tpu
