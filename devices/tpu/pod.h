@@ -22,10 +22,9 @@
 #include "jx/compiler/backend/tpu/tpu_chip_spec.h"
 #include "jx/core/device.h"
 #include "jx/devices/tpu/tpu_chip.h"
+#include "jx/devices/tpu/tpu_client.h"
 
 namespace jx::tpu {
-
-class TpuClient;
 
 struct PodOptions {
   int64_t hbm_bytes = 0;  // per chip; 0: the generation's capacity

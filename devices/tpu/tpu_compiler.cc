@@ -27,17 +27,6 @@ using cpu_device::CompileTimer;
 using cpu_device::ProgramCache;
 using cpu_device::ThrowStatus;
 
-// Whether any value of the program is f64 (the chip has no f64 units). Tuples hold values
-// other instructions produce, so array results are enough.
-bool UsesF64(const hlo::HloModule& module) {
-  for (const hlo::HloComputation* computation : module.computations()) {
-    for (const hlo::HloInstruction* instr : computation->instructions()) {
-      if (instr->shape().element_type() == hlo::F64) return true;
-    }
-  }
-  return false;
-}
-
 void WarnF64EmulatedOnce(const std::string& what, const std::string& generation) {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
@@ -74,9 +63,9 @@ class TpuLowering final : public Lowering {
       ThrowStatus(StrCat(what_, ": optimization for ", chip_.ToString(), " failed"), ran.status());
     }
     timer.Lap("passes", &pipeline);
-    if (UsesF64(**module)) WarnF64EmulatedOnce(what_, spec.generation);
     absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(**module, spec);
     if (!cost.ok()) ThrowStatus(StrCat(what_, ": TPU cost analysis failed"), cost.status());
+    if (cost->f64_emulated) WarnF64EmulatedOnce(what_, spec.generation);
     timer.Lap("tpu-cost-model");
     // The host runs the same program in the CPU's row-major layouts (the tiles and memory
     // spaces are the chip's, read by the cost model).

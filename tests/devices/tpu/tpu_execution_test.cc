@@ -133,5 +133,51 @@ TEST(TpuExecutionTest, TheTraceShowsTheStepOnTheChipsLanes) {
   EXPECT_LE(instruction_seconds, cost.predicted_seconds * (1 + 1e-9));
 }
 
+TEST(TpuExecutionTest, EagerOpsOnAChipsArraysRunOnTheChip) {
+  Pod pod = make_pod("v5e", {1, 1});
+  const TpuChip& chip = AsChip(pod.devices()[0]);
+  const Array x = device_put(jnp::arange(8, float32), &chip);
+  const double before = chip.activity().now_seconds;
+  const Array y = jnp::sin(x);
+  EXPECT_EQ(y.devices(), std::vector<const Device*>{&chip});
+  EXPECT_GT(chip.activity().now_seconds, before);
+  EXPECT_FLOAT_EQ(y.to_vector<float>()[3], std::sin(3.0f));
+}
+
+// f64 has no TPU hardware: the first f64 program compiled for a chip says it is emulated,
+// later ones stay quiet.
+TEST(TpuExecutionTest, F64EmulationIsAnnouncedOnce) {
+  Pod pod = make_pod("v5e", {1, 1});
+  const Device* chip = pod.devices()[0];
+  const ShapeDtypeStruct v{{16}, float64, chip};
+  testing::internal::CaptureStderr();
+  const CostAnalysis first = jit([](const Array& a) { return jnp::exp(a); }).lower(v).compile().cost_analysis();
+  jit([](const Array& a) { return a * a; }).lower(v).compile();
+  const std::string err = testing::internal::GetCapturedStderr();
+  size_t count = 0;
+  for (size_t at = err.find("emulated"); at != std::string::npos; at = err.find("emulated", at + 1)) ++count;
+  EXPECT_EQ(count, 1u) << err;
+  EXPECT_THAT(err, HasSubstr("have no f64 units"));
+  EXPECT_TRUE(first.f64_emulated);
+}
+
+TEST(TpuExecutionTest, TheClientCompilesForItsOwnChipsOnly) {
+  Pod a = make_pod("v5e", {1, 2});
+  Pod b = make_pod("v5e", {1, 1});
+  const ClosedJaxpr jaxpr = make_jaxpr([](const Array& x) { return x + 1.0f; })(jnp::ones({4}));
+  try {
+    a.client().Lower(jaxpr, {.name = "f", .device_assignment = {b.devices()[0]}});
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("not one of its chips"));
+  }
+  EXPECT_THROW(a.client().Lower(jaxpr, {.name = "f", .device_assignment = a.devices()}), NotImplementedError);
+  auto exe = a.client().Lower(jaxpr, {.name = "f", .device_assignment = {a.devices()[1]}})->Compile();
+  const Arrays out = exe->Execute({device_put(jnp::ones({4}), a.devices()[1])});
+  EXPECT_EQ(out[0].devices(), std::vector<const Device*>{a.devices()[1]});
+  EXPECT_EQ(AsChip(a.devices()[1]).activity().steps, 1);
+  EXPECT_EQ(AsChip(a.devices()[0]).activity().steps, 0);
+}
+
 }  // namespace
 }  // namespace jx::tpu
