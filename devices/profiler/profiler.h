@@ -14,7 +14,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
