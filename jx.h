@@ -17,3 +17,5 @@
 #include "jx/lax/random/random.h"
 #include "jx/transforms/api.h"
 #include "jx/devices/device_put.h"
+#include "jx/devices/profiler/profiler.h"
+#include "jx/devices/tpu/pod.h"

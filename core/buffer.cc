@@ -1,6 +1,8 @@
 #include "jx/core/buffer.h"
 
+#include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -95,7 +97,59 @@ CachingAllocator& GlobalAllocator() {
   return *allocator;
 }
 
+// "1073741824 bytes (1.00 GiB)": exact for tests and scripts, readable for people.
+std::string Bytes(int64_t n) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(n);
+  int unit = 0;
+  while (v >= 1024 && unit < 5) {
+    v /= 1024;
+    ++unit;
+  }
+  char human[32];
+  std::snprintf(human, sizeof(human), "%.2f %s", v, kUnits[unit]);
+  return StrCat(n, " bytes (", human, ")");
+}
+
 }  // namespace
+
+MemoryAccount::MemoryAccount(std::string owner, int64_t capacity) : owner_(std::move(owner)), capacity_(capacity) {}
+
+void MemoryAccount::Reserve(int64_t nbytes, std::string_view what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t free = FreeLocked();
+  if (nbytes > free) ThrowExhausted(nbytes, free, what);
+  usage_.bytes_in_use += nbytes;
+  usage_.peak_bytes_in_use = std::max(usage_.peak_bytes_in_use, usage_.bytes_in_use);
+  usage_.largest_alloc_size = std::max(usage_.largest_alloc_size, nbytes);
+  ++usage_.num_allocs;
+}
+
+void MemoryAccount::Release(int64_t nbytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  usage_.bytes_in_use -= nbytes;
+}
+
+void MemoryAccount::CheckCapacity(int64_t nbytes, std::string_view what) const {
+  if (nbytes <= capacity_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ThrowExhausted(nbytes, FreeLocked(), what);
+}
+
+void MemoryAccount::ThrowExhausted(int64_t nbytes, int64_t free, std::string_view what) const {
+  throw ResourceExhaustedError(StrCat("RESOURCE_EXHAUSTED: ", owner_, ": out of memory ", what, " ", Bytes(nbytes),
+                                      "; ", Bytes(free), " free of ", Bytes(capacity_)));
+}
+
+MemoryAccount::Usage MemoryAccount::usage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return usage_;
+}
+
+int64_t MemoryAccount::bytes_free() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FreeLocked();
+}
 
 std::shared_ptr<Buffer> Buffer::Allocate(int64_t nbytes) {
   if (nbytes < 0) throw InternalError("[allocator] negative buffer size");
@@ -104,13 +158,30 @@ std::shared_ptr<Buffer> Buffer::Allocate(int64_t nbytes) {
   return std::make_shared<Buffer>(PrivateTag{}, p, nbytes, capacity);
 }
 
+std::shared_ptr<Buffer> Buffer::Allocate(int64_t nbytes, std::shared_ptr<MemoryAccount> account) {
+  if (account == nullptr) return Allocate(nbytes);
+  account->Reserve(nbytes);
+  std::shared_ptr<Buffer> buffer;
+  try {
+    buffer = Allocate(nbytes);
+  } catch (...) {
+    account->Release(nbytes);  // the host is out of memory: the device's count is unchanged
+    throw;
+  }
+  buffer->account_ = std::move(account);
+  return buffer;
+}
+
 Buffer::~Buffer() {
-  if (!deleted_) GlobalAllocator().Free(data_, capacity_);
+  if (deleted_) return;
+  GlobalAllocator().Free(data_, capacity_);
+  if (account_ != nullptr) account_->Release(nbytes_);
 }
 
 std::shared_ptr<Buffer> Buffer::TakeStorage() {
   if (deleted_) throw InternalError("[allocator] TakeStorage of a deleted buffer");
   auto taken = std::make_shared<Buffer>(PrivateTag{}, data_, nbytes_, capacity_);
+  taken->account_ = std::move(account_);
   data_ = nullptr;
   deleted_ = true;
   return taken;

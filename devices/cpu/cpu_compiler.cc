@@ -134,6 +134,11 @@ bool EvaluatorFallbackAllowed() {
   return v == nullptr || std::string_view(v) != "error";
 }
 
+// The target's platform picks the primitives' per-platform lowering rules.
+std::string PlatformOf(const LoweringOptions& options) {
+  return options.device_assignment.empty() ? "cpu" : std::string(options.device_assignment.front()->platform());
+}
+
 LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& options) {
   lax::RegisterAll();
   LoweredModule out;
@@ -144,7 +149,7 @@ LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& option
   CompileTimer timer;
   // Outputs come back as one buffer per leaf, so the root is always a tuple.
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
-      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = out.what});
+      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = out.what, .platform = PlatformOf(options)});
   if (!module.ok()) ThrowStatus(StrCat(out.what, ": lowering failed"), module.status());
   out.module = std::move(*module);
   timer.Lap("lower-jaxpr");

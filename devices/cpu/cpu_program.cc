@@ -8,6 +8,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/cpu_compiler.h"
+#include "jx/devices/profiler/profiler.h"
 
 namespace jx::cpu_device {
 namespace {
@@ -75,6 +76,7 @@ Arrays CpuProgram::Execute(absl::Span<const Array> args) const {
     out[k] = storage->data();
     outs.push_back(Array(std::make_shared<ConcreteArray>(out_avals_[k], std::move(storage), out_device, committed)));
   }
+  const profiler::HostSlice timed(IsHostDevice(*device_) ? device_ : nullptr, profiler::kStepsLane, what_);  // chips trace simulated time
   if (absl::Status st = exe_->Run(in, out); !st.ok()) ThrowStatus(StrCat(what_, ": run failed"), st);
   return outs;
 }

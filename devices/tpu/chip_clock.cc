@@ -1,0 +1,70 @@
+#include "jx/devices/tpu/chip_clock.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace jx::tpu {
+namespace {
+
+// The trace lane of a cost row's unit; "" for rows that run no code (parameters, tuples).
+std::string_view LaneOf(std::string_view unit) {
+  if (unit == "mxu") return "MXU";
+  if (unit == "vpu") return "VPU";
+  if (unit == "dma") return "DMA";
+  if (unit == "ici") return "ICI";
+  return "";
+}
+
+double* BusyOf(UnitSeconds& busy, std::string_view lane) {
+  if (lane == "MXU") return &busy.mxu;
+  if (lane == "VPU") return &busy.vpu;
+  if (lane == "DMA") return &busy.dma;
+  return &busy.ici;
+}
+
+}  // namespace
+
+StepTimeline ScheduleStep(const CostAnalysis& cost, double start_seconds, double hbm_bandwidth) {
+  StepTimeline step;
+  step.start_seconds = start_seconds;
+  step.seconds = cost.predicted_seconds;
+  double total = 0;
+  for (const InstructionCost& row : cost.instructions) {
+    if (!LaneOf(row.unit).empty()) total += row.seconds;
+  }
+  const double scale = total > step.seconds && total > 0 ? step.seconds / total : 1.0;
+  double t = start_seconds;
+  for (const InstructionCost& row : cost.instructions) {
+    const std::string_view lane = LaneOf(row.unit);
+    const double seconds = row.seconds * scale;
+    if (lane.empty() || seconds <= 0) continue;
+    step.instructions.push_back({row.name, std::string(lane), t, seconds, &row});
+    *BusyOf(step.busy, lane) += seconds;
+    if (lane != "DMA" && row.bytes > 0 && hbm_bandwidth > 0) {
+      const double transfer = std::min(row.bytes / hbm_bandwidth * scale, seconds);
+      step.instructions.push_back({row.name, "DMA", t, transfer, &row});
+      step.busy.dma += transfer;
+    }
+    t += seconds;
+  }
+  return step;
+}
+
+StepTimeline ChipClock::RunStep(const CostAnalysis& cost, double hbm_bandwidth) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StepTimeline step = ScheduleStep(cost, activity_.now_seconds, hbm_bandwidth);
+  activity_.now_seconds += step.seconds;
+  activity_.busy.mxu += step.busy.mxu;
+  activity_.busy.vpu += step.busy.vpu;
+  activity_.busy.dma += step.busy.dma;
+  activity_.busy.ici += step.busy.ici;
+  ++activity_.steps;
+  return step;
+}
+
+ChipActivity ChipClock::activity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return activity_;
+}
+
+}  // namespace jx::tpu

@@ -1,0 +1,60 @@
+// Simulated TPU pods (slices): chips of one generation on a 2D or 3D torus, made with
+// jx::tpu::make_pod. The pod's client is registered with the process, so
+// jx::devices("tpu") lists its chips and arrays put on them run there.
+//
+//   auto pod = jx::tpu::make_pod("v5e", {4, 2});     // 8 chips of a 2D torus
+//   pod.devices();                                   // row-major over {4, 2}: a mesh of the
+//                                                    // same shape lines up with the torus
+//   pod.coords(pod.devices()[3]);                    // {1, 1}
+//   auto cube = jx::tpu::make_pod("v4", {4, 4, 4});  // 64 chips of a 3D torus
+//   jx::tpu::make_pod("v5e", {4, 4, 4});             // ValueError: v5e is a 2D torus
+//
+// Every chip's HBM holds the generation's capacity; PodOptions::hbm_bytes simulates a
+// smaller memory (tests of running out, what-if planning).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jx/compiler/backend/tpu/tpu_chip_spec.h"
+#include "jx/core/device.h"
+#include "jx/devices/tpu/tpu_chip.h"
+#include "jx/devices/tpu/tpu_client.h"
+
+namespace jx::tpu {
+
+struct PodOptions {
+  int64_t hbm_bytes = 0;  // per chip; 0: the generation's capacity
+};
+
+// A handle to a pod made by make_pod (cheap to copy; the chips live as long as the process,
+// as every registered device does).
+class Pod {
+ public:
+  explicit Pod(std::shared_ptr<const TpuClient> client) : client_(std::move(client)) {}
+
+  // The chips, row-major over shape() (the last axis fastest), ids increasing.
+  std::vector<const Device*> devices() const;
+  const std::vector<int64_t>& shape() const;
+  const std::string& generation() const;
+  const TpuChipSpec& spec() const;
+  int64_t num_chips() const;
+  // The chip at a torus position / a chip's position (ValueError for other devices).
+  const TpuChip& chip(const std::vector<int64_t>& coords) const;
+  const std::vector<int64_t>& coords(const Device* device) const;
+  const TpuClient& client() const { return *client_; }
+
+ private:
+  std::shared_ptr<const TpuClient> client_;
+};
+
+// A pod of `generation` ("v3", "v4", "v5e", "v5p", "v6e", "v7") chips on a torus of `shape`.
+// Throws ValueError when the generation is unknown, when shape's rank is not the
+// generation's torus rank, when a dimension is below 1, or when the shape does not fit the
+// generation's full pod. Chip ids follow every device registered so far.
+Pod make_pod(std::string_view generation, const std::vector<int64_t>& shape, const PodOptions& options = {});
+
+}  // namespace jx::tpu

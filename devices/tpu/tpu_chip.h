@@ -1,0 +1,60 @@
+// A simulated TPU chip: a Device whose memory is an HBM of the generation's capacity (every
+// buffer on the chip is charged to it; a request beyond what is free throws
+// ResourceExhaustedError naming the chip, the bytes asked and the bytes free) and whose
+// programs advance a simulated clock by the cost model's predicted time, with busy time per
+// unit (chip_clock.h). The numbers themselves are computed on the host.
+//
+//   const auto& chip = static_cast<const jx::tpu::TpuChip&>(*pod.devices()[0]);
+//   chip.ToString();            // "TPU_1(process=0,(0,0,0,0))"
+//   chip.device_kind();         // "TPU v5 lite"
+//   chip.memory_stats().bytes_limit;      // 16e9
+//   chip.activity().now_seconds;          // simulated seconds run so far
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jx/compiler/backend/tpu/tpu_chip_spec.h"
+#include "jx/core/buffer.h"
+#include "jx/core/device.h"
+#include "jx/devices/tpu/chip_clock.h"
+
+namespace jx::tpu {
+
+class TpuChip final : public Device {
+ public:
+  // coords: the chip's position on the pod's torus, one entry per torus axis. spec outlives
+  // the chip (the client owns both).
+  TpuChip(const Client& client, const TpuChipSpec& spec, int id, std::vector<int64_t> coords);
+
+  const Client& client() const override { return client_; }
+  std::string_view platform() const override { return "tpu"; }
+  int id() const override { return id_; }
+  std::string device_kind() const override { return spec_.device_kind; }
+  // JAX's str(device): "TPU_<id>(process=<p>,(x,y,z,core))"; z is 0 on a 2D torus.
+  std::string ToString() const override { return name_; }
+  MemoryStats memory_stats() const override;
+  std::shared_ptr<Buffer> Allocate(int64_t nbytes) const override;
+
+  const TpuChipSpec& spec() const { return spec_; }
+  const std::vector<int64_t>& coords() const { return coords_; }
+  // The chip's HBM: what compiled programs reserve their scratch from while they run.
+  const std::shared_ptr<MemoryAccount>& hbm() const { return hbm_; }
+  // Runs one program's step on the chip's clock (see ChipClock::RunStep).
+  StepTimeline RunStep(const CostAnalysis& cost) const { return clock_.RunStep(cost, spec_.hbm_bandwidth); }
+  ChipActivity activity() const { return clock_.activity(); }
+
+ private:
+  const Client& client_;
+  const TpuChipSpec& spec_;
+  const int id_;
+  const std::vector<int64_t> coords_;
+  const std::string name_;
+  std::shared_ptr<MemoryAccount> hbm_;
+  mutable ChipClock clock_;  // a const chip (as devices are handed out) still runs programs
+};
+
+}  // namespace jx::tpu

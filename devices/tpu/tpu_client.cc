@@ -1,0 +1,53 @@
+#include "jx/devices/tpu/tpu_client.h"
+
+#include <utility>
+
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/tpu/tpu_compiler.h"
+
+namespace jx::tpu {
+
+TpuClient::TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id)
+    : spec_(std::move(spec)), shape_(std::move(shape)) {
+  int64_t count = 1;
+  for (int64_t d : shape_) count *= d;
+  std::vector<int64_t> coords(shape_.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    chips_.push_back(std::make_unique<TpuChip>(*this, spec_, first_id + static_cast<int>(i), coords));
+    // The next position in row-major order: the last axis counts fastest.
+    for (size_t axis = shape_.size(); axis-- > 0;) {
+      if (++coords[axis] < shape_[axis]) break;
+      coords[axis] = 0;
+    }
+  }
+}
+
+std::vector<const Device*> TpuClient::devices() const {
+  std::vector<const Device*> out;
+  out.reserve(chips_.size());
+  for (const auto& chip : chips_) out.push_back(chip.get());
+  return out;
+}
+
+std::shared_ptr<const Lowering> TpuClient::Lower(const ClosedJaxpr& jaxpr, const LoweringOptions& options) const {
+  const TpuChip* chip = chips_.front().get();
+  if (options.device_assignment.size() > 1) {
+    throw NotImplementedError(StrCat("jit(", options.name, "): a program on ", options.device_assignment.size(),
+                                     " chips needs shardings (the next issue); this compiles for one chip"));
+  }
+  if (!options.device_assignment.empty()) {
+    const Device* device = options.device_assignment.front();
+    chip = nullptr;
+    for (const auto& c : chips_) {
+      if (c.get() == device) chip = c.get();
+    }
+    if (chip == nullptr) {
+      throw InternalError(StrCat("jit(", options.name, "): lowered by the client of a ", spec_.generation,
+                                 " pod for ", device->ToString(), ", which is not one of its chips"));
+    }
+  }
+  return LowerForTpu(jaxpr, options, *chip);
+}
+
+}  // namespace jx::tpu

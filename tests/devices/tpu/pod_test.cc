@@ -1,0 +1,109 @@
+// make_pod: shapes per generation and their errors, chips in row-major order with their
+// torus coordinates, ids after the CPU's and unique across pods, jx::devices("tpu"), and
+// each chip's Device properties as JAX prints them.
+#include "jx/devices/tpu/pod.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "jx/core/errors.h"
+#include "jx/devices/device_put.h"
+#include "jx/devices/tpu/tpu_client.h"
+
+namespace jx::tpu {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+template <typename F>
+std::string ValueErrorOf(F f) {
+  try {
+    f();
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "no ValueError";
+}
+
+TEST(PodTest, A2DPodOfV5eChips) {
+  Pod pod = make_pod("v5e", {4, 2});
+  EXPECT_EQ(pod.generation(), "v5e");
+  EXPECT_THAT(pod.shape(), ElementsAre(4, 2));
+  EXPECT_EQ(pod.num_chips(), 8);
+  const std::vector<const Device*> chips = pod.devices();
+  ASSERT_EQ(chips.size(), 8u);
+  // Row-major over {4, 2}: the last axis fastest, so a {4, 2} mesh lines up with the torus.
+  EXPECT_THAT(pod.coords(chips[0]), ElementsAre(0, 0));
+  EXPECT_THAT(pod.coords(chips[1]), ElementsAre(0, 1));
+  EXPECT_THAT(pod.coords(chips[3]), ElementsAre(1, 1));
+  EXPECT_THAT(pod.coords(chips[7]), ElementsAre(3, 1));
+  EXPECT_EQ(&pod.chip({2, 1}), chips[5]);
+  EXPECT_THAT(ValueErrorOf([&] { pod.chip({4, 0}); }), HasSubstr("not on the v5e pod of shape {4, 2}"));
+}
+
+TEST(PodTest, A3DCubeOfV4Chips) {
+  Pod cube = make_pod("v4", {4, 4, 4});
+  ASSERT_EQ(cube.devices().size(), 64u);
+  EXPECT_THAT(cube.coords(cube.devices()[63]), ElementsAre(3, 3, 3));
+  EXPECT_THAT(cube.coords(cube.devices()[17]), ElementsAre(1, 0, 1));
+  EXPECT_EQ(cube.spec().torus_rank, 3);
+}
+
+TEST(PodTest, ShapesAreCheckedAgainstTheGeneration) {
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v5e", {4, 4, 4}); }),
+              HasSubstr("v5e chips form a 2D torus (full pod 16x16): shape {4, 4, 4} has 3 dimensions, expected 2"));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v4", {8}); }), HasSubstr("v4 chips form a 3D torus"));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v5e", {32, 2}); }),
+              HasSubstr("a v5e slice of shape {32, 2} does not fit the full v5e pod 16x16 (256 chips)"));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v5p", {16, 32, 4}); }), HasSubstr("full v5p pod 16x20x28"));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v6e", {0, 2}); }), HasSubstr("every dimension must be at least 1"));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v9", {2, 2}); }), HasSubstr("unknown TPU generation \"v9\""));
+  // Sides may be oriented either way on the torus: 28x16x20 is the full v5p pod turned.
+  EXPECT_NO_THROW(make_pod("v5p", {2, 2, 28}));
+  EXPECT_NO_THROW(make_pod("v3", {1, 1}));
+}
+
+TEST(PodTest, IdsFollowTheCpuAndAreUniqueAcrossPods) {
+  const std::vector<const Device*> cpus = jx::devices("cpu");
+  ASSERT_FALSE(cpus.empty());
+  int max_cpu = 0;
+  for (const Device* d : cpus) max_cpu = std::max(max_cpu, d->id());
+  Pod a = make_pod("v5e", {2, 2});
+  Pod b = make_pod("v6e", {1, 2});
+  std::set<int> ids;
+  for (const Device* d : RegisteredDevices()) EXPECT_TRUE(ids.insert(d->id()).second) << d->ToString();
+  for (const Device* d : a.devices()) EXPECT_GT(d->id(), max_cpu);
+  EXPECT_EQ(b.devices()[0]->id(), a.devices()[3]->id() + 1);
+  // devices("tpu") lists every pod's chips, in id order.
+  const std::vector<const Device*> tpus = jx::devices("tpu");
+  for (const Pod* pod : {&a, &b}) {
+    for (const Device* d : pod->devices()) EXPECT_NE(std::find(tpus.begin(), tpus.end(), d), tpus.end());
+  }
+  EXPECT_TRUE(std::is_sorted(tpus.begin(), tpus.end(), [](const Device* x, const Device* y) { return x->id() < y->id(); }));
+}
+
+TEST(PodTest, ChipsAreDevicesAsJaxPrintsThem) {
+  Pod pod = make_pod("v5e", {2, 2});
+  const Device& chip = *pod.devices()[3];
+  EXPECT_EQ(chip.platform(), "tpu");
+  EXPECT_EQ(chip.device_kind(), "TPU v5 lite");
+  EXPECT_EQ(chip.ToString(), "TPU_" + std::to_string(chip.id()) + "(process=0,(1,1,0,0))");
+  EXPECT_EQ(&chip.client(), &pod.client());
+  const MemoryStats stats = chip.memory_stats();
+  EXPECT_EQ(stats.bytes_limit, int64_t{16} * 1000 * 1000 * 1000);
+  EXPECT_EQ(stats.bytes_in_use, 0);
+  EXPECT_EQ(make_pod("v4", {2, 2, 1}).devices()[1]->device_kind(), "TPU v4");
+  EXPECT_EQ(make_pod("v7", {2, 2, 1}).devices()[1]->device_kind(), "TPU7x");
+  Pod small = make_pod("v5e", {1, 1}, {.hbm_bytes = 1 << 20});
+  EXPECT_EQ(small.devices()[0]->memory_stats().bytes_limit, 1 << 20);
+  EXPECT_EQ(small.spec().hbm_bytes, 1 << 20);  // the compiler sees the same capacity
+}
+
+}  // namespace
+}  // namespace jx::tpu
