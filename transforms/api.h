@@ -60,11 +60,13 @@ inline constexpr HasAux has_aux{};
 //   jx::grad(f, jx::argnums{0, 2})      grad(f, argnums=(0, 2))  std::tuple of two gradients
 //   jx::grad(f, jx::argnums_tuple{1})   grad(f, argnums=(1,))    std::tuple of one gradient
 //   jx::grad<0, 2>(f)                   grad(f, argnums=(0, 2))  indices fixed at compile time
-// Each gradient has its argument's C++ type (jx::Array for a C++ scalar argument). The
-// gradient types must be known at compile time, so with runtime indices either the selected
-// arguments share one type, or the selection starts at argument 0 and goes up by one
-// (argnums{0, 1} over (params, batch, ...)); any other selection over arguments of different
-// types throws TypeError naming the compile-time spelling jx::grad<i, j>(f), which takes any.
+// Each gradient has its argument's C++ type (jx::Array for a C++ scalar argument). C++ must
+// know that type at compile time, and a runtime index cannot say which argument it picks, so:
+// when all arguments share one type, any runtime selection works; when they differ, gradient
+// k has the type of argument k (argnums{0, 1} over (params, x, y) gives (Params, Array), and
+// so does argnums{0, 2} since y is an Array like x), and a selection that breaks this
+// (grad(f, 1)(params, x)) throws TypeError naming the compile-time spelling
+// jx::grad<1>(f), which takes any selection over any argument types.
 template <size_t N>
 struct argnums {
   std::array<int, N> indices;

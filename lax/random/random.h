@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "jx/core/array.h"
+#include "jx/core/pytree.h"
 #include "jx/lax/numpy/promotion.h"
 #include "jx/lax/random_ops.h"
 
@@ -47,9 +48,10 @@ Array threefry_2x32(const Array& key, const Array& count);
 
 // split(key): two new keys as one u32[2, 2] Array that also destructures, as JAX's
 // `k1, k2 = jax.random.split(key)`:  auto [k1, k2] = jx::random::split(key);
+// It is a pytree leaf like any Array, so a transformed function may return it (vmap(split)).
 class KeyPair : public Array {
  public:
-  explicit KeyPair(Array keys) : Array(std::move(keys)) {}
+  KeyPair(Array keys) : Array(std::move(keys)) {}  // implicit: pytree unflattening builds it
   template <size_t I>
   Array get() const {
     static_assert(I < 2, "jx::random::split(key) gives two keys");
@@ -88,6 +90,9 @@ Array permutation(const Array& key, int64_t n);
 Array permutation(const Array& key, const Array& x, int64_t axis = 0, bool independent = false);
 
 }  // namespace jx::random
+
+template <>
+struct jx::tree_internal::NodeTraits<jx::random::KeyPair> : jx::tree_internal::NodeTraits<jx::Array> {};
 
 template <>
 struct std::tuple_size<jx::random::KeyPair> : std::integral_constant<size_t, 2> {};

@@ -84,6 +84,11 @@ TEST(RandomSplitTest, SplitOfOneKeyDestructuresIntoTwoKeys) {
   Array both = jrandom::split(key);
   EXPECT_EQ(both.shape(), (Shape{2, 2}));
   EXPECT_EQ(jrandom::split(key, 3).shape(), (Shape{3, 2}));
+  // jax.vmap(jax.random.split)(keys): a function may return the pair; it is one Array leaf.
+  Array keys3 = jrandom::split(key, 3);
+  Array split_each = vmap([](const Array& k) { return jrandom::split(k); })(keys3);
+  EXPECT_EQ(split_each.shape(), (Shape{3, 2, 2}));
+  EXPECT_EQ(split_each[1].to_vector<uint32_t>(), jrandom::split(keys3[1], 2).to_vector<uint32_t>());
 }
 
 // The alias and the C library's random() coexist in one translation unit (this one).

@@ -109,7 +109,17 @@ TEST(ArgnumsTest, ArgumentsOfDifferentTypes) {
   } catch (const TypeError& e) {
     EXPECT_NE(std::string(e.what()).find("jx::grad<1, 2>(f)"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(grad(loss, 2)(p, x, y), TypeError);
+  // Runtime argnums over different types: gradient k has argument k's type, so (0, 2) works
+  // here (y is an Array like x) and a single index past a different-typed argument 0 does not.
+  auto [gp3, gy3] = grad(loss, argnums{0, 2})(p, x, y);
+  ExpectValues(gp3.b, {7, 8});
+  ExpectValues(gy3, {3, 4});
+  try {
+    grad(loss, 2)(p, x, y);
+    FAIL() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("jx::grad<2>(f)"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(grad(loss, argnums{0, 5})(p, x, y), ValueError);
 }
 
