@@ -23,5 +23,9 @@ void CheckSameStructure(const tree::TreeDef& a, const tree::TreeDef& b, std::str
   if (!(a == b)) throw TypeError(StrCat(op, ": ", what, " have different structures: ", tree::FirstDifference(a, b)));
 }
 
+void CheckScanOptions(const ScanOptions& options) {
+  if (options.unroll < 1) throw ValueError(StrCat("scan: unroll must be at least 1, got ", options.unroll));
+}
+
 }  // namespace control_flow_internal
 }  // namespace jx::lax

@@ -109,10 +109,27 @@ T while_loop(CondFn cond_fn, BodyFn body_fn, const T& init) {
   return std::get<0>(tree::unflatten<Tuple>(def, outs));
 }
 
-// scan(f, init, xs, reverse): f(carry, x) -> std::pair{carry, y} over the leading axis of
+// jax.lax.scan's keyword arguments, named so that a bare value cannot take the wrong slot
+// (lax::scan(f, init, xs, 3) does not compile):
+//   lax::scan(f, init, xs, {.length = 3, .reverse = true})
+struct ScanOptions {
+  // The number of iterations; must equal the leading axis of xs when given (JAX's length).
+  std::optional<int64_t> length = std::nullopt;
+  // Iterate from the end of xs to its start; ys keep xs's order (JAX's reverse).
+  bool reverse = false;
+  // JAX's unroll (>= 1): iterations per loop step in the compiled loop. A performance hint
+  // with no effect on the values; jx's scan primitive runs one iteration per step today.
+  int unroll = 1;
+};
+namespace control_flow_internal {
+// Throws ValueError for unroll < 1 (scan's other checks are scan_flat's).
+void CheckScanOptions(const ScanOptions& options);
+}  // namespace control_flow_internal
+
+// scan(f, init, xs, options): f(carry, x) -> std::pair{carry, y} over the leading axis of
 // xs; returns std::pair{final carry, ys stacked along a new leading axis}.
 template <typename F, typename C, typename X>
-auto scan(F f, const C& init, const X& xs, bool reverse = false) {
+auto scan(F f, const C& init, const X& xs, ScanOptions options = {}) {
   using Result = std::decay_t<std::invoke_result_t<F&, const C&, const X&>>;
   using Y = std::decay_t<typename Result::second_type>;
   auto [init_leaves, init_def] = tree::flatten(init);
@@ -132,7 +149,8 @@ auto scan(F f, const C& init, const X& xs, bool reverse = false) {
     out.insert(out.end(), y_out.begin(), y_out.end());
     return out;
   };
-  Arrays outs = scan_flat(body, init_leaves, xs_leaves, std::nullopt, reverse);
+  control_flow_internal::CheckScanOptions(options);
+  Arrays outs = scan_flat(body, init_leaves, xs_leaves, options.length, options.reverse);
   control_flow_internal::CheckSameStructure(init_def, *carry_def, "scan", "carry output and init");
   absl::Span<const Array> all(outs);
   return std::pair<C, Y>{tree::unflatten<C>(init_def, all.subspan(0, num_carry)),

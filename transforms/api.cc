@@ -48,14 +48,24 @@ void CheckScalarOutput(const Array& out, std::string_view transform) {
   }
 }
 
+namespace {
+// A cotangent typed as its primal: weakly typed for a weak primal (a C++ scalar argument), as
+// JAX's grad(f)(2.0) gives a weak float32.
+Array WeakLike(const Array& primal, const Array& ct) {
+  if (!primal.weak_type() || !ct.defined() || ct.weak_type() || ct.dtype() != primal.dtype()) return ct;
+  static const Primitive kConvert = Primitive::Intern("convert_element_type");
+  return Bind1(kConvert, {ct}, ParamMap{{"new_dtype", ct.dtype()}, {"sharding", ParamNone{}}, {"weak_type", true}});
+}
+}  // namespace
+
 std::vector<std::vector<Array>> SplitPerArg(const std::vector<FlatArg>& flat, absl::Span<const int> selected,
                                             const Arrays& cts) {
   std::vector<std::vector<Array>> out;
   size_t k = 0;
   for (int i : selected) {
-    const size_t n = flat[static_cast<size_t>(i)].leaves.size();
-    out.emplace_back(cts.begin() + static_cast<std::ptrdiff_t>(k), cts.begin() + static_cast<std::ptrdiff_t>(k + n));
-    k += n;
+    const std::vector<Array>& primals = flat[static_cast<size_t>(i)].leaves;
+    std::vector<Array>& arg_cts = out.emplace_back();
+    for (const Array& primal : primals) arg_cts.push_back(WeakLike(primal, cts[k++]));
   }
   return out;
 }
@@ -106,6 +116,18 @@ std::vector<int64_t> ResolveOutAxes(const std::vector<AxisSpec>& outs, const tre
     }
   }
   return axes;
+}
+
+void CheckSlotType(const std::type_info& slot, const std::type_info& arg, absl::Span<const int> indices, size_t k,
+                   std::string_view transform) {
+  if (slot == arg) return;
+  std::string spelling;
+  for (int i : indices) spelling += StrCat(spelling.empty() ? "" : ", ", i);
+  throw TypeError(StrCat(transform, ": argnums selects argument ", indices[k], " in position ", k,
+                         ", and the arguments have different C++ types, so the result's type is not known at "
+                         "compile time (runtime argnums over arguments of different types must be 0, 1, ... in "
+                         "order). Give the indices at compile time: jx::", transform.substr(0, transform.find('(')),
+                         "<", spelling, ">(f)"));
 }
 
 std::vector<std::string> ArgLabels(const std::vector<FlatArg>& flat) {

@@ -4,7 +4,10 @@
 //   auto loss = [](const Params& p, const Array& x) { return jnp::sum(jnp::tanh(x * p.w)); };
 //   Params g = jx::grad(loss)(params, x);                       // d/d params
 //   auto [v, g] = jx::value_and_grad(loss)(params, x);
-//   auto [gw, gx] = jx::grad(f, jx::argnums{0, 1})(w, x);        // arguments of one type
+//   Array gx = jx::grad(f, 1)(w, x);                              // argnums=1: one gradient
+//   auto [gp, gx] = jx::grad(f, jx::argnums{0, 1})(params, x);    // argnums=(0, 1): a tuple
+//   Array g = jx::grad([](Array x) { return x * x; })(3.0);       // a C++ scalar: weak f32
+//   auto H = jx::hessian(f)(dict);                                 // H["c"]["a"]["b"], as JAX
 //   auto [y, y_dot] = jx::jvp(f, std::tuple{x}, std::tuple{t});
 //   auto [y, f_vjp] = jx::vjp(f, x, w);  auto [ct_x, ct_w] = f_vjp(ct);
 //   Array ys = jx::vmap(f, jx::in_axes{0, jx::none})(xs, w);
@@ -12,11 +15,13 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -31,6 +36,7 @@
 #include "jx/transforms/custom_derivatives.h"
 #include "jx/transforms/eval_shape.h"
 #include "jx/transforms/jacobian.h"
+#include "jx/transforms/jacobian_tree.h"
 #include "jx/transforms/jit.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/staging.h"
@@ -48,16 +54,37 @@ inline constexpr NoneType none{};
 struct HasAux {};
 inline constexpr HasAux has_aux{};
 
-// Which positional arguments grad differentiates: jx::argnums{0, 2}. The gradients come back
-// as a std::tuple in that order; the selected arguments must share one type.
+// Which positional arguments grad, value_and_grad, jacfwd, jacrev, jacobian and hessian
+// differentiate, as JAX's argnums (an int gives one result, a tuple gives a tuple):
+//   jx::grad(f, 1)                      grad(f, argnums=1)       one gradient
+//   jx::grad(f, jx::argnums{1})         grad(f, argnums=1)       one gradient
+//   jx::grad(f, jx::argnums{0, 2})      grad(f, argnums=(0, 2))  std::tuple of two gradients
+//   jx::grad(f, jx::argnums_tuple{1})   grad(f, argnums=(1,))    std::tuple of one gradient
+//   jx::grad<0, 2>(f)                   grad(f, argnums=(0, 2))  indices fixed at compile time
+// Each gradient has its argument's C++ type (jx::Array for a C++ scalar argument). C++ must
+// know that type at compile time, and a runtime index cannot say which argument it picks, so:
+// when all arguments share one type, any runtime selection works; when they differ, gradient
+// k has the type of argument k (argnums{0, 1} over (params, x, y) gives (Params, Array), and
+// so does argnums{0, 2} since y is an Array like x), and a selection that breaks this
+// (grad(f, 1)(params, x)) throws TypeError naming the compile-time spelling
+// jx::grad<1>(f), which takes any selection over any argument types.
 template <size_t N>
 struct argnums {
   std::array<int, N> indices;
-  template <typename... I>
+  template <std::convertible_to<int>... I>
   constexpr argnums(I... i) : indices{static_cast<int>(i)...} {}
 };
 template <typename... I>
 argnums(I...) -> argnums<sizeof...(I)>;
+// argnums that always give a std::tuple, even of one: JAX's argnums=(1,).
+template <size_t N>
+struct argnums_tuple {
+  std::array<int, N> indices;
+  template <std::convertible_to<int>... I>
+  constexpr argnums_tuple(I... i) : indices{static_cast<int>(i)...} {}
+};
+template <typename... I>
+argnums_tuple(I...) -> argnums_tuple<sizeof...(I)>;
 
 // A pytree prefix of vmap axes for one argument, by key path: each leaf takes the entry
 // whose path is the longest prefix of its own (".layers" covers ".layers[2].w"; "" covers
@@ -110,6 +137,21 @@ struct axis_size {
 
 namespace api_internal {
 
+// A transformed function sees each argument as a pytree of Arrays; a C++ arithmetic scalar
+// argument becomes a weakly typed 0-d Array (f32 for floating point, i32 for integers), as
+// JAX treats a Python float or int.
+template <typename T>
+using ArgT = std::conditional_t<std::is_arithmetic_v<std::decay_t<T>>, Array, std::decay_t<T>>;
+
+template <typename T>
+decltype(auto) AsPytree(const T& x) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return Array(x);
+  } else {
+    return (x);
+  }
+}
+
 struct FlatArg {
   std::vector<Array> leaves;
   tree::TreeDef def;
@@ -121,7 +163,7 @@ std::vector<FlatArg> FlattenArgs(const Args&... args) {
   std::vector<FlatArg> flat;
   (
       [&] {
-        auto [leaves, def] = tree::flatten(args);
+        auto [leaves, def] = tree::flatten(AsPytree(args));
         flat.push_back(FlatArg{std::move(leaves), std::move(def)});
       }(),
       ...);
@@ -137,7 +179,7 @@ Tuple UnflattenArgs(const std::vector<FlatArg>& flat, std::index_sequence<I...>)
 // *out_def).
 template <typename F, typename... Args>
 Arrays CallFlat(F& f, const std::vector<FlatArg>& flat, tree::TreeDef* out_def) {
-  using Tuple = std::tuple<std::decay_t<Args>...>;
+  using Tuple = std::tuple<ArgT<Args>...>;
   Tuple args = UnflattenArgs<Tuple>(flat, std::index_sequence_for<Args...>{});
   auto result = std::apply(f, args);
   auto [leaves, def] = tree::flatten(result);
@@ -170,12 +212,12 @@ struct ValueAndGradFlat {
   tree::TreeDef out_def;
   std::vector<std::vector<Array>> grads;
 };
+// Differentiates f at flat's arguments with respect to the selected ones (already checked).
 template <typename F, typename... Args>
-ValueAndGradFlat ValueAndGradCall(F& f, absl::Span<const int> selected, bool aux, const Args&... args) {
-  const std::vector<FlatArg> flat = FlattenArgs(args...);
-  CheckArgnums(selected, flat.size());
+ValueAndGradFlat ValueAndGradCall(F& f, const std::vector<FlatArg>& flat, absl::Span<const int> selected,
+                                  std::string_view name) {
   ValueAndGradFlat r;
-  const std::vector<Array> diff = DiffLeaves(flat, selected, aux ? "grad(has_aux)" : "grad");
+  const std::vector<Array> diff = DiffLeaves(flat, selected, name);
   ArraysFn fn = [&](absl::Span<const Array> leaves) {
     return CallFlat<F, Args...>(f, Substitute(flat, selected, leaves), &r.out_def);
   };
@@ -189,45 +231,138 @@ ValueAndGradFlat ValueAndGradCall(F& f, absl::Span<const int> selected, bool aux
   return r;
 }
 
-template <typename T>
-T Rebuild(const tree::TreeDef& def, absl::Span<const Array> leaves) {
-  return tree::unflatten<T>(def, leaves);
-}
-
-template <typename T>
-using FirstArgT = std::tuple_element_t<0, std::tuple<T>>;
-
 }  // namespace api_internal
 
 namespace api_internal {
 
-// Which arguments a value_and_grad differentiates: argument 0 (gradient shaped like it), or
-// jx::argnums{...} (a std::tuple of gradients in that order).
+// The default selection: argument 0, one result.
 struct FirstArg {};
+// argnums fixed at compile time: jx::grad<0, 2>(f).
+template <int... I>
+struct StaticArgnums {};
 
-// value_and_grad for every combination of argnums and has_aux: std::pair{f(args...), grads}.
-// With has_aux, f returns std::pair{loss, aux} and the value is that pair (JAX's
+// What a selection means: its indices, and whether results come back as a std::tuple.
+template <typename Which>
+struct Selection;
+template <>
+struct Selection<FirstArg> {
+  static constexpr bool kTuple = false;
+  static std::array<int, 1> Indices(const FirstArg&) { return {0}; }
+};
+template <size_t N>
+struct Selection<argnums<N>> {
+  static constexpr bool kTuple = N != 1;
+  static std::array<int, N> Indices(const argnums<N>& w) { return w.indices; }
+};
+template <size_t N>
+struct Selection<argnums_tuple<N>> {
+  static constexpr bool kTuple = true;
+  static std::array<int, N> Indices(const argnums_tuple<N>& w) { return w.indices; }
+};
+template <int... I>
+struct Selection<StaticArgnums<I...>> {
+  static constexpr bool kTuple = sizeof...(I) != 1;
+  static std::array<int, sizeof...(I)> Indices(const StaticArgnums<I...>&) { return {I...}; }
+};
+
+// An int, jx::argnums{...} or jx::argnums_tuple{...}: the second argument of grad & co.
+template <typename A>
+struct IsArgnumsSpecT : std::bool_constant<std::is_integral_v<A> && !std::is_same_v<A, bool>> {};
+template <size_t N>
+struct IsArgnumsSpecT<argnums<N>> : std::true_type {};
+template <size_t N>
+struct IsArgnumsSpecT<argnums_tuple<N>> : std::true_type {};
+template <typename A>
+concept ArgnumsSpec = IsArgnumsSpecT<A>::value;
+
+template <ArgnumsSpec A>
+auto ToSelection(A nums) {
+  if constexpr (std::is_integral_v<A>) {
+    return argnums<1>{static_cast<int>(nums)};
+  } else {
+    return nums;
+  }
+}
+
+template <size_t I, typename... Args>
+using NthArgT = ArgT<std::tuple_element_t<I, std::tuple<Args...>>>;
+
+// The C++ types of the selected arguments' derivatives, as a std::tuple (see jx::argnums):
+// compile-time indices pick their arguments' types; runtime ones take the arguments' common
+// type, or argument k's type for slot k.
+template <typename Which, typename... Args>
+struct SlotTypesT {
+  using type = std::tuple<NthArgT<0, Args...>>;  // FirstArg
+};
+template <int... I, typename... Args>
+struct SlotTypesT<StaticArgnums<I...>, Args...> {
+  static_assert(((I >= 0 && I < static_cast<int>(sizeof...(Args))) && ...),
+                "jx::grad<i...>(f): an index is out of range for the arguments given");
+  using type = std::tuple<NthArgT<static_cast<size_t>(I), Args...>...>;
+};
+template <typename Seq, typename... Args>
+struct RuntimeSlotsT;
+template <size_t... K, typename... Args>
+struct RuntimeSlotsT<std::index_sequence<K...>, Args...> {
+  static constexpr bool kSame = (std::is_same_v<NthArgT<0, Args...>, ArgT<Args>> && ...);
+  static constexpr size_t kLast = sizeof...(Args) - 1;
+  using type = std::tuple<NthArgT<kSame ? 0 : (K < kLast ? K : kLast), Args...>...>;
+};
+template <size_t N, typename... Args>
+struct SlotTypesT<argnums<N>, Args...> : RuntimeSlotsT<std::make_index_sequence<N>, Args...> {};
+template <size_t N, typename... Args>
+struct SlotTypesT<argnums_tuple<N>, Args...> : RuntimeSlotsT<std::make_index_sequence<N>, Args...> {};
+template <typename Which, typename... Args>
+using SlotTypes = typename SlotTypesT<Which, Args...>::type;
+
+// One derivative, or the std::tuple of them.
+template <typename Which, typename Slots>
+using SelectedT = std::conditional_t<Selection<Which>::kTuple, Slots, std::tuple_element_t<0, Slots>>;
+
+// Throws TypeError when a runtime selection's argument types differ from the slot types the
+// result was built with (argnums{1, 2} over arguments of different types).
+void CheckSlotType(const std::type_info& slot, const std::type_info& arg, absl::Span<const int> indices, size_t k,
+                   std::string_view transform);
+template <typename Slots, typename... Args, size_t N>
+void CheckSlotTypes(const std::array<int, N>& indices, std::string_view transform) {
+  const std::array<const std::type_info*, sizeof...(Args)> arg_types = {&typeid(ArgT<Args>)...};
+  [&]<size_t... K>(std::index_sequence<K...>) {
+    (CheckSlotType(typeid(std::tuple_element_t<K, Slots>), *arg_types[static_cast<size_t>(indices[K])], indices, K,
+                   transform),
+     ...);
+  }(std::make_index_sequence<N>{});
+}
+
+// The selected arguments' values of type SelectedT from their flat leaves (per argument).
+template <typename Which, typename Slots, size_t N>
+SelectedT<Which, Slots> BuildSelected(const std::vector<FlatArg>& flat, const std::array<int, N>& indices,
+                                      const std::vector<std::vector<Array>>& per_arg) {
+  Slots all = [&]<size_t... K>(std::index_sequence<K...>) {
+    return Slots{tree::unflatten<std::tuple_element_t<K, Slots>>(flat[static_cast<size_t>(indices[K])].def,
+                                                                  per_arg[K])...};
+  }(std::make_index_sequence<N>{});
+  if constexpr (Selection<Which>::kTuple) {
+    return all;
+  } else {
+    return std::get<0>(std::move(all));
+  }
+}
+
+// value_and_grad for every selection and has_aux: std::pair{f(args...), gradients}. With
+// has_aux, f returns std::pair{loss, aux} and the value is that pair (JAX's
 // ((value, aux), grad)).
 template <typename F, typename Which, typename... Args>
 auto ValueAndGradOf(F& f, const Which& which, bool has_aux, const Args&... args) {
-  using R = std::invoke_result_t<F&, const Args&...>;
-  using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<Args...>>>;
-  if constexpr (std::is_same_v<Which, FirstArg>) {
-    const int selected[] = {0};
-    auto r = ValueAndGradCall<F, Args...>(f, selected, has_aux, args...);
-    return std::pair<R, A0>{tree::unflatten<R>(r.out_def, r.outs),
-                            tree::unflatten<A0>(tree::structure(std::get<0>(std::tie(args...))), r.grads[0])};
-  } else {
-    static_assert((std::is_same_v<A0, Args> && ...),
-                  "jx::grad with jx::argnums{...}: the arguments must share one type (the gradient tuple's "
-                  "element type); differentiate heterogeneous arguments by grouping them in one struct");
-    auto r = ValueAndGradCall<F, Args...>(f, which.indices, has_aux, args...);
-    const std::array<tree::TreeDef, sizeof...(Args)> defs = {tree::structure(args)...};
-    auto grads = [&]<size_t... I>(std::index_sequence<I...>) {
-      return std::tuple{tree::unflatten<A0>(defs[which.indices[I]], r.grads[I])...};
-    }(std::make_index_sequence<std::tuple_size_v<decltype(which.indices)>>{});
-    return std::pair<R, decltype(grads)>{tree::unflatten<R>(r.out_def, r.outs), std::move(grads)};
-  }
+  using R = std::decay_t<std::invoke_result_t<F&, const ArgT<Args>&...>>;
+  using Slots = SlotTypes<Which, Args...>;
+  const auto indices = Selection<Which>::Indices(which);
+  const std::vector<FlatArg> flat = FlattenArgs(args...);
+  const std::string_view name = has_aux ? "grad(has_aux)" : "grad";
+  CheckArgnums(indices, flat.size());
+  CheckSlotTypes<Slots, Args...>(indices, name);
+  auto r = ValueAndGradCall<F, Args...>(f, flat, indices, name);
+  auto grads = BuildSelected<Which, Slots>(flat, indices, r.grads);
+  return std::pair<R, decltype(grads)>{tree::unflatten<R>(r.out_def, r.outs), std::move(grads)};
 }
 
 template <typename F, typename Which>
@@ -247,6 +382,11 @@ auto GradWithAuxFn(F f, Which which) {
   };
 }
 
+template <typename F, typename Which>
+auto GradFn(F f, Which which) {
+  return [vg = ValueAndGradFn(std::move(f), which, false)](const auto&... args) mutable { return vg(args...).second; };
+}
+
 }  // namespace api_internal
 
 // value_and_grad(f)(args...) -> std::pair{f(args...), df/d(arg 0)}.
@@ -254,32 +394,43 @@ template <typename F>
 auto value_and_grad(F f) {
   return api_internal::ValueAndGradFn(std::move(f), api_internal::FirstArg{}, false);
 }
-// value_and_grad(f, jx::argnums{i, j, ...})(args...) -> std::pair{f(args...), std::tuple of grads}.
-template <typename F, size_t N>
-auto value_and_grad(F f, argnums<N> nums) {
-  return api_internal::ValueAndGradFn(std::move(f), nums, false);
+// value_and_grad(f, argnums)(args...) -> std::pair{f(args...), gradient(s)}: argnums is an
+// int, jx::argnums{...} or jx::argnums_tuple{...} (see jx::argnums for what comes back).
+template <typename F, api_internal::ArgnumsSpec A>
+auto value_and_grad(F f, A nums) {
+  return api_internal::ValueAndGradFn(std::move(f), api_internal::ToSelection(nums), false);
+}
+// value_and_grad<i, ...>(f): compile-time argnums, for arguments of different types.
+template <int I, int... Rest, typename F>
+auto value_and_grad(F f) {
+  return api_internal::ValueAndGradFn(std::move(f), api_internal::StaticArgnums<I, Rest...>{}, false);
 }
 // value_and_grad(f, jx::has_aux)(args...) -> std::pair{std::pair{loss, aux}, df/d(arg 0)}.
 template <typename F>
 auto value_and_grad(F f, HasAux) {
   return api_internal::ValueAndGradFn(std::move(f), api_internal::FirstArg{}, true);
 }
-// value_and_grad(f, jx::argnums{...}, jx::has_aux) -> std::pair{std::pair{loss, aux}, std::tuple of grads}.
-template <typename F, size_t N>
-auto value_and_grad(F f, argnums<N> nums, HasAux) {
-  return api_internal::ValueAndGradFn(std::move(f), nums, true);
+// value_and_grad(f, argnums, jx::has_aux) -> std::pair{std::pair{loss, aux}, gradient(s)}.
+template <typename F, api_internal::ArgnumsSpec A>
+auto value_and_grad(F f, A nums, HasAux) {
+  return api_internal::ValueAndGradFn(std::move(f), api_internal::ToSelection(nums), true);
 }
 
 // grad(f)(args...) -> df/d(arg 0), shaped like arg 0.
 template <typename F>
 auto grad(F f) {
-  return [vg = value_and_grad(std::move(f))](const auto&... args) mutable { return vg(args...).second; };
+  return api_internal::GradFn(std::move(f), api_internal::FirstArg{});
 }
-
-// grad(f, jx::argnums{i, j, ...})(args...) -> std::tuple of gradients.
-template <typename F, size_t N>
-auto grad(F f, argnums<N> nums) {
-  return [vg = value_and_grad(std::move(f), nums)](const auto&... args) mutable { return vg(args...).second; };
+// grad(f, 1) / grad(f, jx::argnums{1}) -> one gradient; grad(f, jx::argnums{0, 2}) -> a
+// std::tuple of gradients (see jx::argnums).
+template <typename F, api_internal::ArgnumsSpec A>
+auto grad(F f, A nums) {
+  return api_internal::GradFn(std::move(f), api_internal::ToSelection(nums));
+}
+// grad<i, ...>(f): compile-time argnums, any argument types: grad<1>(f)(params, x) -> dx.
+template <int I, int... Rest, typename F>
+auto grad(F f) {
+  return api_internal::GradFn(std::move(f), api_internal::StaticArgnums<I, Rest...>{});
 }
 
 // grad(f, jx::has_aux)(args...) -> std::pair{grad, aux}: f returns std::pair{loss, aux}.
@@ -288,17 +439,22 @@ auto grad(F f, HasAux) {
   return api_internal::GradWithAuxFn(std::move(f), api_internal::FirstArg{});
 }
 
-// grad(f, jx::argnums{...}, jx::has_aux)(args...) -> std::pair{std::tuple of grads, aux}.
-template <typename F, size_t N>
-auto grad(F f, argnums<N> nums, HasAux) {
-  return api_internal::GradWithAuxFn(std::move(f), nums);
+// grad(f, argnums, jx::has_aux)(args...) -> std::pair{gradient(s), aux}.
+template <typename F, api_internal::ArgnumsSpec A>
+auto grad(F f, A nums, HasAux) {
+  return api_internal::GradWithAuxFn(std::move(f), api_internal::ToSelection(nums));
+}
+// grad<i, ...>(f, jx::has_aux).
+template <int I, int... Rest, typename F>
+auto grad(F f, HasAux) {
+  return api_internal::GradWithAuxFn(std::move(f), api_internal::StaticArgnums<I, Rest...>{});
 }
 
 // jvp(f, std::tuple{primals...}, std::tuple{tangents...}) -> std::pair{f(primals), tangent out}.
 template <typename F, typename... P, typename... T>
 auto jvp(F f, const std::tuple<P...>& primals, const std::tuple<T...>& tangents) {
   static_assert(sizeof...(P) == sizeof...(T), "jx::jvp: primals and tangents must have the same length");
-  using R = std::invoke_result_t<F&, const P&...>;
+  using R = std::decay_t<std::invoke_result_t<F&, const api_internal::ArgT<P>&...>>;
   const std::vector<api_internal::FlatArg> flat = std::apply(
       [](const auto&... a) { return api_internal::FlattenArgs(a...); }, primals);
   const std::vector<api_internal::FlatArg> flat_t = std::apply(
@@ -329,7 +485,7 @@ auto jvp(F f, const std::tuple<P...>& primals, const std::tuple<T...>& tangents)
 // per argument (zeros for integer arguments).
 template <typename F, typename... Args>
 auto vjp(F f, const Args&... args) {
-  using R = std::invoke_result_t<F&, const Args&...>;
+  using R = std::decay_t<std::invoke_result_t<F&, const api_internal::ArgT<Args>&...>>;
   auto flat = std::make_shared<std::vector<api_internal::FlatArg>>(api_internal::FlattenArgs(args...));
   std::vector<int> all(flat->size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
@@ -349,7 +505,8 @@ auto vjp(F f, const Args&... args) {
     Arrays cts = pullback(ct_leaves);
     const std::vector<std::vector<Array>> per_arg = api_internal::SplitPerArg(*flat, all, cts);
     return [&]<size_t... I>(std::index_sequence<I...>) {
-      return std::tuple<Args...>{tree::unflatten<Args>((*flat)[I].def, per_arg[I])...};
+      return std::tuple<api_internal::ArgT<Args>...>{
+          tree::unflatten<api_internal::ArgT<Args>>((*flat)[I].def, per_arg[I])...};
     }(std::index_sequence_for<Args...>{});
   };
   return std::pair{tree::unflatten<R>(*out_def, outs), std::move(f_vjp)};
@@ -359,7 +516,7 @@ auto vjp(F f, const Args&... args) {
 template <typename F>
 auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> size = std::nullopt) {
   return [f, ins, outs, size](const auto&... args) mutable {
-    using R = std::invoke_result_t<F&, decltype(args)...>;
+    using R = std::decay_t<std::invoke_result_t<F&, const api_internal::ArgT<decltype(args)>&...>>;
     const std::vector<api_internal::FlatArg> flat = api_internal::FlattenArgs(args...);
     if (ins.axes.size() != flat.size() && ins.axes.size() != 1) {
       throw ValueError(StrCat("vmap in_axes must have one entry per argument (", flat.size(), ") or one for all, got ",
@@ -393,54 +550,101 @@ auto vmap(F f, in_axes ins = {0}, out_axes outs = {0}, std::optional<axis_size> 
 
 namespace api_internal {
 
-// jacfwd/jacrev over argument 0. With an Array output the Jacobian is shaped like argument 0
-// (each leaf: out.shape ++ leaf.shape); with an Array argument it is shaped like the output.
-template <bool kForward, typename F>
-auto Jacobian(F f) {
-  return [f](const auto&... args) mutable {
-    using R = std::decay_t<std::invoke_result_t<F&, decltype(args)...>>;
-    using A0 = std::decay_t<std::tuple_element_t<0, std::tuple<decltype(args)...>>>;
-    static_assert(std::is_same_v<R, Array> || std::is_same_v<A0, Array>,
-                  "jx::jacfwd/jacrev: either the output or argument 0 must be a single Array (a Jacobian "
-                  "between two pytrees has no single C++ type; differentiate one leaf at a time)");
-    const std::vector<FlatArg> flat = FlattenArgs(args...);
-    const int selected[] = {0};
+// jacfwd/jacrev over the selected arguments, as JAX: the Jacobian is the output's structure
+// with each leaf replaced by a tree shaped like the input (the selected argument, or the
+// std::tuple of them); each block has shape out_leaf.shape ++ in_leaf.shape.
+template <bool kForward, typename F, typename Which>
+auto Jacobian(F f, Which which) {
+  return [f, which](const auto&... args) mutable {
+    using R = std::decay_t<std::invoke_result_t<F&, const ArgT<decltype(args)>&...>>;
+    using Slots = SlotTypes<Which, std::decay_t<decltype(args)>...>;
+    using In = SelectedT<Which, Slots>;
     const char* name = kForward ? "jacfwd" : "jacrev";
-    const std::vector<Array> diff = DiffLeaves(flat, selected, name);
+    const auto indices = Selection<Which>::Indices(which);
+    const std::vector<FlatArg> flat = FlattenArgs(args...);
+    CheckArgnums(indices, flat.size());
+    CheckSlotTypes<Slots, std::decay_t<decltype(args)>...>(indices, name);
+    const std::vector<Array> diff = DiffLeaves(flat, indices, name);
     tree::TreeDef out_def;
     ArraysFn fn = [&](absl::Span<const Array> leaves) {
-      return CallFlat<F, std::decay_t<decltype(args)>...>(f, Substitute(flat, selected, leaves), &out_def);
+      return CallFlat<F, std::decay_t<decltype(args)>...>(f, Substitute(flat, indices, leaves), &out_def);
     };
     const JacobianBlocks jac = kForward ? JacfwdFlat(fn, diff) : JacrevFlat(fn, diff);
-    if constexpr (std::is_same_v<R, Array>) {
-      return tree::unflatten<A0>(flat[0].def, jac[0]);
+    tree::TreeDef in_def;
+    if constexpr (Selection<Which>::kTuple) {
+      std::vector<tree::TreeDef> defs;
+      for (int i : indices) defs.push_back(flat[static_cast<size_t>(i)].def);
+      in_def = tree::TreeDef::Tuple(defs);
     } else {
-      std::vector<Array> leaves;
-      for (const std::vector<Array>& row : jac) leaves.push_back(row[0]);
-      return tree::unflatten<R>(out_def, leaves);
+      in_def = flat[static_cast<size_t>(indices[0])].def;
     }
+    // The output's structure (its values are not needed), each leaf then replaced by its block.
+    const R out_structure =
+        tree::unflatten<R>(out_def, std::vector<Array>(out_def.num_leaves(), Array::Scalar(0.0, float32)));
+    size_t k = 0;
+    auto block = [&](const Array&) { return tree::unflatten<In>(in_def, jac[k++]); };
+    return jacobian_internal::ReplaceLeaves<In>(out_structure, block);
   };
 }
 
 }  // namespace api_internal
 
 // jacfwd(f)(args...): the Jacobian of f with respect to argument 0, by forward mode (one jvp
-// per input element, batched with vmap). For f: f32[n] -> f32[m], an f32[m, n] array.
+// per input element, batched with vmap). For f: f32[n] -> f32[m], an f32[m, n] array; for
+// pytrees, a tree of trees (see Jacobian above and transforms/jacobian_tree.h).
 template <typename F>
 auto jacfwd(F f) {
-  return api_internal::Jacobian<true>(std::move(f));
+  return api_internal::Jacobian<true>(std::move(f), api_internal::FirstArg{});
+}
+// jacfwd(f, argnums): with respect to the selected arguments (an int, jx::argnums{...} or
+// jx::argnums_tuple{...}, as grad); a tuple selection gives a std::tuple per output leaf.
+template <typename F, api_internal::ArgnumsSpec A>
+auto jacfwd(F f, A nums) {
+  return api_internal::Jacobian<true>(std::move(f), api_internal::ToSelection(nums));
+}
+template <int I, int... Rest, typename F>
+auto jacfwd(F f) {
+  return api_internal::Jacobian<true>(std::move(f), api_internal::StaticArgnums<I, Rest...>{});
 }
 
-// jacrev(f)(args...): the same Jacobian by reverse mode (one vjp per output element, batched).
+// jacrev(f, [argnums])(args...): the same Jacobian by reverse mode (one vjp per output
+// element, batched).
 template <typename F>
 auto jacrev(F f) {
-  return api_internal::Jacobian<false>(std::move(f));
+  return api_internal::Jacobian<false>(std::move(f), api_internal::FirstArg{});
+}
+template <typename F, api_internal::ArgnumsSpec A>
+auto jacrev(F f, A nums) {
+  return api_internal::Jacobian<false>(std::move(f), api_internal::ToSelection(nums));
+}
+template <int I, int... Rest, typename F>
+auto jacrev(F f) {
+  return api_internal::Jacobian<false>(std::move(f), api_internal::StaticArgnums<I, Rest...>{});
 }
 
-// hessian(f)(x): jacfwd(jacrev(f)), f32[n] -> f32[] giving f32[n, n].
+// jacobian(f, [argnums]): jax.jacobian, which is jacrev.
+template <typename F>
+auto jacobian(F f) {
+  return jacrev(std::move(f));
+}
+template <typename F, api_internal::ArgnumsSpec A>
+auto jacobian(F f, A nums) {
+  return jacrev(std::move(f), nums);
+}
+
+// hessian(f, [argnums])(args...): jacfwd(jacrev(f, argnums), argnums). f32[n] -> f32[] gives
+// f32[n, n]; for a dict input, H[out][a][b] as in the jax.hessian docstring.
 template <typename F>
 auto hessian(F f) {
   return jacfwd(jacrev(std::move(f)));
+}
+template <typename F, api_internal::ArgnumsSpec A>
+auto hessian(F f, A nums) {
+  return jacfwd(jacrev(std::move(f), nums), nums);
+}
+template <int I, int... Rest, typename F>
+auto hessian(F f) {
+  return jacfwd<I, Rest...>(jacrev<I, Rest...>(std::move(f)));
 }
 
 // make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' shapes and dtypes.

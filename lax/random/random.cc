@@ -144,6 +144,8 @@ Array split(const Array& key, const Shape& shape) {
   return lax::reshape(lax::concatenate({lax::reshape(b1, {num, 1}), lax::reshape(b2, {num, 1})}, 1), out_shape);
 }
 
+KeyPair split(const Array& key) { return KeyPair(split(key, Shape{2})); }
+
 Array split(const Array& key, int64_t num) {
   if (num < 0) ThrowOpError<ValueError>("split", "num must be nonnegative, got ", num, " (key ", key.aval().str(), ")");
   return split(key, Shape{num});

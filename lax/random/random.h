@@ -2,9 +2,10 @@
 // same key and shape give the same numbers as jax.random. A key is a raw u32[2] array (JAX's
 // legacy jax.random.PRNGKey layout); keys are values: split them, never reuse them.
 //
-//   auto key = jx::random::key(0);                   // u32[2] = [0 0]
-//   auto keys = jx::random::split(key);               // u32[2,2]
-//   Array k1 = keys[0], k2 = keys[1];
+//   namespace jrandom = jx::random;                  // JAX's `from jax import random`
+//   auto key = jrandom::key(0);                      // u32[2] = [0 0]
+//   auto [k1, k2] = jrandom::split(key);              // two u32[2] keys (a KeyPair)
+//   Array keys = jrandom::split(key, 3);              // u32[3,2]
 //   jx::random::uniform(key);                         // 0.947667 (jax.random.uniform(key(0)))
 //   jx::random::normal(k1, {3, 4});                   // f32[3,4]
 //   jx::random::uniform(k2, {5}, jx::float64, -1.0, 1.0);
@@ -12,14 +13,21 @@
 //   jx::random::categorical(key, logits);             // int32 samples along the last axis
 //   jx::random::permutation(key, 10);                 // a shuffled arange(10)
 //
+// Alias the namespace as jrandom (or use it qualified), not as `random`: the C library
+// declares ::random() in <cstdlib>/<stdlib.h>, so `namespace random = jx::random;` at global
+// scope does not compile there ("redeclared as different kind of entity").
+//
 // Bits follow jax_threefry_partitionable, true by default as in JAX >= 0.5 (see
 // jx::set_threefry_partitionable / ThreefryPartitionableScope in lax/random_ops.h).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "jx/core/array.h"
+#include "jx/core/pytree.h"
 #include "jx/lax/numpy/promotion.h"
 #include "jx/lax/random_ops.h"
 
@@ -38,8 +46,21 @@ Array key_data(const Array& keys);
 // halves that form the cipher's word pairs.
 Array threefry_2x32(const Array& key, const Array& count);
 
+// split(key): two new keys as one u32[2, 2] Array that also destructures, as JAX's
+// `k1, k2 = jax.random.split(key)`:  auto [k1, k2] = jx::random::split(key);
+// It is a pytree leaf like any Array, so a transformed function may return it (vmap(split)).
+class KeyPair : public Array {
+ public:
+  KeyPair(Array keys) : Array(std::move(keys)) {}  // implicit: pytree unflattening builds it
+  template <size_t I>
+  Array get() const {
+    static_assert(I < 2, "jx::random::split(key) gives two keys");
+    return (*this)[static_cast<int64_t>(I)];
+  }
+};
+KeyPair split(const Array& key);
 // num new keys, u32[num, 2]; or keys of any shape, u32[*shape, 2].
-Array split(const Array& key, int64_t num = 2);
+Array split(const Array& key, int64_t num);
 Array split(const Array& key, const Shape& shape);
 // A new key from key and 32 bits of data.
 Array fold_in(const Array& key, uint32_t data);
@@ -69,3 +90,13 @@ Array permutation(const Array& key, int64_t n);
 Array permutation(const Array& key, const Array& x, int64_t axis = 0, bool independent = false);
 
 }  // namespace jx::random
+
+template <>
+struct jx::tree_internal::NodeTraits<jx::random::KeyPair> : jx::tree_internal::NodeTraits<jx::Array> {};
+
+template <>
+struct std::tuple_size<jx::random::KeyPair> : std::integral_constant<size_t, 2> {};
+template <size_t I>
+struct std::tuple_element<I, jx::random::KeyPair> {
+  using type = jx::Array;
+};

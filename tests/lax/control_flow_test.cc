@@ -159,7 +159,7 @@ TEST(ScanTest, CumulativeSumAndReverse) {
   auto [total, partial] = lax::scan(step, Array::Scalar(0.0, float64), F64({1, 2, 3, 4}));
   EXPECT_EQ(total.item<double>(), 10.0);
   EXPECT_EQ(partial.to_vector<double>(), (std::vector<double>{1, 3, 6, 10}));
-  auto [rtotal, rpartial] = lax::scan(step, Array::Scalar(0.0, float64), F64({1, 2, 3, 4}), /*reverse=*/true);
+  auto [rtotal, rpartial] = lax::scan(step, Array::Scalar(0.0, float64), F64({1, 2, 3, 4}), {.reverse = true});
   EXPECT_EQ(rpartial.to_vector<double>(), (std::vector<double>{10, 9, 7, 4}));
   EXPECT_NE(make_jaxpr([&](const Array& xs) { return lax::scan(step, Array::Scalar(0.0, float64), xs).second; })(
                 F64({1, 2}))

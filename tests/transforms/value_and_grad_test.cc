@@ -59,8 +59,11 @@ TEST_F(ValueAndGradTest, ArgnumsAndHasAux) {
 }
 
 TEST_F(ValueAndGradTest, GradWithArgnumsAndHasAux) {
-  auto [grads, aux] = grad(FAux, argnums{2}, has_aux)(a, b, c);
+  auto [grads, aux] = grad(FAux, argnums_tuple{2}, has_aux)(a, b, c);  // JAX argnums=(2,): a 1-tuple
   ExpectValues(std::get<0>(grads), {3, 3});
+  auto [g2, aux2] = grad(FAux, 2, has_aux)(a, b, c);  // JAX argnums=2: the gradient itself
+  ExpectValues(g2, {3, 3});
+  ExpectValues(aux2.first, {4, 1});
   ExpectValues(aux.first, {4, 1});
 }
 
@@ -68,11 +71,11 @@ TEST_F(ValueAndGradTest, AgreesWithGradOverPytreesAndComposes) {
   auto loss = [](const Layer& l, const Layer& x) { return jnp::sum(jnp::tanh(l.w * x.w + l.b * x.b)); };
   Layer l{jnp::array({0.5f, -1.f}), jnp::array({0.1f, 0.2f})};
   Layer x{jnp::array({2.f, 3.f}), jnp::array({1.f, -1.f})};
-  auto [v, g] = value_and_grad(loss, argnums{0})(l, x);
+  auto [v, g] = value_and_grad(loss, argnums{0})(l, x);  // one int: one Layer, as JAX's argnums=0
   const Layer g_ref = grad(loss)(l, x);
   EXPECT_NEAR(v.item<float>(), loss(l, x).item<float>(), 1e-6);
-  ExpectValues(std::get<0>(g).w, g_ref.w.to_vector<double>());
-  ExpectValues(std::get<0>(g).b, g_ref.b.to_vector<double>());
+  ExpectValues(g.w, g_ref.w.to_vector<double>());
+  ExpectValues(g.b, g_ref.b.to_vector<double>());
   // Second order through value_and_grad: d/dx of (d/dx x^3) = 6x.
   auto cube = [](const Array& y) { return y * y * y; };
   auto dcube = [&](const Array& y) { return value_and_grad(cube)(y).second; };

@@ -75,7 +75,7 @@ TEST(ControlFlowJitTest, ScanForiWhileCondSwitchCompileWithoutFallback) {
   // Reverse scan.
   auto rev = [](const Array& xs) {
     return lax::scan([](const Array& c, const Array& x) { return std::pair{c + x, c * x}; }, jnp::zeros({8}), xs,
-                     /*reverse=*/true)
+                     {.reverse = true})
         .second;
   };
   ExpectAllClose(jit(rev)(xs), rev(xs));
