@@ -56,14 +56,6 @@ struct KnownDivergence {
 };
 const std::vector<KnownDivergence>& KnownDivergences() {
   static const std::vector<KnownDivergence> kList = {
-      // f32 operands with an f64 result (preferred_element_type): the TPU numerics pass
-      // expands the dot into bf16 passes (at the precision asked: HIGHEST under this
-      // column's scope, HIGH for the explicit HIGH/DEFAULT samples) summed in f32, then
-      // converts to f64; the host accumulates in f64. An f64 x f64 dot is left to f64
-      // emulation and matches, so this is a gap in the pass (it checks only the operand
-      // type), reported to the TPU pipeline's owner.
-      {"dot_general", float32, "preferred float64", "f32 x f32 -> f64 dot summed in f32 on the chip"},
-      {"conv_general_dilated", float32, "preferred float64", "f32 x f32 -> f64 conv summed in f32 on the chip"},
       // The TPU target sums f32 in f32 (no f64 hardware; the "tpu" lowering rules); the
       // host sums f32 in f64. These sums cancel (|sum| ~ 4 from 70,000 terms of size ~1.5),
       // so the f32 rounding of the partial sums moves them by ~1e-5 relative, beyond 2e-6.
