@@ -20,7 +20,8 @@
 //   vmem_tiling={grid=4x1, block=256x512, steps=4, vmem_bytes=6291456, hbm_bytes=25165824}
 //   The kernel runs as `grid` steps over blocks of `block` elements (`steps` in all, each
 //   paying the per-step overhead): for a matmul the grid and block are over its (M, N)
-//   output, otherwise over the dims of the kernel's largest array, split along the most
+//   output (plus a third entry over K when even one output block with all of K would not
+//   fit: the K blocks are walked with the output block accumulated in VMEM), otherwise over the dims of the kernel's largest array, split along the most
 //   major one. A step's blocks are double-buffered in VMEM (vmem_bytes, padded to tiles);
 //   hbm_bytes is the HBM<->VMEM traffic of all steps (an operand re-read counts each time).
 //

@@ -94,6 +94,24 @@ ENTRY %main {
                                    "vmem_bytes=1835008, hbm_bytes=4194304}"));
 }
 
+TEST(VmemTilingTest, MatmulTooLongForVmemSplitsItsContraction) {
+  // [32,4096] x [4096,128] f32, VMEM 256 KiB: L = 512 KiB, R = 2 MiB, O = 16 KiB. Even an
+  // (8, 128) output block with all of K needs 2 * (8 + 128) * 4096 * 4 B = 4.25 MiB, so K is
+  // split: a [bm, bk] x [bk, 128] step holds 2 * 4 * (bm + 128) * bk + 4 * bm * 128 B.
+  // bm = 32 (one row of blocks, R read once): 1280 bk + 16 KiB <= 256 KiB -> bk = 128,
+  // 32 steps, hbm = L + R + O. bm = 16 would read R twice (and take 64 steps).
+  auto module = ParseAndRun<VmemTilingPass>(R"(HloModule m
+ENTRY %main {
+  %x = f32[32,4096]{1,0} parameter(0)
+  %w = f32[4096,128]{1,0} parameter(1)
+  ROOT %d = f32[32,128]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)", true, VmemTilingPass(WithVmem(256 << 10)));
+  EXPECT_THAT(EntryLines(*module).back(),
+              ::testing::HasSubstr("vmem_tiling={grid=1x1x32, block=32x128x128, steps=32, "
+                                   "vmem_bytes=180224, hbm_bytes=2637824}"));
+}
+
 TEST(VmemTilingTest, FusedMatmulCountsItsEpilogueWithTheOutput) {
   // The bias [512,512] (1 MiB) travels with the output blocks: L = R = 1 MiB, O + bias = 2
   // MiB, VMEM 2 MiB: (1,1) 8, (2,1) 5, (2,2) 3, (4,2) 2 MiB -> 8 steps.
