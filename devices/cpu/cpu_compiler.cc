@@ -51,7 +51,7 @@ class CpuLowering final : public Lowering {
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         device_(device),
-        key_(CacheKey()),
+        key_(ProgramCacheKey(text_, out_avals_, donated_, device_)),
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
@@ -89,20 +89,6 @@ class CpuLowering final : public Lowering {
   }
 
  private:
-  // The program text, plus the outputs' weak types (which HLO does not carry), which
-  // arguments are donated (the executable's output aliases depend on them), the device it
-  // runs on, and whether the evaluator fallback was allowed (a program compiled with it must
-  // not satisfy a compile that forbids it).
-  std::string CacheKey() const {
-    std::string key = text_;
-    key += "\nweak:";
-    for (const ShapedArray& a : out_avals_) key += a.weak_type ? '1' : '0';
-    key += "\ndonated:";
-    for (bool d : donated_) key += d ? '1' : '0';
-    StrAppend(&key, "\ndevice:", device_.platform(), ":", device_.id());
-    if (!EvaluatorFallbackAllowed()) key += "\nno-fallback";
-    return key;
-  }
 
   std::unique_ptr<hlo::HloModule> module_;
   std::string text_;

@@ -1,6 +1,21 @@
 #include "jx/devices/cpu/program_cache.h"
 
+#include "jx/core/str_util.h"
+#include "jx/devices/cpu/cpu_compiler.h"
+
 namespace jx::cpu_device {
+
+std::string ProgramCacheKey(const std::string& hlo_text, const std::vector<ShapedArray>& out_avals,
+                            const std::vector<bool>& donated, const Device& device) {
+  std::string key = hlo_text;
+  key += "\nweak:";
+  for (const ShapedArray& a : out_avals) key += a.weak_type ? '1' : '0';
+  key += "\ndonated:";
+  for (bool d : donated) key += d ? '1' : '0';
+  StrAppend(&key, "\ndevice:", device.platform(), ":", device.id());
+  if (!EvaluatorFallbackAllowed()) key += "\nno-fallback";
+  return key;
+}
 
 ProgramCache& ProgramCache::Global() {
   static auto* cache = new ProgramCache(1024);  // never destroyed: programs outlive static teardown

@@ -13,11 +13,22 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "jx/core/device.h"
 #include "jx/core/executable.h"
+#include "jx/core/shape.h"
 
 namespace jx::cpu_device {
+
+// The key of a program compiled from `hlo_text` for `device`: the text, plus the outputs'
+// weak types (which HLO does not carry), which arguments are donated (the executable's
+// output aliases depend on them), the device it runs on (a chip's fixes its generation and
+// HBM), and whether the evaluator fallback was allowed (a program compiled with it must not
+// satisfy a compile that forbids it).
+std::string ProgramCacheKey(const std::string& hlo_text, const std::vector<ShapedArray>& out_avals,
+                            const std::vector<bool>& donated, const Device& device);
 
 class ProgramCache {
  public:

@@ -43,7 +43,7 @@ class TpuLowering final : public Lowering {
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         chip_(chip),
-        key_(CacheKey()),
+        key_(cpu_device::ProgramCacheKey(text_, out_avals_, donated_, chip_)),
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
@@ -87,18 +87,6 @@ class TpuLowering final : public Lowering {
   }
 
  private:
-  // As the CPU's key (program text, weak types, donations, device, fallback policy): the
-  // device is the chip, which fixes the generation and the HBM.
-  std::string CacheKey() const {
-    std::string key = text_;
-    key += "\nweak:";
-    for (const ShapedArray& a : out_avals_) key += a.weak_type ? '1' : '0';
-    key += "\ndonated:";
-    for (bool d : donated_) key += d ? '1' : '0';
-    StrAppend(&key, "\ndevice:", chip_.platform(), ":", chip_.id());
-    if (!cpu_device::EvaluatorFallbackAllowed()) key += "\nno-fallback";
-    return key;
-  }
 
   std::string text_;
   std::vector<ShapedArray> out_avals_;

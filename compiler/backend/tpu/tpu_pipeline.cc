@@ -3,25 +3,18 @@
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
-#include "jx/compiler/passes/algebraic_simplifier.h"
-#include "jx/compiler/passes/canonicalize_shapes.h"
-#include "jx/compiler/passes/constant_folding.h"
 #include "jx/compiler/passes/cse.h"
 #include "jx/compiler/passes/dce.h"
 #include "jx/compiler/passes/dot_transpose_folding.h"
 #include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/instruction_fusion.h"
 #include "jx/compiler/passes/layout_assignment.h"
+#include "jx/compiler/passes/simplification_passes.h"
 
 namespace jx::tpu {
 
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
-  pipeline.AddPass<hlo::AlgebraicSimplifier>();
-  pipeline.AddPass<hlo::CanonicalizeShapes>();
-  pipeline.AddPass<hlo::HloCSE>();
-  pipeline.AddPass<hlo::HloConstantFolding>();
-  pipeline.AddPass<hlo::AlgebraicSimplifier>();
-  pipeline.AddPass<hlo::HloDCE>();
+  hlo::AddSimplificationPasses(pipeline);
   pipeline.AddPass<TpuNumerics>(options.default_precision);
   // The bf16 parts of an operand several dots read are computed once.
   pipeline.AddPass<hlo::HloCSE>();
