@@ -11,6 +11,7 @@
 #include "jx/core/array.h"
 #include "jx/core/dtype.h"
 #include "jx/core/errors.h"
+#include "jx/core/sharding.h"
 #include "jx/core/shape.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"

@@ -5,6 +5,7 @@
 
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
+#include "jx/core/sharding.h"
 
 namespace jx {
 
@@ -38,7 +39,7 @@ const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
                                ? static_cast<const ConcreteArray*>(impl)
                                : impl->ConcreteValue();
   if (c != nullptr) {
-    if (c->buffer()->is_deleted()) {
+    if (!c->is_sharded() && c->buffer()->is_deleted()) {
       throw RuntimeError(StrCat("Array has been deleted with shape=", impl->aval().str(),
                                 ": its buffer was donated to a jit call (donate_argnums); use the "
                                 "call's result instead"));
@@ -58,6 +59,23 @@ const void* Array::data() const { return ReadableValue(impl_.get()).data(); }
 const std::shared_ptr<Buffer>& Array::buffer() const { return ReadableValue(impl_.get()).buffer(); }
 
 const Device* Array::placed_device() const { return ReadableValue(impl_.get()).device(); }
+
+const std::vector<const Device*>* Array::sharded_devices() const {
+  const ConcreteArray& c = ReadableValue(impl_.get());
+  return c.is_sharded() ? &c.sharded()->sharding->device_set() : nullptr;
+}
+
+std::shared_ptr<const Sharding> Array::RegisteredSharding() const { return ReadableValue(impl_.get()).sharding(); }
+
+std::vector<Shard> Array::RegisteredShards() const {
+  const ConcreteArray& c = ReadableValue(impl_.get());
+  if (c.is_sharded()) return c.sharded()->shards;
+  Shard whole;
+  whole.device = c.device() != nullptr ? c.device() : DefaultDevice();
+  for (int64_t d : shape()) whole.index.emplace_back(0, d);
+  whole.data = *this;
+  return {whole};
+}
 
 bool Array::committed() const { return ReadableValue(impl_.get()).committed(); }
 

@@ -31,6 +31,8 @@ namespace jx {
 class Interpreter;
 class ConcreteArray;
 class Device;
+class Sharding;
+struct Shard;
 
 // Registers the host CPU's client with the device registry (idempotent, thread-safe).
 // Defined in devices/ (jx_devices, a layer above core), like lax::RegisterAll: the inline
@@ -65,7 +67,13 @@ class ArrayImpl {
 // A value in one device's memory, row-major and contiguous (a simulated chip's memory is
 // host memory too, so data() reads it directly). device nullptr: the default device,
 // uncommitted (JAX's rule: such an array follows the committed arguments of an op);
-// committed arrays have their device. A sharded array will be another ArrayImpl kind.
+// committed arrays have their device.
+//
+// A sharded array (a NamedSharding over several devices) is a ConcreteArray too: its
+// shards (each a one-device ConcreteArray committed to its device) hold the data, and the
+// global row-major value is assembled on the host at the first read of data()/buffer()
+// (printing, to_vector, an op the host runs), once, thread-safely. It is committed to its
+// sharding's devices; device() is nullptr.
 class ConcreteArray final : public ArrayImpl {
  public:
   ConcreteArray(ShapedArray aval, std::shared_ptr<Buffer> buffer, const Device* device = nullptr,
@@ -74,18 +82,37 @@ class ConcreteArray final : public ArrayImpl {
         buffer_(std::move(buffer)),
         device_(device),
         committed_(committed && device != nullptr) {}
-  const void* data() const { return buffer_->data(); }
-  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  // A sharded array of global type aval (aval.spec as sharding->TypeSpec gives it): one
+  // shard per device of sharding->device_set(), in that order, each of the shard shape.
+  ConcreteArray(ShapedArray aval, std::shared_ptr<const Sharding> sharding, std::vector<Shard> shards);
+
+  const void* data() const { return buffer()->data(); }
+  const std::shared_ptr<Buffer>& buffer() const {
+    if (sharded_ != nullptr) AssembleOnce();
+    return buffer_;
+  }
   const ConcreteArray* ConcreteValue() const override { return this; }
   const Device* device() const { return device_; }
-  bool committed() const { return committed_; }
-  // The device an op on this array must run on, or nullptr when it may follow others.
+  bool committed() const { return committed_ || sharded_ != nullptr; }
+  // The device an op on this array must run on, or nullptr when it may follow others (or
+  // when the array is sharded: see sharded()).
   const Device* committed_device() const { return committed_ ? device_ : nullptr; }
 
+  // Non-null for a sharded array (several devices): its sharding and shards.
+  struct ShardedValue;  // defined in core/sharding.h
+  const ShardedValue* sharded() const { return sharded_.get(); }
+  bool is_sharded() const { return sharded_ != nullptr; }
+  // The array's sharding: its NamedSharding when sharded, else a SingleDeviceSharding of
+  // its device (the default device when uncommitted).
+  std::shared_ptr<const Sharding> sharding() const;
+
  private:
-  std::shared_ptr<Buffer> buffer_;
+  void AssembleOnce() const;
+
+  mutable std::shared_ptr<Buffer> buffer_;  // assembled lazily when sharded
   const Device* device_;
   bool committed_;
+  std::shared_ptr<const ShardedValue> sharded_;
 };
 
 // A C++ arithmetic scalar that converts implicitly to a weakly typed 0-d Array.
@@ -138,8 +165,15 @@ class Array {
   // Whether the array was placed on its device explicitly (jx::device_put, or computed from
   // committed arrays); JAX's x.committed. Throws on a tracer.
   bool committed() const;
-  // The device the array is committed to, or nullptr (uncommitted, or a tracer).
+  // The device the array is committed to, or nullptr (uncommitted, a sharded array, or a
+  // tracer).
   const Device* committed_device() const;
+  // JAX's x.sharding: a NamedSharding for an array sharded over a mesh, else a
+  // SingleDeviceSharding of its device. Throws on a tracer. (core/sharding.h)
+  inline std::shared_ptr<const Sharding> sharding() const;
+  // JAX's x.addressable_shards: every device's piece with its index and data (one shard, the
+  // whole array, when not sharded). Throws on a tracer. Defined in core/sharding.h (Shard).
+  inline std::vector<Shard> addressable_shards() const;
 
   // The single element, converted to T (like NumPy's item() then a C++ cast).
   template <typename T> T item() const;
@@ -161,6 +195,11 @@ class Array {
   [[noreturn]] void ThrowItemError() const;
   // The device of the concrete value (nullptr: the default device); throws on a tracer.
   const Device* placed_device() const;
+  // The sharding's devices of a sharded concrete value, else nullptr; throws on a tracer.
+  const std::vector<const Device*>* sharded_devices() const;
+  // sharding() and addressable_shards() once the builtin clients are registered.
+  std::shared_ptr<const Sharding> RegisteredSharding() const;
+  std::vector<Shard> RegisteredShards() const;
   std::shared_ptr<const ArrayImpl> impl_;
 };
 
@@ -177,8 +216,14 @@ Array CommitTo(const Array& x, const Device* device);
 // committed to different devices (JAX's rule). Tracers are skipped.
 const Device* CommittedDeviceOf(absl::Span<const Array> args, std::string_view op);
 
+inline std::shared_ptr<const Sharding> Array::sharding() const {
+  RegisterBuiltinClients();
+  return RegisteredSharding();
+}
+
 inline std::vector<const Device*> Array::devices() const {
   RegisterBuiltinClients();
+  if (const std::vector<const Device*>* set = sharded_devices()) return *set;
   const Device* d = placed_device();
   return {d != nullptr ? d : DefaultDevice()};
 }
