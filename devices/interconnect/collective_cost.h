@@ -50,6 +50,7 @@ struct LinkBytes {
 };
 
 struct CollectiveCost {
+  std::string op;          // HLO's opcode: "all-gather", ..., "collective-permute"
   double seconds = 0;      // the total, as above
   double fixed_s = 0;      // t0 (0 when nothing moves)
   double latency_s = 0;    // hops * t_hop

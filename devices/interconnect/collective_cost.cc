@@ -1,0 +1,425 @@
+#include "jx/devices/interconnect/collective_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/interconnect/torus.h"
+
+namespace jx::ici {
+namespace {
+
+// Bytes per one-way link, by link id, for one group or for all of them.
+using Loads = std::vector<double>;
+
+// How a group lies along one torus axis it spans: a whole ring, or a contiguous run of chips
+// (a line; on a ring, a segment that may cross the wraparound) starting at `start`.
+struct AxisSpan {
+  int axis = 0;
+  int64_t size = 0;  // chips of the group along the axis
+  int64_t start = 0;
+  bool ring = false;
+};
+
+// A group that is an axis-aligned sub-grid: the product of its spans (axes it does not span
+// hold one coordinate).
+struct SubGrid {
+  std::vector<AxisSpan> spans;
+};
+
+// The group's sub-grid, or nullopt when it is not one (not a product of per-axis coordinate
+// sets, or a set that is not contiguous along its axis).
+std::optional<SubGrid> AsSubGrid(const Torus& torus, const std::vector<int64_t>& group) {
+  const int r = torus.rank();
+  std::vector<std::vector<bool>> used(static_cast<size_t>(r));
+  for (int a = 0; a < r; ++a) used[static_cast<size_t>(a)].assign(static_cast<size_t>(torus.shape()[static_cast<size_t>(a)]), false);
+  for (int64_t chip : group) {
+    const std::vector<int64_t> c = torus.Coords(chip);
+    for (int a = 0; a < r; ++a) used[static_cast<size_t>(a)][static_cast<size_t>(c[static_cast<size_t>(a)])] = true;
+  }
+  SubGrid grid;
+  int64_t product = 1;
+  for (int a = 0; a < r; ++a) {
+    const std::vector<bool>& u = used[static_cast<size_t>(a)];
+    const int64_t n = static_cast<int64_t>(u.size());
+    const int64_t count = std::count(u.begin(), u.end(), true);
+    product *= count;
+    if (count == 1) continue;
+    AxisSpan span{.axis = a, .size = count};
+    if (count == n) {
+      span.ring = torus.wraps(a);
+    } else {
+      // Contiguous: exactly one chip of the run has no predecessor in it (cyclically on a ring,
+      // linearly on a line).
+      int64_t starts = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (!u[static_cast<size_t>(i)]) continue;
+        const bool has_prev = i > 0 ? u[static_cast<size_t>(i - 1)] : (torus.wraps(a) && u[static_cast<size_t>(n - 1)]);
+        if (!has_prev) {
+          ++starts;
+          span.start = i;
+        }
+      }
+      if (starts != 1) return std::nullopt;
+    }
+    grid.spans.push_back(span);
+  }
+  if (product != static_cast<int64_t>(group.size())) return std::nullopt;
+  return grid;
+}
+
+// One span's share of the busiest link's load per byte of the array a 1D all-gather over it
+// moves: a bidirectional ring sends every shard ceil((n-1)/2) hops one way and floor((n-1)/2)
+// the other (V/2 per link when n is even: T = V / W_bidi); a line's end links carry n-1 of the
+// n shards ((n-1)/n * V: T = (n-1)(V/n) / W).
+double LoadPerByte(const AxisSpan& s) {
+  const double n = static_cast<double>(s.size);
+  return s.ring ? std::ceil((n - 1) / 2) / n : (n - 1) / n;
+}
+
+int64_t SpanHops(const AxisSpan& s) { return s.ring ? s.size / 2 : s.size - 1; }
+
+std::string SpanText(const AxisSpan& s, const Torus& torus, bool alone) {
+  if (s.ring) return alone ? StrCat("bidi ring over torus axis ", s.axis, " (wraps)") : StrCat(s.axis, " (bidi ring)");
+  const std::string why = torus.wraps(s.axis) ? StrCat(s.size, " of its ", torus.shape()[static_cast<size_t>(s.axis)],
+                                                       " ring's chips")
+                                              : "no wraparound";
+  return alone ? StrCat("line over torus axis ", s.axis, " (", why, ")") : StrCat(s.axis, " (line, ", why, ")");
+}
+
+std::string GridText(const SubGrid& g, const Torus& torus) {
+  if (g.spans.size() == 1) return SpanText(g.spans[0], torus, true);
+  std::vector<std::string> parts;
+  for (const AxisSpan& s : g.spans) parts.push_back(SpanText(s, torus, false));
+  return StrCat("multi-axis over torus axes ", absl::StrJoin(parts, ", "));
+}
+
+// The link of `torus` leaving `chip` along `axis` in `direction` (it exists: callers stay
+// inside a span).
+int64_t LinkFrom(const Torus& torus, int64_t chip, int axis, int direction) {
+  const std::optional<int64_t> next = torus.Neighbor(chip, axis, direction);
+  return torus.FindLink(chip, *next)->id;
+}
+
+// Adds to `loads` what a 1D all-gather stage over span s moves when every chip of the group
+// holds `per_chip` bytes before it: on a ring each chip's link + carries ceil((n-1)/2) shards,
+// its link - floor((n-1)/2); on a line the chip at position k sends k+1 shards on + (its own
+// and those behind it) and n-k on - .
+void AddStage(const Torus& torus, const std::vector<int64_t>& group, const AxisSpan& s, double per_chip, Loads& loads) {
+  const int64_t n_axis = torus.shape()[static_cast<size_t>(s.axis)];
+  for (int64_t chip : group) {
+    if (s.ring) {
+      loads[static_cast<size_t>(LinkFrom(torus, chip, s.axis, +1))] += static_cast<double>(s.size / 2) * per_chip;
+      loads[static_cast<size_t>(LinkFrom(torus, chip, s.axis, -1))] += static_cast<double>((s.size - 1) / 2) * per_chip;
+      continue;
+    }
+    const int64_t k = (torus.Coords(chip)[static_cast<size_t>(s.axis)] - s.start + n_axis) % n_axis;
+    if (k + 1 < s.size) loads[static_cast<size_t>(LinkFrom(torus, chip, s.axis, +1))] += static_cast<double>(k + 1) * per_chip;
+    if (k > 0) loads[static_cast<size_t>(LinkFrom(torus, chip, s.axis, -1))] += static_cast<double>(s.size - k) * per_chip;
+  }
+}
+
+// One group's all-gather of V bytes (reduce-scatter moves the same).
+struct GroupPlan {
+  Loads own;              // the group's bytes per link
+  double latency_hops = 0;
+  double bandwidth_s = 0;  // alone on the torus
+  bool routed = false;     // a routed ring: its time is its links' total load
+  std::string text;
+};
+
+// A sub-grid over k spans: the array splits in shares f_j proportional to each span's rate
+// 1 / LoadPerByte, share j gathered over the other spans first and span j last, so every
+// span's links work at once and the rates add (TPU.md: over k rings, V / (k W_bidi)).
+GroupPlan PlanSubGrid(const Torus& torus, const std::vector<int64_t>& group, const SubGrid& grid, double v) {
+  GroupPlan plan;
+  plan.own.assign(static_cast<size_t>(torus.num_links()), 0.0);
+  double total_rate = 0;
+  for (const AxisSpan& s : grid.spans) {
+    total_rate += 1 / LoadPerByte(s);
+    plan.latency_hops += static_cast<double>(SpanHops(s));
+  }
+  plan.bandwidth_s = v / torus.link().effective_bandwidth() / total_rate;
+  const size_t k = grid.spans.size();
+  const double n = static_cast<double>(group.size());
+  for (size_t j = 0; j < k; ++j) {
+    double per_chip = v * (1 / LoadPerByte(grid.spans[j]) / total_rate) / n;
+    for (size_t step = 1; step <= k; ++step) {
+      const AxisSpan& s = grid.spans[(j + step) % k];
+      AddStage(torus, group, s, per_chip, plan.own);
+      per_chip *= static_cast<double>(s.size);
+    }
+  }
+  plan.text = GridText(grid, torus);
+  return plan;
+}
+
+// Any other group: a bidirectional ring in the group's order, every step (g[i] -> g[i+1] and
+// back) routed over the torus. Every shard goes ceil((N-1)/2) steps forward and floor((N-1)/2)
+// back; the latency is the longest run of consecutive steps' hops.
+GroupPlan PlanRoutedRing(const Torus& torus, const std::vector<int64_t>& group, double v) {
+  GroupPlan plan;
+  plan.routed = true;
+  plan.own.assign(static_cast<size_t>(torus.num_links()), 0.0);
+  const int64_t n = static_cast<int64_t>(group.size());
+  const int64_t forward = n / 2, backward = (n - 1) / 2;
+  const double shard = v / static_cast<double>(n);
+  std::vector<int64_t> fwd_hops(static_cast<size_t>(n)), back_hops(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t a = group[static_cast<size_t>(i)], b = group[static_cast<size_t>((i + 1) % n)];
+    const std::vector<Link> there = torus.Route(a, b), back = torus.Route(b, a);
+    for (const Link& l : there) plan.own[static_cast<size_t>(l.id)] += static_cast<double>(forward) * shard;
+    for (const Link& l : back) plan.own[static_cast<size_t>(l.id)] += static_cast<double>(backward) * shard;
+    fwd_hops[static_cast<size_t>(i)] = static_cast<int64_t>(there.size());
+    back_hops[static_cast<size_t>(i)] = static_cast<int64_t>(back.size());
+  }
+  // The longest sum of `steps` cyclically consecutive entries of hops (a sliding window).
+  auto longest = [n](const std::vector<int64_t>& hops, int64_t steps) {
+    int64_t window = 0, best = 0;
+    for (int64_t i = 0; i < steps; ++i) window += hops[static_cast<size_t>(i % n)];
+    best = window;
+    for (int64_t i = 1; i < n; ++i) {
+      window += hops[static_cast<size_t>((i + steps - 1) % n)] - hops[static_cast<size_t>(i - 1)];
+      best = std::max(best, window);
+    }
+    return best;
+  };
+  plan.latency_hops = static_cast<double>(std::max(longest(fwd_hops, forward), longest(back_hops, backward)));
+  plan.text = StrCat("bidi ring of ", n, " chips routed over the torus");
+  return plan;
+}
+
+// The all-to-all's pairwise traffic: every chip sends V/N^2 to every other chip of its group
+// along its dimension-ordered route, split evenly over both ways round a ring where they tie.
+GroupPlan PlanAllToAll(const Torus& torus, const std::vector<int64_t>& group, double v) {
+  GroupPlan plan;
+  plan.routed = true;
+  plan.own.assign(static_cast<size_t>(torus.num_links()), 0.0);
+  const double n = static_cast<double>(group.size());
+  const double piece = v / (n * n);
+  const int r = torus.rank();
+  int64_t max_hops = 0;
+  for (int64_t src : group) {
+    const std::vector<int64_t> from = torus.Coords(src);
+    for (int64_t dst : group) {
+      if (src == dst) continue;
+      const std::vector<int64_t> to = torus.Coords(dst);
+      std::vector<int> directions(static_cast<size_t>(r), +1);
+      std::vector<int> ties;
+      for (int a = 0; a < r; ++a) {
+        const size_t ua = static_cast<size_t>(a);
+        directions[ua] = torus.AxisOffset(a, from[ua], to[ua]) < 0 ? -1 : +1;
+        if (torus.AxisTie(a, from[ua], to[ua])) ties.push_back(a);
+      }
+      const int64_t ways = int64_t{1} << ties.size();
+      for (int64_t mask = 0; mask < ways; ++mask) {
+        for (size_t t = 0; t < ties.size(); ++t) directions[static_cast<size_t>(ties[t])] = (mask >> t) & 1 ? -1 : +1;
+        const std::vector<Link> route = torus.Route(src, dst, directions);
+        for (const Link& l : route) plan.own[static_cast<size_t>(l.id)] += piece / static_cast<double>(ways);
+        max_hops = std::max(max_hops, static_cast<int64_t>(route.size()));
+      }
+    }
+  }
+  plan.latency_hops = static_cast<double>(max_hops);
+  const std::optional<SubGrid> grid = AsSubGrid(torus, group);
+  plan.text = StrCat("pairwise routes over ", grid ? GridText(*grid, torus) : StrCat(group.size(), " scattered chips"));
+  return plan;
+}
+
+std::vector<LinkBytes> ToLinkBytes(const Loads& loads) {
+  std::vector<LinkBytes> out;
+  for (size_t id = 0; id < loads.size(); ++id) {
+    const int64_t bytes = std::llround(loads[id]);
+    if (bytes > 0) out.push_back({.link = static_cast<int64_t>(id), .bytes = bytes});
+  }
+  return out;
+}
+
+void CheckChipOf(const Torus& torus, int64_t chip, std::string_view op) {
+  if (chip < 0 || chip >= torus.num_chips()) {
+    throw ValueError(StrCat("[", op, "] chip ", chip, " is not on the ", torus.ToString(), " (chips 0..",
+                            torus.num_chips() - 1, ")"));
+  }
+}
+
+std::string GroupsText(const std::vector<std::vector<int64_t>>& groups) {
+  std::vector<std::string> parts;
+  for (const auto& g : groups) parts.push_back(StrCat("{", absl::StrJoin(g, ","), "}"));
+  return StrCat("[", absl::StrJoin(parts, ", "), "]");
+}
+
+}  // namespace
+
+std::string_view CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return "all-reduce";
+    case CollectiveKind::kAllGather: return "all-gather";
+    case CollectiveKind::kReduceScatter: return "reduce-scatter";
+    case CollectiveKind::kAllToAll: return "all-to-all";
+  }
+  return "unknown collective";
+}
+
+int64_t CollectiveCost::max_link_bytes() const {
+  int64_t best = 0;
+  for (const LinkBytes& l : link_bytes) best = std::max(best, l.bytes);
+  return best;
+}
+
+int64_t CollectiveCost::total_link_bytes() const {
+  int64_t total = 0;
+  for (const LinkBytes& l : link_bytes) total += l.bytes;
+  return total;
+}
+
+std::string CollectiveCost::ToString() const {
+  const bool permute = op == "collective-permute";
+  return StrCat(op, " ",
+                absl::StrFormat(permute ? "%.3g s = t0 %.3g + latency %.3g + bandwidth %.3g"
+                                        : "%.3g s = t0 %.3g + max(latency %.3g, bandwidth %.3g)",
+                                seconds, fixed_s, latency_s, bandwidth_s),
+                " [", algorithm, "]");
+}
+
+CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std::vector<std::vector<int64_t>>& groups,
+                              int64_t bytes) {
+  const std::string op(CollectiveKindName(kind));
+  if (bytes < 0) throw ValueError(StrCat("[", op, "] bytes must be >= 0, got ", bytes));
+  std::vector<std::vector<int64_t>> all = groups;
+  if (all.empty()) {
+    all.emplace_back();
+    for (int64_t c = 0; c < torus.num_chips(); ++c) all.back().push_back(c);
+  }
+  std::vector<int> group_of(static_cast<size_t>(torus.num_chips()), -1);
+  for (size_t g = 0; g < all.size(); ++g) {
+    if (all[g].empty()) throw ValueError(StrCat("[", op, "] group ", g, " of ", GroupsText(all), " is empty"));
+    for (int64_t chip : all[g]) {
+      CheckChipOf(torus, chip, op);
+      int& owner = group_of[static_cast<size_t>(chip)];
+      if (owner >= 0) {
+        throw ValueError(StrCat("[", op, "] chip ", chip, " is in group ", owner, " and group ", g, " of ",
+                                GroupsText(all), "; every chip takes part in at most one group"));
+      }
+      owner = static_cast<int>(g);
+    }
+  }
+  CollectiveCost cost;
+  cost.op = op;
+  const double v = static_cast<double>(bytes);
+  const LinkParams& link = torus.link();
+  std::vector<GroupPlan> plans;
+  for (const auto& group : all) {
+    if (group.size() < 2) continue;  // a group of one chip communicates nothing
+    if (kind == CollectiveKind::kAllToAll) {
+      plans.push_back(PlanAllToAll(torus, group, v));
+    } else if (const std::optional<SubGrid> grid = AsSubGrid(torus, group)) {
+      plans.push_back(PlanSubGrid(torus, group, *grid, v));
+    } else {
+      plans.push_back(PlanRoutedRing(torus, group, v));
+    }
+  }
+  if (plans.empty()) {
+    cost.algorithm = "no communication (every group is one chip)";
+    return cost;
+  }
+  Loads total(static_cast<size_t>(torus.num_links()), 0.0);
+  for (const GroupPlan& p : plans) {
+    for (size_t id = 0; id < total.size(); ++id) total[id] += p.own[id];
+  }
+  // Each group's bandwidth time with the other groups' traffic on its links: a routed group
+  // is as slow as its busiest link's total load; a sub-grid's formula time is stretched by
+  // the worst ratio of total to own load on its links (1 when no other group shares them).
+  double latency_hops = 0, bandwidth_s = 0;
+  for (GroupPlan& p : plans) {
+    double busiest = 0, stretch = 1;
+    for (size_t id = 0; id < total.size(); ++id) {
+      if (p.own[id] <= 0) continue;
+      busiest = std::max(busiest, total[id]);
+      stretch = std::max(stretch, total[id] / p.own[id]);
+    }
+    const double group_bw = p.routed ? busiest / link.effective_bandwidth() : p.bandwidth_s * stretch;
+    bandwidth_s = std::max(bandwidth_s, group_bw);
+    latency_hops = std::max(latency_hops, p.latency_hops);
+  }
+  // All-reduce: a reduce-scatter then an all-gather over the same links.
+  const double phases = kind == CollectiveKind::kAllReduce ? 2 : 1;
+  if (phases != 1) {
+    for (double& b : total) b *= phases;
+  }
+  cost.hops = static_cast<int64_t>(phases * latency_hops);
+  cost.fixed_s = link.fixed_s;
+  cost.latency_s = phases * latency_hops * link.hop_latency_s;
+  cost.bandwidth_s = phases * bandwidth_s;
+  cost.latency_bound = cost.latency_s > cost.bandwidth_s;
+  cost.seconds = cost.fixed_s + std::max(cost.latency_s, cost.bandwidth_s);
+  std::vector<std::string> texts;
+  for (const GroupPlan& p : plans) {
+    if (std::find(texts.begin(), texts.end(), p.text) == texts.end()) texts.push_back(p.text);
+  }
+  cost.algorithm = absl::StrJoin(texts, "; ");
+  if (plans.size() > 1) absl::StrAppend(&cost.algorithm, ", ", plans.size(), " groups at once");
+  if (kind == CollectiveKind::kAllReduce) cost.algorithm = StrCat("reduce-scatter + all-gather: ", cost.algorithm);
+  cost.link_bytes = ToLinkBytes(total);
+  return cost;
+}
+
+CollectiveCost CostPermute(const Torus& torus, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                           int64_t bytes_per_transfer) {
+  const std::string op = "collective-permute";
+  if (bytes_per_transfer < 0) throw ValueError(StrCat("[", op, "] bytes_per_transfer must be >= 0, got ", bytes_per_transfer));
+  std::vector<int64_t> source_at(static_cast<size_t>(torus.num_chips()), -1), target_at(source_at);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const auto [src, dst] = pairs[i];
+    CheckChipOf(torus, src, op);
+    CheckChipOf(torus, dst, op);
+    if (source_at[static_cast<size_t>(src)] >= 0) {
+      throw ValueError(StrCat("[", op, "] chip ", src, " is the source of pairs ", source_at[static_cast<size_t>(src)],
+                              " and ", i, "; a permutation sends from each chip at most once"));
+    }
+    if (target_at[static_cast<size_t>(dst)] >= 0) {
+      throw ValueError(StrCat("[", op, "] chip ", dst, " is the target of pairs ", target_at[static_cast<size_t>(dst)],
+                              " and ", i, "; a permutation sends to each chip at most once"));
+    }
+    source_at[static_cast<size_t>(src)] = static_cast<int64_t>(i);
+    target_at[static_cast<size_t>(dst)] = static_cast<int64_t>(i);
+  }
+  CollectiveCost cost;
+  cost.op = op;
+  Loads loads(static_cast<size_t>(torus.num_links()), 0.0);
+  int64_t moving = 0;
+  for (const auto& [src, dst] : pairs) {
+    if (src == dst) continue;
+    ++moving;
+    const std::vector<Link> route = torus.Route(src, dst);
+    for (const Link& l : route) loads[static_cast<size_t>(l.id)] += static_cast<double>(bytes_per_transfer);
+    cost.hops = std::max(cost.hops, static_cast<int64_t>(route.size()));
+  }
+  if (moving == 0) {
+    cost.algorithm = "nothing moves over ICI (every transfer stays on its chip)";
+    return cost;
+  }
+  const LinkParams& link = torus.link();
+  double busiest = 0;
+  int64_t shared = 0;
+  for (double b : loads) {
+    busiest = std::max(busiest, b);
+    if (b > static_cast<double>(bytes_per_transfer)) ++shared;
+  }
+  cost.fixed_s = link.fixed_s;
+  cost.latency_s = static_cast<double>(cost.hops) * link.hop_latency_s;
+  cost.bandwidth_s = busiest / link.effective_bandwidth();
+  cost.latency_bound = cost.latency_s > cost.bandwidth_s;
+  cost.seconds = cost.fixed_s + cost.latency_s + cost.bandwidth_s;
+  const int64_t sharing = bytes_per_transfer > 0 ? std::llround(busiest / static_cast<double>(bytes_per_transfer)) : 1;
+  cost.algorithm = StrCat(moving, " transfer", moving == 1 ? "" : "s", " routed hop by hop (dimension-ordered), ",
+                          shared == 0 ? std::string("no link shared")
+                                      : StrCat(shared, " link", shared == 1 ? "" : "s", " shared, busiest by ", sharing));
+  cost.link_bytes = ToLinkBytes(loads);
+  return cost;
+}
+
+}  // namespace jx::ici
