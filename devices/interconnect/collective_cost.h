@@ -13,11 +13,13 @@
 //  * one axis without wraparound (or part of a ring): a line, T ~ (N-1)(V/N) / W, N-1 hops;
 //  * an axis-aligned sub-grid over k axes: the array is split so every axis' links carry a
 //    share at once; bandwidths add: T ~ V / (sum over axes of each one's rate), = V / (k W_bidi)
-//    over k rings, latency the sum of the axes' hops;
+//    over k rings, latency the sum of the axes' hops (the time counts each share's last,
+//    largest stage, as TPU.md's formula does; link_bytes holds every stage's bytes);
 //  * any other group: a bidirectional ring in the group's order, each step routed over the
 //    torus (Torus::Route), with the load of every group on every link summed (contention);
 //  * all-to-all: every pair's V/N^2 routed (an even split on ring ties), the busiest link's
-//    load / (eta W): a quarter of the all-gather on a bidirectional ring;
+//    load / (eta W): a quarter of the all-gather on a bidirectional ring (sub-grids are
+//    counted per axis, so a whole pod's all-to-all costs O(links), not O(N^2));
 //  * all-reduce = reduce-scatter + all-gather (twice the all-gather's time, t0 once);
 //    reduce-scatter moves what all-gather moves (the adds are the chips' VPU work, not ICI's).
 // Groups of one chip, and ppermutes that move nothing, cost 0.

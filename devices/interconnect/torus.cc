@@ -198,7 +198,7 @@ int64_t Torus::AxisOffset(int axis, int64_t from, int64_t to) const {
 
 bool Torus::AxisTie(int axis, int64_t from, int64_t to) const {
   const int64_t offset = AxisOffset(axis, from, to);
-  return wraps_[static_cast<size_t>(axis)] && offset != 0 && 2 * std::llabs(offset) == shape_[static_cast<size_t>(axis)];
+  return wraps_[static_cast<size_t>(axis)] && offset != 0 && 2 * std::abs(offset) == shape_[static_cast<size_t>(axis)];
 }
 
 std::vector<Link> Torus::Route(int64_t src, int64_t dst) const {
@@ -253,7 +253,7 @@ int64_t Torus::Hops(int64_t src, int64_t dst) const {
   CheckChip(dst, "Hops");
   int64_t hops = 0;
   for (size_t a = 0; a < shape_.size(); ++a) {
-    hops += std::llabs(AxisOffset(static_cast<int>(a), (src / strides_[a]) % shape_[a], (dst / strides_[a]) % shape_[a]));
+    hops += std::abs(AxisOffset(static_cast<int>(a), (src / strides_[a]) % shape_[a], (dst / strides_[a]) % shape_[a]));
   }
   return hops;
 }
