@@ -387,12 +387,11 @@ int64_t CollectiveCost::total_link_bytes() const {
 }
 
 std::string CollectiveCost::ToString() const {
-  const bool permute = op == "collective-permute";
-  return StrCat(op, " ",
-                absl::StrFormat(permute ? "%.3g s = t0 %.3g + latency %.3g + bandwidth %.3g"
-                                        : "%.3g s = t0 %.3g + max(latency %.3g, bandwidth %.3g)",
-                                seconds, fixed_s, latency_s, bandwidth_s),
-                " [", algorithm, "]");
+  const std::string parts =
+      op == "collective-permute"
+          ? absl::StrFormat("t0 %.3g + latency %.3g + bandwidth %.3g", fixed_s, latency_s, bandwidth_s)
+          : absl::StrFormat("t0 %.3g + max(latency %.3g, bandwidth %.3g)", fixed_s, latency_s, bandwidth_s);
+  return StrCat(op, " ", absl::StrFormat("%.3g", seconds), " s = ", parts, " [", algorithm, "]");
 }
 
 CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std::vector<std::vector<int64_t>>& groups,

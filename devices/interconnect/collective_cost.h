@@ -16,7 +16,8 @@
 //    over k rings, latency the sum of the axes' hops (the time counts each share's last,
 //    largest stage, as TPU.md's formula does; link_bytes holds every stage's bytes);
 //  * any other group: a bidirectional ring in the group's order, each step routed over the
-//    torus (Torus::Route), with the load of every group on every link summed (contention);
+//    torus (Torus::Route), with the load of every group on every link summed (contention;
+//    a sub-grid whose links another group also loads is slowed by the worst shared ratio);
 //  * all-to-all: every pair's V/N^2 routed (an even split on ring ties), the busiest link's
 //    load / (eta W): a quarter of the all-gather on a bidirectional ring (sub-grids are
 //    counted per axis, so a whole pod's all-to-all costs O(links), not O(N^2));
@@ -27,7 +28,8 @@
 //   ici::Torus t = ici::Torus::ForSlice(tpu::ChipSpec("v5e"), {16, 16});
 //   auto c = ici::CostCollective(t, ici::CollectiveKind::kAllGather, rows, 64 << 20);
 //   c.seconds;     // ~ t0 + 64 MiB / (2 * 0.96 * 4.5e10 B/s)
-//   c.algorithm;   // "bidi ring over torus axis 1 (wraps)"
+//   c.algorithm;   // "bidi ring over torus axis 1 (wraps), 16 groups at once" (rows: the
+//                  // 16 groups of 16 chips along axis 1)
 #pragma once
 
 #include <cstdint>
