@@ -440,20 +440,17 @@ CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std
   for (const GroupPlan& p : plans) {
     for (const auto& [l, b] : p.own) total[static_cast<size_t>(l)] += b;
   }
-  // Each group's bandwidth time with the other groups' traffic on its links: a routed group
-  // is as slow as its busiest link's total load; a sub-grid's formula time is stretched by
-  // the worst ratio of total to own load on its links (1 when no other group shares them).
+  // The slowest group sets the time. A routed group is as slow as its busiest link's total
+  // load, every group's bytes on it counted (contention). Sub-grids keep their formula time:
+  // two of them never share a link (their chips are disjoint and their links run between
+  // their own chips), and a link a routed group shares with one counts both groups' bytes in
+  // the routed group's time, which then bounds the pair.
   int64_t latency_hops = 0;
   double bandwidth_s = 0;
   for (const GroupPlan& p : plans) {
-    double busiest = 0, stretch = 1;
-    for (const auto& [l, b] : p.own) {
-      if (b <= 0) continue;
-      busiest = std::max(busiest, total[static_cast<size_t>(l)]);
-      stretch = std::max(stretch, total[static_cast<size_t>(l)] / b);
-    }
-    const double group_bw = p.routed ? busiest / link.effective_bandwidth() : p.bandwidth_s * stretch;
-    bandwidth_s = std::max(bandwidth_s, group_bw);
+    double busiest = 0;
+    for (const auto& [l, b] : p.own) busiest = std::max(busiest, total[static_cast<size_t>(l)]);
+    bandwidth_s = std::max(bandwidth_s, p.routed ? busiest / link.effective_bandwidth() : p.bandwidth_s);
     latency_hops = std::max(latency_hops, p.latency_hops);
   }
   // All-reduce: a reduce-scatter then an all-gather over the same links.

@@ -16,8 +16,8 @@
 //    over k rings, latency the sum of the axes' hops (the time counts each share's last,
 //    largest stage, as TPU.md's formula does; link_bytes holds every stage's bytes);
 //  * any other group: a bidirectional ring in the group's order, each step routed over the
-//    torus (Torus::Route), with the load of every group on every link summed (contention;
-//    a sub-grid whose links another group also loads is slowed by the worst shared ratio);
+//    torus (Torus::Route), its time its busiest link's load with every group's bytes on it
+//    summed (contention);
 //  * all-to-all: every pair's V/N^2 routed (an even split on ring ties), the busiest link's
 //    load / (eta W): a quarter of the all-gather on a bidirectional ring (sub-grids are
 //    counted per axis, so a whole pod's all-to-all costs O(links), not O(N^2));

@@ -368,6 +368,27 @@ TEST(CollectiveCostTest, ScatteredGroupsAreRoutedRingsAndShareLinks) {
   ExpectWithin10Percent(apart.seconds, kV5eT0 + 4194304 / kV5eEtaW);
 }
 
+TEST(CollectiveCostTest, ARoutedGroupCrossingASubGridSharesItsLinks) {
+  // v5e 4x4 (no wraparound). Group A = row 0, columns 0..2 = chips {0, 1, 2}: a line of 3
+  // along axis 1; its + links 0->1 and 1->2 carry 1 and 2 shards of V/3, so alone
+  // T = t0 + (2V/3) / (eta W). Group B = {4, 3} = (1,0), (0,3) is no sub-grid: a routed
+  // ring of 2. 4 -> 3 goes (1,0)->(0,0) on axis 0, then (0,0)->(0,1)->(0,2)->(0,3) on axis
+  // 1, over A's links 0->1 and 1->2, carrying one shard of V/2. Link 1->2 then carries
+  // 2V/3 + V/2 = 7V/6: T = t0 + (7V/6) / (eta W). V = 8 MiB: alone 128.9 us, together
+  // 225.5 us; latency: B's 4 hops.
+  const Torus t = Slice("v5e", {4, 4});
+  const int64_t v = 8 * kMiB;
+  const CollectiveCost alone = CostCollective(t, CollectiveKind::kAllGather, {{0, 1, 2}}, v);
+  ExpectWithin10Percent(alone.seconds, kV5eT0 + (2.0 / 3) * 8388608 / kV5eEtaW);
+  EXPECT_EQ(alone.algorithm, "line over torus axis 1 (no wraparound)");
+  const CollectiveCost both = CostCollective(t, CollectiveKind::kAllGather, {{0, 1, 2}, {4, 3}}, v);
+  ExpectWithin10Percent(both.seconds, kV5eT0 + (7.0 / 6) * 8388608 / kV5eEtaW);
+  EXPECT_EQ(both.max_link_bytes(), 7 * v / 6);
+  EXPECT_EQ(both.hops, 4);
+  EXPECT_EQ(both.algorithm,
+            "line over torus axis 1 (no wraparound); bidi ring of 2 chips routed over the torus, 2 groups at once");
+}
+
 TEST(CollectiveCostTest, PermuteWithoutContention) {
   // TPU.md: T ~ bytes / (ports used * W) + hops * latency, plus t0.
   // v5e 16x16, every chip sends 1 MiB to its + neighbour along axis 1 (a ring: (r, 15) ->
