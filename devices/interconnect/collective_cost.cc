@@ -71,7 +71,8 @@ struct SubGrid {
 std::optional<SubGrid> AsSubGrid(const Torus& torus, const std::vector<int64_t>& group) {
   const int r = torus.rank();
   std::vector<std::vector<bool>> used(static_cast<size_t>(r));
-  for (int a = 0; a < r; ++a) used[static_cast<size_t>(a)].assign(static_cast<size_t>(torus.shape()[static_cast<size_t>(a)]), false);
+  for (int a = 0; a < r; ++a)
+    used[static_cast<size_t>(a)].assign(static_cast<size_t>(torus.shape()[static_cast<size_t>(a)]), false);
   for (int64_t chip : group) {
     const std::vector<int64_t> c = torus.Coords(chip);
     for (int a = 0; a < r; ++a) used[static_cast<size_t>(a)][static_cast<size_t>(c[static_cast<size_t>(a)])] = true;
@@ -120,9 +121,9 @@ int64_t SpanHops(const AxisSpan& s) { return s.ring ? s.size / 2 : s.size - 1; }
 
 std::string SpanText(const AxisSpan& s, const Torus& torus, bool alone) {
   if (s.ring) return alone ? StrCat("bidi ring over torus axis ", s.axis, " (wraps)") : StrCat(s.axis, " (bidi ring)");
-  const std::string why = torus.wraps(s.axis) ? StrCat(s.size, " chips of its ", torus.shape()[static_cast<size_t>(s.axis)],
-                                                       "-chip ring")
-                                              : "no wraparound";
+  const std::string why =
+      torus.wraps(s.axis) ? StrCat(s.size, " chips of its ", torus.shape()[static_cast<size_t>(s.axis)], "-chip ring")
+                          : "no wraparound";
   return alone ? StrCat("line over torus axis ", s.axis, " (", why, ")") : StrCat(s.axis, " (line, ", why, ")");
 }
 
@@ -366,10 +367,14 @@ std::string GroupsText(const std::vector<std::vector<int64_t>>& groups) {
 
 std::string_view CollectiveKindName(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllReduce: return "all-reduce";
-    case CollectiveKind::kAllGather: return "all-gather";
-    case CollectiveKind::kReduceScatter: return "reduce-scatter";
-    case CollectiveKind::kAllToAll: return "all-to-all";
+    case CollectiveKind::kAllReduce:
+      return "all-reduce";
+    case CollectiveKind::kAllGather:
+      return "all-gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::kAllToAll:
+      return "all-to-all";
   }
   return "unknown collective";
 }
@@ -478,7 +483,8 @@ CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std
 CollectiveCost CostPermute(const Torus& torus, const std::vector<std::pair<int64_t, int64_t>>& pairs,
                            int64_t bytes_per_transfer) {
   const std::string op = "collective-permute";
-  if (bytes_per_transfer < 0) throw ValueError(StrCat("[", op, "] bytes_per_transfer must be >= 0, got ", bytes_per_transfer));
+  if (bytes_per_transfer < 0)
+    throw ValueError(StrCat("[", op, "] bytes_per_transfer must be >= 0, got ", bytes_per_transfer));
   std::vector<int64_t> source_at(static_cast<size_t>(torus.num_chips()), -1), target_at(source_at);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto [src, dst] = pairs[i];
@@ -523,9 +529,10 @@ CollectiveCost CostPermute(const Torus& torus, const std::vector<std::pair<int64
   cost.latency_bound = cost.latency_s > cost.bandwidth_s;
   cost.seconds = cost.fixed_s + cost.latency_s + cost.bandwidth_s;
   const int64_t sharing = bytes_per_transfer > 0 ? std::llround(busiest / static_cast<double>(bytes_per_transfer)) : 1;
-  cost.algorithm = StrCat(moving, " transfer", moving == 1 ? "" : "s", " routed hop by hop (dimension-ordered), ",
-                          shared == 0 ? std::string("no link shared")
-                                      : StrCat(shared, " link", shared == 1 ? "" : "s", " shared, busiest by ", sharing));
+  cost.algorithm =
+      StrCat(moving, " transfer", moving == 1 ? "" : "s", " routed hop by hop (dimension-ordered), ",
+             shared == 0 ? std::string("no link shared")
+                         : StrCat(shared, " link", shared == 1 ? "" : "s", " shared, busiest by ", sharing));
   cost.link_bytes = ToLinkBytes(loads);
   return cost;
 }

@@ -54,23 +54,25 @@ struct LinkBytes {
 };
 
 struct CollectiveCost {
-  std::string op;          // HLO's opcode: "all-gather", ..., "collective-permute"
-  double seconds = 0;      // the total, as above
-  double fixed_s = 0;      // t0 (0 when nothing moves)
-  double latency_s = 0;    // hops * t_hop
-  double bandwidth_s = 0;  // the busiest link's bytes / (eta * W), or the multi-axis formula
-  int64_t hops = 0;        // the longest chain of hops latency_s counts
+  std::string op;              // HLO's opcode: "all-gather", ..., "collective-permute"
+  double seconds = 0;          // the total, as above
+  double fixed_s = 0;          // t0 (0 when nothing moves)
+  double latency_s = 0;        // hops * t_hop
+  double bandwidth_s = 0;      // the busiest link's bytes / (eta * W), or the multi-axis formula
+  int64_t hops = 0;            // the longest chain of hops latency_s counts
   bool latency_bound = false;  // latency_s > bandwidth_s
-  std::string algorithm;   // "bidi ring over torus axis 0 (wraps)", "line over torus axis 1
-                           // (no wraparound)", "multi-axis over torus axes 0 (ring), 1 (line)",
-                           // "ring routed over the torus (3 groups of 4 chips)", ...
+  // In words: "bidi ring over torus axis 0 (wraps)", "line over torus axis 1 (no
+  // wraparound)", "multi-axis over torus axes 0 (bidi ring), 1 (line, no wraparound)", "bidi
+  // ring of 4 chips routed over the torus, 3 groups at once", "routed pairwise within ...",
+  // "2 transfers routed hop by hop (dimension-ordered), no link shared".
+  std::string algorithm;
   // The bytes every link that carries any moves, by ascending link id (all groups together).
   std::vector<LinkBytes> link_bytes;
 
   int64_t max_link_bytes() const;    // the busiest link's
   int64_t total_link_bytes() const;  // summed over links (bytes x hops)
-  // "all-gather 1.53e-04 s = t0 4.6e-06 + max(latency 8.0e-06, bandwidth 1.49e-04) [bidi ring
-  // over torus axis 0 (wraps)]"
+  // "all-gather 0.000775 s = t0 2.29e-06 + max(latency 8e-06, bandwidth 0.000773) [bidi ring
+  // over torus axis 1 (wraps), 16 groups at once]"
   std::string ToString() const;
 };
 

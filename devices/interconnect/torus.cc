@@ -37,8 +37,8 @@ Torus::Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams lin
     : shape_(std::move(shape)), wraps_(std::move(wraps)), link_(link), name_(std::move(name)) {
   const std::string label = name_.empty() ? std::string("torus") : StrCat(name_, " torus");
   if (shape_.empty() || shape_.size() > 3) {
-    throw ValueError(StrCat("[ici::Torus] a ", label, " has 1 to 3 axes, got shape {", absl::StrJoin(shape_, ", "),
-                            "}"));
+    throw ValueError(
+        StrCat("[ici::Torus] a ", label, " has 1 to 3 axes, got shape {", absl::StrJoin(shape_, ", "), "}"));
   }
   if (wraps_.size() != shape_.size()) {
     throw ValueError(StrCat("[ici::Torus] shape ", ShapeText(shape_), " has ", shape_.size(), " axes but ",
@@ -56,10 +56,11 @@ Torus::Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams lin
   }
   if (!(link_.bandwidth > 0) || link_.hop_latency_s < 0 || link_.fixed_s < 0 || !(link_.efficiency > 0) ||
       link_.efficiency > 1) {
-    throw ValueError(StrCat("[ici::Torus] link parameters need bandwidth > 0, latencies >= 0 and 0 < efficiency <= 1;"
-                            " got bandwidth ",
-                            link_.bandwidth, ", hop latency ", link_.hop_latency_s, ", fixed ", link_.fixed_s,
-                            ", efficiency ", link_.efficiency));
+    throw ValueError(
+        StrCat("[ici::Torus] link parameters need bandwidth > 0, latencies >= 0 and 0 < efficiency <= 1;"
+               " got bandwidth ",
+               link_.bandwidth, ", hop latency ", link_.hop_latency_s, ", fixed ", link_.fixed_s, ", efficiency ",
+               link_.efficiency));
   }
   strides_.assign(shape_.size(), 1);
   for (size_t a = shape_.size(); a-- > 0;) {
@@ -118,8 +119,8 @@ void Torus::CheckChip(int64_t chip, const char* what) const {
 
 void Torus::CheckAxis(int axis) const {
   if (axis < 0 || axis >= rank()) {
-    throw ValueError(StrCat("[ici::Torus] axis ", axis, " is not an axis of the ", ShapeText(shape_), " torus (",
-                            rank(), " axes)"));
+    throw ValueError(
+        StrCat("[ici::Torus] axis ", axis, " is not an axis of the ", ShapeText(shape_), " torus (", rank(), " axes)"));
   }
 }
 
@@ -143,8 +144,8 @@ int64_t Torus::ChipAt(const std::vector<int64_t>& coords) const {
     chip += coords[a] * strides_[a];
   }
   if (!inside) {
-    throw ValueError(StrCat("[ici::Torus::ChipAt] position ", CoordsText(coords), " is not on the ",
-                            ShapeText(shape_), " torus"));
+    throw ValueError(
+        StrCat("[ici::Torus::ChipAt] position ", CoordsText(coords), " is not on the ", ShapeText(shape_), " torus"));
   }
   return chip;
 }
@@ -185,8 +186,8 @@ int64_t Torus::AxisOffset(int axis, int64_t from, int64_t to) const {
   CheckAxis(axis);
   const int64_t n = shape_[static_cast<size_t>(axis)];
   if (from < 0 || from >= n || to < 0 || to >= n) {
-    throw ValueError(StrCat("[ici::Torus::AxisOffset] coordinates ", from, " and ", to, " are not both on axis ",
-                            axis, " of ", n, " chips"));
+    throw ValueError(StrCat("[ici::Torus::AxisOffset] coordinates ", from, " and ", to, " are not both on axis ", axis,
+                            " of ", n, " chips"));
   }
   const int64_t forward = to - from;
   if (!wraps_[static_cast<size_t>(axis)]) return forward;
@@ -267,8 +268,8 @@ std::string Torus::Describe(const Link& link) const {
 std::string Torus::ToString() const {
   std::vector<std::string> axes;
   for (size_t a = 0; a < shape_.size(); ++a) axes.push_back(StrCat("axis ", a, wraps_[a] ? " ring" : " line"));
-  return StrCat(name_.empty() ? "" : StrCat(name_, " "), ShapeText(shape_), " torus: ", absl::StrJoin(axes, ", "),
-                "; ", link_.bandwidth, " B/s per one-way link");
+  return StrCat(name_.empty() ? "" : StrCat(name_, " "), ShapeText(shape_), " torus: ", absl::StrJoin(axes, ", "), "; ",
+                link_.bandwidth, " B/s per one-way link");
 }
 
 }  // namespace jx::ici

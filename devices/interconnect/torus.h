@@ -41,8 +41,8 @@ struct LinkParams {
 
 // One one-way link, from chip src to its neighbour dst along `axis`.
 struct Link {
-  int64_t id = -1;          // its index in Torus::links(), 0 .. num_links() - 1
-  int64_t src = -1;         // chip indices (row-major over the shape)
+  int64_t id = -1;   // its index in Torus::links(), 0 .. num_links() - 1
+  int64_t src = -1;  // chip indices (row-major over the shape)
   int64_t dst = -1;
   int axis = 0;             // the torus axis it runs along
   int direction = +1;       // +1: towards the higher coordinate, -1: the lower

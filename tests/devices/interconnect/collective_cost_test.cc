@@ -466,17 +466,29 @@ TEST(CollectiveCostTest, NothingToMoveCostsNothing) {
 
 TEST(CollectiveCostTest, Errors) {
   const Torus t = Slice("v5e", {4, 2});
-  EXPECT_THAT(ValueErrorOf([&] { CostCollective(t, CollectiveKind::kAllGather, {{0, 1}, {1, 2}}, 8); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                CostCollective(t, CollectiveKind::kAllGather, {{0, 1}, {1, 2}}, 8);
+              }),
               HasSubstr("[all-gather] chip 1 is in group 0 and group 1 of [{0,1}, {1,2}]"));
-  EXPECT_THAT(ValueErrorOf([&] { CostCollective(t, CollectiveKind::kAllReduce, {{0, 8}}, 8); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                CostCollective(t, CollectiveKind::kAllReduce, {{0, 8}}, 8);
+              }),
               HasSubstr("[all-reduce] chip 8 is not on the v5e 4x2 torus"));
-  EXPECT_THAT(ValueErrorOf([&] { CostCollective(t, CollectiveKind::kAllToAll, {{0, 1}, {}}, 8); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                CostCollective(t, CollectiveKind::kAllToAll, {{0, 1}, {}}, 8);
+              }),
               HasSubstr("group 1 of [{0,1}, {}] is empty"));
-  EXPECT_THAT(ValueErrorOf([&] { CostCollective(t, CollectiveKind::kReduceScatter, {{0, 1}}, -1); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                CostCollective(t, CollectiveKind::kReduceScatter, {{0, 1}}, -1);
+              }),
               HasSubstr("[reduce-scatter] bytes must be >= 0, got -1"));
-  EXPECT_THAT(ValueErrorOf([&] { CostPermute(t, {{0, 1}, {0, 2}}, 8); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                CostPermute(t, {{0, 1}, {0, 2}}, 8);
+              }),
               HasSubstr("chip 0 is the source of pairs 0 and 1"));
-  EXPECT_THAT(ValueErrorOf([&] { CostPermute(t, {{0, 1}, {2, 1}}, 8); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                CostPermute(t, {{0, 1}, {2, 1}}, 8);
+              }),
               HasSubstr("chip 1 is the target of pairs 0 and 1"));
   EXPECT_THAT(ValueErrorOf([&] { CostPermute(t, {{0, 9}}, 8); }), HasSubstr("chip 9 is not on"));
 }

@@ -130,7 +130,7 @@ TEST(TorusTest, Neighbours) {
   const Torus line = Slice("v5e", {4, 2});
   EXPECT_THAT(line.Neighbors(0), ElementsAre(2, 1));
   EXPECT_THAT(line.Neighbors(5), ElementsAre(3, 7, 4));  // (2,1): (1,1), (3,1), (2,0)
-  EXPECT_EQ(line.Neighbor(0, 0, -1), std::nullopt);       // past the end of a line
+  EXPECT_EQ(line.Neighbor(0, 0, -1), std::nullopt);      // past the end of a line
   EXPECT_EQ(line.Neighbor(0, 0, +1), 2);
   // 16x16: (0,0) has (15,0), (1,0), (0,15), (0,1), the first and third over wraparound links.
   const Torus ring = Slice("v5e", {16, 16});
@@ -171,7 +171,9 @@ TEST(TorusTest, RoutesAreDimensionOrderedTheShorterWayRound) {
   const std::vector<Link> back = t.Route(t.ChipAt({0, 3}), t.ChipAt({0, 11}), {+1, -1});
   ASSERT_EQ(back.size(), 8u);
   EXPECT_EQ(back.front().direction, -1);
-  EXPECT_THAT(ValueErrorOf([&] { t.Route(t.ChipAt({0, 0}), t.ChipAt({3, 0}), {-1, +1}); }),
+  EXPECT_THAT(ValueErrorOf([&] {
+                t.Route(t.ChipAt({0, 0}), t.ChipAt({3, 0}), {-1, +1});
+              }),
               HasSubstr("axis 0 of the 8x16 torus is a line"));
 }
 
@@ -219,10 +221,11 @@ TEST(TorusTest, Errors) {
   EXPECT_THAT(ValueErrorOf([&] { t.Route(0, -1); }), HasSubstr("chip -1 is not on"));
   EXPECT_THAT(ValueErrorOf([&] { t.wraps(2); }), HasSubstr("axis 2 is not an axis of the 4x2 torus"));
   EXPECT_THAT(ValueErrorOf([&] { Slice("v5e", {4, 4, 4}); }), HasSubstr("v5e chips form a 2D torus"));
-  EXPECT_THAT(ValueErrorOf([] { Torus({2, 4}, {true, false}, {.bandwidth = 1e9}); }),
+  EXPECT_THAT(ValueErrorOf([] {
+                Torus({2, 4}, {true, false}, {.bandwidth = 1e9});
+              }),
               HasSubstr("axis 0 of 2 chips cannot wrap"));
-  EXPECT_THAT(ValueErrorOf([] { Torus({0, 4}, {false, false}, {.bandwidth = 1e9}); }),
-              HasSubstr("axis 0 has 0 chips"));
+  EXPECT_THAT(ValueErrorOf([] { Torus({0, 4}, {false, false}, {.bandwidth = 1e9}); }), HasSubstr("axis 0 has 0 chips"));
   EXPECT_THAT(ValueErrorOf([] { Torus({4, 4}, {false, false}, {.bandwidth = 0}); }), HasSubstr("bandwidth > 0"));
 }
 
