@@ -71,7 +71,24 @@ Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params)
 Avals AbstractEval(Primitive p, InAvals inputs, const ParamMap& params) {
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   if (!rules.abstract_eval) throw InternalError(StrCat("[", p.name(), "] has no abstract evaluation rule"));
-  return rules.abstract_eval(inputs, params);
+  Avals out = rules.abstract_eval(inputs, params);
+  bool sharded = false;  // explicit sharding in the operands' types (rare: one flag per input)
+  for (const ShapedArray* a : inputs) sharded |= !a->spec.empty();
+  if (sharded) ApplyShardingTypes(p, rules, inputs, params, out);
+  return out;
+}
+
+void ApplyShardingTypes(Primitive p, const PrimitiveRules& rules, InAvals inputs, const ParamMap& params,
+                        Avals& out) {
+  if (rules.sharding_rule) {
+    ApplyShardingRuleToTypes(p.name(), rules.sharding_rule(inputs, params, out), inputs, absl::MakeSpan(out));
+    return;
+  }
+  // Call-like primitives (jit, checkpoint, shard_map, collectives) type their results from
+  // their bodies; a primitive with neither keeps replicated results, which is logged.
+  bool typed = false;
+  for (const ShapedArray& a : out) typed |= !a.spec.empty();
+  if (!typed) SpmdLog(StrCat(p.name(), ": no sharding rule; results typed replicated"));
 }
 
 Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
