@@ -20,3 +20,7 @@
 #include "jx/devices/device_put.h"
 #include "jx/devices/profiler/profiler.h"
 #include "jx/devices/tpu/pod.h"
+#include "jx/sharding/mesh.h"
+#include "jx/sharding/named_sharding.h"
+#include "jx/sharding/partition_spec.h"
+#include "jx/sharding/sharded_put.h"

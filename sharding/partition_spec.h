@@ -45,7 +45,10 @@ class PartitionSpec {
   const std::vector<DimSpec>& dims() const { return dims_; }
   int64_t size() const { return static_cast<int64_t>(dims_.size()); }
   // Dimension i's entry (none beyond the listed ones).
-  DimSpec operator[](int64_t i) const { return i < size() ? dims_[i] : DimSpec{}; }
+  const DimSpec& operator[](int64_t i) const {
+    static const DimSpec kWhole;
+    return i < size() ? dims_[i] : kWhole;
+  }
   // Every mesh axis named, in order of appearance.
   std::vector<std::string> axes() const;
   std::string ToString() const;  // PartitionSpec('x', None), PartitionSpec(('x', 'y'),)
