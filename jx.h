@@ -13,6 +13,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
 #include "jx/core/shape.h"
+#include "jx/core/typeof.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/lax/random/random.h"

@@ -14,18 +14,15 @@
 #include <string>
 #include <vector>
 
-namespace jx {
+#include "jx/core/none.h"
 
-struct none_t {
-  friend bool operator==(none_t, none_t) { return true; }
-};
-inline constexpr none_t none{};
+namespace jx {
 
 // One dimension's entry: the mesh axes splitting it (empty: not split).
 class DimSpec {
  public:
   DimSpec() = default;
-  DimSpec(none_t) {}
+  DimSpec(NoneType) {}
   DimSpec(const char* axis) : axes_{axis} {}
   DimSpec(std::string axis) : axes_{std::move(axis)} {}
   DimSpec(std::initializer_list<std::string> axes) : axes_(axes) {}
