@@ -37,18 +37,13 @@
 #include "jx/transforms/eval_shape.h"
 #include "jx/transforms/jacobian.h"
 #include "jx/transforms/jacobian_tree.h"
+#include "jx/core/none.h"  // jx::none: an unmapped argument in vmap's in_axes
 #include "jx/transforms/jit.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/staging.h"
 #include "jx/transforms/vmap.h"
 
 namespace jx {
-
-// jx::none: an unmapped argument in vmap's in_axes (JAX's None).
-struct NoneType {
-  friend bool operator==(NoneType, NoneType) { return true; }
-};
-inline constexpr NoneType none{};
 
 // grad(f, jx::has_aux): f returns std::pair{scalar loss, aux pytree}.
 struct HasAux {};
