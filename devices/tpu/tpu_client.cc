@@ -4,12 +4,15 @@
 
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
+#include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/tpu_compiler.h"
 
 namespace jx::tpu {
 
 TpuClient::TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id)
-    : spec_(std::move(spec)), shape_(std::move(shape)) {
+    : spec_(std::move(spec)),
+      shape_(std::move(shape)),
+      torus_(std::make_shared<const ici::Torus>(ici::Torus::ForSlice(spec_, shape_))) {
   int64_t count = 1;
   for (int64_t d : shape_) count *= d;
   std::vector<int64_t> coords(shape_.size(), 0);

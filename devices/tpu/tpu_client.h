@@ -17,6 +17,10 @@
 #include "jx/core/device.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
+namespace jx::ici {
+class Torus;  // devices/interconnect/torus.h
+}  // namespace jx::ici
+
 namespace jx::tpu {
 
 class TpuClient final : public Client {
@@ -33,11 +37,14 @@ class TpuClient final : public Client {
   const TpuChipSpec& spec() const { return spec_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<std::unique_ptr<TpuChip>>& chips() const { return chips_; }
+  // The slice's interconnect: its torus of chips (vertex i is chips()[i]), built once here.
+  const ici::Torus& torus() const { return *torus_; }
 
  private:
   TpuChipSpec spec_;  // the chips refer to it
   std::vector<int64_t> shape_;
   std::vector<std::unique_ptr<TpuChip>> chips_;
+  std::shared_ptr<const ici::Torus> torus_;
 };
 
 }  // namespace jx::tpu
