@@ -113,6 +113,7 @@ std::vector<std::vector<std::string>> FactorShardings(const ShardingRule& rule,
                                                       std::string* conflict) {
   std::vector<std::vector<std::string>> axes(rule.num_factors());
   std::vector<bool> set(rule.num_factors(), false);
+  std::vector<int> order;  // factors in the order they got their axes (earlier tensors win)
   auto note = [&](std::string why) {
     if (conflict != nullptr && conflict->empty()) *conflict = std::move(why);
   };
@@ -132,6 +133,7 @@ std::vector<std::vector<std::string>> FactorShardings(const ShardingRule& rule,
       if (!set[target]) {
         set[target] = true;
         axes[target] = dim_axes;
+        order.push_back(target);
       } else if (axes[target] != dim_axes) {
         note(StrCat("factor of size ", rule.factor_sizes[target], " is sharded as ", AxesText(axes[target]), " and as ",
                     AxesText(dim_axes)));
@@ -140,9 +142,11 @@ std::vector<std::vector<std::string>> FactorShardings(const ShardingRule& rule,
   };
   for (size_t i = 0; i < operands.size() && i < rule.operands.size(); ++i) visit(rule.operands[i], operands[i]);
   for (size_t i = 0; i < results.size() && i < rule.results.size(); ++i) visit(rule.results[i], results[i]);
-  // A mesh axis may shard one factor only.
-  for (int f = 0; f < rule.num_factors(); ++f) {
-    for (int g = 0; g < f; ++g) {
+  // A mesh axis may shard one factor only: the factor that got it first keeps it.
+  for (size_t fi = 0; fi < order.size(); ++fi) {
+    const int f = order[fi];
+    for (size_t gi = 0; gi < fi; ++gi) {
+      const int g = order[gi];
       for (const std::string& a : axes[f]) {
         if (std::find(axes[g].begin(), axes[g].end(), a) != axes[g].end()) {
           note(StrCat("mesh axis '", a, "' shards two different dimensions"));
@@ -153,6 +157,26 @@ std::vector<std::vector<std::string>> FactorShardings(const ShardingRule& rule,
     }
   }
   return axes;
+}
+
+void ClearInexpressibleFactorAxes(const ShardingRule& rule, std::vector<std::vector<std::string>>& factor_axes,
+                                  const std::function<int64_t(const std::string&)>& axis_size) {
+  auto visit = [&](const TensorFactors& t) {
+    for (const DimFactors& d : t) {
+      bool whole = true;  // every factor so far split into pieces of size 1
+      for (int f : d) {
+        if (!whole) {
+          factor_axes[f].clear();
+          continue;
+        }
+        int64_t n = 1;
+        for (const std::string& a : factor_axes[f]) n *= axis_size(a);
+        whole = n == rule.factor_sizes[f];
+      }
+    }
+  };
+  for (const TensorFactors& t : rule.operands) visit(t);
+  for (const TensorFactors& t : rule.results) visit(t);
 }
 
 DimShardings TensorSharding(const TensorFactors& factors, const std::vector<std::vector<std::string>>& factor_axes) {

@@ -90,6 +90,12 @@ std::vector<std::vector<std::string>> FactorShardings(const ShardingRule& rule,
                                                       absl::Span<const DimShardings* const> results,
                                                       std::string* conflict);
 
+// Clears the axes no tensor can express: in a dimension of several factors (a reshape's
+// merged dim [ij]), a factor's axes can shard it only when every factor before it is split
+// whole (Shardy's rule), so a later factor's axes are dropped otherwise, for every tensor.
+void ClearInexpressibleFactorAxes(const ShardingRule& rule, std::vector<std::vector<std::string>>& factor_axes,
+                                  const std::function<int64_t(const std::string&)>& axis_size);
+
 // A tensor's sharding from its factors' shardings (empty entries where unsharded).
 DimShardings TensorSharding(const TensorFactors& factors, const std::vector<std::vector<std::string>>& factor_axes);
 

@@ -129,6 +129,7 @@ class Propagator {
     for (int f = 0; f < rule.num_factors(); ++f) {
       if (rule.NeedsReplication(f) || rule.factor_sizes[f] % AxesSize(mesh_, axes[f]) != 0) axes[f].clear();
     }
+    ClearInexpressibleFactorAxes(rule, axes, [this](const std::string& a) { return mesh_.axis_size(a); });
     return axes;
   }
 

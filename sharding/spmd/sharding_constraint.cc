@@ -8,6 +8,7 @@
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
 #include "jx/lax/registration.h"
+#include "jx/sharding/collectives.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/propagation.h"
 
@@ -83,6 +84,8 @@ void RegisterSpmdPrimitives() {
   std::call_once(once, [] {
     lax::RegisterAll();
     RegisterShardingConstraint(GlobalRegistry());
+    RegisterCollectives(GlobalRegistry());
+    InstallShardedEagerHandler();
   });
 }
 

@@ -33,6 +33,9 @@ namespace spmd {
 // Registers sharding_constraint's rules (idempotent; every entry point of the SPMD layer calls
 // it, as the layer sits above lax::RegisterAll).
 void RegisterSpmdPrimitives();
+// Makes eager ops on sharded arrays run as SPMD programs (sharded_eager.cc); called by
+// RegisterSpmdPrimitives.
+void InstallShardedEagerHandler();
 }  // namespace spmd
 
 namespace lax {
