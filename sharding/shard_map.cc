@@ -11,6 +11,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/str_util.h"
+#include "jx/core/vma.h"
 #include "jx/sharding/manual_context.h"
 #include "jx/sharding/shard_map_internal.h"
 
@@ -18,17 +19,8 @@ namespace jx {
 namespace shard_map_internal {
 namespace {
 
-Param NamesParam(const std::vector<std::string>& names) {
-  ParamList list;
-  for (const std::string& n : names) list.emplace_back(n);
-  return Param(std::move(list));
-}
+Param NamesParam(const std::vector<std::string>& names) { return AxisNamesTuple(names); }
 
-std::vector<std::string> NamesOf(const ParamList& list) {
-  std::vector<std::string> out;
-  for (const Param& p : list) out.push_back(std::get<std::string>(p.value));
-  return out;
-}
 
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -60,38 +52,47 @@ std::vector<std::string> OrderedByMesh(const Mesh& mesh, const std::vector<std::
   return out;
 }
 
-// Inserts pvary where the operands of an ordinary primitive vary over different manual axes
-// (JAX's standard_insert_pvary), so every equation's operands agree. Owns no tracers: it
-// forwards every bind to the staging interpreter below it.
-class VmaInterpreter final : public Interpreter {
- public:
-  explicit VmaInterpreter(std::shared_ptr<const CollectiveMesh> mesh) : mesh_(std::move(mesh)) {}
-  std::string name() const override { return "shard_map"; }
-
-  Arrays Process(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) override {
-    ResumeScope below(parent());
-    if (lax::IsCollective(p) || inputs.size() < 2) return Bind(p, inputs, params);
-    std::vector<std::string> joined;
-    for (const Array& x : inputs) joined.insert(joined.end(), x.aval().vma.begin(), x.aval().vma.end());
-    std::sort(joined.begin(), joined.end());
-    joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
-    if (joined.empty()) return Bind(p, inputs, params);
-    Arrays ins(inputs.begin(), inputs.end());
-    for (Array& x : ins) {
-      if (x.aval().vma == joined) continue;
-      // A C++ scalar or other 0-d constant stays a literal: it is the same on every device.
-      if (x.is_concrete() && x.ndim() == 0) continue;
-      std::vector<std::string> missing;
-      for (const std::string& a : joined) {
-        if (!Contains(x.aval().vma, a)) missing.push_back(a);
-      }
-      x = Bind1(lax::kPvary, {x}, ParamMap{{"axes", NamesParam(missing)}, {"mesh", Param(mesh_)}});
-    }
-    return Bind(p, ins, params);
+// JAX's standard_insert_pvary: the operands of an ordinary primitive are made to vary over
+// the same manual axes, pvary bound on those that vary over fewer (Bind's operand hook while
+// a body is traced with check_vma, so the rules of transformations inside get it too).
+bool InsertPvary(Primitive p, absl::Span<const Array> inputs, Arrays* joined) {
+  if (lax::IsCollective(p)) return false;
+  const ManualContext* ctx = CurrentManualContext();
+  if (ctx == nullptr || !ctx->check_vma) return false;
+  std::vector<std::string> all;
+  bool differ = false;
+  for (const Array& x : inputs) {
+    if (!x.defined()) return false;
+    if (x.aval().vma != inputs[0].aval().vma) differ = true;
+    all.insert(all.end(), x.aval().vma.begin(), x.aval().vma.end());
   }
+  if (!differ) return false;
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  joined->assign(inputs.begin(), inputs.end());
+  for (Array& x : *joined) {
+    if (x.aval().vma == all) continue;
+    // A C++ scalar or other 0-d constant stays a literal: it is the same on every device.
+    if (x.is_concrete() && x.ndim() == 0) continue;
+    std::vector<std::string> missing;
+    for (const std::string& a : all) {
+      if (!Contains(x.aval().vma, a)) missing.push_back(a);
+    }
+    x = Bind1(lax::kPvary, {x}, ParamMap{{"axes", NamesParam(missing)}, {"mesh", Param(ctx->mesh)}});
+  }
+  return true;
+}
+
+// Installs InsertPvary for a scope (restoring the previous hook).
+class PvaryHookScope {
+ public:
+  explicit PvaryHookScope(bool on) : saved_(SetOperandVmaHook(on ? InsertPvary : nullptr)) {}
+  ~PvaryHookScope() { SetOperandVmaHook(saved_); }
+  PvaryHookScope(const PvaryHookScope&) = delete;
+  PvaryHookScope& operator=(const PvaryHookScope&) = delete;
 
  private:
-  std::shared_ptr<const CollectiveMesh> mesh_;
+  OperandVmaHook saved_;
 };
 
 void CheckSpecAxes(const PartitionSpec& spec, const Mesh& mesh, const std::vector<std::string>& manual,
@@ -152,7 +153,7 @@ ShardMapParams ShardMapParams::From(const ParamMap& params) {
   p.mesh = dynamic_cast<const MeshParam&>(*params.GetObject("mesh")).mesh();
   p.in_specs = dynamic_cast<const SpecsParam&>(*params.GetObject("in_specs")).specs();
   p.out_specs = dynamic_cast<const SpecsParam&>(*params.GetObject("out_specs")).specs();
-  p.manual_axes = NamesOf(params.GetList("manual_axes"));
+  p.manual_axes = AxisNamesOf(params.Get("manual_axes"));
   p.check_vma = params.GetBool("check_vma");
   p.jaxpr = GetJaxpr(params, "jaxpr");
   return p;
@@ -191,9 +192,7 @@ Hoisted TraceBody(const ArraysFn& fn, absl::Span<const ShapedArray> local_avals,
   return TraceHoisted(
       [&](absl::Span<const Array> args) {
         ManualContextScope context(ManualContext{mesh, check_vma});
-        if (!check_vma) return fn(args);
-        VmaInterpreter vma(mesh);
-        InterpreterScope scope(&vma);
+        PvaryHookScope pvary(check_vma);
         return fn(args);
       },
       local_avals, name);

@@ -46,11 +46,7 @@ std::vector<std::string> Unmentioned(const ShardMapParams& p, const PartitionSpe
   return out;
 }
 
-Param NamesParam(const std::vector<std::string>& names) {
-  ParamList list;
-  for (const std::string& n : names) list.emplace_back(n);
-  return Param(std::move(list));
-}
+Param NamesParam(const std::vector<std::string>& names) { return AxisNamesTuple(names); }
 
 JvpResult ShardMapJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
   const ShardMapParams p = ShardMapParams::From(params);
