@@ -23,5 +23,7 @@
 #include "jx/devices/tpu/pod.h"
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/named_sharding.h"
+#include "jx/sharding/collectives.h"
 #include "jx/sharding/partition_spec.h"
+#include "jx/sharding/shard_map.h"
 #include "jx/sharding/sharded_put.h"

@@ -66,7 +66,23 @@ InterpreterScope::~InterpreterScope() {
   t_innermost = saved_innermost_;
 }
 
+namespace {
+thread_local OperandVmaHook t_operand_vma_hook = nullptr;
+}  // namespace
+
+OperandVmaHook SetOperandVmaHook(OperandVmaHook hook) {
+  OperandVmaHook saved = t_operand_vma_hook;
+  t_operand_vma_hook = hook;
+  return saved;
+}
+
 Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  if (OperandVmaHook hook = t_operand_vma_hook; hook != nullptr && inputs.size() > 1) {
+    Arrays joined;
+    if (hook(p, inputs, &joined)) inputs = joined;
+    if (Interpreter* current = t_current) return current->Process(p, inputs, params);
+    return EvalPrimitive(p, inputs, params);
+  }
   if (Interpreter* current = t_current) return current->Process(p, inputs, params);
   return EvalPrimitive(p, inputs, params);
 }

@@ -134,13 +134,30 @@ const CollectiveMesh& CollectiveMeshOf(const ParamMap& params) {
   return *m;
 }
 
+size_t AxisNamesParam::Hash() const { return absl::HashOf(names_); }
+
+bool AxisNamesParam::Equals(const ParamObject& other) const {
+  const auto* o = dynamic_cast<const AxisNamesParam*>(&other);
+  return o != nullptr && o->names_ == names_;
+}
+
+std::string AxisNamesParam::ToString() const { return Quoted(names_); }
+
+Param AxisNamesTuple(std::vector<std::string> names) {
+  return Param(std::make_shared<const AxisNamesParam>(std::move(names)));
+}
+
+std::vector<std::string> AxisNamesOf(const Param& p) {
+  if (const auto* s = std::get_if<std::string>(&p.value)) return {*s};
+  if (const auto* obj = std::get_if<std::shared_ptr<const ParamObject>>(&p.value)) {
+    if (const auto* names = dynamic_cast<const AxisNamesParam*>(obj->get())) return names->names();
+  }
+  throw InternalError(StrCat("expected mesh axis names, got ", p.ToString()));
+}
+
 std::vector<std::string> CollectiveAxes(const ParamMap& params) {
   const Param* p = params.Find("axes");
-  if (p == nullptr) p = &params.Get("axis_name");
-  if (const auto* s = std::get_if<std::string>(&p->value)) return {*s};
-  std::vector<std::string> out;
-  for (const Param& item : std::get<ParamList>(p->value)) out.push_back(std::get<std::string>(item.value));
-  return out;
+  return AxisNamesOf(p != nullptr ? *p : params.Get("axis_name"));
 }
 
 std::vector<std::vector<int64_t>> ReplicaGroups(const ParamMap& params) {
@@ -212,11 +229,7 @@ const ManualContext& RequireAxes(std::string_view op, const std::vector<std::str
   return *ctx;
 }
 
-Param NamesParam(const std::vector<std::string>& names) {
-  ParamList list;
-  for (const std::string& n : names) list.emplace_back(n);
-  return Param(std::move(list));
-}
+Param NamesParam(const std::vector<std::string>& names) { return AxisNamesTuple(names); }
 // JAX prints a single axis_name bare ('x') and several as a tuple.
 Param AxisNameParam(const std::vector<std::string>& names) {
   return names.size() == 1 ? Param(names[0]) : NamesParam(names);

@@ -72,6 +72,22 @@ class CollectiveMesh final : public ParamObject {
   std::vector<std::string> manual_axes_;
 };
 
+// A tuple of mesh axis names as a parameter, printed as JAX prints one: ('x', 'y').
+class AxisNamesParam final : public ParamObject {
+ public:
+  explicit AxisNamesParam(std::vector<std::string> names) : names_(std::move(names)) {}
+  const std::vector<std::string>& names() const { return names_; }
+  size_t Hash() const override;
+  bool Equals(const ParamObject& other) const override;
+  std::string ToString() const override;
+
+ private:
+  std::vector<std::string> names_;
+};
+Param AxisNamesTuple(std::vector<std::string> names);
+// The names of an `axes`/`axis_name`-style parameter: a single name or an AxisNamesParam.
+std::vector<std::string> AxisNamesOf(const Param& p);
+
 // The collectives' parameters as the lowering needs them.
 const CollectiveMesh& CollectiveMeshOf(const ParamMap& params);
 // The axes a collective runs over (`axes` or `axis_name`, one or several names).

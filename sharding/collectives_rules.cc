@@ -194,9 +194,7 @@ JvpRule ExtremumJvp(Primitive p) {
 // ---- transpose ----
 
 ParamMap WithAxesKey(const ParamMap& params, std::string_view key) {
-  ParamList names;
-  for (const std::string& a : CollectiveAxes(params)) names.emplace_back(a);
-  return ParamMap{{key, Param(std::move(names))}, {"mesh", params.Get("mesh")}};
+  return ParamMap{{key, AxisNamesTuple(CollectiveAxes(params))}, {"mesh", params.Get("mesh")}};
 }
 
 // psum_invariant -> pvary and pvary -> psum_invariant (JAX's pair of transposes).

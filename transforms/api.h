@@ -642,7 +642,8 @@ auto hessian(F f) {
   return jacfwd<I, Rest...>(jacrev<I, Rest...>(std::move(f)));
 }
 
-// make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' shapes and dtypes.
+// make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' types (shapes, dtypes,
+// weak types and, for sharded arrays, their mesh axes).
 template <typename F>
 auto make_jaxpr(F f) {
   return [f](const auto&... args) mutable {
@@ -651,7 +652,8 @@ auto make_jaxpr(F f) {
     std::vector<int> all;
     for (size_t i = 0; i < flat.size(); ++i) {
       all.push_back(static_cast<int>(i));
-      for (const Array& l : flat[i].leaves) avals.push_back(ShapedArray{l.shape(), l.dtype(), l.weak_type()});
+      // The whole type: a sharded argument's spec shows in the jaxpr (a:f32[8@x,4]).
+      for (const Array& l : flat[i].leaves) avals.push_back(l.aval());
     }
     tree::TreeDef out_def;
     return TraceToJaxpr(
