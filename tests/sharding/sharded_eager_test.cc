@@ -73,6 +73,33 @@ TEST(ShardedEagerTest, ArraysOnTwoMeshesAreAValueError) {
   Array c = device_put(jnp::ones({8, 4}), v.pod.devices()[0]);
   EXPECT_THROW(a * c, ValueError);
   EXPECT_THROW(c * a, ValueError);
+  // jit calls check their arguments by the same rules.
+  auto add = jit([](const Array& p, const Array& q) { return p + q; });
+  try {
+    add(a, b);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("received arrays committed to different devices"));
+  }
+  EXPECT_THROW(add(c, a), ValueError);
+}
+
+TEST(ShardedEagerTest, UncommittedAndSameMeshArgumentsReachTheHandler) {
+  V5e v;
+  Array a = device_put(jnp::ones({8, 4}), NamedSharding(v.mesh, P("x", none)));
+  Array b = device_put(jnp::ones({8, 4}), NamedSharding(v.mesh, P(none, "y")));  // same mesh, other spec
+  int calls = 0;
+  ShardedEagerHandler previous = SetShardedEagerHandler(
+      [&](Primitive, absl::Span<const Array> in, const ParamMap&) -> Arrays {
+        ++calls;
+        return {in[0]};
+      });
+  a + b;
+  a * jnp::ones({8, 4});  // uncommitted, on the host
+  SetShardedEagerHandler(nullptr);  // null restores the default
+  EXPECT_EQ(calls, 2);
+  EXPECT_THROW(a + b, NotImplementedError);
+  SetShardedEagerHandler(std::move(previous));
 }
 
 }  // namespace
