@@ -1,5 +1,7 @@
 #include "jx/core/interpreter.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "jx/core/apply_primitive.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
+#include "jx/core/vma.h"
 
 namespace jx {
 namespace {
@@ -68,10 +71,48 @@ Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params)
   return EvalPrimitive(p, inputs, params);
 }
 
+namespace {
+// Per primitive id: whether its abstract evaluation sets vma itself (set at registration,
+// read on every abstract evaluation; lock-free).
+constexpr uint32_t kMaxVmaPrimitives = 1u << 13;
+std::array<std::atomic<bool>, kMaxVmaPrimitives>& ComputesVmaTable() {
+  static auto* table = new std::array<std::atomic<bool>, kMaxVmaPrimitives>();
+  return *table;
+}
+}  // namespace
+
+void MarkComputesVma(Primitive p) {
+  if (p.id() >= kMaxVmaPrimitives) throw InternalError(StrCat("MarkComputesVma: primitive id ", p.id(), " too large"));
+  ComputesVmaTable()[p.id()].store(true, std::memory_order_release);
+}
+
+bool ComputesVma(Primitive p) {
+  return p.id() < kMaxVmaPrimitives && ComputesVmaTable()[p.id()].load(std::memory_order_acquire);
+}
+
 Avals AbstractEval(Primitive p, InAvals inputs, const ParamMap& params) {
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   if (!rules.abstract_eval) throw InternalError(StrCat("[", p.name(), "] has no abstract evaluation rule"));
-  return rules.abstract_eval(inputs, params);
+  Avals outs = rules.abstract_eval(inputs, params);
+  if (ComputesVma(p)) return outs;
+  // JAX's standard vma rule: inside shard_map a result varies over every manual axis some
+  // operand varies over (sorted by name, as ShapedArray::vma keeps them).
+  const std::vector<std::string>* vma = nullptr;
+  bool several = false;
+  for (const ShapedArray* in : inputs) {
+    if (in->vma.empty()) continue;
+    if (vma != nullptr && *vma != in->vma) several = true;
+    if (vma == nullptr) vma = &in->vma;
+  }
+  if (vma == nullptr) return outs;
+  std::vector<std::string> joined = *vma;
+  if (several) {
+    for (const ShapedArray* in : inputs) joined.insert(joined.end(), in->vma.begin(), in->vma.end());
+    std::sort(joined.begin(), joined.end());
+    joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
+  }
+  for (ShapedArray& out : outs) out.vma = joined;
+  return outs;
 }
 
 Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
