@@ -119,7 +119,8 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   absl::InlinedVector<const ShapedArray*, 4> in_avals;
   in_avals.reserve(inputs.size());
-  bool any_committed = false;  // the hot path's only device work: one flag read per argument
+  bool any_committed = false;  // the hot path's only device work: two flag reads per argument
+  bool any_sharded = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Array& x = inputs[i];
     if (!x.defined()) ThrowOpError<ValueError>(p.name(), "argument ", i, " is an empty Array handle");
@@ -128,13 +129,18 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
       ThrowOpError<InternalError>(p.name(), "argument ", i, " is a tracer of an active transformation "
                                   "reaching eager evaluation");
     }
-    any_committed |= static_cast<const ConcreteArray&>(*x.impl()).committed();
+    const auto& c = static_cast<const ConcreteArray&>(*x.impl());
+    any_committed |= c.committed();
+    any_sharded |= c.is_sharded();
     in_avals.push_back(&x.aval());
   }
   Avals out_avals = rules.abstract_eval(in_avals, params);
   // JAX's rules: uncommitted arguments follow the committed ones, whose device runs the op
-  // and holds its (committed) results; two committed devices are an error.
+  // and holds its (committed) results; two committed devices (or meshes) are an error.
   const Device* device = any_committed ? CommittedDeviceOf(inputs, p.name()) : nullptr;
+  // An op on arrays sharded over several devices runs as one program per device (the SPMD
+  // layer's handler), not here.
+  if (any_sharded) return ApplyShardedPrimitive(p, inputs, params);
   if (device != nullptr && !IsHostDevice(*device)) return ApplyPrimitiveOnDevice(p, inputs, params, *device);
   if (!rules.impl) {
     auto it = rules.unsupported.find("impl");
