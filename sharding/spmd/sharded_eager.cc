@@ -1,12 +1,16 @@
 // Eager ops on sharded arrays: the handler core calls (SetShardedEagerHandler) runs the one
 // primitive as an SPMD program over the arguments' mesh (cached per primitive, params, avals
-// and shardings), giving a sharded result, as JAX runs an op on sharded arrays.
+// and shardings), giving a sharded result, as JAX runs an op on sharded arrays. A top-level
+// jit call with sharded arguments arrives as its `jit` equation: its program is partitioned
+// the same way (the arguments' shardings act as in_shardings).
 #include <map>
 #include <mutex>
 
 #include "jx/core/apply_primitive.h"
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
+#include "jx/core/jaxpr.h"
+#include "jx/core/registry.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/sharding/sharded_put.h"
@@ -28,9 +32,23 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     const auto* s = dynamic_cast<const ShardingParam*>(params.GetObject("sharding").get());
     return Arrays{device_put(inputs[0], s->sharding())};
   }
+  // shard_map places its operands by its in_specs itself.
+  if (p.name() == "shard_map") {
+    const PrimitiveRules& rules = GlobalRegistry().Get(p);
+    std::vector<const ShapedArray*> in_avals;
+    for (const Array& x : inputs) in_avals.push_back(&x.aval());
+    Avals out_avals = rules.abstract_eval(in_avals, params);
+    return rules.impl(inputs, params, std::vector<ShapedArray>(out_avals.begin(), out_avals.end()));
+  }
+  // A top-level jit call: its traced program, partitioned by its arguments' shardings (the
+  // key holds the program's address; the cache keeps the program alive).
+  const JaxprParam* jit_program = nullptr;
+  if (p.name() == "jit") jit_program = dynamic_cast<const JaxprParam*>(params.GetObject("jaxpr").get());
   std::optional<Mesh> mesh;
   std::vector<MaybeSharding> in;
-  std::string key = StrCat(p.name(), "[", params.ToString(), "]");
+  std::string key = jit_program != nullptr
+                        ? StrCat("jit@", reinterpret_cast<uintptr_t>(jit_program->closed().jaxpr.get()))
+                        : StrCat(p.name(), "[", params.ToString(), "]");
   std::vector<ShapedArray> avals;
   for (const Array& x : inputs) {
     const NamedSharding* s = NamedShardingOf(x);
@@ -49,7 +67,10 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     if (it != cache->end()) program = it->second;
   }
   if (program == nullptr) {
-    ClosedJaxpr j = TraceToJaxpr([&](absl::Span<const Array> xs) { return Bind(p, xs, params); }, avals, std::string(p.name()));
+    ClosedJaxpr j = jit_program != nullptr
+                        ? jit_program->closed()
+                        : TraceToJaxpr([&](absl::Span<const Array> xs) { return Bind(p, xs, params); }, avals,
+                                       std::string(p.name()));
     program = SpmdProgram::Build(j, *mesh, in, {});
     std::lock_guard<std::mutex> lock(mu);
     cache->emplace(key, program);

@@ -6,6 +6,7 @@
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/device_put.h"
+#include "jx/devices/tpu/pod_program.h"
 #include "jx/sharding/collective_eval.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/manual_context.h"
@@ -61,6 +62,15 @@ std::vector<Arrays> RunLockstep(const ClosedJaxpr& closed, std::vector<Arrays> p
 // The host copy of a device's piece (the lockstep evaluation runs on the host).
 Array HostCopy(const Array& x) { return device_put(x, DefaultDevice()); }
 
+// Every device a chip of one simulated TPU slice: the program compiles for the pod.
+bool IsTpuMesh(const Mesh& mesh) {
+  const Client* client = &mesh.devices().front()->client();
+  for (const Device* d : mesh.devices()) {
+    if (d->platform() != "tpu" || &d->client() != client) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 PartitionSpec SpecOf(const DimShardings& s, int64_t rank) {
@@ -98,6 +108,12 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
     p->local_ = TraceToJaxpr(body, local_args, "spmd");
   }
   p->log_.insert(p->log_.end(), log.begin(), log.end());
+  if (IsTpuMesh(mesh)) {
+    LoweringOptions options;
+    options.name = "spmd";
+    options.device_assignment = mesh.devices();
+    p->lowering_ = mesh.devices().front()->client().Lower(p->local_, options);
+  }
   return p;
 }
 
@@ -106,18 +122,28 @@ std::string SpmdProgram::ToString() const {
   for (const NamedSharding& s : in_shardings_) ins.push_back(s.spec().ToString());
   for (const NamedSharding& s : out_shardings_) outs.push_back(s.spec().ToString());
   return StrCat("# spmd partitioned for ", mesh_.ToString(), "\n# in_shardings: (", absl::StrJoin(ins, ", "),
-                ")\n# out_shardings: (", absl::StrJoin(outs, ", "), ")\n", local_.ToString());
+                ")\n# out_shardings: (", absl::StrJoin(outs, ", "), ")\n", local_.ToString(),
+                executable() != nullptr ? StrCat("\n", executable()->as_text()) : "");
+}
+
+std::shared_ptr<const Executable> SpmdProgram::executable() const {
+  if (lowering_ == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(compile_mu_);
+  if (executable_ == nullptr) executable_ = lowering_->Compile();
+  return executable_;
 }
 
 Arrays SpmdProgram::Run(absl::Span<const Array> args) const {
   const size_t n = static_cast<size_t>(mesh_.size());
   std::vector<Arrays> per_device(n);
+  const auto* pod = dynamic_cast<const tpu::PodProgram*>(executable().get());
   for (size_t i = 0; i < args.size(); ++i) {
     Array placed = device_put(args[i], in_shardings_[i]);
     std::vector<Shard> shards = placed.addressable_shards();
-    for (size_t d = 0; d < n; ++d) per_device[d].push_back(HostCopy(shards[d].data));
+    for (size_t d = 0; d < n; ++d) per_device[d].push_back(pod != nullptr ? shards[d].data : HostCopy(shards[d].data));
   }
-  std::vector<Arrays> results = RunLockstep(local_, std::move(per_device));
+  std::vector<Arrays> results =
+      pod != nullptr ? pod->ExecuteShards(per_device) : RunLockstep(local_, std::move(per_device));
   Arrays outs;
   const Jaxpr& g = *global_.jaxpr;
   for (size_t k = 0; k < g.outvars.size(); ++k) {

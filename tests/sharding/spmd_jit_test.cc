@@ -32,9 +32,13 @@ Array Iota(std::vector<int64_t> shape, float scale = 0.01f) {
   return (jnp::arange(n, float32) * scale).reshape(shape);
 }
 
+// The unsharded reference runs on one chip of the pod: the same TPU numerics (bf16 MXU passes
+// at default precision, f32 accumulation) as the partitioned program's chips.
+Array Chip(const V5e& v, const Array& x) { return device_put(x, v.pod.devices()[0]); }
+
 void ExpectClose(const Array& got, const Array& want) {
   ASSERT_EQ(got.shape(), want.shape());
-  EXPECT_TRUE(jnp::allclose(device_put(got, DefaultDevice()), want, 1e-4, 1e-4))
+  EXPECT_TRUE(jnp::allclose(device_put(got, DefaultDevice()), device_put(want, DefaultDevice()), 1e-4, 1e-4))
       << got << "\nvs\n" << want;
 }
 
@@ -45,7 +49,7 @@ TEST(SpmdJitTest, NonContractingDimsNeedNoCollective) {
   Array a = Iota({8, 16}), b = Iota({16, 4});
   auto f = jit(Matmul, in_shardings{v.S(P("x", none)), v.S(P(none, "y"))});
   Array c = f(a, b);
-  ExpectClose(c, jnp::matmul(a, b));
+  ExpectClose(c, jnp::matmul(Chip(v, a), Chip(v, b)));
   EXPECT_EQ(c.sharding()->ToString(), v.S(P("x", "y")).ToString());
   const std::string text = f.lower(a, b).compile().as_text();
   EXPECT_THAT(text, HasSubstr("dot_general"));
@@ -59,7 +63,7 @@ TEST(SpmdJitTest, BatchDimSharded) {
   Array a = Iota({4, 8, 16}), b = Iota({4, 16, 8});
   auto f = jit([](const Array& x, const Array& y) { return jnp::einsum("bij,bjk->bik", x, y); },
                in_shardings{v.S(P("x", none, none)), v.S(P("x", none, none))});
-  ExpectClose(f(a, b), jnp::einsum("bij,bjk->bik", a, b));
+  ExpectClose(f(a, b), jnp::einsum("bij,bjk->bik", Chip(v, a), Chip(v, b)));
   const std::string text = f.lower(a, b).compile().as_text();
   EXPECT_THAT(text, Not(HasSubstr("psum")));
   EXPECT_THAT(text, Not(HasSubstr("all_gather")));
@@ -71,12 +75,14 @@ TEST(SpmdJitTest, SmallResultOfALongContractionReducesAfter) {
   V5e v;
   Array a = Iota({8, 4096}, 1e-4f), b = Iota({4096, 8}, 1e-4f);
   auto f = jit(Matmul, in_shardings{v.S(P(none, "x")), v.S(P("x", none))});
-  ExpectClose(f(a, b), jnp::matmul(a, b));
+  ExpectClose(f(a, b), jnp::matmul(Chip(v, a), Chip(v, b)));
   const auto compiled = f.lower(a, b).compile();
   EXPECT_THAT(compiled.as_text(), HasSubstr("psum"));
   EXPECT_THAT(compiled.as_text(), Not(HasSubstr("all_gather")));
   ASSERT_FALSE(compiled.program().log().empty());
   EXPECT_THAT(absl::StrJoin(compiled.program().log(), "\n"), HasSubstr("multiply then all-reduce"));
+  // The compiled per-device HLO (one program for the 8 chips) has the all-reduce.
+  EXPECT_THAT(compiled.as_text(), HasSubstr("all-reduce("));
 }
 
 TEST(SpmdJitTest, LargeResultOfAShortContractionGathersFirst) {
@@ -85,7 +91,7 @@ TEST(SpmdJitTest, LargeResultOfAShortContractionGathersFirst) {
   V5e v;
   Array a = Iota({1024, 16}, 1e-4f), b = Iota({16, 1024}, 1e-4f);
   auto f = jit(Matmul, in_shardings{v.S(P(none, "x")), v.S(P("x", none))});
-  ExpectClose(f(a, b), jnp::matmul(a, b));
+  ExpectClose(f(a, b), jnp::matmul(Chip(v, a), Chip(v, b)));
   const auto compiled = f.lower(a, b).compile();
   EXPECT_THAT(compiled.as_text(), HasSubstr("all_gather"));
   EXPECT_THAT(compiled.as_text(), Not(HasSubstr("psum")));
@@ -98,7 +104,7 @@ TEST(SpmdJitTest, ContractionShardedOnOneSideSlicesTheOther) {
   // rhs is replicated, so each device just takes its block of the contraction.
   Array a = Iota({8, 65536}, 1e-5f), b = Iota({65536, 8}, 1e-5f);
   auto f = jit(Matmul, in_shardings{v.S(P(none, "x")), v.S(P())});
-  ExpectClose(f(a, b), jnp::matmul(a, b));
+  ExpectClose(f(a, b), jnp::matmul(Chip(v, a), Chip(v, b)));
   const std::string text = f.lower(a, b).compile().as_text();
   EXPECT_THAT(text, HasSubstr("dynamic_slice"));  // rhs's block of the contraction, locally
   EXPECT_THAT(text, HasSubstr("psum"));
@@ -109,7 +115,7 @@ TEST(SpmdJitTest, ShardedResultOfAContractionIsReduceScattered) {
   Array a = Iota({8, 4096}, 1e-4f), b = Iota({4096, 8}, 1e-4f);
   auto f = jit(Matmul, in_shardings{v.S(P(none, "x")), v.S(P("x", none))}, out_shardings{v.S(P("x", none))});
   Array c = f(a, b);
-  ExpectClose(c, jnp::matmul(a, b));
+  ExpectClose(c, jnp::matmul(Chip(v, a), Chip(v, b)));
   EXPECT_EQ(c.sharding()->ToString(), v.S(P("x", none)).ToString());
   EXPECT_THAT(f.lower(a, b).compile().as_text(), HasSubstr("reduce_scatter"));
 }
@@ -158,7 +164,7 @@ TEST(SpmdJitTest, GradsEqualTheUnshardedGrads) {
   auto loss = [](const Array& w, const Array& x) { return jnp::sum(jnp::tanh(jnp::matmul(x, w))); };
   auto g = jit([&](const Array& w, const Array& x) { return grad(loss)(w, x); },
                in_shardings{v.S(P(none, "y")), v.S(P("x", none))});
-  ExpectClose(g(w, x), grad(loss)(w, x));
+  ExpectClose(g(w, x), grad(loss)(Chip(v, w), Chip(v, x)));
 }
 
 TEST(SpmdJitTest, CacheIsKeyedOnShardings) {
@@ -177,7 +183,7 @@ TEST(SpmdJitTest, CacheIsKeyedOnShardings) {
   EXPECT_THAT(err, HasSubstr("first call"));
   EXPECT_THAT(err, HasSubstr("argument 0: f32[8,16] sharded PartitionSpec('y', None) (was f32[8,16] sharded "
                              "PartitionSpec('x', None))"));
-  ExpectClose(f(as2, b), jnp::matmul(a, b));
+  ExpectClose(f(as2, b), jnp::matmul(Chip(v, a), Chip(v, b)));
 }
 
 TEST(SpmdJitTest, ErrorsNameTheArgument) {
@@ -199,7 +205,33 @@ TEST(SpmdEagerTest, OpsOnShardedArraysGiveShardedResults) {
   EXPECT_EQ(y.sharding()->ToString(), v.S(P("x", none)).ToString());
   ExpectClose(y, jnp::sin(x));
   Array w = Iota({4, 2});
-  ExpectClose(jnp::matmul(xs, w), jnp::matmul(x, w));
+  ExpectClose(jnp::matmul(xs, w), jnp::matmul(Chip(v, x), Chip(v, w)));
+}
+
+}  // namespace
+}  // namespace jx
+
+namespace jx {
+namespace {
+
+TEST(SpmdEagerTest, PlainJitOnShardedArgumentsPartitions) {
+  V5e v;
+  spmd::RegisterSpmdPrimitives();
+  Array a = Iota({8, 16}), b = Iota({16, 4});
+  Array as = device_put(a, v.S(P("x", none)));
+  auto f = jit([](const Array& x, const Array& y) { return jnp::tanh(jnp::matmul(x, y)); });
+  Array c = f(as, b);
+  ExpectClose(c, jnp::tanh(jnp::matmul(Chip(v, a), Chip(v, b))));
+  EXPECT_EQ(c.sharding()->ToString(), v.S(P("x", none)).ToString());
+}
+
+TEST(ExplicitShardingTypesTest, JaxprsPrintShardedTypes) {
+  V5e v;
+  spmd::RegisterSpmdPrimitives();
+  Array xs = device_put(Iota({8, 4}), v.S(P("x", none)));
+  const std::string text = make_jaxpr([](const Array& x) { return jnp::sin(x) * 2.0f; })(xs).ToString();
+  EXPECT_THAT(text, HasSubstr("a:f32[8@x,4]"));
+  EXPECT_THAT(text, HasSubstr("b:f32[8@x,4] = sin a"));
 }
 
 }  // namespace
