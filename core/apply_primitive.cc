@@ -13,6 +13,8 @@
 #include "jx/core/executable.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/jaxpr.h"
+#include "jx/core/sharding.h"
+#include "jx/core/str_util.h"
 
 namespace jx {
 namespace {
@@ -105,5 +107,50 @@ Arrays ApplyPrimitiveOnDevice(Primitive p, absl::Span<const Array> inputs, const
 }
 
 ApplyPrimitiveStats GetApplyPrimitiveStats() { return {g_compiles.load(), g_hits.load()}; }
+
+namespace {
+
+// The default: no SPMD executor is installed, so an eager op cannot run on a sharded array.
+Arrays NoShardedEager(Primitive p, absl::Span<const Array> inputs, const ParamMap&) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ConcreteArray* c = inputs[i].impl()->ConcreteValue();
+    if (c == nullptr || !c->is_sharded()) continue;
+    ThrowOpError<NotImplementedError>(p.name(), "argument ", i, " (", inputs[i].aval().str(), ") is sharded with ",
+                                      c->sharded()->sharding->ToString(), ", and no SPMD executor is installed for "
+                                      "eager ops on sharded arrays; gather it to one device first with "
+                                      "jx::device_put(x, device)");
+  }
+  throw InternalError(StrCat("[", p.name(), "] reached the sharded eager path without a sharded argument"));
+}
+
+struct ShardedEagerSlot {
+  std::mutex mutex;
+  ShardedEagerHandler handler = NoShardedEager;
+};
+
+ShardedEagerSlot& ShardedEager() {
+  static auto* slot = new ShardedEagerSlot;
+  return *slot;
+}
+
+}  // namespace
+
+ShardedEagerHandler SetShardedEagerHandler(ShardedEagerHandler handler) {
+  ShardedEagerSlot& slot = ShardedEager();
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  ShardedEagerHandler previous = std::move(slot.handler);
+  slot.handler = handler ? std::move(handler) : ShardedEagerHandler(NoShardedEager);
+  return previous;
+}
+
+Arrays ApplyShardedPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  ShardedEagerHandler handler;
+  {
+    ShardedEagerSlot& slot = ShardedEager();
+    std::lock_guard<std::mutex> lock(slot.mutex);
+    handler = slot.handler;
+  }
+  return handler(p, inputs, params);
+}
 
 }  // namespace jx

@@ -32,6 +32,17 @@ const ShapedArray& Array::aval() const {
 }
 
 namespace {
+// Whether a concrete value's memory is gone: its buffer donated, or for a sharded value any
+// shard's (read without assembling the global value).
+bool IsDeleted(const ConcreteArray& c) {
+  if (!c.is_sharded()) return c.buffer()->is_deleted();
+  for (const Shard& shard : c.sharded()->shards) {
+    const ConcreteArray* piece = shard.data.impl() ? shard.data.impl()->ConcreteValue() : nullptr;
+    if (piece == nullptr || piece->buffer()->is_deleted()) return true;
+  }
+  return false;
+}
+
 // The concrete value x reads as on the host, or a ConcretizationError saying why it has none.
 const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
   if (!impl) throw ValueError("use of an empty jx::Array handle (default-constructed Array)");
@@ -39,10 +50,10 @@ const ConcreteArray& ReadableValue(const ArrayImpl* impl) {
                                ? static_cast<const ConcreteArray*>(impl)
                                : impl->ConcreteValue();
   if (c != nullptr) {
-    if (!c->is_sharded() && c->buffer()->is_deleted()) {
+    if (IsDeleted(*c)) {
       throw RuntimeError(StrCat("Array has been deleted with shape=", impl->aval().str(),
-                                ": its buffer was donated to a jit call (donate_argnums); use the "
-                                "call's result instead"));
+                                c->is_sharded() ? ": a shard's buffer" : ": its buffer",
+                                " was donated to a jit call (donate_argnums); use the call's result instead"));
     }
     return *c;
   }
@@ -90,28 +101,59 @@ Array CommitTo(const Array& x, const Device* device) {
   return Array(std::make_shared<ConcreteArray>(x.aval(), c.buffer(), device, /*committed=*/true));
 }
 
+namespace {
+
+// "TPU_1(...)" or "NamedSharding(...) over devices [1, 2, ...]": where a committed argument
+// lives, for the error naming two of them.
+std::string PlaceOf(const ConcreteArray& c) {
+  if (!c.is_sharded()) return c.committed_device()->ToString();
+  std::string ids;
+  for (const Device* d : c.sharded()->sharding->device_set()) StrAppend(&ids, ids.empty() ? "" : ", ", d->id());
+  return StrCat(c.sharded()->sharding->ToString(), " over device ids [", ids, "]");
+}
+
+}  // namespace
+
 const Device* CommittedDeviceOf(absl::Span<const Array> args, std::string_view op) {
-  const Device* device = nullptr;
-  size_t first = 0;
+  // The first committed argument fixes the devices: one device, or a sharded argument's
+  // device set (in order: arrays on two meshes, even of the same chips, do not mix).
+  const ConcreteArray* first = nullptr;
+  size_t first_index = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    const Device* d = args[i].committed_device();
-    if (d == nullptr || d == device) continue;
-    if (device == nullptr) {
-      device = d;
-      first = i;
+    if (!args[i].defined() || !args[i].is_concrete()) continue;
+    const ConcreteArray& c = static_cast<const ConcreteArray&>(*args[i].impl());
+    if (!c.committed()) continue;
+    if (first == nullptr) {
+      first = &c;
+      first_index = i;
       continue;
     }
-    ThrowOpError<ValueError>(op, "received arrays committed to different devices: argument ", first, " (",
-                             args[first].aval().str(), ") is on ", device->ToString(), " and argument ", i, " (",
-                             args[i].aval().str(), ") is on ", d->ToString(),
-                             "; move them to one device with jx::device_put");
+    bool same;
+    if (first->is_sharded() && c.is_sharded()) {
+      same = first->sharded()->sharding->device_set() == c.sharded()->sharding->device_set();
+    } else if (!first->is_sharded() && !c.is_sharded()) {
+      same = first->committed_device() == c.committed_device();
+    } else {
+      // One device against a sharding: the same only for a sharding of that one device.
+      const ConcreteArray& one = first->is_sharded() ? c : *first;
+      const ConcreteArray& many = first->is_sharded() ? *first : c;
+      const auto& set = many.sharded()->sharding->device_set();
+      same = set.size() == 1 && set[0] == one.committed_device();
+    }
+    if (same) continue;
+    const bool any_sharded = first->is_sharded() || c.is_sharded();
+    ThrowOpError<ValueError>(op, "received arrays committed to different devices: argument ", first_index, " (",
+                             args[first_index].aval().str(), ") is on ", PlaceOf(*first), " and argument ", i, " (",
+                             args[i].aval().str(), ") is on ", PlaceOf(c),
+                             any_sharded ? "; put them on one mesh with jx::device_put(x, NamedSharding(mesh, spec))"
+                                         : "; move them to one device with jx::device_put");
   }
-  return device;
+  return first != nullptr ? first->committed_device() : nullptr;
 }
 
 bool Array::is_deleted() const {
   const ConcreteArray* c = impl_ ? impl_->ConcreteValue() : nullptr;
-  return c != nullptr && c->buffer()->is_deleted();
+  return c != nullptr && IsDeleted(*c);
 }
 
 void Array::ThrowItemError() const {

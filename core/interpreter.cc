@@ -1,5 +1,7 @@
 #include "jx/core/interpreter.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "jx/core/apply_primitive.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
+#include "jx/core/vma.h"
 
 namespace jx {
 namespace {
@@ -63,22 +66,93 @@ InterpreterScope::~InterpreterScope() {
   t_innermost = saved_innermost_;
 }
 
+namespace {
+thread_local OperandVmaHook t_operand_vma_hook = nullptr;
+}  // namespace
+
+OperandVmaHook SetOperandVmaHook(OperandVmaHook hook) {
+  OperandVmaHook saved = t_operand_vma_hook;
+  t_operand_vma_hook = hook;
+  return saved;
+}
+
 Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  if (OperandVmaHook hook = t_operand_vma_hook; hook != nullptr && inputs.size() > 1) {
+    Arrays joined;
+    if (hook(p, inputs, &joined)) inputs = joined;
+    if (Interpreter* current = t_current) return current->Process(p, inputs, params);
+    return EvalPrimitive(p, inputs, params);
+  }
   if (Interpreter* current = t_current) return current->Process(p, inputs, params);
   return EvalPrimitive(p, inputs, params);
+}
+
+namespace {
+// Per primitive id: whether its abstract evaluation sets vma itself (set at registration,
+// read on every abstract evaluation; lock-free).
+constexpr uint32_t kMaxVmaPrimitives = 1u << 13;
+std::array<std::atomic<bool>, kMaxVmaPrimitives>& ComputesVmaTable() {
+  static auto* table = new std::array<std::atomic<bool>, kMaxVmaPrimitives>();
+  return *table;
+}
+}  // namespace
+
+void MarkComputesVma(Primitive p) {
+  if (p.id() >= kMaxVmaPrimitives) throw InternalError(StrCat("MarkComputesVma: primitive id ", p.id(), " too large"));
+  ComputesVmaTable()[p.id()].store(true, std::memory_order_release);
+}
+
+bool ComputesVma(Primitive p) {
+  return p.id() < kMaxVmaPrimitives && ComputesVmaTable()[p.id()].load(std::memory_order_acquire);
 }
 
 Avals AbstractEval(Primitive p, InAvals inputs, const ParamMap& params) {
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   if (!rules.abstract_eval) throw InternalError(StrCat("[", p.name(), "] has no abstract evaluation rule"));
-  return rules.abstract_eval(inputs, params);
+  Avals outs = rules.abstract_eval(inputs, params);
+  bool sharded = false;  // explicit sharding in the operands' types (rare: one flag per input)
+  for (const ShapedArray* a : inputs) sharded |= !a->spec.empty();
+  if (sharded) ApplyShardingTypes(p, rules, inputs, params, outs);
+  if (ComputesVma(p)) return outs;
+  // JAX's standard vma rule: inside shard_map a result varies over every manual axis some
+  // operand varies over (sorted by name, as ShapedArray::vma keeps them).
+  const std::vector<std::string>* vma = nullptr;
+  bool several = false;
+  for (const ShapedArray* in : inputs) {
+    if (in->vma.empty()) continue;
+    if (vma != nullptr && *vma != in->vma) several = true;
+    if (vma == nullptr) vma = &in->vma;
+  }
+  if (vma == nullptr) return outs;
+  std::vector<std::string> joined = *vma;
+  if (several) {
+    for (const ShapedArray* in : inputs) joined.insert(joined.end(), in->vma.begin(), in->vma.end());
+    std::sort(joined.begin(), joined.end());
+    joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
+  }
+  for (ShapedArray& out : outs) out.vma = joined;
+  return outs;
+}
+
+void ApplyShardingTypes(Primitive p, const PrimitiveRules& rules, InAvals inputs, const ParamMap& params,
+                        Avals& out) {
+  if (rules.sharding_rule) {
+    ApplyShardingRuleToTypes(p.name(), rules.sharding_rule(inputs, params, out), inputs, absl::MakeSpan(out));
+    return;
+  }
+  // Call-like primitives (jit, checkpoint, shard_map, collectives) type their results from
+  // their bodies; a primitive with neither keeps replicated results, which is logged.
+  bool typed = false;
+  for (const ShapedArray& a : out) typed |= !a.spec.empty();
+  if (!typed) SpmdLog(StrCat(p.name(), ": no sharding rule; results typed replicated"));
 }
 
 Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   absl::InlinedVector<const ShapedArray*, 4> in_avals;
   in_avals.reserve(inputs.size());
-  bool any_committed = false;  // the hot path's only device work: one flag read per argument
+  bool any_committed = false;  // the hot path's only device work: two flag reads per argument
+  bool any_sharded = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Array& x = inputs[i];
     if (!x.defined()) ThrowOpError<ValueError>(p.name(), "argument ", i, " is an empty Array handle");
@@ -87,13 +161,18 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
       ThrowOpError<InternalError>(p.name(), "argument ", i, " is a tracer of an active transformation "
                                   "reaching eager evaluation");
     }
-    any_committed |= static_cast<const ConcreteArray&>(*x.impl()).committed();
+    const auto& c = static_cast<const ConcreteArray&>(*x.impl());
+    any_committed |= c.committed();
+    any_sharded |= c.is_sharded();
     in_avals.push_back(&x.aval());
   }
   Avals out_avals = rules.abstract_eval(in_avals, params);
   // JAX's rules: uncommitted arguments follow the committed ones, whose device runs the op
-  // and holds its (committed) results; two committed devices are an error.
+  // and holds its (committed) results; two committed devices (or meshes) are an error.
   const Device* device = any_committed ? CommittedDeviceOf(inputs, p.name()) : nullptr;
+  // An op on arrays sharded over several devices runs as one program per device (the SPMD
+  // layer's handler), not here.
+  if (any_sharded) return ApplyShardedPrimitive(p, inputs, params);
   if (device != nullptr && !IsHostDevice(*device)) return ApplyPrimitiveOnDevice(p, inputs, params, *device);
   if (!rules.impl) {
     auto it = rules.unsupported.find("impl");

@@ -104,5 +104,8 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
 
 // Output avals of p applied to inputs of the given avals.
 Avals AbstractEval(Primitive p, InAvals inputs, const ParamMap& params);
+// Explicit-sharding types: sets `out`'s specs from the sharded inputs' specs by p's sharding
+// rule (TypeError on conflicting shardings). AbstractEval calls it when an input is sharded.
+void ApplyShardingTypes(Primitive p, const PrimitiveRules& rules, InAvals inputs, const ParamMap& params, Avals& out);
 
 }  // namespace jx

@@ -131,10 +131,14 @@ std::string ParamsStr(const ParamMap& params, int indent, Namer& n) {
       v += ")";
     } else {
       v = ParamStr(value, n);
+      // A parameter object that prints as nothing stays out of the text (a collective's
+      // mesh, which JAX keeps in the tracing context rather than in the equation).
+      if (v.empty() && std::holds_alternative<std::shared_ptr<const ParamObject>>(value.value)) continue;
     }
     if (v.find('\n') != std::string::npos || v.size() > kLineWidth / 2) multiline = true;
     parts.push_back(StrCat(name, "=", v));
   }
+  if (parts.empty()) return "";
   std::string joined = absl::StrJoin(parts, " ");
   if (!multiline && joined.size() + indent < kLineWidth) return StrCat("[", joined, "]");
   std::string out = "[\n";

@@ -20,6 +20,7 @@
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
 #include "jx/core/primitive.h"
+#include "jx/core/sharding_rule.h"
 
 namespace jx {
 
@@ -101,6 +102,10 @@ struct PrimitiveRules {
   // Per-platform replacements of `lower` (JAX's register_lowering(..., platform="tpu")),
   // for targets whose numerics or hardware differ: (platform name, rule).
   std::vector<std::pair<std::string, LowerRule>> platform_lower;
+  // The op's factor mapping of operand dims to result dims (core/sharding_rule.h): the types
+  // of explicit sharding, propagation under jit and the SPMD partitioner read it. Without one,
+  // sharded operands are gathered to replicated first (and that is logged).
+  ShardingRuleFn sharding_rule;
   // The rule that lowers for `platform` ("cpu", "tpu"): its override, else `lower`.
   const LowerRule& LowerFor(std::string_view platform) const {
     for (const auto& [name, rule] : platform_lower) {

@@ -26,6 +26,9 @@ std::shared_ptr<Buffer> CopyTo(const Array& x, const Device& device) {
   return buffer;
 }
 
+// The type of a sharded array's value once it is whole on one device (no sharding in it).
+ShapedArray Unsharded(const ShapedArray& aval) { return ShapedArray{aval.shape, aval.dtype, aval.weak_type}; }
+
 }  // namespace
 
 std::vector<const Device*> devices(std::string_view platform) {
@@ -37,6 +40,10 @@ Array device_put(const Array& x, const Device* device) {
   if (device == nullptr) return jx::device_put(x);
   const ConcreteArray& c = PlacedValue(x, "device_put");
   RegisterBuiltinClients();
+  if (c.is_sharded()) {
+    // Gathers the shards: the global value, assembled on the host, copied into device's memory.
+    return Array(std::make_shared<ConcreteArray>(Unsharded(x.aval()), CopyTo(x, *device), device, /*committed=*/true));
+  }
   const Device* from = c.device() != nullptr ? c.device() : DefaultDevice();
   if (from == device) {
     if (c.committed()) return x;
@@ -49,6 +56,7 @@ Array device_put(const Array& x) {
   const ConcreteArray& c = PlacedValue(x, "device_put");
   RegisterBuiltinClients();
   const Device* host = DefaultDevice();
+  if (c.is_sharded()) return Array(std::make_shared<ConcreteArray>(Unsharded(x.aval()), CopyTo(x, *host)));
   if (c.device() == nullptr && !c.committed()) return x;
   if (c.device() == nullptr || c.device() == host) return Array(std::make_shared<ConcreteArray>(x.aval(), c.buffer()));
   return Array(std::make_shared<ConcreteArray>(x.aval(), CopyTo(x, *host)));

@@ -25,12 +25,14 @@ namespace jx {
 // of every pod made so far; empty before), or "" for all.
 std::vector<const Device*> devices(std::string_view platform = "cpu");
 
-// x committed to device: x itself when it is already there, the same buffer when x is an
+// x committed to device: a sharded x (sharding/sharded_put.h) gathered there (its global
+// value, a new allocation on device); else x itself when it is already there, the same buffer when x is an
 // uncommitted array on the default device and device is it, else a copy in device's memory
 // (allocated through device->Allocate: a ResourceExhaustedError names the device, the bytes
 // asked and the bytes free, and nothing changes). Throws on a tracer (device_put is eager).
 Array device_put(const Array& x, const Device* device);
-// x uncommitted on the default device (a copy to host memory when x lives elsewhere).
+// x uncommitted on the default device (a copy to host memory when x lives elsewhere or is
+// sharded).
 Array device_put(const Array& x);
 
 // device_put of every leaf of a pytree.

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "jx/lax/sharding_rules.h"
 #include "jx/transforms/checkpoint.h"
 #include "jx/transforms/custom_derivatives.h"
 #include "jx/transforms/jit.h"
@@ -62,6 +63,10 @@ void RegisterAll() {
     internal::RegisterSortLowering(r);
     internal::RegisterRandomLowering(r);
     internal::RegisterControlFlowLowering(r);
+    internal::RegisterElementwiseSharding(r);
+    internal::RegisterDotGeneralSharding(r);
+    internal::RegisterReductionSharding(r);
+    internal::RegisterShapeSharding(r);
     RegisterJit(r);
   });
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jx/core/sharding.h"
@@ -26,6 +27,13 @@ class NamedSharding final : public Sharding {
 
   const Mesh& mesh() const { return mesh_; }
   const PartitionSpec& spec() const { return spec_; }
+  // How many pieces dimension `dim` is split into (the product of its axes' sizes; 1 when
+  // the spec leaves it whole).
+  int64_t num_pieces(int64_t dim) const;
+  // Throws ShapeError (prefixed "[op]") when the spec is longer than the shape's rank or a
+  // split dimension does not divide evenly: the message names the dimension, its size, the
+  // number of pieces and the full shape (JAX's wording).
+  void CheckCompatible(const Shape& global_shape, std::string_view op) const;
 
   const std::vector<const Device*>& device_set() const override { return mesh_.devices(); }
   std::vector<ShardIndex> devices_indices(const Shape& global_shape) const override;

@@ -14,18 +14,15 @@
 #include <string>
 #include <vector>
 
-namespace jx {
+#include "jx/core/none.h"
 
-struct none_t {
-  friend bool operator==(none_t, none_t) { return true; }
-};
-inline constexpr none_t none{};
+namespace jx {
 
 // One dimension's entry: the mesh axes splitting it (empty: not split).
 class DimSpec {
  public:
   DimSpec() = default;
-  DimSpec(none_t) {}
+  DimSpec(NoneType) {}
   DimSpec(const char* axis) : axes_{axis} {}
   DimSpec(std::string axis) : axes_{std::move(axis)} {}
   DimSpec(std::initializer_list<std::string> axes) : axes_(axes) {}
@@ -45,7 +42,10 @@ class PartitionSpec {
   const std::vector<DimSpec>& dims() const { return dims_; }
   int64_t size() const { return static_cast<int64_t>(dims_.size()); }
   // Dimension i's entry (none beyond the listed ones).
-  DimSpec operator[](int64_t i) const { return i < size() ? dims_[i] : DimSpec{}; }
+  const DimSpec& operator[](int64_t i) const {
+    static const DimSpec kWhole;
+    return i < size() ? dims_[i] : kWhole;
+  }
   // Every mesh axis named, in order of appearance.
   std::vector<std::string> axes() const;
   std::string ToString() const;  // PartitionSpec('x', None), PartitionSpec(('x', 'y'),)

@@ -37,18 +37,13 @@
 #include "jx/transforms/eval_shape.h"
 #include "jx/transforms/jacobian.h"
 #include "jx/transforms/jacobian_tree.h"
+#include "jx/core/none.h"  // jx::none: an unmapped argument in vmap's in_axes
 #include "jx/transforms/jit.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/staging.h"
 #include "jx/transforms/vmap.h"
 
 namespace jx {
-
-// jx::none: an unmapped argument in vmap's in_axes (JAX's None).
-struct NoneType {
-  friend bool operator==(NoneType, NoneType) { return true; }
-};
-inline constexpr NoneType none{};
 
 // grad(f, jx::has_aux): f returns std::pair{scalar loss, aux pytree}.
 struct HasAux {};
@@ -647,7 +642,8 @@ auto hessian(F f) {
   return jacfwd<I, Rest...>(jacrev<I, Rest...>(std::move(f)));
 }
 
-// make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' shapes and dtypes.
+// make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' types (shapes, dtypes,
+// weak types and, for sharded arrays, their mesh axes).
 template <typename F>
 auto make_jaxpr(F f) {
   return [f](const auto&... args) mutable {
@@ -656,7 +652,8 @@ auto make_jaxpr(F f) {
     std::vector<int> all;
     for (size_t i = 0; i < flat.size(); ++i) {
       all.push_back(static_cast<int>(i));
-      for (const Array& l : flat[i].leaves) avals.push_back(ShapedArray{l.shape(), l.dtype(), l.weak_type()});
+      // The whole type: a sharded argument's spec shows in the jaxpr (a:f32[8@x,4]).
+      for (const Array& l : flat[i].leaves) avals.push_back(l.aval());
     }
     tree::TreeDef out_def;
     return TraceToJaxpr(

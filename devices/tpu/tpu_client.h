@@ -31,7 +31,9 @@ class TpuClient final : public Client {
 
   std::string_view platform() const override { return "tpu"; }
   std::vector<const Device*> devices() const override;
-  // Lowers for options.device_assignment (one chip of this client; empty: the first chip).
+  // Lowers for options.device_assignment: one chip of this client (empty: the first chip),
+  // or several: the jaxpr is the per-device (SPMD) program every chip runs, partition p on
+  // device_assignment[p] (a PodProgram, pod_program.h).
   std::shared_ptr<const Lowering> Lower(const ClosedJaxpr& jaxpr, const LoweringOptions& options) const override;
 
   const TpuChipSpec& spec() const { return spec_; }

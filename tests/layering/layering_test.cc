@@ -30,6 +30,7 @@ const std::map<std::string, std::vector<std::string>>& AllowedIncludes() {
       {"compiler/backend",
        {"core", "lax/kernels", "compiler/hlo", "compiler/analysis", "compiler/passes", "compiler/backend"}},
       {"devices", {"core", "transforms", "lax", "compiler", "devices"}},
+      {"sharding", {"core", "transforms", "lax", "compiler", "devices", "sharding"}},
   };
   return *allowed;
 }

@@ -1,0 +1,33 @@
+// Sharding rules of the elementwise families (unary, binary, comparison, select_n, clamp and
+// the dtype conversions that keep the shape): every operand and result dimension is one
+// pass-through factor ([i, j], [i, j])->([i, j]), so a sharded operand shards the result alike.
+#include "jx/core/registry.h"
+#include "jx/lax/primitives.h"
+#include "jx/lax/sharding_rules.h"
+
+namespace jx::lax::internal {
+
+void RegisterElementwiseSharding(Registry& r) {
+  static const Primitive kElementwise[] = {
+
+      // unary
+      kNeg, kSign, kFloor, kCeil, kRound, kIsFinite, kExp, kExp2, kLog, kLog1p, kExpm1, kTanh, kLogistic, kSin, kCos,
+      kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kSqrt, kRsqrt, kCbrt, kAbs, kErf, kErfc,
+      kErfInv, kLgamma, kDigamma, kIntegerPow, kSquare, kReciprocal, kNot,
+      // binary
+      kAdd, kSub, kMul, kDiv, kRem, kPow, kMax, kMin, kAtan2, kAnd, kOr, kXor, kShiftLeft, kShiftRightLogical,
+      kShiftRightArithmetic, kNextafter,
+      // comparisons, selection
+      kEq, kNe, kLt, kLe, kGt, kGe, kSelectN, kClamp,
+      // conversions that keep the shape
+      kConvertElementType, kReducePrecision, kCopy,
+
+  };
+  for (Primitive p : kElementwise) {
+    r.Define(p).sharding_rule = [](InAvals in, const ParamMap&, absl::Span<const ShapedArray> out) {
+      return ElementwiseShardingRule(in, out);
+    };
+  }
+}
+
+}  // namespace jx::lax::internal

@@ -1,0 +1,144 @@
+// jx::make_mesh: lays a mesh's logical axes on the torus of the pod its devices form.
+//
+// Each logical axis gets a set of whole torus axes whose sizes multiply to its size (one
+// torus axis of the same size where possible; several, major first in torus order, for a
+// larger one), so a collective over a logical axis runs over that axis's rings. The first
+// layout found trying logical axes in order, single torus axes before groups and lower
+// torus axes first, wins: a mesh of the pod's own shape keeps the pod's order.
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "jx/core/array.h"
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/device_put.h"
+#include "jx/devices/tpu/tpu_chip.h"
+#include "jx/devices/tpu/tpu_client.h"
+#include "jx/sharding/mesh.h"
+
+namespace jx {
+namespace {
+
+// The torus axes of each logical axis (ascending), or nullopt when no layout exists.
+using Layout = std::vector<std::vector<int64_t>>;
+
+bool Assign(const std::vector<int64_t>& logical, const std::vector<int64_t>& torus, size_t axis,
+            std::vector<bool>& used, Layout& layout) {
+  if (axis == logical.size()) {
+    for (size_t t = 0; t < torus.size(); ++t) {
+      if (!used[t] && torus[t] > 1) return false;
+    }
+    return true;
+  }
+  if (logical[axis] == 1) {
+    layout[axis].clear();
+    return Assign(logical, torus, axis + 1, used, layout);
+  }
+  // Subsets of the free torus axes (of size > 1), fewest axes first, then in torus order.
+  std::vector<int64_t> free;
+  for (size_t t = 0; t < torus.size(); ++t) {
+    if (!used[t] && torus[t] > 1) free.push_back(static_cast<int64_t>(t));
+  }
+  std::vector<std::vector<int64_t>> subsets;
+  for (uint64_t mask = 1; mask < (uint64_t{1} << free.size()); ++mask) {
+    std::vector<int64_t> subset;
+    int64_t product = 1;
+    for (size_t k = 0; k < free.size(); ++k) {
+      if (mask & (uint64_t{1} << k)) {
+        subset.push_back(free[k]);
+        product *= torus[free[k]];
+      }
+    }
+    if (product == logical[axis]) subsets.push_back(std::move(subset));
+  }
+  std::stable_sort(subsets.begin(), subsets.end(),
+                   [](const auto& a, const auto& b) { return a.size() < b.size() || (a.size() == b.size() && a < b); });
+  for (const auto& subset : subsets) {
+    for (int64_t t : subset) used[t] = true;
+    layout[axis] = subset;
+    if (Assign(logical, torus, axis + 1, used, layout)) return true;
+    for (int64_t t : subset) used[t] = false;
+  }
+  return false;
+}
+
+// The pod the devices make up, when they are exactly one simulated pod's chips.
+const tpu::TpuClient* WholePod(const std::vector<const Device*>& devices) {
+  if (devices.empty()) return nullptr;
+  const auto* client = dynamic_cast<const tpu::TpuClient*>(&devices[0]->client());
+  if (client == nullptr || client->chips().size() != devices.size()) return nullptr;
+  std::set<const Device*> seen;
+  for (const Device* d : devices) {
+    if (&d->client() != client || !seen.insert(d).second) return nullptr;
+  }
+  return client;
+}
+
+void LogOnce(const std::string& message) {
+  static std::mutex mu;
+  static std::set<std::string>* logged = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (logged->insert(message).second) std::clog << "jx: make_mesh: " << message << "\n";
+}
+
+}  // namespace
+
+Mesh make_mesh(const std::vector<int64_t>& axis_shapes, const std::vector<std::string>& axis_names,
+               std::vector<const Device*> devices, std::vector<AxisType> axis_types) {
+  if (devices.empty()) {
+    // The first pod made (its client registered first), else the host.
+    const std::vector<const Device*> tpus = jx::devices("tpu");
+    if (tpus.empty()) {
+      devices = jx::devices("cpu");
+    } else {
+      for (const Device* d : tpus) {
+        if (&d->client() == &tpus[0]->client()) devices.push_back(d);
+      }
+    }
+  }
+  AbstractMesh abstract(axis_shapes, axis_names, axis_types);  // validates names and sizes
+  if (abstract.size() != static_cast<int64_t>(devices.size())) {
+    ThrowOpError<ValueError>("make_mesh", "the axis shapes (", absl::StrJoin(axis_shapes, ", "), ") make a mesh of ",
+                             abstract.size(), " devices, but ", devices.size(), " devices were given");
+  }
+  const tpu::TpuClient* pod = WholePod(devices);
+  if (pod == nullptr) return Mesh(std::move(devices), axis_shapes, axis_names, std::move(axis_types));
+
+  const std::vector<int64_t>& torus = pod->shape();
+  Layout layout(axis_shapes.size());
+  std::vector<bool> used(torus.size(), false);
+  if (!Assign(axis_shapes, torus, 0, used, layout)) {
+    LogOnce(StrCat("the mesh axes (", absl::StrJoin(axis_shapes, ", "), ") cannot each lie on whole axes of the ",
+                   pod->spec().generation, " torus (", absl::StrJoin(torus, ", "),
+                   "); the devices keep their given order, so some mesh axes are not rings of the torus"));
+    return Mesh(std::move(devices), axis_shapes, axis_names, std::move(axis_types));
+  }
+  std::map<std::vector<int64_t>, const Device*> at;
+  for (const Device* d : devices) at[static_cast<const tpu::TpuChip*>(d)->coords()] = d;
+  std::vector<const Device*> ordered;
+  ordered.reserve(devices.size());
+  std::vector<int64_t> pos(axis_shapes.size(), 0);
+  for (size_t n = 0; n < devices.size(); ++n) {
+    int64_t r = static_cast<int64_t>(n);
+    for (size_t k = axis_shapes.size(); k-- > 0;) {
+      pos[k] = r % axis_shapes[k];
+      r /= axis_shapes[k];
+    }
+    std::vector<int64_t> coords(torus.size(), 0);
+    for (size_t k = 0; k < axis_shapes.size(); ++k) {
+      int64_t i = pos[k];  // row-major over the axis's torus axes, the first major
+      for (size_t g = layout[k].size(); g-- > 0;) {
+        coords[layout[k][g]] = i % torus[layout[k][g]];
+        i /= torus[layout[k][g]];
+      }
+    }
+    ordered.push_back(at.at(coords));
+  }
+  return Mesh(std::move(ordered), axis_shapes, axis_names, std::move(axis_types));
+}
+
+}  // namespace jx

@@ -1,0 +1,36 @@
+// Placing arrays by a sharding (JAX's jax.device_put(x, NamedSharding(...))): every device of
+// the mesh gets its piece of x, committed to it and allocated in its memory (a chip's HBM);
+// dimensions the spec leaves whole are copied to every device along the unnamed mesh axes.
+// A sharded array goes back to one device with the plain device_put (devices/device_put.h),
+// which assembles the global value there, or to another sharding with this one (resharding).
+//
+//   jx::Mesh mesh = jx::make_mesh({4, 2}, {"x", "y"});
+//   jx::Array xs = jx::device_put(x, jx::NamedSharding(mesh, jx::P("x", jx::none)));
+//   xs.addressable_shards()[2].index;        // {{4, 6}, {0, 4}} for x of shape (8, 4)
+//   jx::Array back = jx::device_put(xs, jx::devices("cpu")[0]);   // the whole value again
+#pragma once
+
+#include <type_traits>
+
+#include "jx/core/array.h"
+#include "jx/core/pytree.h"
+#include "jx/devices/device_put.h"
+#include "jx/sharding/named_sharding.h"
+
+namespace jx {
+
+// x (concrete, on any device, sharded or not) laid out by `sharding`: x itself when it
+// already has an equal sharding. Throws ShapeError when the spec is longer than x's rank or
+// a split dimension does not divide (naming the dimension, its size and the number of
+// pieces), ResourceExhaustedError when a device's memory is full (nothing stays allocated),
+// TypeError on a tracer.
+Array device_put(const Array& x, const NamedSharding& sharding);
+
+// device_put of every leaf of a pytree to one sharding.
+template <typename T>
+  requires(!std::is_same_v<T, Array> && tree::IsPytree<T>)
+T device_put(const T& tree, const NamedSharding& sharding) {
+  return tree::map([&sharding](const Array& x) { return device_put(x, sharding); }, tree);
+}
+
+}  // namespace jx

@@ -1,0 +1,308 @@
+#include "jx/sharding/spmd/partitioner.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "jx/core/errors.h"
+#include "jx/core/interpreter.h"
+#include "jx/core/str_util.h"
+#include "jx/lax/dot_general.h"
+#include "jx/lax/lax.h"
+#include "jx/lax/numpy/numpy.h"
+#include "jx/lax/primitives.h"
+#include "jx/sharding/collectives.h"
+#include "jx/sharding/spmd/sharding_constraint.h"
+
+namespace jx::spmd {
+namespace {
+
+namespace jnp = jx::numpy;
+using Axes = std::vector<std::string>;
+
+int64_t AxesSize(const Mesh& mesh, const Axes& axes) {
+  int64_t n = 1;
+  for (const std::string& a : axes) n *= mesh.axis_size(a);
+  return n;
+}
+
+DimShardings Padded(const DimShardings& s, int64_t rank) {
+  DimShardings out = s;
+  out.resize(static_cast<size_t>(rank));
+  return out;
+}
+
+bool IsPrefix(const Axes& a, const Axes& b) {
+  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+std::string AxesText(const Axes& axes) {
+  if (axes.size() == 1) return StrCat("'", axes[0], "'");
+  return StrCat("(", absl::StrJoin(axes, ", ", [](std::string* o, const std::string& a) { StrAppend(o, "'", a, "'"); }),
+                ")");
+}
+
+std::string Seconds(double s) { return absl::StrFormat("%.3g s", s); }
+
+// A per-device value and the sharding it has.
+struct Local {
+  Array value;
+  DimShardings sharding;
+};
+
+class Partitioner {
+ public:
+  Partitioner(const ClosedJaxpr& closed, const ShardingPlan& plan, const Mesh& mesh, const SpmdCostModel& cost,
+              std::vector<std::string>* log)
+      : jaxpr_(*closed.jaxpr), closed_(closed), plan_(plan), mesh_(mesh), cost_(cost), log_(log) {
+    env_.resize(jaxpr_.num_vars());
+  }
+
+  Arrays Run(absl::Span<const Array> args) {
+    for (size_t i = 0; i < jaxpr_.constvars.size(); ++i) env_[jaxpr_.constvars[i].index] = Local{closed_.consts[i], {}};
+    for (size_t i = 0; i < jaxpr_.invars.size(); ++i) {
+      env_[jaxpr_.invars[i].index] = Local{args[i], plan_.sharding(jaxpr_.invars[i])};
+    }
+    for (size_t i = 0; i < jaxpr_.eqns.size(); ++i) Visit(i);
+    Arrays outs;
+    for (const Atom& a : jaxpr_.outvars) {
+      if (const Var* v = std::get_if<Var>(&a)) {
+        const Local& l = env_[v->index];
+        outs.push_back(Reshard(l.value, jaxpr_.aval(*v), l.sharding, plan_.sharding(*v), mesh_));
+      } else {
+        outs.push_back(std::get<Literal>(a).value);
+      }
+    }
+    return outs;
+  }
+
+ private:
+  void Log(std::string line) {
+    SpmdLog(line);
+    if (log_ != nullptr) log_->push_back(std::move(line));
+  }
+
+  Local Get(const Atom& a) const {
+    if (const Var* v = std::get_if<Var>(&a)) return env_[v->index];
+    return Local{std::get<Literal>(a).value, {}};
+  }
+
+  Array Operand(const Eqn& e, size_t k, const DimShardings& want) {
+    const Local l = Get(e.inputs[k]);
+    return Reshard(l.value, jaxpr_.aval(e.inputs[k]), l.sharding, want, mesh_);
+  }
+
+  void Visit(size_t i) {
+    const Eqn& e = jaxpr_.eqns[i];
+    if (e.primitive == ShardingConstraintPrimitive()) {
+      const Var out = e.outputs[0];
+      env_[out.index] = Local{Operand(e, 0, plan_.sharding(out)), plan_.sharding(out)};
+      return;
+    }
+    std::optional<ShardingRule> rule = RuleOf(jaxpr_, e);
+    if (!rule) return VisitReplicated(e);
+    std::vector<Axes> factors = plan_.eqn_factor_axes[i];
+    if (e.primitive == lax::kDotGeneral) ChooseDotStrategy(e, *rule, factors);
+    // Operands resharded to what the factors ask.
+    Arrays ins;
+    for (size_t k = 0; k < e.inputs.size(); ++k) {
+      ins.push_back(k < rule->operands.size() ? Operand(e, k, TensorSharding(rule->operands[k], factors))
+                                              : Operand(e, k, {}));
+    }
+    std::vector<DimShardings> out_shardings;
+    for (size_t k = 0; k < e.outputs.size(); ++k) out_shardings.push_back(TensorSharding(rule->results[k], factors));
+    Arrays outs = Bind(e.primitive, ins, LocalParams(e, out_shardings));
+    // Partial results over sharded reduction factors.
+    Axes partial;
+    for (int f = 0; f < rule->num_factors(); ++f) {
+      if (rule->IsReduction(f)) partial.insert(partial.end(), factors[f].begin(), factors[f].end());
+    }
+    for (size_t k = 0; k < e.outputs.size(); ++k) {
+      const Var out = e.outputs[k];
+      Local l{outs[k], out_shardings[k]};
+      if (!partial.empty()) l = Combine(e, l, partial, rule->combiner, plan_.sharding(out), jaxpr_.aval(out).ndim());
+      env_[out.index] = std::move(l);
+    }
+  }
+
+  // An equation without a sharding rule runs on whole (replicated) operands.
+  void VisitReplicated(const Eqn& e) {
+    Arrays ins;
+    bool gathered = false;
+    for (size_t k = 0; k < e.inputs.size(); ++k) {
+      gathered |= !Get(e.inputs[k]).sharding.empty();
+      ins.push_back(Operand(e, k, {}));
+    }
+    if (gathered) Log(StrCat(e.primitive.name(), ": no sharding rule; operands all-gathered to replicated"));
+    Arrays outs = Bind(e.primitive, ins, e.params);
+    for (size_t k = 0; k < e.outputs.size(); ++k) env_[e.outputs[k].index] = Local{outs[k], {}};
+  }
+
+  // The params of e for local shapes: the ops whose params spell their result's shape.
+  ParamMap LocalParams(const Eqn& e, const std::vector<DimShardings>& out_shardings) const {
+    ParamMap p = e.params;
+    if (e.primitive == lax::kReshape) {
+      p.Set("new_sizes", LocalShape(jaxpr_.aval(e.outputs[0]).shape, out_shardings[0], mesh_));
+    } else if (e.primitive == lax::kBroadcastInDim) {
+      p.Set("shape", LocalShape(jaxpr_.aval(e.outputs[0]).shape, out_shardings[0], mesh_));
+    }
+    return p;
+  }
+
+  // Partial sums over `axes` combined: reduce-scatter onto a dim the result is wanted sharded
+  // on (the next axes that dim wants), all-reduce for the rest.
+  Local Combine(const Eqn& e, Local l, const Axes& axes, ShardingRule::Combiner combiner, const DimShardings& want,
+                int64_t rank) {
+    if (combiner == ShardingRule::Combiner::kMax) return Local{lax::pmax(l.value, AxisNames(axes)), l.sharding};
+    if (combiner == ShardingRule::Combiner::kMin) return Local{lax::pmin(l.value, AxisNames(axes)), l.sharding};
+    DimShardings cur = Padded(l.sharding, rank);
+    const DimShardings target = Padded(want, rank);
+    Axes rest;
+    for (const std::string& a : axes) {
+      bool scattered = false;
+      for (int64_t d = 0; d < rank && !scattered; ++d) {
+        if (IsPrefix(cur[d], target[d]) && cur[d].size() < target[d].size() && target[d][cur[d].size()] == a) {
+          l.value = lax::psum_scatter(l.value, AxisNames(Axes{a}), d, /*tiled=*/true);
+          cur[d].push_back(a);
+          scattered = true;
+          Log(StrCat(e.primitive.name(), ": partial sums over '", a, "' reduce-scattered onto dim ", d));
+        }
+      }
+      if (!scattered) rest.push_back(a);
+    }
+    if (!rest.empty()) {
+      l.value = lax::psum(l.value, AxisNames(rest));
+      Log(StrCat(e.primitive.name(), ": partial sums over ", AxesText(rest), " all-reduced"));
+    }
+    l.sharding = cur;
+    for (const auto& d : l.sharding) {
+      if (!d.empty()) return l;
+    }
+    l.sharding.clear();
+    return l;
+  }
+
+  // For each sharded contracting factor of a dot, compares all-gathering the operands that
+  // hold it sharded (then a bigger local dot) against multiplying the shards and reducing the
+  // partial products (all-reduce, or reduce-scatter when the result is wanted sharded on that
+  // axis); clears the factor's axes when gathering is cheaper.
+  void ChooseDotStrategy(const Eqn& e, const ShardingRule& rule, std::vector<Axes>& factors) {
+    const ShapedArray& out_aval = jaxpr_.aval(e.outputs[0]);
+    const DimShardings want = Padded(plan_.sharding(e.outputs[0]), out_aval.ndim());
+    for (int f = 0; f < rule.num_factors(); ++f) {
+      if (!rule.IsReduction(f) || factors[f].empty()) continue;
+      const Axes axes = factors[f];
+      const int64_t n = AxesSize(mesh_, axes);
+      auto local_flops = [&](bool gathered) {
+        double flops = 2;
+        for (int g = 0; g < rule.num_factors(); ++g) {
+          const int64_t split = (g == f && gathered) ? 1 : AxesSize(mesh_, factors[g]);
+          flops *= static_cast<double>(rule.factor_sizes[g]) / static_cast<double>(split);
+        }
+        return flops;
+      };
+      // Gather first: every operand holding the factor sharded is all-gathered over its axes.
+      double gather_s = 0;
+      std::vector<std::string> gathered_names;
+      for (size_t k = 0; k < e.inputs.size() && k < rule.operands.size(); ++k) {
+        const DimShardings cur = Padded(Get(e.inputs[k]).sharding, jaxpr_.aval(e.inputs[k]).ndim());
+        for (size_t d = 0; d < rule.operands[k].size(); ++d) {
+          const auto& fs = rule.operands[k][d];
+          if (std::find(fs.begin(), fs.end(), f) == fs.end() || cur[d].empty()) continue;
+          const ShapedArray& aval = jaxpr_.aval(e.inputs[k]);
+          const Shape local = LocalShape(aval.shape, cur, mesh_);
+          const int64_t bytes = NumElements(local) * AxesSize(mesh_, cur[d]) * ItemSize(aval.dtype);
+          gather_s += cost_.CollectiveSeconds(ici::CollectiveKind::kAllGather, cur[d], bytes);
+          gathered_names.push_back(k == 0 ? "lhs" : "rhs");
+        }
+      }
+      const double ag_total = gather_s + cost_.DotSeconds(local_flops(true));
+      // Multiply then reduce: the partial product (local result bytes) reduced over the axes.
+      Shape partial_local = LocalShape(out_aval.shape, TensorSharding(rule.results[0], factors), mesh_);
+      const int64_t partial_bytes = NumElements(partial_local) * ItemSize(out_aval.dtype);
+      bool scatter = false;
+      for (const auto& d : want) scatter |= std::find(d.begin(), d.end(), axes[0]) != d.end();
+      const ici::CollectiveKind kind = scatter ? ici::CollectiveKind::kReduceScatter : ici::CollectiveKind::kAllReduce;
+      const double reduce_s = cost_.CollectiveSeconds(kind, axes, partial_bytes);
+      const double rs_total = reduce_s + cost_.DotSeconds(local_flops(false));
+      const bool gather_first = ag_total < rs_total;
+      const std::string reduce_name = scatter ? "reduce-scatter" : "all-reduce";
+      Log(StrCat("dot_general ", jaxpr_.aval(e.inputs[0]).str(), " x ", jaxpr_.aval(e.inputs[1]).str(),
+                 " contracting over ", AxesText(axes), " (", n, " shards) on ", cost_.Describe(), ": ",
+                 gather_first ? "all-gather first" : StrCat("multiply then ", reduce_name), " (all-gather ",
+                 gathered_names.empty() ? "nothing" : absl::StrJoin(gathered_names, "+"), " ", Seconds(gather_s),
+                 " + dot ", Seconds(cost_.DotSeconds(local_flops(true))), " = ", Seconds(ag_total), " vs dot ",
+                 Seconds(cost_.DotSeconds(local_flops(false))), " + ", reduce_name, " ", Seconds(reduce_s), " = ",
+                 Seconds(rs_total), ")"));
+      if (gather_first) factors[f].clear();
+    }
+  }
+
+  const Jaxpr& jaxpr_;
+  const ClosedJaxpr& closed_;
+  const ShardingPlan& plan_;
+  const Mesh& mesh_;
+  const SpmdCostModel& cost_;
+  std::vector<std::string>* log_;
+  std::vector<Local> env_;
+};
+
+}  // namespace
+
+Shape LocalShape(const Shape& global, const DimShardings& s, const Mesh& mesh) {
+  Shape local = global;
+  for (size_t d = 0; d < s.size() && d < local.size(); ++d) local[d] /= AxesSize(mesh, s[d]);
+  return local;
+}
+
+Array Reshard(const Array& x, const ShapedArray& global, const DimShardings& from_in, const DimShardings& to_in,
+              const Mesh& mesh) {
+  const int64_t rank = global.ndim();
+  DimShardings cur = Padded(from_in, rank);
+  const DimShardings to = Padded(to_in, rank);
+  if (cur == to) return x;
+  Array v = x;
+  // An axis moving whole from one dim to another where both ends allow it: one all_to_all.
+  for (int64_t src = 0; src < rank; ++src) {
+    for (int64_t dst = 0; dst < rank; ++dst) {
+      if (src == dst || cur[src].empty() || IsPrefix(cur[src], to[src])) continue;
+      const std::string& a = cur[src].back();
+      if (!IsPrefix(cur[dst], to[dst]) || cur[dst].size() >= to[dst].size() || to[dst][cur[dst].size()] != a) continue;
+      v = lax::all_to_all(v, AxisNames(Axes{a}), /*split_axis=*/dst, /*concat_axis=*/src, /*tiled=*/true);
+      cur[src].pop_back();
+      cur[dst].push_back(a);
+    }
+  }
+  // Drop the axes `to` does not keep (all_gather), keeping the common major prefix.
+  for (int64_t d = 0; d < rank; ++d) {
+    if (IsPrefix(cur[d], to[d])) continue;
+    size_t p = 0;
+    while (p < cur[d].size() && p < to[d].size() && cur[d][p] == to[d][p]) ++p;
+    Axes drop(cur[d].begin() + static_cast<std::ptrdiff_t>(p), cur[d].end());
+    v = lax::all_gather(v, AxisNames(drop), d, /*tiled=*/true);
+    cur[d].resize(p);
+  }
+  // Add the axes `to` wants: each device keeps its block (no communication).
+  for (int64_t d = 0; d < rank; ++d) {
+    if (cur[d].size() == to[d].size()) continue;
+    Axes extra(to[d].begin() + static_cast<std::ptrdiff_t>(cur[d].size()), to[d].end());
+    const int64_t block = v.shape()[d] / AxesSize(mesh, extra);
+    std::vector<Array> starts;
+    for (int64_t k = 0; k < rank; ++k) {
+      starts.push_back(k == d ? lax::axis_index(AxisNames(extra)) * block : jnp::zeros({}, int32));
+    }
+    Shape sizes = v.shape();
+    sizes[d] = block;
+    v = lax::dynamic_slice(v, starts, sizes);
+    cur[d] = to[d];
+  }
+  return v;
+}
+
+Arrays PartitionedEval(const ClosedJaxpr& jaxpr, const ShardingPlan& plan, const Mesh& mesh,
+                       const SpmdCostModel& cost, absl::Span<const Array> args, std::vector<std::string>* log) {
+  return Partitioner(jaxpr, plan, mesh, cost, log).Run(args);
+}
+
+}  // namespace jx::spmd

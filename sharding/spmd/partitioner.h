@@ -1,0 +1,42 @@
+// The SPMD partitioner on jaxprs: a global program with a sharding for every value
+// (propagation.h) becomes the per-device program a shard_map body is. It replays the global
+// jaxpr on per-device values: each equation runs on local shapes with its operands resharded
+// to what its sharding rule asks for (all_gather to drop an axis, a local slice by
+// axis_index to add one, all_to_all to move one between dims), and partial results over a
+// sharded reduction factor are combined (psum, or psum_scatter when the result is wanted
+// sharded, pmax/pmin). For each dot_general with a sharded contraction it chooses between
+// all-gathering the operands first and multiplying the shards then reducing, by the
+// interconnect's cost plus the dot's compute time (spmd_cost.h), and logs why
+// (JX_LOG_SPMD=1). Equations without a sharding rule get replicated operands, logged.
+//
+// Run it while tracing a shard_map body over every mesh axis (spmd_jit.h does):
+//   Arrays outs = spmd::PartitionedEval(jaxpr, plan, mesh, *cost, local_args, &log);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "jx/core/array.h"
+#include "jx/core/jaxpr.h"
+#include "jx/sharding/mesh.h"
+#include "jx/sharding/spmd/propagation.h"
+#include "jx/sharding/spmd/spmd_cost.h"
+
+namespace jx::spmd {
+
+// `args` are the per-device values of jaxpr's invars, sharded as plan says; returns the
+// per-device values of its outvars, sharded as plan says. `log` (optional) receives one line
+// per choice (also printed with JX_LOG_SPMD=1).
+Arrays PartitionedEval(const ClosedJaxpr& jaxpr, const ShardingPlan& plan, const Mesh& mesh,
+                       const SpmdCostModel& cost, absl::Span<const Array> args, std::vector<std::string>* log);
+
+// Per-device value x of a tensor of global aval `global` moved from sharding `from` to `to`
+// (inside a shard_map body over the mesh's axes).
+Array Reshard(const Array& x, const ShapedArray& global, const DimShardings& from, const DimShardings& to,
+              const Mesh& mesh);
+
+// The local (per-device) shape of `global` under sharding s.
+Shape LocalShape(const Shape& global, const DimShardings& s, const Mesh& mesh);
+
+}  // namespace jx::spmd

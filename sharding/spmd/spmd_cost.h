@@ -1,0 +1,35 @@
+// What the partitioner's choices cost on a mesh: a collective over groups of the mesh's
+// devices (the interconnect's model: devices/interconnect/collective_cost.h, on the torus of
+// the mesh's chips) and a dot's compute time on one device. The partitioner compares, for each
+// dot_general with a sharded contraction, all-gathering the operands first against multiplying
+// the shards and reducing (all-reduce or reduce-scatter) after.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jx/devices/interconnect/collective_cost.h"
+#include "jx/sharding/mesh.h"
+
+namespace jx::spmd {
+
+class SpmdCostModel {
+ public:
+  virtual ~SpmdCostModel() = default;
+  // Seconds of `kind` over the mesh axes `axes` (every group at once); `bytes` is the full
+  // array of one group, as ici::CostCollective takes it.
+  virtual double CollectiveSeconds(ici::CollectiveKind kind, const std::vector<std::string>& axes,
+                                   int64_t bytes) const = 0;
+  // Seconds of `flops` of matmul work on one device.
+  virtual double DotSeconds(double flops) const = 0;
+  // "v5e 4x2 torus" (for the log).
+  virtual std::string Describe() const = 0;
+};
+
+// The model of a mesh: its chips' torus and peak FLOP/s for a mesh of simulated TPU chips of
+// one pod; for other devices (the host), a nominal host model that says so in Describe().
+std::unique_ptr<SpmdCostModel> MakeCostModel(const Mesh& mesh);
+
+}  // namespace jx::spmd

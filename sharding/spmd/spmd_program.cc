@@ -1,0 +1,169 @@
+#include "jx/sharding/spmd/spmd_program.h"
+
+#include "absl/strings/str_join.h"
+#include "jx/core/errors.h"
+#include "jx/core/interpreter.h"
+#include "jx/core/sharding.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/device_put.h"
+#include "jx/devices/tpu/pod_program.h"
+#include "jx/sharding/collective_eval.h"
+#include "jx/sharding/collectives.h"
+#include "jx/sharding/manual_context.h"
+#include "jx/sharding/sharded_put.h"
+#include "jx/sharding/spmd/partitioner.h"
+#include "jx/sharding/spmd/sharding_constraint.h"
+#include "jx/sharding/spmd/spmd_cost.h"
+#include "jx/transforms/staging.h"
+
+namespace jx::spmd {
+namespace {
+
+std::shared_ptr<const CollectiveMesh> AllManual(const Mesh& mesh) {
+  return std::make_shared<CollectiveMesh>(mesh.axis_names(), mesh.axis_sizes(), mesh.axis_names());
+}
+
+// Runs the per-device jaxpr on every device in lockstep: ordinary equations per device,
+// collectives across the devices' values.
+std::vector<Arrays> RunLockstep(const ClosedJaxpr& closed, std::vector<Arrays> per_device_args) {
+  const Jaxpr& j = *closed.jaxpr;
+  const size_t n = per_device_args.size();
+  std::vector<std::vector<Array>> env(n, std::vector<Array>(j.num_vars()));
+  for (size_t d = 0; d < n; ++d) {
+    for (size_t i = 0; i < j.constvars.size(); ++i) env[d][j.constvars[i].index] = closed.consts[i];
+    for (size_t i = 0; i < j.invars.size(); ++i) env[d][j.invars[i].index] = per_device_args[d][i];
+  }
+  auto read = [&](size_t d, const Atom& a) {
+    if (const Var* v = std::get_if<Var>(&a)) return env[d][v->index];
+    return std::get<Literal>(a).value;
+  };
+  for (const Eqn& e : j.eqns) {
+    if (lax::IsCollective(e.primitive)) {
+      std::vector<Array> ins;
+      for (size_t d = 0; d < n && !e.inputs.empty(); ++d) ins.push_back(read(d, e.inputs[0]));
+      std::vector<Array> outs = shard_map_internal::EvalCollective(e.primitive, ins, e.params);
+      for (size_t d = 0; d < n; ++d) env[d][e.outputs[0].index] = outs[d];
+      continue;
+    }
+    for (size_t d = 0; d < n; ++d) {
+      Arrays ins;
+      for (const Atom& a : e.inputs) ins.push_back(read(d, a));
+      Arrays outs = EvalPrimitive(e.primitive, ins, e.params);
+      for (size_t k = 0; k < outs.size(); ++k) env[d][e.outputs[k].index] = outs[k];
+    }
+  }
+  std::vector<Arrays> results(n);
+  for (size_t d = 0; d < n; ++d) {
+    for (const Atom& a : j.outvars) results[d].push_back(read(d, a));
+  }
+  return results;
+}
+
+// The host copy of a device's piece (the lockstep evaluation runs on the host).
+Array HostCopy(const Array& x) { return device_put(x, DefaultDevice()); }
+
+// Every device a chip of one simulated TPU slice: the program compiles for the pod.
+bool IsTpuMesh(const Mesh& mesh) {
+  const Client* client = &mesh.devices().front()->client();
+  for (const Device* d : mesh.devices()) {
+    if (d->platform() != "tpu" || &d->client() != client) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PartitionSpec SpecOf(const DimShardings& s, int64_t rank) {
+  if (s.empty()) return PartitionSpec();
+  std::vector<DimSpec> dims;
+  for (int64_t d = 0; d < rank; ++d) dims.push_back(d < static_cast<int64_t>(s.size()) ? DimSpec(s[d]) : DimSpec());
+  return PartitionSpec(std::move(dims));
+}
+
+std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global, const Mesh& mesh,
+                                                      absl::Span<const MaybeSharding> in,
+                                                      absl::Span<const MaybeSharding> out) {
+  RegisterSpmdPrimitives();
+  auto p = std::make_shared<SpmdProgram>();
+  p->global_ = global;
+  p->mesh_ = mesh;
+  const Jaxpr& j = *global.jaxpr;
+  auto plan = std::make_shared<ShardingPlan>(PropagateShardings(j, mesh.abstract_mesh(), in, out));
+  p->log_ = plan->notes;
+  std::vector<ShapedArray> local_args;
+  for (const Var& v : j.invars) {
+    const ShapedArray& aval = j.aval(v);
+    p->in_shardings_.emplace_back(mesh, SpecOf(plan->sharding(v), aval.ndim()));
+    local_args.push_back(ShapedArray{LocalShape(aval.shape, plan->sharding(v), mesh), aval.dtype, aval.weak_type});
+  }
+  for (const Atom& a : j.outvars) {
+    const Var* v = std::get_if<Var>(&a);
+    p->out_shardings_.emplace_back(mesh, v != nullptr ? SpecOf(plan->sharding(*v), j.aval(*v).ndim()) : PartitionSpec());
+  }
+  std::unique_ptr<SpmdCostModel> cost = MakeCostModel(mesh);
+  std::vector<std::string> log;
+  {
+    shard_map_internal::ManualContextScope scope(shard_map_internal::ManualContext{AllManual(mesh), /*check_vma=*/false});
+    auto body = [&](absl::Span<const Array> locals) { return PartitionedEval(global, *plan, mesh, *cost, locals, &log); };
+    p->local_ = TraceToJaxpr(body, local_args, "spmd");
+  }
+  p->log_.insert(p->log_.end(), log.begin(), log.end());
+  if (IsTpuMesh(mesh)) {
+    LoweringOptions options;
+    options.name = "spmd";
+    options.device_assignment = mesh.devices();
+    p->lowering_ = mesh.devices().front()->client().Lower(p->local_, options);
+  }
+  return p;
+}
+
+std::string SpmdProgram::ToString() const {
+  std::vector<std::string> ins, outs;
+  for (const NamedSharding& s : in_shardings_) ins.push_back(s.spec().ToString());
+  for (const NamedSharding& s : out_shardings_) outs.push_back(s.spec().ToString());
+  return StrCat("# spmd partitioned for ", mesh_.ToString(), "\n# in_shardings: (", absl::StrJoin(ins, ", "),
+                ")\n# out_shardings: (", absl::StrJoin(outs, ", "), ")\n", local_.ToString(),
+                executable() != nullptr ? StrCat("\n", executable()->as_text()) : "");
+}
+
+std::shared_ptr<const Executable> SpmdProgram::executable() const {
+  if (lowering_ == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(compile_mu_);
+  if (executable_ == nullptr) executable_ = lowering_->Compile();
+  return executable_;
+}
+
+Arrays SpmdProgram::Run(absl::Span<const Array> args) const {
+  const size_t n = static_cast<size_t>(mesh_.size());
+  std::vector<Arrays> per_device(n);
+  const auto* pod = dynamic_cast<const tpu::PodProgram*>(executable().get());
+  for (size_t i = 0; i < args.size(); ++i) {
+    Array placed = device_put(args[i], in_shardings_[i]);
+    std::vector<Shard> shards = placed.addressable_shards();
+    for (size_t d = 0; d < n; ++d) per_device[d].push_back(pod != nullptr ? shards[d].data : HostCopy(shards[d].data));
+  }
+  std::vector<Arrays> results =
+      pod != nullptr ? pod->ExecuteShards(per_device) : RunLockstep(local_, std::move(per_device));
+  Arrays outs;
+  const Jaxpr& g = *global_.jaxpr;
+  for (size_t k = 0; k < g.outvars.size(); ++k) {
+    const NamedSharding& s = out_shardings_[k];
+    ShapedArray aval = g.aval(g.outvars[k]);
+    aval.spec = s.TypeSpec(aval.ndim());
+    const std::vector<ShardIndex> indices = s.devices_indices(aval.shape);
+    std::vector<Shard> shards;
+    for (size_t d = 0; d < n; ++d) {
+      Shard shard;
+      shard.device = s.device_set()[d];
+      shard.index = indices[d];
+      for (size_t e = 0; e < d; ++e) shard.replica_id += indices[e] == indices[d] ? 1 : 0;
+      shard.data = device_put(results[d][k], shard.device);
+      shards.push_back(std::move(shard));
+    }
+    outs.push_back(Array(std::make_shared<ConcreteArray>(std::move(aval), std::make_shared<NamedSharding>(s),
+                                                         std::move(shards))));
+  }
+  return outs;
+}
+
+}  // namespace jx::spmd
