@@ -67,6 +67,7 @@ class Mesh {
   const AbstractMesh& abstract_mesh() const;
   const std::vector<int64_t>& axis_sizes() const { return abstract_mesh().axis_sizes(); }
   const std::vector<std::string>& axis_names() const { return abstract_mesh().axis_names(); }
+  const std::vector<AxisType>& axis_types() const { return abstract_mesh().axis_types(); }
   int64_t size() const { return abstract_mesh().size(); }
   int64_t axis_size(std::string_view name) const { return abstract_mesh().axis_size(name); }
   // JAX's mesh.shape: (name, size) per axis.

@@ -37,6 +37,8 @@ TEST(MeshTest, PrintsAsJax) {
   EXPECT_EQ(os.str(), mesh.ToString());
   Mesh line(pod.devices(), {8}, {"i"}, {AxisType::kAuto});
   EXPECT_EQ(line.ToString(), "Mesh('i': 8, axis_types=(Auto,))");
+  EXPECT_EQ(line.axis_types(), std::vector<AxisType>{AxisType::kAuto});
+  EXPECT_EQ(mesh.axis_types(), (std::vector<AxisType>{AxisType::kExplicit, AxisType::kExplicit}));
   EXPECT_EQ(AbstractMesh({16, 16}, {"data", "model"}).ToString(),
             "AbstractMesh('data': 16, 'model': 16, axis_types=(Explicit, Explicit))");
   EXPECT_EQ(Mesh().ToString(), "Mesh()");
