@@ -80,4 +80,15 @@ Array device_put(const Array& x, const NamedSharding& sharding) {
                                                std::move(shards)));
 }
 
+namespace sharding_internal {
+
+void CheckOneShardingPerLeaf(size_t leaves, size_t shardings) {
+  if (leaves != shardings) {
+    ThrowOpError<ValueError>("device_put", "got ", shardings, " shardings for a pytree of ", leaves,
+                             " arrays; give one sharding per leaf, in leaf order");
+  }
+}
+
+}  // namespace sharding_internal
+
 }  // namespace jx

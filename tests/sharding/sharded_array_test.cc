@@ -178,6 +178,16 @@ TEST(ShardedArrayPlacementTest, FromAChipAndAsAPytree) {
   std::vector<Array> placed = device_put(tree, NamedSharding(mesh, P("x")));
   EXPECT_EQ(Str(typeof(placed[0])), "float32[8@x]");
   EXPECT_EQ(Str(typeof(placed[1])), "float32[4@x,2]");
+  // One sharding per leaf.
+  std::vector<Array> each = device_put(tree, {NamedSharding(mesh, P("x")), NamedSharding(mesh, P(none, "y"))});
+  EXPECT_EQ(Str(typeof(each[0])), "float32[8@x]");
+  EXPECT_EQ(Str(typeof(each[1])), "float32[4,2@y]");
+  try {
+    device_put(tree, std::vector<NamedSharding>{NamedSharding(mesh, P())});
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("[device_put] got 1 shardings for a pytree of 2 arrays"));
+  }
 }
 
 TEST(ShardedArrayErrorsTest, DevicePutNamesTheDimension) {
