@@ -52,7 +52,7 @@ class Sharding {
   // `rank` dimensions: empty when the sharding is not expressed in types (one device).
   virtual std::vector<std::vector<std::string>> TypeSpec(int64_t rank) const = 0;
   // JAX's repr: "SingleDeviceSharding(device=TPU_1(...))", "NamedSharding(mesh=Mesh('x': 4,
-  // 'y': 2), spec=PartitionSpec('x', None))".
+  // 'y': 2, axis_types=(Explicit, Explicit)), spec=PartitionSpec('x', None))".
   virtual std::string ToString() const = 0;
   // Same devices in the same roles (equal shardings give equal shards), and its hash
   // (jit's cache key).

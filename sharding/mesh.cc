@@ -80,6 +80,52 @@ bool AbstractMesh::has_axis(std::string_view name) const {
   return std::find(axis_names_.begin(), axis_names_.end(), name) != axis_names_.end();
 }
 
+std::vector<std::vector<int64_t>> AbstractMesh::AxisGroups(const std::vector<std::string>& axes) const {
+  const AbstractMesh& a = *this;
+  const size_t rank = axis_sizes_.size();
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * axis_sizes_[i];
+  std::vector<bool> in_group(rank, false);
+  std::vector<int64_t> group_axes;
+  for (const std::string& name : axes) {
+    const int64_t p = a.axis_position(name);
+    if (in_group[p]) {
+      ThrowOpError<ValueError>("AxisGroups", "axis '", name, "' is named twice in ", NamesTuple(axes));
+    }
+    in_group[p] = true;
+    group_axes.push_back(p);
+  }
+  std::vector<int64_t> rest_axes;
+  for (size_t i = 0; i < rank; ++i) {
+    if (!in_group[i]) rest_axes.push_back(static_cast<int64_t>(i));
+  }
+  // Enumerates positions of `dims` row-major (the last fastest), calling f with each.
+  auto for_each = [&](const std::vector<int64_t>& dims, std::vector<int64_t>& pos, auto&& f) {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= a.axis_sizes()[d];
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t r = n;
+      for (size_t k = dims.size(); k-- > 0;) {
+        pos[dims[k]] = r % a.axis_sizes()[dims[k]];
+        r /= a.axis_sizes()[dims[k]];
+      }
+      f();
+    }
+  };
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<int64_t> pos(rank, 0);
+  for_each(rest_axes, pos, [&] {
+    std::vector<int64_t> group;
+    for_each(group_axes, pos, [&] {
+      int64_t flat = 0;
+      for (size_t i = 0; i < rank; ++i) flat += pos[i] * strides[i];
+      group.push_back(flat);
+    });
+    groups.push_back(std::move(group));
+  });
+  return groups;
+}
+
 std::string AbstractMesh::ToString() const { return StrCat("AbstractMesh(", MeshBody(*this), ")"); }
 
 struct Mesh::Impl {
@@ -158,50 +204,6 @@ std::vector<int64_t> Mesh::position_of(const Device* device) const {
     flat %= impl_->strides[i];
   }
   return pos;
-}
-
-std::vector<std::vector<int64_t>> Mesh::AxisGroups(const std::vector<std::string>& axes) const {
-  const AbstractMesh& a = abstract_mesh();
-  const size_t rank = a.axis_sizes().size();
-  std::vector<bool> in_group(rank, false);
-  std::vector<int64_t> group_axes;
-  for (const std::string& name : axes) {
-    const int64_t p = a.axis_position(name);
-    if (in_group[p]) {
-      ThrowOpError<ValueError>("Mesh.AxisGroups", "axis '", name, "' is named twice in ", NamesTuple(axes));
-    }
-    in_group[p] = true;
-    group_axes.push_back(p);
-  }
-  std::vector<int64_t> rest_axes;
-  for (size_t i = 0; i < rank; ++i) {
-    if (!in_group[i]) rest_axes.push_back(static_cast<int64_t>(i));
-  }
-  // Enumerates positions of `dims` row-major (the last fastest), calling f with each.
-  auto for_each = [&](const std::vector<int64_t>& dims, std::vector<int64_t>& pos, auto&& f) {
-    int64_t count = 1;
-    for (int64_t d : dims) count *= a.axis_sizes()[d];
-    for (int64_t n = 0; n < count; ++n) {
-      int64_t r = n;
-      for (size_t k = dims.size(); k-- > 0;) {
-        pos[dims[k]] = r % a.axis_sizes()[dims[k]];
-        r /= a.axis_sizes()[dims[k]];
-      }
-      f();
-    }
-  };
-  std::vector<std::vector<int64_t>> groups;
-  std::vector<int64_t> pos(rank, 0);
-  for_each(rest_axes, pos, [&] {
-    std::vector<int64_t> group;
-    for_each(group_axes, pos, [&] {
-      int64_t flat = 0;
-      for (size_t i = 0; i < rank; ++i) flat += pos[i] * impl_->strides[i];
-      group.push_back(flat);
-    });
-    groups.push_back(std::move(group));
-  });
-  return groups;
 }
 
 std::string Mesh::ToString() const {

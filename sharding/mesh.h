@@ -46,6 +46,11 @@ class AbstractMesh {
   int64_t axis_position(std::string_view name) const;
   int64_t axis_size(std::string_view name) const { return axis_sizes_[axis_position(name)]; }
   bool has_axis(std::string_view name) const;
+  // Flat row-major positions of the groups that vary only along `axes` (the replica groups
+  // of a collective over those axes), ordered by the remaining axes; within a group the
+  // order is row-major over `axes` in the order given. Unknown or repeated names throw
+  // ValueError. On {x: 4, y: 2}: AxisGroups({"x"}) == {{0, 2, 4, 6}, {1, 3, 5, 7}}.
+  std::vector<std::vector<int64_t>> AxisGroups(const std::vector<std::string>& axes) const;
   std::string ToString() const;  // AbstractMesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit))
   friend bool operator==(const AbstractMesh&, const AbstractMesh&) = default;
 
@@ -67,6 +72,7 @@ class Mesh {
   const AbstractMesh& abstract_mesh() const;
   const std::vector<int64_t>& axis_sizes() const { return abstract_mesh().axis_sizes(); }
   const std::vector<std::string>& axis_names() const { return abstract_mesh().axis_names(); }
+  const std::vector<AxisType>& axis_types() const { return abstract_mesh().axis_types(); }
   int64_t size() const { return abstract_mesh().size(); }
   int64_t axis_size(std::string_view name) const { return abstract_mesh().axis_size(name); }
   // JAX's mesh.shape: (name, size) per axis.
@@ -77,10 +83,10 @@ class Mesh {
   // for a device not in the mesh).
   const Device* device_at(const std::vector<int64_t>& position) const;
   std::vector<int64_t> position_of(const Device* device) const;
-  // Flat indices (into devices()) of the groups that vary only along `axes` (the replica
-  // groups of a collective over those axes), ordered by the remaining axes; within a group
-  // the order is row-major over `axes` in the order given. Unknown names throw ValueError.
-  std::vector<std::vector<int64_t>> AxisGroups(const std::vector<std::string>& axes) const;
+  // The abstract mesh's AxisGroups: indices into devices() of each replica group over `axes`.
+  std::vector<std::vector<int64_t>> AxisGroups(const std::vector<std::string>& axes) const {
+    return abstract_mesh().AxisGroups(axes);
+  }
   bool empty() const { return impl_ == nullptr; }
   std::string ToString() const;  // Mesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit))
   // Same devices in the same places with the same axes.

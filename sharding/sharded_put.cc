@@ -1,5 +1,6 @@
 #include "jx/sharding/sharded_put.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -12,31 +13,72 @@
 namespace jx {
 namespace {
 
-// Copies the [start, stop) block of a row-major global array into a contiguous row-major
-// buffer of the block's shape.
-void CopyBlockOut(const Shape& global, const ShardIndex& index, int64_t item, const char* src, char* dst) {
-  const size_t rank = global.size();
+// A row-major block of the global array in memory: where it starts (global coordinates)
+// and its shape.
+struct Block {
+  const char* src = nullptr;
+  char* dst = nullptr;
+  std::vector<int64_t> origin;
+  Shape shape;
+};
+
+// Copies the global box [start, stop) per dimension from one block to another (both
+// contain it).
+void CopyBox(const Block& from, const Block& to, const ShardIndex& box, int64_t item) {
+  const size_t rank = box.size();
   if (rank == 0) {
-    std::memcpy(dst, src, static_cast<size_t>(item));
+    std::memcpy(to.dst, from.src, static_cast<size_t>(item));
     return;
   }
-  Shape block(rank);
-  for (size_t d = 0; d < rank; ++d) block[d] = index[d].second - index[d].first;
-  if (NumElements(block) == 0) return;
-  const std::vector<int64_t> strides = RowMajorStrides(global);
-  const size_t run = static_cast<size_t>(block[rank - 1] * item);
-  std::vector<int64_t> pos(rank, 0);
+  for (const auto& [start, stop] : box) {
+    if (stop <= start) return;
+  }
+  const std::vector<int64_t> from_strides = RowMajorStrides(from.shape), to_strides = RowMajorStrides(to.shape);
+  const size_t run = static_cast<size_t>((box[rank - 1].second - box[rank - 1].first) * item);
+  std::vector<int64_t> pos(rank);  // global coordinates of the current run's first element
+  for (size_t d = 0; d < rank; ++d) pos[d] = box[d].first;
   while (true) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += (index[d].first + pos[d]) * strides[d];
-    std::memcpy(dst, src + offset * item, run);
-    dst += run;
+    int64_t from_offset = 0, to_offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      from_offset += (pos[d] - from.origin[d]) * from_strides[d];
+      to_offset += (pos[d] - to.origin[d]) * to_strides[d];
+    }
+    std::memcpy(to.dst + to_offset * item, from.src + from_offset * item, run);
     size_t d = rank - 1;
     while (d-- > 0) {
-      if (++pos[d] < block[d]) break;
-      pos[d] = 0;
+      if (++pos[d] < box[d].second) break;
+      pos[d] = box[d].first;
     }
     if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+std::vector<int64_t> Starts(const ShardIndex& index) {
+  std::vector<int64_t> out;
+  for (const auto& [start, stop] : index) out.push_back(start);
+  return out;
+}
+
+// Fills the piece `index` (its memory at dst) of x: from x's own pieces when x is sharded
+// (each part copied from the first copy holding it, as a reshard moves it chip to chip),
+// else from x's whole value.
+void FillPiece(const Array& x, const ConcreteArray& c, const ShardIndex& index, const Shape& piece_shape,
+               char* dst) {
+  const int64_t item = ItemSize(x.dtype());
+  const Block to{nullptr, dst, Starts(index), piece_shape};
+  if (!c.is_sharded()) {
+    CopyBox(Block{static_cast<const char*>(x.data()), nullptr, std::vector<int64_t>(index.size(), 0), x.shape()}, to,
+            index, item);
+    return;
+  }
+  for (const Shard& from : c.sharded()->shards) {
+    if (from.replica_id != 0) continue;
+    ShardIndex box(index.size());
+    for (size_t d = 0; d < index.size(); ++d) {
+      box[d] = {std::max(index[d].first, from.index[d].first), std::min(index[d].second, from.index[d].second)};
+    }
+    CopyBox(Block{static_cast<const char*>(from.data.data()), nullptr, Starts(from.index), from.data.shape()}, to, box,
+            item);
   }
 }
 
@@ -51,14 +93,13 @@ Array device_put(const Array& x, const NamedSharding& sharding) {
   }
   RegisterBuiltinClients();
   const auto& c = static_cast<const ConcreteArray&>(*x.impl());
-  if (c.is_sharded() && c.sharded()->sharding->Equals(sharding) && !x.is_deleted()) return x;
+  if (x.is_deleted()) (void)x.data();  // throws the deleted array's RuntimeError
+  if (c.is_sharded() && c.sharded()->sharding->Equals(sharding)) return x;
   const Shape& shape = x.shape();
   sharding.CheckCompatible(shape, "device_put");
   const std::vector<ShardIndex> indices = sharding.devices_indices(shape);
   const Shape piece_shape = sharding.shard_shape(shape);
   ShapedArray piece_aval{piece_shape, x.dtype(), x.aval().weak_type};
-  const int64_t item = ItemSize(x.dtype());
-  const char* global = static_cast<const char*>(x.data());  // assembles a sharded x; throws if deleted
 
   const std::vector<const Device*>& devices = sharding.device_set();
   std::vector<Shard> shards;
@@ -70,7 +111,7 @@ Array device_put(const Array& x, const NamedSharding& sharding) {
     for (size_t j = 0; j < i; ++j) shard.replica_id += indices[j] == indices[i] ? 1 : 0;
     // A failed allocation throws here; the shards made so far are freed with `shards`.
     std::shared_ptr<Buffer> buffer = devices[i]->Allocate(piece_aval.nbytes());
-    CopyBlockOut(shape, shard.index, item, global, static_cast<char*>(buffer->data()));
+    FillPiece(x, c, shard.index, piece_shape, static_cast<char*>(buffer->data()));
     shard.data = Array(std::make_shared<ConcreteArray>(piece_aval, std::move(buffer), devices[i], /*committed=*/true));
     shards.push_back(std::move(shard));
   }
@@ -79,5 +120,16 @@ Array device_put(const Array& x, const NamedSharding& sharding) {
   return Array(std::make_shared<ConcreteArray>(std::move(aval), std::make_shared<NamedSharding>(sharding),
                                                std::move(shards)));
 }
+
+namespace sharding_internal {
+
+void CheckOneShardingPerLeaf(size_t leaves, size_t shardings) {
+  if (leaves != shardings) {
+    ThrowOpError<ValueError>("device_put", "got ", shardings, " shardings for a pytree of ", leaves,
+                             " arrays; give one sharding per leaf, in leaf order");
+  }
+}
+
+}  // namespace sharding_internal
 
 }  // namespace jx

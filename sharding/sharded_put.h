@@ -10,7 +10,9 @@
 //   jx::Array back = jx::device_put(xs, jx::devices("cpu")[0]);   // the whole value again
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
+#include <vector>
 
 #include "jx/core/array.h"
 #include "jx/core/pytree.h"
@@ -31,6 +33,22 @@ template <typename T>
   requires(!std::is_same_v<T, Array> && tree::IsPytree<T>)
 T device_put(const T& tree, const NamedSharding& sharding) {
   return tree::map([&sharding](const Array& x) { return device_put(x, sharding); }, tree);
+}
+
+namespace sharding_internal {
+// ValueError unless there is one sharding per leaf.
+void CheckOneShardingPerLeaf(size_t leaves, size_t shardings);
+}  // namespace sharding_internal
+
+// device_put of each leaf of a pytree to its own sharding (JAX's device_put(xs, shardings)
+// with a matching tree of shardings): one per leaf, in leaf order.
+template <typename T>
+  requires(tree::IsPytree<T>)
+T device_put(const T& tree, const std::vector<NamedSharding>& shardings) {
+  auto [leaves, def] = tree::flatten(tree);
+  sharding_internal::CheckOneShardingPerLeaf(leaves.size(), shardings.size());
+  for (size_t i = 0; i < leaves.size(); ++i) leaves[i] = device_put(leaves[i], shardings[i]);
+  return tree::unflatten<T>(def, leaves);
 }
 
 }  // namespace jx

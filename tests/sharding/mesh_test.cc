@@ -37,6 +37,8 @@ TEST(MeshTest, PrintsAsJax) {
   EXPECT_EQ(os.str(), mesh.ToString());
   Mesh line(pod.devices(), {8}, {"i"}, {AxisType::kAuto});
   EXPECT_EQ(line.ToString(), "Mesh('i': 8, axis_types=(Auto,))");
+  EXPECT_EQ(line.axis_types(), std::vector<AxisType>{AxisType::kAuto});
+  EXPECT_EQ(mesh.axis_types(), (std::vector<AxisType>{AxisType::kExplicit, AxisType::kExplicit}));
   EXPECT_EQ(AbstractMesh({16, 16}, {"data", "model"}).ToString(),
             "AbstractMesh('data': 16, 'model': 16, axis_types=(Explicit, Explicit))");
   EXPECT_EQ(Mesh().ToString(), "Mesh()");
@@ -103,6 +105,8 @@ TEST(AxisGroupsTest, TwoAxes) {
   EXPECT_EQ(mesh.AxisGroups({"x", "y"}), (G{{0, 1, 2, 3, 4, 5, 6, 7}}));
   EXPECT_EQ(mesh.AxisGroups({"y", "x"}), (G{{0, 2, 4, 6, 1, 3, 5, 7}}));
   EXPECT_EQ(mesh.AxisGroups({}), (G{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}}));
+  // The same groups without devices, for planning.
+  EXPECT_EQ(AbstractMesh({4, 2}, {"x", "y"}).AxisGroups({"x"}), mesh.AxisGroups({"x"}));
   EXPECT_EQ(ErrorOf([&] { mesh.AxisGroups({"z"}); }), "unknown mesh axis 'z': the mesh has axes ('x', 'y')");
   EXPECT_THAT(ErrorOf([&] { mesh.AxisGroups({"x", "x"}); }), HasSubstr("axis 'x' is named twice"));
 }

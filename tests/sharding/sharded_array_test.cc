@@ -93,7 +93,11 @@ TEST_P(ShardedArrayTest, PiecesLiveOnTheirChipsAndRoundTrip) {
   }
   for (const auto& [index, n] : copies) EXPECT_EQ(n, c.copies);
 
-  // Back to the host, to one chip, and to other shardings: the original value.
+  // To other shardings (from the pieces), back to the host and to one chip: the original value.
+  for (const Case& other : Cases()) {
+    Array re = device_put(device_put(x, s), NamedSharding(mesh_, other.spec));
+    for (const Shard& shard : re.addressable_shards()) EXPECT_EQ(shard.data.to_vector<float>(), Block(values, 4, shard.index));
+  }
   EXPECT_EQ(xs.to_vector<float>(), values);
   Array host = device_put(xs);
   EXPECT_FALSE(host.committed());
@@ -163,6 +167,13 @@ TEST(ShardedArrayTest3D, V4MeshOfFourBySixteen) {
     EXPECT_EQ(shard.data.to_vector<float>(), Block(values, 32, shard.index));
   }
   EXPECT_EQ(device_put(xs, jx::devices("cpu")[0]).to_vector<float>(), values);
+  // Resharding builds each new piece from the old pieces.
+  Array ys = device_put(xs, NamedSharding(mesh, P(none, "model")));
+  EXPECT_EQ(Str(typeof(ys)), "float32[8,32@model]");
+  for (const Shard& shard : ys.addressable_shards()) {
+    EXPECT_EQ(shard.data.to_vector<float>(), Block(values, 32, shard.index));
+  }
+  EXPECT_EQ(ys.to_vector<float>(), values);
 }
 
 TEST(ShardedArrayPlacementTest, FromAChipAndAsAPytree) {
@@ -178,6 +189,16 @@ TEST(ShardedArrayPlacementTest, FromAChipAndAsAPytree) {
   std::vector<Array> placed = device_put(tree, NamedSharding(mesh, P("x")));
   EXPECT_EQ(Str(typeof(placed[0])), "float32[8@x]");
   EXPECT_EQ(Str(typeof(placed[1])), "float32[4@x,2]");
+  // One sharding per leaf.
+  std::vector<Array> each = device_put(tree, {NamedSharding(mesh, P("x")), NamedSharding(mesh, P(none, "y"))});
+  EXPECT_EQ(Str(typeof(each[0])), "float32[8@x]");
+  EXPECT_EQ(Str(typeof(each[1])), "float32[4,2@y]");
+  try {
+    device_put(tree, std::vector<NamedSharding>{NamedSharding(mesh, P())});
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("[device_put] got 1 shardings for a pytree of 2 arrays"));
+  }
 }
 
 TEST(ShardedArrayErrorsTest, DevicePutNamesTheDimension) {
