@@ -27,3 +27,5 @@
 #include "jx/sharding/partition_spec.h"
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/sharded_put.h"
+#include "jx/sharding/spmd/sharding_constraint.h"
+#include "jx/sharding/spmd/spmd_jit.h"
