@@ -269,6 +269,9 @@ void Define(Registry& r, Primitive p, AbstractEvalRule eval) {
   rules.unsupported["impl"] = StrCat(
       p.name(), " runs across the devices of a shard_map: shard_map's evaluation runs it over every "
       "device's value (collective_eval), and jit lowers it to an HLO collective");
+  rules.unsupported["lower"] = StrCat(
+      p.name(), " lowers to an HLO collective within shard_map's per-device program, whose lowering "
+      "(issue 12's compiled path) installs this rule");
 }
 
 }  // namespace

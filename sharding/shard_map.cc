@@ -257,6 +257,9 @@ void RegisterShardMap() {
     PrimitiveRules& rules = r.Define(kShardMap);
     rules.abstract_eval = ShardMapAbstractEval;
     rules.impl = ShardMapImpl;
+    rules.unsupported["lower"] =
+        "jit of shard_map lowers the body as one per-device program with HLO collectives (issue 12's compiled "
+        "path installs this rule); eagerly it runs on every chip in lockstep";
     SetShardMapTransformRules(rules);
   });
 }

@@ -34,6 +34,10 @@ TEST_P(OpInfoLowerTest, LowersVerifiesAndEvaluatesLikeEager) {
   lax::RegisterAll();
   const OpInfo& info = FindOpInfo(GetParam());
   int lowered = 0;
+  if (info.collective) {
+    GTEST_SKIP() << info.name << " runs inside shard_map over several chips; compiling it needs the lowering of "
+                 << "shard_map's per-device program (issue 12, not in this tree yet)";
+  }
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {
       const std::string where = StrCat(info.name, " ", s.description);

@@ -80,6 +80,10 @@ class OpInfoTpuTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(OpInfoTpuTest, ChipMatchesHostEager) {
   const OpInfo& info = FindOpInfo(GetParam());
   const Device* chip = Chip();
+  if (info.collective) {
+    GTEST_SKIP() << info.name << " runs inside shard_map over several chips; compiling it needs the lowering of "
+                 << "shard_map's per-device program (issue 12, not in this tree yet)";
+  }
   int ran = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {

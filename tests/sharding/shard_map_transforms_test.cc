@@ -166,3 +166,24 @@ TEST_F(ShardMapTransformsTest, JvpThroughShardMap) {
 
 }  // namespace
 }  // namespace jx
+
+namespace jx {
+namespace {
+
+// An output invariant over an axis its out_spec names is tiled into copies; its cotangent
+// sums the copies' (here: y = concat of 4 copies of psum(x), so dL/dx_e = sum_d ct_d).
+TEST(ShardMapGradTest, TiledInvariantOutputSumsCotangents) {
+  namespace jnp = jx::numpy;
+  tpu::Pod pod = tpu::make_pod("v5e", {2, 2});
+  Mesh mesh = make_mesh({4}, {"i"}, pod.devices());
+  auto f = shard_map([](const Array& x) { return lax::psum(x, "i"); }, mesh, in_specs{P("i")}, out_specs{P("i")});
+  Array x = jnp::arange(8, float32);
+  Array w = jnp::arange(8, float32) * 0.5f + 1.f;  // the cotangent: y's weights
+  auto [y, pullback] = vjp([&](const Array& v) { return f(v); }, x);
+  Array g = std::get<0>(pullback(w));
+  // sum_d ct_d, per position within a block of 2: w blocks (1,1.5),(2,2.5),(3,3.5),(4,4.5).
+  EXPECT_THAT(g.to_vector<float>(), testing::ElementsAreArray({10.f, 12.f, 10.f, 12.f, 10.f, 12.f, 10.f, 12.f}));
+}
+
+}  // namespace
+}  // namespace jx
