@@ -32,6 +32,8 @@ ApplyPrimitiveStats GetApplyPrimitiveStats();
 // over several devices (a NamedSharding's ConcreteArray), the eval interpreter hands the
 // whole op to this handler instead of running it on one device (the committed-device rules
 // have already checked that every committed argument shares the sharded arguments' devices).
+// A top-level jit call with a sharded argument arrives here too, as one `jit` equation whose
+// params hold the traced program ("jaxpr") and its name.
 // The SPMD layer installs one that runs the op as a program per device; the default throws
 // NotImplementedError naming the op, the argument and its sharding. Returns the previous
 // handler; a null handler restores the default. Thread-safe.

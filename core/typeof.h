@@ -6,8 +6,9 @@
 //   std::cout << jx::typeof(xs);   // float32[8@x,4] (xs = device_put(x, NamedSharding(mesh, P("x"))))
 //   jx::typeof(xs).spec;           // {{"x"}, {}}
 //
-// (typeof is a keyword only in GNU dialects of C++: build with -std=c++20, not gnu++20, as
-// the project does.)
+// typeof is a keyword in GNU dialects of C++ (-std=gnu++20): jx::jx compiles its users with
+// -fno-gnu-keywords, so the name works in every dialect (GCC and Clang; __typeof__ remains).
+// A build that does not link jx::jx uses -std=c++20 or that flag.
 #pragma once
 
 #include <ostream>

@@ -90,8 +90,15 @@ void LogOnce(const std::string& message) {
 Mesh make_mesh(const std::vector<int64_t>& axis_shapes, const std::vector<std::string>& axis_names,
                std::vector<const Device*> devices, std::vector<AxisType> axis_types) {
   if (devices.empty()) {
-    devices = jx::devices("tpu");
-    if (devices.empty()) devices = jx::devices("cpu");
+    // The first pod made (its client registered first), else the host.
+    const std::vector<const Device*> tpus = jx::devices("tpu");
+    if (tpus.empty()) {
+      devices = jx::devices("cpu");
+    } else {
+      for (const Device* d : tpus) {
+        if (&d->client() == &tpus[0]->client()) devices.push_back(d);
+      }
+    }
   }
   AbstractMesh abstract(axis_shapes, axis_names, axis_types);  // validates names and sizes
   if (abstract.size() != static_cast<int64_t>(devices.size())) {

@@ -9,6 +9,7 @@
 
 #include "jx/core/device.h"
 #include "jx/core/interpreter.h"
+#include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/transforms/jaxpr_cache.h"
 #include "jx/transforms/jaxpr_util.h"
@@ -339,11 +340,25 @@ const Device* CallDevice(absl::Span<const Array> leaves, absl::Span<const Device
   return device;
 }
 
+namespace {
+
+// The sharding of a leaf sharded over several devices, else null.
+const Sharding* ShardingOfShardedLeaf(const Array& x) {
+  const ConcreteArray* c = x.defined() && x.is_concrete() ? x.impl()->ConcreteValue() : nullptr;
+  return c != nullptr && c->is_sharded() ? c->sharded()->sharding.get() : nullptr;
+}
+
+}  // namespace
+
 Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& name) {
   Arrays with_consts;
   if (!t.consts.empty()) with_consts = Cat({t.consts, leaves});
   const absl::Span<const Array> args = t.consts.empty() ? leaves : absl::MakeConstSpan(with_consts);
-  if (CurrentInterpreter() == nullptr) {
+  bool any_sharded = false;
+  for (const Array& x : leaves) any_sharded |= ShardingOfShardedLeaf(x) != nullptr;
+  // A call on arrays sharded over several devices is one jit equation the eval interpreter
+  // hands to the sharded-eager handler (core/apply_primitive.h), which runs it per device.
+  if (CurrentInterpreter() == nullptr && !any_sharded) {
     std::shared_ptr<const Executable> exe;
     {
       std::lock_guard<std::mutex> lock(t.compile_mutex);
@@ -371,6 +386,11 @@ Arrays RunCompiled(const Traced& t, const Executable& exe, const Signature& sig,
     if (leaves[i].is_tracer()) {
       throw TypeError(StrCat("compiled jit(", name, ") called with a traced value for ", labels[i],
                              "; a compiled program runs concrete arrays only (call the jit object under transformations)"));
+    }
+    if (const Sharding* sharding = ShardingOfShardedLeaf(leaves[i])) {
+      throw ValueError(StrCat("compiled jit(", name, ") was compiled for ", TargetDevice(t.device).ToString(),
+                              " but ", labels[i], " is sharded with ", sharding->ToString(),
+                              "; call the jit object itself, or jx::device_put the argument to that device"));
     }
     const Device* d = leaves[i].committed_device();
     if (d != nullptr && d != &TargetDevice(t.device)) {

@@ -190,6 +190,13 @@ TEST(MakeMeshTest, WithoutALayoutTheOrderIsKept) {
   EXPECT_EQ(make_mesh({2, 2}, {"a", "b"}, half).devices(), half);
 }
 
+TEST(MakeMeshTest, DefaultDevicesAreTheFirstPods) {
+  tpu::make_pod("v5e", {4, 2});  // at least one pod exists
+  const std::vector<const Device*> first = jx::devices("tpu")[0]->client().devices();
+  Mesh mesh = make_mesh({static_cast<int64_t>(first.size())}, {"i"});
+  EXPECT_EQ(mesh.devices(), first);  // one axis over the whole torus: the pod's order
+}
+
 TEST(MakeMeshTest, CountMismatchIsAValueError) {
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   try {

@@ -4,9 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "jx/core/apply_primitive.h"
+#include "jx/transforms/jaxpr_util.h"
 #include "jx/jx.h"
 
 namespace jx {
@@ -14,6 +16,13 @@ namespace {
 
 namespace jnp = jx::numpy;
 using ::testing::HasSubstr;
+
+template <typename T>
+std::string Str(const T& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
 
 struct V5e {
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
@@ -73,6 +82,66 @@ TEST(ShardedEagerTest, ArraysOnTwoMeshesAreAValueError) {
   Array c = device_put(jnp::ones({8, 4}), v.pod.devices()[0]);
   EXPECT_THROW(a * c, ValueError);
   EXPECT_THROW(c * a, ValueError);
+  // jit calls check their arguments by the same rules.
+  auto add = jit([](const Array& p, const Array& q) { return p + q; });
+  try {
+    add(a, b);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("received arrays committed to different devices"));
+  }
+  EXPECT_THROW(add(c, a), ValueError);
+}
+
+TEST(ShardedEagerTest, JitCallsOnShardedArraysReachTheHandler) {
+  V5e v;
+  Array xs = device_put(jnp::ones({8, 4}), NamedSharding(v.mesh, P("x", none)));
+  auto f = jit([](const Array& a) { return jnp::sin(a) * 2.0f; }, name{"f"});
+  try {
+    f(xs);
+    FAIL() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("[jit] argument 0 (f32[8@x,4]) is sharded with NamedSharding("));
+  }
+  std::string program;
+  ShardedEagerHandler previous = SetShardedEagerHandler(
+      [&](Primitive p, absl::Span<const Array> in, const ParamMap& params) -> Arrays {
+        EXPECT_EQ(p.name(), "jit");
+        EXPECT_EQ(params.GetString("name"), "f");
+        program = Str(GetJaxpr(params, "jaxpr"));
+        return {in[0]};
+      });
+  f(xs);
+  SetShardedEagerHandler(std::move(previous));
+  EXPECT_THAT(program, HasSubstr("a:f32[8@x,4]"));
+  EXPECT_THAT(program, HasSubstr("sin a"));
+  // An ahead-of-time program for one device does not take a sharded argument.
+  auto compiled = f.lower(jnp::ones({8, 4})).compile();
+  try {
+    compiled(xs);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("compiled jit(f) was compiled for CpuDevice(id=0) but"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("is sharded with NamedSharding("));
+  }
+}
+
+TEST(ShardedEagerTest, UncommittedAndSameMeshArgumentsReachTheHandler) {
+  V5e v;
+  Array a = device_put(jnp::ones({8, 4}), NamedSharding(v.mesh, P("x", none)));
+  Array b = device_put(jnp::ones({8, 4}), NamedSharding(v.mesh, P(none, "y")));  // same mesh, other spec
+  int calls = 0;
+  ShardedEagerHandler previous = SetShardedEagerHandler(
+      [&](Primitive, absl::Span<const Array> in, const ParamMap&) -> Arrays {
+        ++calls;
+        return {in[0]};
+      });
+  a + b;
+  a * jnp::ones({8, 4});  // uncommitted, on the host
+  SetShardedEagerHandler(nullptr);  // null restores the default
+  EXPECT_EQ(calls, 2);
+  EXPECT_THROW(a + b, NotImplementedError);
+  SetShardedEagerHandler(std::move(previous));
 }
 
 }  // namespace
