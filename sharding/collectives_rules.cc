@@ -14,6 +14,7 @@
 #include "jx/lax/convert_ops.h"
 #include "jx/sharding/collective_eval.h"
 #include "jx/sharding/collectives.h"
+#include "jx/sharding/collectives_lowering.h"
 #include "jx/transforms/ad_util.h"
 
 namespace jx {
@@ -279,6 +280,7 @@ void Define(Registry& r, Primitive p, AbstractEvalRule eval) {
 void RegisterCollectives(Registry& r) {
   static std::once_flag once;
   std::call_once(once, [&r] {
+    RegisterCollectiveLowering(r);
     for (Primitive p : {kPsum, kPmax, kPmin}) {
       Define(r, p, ReductionAbstractEval(p));
       r.Define(p).batch = [p](absl::Span<const Array> a, absl::Span<const int64_t> d, int64_t, const ParamMap& ps) {

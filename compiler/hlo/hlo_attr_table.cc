@@ -73,7 +73,37 @@ const HloAttrInfo kAttrTable[] = {
        i->set_comparison_type(*t);
        return absl::OkStatus();
      }},
+    {"channel_id", +[](const HloInstruction& i) { return StrCat(i.channel_id()); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       absl::StatusOr<int64_t> id = ParseInt(v, "channel_id");
+       if (!id.ok()) return id.status();
+       i->set_channel_id(*id);
+       return absl::OkStatus();
+     }},
+    {"replica_groups", +[](const HloInstruction& i) { return ReplicaGroupsToString(i.replica_groups()); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       absl::StatusOr<ReplicaGroups> g = ParseReplicaGroups(v);
+       if (!g.ok()) return g.status();
+       i->set_replica_groups(*std::move(g));
+       return absl::OkStatus();
+     }},
+    {"source_target_pairs",
+     +[](const HloInstruction& i) { return SourceTargetPairsToString(i.source_target_pairs()); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       absl::StatusOr<SourceTargetPairs> p = ParseSourceTargetPairs(v);
+       if (!p.ok()) return p.status();
+       i->set_source_target_pairs(*std::move(p));
+       return absl::OkStatus();
+     }},
     HLO_INT_LIST_ATTR("dimensions", i.dimensions(), i->set_dimensions(*std::move(list))),
+    {"use_global_device_ids",
+     +[](const HloInstruction& i) { return std::string(i.use_global_device_ids() ? "true" : "false"); },
+     +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
+       absl::StatusOr<bool> b = ParseBool(v, "use_global_device_ids");
+       if (!b.ok()) return b.status();
+       i->set_use_global_device_ids(*b);
+       return absl::OkStatus();
+     }},
     {"slice", +[](const HloInstruction& i) { return SliceConfigToString(i.slice()); },
      +[](std::string_view v, HloInstruction* i, ComputationResolver) -> absl::Status {
        absl::StatusOr<SliceConfig> s = ParseSliceConfig(v);

@@ -5,6 +5,8 @@
 //   ConvolutionDimensionNumbers  "b01f_01io->b01f"
 //   OpMetadata           "{op_type=\"sin\" op_name=\"jit(f)/sin\" source_file=\"f.cc\" source_line=3}"
 //   PrecisionConfig      "{highest,default}"  (operand_precision of dot and convolution)
+//   ReplicaGroups        "{{0,1},{2,3}}"   (also parsed from XLA's iota form "[2,2]<=[4]")
+//   SourceTargetPairs    "{{0,1},{1,0}}"   (collective-permute's sends)
 // Each Parse* reads exactly what the matching *ToString writes.
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -135,6 +138,21 @@ struct OpMetadata {
 };
 std::string OpMetadataToString(const OpMetadata& m);  // "{op_name=\"...\"}"
 absl::StatusOr<OpMetadata> ParseOpMetadata(std::string_view s);
+
+// The groups of partitions a collective runs over: each group exchanges data among its
+// members, in the listed order (all-gather concatenates in that order). Empty: one group of
+// every partition.
+using ReplicaGroups = std::vector<std::vector<int64_t>>;
+std::string ReplicaGroupsToString(const ReplicaGroups& groups);  // "{{0,1},{2,3}}"
+// Reads "{{0,1},{2,3}}", "{}" and the iota form "[G,S]<=[d0,d1,...]" optionally followed by
+// "T(perm)": iota over prod(d) ids reshaped to d, transposed by perm, then split into G groups
+// of S.
+absl::StatusOr<ReplicaGroups> ParseReplicaGroups(std::string_view s);
+
+// collective-permute's (source, target) partition pairs.
+using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
+std::string SourceTargetPairsToString(const SourceTargetPairs& pairs);  // "{{0,1},{1,0}}"
+absl::StatusOr<SourceTargetPairs> ParseSourceTargetPairs(std::string_view s);
 
 // Integer lists as XLA writes them: "{1,0}".
 std::string IntListToString(absl::Span<const int64_t> values);

@@ -352,4 +352,60 @@ absl::StatusOr<HloInstruction*> HloBuilder::RngBitGenerator(RandomAlgorithm algo
   return AddInstruction(std::move(instr));
 }
 
+std::unique_ptr<HloInstruction> HloBuilder::MakeCollective(HloOpcode opcode,
+                                                           HloInstruction* operand,
+                                                           const CollectiveOptions& options) {
+  auto instr = Make(opcode, {operand});
+  instr->set_channel_id(options.channel_id);
+  instr->set_replica_groups(options.replica_groups);
+  instr->set_use_global_device_ids(true);
+  return instr;
+}
+
+absl::StatusOr<HloInstruction*> HloBuilder::AllReduce(HloInstruction* operand,
+                                                      HloComputation* reducer,
+                                                      const CollectiveOptions& options) {
+  auto instr = MakeCollective(HloOpcode::kAllReduce, operand, options);
+  instr->set_to_apply(reducer);
+  return AddInstruction(std::move(instr));
+}
+
+absl::StatusOr<HloInstruction*> HloBuilder::AllGather(HloInstruction* operand, int64_t dimension,
+                                                      const CollectiveOptions& options) {
+  auto instr = MakeCollective(HloOpcode::kAllGather, operand, options);
+  instr->set_dimensions({dimension});
+  return AddInstruction(std::move(instr));
+}
+
+absl::StatusOr<HloInstruction*> HloBuilder::ReduceScatter(HloInstruction* operand,
+                                                          int64_t dimension,
+                                                          HloComputation* reducer,
+                                                          const CollectiveOptions& options) {
+  auto instr = MakeCollective(HloOpcode::kReduceScatter, operand, options);
+  instr->set_dimensions({dimension});
+  instr->set_to_apply(reducer);
+  return AddInstruction(std::move(instr));
+}
+
+absl::StatusOr<HloInstruction*> HloBuilder::AllToAll(HloInstruction* operand,
+                                                     int64_t split_dimension,
+                                                     const CollectiveOptions& options) {
+  auto instr = MakeCollective(HloOpcode::kAllToAll, operand, options);
+  instr->set_dimensions({split_dimension});
+  return AddInstruction(std::move(instr));
+}
+
+absl::StatusOr<HloInstruction*> HloBuilder::CollectivePermute(HloInstruction* operand,
+                                                              const SourceTargetPairs& pairs,
+                                                              int64_t channel_id) {
+  auto instr = Make(HloOpcode::kCollectivePermute, {operand});
+  instr->set_channel_id(channel_id);
+  instr->set_source_target_pairs(pairs);
+  return AddInstruction(std::move(instr));
+}
+
+absl::StatusOr<HloInstruction*> HloBuilder::PartitionId() {
+  return AddInstruction(Make(HloOpcode::kPartitionId, {}));
+}
+
 }  // namespace jx::hlo

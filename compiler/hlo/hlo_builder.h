@@ -199,7 +199,29 @@ class HloBuilder {
                                                   HloInstruction* state,
                                                   const Shape& output_shape);
 
+  // Collectives across the partitions of an SPMD program: groups of partition ids
+  // (use_global_device_ids=true) and a channel, as XLA's SPMD partitioner emits them.
+  struct CollectiveOptions {
+    ReplicaGroups replica_groups;
+    int64_t channel_id = 1;
+  };
+  absl::StatusOr<HloInstruction*> AllReduce(HloInstruction* operand, HloComputation* reducer,
+                                            const CollectiveOptions& options);
+  absl::StatusOr<HloInstruction*> AllGather(HloInstruction* operand, int64_t dimension,
+                                            const CollectiveOptions& options);
+  absl::StatusOr<HloInstruction*> ReduceScatter(HloInstruction* operand, int64_t dimension,
+                                                HloComputation* reducer,
+                                                const CollectiveOptions& options);
+  absl::StatusOr<HloInstruction*> AllToAll(HloInstruction* operand, int64_t split_dimension,
+                                           const CollectiveOptions& options);
+  absl::StatusOr<HloInstruction*> CollectivePermute(HloInstruction* operand,
+                                                    const SourceTargetPairs& pairs,
+                                                    int64_t channel_id = 1);
+  absl::StatusOr<HloInstruction*> PartitionId();
+
  private:
+  std::unique_ptr<HloInstruction> MakeCollective(HloOpcode opcode, HloInstruction* operand,
+                                                 const CollectiveOptions& options);
   std::unique_ptr<HloInstruction> Make(HloOpcode opcode, Operands operands,
                                        Shape shape = Shape()) {
     return HloInstruction::Create(opcode, std::move(shape), operands);

@@ -348,6 +348,11 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateOpcode(const HloInstruction& instr
 
     case HloOpcode::kRngBitGenerator:
       return EvalRngBitGenerator(instr, ops);
+
+    case HloOpcode::kAllGather: case HloOpcode::kAllReduce: case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute: case HloOpcode::kReduceScatter:
+    case HloOpcode::kPartitionId:
+      return EvalCollective(instr, ops);
   }
   return absl::UnimplementedError(
       StrCat("opcode ", static_cast<int>(instr.opcode()),

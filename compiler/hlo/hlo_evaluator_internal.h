@@ -152,6 +152,8 @@ absl::StatusOr<Literal> EvalConvert(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalReducePrecision(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalIota(const HloInstruction& instr);
+// Collectives and partition-id as partition 0 of a one-partition run.
+absl::StatusOr<Literal> EvalCollective(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalShapeOp(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalGather(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands ops,

@@ -283,6 +283,30 @@ void HloInstruction::set_backend_config(std::string config) {
   }
 }
 
+void HloInstruction::set_channel_id(int64_t id) {
+  channel_id_ = id;
+  MarkAttr(HloAttr::kChannelId);
+}
+
+void HloInstruction::set_replica_groups(ReplicaGroups groups) {
+  mutable_attrs().replica_groups = std::move(groups);
+  MarkAttr(HloAttr::kReplicaGroups);
+}
+
+void HloInstruction::set_use_global_device_ids(bool v) {
+  use_global_device_ids_ = v;
+  if (v) {
+    MarkAttr(HloAttr::kUseGlobalDeviceIds);
+  } else {
+    ClearAttr(HloAttr::kUseGlobalDeviceIds);
+  }
+}
+
+void HloInstruction::set_source_target_pairs(SourceTargetPairs pairs) {
+  mutable_attrs().source_target_pairs = std::move(pairs);
+  MarkAttr(HloAttr::kSourceTargetPairs);
+}
+
 void HloInstruction::set_mxu_tiling(MxuTiling tiling) {
   mutable_attrs().mxu_tiling = std::move(tiling);
   MarkAttr(HloAttr::kMxuTiling);

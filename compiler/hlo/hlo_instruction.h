@@ -32,7 +32,8 @@ class HloModule;
 
 // Attribute keys, in the order they print. Names are in hlo_attr_table.cc.
 enum class HloAttr : uint8_t {
-  kDirection, kCompareType, kDimensions, kSlice, kDynamicSliceSizes, kPadding,
+  kDirection, kCompareType, kChannelId, kReplicaGroups, kSourceTargetPairs, kDimensions,
+  kUseGlobalDeviceIds, kSlice, kDynamicSliceSizes, kPadding,
   kIotaDimension, kIndex, kExponentBits, kMantissaBits,
   kLhsBatchDims, kLhsContractingDims, kRhsBatchDims, kRhsContractingDims,
   kWindow, kDimLabels, kFeatureGroupCount, kBatchGroupCount, kOperandPrecision,
@@ -182,6 +183,22 @@ class HloInstruction {
   const VmemTiling& vmem_tiling() const { return attrs().vmem_tiling; }
   void set_vmem_tiling(VmemTiling tiling);
 
+  // Collectives (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute).
+  // channel_id: set on cross-partition collectives (XLA's channel); printed when set.
+  bool has_channel_id() const { return HasAttr(HloAttr::kChannelId); }
+  int64_t channel_id() const { return channel_id_; }
+  void set_channel_id(int64_t id);
+  // The partition groups; empty: one group of every partition.
+  const ReplicaGroups& replica_groups() const { return attrs().replica_groups; }
+  void set_replica_groups(ReplicaGroups groups);
+  // Whether replica_groups hold global device (partition) ids; printed when true.
+  bool use_global_device_ids() const { return use_global_device_ids_; }
+  void set_use_global_device_ids(bool v);
+  const SourceTargetPairs& source_target_pairs() const { return attrs().source_target_pairs; }
+  void set_source_target_pairs(SourceTargetPairs pairs);
+  // all-gather / reduce-scatter / all-to-all: the one dimension they gather, scatter or split.
+  int64_t collective_dimension() const { return dimensions_.at(0); }
+
   const OpMetadata& metadata() const { return metadata_; }
   void set_metadata(OpMetadata metadata) { metadata_ = std::move(metadata); }
 
@@ -229,6 +246,8 @@ class HloInstruction {
     std::vector<int64_t> gather_slice_sizes;
     ScatterDimensionNumbers scatter;
     std::string custom_call_target, backend_config;
+    ReplicaGroups replica_groups;
+    SourceTargetPairs source_target_pairs;
     MxuTiling mxu_tiling;
     VmemTiling vmem_tiling;
   };
@@ -261,6 +280,7 @@ class HloInstruction {
   int64_t int_attr_ = 0;  // parameter_number, tuple_index or iota_dimension
   int64_t feature_group_count_ = 1;
   int64_t batch_group_count_ = 1;
+  int64_t channel_id_ = 0;
   int32_t exponent_bits_ = 0;
   int32_t mantissa_bits_ = 0;
   ComparisonDirection direction_ = ComparisonDirection::kEq;
@@ -270,6 +290,7 @@ class HloInstruction {
   PrecisionConfig precision_config_;
   bool is_stable_ = false;
   bool custom_call_has_side_effect_ = false;
+  bool use_global_device_ids_ = false;
   std::unique_ptr<Attrs> attrs_;  // the larger attributes, allocated on first set
   OpMetadata metadata_;
 };

@@ -37,6 +37,31 @@ Shape WithResultType(Shape inferred, const Shape& declared) {
   return inferred;
 }
 
+// The partitions per group. replica_groups={} (every partition, a count the HLO does not
+// state) takes it from the declared result: gathered / operand size along the dimension.
+absl::StatusOr<int64_t> GroupSize(const HloInstruction& instr, const Shape& declared) {
+  HLO_ASSIGN_OR_RETURN(int64_t size, ShapeInference::ReplicaGroupSize(instr.replica_groups()));
+  if (size > 0) return size;
+  const Shape& operand = instr.operand(0)->shape();
+  if (!declared.valid() || !declared.IsArray() || !operand.IsArray() || instr.dimensions().size() != 1) {
+    return Invalid("replica_groups={} (every partition) needs the result shape to tell the group size");
+  }
+  const int64_t d = instr.dimensions(0);
+  if (d < 0 || d >= operand.rank() || d >= declared.rank()) return int64_t{1};
+  const bool gathers = instr.opcode() == HloOpcode::kAllGather;
+  const int64_t big = gathers ? declared.dimensions()[d] : operand.dimensions()[d];
+  const int64_t small = gathers ? operand.dimensions()[d] : declared.dimensions()[d];
+  if (instr.opcode() == HloOpcode::kAllToAll || small == 0 || big % small != 0) return int64_t{1};
+  return big / small;
+}
+
+absl::StatusOr<int64_t> OneDimension(const HloInstruction& instr) {
+  if (instr.dimensions().size() != 1) {
+    return Invalid("dimensions=", IntListToString(instr.dimensions()), " must name one dimension");
+  }
+  return instr.dimensions(0);
+}
+
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
   using SI = ShapeInference;
   const HloOpcode op = instr.opcode();
@@ -215,6 +240,31 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
                        ", unsigned integer array), got ", declared.ToString(false));
       }
       return declared;
+    case HloOpcode::kAllReduce: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      HLO_RETURN_IF_ERROR(SI::ReplicaGroupSize(instr.replica_groups()).status());
+      return SI::InferAllReduceShape(shapes[0], f);
+    }
+    case HloOpcode::kAllGather: {
+      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      return SI::InferAllGatherShape(shapes[0], d, n);
+    }
+    case HloOpcode::kReduceScatter: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      return SI::InferReduceScatterShape(shapes[0], d, n, f);
+    }
+    case HloOpcode::kAllToAll: {
+      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      return SI::InferAllToAllShape(shapes[0], d, n);
+    }
+    case HloOpcode::kCollectivePermute:
+      return SI::InferCollectivePermuteShape(shapes[0], instr.source_target_pairs());
+    case HloOpcode::kPartitionId:
+      return ShapeUtil::MakeScalarShape(U32);
     default:
       if (HloOpcodeArity(op) == 1) return SI::InferUnaryOpShape(op, shapes[0]);
       if (HloOpcodeArity(op) == 2) return SI::InferBinaryOpShape(op, shapes[0], shapes[1]);

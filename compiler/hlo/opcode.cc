@@ -22,7 +22,7 @@ constexpr OpcodeInfo kOpcodeInfo[] = {
 static_assert(sizeof(kOpcodeInfo) / sizeof(kOpcodeInfo[0]) == kHloOpcodeCount);
 
 constexpr uint32_t kUnitBits =
-    kOnNone | kOnVector | kOnMatrix | kOnMemory | kOnFusedBody | kOnControlFlow;
+    kOnNone | kOnVector | kOnMatrix | kOnMemory | kOnFusedBody | kOnControlFlow | kOnNetwork;
 
 // Every opcode names exactly one unit (checked at compile time).
 constexpr bool EveryOpcodeHasOneUnit() {
@@ -68,6 +68,7 @@ ExecutionUnit OpcodeUnit(HloOpcode opcode) {
     case kOnMemory: return ExecutionUnit::kMemory;
     case kOnFusedBody: return ExecutionUnit::kFusedBody;
     case kOnControlFlow: return ExecutionUnit::kControlFlow;
+    case kOnNetwork: return ExecutionUnit::kNetwork;
     default: return ExecutionUnit::kNone;
   }
 }
@@ -80,6 +81,7 @@ std::string_view ExecutionUnitName(ExecutionUnit unit) {
     case ExecutionUnit::kMemory: return "memory";
     case ExecutionUnit::kFusedBody: return "fused";
     case ExecutionUnit::kControlFlow: return "control-flow";
+    case ExecutionUnit::kNetwork: return "network";
   }
   return "none";
 }

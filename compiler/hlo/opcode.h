@@ -47,6 +47,7 @@ inline constexpr uint32_t kOnMatrix = 1u << 10;
 inline constexpr uint32_t kOnMemory = 1u << 11;
 inline constexpr uint32_t kOnFusedBody = 1u << 12;
 inline constexpr uint32_t kOnControlFlow = 1u << 13;
+inline constexpr uint32_t kOnNetwork = 1u << 14;
 
 // Where an op's work happens. A target names the units (a TPU's VPU, MXU and DMA engines).
 enum class ExecutionUnit : uint8_t {
@@ -56,8 +57,9 @@ enum class ExecutionUnit : uint8_t {
   kMemory,       // data movement: copies, transposes, slices, gathers, ...
   kFusedBody,    // a fusion: the units its fused computation uses
   kControlFlow,  // call, while, conditional: the kernels of the computations they run
+  kNetwork,      // collectives: data exchanged with other devices (a TPU's ICI links)
 };
-inline constexpr int kNumExecutionUnits = 6;
+inline constexpr int kNumExecutionUnits = 7;
 
 uint32_t HloOpcodeProperties(HloOpcode opcode);
 ExecutionUnit OpcodeUnit(HloOpcode opcode);
@@ -86,6 +88,12 @@ inline bool IsNoCodeOpcode(HloOpcode opcode) {
 // Ops a loop fusion may contain: elementwise ops and the shape ops marked kOpLoopFusible.
 inline bool IsLoopFusibleOpcode(HloOpcode opcode) {
   return (HloOpcodeProperties(opcode) & (kOpElementwise | kOpLoopFusible)) != 0;
+}
+
+// all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute: the ops that
+// exchange data between the partitions of an SPMD program.
+inline bool IsCollectiveOpcode(HloOpcode opcode) {
+  return (HloOpcodeProperties(opcode) & kOnNetwork) != 0;
 }
 
 }  // namespace jx::hlo

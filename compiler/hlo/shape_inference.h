@@ -98,6 +98,27 @@ class ShapeInference {
                                                      absl::Span<const ProgramShape> branches);
   static absl::StatusOr<Shape> InferWhileShape(const ProgramShape& condition,
                                                const ProgramShape& body, const Shape& init);
+
+  // Collectives (infer_collective_shape.cc). group_size: the partitions per replica group
+  // (every group has the same size), from ReplicaGroupSize.
+  static absl::StatusOr<int64_t> ReplicaGroupSize(const ReplicaGroups& groups);
+  // to_apply: (T[], T[]) -> T[] for the operand's element type T.
+  static absl::StatusOr<Shape> InferAllReduceShape(const Shape& operand,
+                                                   const ProgramShape& to_apply);
+  // The gathered dimension grows group_size times.
+  static absl::StatusOr<Shape> InferAllGatherShape(const Shape& operand, int64_t dimension,
+                                                   int64_t group_size);
+  // The scattered dimension (a multiple of group_size) shrinks group_size times.
+  static absl::StatusOr<Shape> InferReduceScatterShape(const Shape& operand, int64_t dimension,
+                                                       int64_t group_size,
+                                                       const ProgramShape& to_apply);
+  // The split dimension (a multiple of group_size) keeps its size: block j goes to member j,
+  // block i of the result came from member i.
+  static absl::StatusOr<Shape> InferAllToAllShape(const Shape& operand, int64_t split_dimension,
+                                                  int64_t group_size);
+  // Sources distinct, targets distinct, ids non-negative.
+  static absl::StatusOr<Shape> InferCollectivePermuteShape(const Shape& operand,
+                                                           const SourceTargetPairs& pairs);
 };
 
 }  // namespace jx::hlo

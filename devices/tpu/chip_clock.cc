@@ -62,6 +62,16 @@ StepTimeline ChipClock::RunStep(const CostAnalysis& cost, double hbm_bandwidth) 
   return step;
 }
 
+void ChipClock::Commit(const StepTimeline& step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  activity_.now_seconds = std::max(activity_.now_seconds, step.start_seconds + step.seconds);
+  activity_.busy.mxu += step.busy.mxu;
+  activity_.busy.vpu += step.busy.vpu;
+  activity_.busy.dma += step.busy.dma;
+  activity_.busy.ici += step.busy.ici;
+  ++activity_.steps;
+}
+
 ChipActivity ChipClock::activity() const {
   std::lock_guard<std::mutex> lock(mu_);
   return activity_;

@@ -60,6 +60,9 @@ class ChipClock {
   // Schedules a run of a program with this cost at the chip's current time and advances the
   // clock past it.
   StepTimeline RunStep(const CostAnalysis& cost, double hbm_bandwidth);
+  // Commits a step laid out elsewhere (a pod step, whose collectives wait for other chips):
+  // the clock moves to its end and its busy time is added.
+  void Commit(const StepTimeline& step);
   ChipActivity activity() const;
 
  private:

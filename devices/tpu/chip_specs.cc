@@ -22,6 +22,8 @@ constexpr int64_t kGB = 1000 * 1000 * 1000;
 //          for core and MXU counts, device kinds and pod shapes.
 //  [pallas] JAX Pallas TPU pipelining notes: ~0.35 us of fixed cost per pipelined grid step,
 //          measured on v5e.
+//  [ppermute] the ppermute latency/bandwidth sweep on v5p and v6e quoted in TPU.md
+//          ("Collectives", fixed cost): t = t0 + hops * t_hop + bytes / (eta * W).
 //  [jouppi] Jouppi et al., "In-Datacenter Performance Analysis of a TPU" (ISCA 2017):
 //          weights are double-buffered in the MXU to hide the tile shift-in.
 
@@ -36,6 +38,15 @@ constexpr double kVmemToHbmBandwidth = 22;
 constexpr double kGridStepSeconds = 0.35e-6;
 constexpr double kKernelLaunchSeconds = 0.35e-6;
 
+// ICI collective constants [ppermute]: a public ppermute sweep on real chips fits
+// t = 4.55 us + bytes / 86.3 GB/s on v5p and 2.29 us + bytes / 86.8 GB/s on v6e (links of
+// 90 GB/s one-way): the intercepts are t0, the slopes eta = 86.3/90 = 0.959 and 86.8/90 =
+// 0.964. Only v5p and v6e were measured; the other 3D generations (v4, v7) reuse v5p's
+// constants and the other 2D generations (v3, v5e) v6e's (a model assumption: the start-up
+// is DMA and semaphore bookkeeping alike within a family).
+constexpr double kFixed3d = 4.55e-6, kEfficiency3d = 86.3e9 / 9e10;
+constexpr double kFixed2d = 2.29e-6, kEfficiency2d = 86.8e9 / 9e10;
+
 // Fills the derived fields: the clock from peak = cores x MXUs x R x C x 2 x f (TPU.md), the
 // VMEM bandwidth and the fixed overheads.
 TpuChipSpec Finish(TpuChipSpec spec) {
@@ -45,6 +56,8 @@ TpuChipSpec Finish(TpuChipSpec spec) {
   spec.vmem_bandwidth = kVmemToHbmBandwidth * spec.hbm_bandwidth;
   spec.kernel_launch_s = kKernelLaunchSeconds;
   spec.grid_step_s = kGridStepSeconds;
+  spec.ici_collective_fixed_s = spec.torus_rank == 3 ? kFixed3d : kFixed2d;
+  spec.ici_efficiency = spec.torus_rank == 3 ? kEfficiency3d : kEfficiency2d;
   return spec;
 }
 

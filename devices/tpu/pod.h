@@ -8,6 +8,8 @@
 //   pod.coords(pod.devices()[3]);                    // {1, 1}
 //   auto cube = jx::tpu::make_pod("v4", {4, 4, 4});  // 64 chips of a 3D torus
 //   jx::tpu::make_pod("v5e", {4, 4, 4});             // ValueError: v5e is a 2D torus
+//   pod.torus().wraps(0);                            // false: a 4x2 v5e slice has no
+//                                                    // wraparound (ici::Torus)
 //
 // Every chip's HBM holds the generation's capacity; PodOptions::hbm_bytes simulates a
 // smaller memory (tests of running out, what-if planning).
@@ -46,6 +48,9 @@ class Pod {
   const TpuChip& chip(const std::vector<int64_t>& coords) const;
   const std::vector<int64_t>& coords(const Device* device) const;
   const TpuClient& client() const { return *client_; }
+  // The slice's interconnect (devices/interconnect/torus.h): which axes wrap, the links, the
+  // routes; the cost of collectives on it is ici::CostCollective.
+  const ici::Torus& torus() const { return client_->torus(); }
 
  private:
   std::shared_ptr<const TpuClient> client_;

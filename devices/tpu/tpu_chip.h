@@ -45,6 +45,8 @@ class TpuChip final : public Device {
   const std::shared_ptr<MemoryAccount>& hbm() const { return hbm_; }
   // Runs one program's step on the chip's clock (see ChipClock::RunStep).
   StepTimeline RunStep(const CostAnalysis& cost) const { return clock_.RunStep(cost, spec_.hbm_bandwidth); }
+  // Commits one chip's part of a pod step (ChipClock::Commit).
+  void CommitStep(const StepTimeline& step) const { clock_.Commit(step); }
   ChipActivity activity() const { return clock_.activity(); }
 
  private:

@@ -4,12 +4,15 @@
 
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
+#include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/tpu_compiler.h"
 
 namespace jx::tpu {
 
 TpuClient::TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id)
-    : spec_(std::move(spec)), shape_(std::move(shape)) {
+    : spec_(std::move(spec)),
+      shape_(std::move(shape)),
+      torus_(std::make_shared<const ici::Torus>(ici::Torus::ForSlice(spec_, shape_))) {
   int64_t count = 1;
   for (int64_t d : shape_) count *= d;
   std::vector<int64_t> coords(shape_.size(), 0);
@@ -31,14 +34,9 @@ std::vector<const Device*> TpuClient::devices() const {
 }
 
 std::shared_ptr<const Lowering> TpuClient::Lower(const ClosedJaxpr& jaxpr, const LoweringOptions& options) const {
-  const TpuChip* chip = chips_.front().get();
-  if (options.device_assignment.size() > 1) {
-    throw NotImplementedError(StrCat("jit(", options.name, "): a program on ", options.device_assignment.size(),
-                                     " chips needs shardings (the next issue); this compiles for one chip"));
-  }
-  if (!options.device_assignment.empty()) {
-    const Device* device = options.device_assignment.front();
-    chip = nullptr;
+  std::vector<const TpuChip*> chips;
+  for (const Device* device : options.device_assignment) {
+    const TpuChip* chip = nullptr;
     for (const auto& c : chips_) {
       if (c.get() == device) chip = c.get();
     }
@@ -46,8 +44,10 @@ std::shared_ptr<const Lowering> TpuClient::Lower(const ClosedJaxpr& jaxpr, const
       throw InternalError(StrCat("jit(", options.name, "): lowered by the client of a ", spec_.generation,
                                  " pod for ", device->ToString(), ", which is not one of its chips"));
     }
+    chips.push_back(chip);
   }
-  return LowerForTpu(jaxpr, options, *chip);
+  if (chips.size() > 1) return LowerForPod(jaxpr, options, *this, std::move(chips));
+  return LowerForTpu(jaxpr, options, chips.empty() ? *chips_.front() : *chips.front());
 }
 
 }  // namespace jx::tpu

@@ -17,6 +17,10 @@
 #include "jx/core/device.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
+namespace jx::ici {
+class Torus;  // devices/interconnect/torus.h
+}  // namespace jx::ici
+
 namespace jx::tpu {
 
 class TpuClient final : public Client {
@@ -27,17 +31,22 @@ class TpuClient final : public Client {
 
   std::string_view platform() const override { return "tpu"; }
   std::vector<const Device*> devices() const override;
-  // Lowers for options.device_assignment (one chip of this client; empty: the first chip).
+  // Lowers for options.device_assignment: one chip of this client (empty: the first chip),
+  // or several: the jaxpr is the per-device (SPMD) program every chip runs, partition p on
+  // device_assignment[p] (a PodProgram, pod_program.h).
   std::shared_ptr<const Lowering> Lower(const ClosedJaxpr& jaxpr, const LoweringOptions& options) const override;
 
   const TpuChipSpec& spec() const { return spec_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<std::unique_ptr<TpuChip>>& chips() const { return chips_; }
+  // The slice's interconnect: its torus of chips (vertex i is chips()[i]), built once here.
+  const ici::Torus& torus() const { return *torus_; }
 
  private:
   TpuChipSpec spec_;  // the chips refer to it
   std::vector<int64_t> shape_;
   std::vector<std::unique_ptr<TpuChip>> chips_;
+  std::shared_ptr<const ici::Torus> torus_;
 };
 
 }  // namespace jx::tpu

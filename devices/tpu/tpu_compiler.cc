@@ -17,6 +17,7 @@
 #include "jx/devices/cpu/cpu_compiler.h"
 #include "jx/devices/cpu/cpu_program.h"
 #include "jx/devices/cpu/program_cache.h"
+#include "jx/devices/tpu/pod_program.h"
 #include "jx/devices/tpu/tpu_program.h"
 
 namespace jx::tpu {
@@ -97,7 +98,51 @@ class TpuLowering final : public Lowering {
   CompileDump dump_;
 };
 
+class PodLowering final : public Lowering {
+ public:
+  PodLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuClient& client,
+              std::vector<const TpuChip*> chips)
+      : text_(lowered.module->ToString()),
+        out_avals_(std::move(out_avals)),
+        donated_(std::move(lowered.donated_params)),
+        client_(client),
+        chips_(std::move(chips)),
+        what_(std::move(lowered.what)) {
+    key_ = cpu_device::ProgramCacheKey(text_, out_avals_, donated_, *chips_.front());
+    for (const TpuChip* chip : chips_) key_ += StrCat("|", chip->id());
+  }
+
+  std::string as_text() const override { return text_; }
+
+  std::shared_ptr<const Executable> Compile() const override {
+    if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text_);
+    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
+    std::shared_ptr<const Executable> program =
+        CompilePodProgram(*std::move(module), client_, chips_, out_avals_, what_, donated_);
+    ProgramCache::Global().Insert(key_, program);
+    return program;
+  }
+
+ private:
+  std::string text_;
+  std::vector<ShapedArray> out_avals_;
+  std::vector<bool> donated_;
+  const TpuClient& client_;
+  std::vector<const TpuChip*> chips_;
+  std::string key_;
+  std::string what_;
+};
+
 }  // namespace
+
+std::shared_ptr<const Lowering> LowerForPod(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
+                                            const TpuClient& client, std::vector<const TpuChip*> chips) {
+  LoweringOptions for_chip = options;
+  for_chip.device_assignment = {chips.front()};  // the "tpu" platform's lowering rules
+  return std::make_shared<PodLowering>(cpu_device::LowerToHlo(jaxpr, for_chip), jaxpr.jaxpr->out_avals(), client,
+                                       std::move(chips));
+}
 
 std::shared_ptr<const Lowering> LowerForTpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const TpuChip& chip) {

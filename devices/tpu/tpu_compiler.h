@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "jx/core/executable.h"
 #include "jx/core/jaxpr.h"
@@ -24,5 +25,12 @@ namespace jx::tpu {
 
 std::shared_ptr<const Lowering> LowerForTpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const TpuChip& chip);
+
+class TpuClient;
+// The per-device jaxpr of an SPMD program (collectives, axis_index as partition-id) lowered
+// once for `chips` (partition p on chips[p]); Compile gives a PodProgram (pod_program.h),
+// cached by its text and chips.
+std::shared_ptr<const Lowering> LowerForPod(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
+                                            const TpuClient& client, std::vector<const TpuChip*> chips);
 
 }  // namespace jx::tpu

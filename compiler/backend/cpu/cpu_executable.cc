@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_set.h"
 
+#include "jx/compiler/backend/cpu/collective_kernels.h"
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/backend/cpu/masked_gather_fusion.h"
 #include "jx/compiler/backend/cpu/widened_window_fusion.h"
@@ -266,6 +267,22 @@ absl::Status CpuExecutable::Run(absl::Span<const void* const> arg_data,
     RunInPool(run);
   }
   return status;
+}
+
+absl::Status CpuExecutable::Run(absl::Span<const void* const> arg_data,
+                                absl::Span<void* const> out_data, const RunOptions& options) const {
+  if (options.collectives == nullptr) return Run(arg_data, out_data);
+  if (static_cast<int64_t>(arg_data.size()) != assignment_.num_argument_leaves() ||
+      out_data.size() != assignment_.output_shapes().size()) {
+    return absl::InvalidArgumentError(hlo::StrCat(
+        "CpuExecutable::Run: expected ", assignment_.num_argument_leaves(), " argument and ",
+        assignment_.output_shapes().size(), " output buffers, got ", arg_data.size(), " and ",
+        out_data.size()));
+  }
+  internal::ScopedCollectiveContext scope(options.collectives);
+  Frame frame(*this);
+  frame.Bind(arg_data, out_data);
+  return frame.Run();
 }
 
 CpuExecutable::Frame::Frame(const CpuExecutable& exe) : exe_(exe) {

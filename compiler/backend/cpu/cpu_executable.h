@@ -62,6 +62,14 @@ struct TempPool;
 struct Profile;
 }
 
+class CollectiveContext;
+
+// Per run: the partition this run is in a multi-device run (collective_context.h); null
+// for a one-device run.
+struct RunOptions {
+  CollectiveContext* collectives = nullptr;
+};
+
 struct CpuCompileOptions {
   // Elements per tile of a loop kernel (rounded up to a multiple of 16).
   int64_t tile_elements = 2048;
@@ -88,6 +96,12 @@ class CpuExecutable {
   // Raw buffers: one dense row-major buffer per parameter leaf and per output leaf, shapes
   // as compiled (argument_shapes(), output_shapes()).
   absl::Status Run(absl::Span<const void* const> arg_data, absl::Span<void* const> out_data) const;
+  // A partition of a multi-device run: runs in the calling thread (each partition has its
+  // own; they block at collectives until their group arrives, which a shared thread pool
+  // could deadlock on), its kernels meeting the other partitions through
+  // options.collectives. Kernels still spread their loops over the pool.
+  absl::Status Run(absl::Span<const void* const> arg_data, absl::Span<void* const> out_data,
+                   const RunOptions& options) const;
 
   // The buffer assignment's sizes, with the temp arenas of loop bodies, branches and callees
   // (the largest in use at once) added to temp_bytes and peak_bytes.

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "jx/compiler/backend/cpu/collective_kernels.h"
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/backend/cpu/tile_program.h"
 #include "jx/compiler/hlo/hlo_computation.h"
@@ -100,6 +101,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       break;
     case HloOpcode::kGather:
       kernel = attempt(MakeGatherKernel(instr));
+      break;
+    case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll: case HloOpcode::kCollectivePermute: case HloOpcode::kPartitionId:
+      kernel = attempt(MakeCollectiveKernel(instr));
       break;
     case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:
     case HloOpcode::kReverse: case HloOpcode::kReshape: case HloOpcode::kBitcast:

@@ -32,7 +32,9 @@ struct TpuChipSpec {
   int64_t ici_links = 0;
   int64_t torus_rank = 2;        // 2D or 3D torus
   std::vector<int64_t> full_pod; // the largest slice's shape
-  double ici_hop_latency_s = 1e-6;
+  double ici_hop_latency_s = 1e-6;     // per hop a message crosses (TPU.md: about 1 us)
+  double ici_collective_fixed_s = 0;   // t0: start-up cost every collective pays once
+  double ici_efficiency = 1;           // eta: achieved fraction of ici_link_bandwidth
   // Fixed overheads (keep tiny ops from looking free).
   double kernel_launch_s = 0;    // per executed kernel (fusion, dot, ...)
   double grid_step_s = 0;        // per pipelined VMEM grid step

@@ -14,6 +14,7 @@
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/str_util.h"
 
 namespace jx::tpu {
 namespace {
@@ -148,7 +149,8 @@ MxuWork MatmulOnMxu(const TpuChipSpec& spec, const hlo::MxuTiling& plan, int64_t
   return w;
 }
 
-TpuCostModel::TpuCostModel(const TpuChipSpec& spec) : spec_(spec) {
+TpuCostModel::TpuCostModel(const TpuChipSpec& spec, const CollectiveTimer* timer)
+    : spec_(spec), timer_(timer) {
   for (int i = 0; i < hlo::kHloOpcodeCount; ++i) {
     const HloOpcode opcode = static_cast<HloOpcode>(i);
     switch (hlo::OpcodeUnit(opcode)) {
@@ -158,6 +160,9 @@ TpuCostModel::TpuCostModel(const TpuChipSpec& spec) : spec_(spec) {
       case ExecutionUnit::kVector:
         AppendHandler(opcode, [this](const HloInstruction& x, HloCost* c) { AddVectorTime(x, c); });
         break;
+      case ExecutionUnit::kNetwork:
+        AppendHandler(opcode, [this](const HloInstruction& x, HloCost* c) { AddNetworkTime(x, c); });
+        continue;  // timed by the network, not a kernel's roofline
       default:
         break;  // data movement costs only bytes; fusions and control flow sum their callees
     }
@@ -191,6 +196,46 @@ void TpuCostModel::AddVectorTime(const HloInstruction& instr, HloCost* cost) con
     cost->target.emulated = true;
   }
   cost->target.unit(ExecutionUnit::kVector) += ops / spec_.vpu_flops();
+}
+
+namespace {
+
+// Whether every group of a collective is one partition (it moves nothing between chips).
+bool IsLocalCollective(const HloInstruction& instr) {
+  if (instr.opcode() == HloOpcode::kCollectivePermute) {
+    for (const auto& [source, target] : instr.source_target_pairs()) {
+      if (source != target) return false;
+    }
+    return true;
+  }
+  if (instr.replica_groups().empty()) return false;
+  for (const std::vector<int64_t>& group : instr.replica_groups()) {
+    if (group.size() > 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void TpuCostModel::AddNetworkTime(const HloInstruction& instr, HloCost* cost) const {
+  hlo::TargetCost& t = cost->target;
+  t = hlo::TargetCost{};
+  if (IsLocalCollective(instr)) return;
+  if (timer_ == nullptr) {
+    if (network_status_.ok()) {
+      network_status_ = absl::FailedPreconditionError(hlo::StrCat(
+          "%", instr.name(), " (", hlo::HloOpcodeString(instr.opcode()),
+          ") exchanges data between partitions: cost it for a program on several chips"));
+    }
+    return;
+  }
+  absl::StatusOr<CollectiveTiming> timing = timer_->Time(instr);
+  if (!timing.ok()) {
+    if (network_status_.ok()) network_status_ = timing.status();
+    return;
+  }
+  t.unit(ExecutionUnit::kNetwork) = timing->seconds;
+  t.seconds = timing->seconds;
 }
 
 void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) const {
@@ -228,6 +273,7 @@ namespace {
 
 // The unit a row is attributed to: MXU or VPU by the busier, DMA when neither computes.
 std::string RowUnit(const hlo::TargetCost& t) {
+  if (t.unit(ExecutionUnit::kNetwork) > 0) return "ici";
   const double mxu = t.unit(ExecutionUnit::kMatrix);
   const double vpu = t.unit(ExecutionUnit::kVector);
   if (mxu > 0 && mxu >= vpu) return "mxu";
@@ -246,10 +292,12 @@ std::string BoundBy(const hlo::TargetCost& t) {
 }  // namespace
 
 absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
-                                            const TpuChipSpec& spec) {
-  TpuCostModel model(spec);
+                                            const TpuChipSpec& spec,
+                                            const CollectiveTimer* timer) {
+  TpuCostModel model(spec, timer);
   absl::StatusOr<hlo::ModuleCost> analyzed = model.Analyze(module);
   if (!analyzed.ok()) return analyzed.status();
+  if (absl::Status st = model.network_status(); !st.ok()) return st;
   const hlo::ModuleCost& m = *analyzed;
   CostAnalysis out = ToCostAnalysis(m);
   out.bytes_accessed_hbm = m.target.hbm_bytes;
@@ -257,6 +305,7 @@ absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
   out.predicted_seconds = m.target.seconds;
   out.compute_seconds = m.target.compute_seconds;
   out.memory_seconds = m.target.memory_seconds;
+  out.communication_seconds = m.target.unit(ExecutionUnit::kNetwork);
   out.mxu_utilization = out.predicted_seconds > 0
                             ? m.target.matrix_useful_flops / (spec.bf16_flops * out.predicted_seconds)
                             : 0;

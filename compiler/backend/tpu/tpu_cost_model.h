@@ -45,6 +45,7 @@
 
 #include "absl/status/statusor.h"
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
+#include "jx/compiler/backend/tpu/collective_timer.h"
 #include "jx/compiler/backend/tpu/tpu_chip_spec.h"
 #include "jx/compiler/hlo/hlo_tiling_attributes.h"
 #include "jx/core/executable.h"
@@ -96,23 +97,34 @@ MxuWork MatmulOnMxu(const TpuChipSpec& spec, const hlo::MxuTiling& plan, int64_t
 // The analysis for one chip generation (see the file comment).
 class TpuCostModel : public hlo::HloCostAnalysis {
  public:
-  explicit TpuCostModel(const TpuChipSpec& spec);
+  // timer: how collectives are timed (null: a one-chip program; a collective over more than
+  // one partition then fails the analysis).
+  explicit TpuCostModel(const TpuChipSpec& spec, const CollectiveTimer* timer = nullptr);
   const TpuChipSpec& spec() const { return spec_; }
+  // The first collective the last analysis could not time (OK when all were).
+  absl::Status network_status() const { return network_status_; }
 
  private:
   void AddMatrixTime(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
   void AddVectorTime(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
   // The roofline of an instruction that is its own kernel.
   void FinishKernel(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
+  // A collective's time on the network (the ICI), from the timer.
+  void AddNetworkTime(const hlo::HloInstruction& instr, hlo::HloCost* cost) const;
 
   TpuChipSpec spec_;
+  const CollectiveTimer* timer_;
+  mutable absl::Status network_status_;  // the first collective the timer could not time
 };
 
 // The user-facing cost analysis (compiled.cost_analysis()) of an optimized module on a chip:
 // totals, per-memory-space bytes, predicted/compute/memory seconds, MXU utilization, padding
 // waste and a row per entry instruction that runs code. Fails without an entry computation.
+// Collectives run on the "ici" unit for the timer's time (communication_seconds sums them);
+// without a timer, only collectives whose groups are single partitions (cost 0) are allowed.
 absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
-                                            const TpuChipSpec& spec);
+                                            const TpuChipSpec& spec,
+                                            const CollectiveTimer* timer = nullptr);
 
 // The per-instruction table, one line per row, slowest first:
 //   name          opcode   unit  flops     bytes     time(us)  bound by

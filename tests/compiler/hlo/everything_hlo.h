@@ -172,6 +172,12 @@ ENTRY %main (p0: f32[4], p1: f32[2,3], p2: f32[3,4], p3: s32[4], p4: u64[2], p5:
   %e_barrier = f32[4]{0} opt-barrier(f32[4]{0} %p0)
   %e_rng = (u64[2]{0}, u32[2,2]{1,0}) rng-bit-generator(u64[2]{0} %p4), algorithm=rng_three_fry
   %e_meta = f32[4]{0} sine(f32[4]{0} %p0), metadata={op_type="sin" op_name="jit(f)/sin" source_file="f.py" source_line=12}
+  %e_ar = f32[4]{0} all-reduce(f32[4]{0} %p0), channel_id=1, replica_groups={{0}}, use_global_device_ids=true, to_apply=%add
+  %e_ag = f32[2,3]{1,0} all-gather(f32[2,3]{1,0} %p1), channel_id=2, replica_groups={{0}}, dimensions={0}, use_global_device_ids=true
+  %e_rs = f32[4]{0} reduce-scatter(f32[4]{0} %p0), channel_id=3, replica_groups={{0}}, dimensions={0}, use_global_device_ids=true, to_apply=%add
+  %e_a2a = f32[2,3]{1,0} all-to-all(f32[2,3]{1,0} %p1), channel_id=4, replica_groups={{0}}, dimensions={1}
+  %e_cp = f32[4]{0} collective-permute(f32[4]{0} %p0), channel_id=5, source_target_pairs={{0,0}}
+  %e_pid = u32[] partition-id()
   ROOT %e_root = (f32[4]{0}, f32[2,4]{1,0}) tuple(f32[4]{0} %e_fusion, f32[2,4]{1,0} %e_dot)
 }
 )";

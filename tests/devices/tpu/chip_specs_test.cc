@@ -71,6 +71,18 @@ TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
   }
 }
 
+TEST(ChipSpecsTest, CollectiveFixedCostAndEfficiencyFollowThePpermuteFits) {
+  // TPU.md: t = 4.55 us + bytes / 86.3 GB/s on v5p and 2.29 us + bytes / 86.8 GB/s on v6e;
+  // the other 3D generations share v5p's fit, the other 2D ones v6e's.
+  for (const TpuChipSpec& s : AllChipSpecs()) {
+    SCOPED_TRACE(s.generation);
+    EXPECT_DOUBLE_EQ(s.ici_collective_fixed_s, s.torus_rank == 3 ? 4.55e-6 : 2.29e-6);
+    EXPECT_DOUBLE_EQ(s.ici_efficiency, s.torus_rank == 3 ? 86.3 / 90 : 86.8 / 90);
+  }
+  EXPECT_NEAR(ChipSpec("v5p").ici_efficiency * ChipSpec("v5p").ici_link_bandwidth, 86.3e9, 1e3);
+  EXPECT_NEAR(ChipSpec("v6e").ici_efficiency * ChipSpec("v6e").ici_link_bandwidth, 86.8e9, 1e3);
+}
+
 TEST(ChipSpecsTest, ClockIsDerivedFromThePeak) {
   for (const TpuChipSpec& s : AllChipSpecs()) {
     SCOPED_TRACE(s.generation);

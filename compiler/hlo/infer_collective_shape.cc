@@ -1,0 +1,140 @@
+// Shape rules of the collectives (declared in shape_inference.h). A collective's result is
+// the shape one partition holds; the replica groups say how many partitions take part.
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "jx/compiler/hlo/shape_inference.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::hlo {
+namespace {
+
+template <typename... Args>
+absl::Status Invalid(const Args&... args) {
+  return absl::InvalidArgumentError(StrCat(args...));
+}
+
+std::string S(const Shape& s) { return s.ToString(/*print_layout=*/false); }
+
+absl::Status CheckArray(const Shape& operand) {
+  if (!operand.IsArray()) return Invalid("operand must be an array, got ", S(operand));
+  return absl::OkStatus();
+}
+
+absl::Status CheckDimension(const Shape& operand, int64_t dimension) {
+  if (dimension < 0 || dimension >= operand.rank()) {
+    return Invalid("dimensions={", dimension, "} out of range for ", S(operand));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckReducer(const Shape& operand, const ProgramShape& to_apply) {
+  const PrimitiveType t = operand.element_type();
+  if (to_apply.parameters.size() != 2 || !ShapeUtil::IsScalarWithType(to_apply.parameters[0], t) ||
+      !ShapeUtil::IsScalarWithType(to_apply.parameters[1], t) ||
+      !ShapeUtil::IsScalarWithType(to_apply.result, t)) {
+    return Invalid("to_apply must be (", PrimitiveTypeName(t), "[], ", PrimitiveTypeName(t),
+                   "[]) -> ", PrimitiveTypeName(t), "[], got ", to_apply.ToString(false));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckGroupSize(int64_t group_size) {
+  if (group_size < 1) {
+    return Invalid("replica_groups={} (every partition) leaves the group size unknown: name the groups");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ShapeInference::ReplicaGroupSize(const ReplicaGroups& groups) {
+  if (groups.empty()) return 0;
+  absl::flat_hash_set<int64_t> seen;
+  for (const std::vector<int64_t>& group : groups) {
+    if (group.size() != groups[0].size()) {
+      return Invalid("replica_groups=", ReplicaGroupsToString(groups),
+                     ": every group must have the same size");
+    }
+    if (group.empty()) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": empty group");
+    for (int64_t id : group) {
+      if (id < 0) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": negative id ", id);
+      if (!seen.insert(id).second) {
+        return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": partition ", id,
+                       " is in more than one group");
+      }
+    }
+  }
+  return static_cast<int64_t>(groups[0].size());
+}
+
+absl::StatusOr<Shape> ShapeInference::InferAllReduceShape(const Shape& operand,
+                                                          const ProgramShape& to_apply) {
+  HLO_RETURN_IF_ERROR(CheckArray(operand));
+  HLO_RETURN_IF_ERROR(CheckReducer(operand, to_apply));
+  return operand;
+}
+
+absl::StatusOr<Shape> ShapeInference::InferAllGatherShape(const Shape& operand, int64_t dimension,
+                                                          int64_t group_size) {
+  HLO_RETURN_IF_ERROR(CheckArray(operand));
+  HLO_RETURN_IF_ERROR(CheckDimension(operand, dimension));
+  HLO_RETURN_IF_ERROR(CheckGroupSize(group_size));
+  std::vector<int64_t> dims = operand.dimensions();
+  dims[dimension] *= group_size;
+  return Shape(operand.element_type(), std::move(dims));
+}
+
+absl::StatusOr<Shape> ShapeInference::InferReduceScatterShape(const Shape& operand,
+                                                              int64_t dimension,
+                                                              int64_t group_size,
+                                                              const ProgramShape& to_apply) {
+  HLO_RETURN_IF_ERROR(CheckArray(operand));
+  HLO_RETURN_IF_ERROR(CheckReducer(operand, to_apply));
+  HLO_RETURN_IF_ERROR(CheckDimension(operand, dimension));
+  HLO_RETURN_IF_ERROR(CheckGroupSize(group_size));
+  std::vector<int64_t> dims = operand.dimensions();
+  if (dims[dimension] % group_size != 0) {
+    return Invalid("dimension ", dimension, " of ", S(operand), " does not split into ",
+                   group_size, " equal blocks (one per partition of a group)");
+  }
+  dims[dimension] /= group_size;
+  return Shape(operand.element_type(), std::move(dims));
+}
+
+absl::StatusOr<Shape> ShapeInference::InferAllToAllShape(const Shape& operand,
+                                                         int64_t split_dimension,
+                                                         int64_t group_size) {
+  HLO_RETURN_IF_ERROR(CheckArray(operand));
+  HLO_RETURN_IF_ERROR(CheckDimension(operand, split_dimension));
+  HLO_RETURN_IF_ERROR(CheckGroupSize(group_size));
+  if (operand.dimensions()[split_dimension] % group_size != 0) {
+    return Invalid("dimension ", split_dimension, " of ", S(operand), " does not split into ",
+                   group_size, " equal blocks (one per partition of a group)");
+  }
+  return operand;
+}
+
+absl::StatusOr<Shape> ShapeInference::InferCollectivePermuteShape(const Shape& operand,
+                                                                  const SourceTargetPairs& pairs) {
+  HLO_RETURN_IF_ERROR(CheckArray(operand));
+  absl::flat_hash_set<int64_t> sources, targets;
+  for (const auto& [source, target] : pairs) {
+    if (source < 0 || target < 0) {
+      return Invalid("source_target_pairs=", SourceTargetPairsToString(pairs), ": negative id");
+    }
+    if (!sources.insert(source).second) {
+      return Invalid("source_target_pairs=", SourceTargetPairsToString(pairs), ": partition ",
+                     source, " sends twice");
+    }
+    if (!targets.insert(target).second) {
+      return Invalid("source_target_pairs=", SourceTargetPairsToString(pairs), ": partition ",
+                     target, " receives twice");
+    }
+  }
+  return operand;
+}
+
+}  // namespace jx::hlo

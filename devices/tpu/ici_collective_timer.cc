@@ -1,0 +1,92 @@
+#include "jx/devices/tpu/ici_collective_timer.h"
+
+#include <exception>
+
+#include "jx/compiler/hlo/shape.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/interconnect/collective_cost.h"
+
+namespace jx::tpu {
+namespace {
+
+using hlo::HloOpcode;
+
+}  // namespace
+
+IciCollectiveTimer::IciCollectiveTimer(const ici::Torus& torus, const std::vector<const TpuChip*>& chips)
+    : torus_(torus) {
+  for (const TpuChip* chip : chips) torus_index_.push_back(torus.ChipAt(chip->coords()));
+}
+
+absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Time(const hlo::HloInstruction& instr) const {
+  const int64_t n = static_cast<int64_t>(torus_index_.size());
+  auto chip_of = [&](int64_t partition) -> absl::StatusOr<int64_t> {
+    if (partition < 0 || partition >= n) {
+      return absl::InvalidArgumentError(StrCat("%", instr.name(), " names partition ", partition, " of a program on ",
+                                               n, " chips"));
+    }
+    return torus_index_[partition];
+  };
+  const int64_t operand_bytes = hlo::ShapeUtil::ByteSizeOf(instr.operand(0)->shape());
+  ici::CollectiveCost cost;
+  try {
+    if (instr.opcode() == HloOpcode::kCollectivePermute) {
+      std::vector<std::pair<int64_t, int64_t>> pairs;
+      for (const auto& [s, t] : instr.source_target_pairs()) {
+        absl::StatusOr<int64_t> cs = chip_of(s), ct = chip_of(t);
+        if (!cs.ok()) return cs.status();
+        if (!ct.ok()) return ct.status();
+        pairs.emplace_back(*cs, *ct);
+      }
+      cost = ici::CostPermute(torus_, pairs, operand_bytes);
+    } else {
+      std::vector<std::vector<int64_t>> groups;
+      if (instr.replica_groups().empty()) {
+        groups.push_back(torus_index_);
+      } else {
+        for (const std::vector<int64_t>& g : instr.replica_groups()) {
+          std::vector<int64_t>& chips = groups.emplace_back();
+          for (int64_t p : g) {
+            absl::StatusOr<int64_t> c = chip_of(p);
+            if (!c.ok()) return c.status();
+            chips.push_back(*c);
+          }
+        }
+      }
+      const int64_t group_size = static_cast<int64_t>(groups.front().size());
+      ici::CollectiveKind kind;
+      int64_t bytes = operand_bytes;  // V: the full array of one group
+      switch (instr.opcode()) {
+        case HloOpcode::kAllReduce: kind = ici::CollectiveKind::kAllReduce; break;
+        case HloOpcode::kAllGather:
+          kind = ici::CollectiveKind::kAllGather;
+          bytes = hlo::ShapeUtil::ByteSizeOf(instr.shape());
+          break;
+        case HloOpcode::kReduceScatter: kind = ici::CollectiveKind::kReduceScatter; break;
+        case HloOpcode::kAllToAll:
+          kind = ici::CollectiveKind::kAllToAll;
+          bytes = operand_bytes * group_size;
+          break;
+        default:
+          return absl::InvalidArgumentError(StrCat("%", instr.name(), " is not a collective"));
+      }
+      cost = ici::CostCollective(torus_, kind, groups, bytes);
+    }
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(StrCat("%", instr.name(), ": ", e.what()));
+  }
+  CollectiveTiming timing;
+  timing.seconds = cost.seconds;
+  timing.algorithm = cost.algorithm;
+  for (const ici::LinkBytes& l : cost.link_bytes) timing.link_bytes.emplace_back(l.link, l.bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  timings_[instr.name()] = timing;
+  return timing;
+}
+
+std::map<std::string, CollectiveTiming> IciCollectiveTimer::timings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timings_;
+}
+
+}  // namespace jx::tpu

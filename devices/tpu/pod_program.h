@@ -1,0 +1,87 @@
+// A program compiled for several chips of a pod (an SPMD program: every chip runs the same
+// HLO, partition-id tells them apart, collectives exchange data over the ICI). Partition p
+// runs on chips()[p]. A run starts one thread per chip (chips block at collectives until
+// their group arrives, so they cannot share a task pool), moves the real data between the
+// chips' buffers at each collective, then advances the chips' clocks: each chip's
+// instructions in program order, the members of a group synchronized at each collective
+// (pod_step.h), the collective on the ICI lane. last_step() reports the step.
+//
+//   auto program = CompilePodProgram(std::move(module), client, chips, out_avals, "jit(f)");
+//   std::vector<Arrays> outs = program->ExecuteShards(args);   // args[p]: partition p's inputs
+//   std::cout << program->last_step().ToString();
+//
+// Execute (the Executable entry jit calls) takes each argument as an array sharded over the
+// program's chips (shard p to chip p) or as one array every chip gets, and returns the
+// chips' outputs chip by chip: outs[p * num_outputs + k] is output k of chip p.
+// An error in one chip's program stops the others at their next collective and is thrown
+// once, naming the chip.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/backend/tpu/collective_timer.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/core/executable.h"
+#include "jx/devices/tpu/pod_step.h"
+#include "jx/devices/tpu/tpu_chip.h"
+
+namespace jx::cpu {
+class CpuExecutable;
+}
+
+namespace jx::tpu {
+
+class TpuClient;
+
+class PodProgram final : public Executable {
+ public:
+  // host: the program the chips' threads run; module: the TPU-optimized program; cost: its
+  // cost on one chip, collectives timed on the pod's ICI (timings: per collective).
+  PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module, CostAnalysis cost,
+             std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+             std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
+  ~PodProgram() override;
+
+  Arrays Execute(absl::Span<const Array> args) const override;
+  // args[p]: partition p's arguments (arrays of the per-device shapes); returns each
+  // partition's outputs, committed to its chip.
+  std::vector<Arrays> ExecuteShards(const std::vector<Arrays>& args) const;
+
+  std::string as_text() const override { return module_->ToString(); }
+  CostAnalysis cost_analysis() const override { return cost_; }
+  MemoryAnalysis memory_analysis() const override { return memory_; }
+  const std::vector<const TpuChip*>& chips() const { return chips_; }
+  int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
+  // The report of the latest run (empty before the first).
+  StepReport last_step() const;
+
+ private:
+  StepReport AdvanceClocks() const;
+
+  std::unique_ptr<cpu::CpuExecutable> host_;
+  std::unique_ptr<hlo::HloModule> module_;
+  CostAnalysis cost_;
+  MemoryAnalysis memory_;
+  std::map<std::string, CollectiveTiming> timings_;
+  const TpuClient& client_;
+  std::vector<const TpuChip*> chips_;
+  std::vector<ShapedArray> out_avals_;
+  std::string what_;
+  SyncGroups sync_;  // per cost row
+  mutable std::mutex mu_;
+  mutable StepReport last_step_;
+};
+
+// Optimizes an SPMD module for the chips' generation, costs it on the pod (collectives on its
+// torus) and compiles it for the host. Fails (ResourceExhaustedError) when its peak cannot
+// fit a chip's HBM. out_avals: the per-device outputs.
+std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
+                                                    std::vector<const TpuChip*> chips,
+                                                    std::vector<ShapedArray> out_avals, std::string what,
+                                                    std::vector<bool> donated = {});
+
+}  // namespace jx::tpu

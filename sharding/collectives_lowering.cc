@@ -1,0 +1,191 @@
+// Lowering of the collective primitives (collectives.h) to HLO collectives, for the
+// per-device program every chip of a shard_map runs (an SPMD module: partition p is mesh
+// device p). Replica groups and permute pairs are mesh device ids, so the collectives say
+// use_global_device_ids=true; each gets its own channel. As XLA builds them:
+//   psum/pmax/pmin  all-reduce with an add/maximum/minimum reducer
+//   all_gather      all-gather along all_gather_dimension (untiled: a size-1 dimension is
+//                   inserted first, so the members stack)
+//   psum_scatter    reduce-scatter along scatter_dimension (untiled: the size-1 result
+//                   dimension is dropped)
+//   all_to_all      all-to-all along a split of split_axis into (group, block), then the group
+//                   dimension moved before concat_axis and merged into it
+//   ppermute        collective-permute over the device pairs of every group
+//   axis_index      partition-id turned into the position along the axes
+//   pvary           nothing (a typing marker)
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/lower/lower_context.h"
+#include "jx/core/registry.h"
+#include "jx/core/str_util.h"
+#include "jx/sharding/collectives.h"
+#include "jx/sharding/collectives_lowering.h"
+
+namespace jx {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+// A channel id no collective of the module has yet.
+int64_t NextChannelId(LowerContext& ctx) {
+  int64_t next = 1;
+  for (const hlo::HloComputation* c : ctx.module().computations()) {
+    for (const HloInstruction* instr : c->instructions()) {
+      if (instr->has_channel_id()) next = std::max(next, instr->channel_id() + 1);
+    }
+  }
+  return next;
+}
+
+absl::StatusOr<hlo::HloComputation*> ScalarReducer(LowerContext& ctx, HloOpcode op, hlo::PrimitiveType type) {
+  hlo::HloBuilder b = ctx.NewBuilder(StrCat(hlo::HloOpcodeString(op), "_reducer"));
+  const hlo::Shape s = hlo::ShapeUtil::MakeScalarShape(type);
+  HLO_ASSIGN_OR_RETURN(HloInstruction * x, b.Parameter(0, s, "x"));
+  HLO_ASSIGN_OR_RETURN(HloInstruction * y, b.Parameter(1, s, "y"));
+  HLO_ASSIGN_OR_RETURN(HloInstruction * r, b.Binary(op, x, y));
+  return b.Build(r);
+}
+
+hlo::HloBuilder::CollectiveOptions Groups(LowerContext& ctx) {
+  return {ReplicaGroups(ctx.params()), NextChannelId(ctx)};
+}
+
+LowerRule AllReduceRule(HloOpcode op) {
+  return [op](LowerContext& ctx) -> absl::Status {
+    std::vector<HloInstruction*> outs;
+    for (HloInstruction* x : ctx.operands()) {
+      HLO_ASSIGN_OR_RETURN(hlo::HloComputation * reducer, ScalarReducer(ctx, op, x->shape().element_type()));
+      HLO_ASSIGN_OR_RETURN(HloInstruction * y, ctx.builder().AllReduce(x, reducer, Groups(ctx)));
+      outs.push_back(y);
+    }
+    ctx.SetOutputs(std::move(outs));
+    return absl::OkStatus();
+  };
+}
+
+std::vector<int64_t> Dims(const HloInstruction* x) { return x->shape().dimensions(); }
+
+absl::Status AllGatherRule(LowerContext& ctx) {
+  hlo::HloBuilder& b = ctx.builder();
+  HloInstruction* x = ctx.operand(0);
+  const int64_t d = ctx.params().GetInt("all_gather_dimension");
+  if (!ctx.params().GetBool("tiled")) {
+    std::vector<int64_t> dims = Dims(x);
+    dims.insert(dims.begin() + d, 1);
+    HLO_ASSIGN_OR_RETURN(x, b.Reshape(x, dims));
+  }
+  HLO_ASSIGN_OR_RETURN(HloInstruction * y, b.AllGather(x, d, Groups(ctx)));
+  ctx.SetOutputs({y});
+  return absl::OkStatus();
+}
+
+absl::Status ReduceScatterRule(LowerContext& ctx) {
+  hlo::HloBuilder& b = ctx.builder();
+  HloInstruction* x = ctx.operand(0);
+  const int64_t d = ctx.params().GetInt("scatter_dimension");
+  HLO_ASSIGN_OR_RETURN(hlo::HloComputation * reducer, ScalarReducer(ctx, HloOpcode::kAdd, x->shape().element_type()));
+  HLO_ASSIGN_OR_RETURN(HloInstruction * y, b.ReduceScatter(x, d, reducer, Groups(ctx)));
+  if (!ctx.params().GetBool("tiled")) {
+    std::vector<int64_t> dims = Dims(y);
+    dims.erase(dims.begin() + d);
+    HLO_ASSIGN_OR_RETURN(y, b.Reshape(y, dims));
+  }
+  ctx.SetOutputs({y});
+  return absl::OkStatus();
+}
+
+absl::Status AllToAllRule(LowerContext& ctx) {
+  hlo::HloBuilder& b = ctx.builder();
+  HloInstruction* x = ctx.operand(0);
+  const int64_t split = ctx.params().GetInt("split_axis");
+  const int64_t concat = ctx.params().GetInt("concat_axis");
+  const bool tiled = ctx.params().GetBool("tiled");
+  const std::vector<std::vector<int64_t>> groups = ReplicaGroups(ctx.params());
+  const int64_t n = static_cast<int64_t>(groups.front().size());
+  const std::vector<int64_t> in = Dims(x);
+  // y: split_axis as (n, size / n); its group dimension is `split`.
+  std::vector<int64_t> ydims = in;
+  ydims[split] = in[split] / n;
+  ydims.insert(ydims.begin() + split, n);
+  HLO_ASSIGN_OR_RETURN(HloInstruction * y, b.Reshape(x, ydims));
+  HLO_ASSIGN_OR_RETURN(y, b.AllToAll(y, split, {groups, NextChannelId(ctx)}));
+  // Member i's block now sits at index i of the group dimension: move it before the concat
+  // dimension (y's numbering) and merge the two.
+  const int64_t target = concat + (concat >= split ? 1 : 0);
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < static_cast<int64_t>(ydims.size()); ++i) {
+    if (i == target) perm.push_back(split);
+    if (i != split) perm.push_back(i);
+  }
+  HLO_ASSIGN_OR_RETURN(y, b.Transpose(y, perm));
+  std::vector<int64_t> out = in;
+  if (tiled) {
+    out[split] = in[split] / n;
+    out[concat] *= n;
+  } else {
+    // Untiled: split_axis (of size n) leaves, a concat_axis of size n arrives.
+    out.erase(out.begin() + split);
+    out.insert(out.begin() + concat, n);
+  }
+  HLO_ASSIGN_OR_RETURN(y, b.Reshape(y, out));
+  ctx.SetOutputs({y});
+  return absl::OkStatus();
+}
+
+absl::Status PpermuteRule(LowerContext& ctx) {
+  HLO_ASSIGN_OR_RETURN(HloInstruction * y,
+                       ctx.builder().CollectivePermute(ctx.operand(0), PermutePairs(ctx.params()), NextChannelId(ctx)));
+  ctx.SetOutputs({y});
+  return absl::OkStatus();
+}
+
+// position = sum over the axes (in the order given) of coord(axis) * (sizes of the later
+// given axes), coord(axis) = (partition / stride(axis)) % size(axis), strides row-major over
+// the mesh.
+absl::Status AxisIndexRule(LowerContext& ctx) {
+  hlo::HloBuilder& b = ctx.builder();
+  const CollectiveMesh& mesh = CollectiveMeshOf(ctx.params());
+  const std::vector<std::string> axes = CollectiveAxes(ctx.params());
+  HLO_ASSIGN_OR_RETURN(HloInstruction * pid, b.PartitionId());
+  HLO_ASSIGN_OR_RETURN(HloInstruction * id, b.Convert(pid, hlo::S32));
+  auto constant = [&](int64_t v) { return ctx.ConstantInt(v, DType::kInt32); };
+  HLO_ASSIGN_OR_RETURN(HloInstruction * position, constant(0));
+  for (const std::string& axis : axes) {
+    int64_t stride = 1;
+    const auto& names = mesh.axis_names();
+    for (size_t a = names.size(); a-- > 0 && names[a] != axis;) stride *= mesh.axis_sizes()[a];
+    HLO_ASSIGN_OR_RETURN(HloInstruction * s, constant(stride));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * size, constant(mesh.axis_size(axis)));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * q, b.Binary(HloOpcode::kDivide, id, s));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * coord, b.Binary(HloOpcode::kRemainder, q, size));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * scaled, b.Binary(HloOpcode::kMultiply, position, size));
+    HLO_ASSIGN_OR_RETURN(position, b.Binary(HloOpcode::kAdd, scaled, coord));
+  }
+  ctx.SetOutputs({position});
+  return absl::OkStatus();
+}
+
+absl::Status PvaryRule(LowerContext& ctx) {
+  ctx.SetOutputs({ctx.operands().begin(), ctx.operands().end()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterCollectiveLowering(Registry& r) {
+  r.Define(lax::kPsum).lower = AllReduceRule(HloOpcode::kAdd);
+  r.Define(lax::kPmax).lower = AllReduceRule(HloOpcode::kMaximum);
+  r.Define(lax::kPmin).lower = AllReduceRule(HloOpcode::kMinimum);
+  r.Define(lax::kAllGather).lower = AllGatherRule;
+  r.Define(lax::kReduceScatter).lower = ReduceScatterRule;
+  r.Define(lax::kAllToAll).lower = AllToAllRule;
+  r.Define(lax::kPpermute).lower = PpermuteRule;
+  r.Define(lax::kAxisIndex).lower = AxisIndexRule;
+  r.Define(lax::kPvary).lower = PvaryRule;
+}
+
+}  // namespace jx

@@ -1,0 +1,62 @@
+#include "jx/sharding/shard_map_compiled.h"
+
+#include <memory>
+#include <vector>
+
+#include "jx/core/device.h"
+#include "jx/core/errors.h"
+#include "jx/core/sharding.h"
+#include "jx/core/str_util.h"
+#include "jx/devices/tpu/pod_program.h"
+#include "jx/sharding/named_sharding.h"
+#include "jx/sharding/shard_map_internal.h"
+#include "jx/sharding/sharded_put.h"
+
+namespace jx::shard_map_internal {
+
+std::shared_ptr<const Executable> CompileShardMap(const ParamMap& params) {
+  const ShardMapParams p = ShardMapParams::From(params);
+  const std::vector<const Device*>& devices = p.mesh.devices();
+  if (devices.empty()) throw ValueError("shard_map: the mesh has no devices");
+  return devices.front()->client().Lower(p.jaxpr, {.name = "shard_map", .device_assignment = devices})->Compile();
+}
+
+Arrays ShardMapCompiled(absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray> out_avals) {
+  const ShardMapParams p = ShardMapParams::From(params);
+  const std::vector<const Device*>& devices = p.mesh.devices();
+  const size_t num = devices.size();
+  std::shared_ptr<const Executable> exe = CompileShardMap(params);
+  auto program = std::dynamic_pointer_cast<const tpu::PodProgram>(exe);
+  if (program == nullptr) {
+    throw ValueError(StrCat("shard_map: a compiled run needs a mesh of TPU chips of one pod; this mesh's devices are ",
+                            devices.front()->ToString(), ", ..."));
+  }
+  std::vector<Arrays> per_chip(num);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Array placed = device_put(in[i], NamedSharding(p.mesh, p.in_specs[i]));
+    std::vector<Shard> shards = placed.addressable_shards();
+    if (shards.size() != num) throw InternalError("shard_map: an argument's shards do not cover the mesh");
+    for (size_t d = 0; d < num; ++d) per_chip[d].push_back(shards[d].data);
+  }
+  std::vector<Arrays> results = program->ExecuteShards(per_chip);
+  Arrays outs;
+  for (size_t k = 0; k < out_avals.size(); ++k) {
+    auto sharding = std::make_shared<NamedSharding>(p.mesh, p.out_specs[k]);
+    ShapedArray aval = out_avals[k];
+    aval.spec = sharding->TypeSpec(aval.ndim());
+    const std::vector<ShardIndex> indices = sharding->devices_indices(aval.shape);
+    std::vector<Shard> shards;
+    for (size_t d = 0; d < num; ++d) {
+      Shard s;
+      s.device = devices[d];
+      s.index = indices[d];
+      for (size_t e = 0; e < d; ++e) s.replica_id += indices[e] == indices[d] ? 1 : 0;
+      s.data = results[d][k];
+      shards.push_back(std::move(s));
+    }
+    outs.push_back(Array(std::make_shared<ConcreteArray>(std::move(aval), std::move(sharding), std::move(shards))));
+  }
+  return outs;
+}
+
+}  // namespace jx::shard_map_internal

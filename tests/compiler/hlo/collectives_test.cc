@@ -1,0 +1,163 @@
+// The collective opcodes: XLA's text round trips, shape rules, verifier errors, builder.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
+#include "jx/compiler/hlo/opcode.h"
+
+namespace jx::hlo {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::string_view kCollectivesHlo = R"(HloModule spmd
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main (p: f32[8,4]) -> (f32[8,4], f32[32,4], f32[2,4], f32[8,4], f32[8,4], u32[]) {
+  %p = f32[8,4]{1,0} parameter(0)
+  %ar = f32[8,4]{1,0} all-reduce(f32[8,4]{1,0} %p), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%sum
+  %ag = f32[32,4]{1,0} all-gather(f32[8,4]{1,0} %p), channel_id=2, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
+  %rs = f32[2,4]{1,0} reduce-scatter(f32[8,4]{1,0} %p), channel_id=3, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true, to_apply=%sum
+  %a2a = f32[8,4]{1,0} all-to-all(f32[8,4]{1,0} %p), channel_id=4, replica_groups={{0,2},{1,3}}, dimensions={1}
+  %cp = f32[8,4]{1,0} collective-permute(f32[8,4]{1,0} %p), channel_id=5, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  %pid = u32[] partition-id()
+  ROOT %t = (f32[8,4]{1,0}, f32[32,4]{1,0}, f32[2,4]{1,0}, f32[8,4]{1,0}, f32[8,4]{1,0}, u32[]) tuple(f32[8,4]{1,0} %ar, f32[32,4]{1,0} %ag, f32[2,4]{1,0} %rs, f32[8,4]{1,0} %a2a, f32[8,4]{1,0} %cp, u32[] %pid)
+}
+)";
+
+absl::Status ParseAndVerify(std::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  return VerifyHloModule(**module);
+}
+
+std::string Entry(std::string_view instr) {
+  return std::string(R"(HloModule m
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+ENTRY %main {
+  %p = f32[8,4]{1,0} parameter(0)
+  )") + std::string(instr) + "\n}\n";
+}
+
+TEST(HloCollectivesTest, PrintParseRoundTripAsXlaWritesThem) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kCollectivesHlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_TRUE(VerifyHloModule(**module).ok()) << VerifyHloModule(**module);
+  const std::string printed = (*module)->ToString();
+  for (std::string_view line :
+       {"all-reduce(f32[8,4]{1,0} %p), channel_id=1, replica_groups={{0,1},{2,3}}, "
+        "use_global_device_ids=true, to_apply=%sum",
+        "all-gather(f32[8,4]{1,0} %p), channel_id=2, replica_groups={{0,1,2,3}}, dimensions={0}, "
+        "use_global_device_ids=true",
+        "reduce-scatter(f32[8,4]{1,0} %p), channel_id=3, replica_groups={{0,1,2,3}}, "
+        "dimensions={0}, use_global_device_ids=true, to_apply=%sum",
+        "all-to-all(f32[8,4]{1,0} %p), channel_id=4, replica_groups={{0,2},{1,3}}, dimensions={1}",
+        "collective-permute(f32[8,4]{1,0} %p), channel_id=5, "
+        "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}",
+        "%pid = u32[] partition-id()"}) {
+    EXPECT_THAT(printed, HasSubstr(line));
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseHloModule(printed);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ((*reparsed)->ToString(), printed);
+}
+
+TEST(HloCollectivesTest, ParsesIotaReplicaGroups) {
+  absl::StatusOr<ReplicaGroups> g = ParseReplicaGroups("[2,4]<=[8]");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(*g, (ReplicaGroups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  g = ParseReplicaGroups("[4,2]<=[2,4]T(1,0)");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(*g, (ReplicaGroups{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  g = ParseReplicaGroups("{}");
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g->empty());
+  EXPECT_FALSE(ParseReplicaGroups("[3,3]<=[8]").ok());
+  EXPECT_FALSE(ParseReplicaGroups("{{0,1},{2}").ok());
+  EXPECT_FALSE(ParseSourceTargetPairs("{{0,1,2}}").ok());
+}
+
+TEST(HloCollectivesTest, VerifierChecksShapesAndGroups) {
+  EXPECT_TRUE(ParseAndVerify(kCollectivesHlo).ok());
+  // An all-gather over {} takes its group size from the result.
+  EXPECT_TRUE(ParseAndVerify(Entry("ROOT %ag = f32[16,4]{1,0} all-gather(f32[8,4]{1,0} %p), "
+                                    "replica_groups={}, dimensions={0}"))
+                  .ok());
+  struct Case {
+    std::string instr, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"ROOT %ag = f32[8,4]{1,0} all-gather(f32[8,4]{1,0} %p), replica_groups={{0,1}}, "
+            "dimensions={0}",
+            "shape is f32[8,4] but shape inference gives f32[16,4]"},
+           {"ROOT %rs = f32[1,4]{1,0} reduce-scatter(f32[8,4]{1,0} %p), "
+            "replica_groups={{0,1,2}}, dimensions={0}, to_apply=%sum",
+            "does not split into 3 equal blocks"},
+           {"ROOT %ar = f32[8,4]{1,0} all-reduce(f32[8,4]{1,0} %p), replica_groups={{0,1},{1,2}}, "
+            "to_apply=%sum",
+            "partition 1 is in more than one group"},
+           {"ROOT %ar = f32[8,4]{1,0} all-reduce(f32[8,4]{1,0} %p), replica_groups={{0,1},{2}}, "
+            "to_apply=%sum",
+            "every group must have the same size"},
+           {"ROOT %cp = f32[8,4]{1,0} collective-permute(f32[8,4]{1,0} %p), "
+            "source_target_pairs={{0,1},{2,1}}",
+            "partition 1 receives twice"},
+           {"ROOT %a2a = f32[8,4]{1,0} all-to-all(f32[8,4]{1,0} %p), replica_groups={{0,1,2}}, "
+            "dimensions={1}",
+            "does not split into 3 equal blocks"},
+           {"ROOT %ag = f32[8,4]{1,0} all-gather(f32[8,4]{1,0} %p), replica_groups={{0,1}}, "
+            "dimensions={2}",
+            "dimensions={2} out of range"},
+       }) {
+    absl::Status st = ParseAndVerify(Entry(c.instr));
+    EXPECT_FALSE(st.ok()) << c.instr;
+    EXPECT_THAT(std::string(st.message()), HasSubstr(c.message)) << c.instr;
+  }
+}
+
+TEST(HloCollectivesTest, BuilderInfersShapes) {
+  HloModule module("m");
+  HloBuilder sum_b(&module, "sum");
+  HloInstruction* x = sum_b.Parameter(0, Shape(F32, {}), "x").value();
+  HloInstruction* y = sum_b.Parameter(1, Shape(F32, {}), "y").value();
+  HloComputation* sum = sum_b.Build(sum_b.Add(x, y).value()).value();
+  HloBuilder b(&module, "main");
+  HloInstruction* p = b.Parameter(0, Shape(F32, {8, 4}), "p").value();
+  const HloBuilder::CollectiveOptions groups{{{0, 1}, {2, 3}}, 7};
+  EXPECT_EQ(b.AllGather(p, 1, groups).value()->shape(), Shape(F32, {8, 8}));
+  EXPECT_EQ(b.ReduceScatter(p, 0, sum, groups).value()->shape(), Shape(F32, {4, 4}));
+  HloInstruction* ar = b.AllReduce(p, sum, groups).value();
+  EXPECT_EQ(ar->shape(), Shape(F32, {8, 4}));
+  EXPECT_EQ(ar->channel_id(), 7);
+  EXPECT_TRUE(ar->use_global_device_ids());
+  EXPECT_EQ(b.PartitionId().value()->shape(), Shape(U32, {}));
+  EXPECT_FALSE(b.ReduceScatter(p, 1, sum, {{{0, 1, 2}}, 1}).ok());
+}
+
+TEST(HloCollectivesTest, CollectivesRunOnTheNetwork) {
+  for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
+                       HloOpcode::kAllToAll, HloOpcode::kCollectivePermute}) {
+    EXPECT_EQ(OpcodeUnit(op), ExecutionUnit::kNetwork) << HloOpcodeString(op);
+    EXPECT_TRUE(IsCollectiveOpcode(op));
+  }
+  EXPECT_FALSE(IsCollectiveOpcode(HloOpcode::kPartitionId));
+  EXPECT_EQ(ExecutionUnitName(ExecutionUnit::kNetwork), "network");
+}
+
+}  // namespace
+}  // namespace jx::hlo
