@@ -59,9 +59,9 @@ struct OpInfo {
   // Differentiable in the sense of issue 3's columns (integer-valued ops are not).
   bool differentiable = true;
   // A collective: its samples run it inside a shard_map over a mesh of simulated chips
-  // (tests/opinfo/collectives_opinfo.cc), so the eager column already runs it on chips; the
-  // compiled columns (jit, lowering, tpu) need the lowering of shard_map's per-device
-  // program, which is not in this tree yet, and skip these records saying so.
+  // (tests/opinfo/collectives_opinfo.cc), so the eager column already runs it on chips. The
+  // one-device compiled columns (jit, lowering, tpu) skip these records saying so: compiled,
+  // a shard_map is one program per chip (tests/sharding/shard_map_compiled_test.cc).
   bool collective = false;
 };
 
