@@ -258,8 +258,8 @@ void RegisterShardMap() {
     rules.abstract_eval = ShardMapAbstractEval;
     rules.impl = ShardMapImpl;
     rules.unsupported["lower"] =
-        "jit of shard_map lowers the body as one per-device program with HLO collectives (issue 12's compiled "
-        "path installs this rule); eagerly it runs on every chip in lockstep";
+        "compiled, a shard_map is one program per chip (shard_map_compiled.h: its body lowered once for the "
+        "mesh's chips, collectives as HLO collectives), not an equation inside a one-device program";
     SetShardMapTransformRules(rules);
   });
 }

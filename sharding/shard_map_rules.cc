@@ -183,7 +183,7 @@ Arrays ShardMapTranspose(absl::Span<const Array> cts_out, absl::Span<const Trans
             if (!linear[i]) continue;
             const std::vector<std::string> rep = Unmentioned(p, p.in_specs[i]);
             if (!rep.empty()) {
-              in_cts[n] = Bind1(lax::kPsum, {in_cts[n]}, ParamMap{{"axes", NamesParam(rep)}, {"mesh", Param(mesh)}});
+              in_cts[n] = Bind1(lax::kPsumUntyped, {in_cts[n]}, ParamMap{{"axes", NamesParam(rep)}, {"mesh", Param(mesh)}});
             }
             ++n;
           }
