@@ -66,6 +66,7 @@ struct CollectiveCase {
   PartitionSpec out_spec = P("i");
   bool two_axes = false;  // the 2x2 mesh, dimension 0 split over ('i', 'j')
   Shape shape = {8, 3};
+  bool check_vma = true;
 };
 
 OpInfo CollectiveRecord(std::string name, std::vector<CollectiveCase> cases, std::vector<DType> dtypes) {
@@ -83,7 +84,7 @@ OpInfo CollectiveRecord(std::string name, std::vector<CollectiveCase> cases, std
       s.args = {x};
       s.op = [c](const std::vector<Array>& args) {
         const Mesh& mesh = c.two_axes ? Mesh2D() : Mesh1D();
-        auto f = shard_map(c.body, mesh, in_specs{c.in_spec}, out_specs{c.out_spec});
+        auto f = shard_map(c.body, mesh, in_specs{c.in_spec}, out_specs{c.out_spec}, {.check_vma = c.check_vma});
         return std::vector<Array>{f(args[0])};
       };
       s.reference = [c](const std::vector<RefArray>& in) {
@@ -119,6 +120,19 @@ JX_OPINFO(psum_invariant) {
         P({"i", "j"}), true},
        {"psum over i, rank 1", [](const Array& x) { return lax::psum(x, "i"); }, sum, P("i"), P("i"), false, {4}}},
       kCollectiveDTypes);
+}
+
+// psum in a body without varying-axes types (check_vma=false): JAX's psum_p.
+JX_OPINFO(psum) {
+  CollectiveCase c{"psum over i, check_vma=false", [](const Array& x) { return lax::psum(x, "i"); },
+                   AllReduce([](double a, double b) { return a + b; })};
+  c.out_spec = P();
+  c.check_vma = false;
+  c.reference = [](const std::vector<RefArray>& b) {
+    // out_specs P(): the result is one block (every device's).
+    return std::vector<RefArray>{AllReduce([](double x, double y) { return x + y; })(b)[0]};
+  };
+  return CollectiveRecord("psum", {c}, kCollectiveDTypes);
 }
 
 JX_OPINFO(pmax) {
@@ -261,4 +275,18 @@ JX_OPINFO(pvary) {
 }
 
 }  // namespace
+
+bool ShardedEagerOpsRun() {
+  static const bool runs = [] {
+    try {
+      Array x = device_put(numpy::zeros({4}), NamedSharding(Mesh1D(), P("i")));
+      (void)(x + 1.0f).to_vector<float>();
+      return true;
+    } catch (const NotImplementedError&) {
+      return false;
+    }
+  }();
+  return runs;
+}
+
 }  // namespace jx::opinfo

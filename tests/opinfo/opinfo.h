@@ -65,6 +65,12 @@ struct OpInfo {
   bool collective = false;
 };
 
+// Whether eager ops on sharded arrays run (the SPMD layer's handler is installed): probed once
+// with an op on an array sharded over the collective records' chips. The collective records'
+// outputs are sharded; the vmap and composition columns compute on them outside the
+// shard_map (stacking, slicing, dot products) and skip these records without it.
+bool ShardedEagerOpsRun();
+
 // Default tolerances: tight for exact types, scaled by precision for floats.
 Tolerance DefaultTolerance(DType d);
 
