@@ -64,7 +64,7 @@ std::vector<Array> EvalCollective(Primitive p, const std::vector<Array>& inputs,
   if (p == lax::kPvary) return host;
   for (const std::vector<int64_t>& group : groups) {
     const int64_t n = static_cast<int64_t>(group.size());
-    if (p == lax::kPsum || p == lax::kPmax || p == lax::kPmin) {
+    if (p == lax::kPsum || p == lax::kPsumUntyped || p == lax::kPmax || p == lax::kPmin) {
       const Array r = Fold(p, host, group);
       for (int64_t d : group) out[static_cast<size_t>(d)] = r;
     } else if (p == lax::kAllGather) {

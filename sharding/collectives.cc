@@ -273,11 +273,14 @@ Array Reduction(Primitive p, std::string_view op, const Array& x, const AxisName
 }  // namespace
 
 bool IsCollective(Primitive p) {
-  return p == kPsum || p == kPmax || p == kPmin || p == kAllGather || p == kReduceScatter || p == kAllToAll ||
+  return p == kPsum || p == kPsumUntyped || p == kPmax || p == kPmin || p == kAllGather || p == kReduceScatter || p == kAllToAll ||
          p == kPpermute || p == kAxisIndex || p == kPvary;
 }
 
-Array psum(const Array& x, const AxisNames& axes) { return Reduction(kPsum, "psum", x, axes); }
+Array psum(const Array& x, const AxisNames& axes) {
+  const shard_map_internal::ManualContext* ctx = CurrentManualContext();
+  return Reduction(ctx != nullptr && !ctx->check_vma ? kPsumUntyped : kPsum, "psum", x, axes);
+}
 Array pmax(const Array& x, const AxisNames& axes) { return Reduction(kPmax, "pmax", x, axes); }
 Array pmin(const Array& x, const AxisNames& axes) { return Reduction(kPmin, "pmin", x, axes); }
 

@@ -12,7 +12,7 @@
 //   tiled=True]  ppermute[axis_name=x perm=((0, 1), (1, 2), (2, 3), (3, 0))]  pvary[axes=('x',)]
 //
 // Parameters (for lowering; read them with CollectiveAxes / ReplicaGroups / PermutePairs):
-//   psum_invariant, pmax, pmin, pvary:  axes (tuple of names), mesh (a CollectiveMesh)
+//   psum_invariant, psum, pmax, pmin, pvary:  axes (tuple of names), mesh (a CollectiveMesh)
 //   all_gather:      axis_name, all_gather_dimension, axis_size, tiled, mesh
 //   reduce_scatter:  axis_name, scatter_dimension, axis_size, tiled, mesh   (lax::psum_scatter)
 //   all_to_all:      axis_name, split_axis, concat_axis, axis_size, tiled, mesh
@@ -118,6 +118,9 @@ void RegisterCollectives(Registry& r);
 namespace lax {
 
 inline const Primitive kPsum = Primitive::Intern("psum_invariant");
+// psum in a body traced with check_vma=false (JAX's psum_p): values carry no varying-axes
+// types there, so it transposes to itself (psum_invariant transposes to pvary).
+inline const Primitive kPsumUntyped = Primitive::Intern("psum");
 inline const Primitive kPmax = Primitive::Intern("pmax");
 inline const Primitive kPmin = Primitive::Intern("pmin");
 inline const Primitive kAllGather = Primitive::Intern("all_gather");

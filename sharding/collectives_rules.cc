@@ -27,6 +27,7 @@ using lax::kPmax;
 using lax::kPmin;
 using lax::kPpermute;
 using lax::kPsum;
+using lax::kPsumUntyped;
 using lax::kPvary;
 using lax::kReduceScatter;
 
@@ -278,7 +279,7 @@ void RegisterCollectives(Registry& r) {
   static std::once_flag once;
   std::call_once(once, [&r] {
     RegisterCollectiveLowering(r);
-    for (Primitive p : {kPsum, kPmax, kPmin}) {
+    for (Primitive p : {kPsum, kPsumUntyped, kPmax, kPmin}) {
       Define(r, p, ReductionAbstractEval(p));
       r.Define(p).batch = [p](absl::Span<const Array> a, absl::Span<const int64_t> d, int64_t, const ParamMap& ps) {
         return ElementwiseBatch(p, a, d, ps);
@@ -286,6 +287,10 @@ void RegisterCollectives(Registry& r) {
     }
     r.Define(kPsum).jvp = LinearJvp(kPsum);
     r.Define(kPsum).transpose = SwapTranspose(kPvary);
+    r.Define(kPsumUntyped).jvp = LinearJvp(kPsumUntyped);
+    r.Define(kPsumUntyped).transpose = SwapTranspose(kPsumUntyped);
+    // The same all-reduce as psum_invariant once lowered.
+    r.Define(kPsumUntyped).lower = r.Define(kPsum).lower;
     for (Primitive p : {kPmax, kPmin}) {
       r.Define(p).jvp = ExtremumJvp(p);
       r.Define(p).unsupported["transpose"] = StrCat(p.name(), " is not linear");

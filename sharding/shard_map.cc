@@ -257,6 +257,9 @@ void RegisterShardMap() {
     PrimitiveRules& rules = r.Define(kShardMap);
     rules.abstract_eval = ShardMapAbstractEval;
     rules.impl = ShardMapImpl;
+    rules.unsupported["lower"] =
+        "compiled, a shard_map is one program per chip (shard_map_compiled.h: its body lowered once for the "
+        "mesh's chips, collectives as HLO collectives), not an equation inside a one-device program";
     SetShardMapTransformRules(rules);
   });
 }

@@ -153,6 +153,19 @@ Arrays ShardMapTranspose(absl::Span<const Array> cts_out, absl::Span<const Trans
         Arrays all_cts;
         for (size_t k = 0, n = 0; k < ct_defined.size(); ++k) {
           Array ct = ct_defined[k] ? a[known.size() + n++] : Zeros(Invariant(body_out[k]));
+          if (p.check_vma && ct_defined[k]) {
+            // An output invariant over axes its spec names was tiled into copies: its
+            // cotangent is the sum of the copies' cotangents (leaving it typed as the output).
+            std::vector<std::string> tiled;
+            for (const std::string& ax : p.out_specs[k].axes()) {
+              if (std::find(body_out[k].vma.begin(), body_out[k].vma.end(), ax) == body_out[k].vma.end()) {
+                tiled.push_back(ax);
+              }
+            }
+            if (!tiled.empty()) {
+              ct = Bind1(lax::kPsum, {ct}, ParamMap{{"axes", NamesParam(tiled)}, {"mesh", Param(mesh)}});
+            }
+          }
           // Without vma types (JAX's check_vma=False transpose): an output replicated over
           // axes its spec leaves out was counted once per device there.
           const std::vector<std::string> rep = Unmentioned(p, p.out_specs[k]);
@@ -170,7 +183,7 @@ Arrays ShardMapTranspose(absl::Span<const Array> cts_out, absl::Span<const Trans
             if (!linear[i]) continue;
             const std::vector<std::string> rep = Unmentioned(p, p.in_specs[i]);
             if (!rep.empty()) {
-              in_cts[n] = Bind1(lax::kPsum, {in_cts[n]}, ParamMap{{"axes", NamesParam(rep)}, {"mesh", Param(mesh)}});
+              in_cts[n] = Bind1(lax::kPsumUntyped, {in_cts[n]}, ParamMap{{"axes", NamesParam(rep)}, {"mesh", Param(mesh)}});
             }
             ++n;
           }

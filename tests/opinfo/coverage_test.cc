@@ -20,11 +20,13 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"custom_lin", "tests/transforms/custom_derivatives_test.cc"},
     {"checkpoint", "tests/transforms/custom_derivatives_test.cc"},
     {"jit", "tests/transforms/jit_test.cc"},
+    {"shard_map", "tests/sharding/shard_map_collectives_test.cc, shard_map_transforms_test.cc"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
 };
 
 TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
   lax::RegisterAll();
+  RegisterShardMap();
   std::set<std::string> records;
   for (const OpInfo& info : Registry()) records.insert(info.name);
   std::string gaps;
@@ -60,6 +62,7 @@ TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
 
 TEST(CoverageTest, ReasonsAreWritten) {
   lax::RegisterAll();
+  RegisterShardMap();
   for (Primitive p : GlobalRegistry().primitives()) {
     for (const auto& [rule, why] : GlobalRegistry().Get(p).unsupported) {
       EXPECT_GE(why.size(), 10u) << p.name() << " " << rule << ": a reason must say why";

@@ -58,7 +58,18 @@ struct OpInfo {
   std::function<Tolerance(DType)> tolerance;
   // Differentiable in the sense of issue 3's columns (integer-valued ops are not).
   bool differentiable = true;
+  // A collective: its samples run it inside a shard_map over a mesh of simulated chips
+  // (tests/opinfo/collectives_opinfo.cc), so the eager column already runs it on chips. The
+  // one-device compiled columns (jit, lowering, tpu) skip these records saying so: compiled,
+  // a shard_map is one program per chip (tests/sharding/shard_map_compiled_test.cc).
+  bool collective = false;
 };
+
+// Whether eager ops on sharded arrays run (the SPMD layer's handler is installed): probed once
+// with an op on an array sharded over the collective records' chips. The collective records'
+// outputs are sharded; the vmap and composition columns compute on them outside the
+// shard_map (stacking, slicing, dot products) and skip these records without it.
+bool ShardedEagerOpsRun();
 
 // Default tolerances: tight for exact types, scaled by precision for floats.
 Tolerance DefaultTolerance(DType d);

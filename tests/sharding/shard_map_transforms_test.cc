@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jx/jx.h"
+#include "jx/transforms/jaxpr_util.h"
 
 namespace jx {
 namespace {
@@ -134,6 +135,36 @@ TEST_F(ShardMapTransformsTest, GradInsideShardMap) {
   ExpectClose(f(w, x), want, 1e-4);
 }
 
+// With check_vma=false (no varying-axes types) psum is JAX's psum_p, transposing to itself,
+// and the transpose rescales replicated cotangents as JAX does: the same gradients.
+TEST_F(ShardMapTransformsTest, GradWithoutCheckVmaEqualsTypedGrad) {
+  auto body = [](const Array& w, const Array& x) { return lax::psum(jnp::sum(jnp::sin(x * w)), "x"); };
+  auto typed = shard_map(body, mesh_, in_specs{P(), P("x")}, out_specs{P()});
+  auto untyped = shard_map(body, mesh_, in_specs{P(), P("x")}, out_specs{P()}, {.check_vma = false});
+  Array w = Ramp({3}, 0.4), x = Ramp({8, 3}, 0.2);
+  auto [gw, gx] = grad([&](const Array& a, const Array& b) { return typed(a, b); }, argnums{0, 1})(w, x);
+  auto [uw, ux] = grad([&](const Array& a, const Array& b) { return untyped(a, b); }, argnums{0, 1})(w, x);
+  auto ref = [](const Array& a, const Array& b) { return jnp::sum(jnp::sin(b * a)); };
+  auto [rw, rx] = grad(ref, argnums{0, 1})(w, x);
+  ExpectClose(gw, rw, 1e-5);
+  ExpectClose(gx, rx, 1e-5);
+  ExpectClose(uw, rw, 1e-5);
+  ExpectClose(ux, rx, 1e-5);
+  std::string text = make_jaxpr([&](const Array& a, const Array& b) { return untyped(a, b); })(w, x).ToString();
+  EXPECT_THAT(text, HasSubstr("psum[axes=('x',)]"));
+  EXPECT_THAT(text, testing::Not(HasSubstr("pvary")));
+}
+
+// The body's jaxpr type-checks (pvary makes operands agree; psum's result is invariant).
+TEST_F(ShardMapTransformsTest, BodyTypeChecks) {
+  auto f = shard_map([](const Array& a, const Array& b) { return lax::psum(jnp::matmul(a, b) + jnp::sum(b), "y"); },
+                     mesh_, in_specs{P("x", "y"), P("y", none)}, out_specs{P("x", none)});
+  ClosedJaxpr j = make_jaxpr(f)(Ramp({8, 16}, 0.3), Ramp({16, 4}, 0.7));
+  EXPECT_NO_THROW(j.jaxpr->TypeCheck());
+  const auto& body = GetJaxpr(j.jaxpr->eqns[0].params, "jaxpr");
+  EXPECT_NO_THROW(body.jaxpr->TypeCheck());
+}
+
 // vmap of shard_map: the batch dimension is unsplit and leads.
 TEST_F(ShardMapTransformsTest, VmapOfShardMap) {
   auto f = shard_map([](const Array& a) { return lax::psum(jnp::sum(a, 1), "y"); }, mesh_, in_specs{P("x", "y")},
@@ -162,6 +193,27 @@ TEST_F(ShardMapTransformsTest, JvpThroughShardMap) {
   Array c = jnp::cos(x) * t;
   Array want = jnp::sum(c.reshape({4, 2}), 0);
   ExpectClose(ty, want, 1e-5);
+}
+
+}  // namespace
+}  // namespace jx
+
+namespace jx {
+namespace {
+
+// An output invariant over an axis its out_spec names is tiled into copies; its cotangent
+// sums the copies' (here: y = concat of 4 copies of psum(x), so dL/dx_e = sum_d ct_d).
+TEST(ShardMapGradTest, TiledInvariantOutputSumsCotangents) {
+  namespace jnp = jx::numpy;
+  tpu::Pod pod = tpu::make_pod("v5e", {2, 2});
+  Mesh mesh = make_mesh({4}, {"i"}, pod.devices());
+  auto f = shard_map([](const Array& x) { return lax::psum(x, "i"); }, mesh, in_specs{P("i")}, out_specs{P("i")});
+  Array x = jnp::arange(8, float32);
+  Array w = jnp::arange(8, float32) * 0.5f + 1.f;  // the cotangent: y's weights
+  auto [y, pullback] = vjp([&](const Array& v) { return f(v); }, x);
+  Array g = std::get<0>(pullback(w));
+  // sum_d ct_d, per position within a block of 2: w blocks (1,1.5),(2,2.5),(3,3.5),(4,4.5).
+  EXPECT_THAT(g.to_vector<float>(), testing::ElementsAreArray({10.f, 12.f, 10.f, 12.f, 10.f, 12.f, 10.f, 12.f}));
 }
 
 }  // namespace
