@@ -34,6 +34,7 @@
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/partition_spec.h"
+#include "jx/sharding/sharded_put.h"
 #include "jx/transforms/ad.h"
 #include "jx/transforms/builtin_rules.h"
 
@@ -106,6 +107,7 @@ auto shard_map(F f, Mesh mesh, in_specs in, out_specs out, ShardMapOptions optio
     using R = std::decay_t<std::invoke_result_t<const F&, decltype(args)...>>;
     lax::RegisterAll();
     RegisterShardMap();
+    spmd::RegisterSpmdPrimitives();  // its sharded results work in eager ops
     const std::vector<PartitionSpec> leaf_in = shard_map_internal::LeafSpecs(
         in.specs, std::vector<size_t>{tree::flatten(args).first.size()...}, "in_specs");
     auto [leaves, def] = tree::flatten(Tuple{args...});

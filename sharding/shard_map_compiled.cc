@@ -33,7 +33,7 @@ Arrays ShardMapCompiled(absl::Span<const Array> in, const ParamMap& params, absl
   }
   std::vector<Arrays> per_chip(num);
   for (size_t i = 0; i < in.size(); ++i) {
-    const Array placed = device_put(in[i], NamedSharding(p.mesh, p.in_specs[i]));
+    const Array placed = sharding_internal::DevicePutSharded(in[i], NamedSharding(p.mesh, p.in_specs[i]));
     std::vector<Shard> shards = placed.addressable_shards();
     if (shards.size() != num) throw InternalError("shard_map: an argument's shards do not cover the mesh");
     for (size_t d = 0; d < num; ++d) per_chip[d].push_back(shards[d].data);

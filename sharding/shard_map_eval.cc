@@ -110,7 +110,7 @@ Arrays ShardMapImpl(absl::Span<const Array> in, const ParamMap& params, absl::Sp
 
   std::vector<PerDevice> args;
   for (size_t i = 0; i < in.size(); ++i) {
-    const Array placed = device_put(in[i], NamedSharding(p.mesh, p.in_specs[i]));
+    const Array placed = sharding_internal::DevicePutSharded(in[i], NamedSharding(p.mesh, p.in_specs[i]));
     std::vector<Shard> shards = placed.addressable_shards();
     if (shards.size() != num) throw InternalError("shard_map: an argument's shards do not cover the mesh");
     PerDevice values(num);

@@ -84,7 +84,7 @@ void FillPiece(const Array& x, const ConcreteArray& c, const ShardIndex& index, 
 
 }  // namespace
 
-Array device_put(const Array& x, const NamedSharding& sharding) {
+Array sharding_internal::DevicePutSharded(const Array& x, const NamedSharding& sharding) {
   if (!x.defined()) ThrowOpError<ValueError>("device_put", "argument is an empty Array handle");
   if (!x.is_concrete()) {
     ThrowOpError<TypeError>("device_put", "got a traced ", x.aval().str(), " value: device_put places concrete "

@@ -26,7 +26,23 @@ namespace jx {
 // a split dimension does not divide (naming the dimension, its size and the number of
 // pieces), ResourceExhaustedError when a device's memory is full (nothing stays allocated),
 // TypeError on a tracer.
-Array device_put(const Array& x, const NamedSharding& sharding);
+inline Array device_put(const Array& x, const NamedSharding& sharding);
+
+namespace spmd {
+// Makes eager ops on sharded arrays run as SPMD programs. Defined in jx_spmd, the layer above
+// (jx::jx links it), and called from the inline entry points that make sharded arrays (so the
+// user's object file pulls it in), as RegisterBuiltinClients is: no static initializer.
+void RegisterSpmdPrimitives();
+}  // namespace spmd
+
+namespace sharding_internal {
+Array DevicePutSharded(const Array& x, const NamedSharding& sharding);
+}  // namespace sharding_internal
+
+inline Array device_put(const Array& x, const NamedSharding& sharding) {
+  spmd::RegisterSpmdPrimitives();
+  return sharding_internal::DevicePutSharded(x, sharding);
+}
 
 // device_put of every leaf of a pytree to one sharding.
 template <typename T>
