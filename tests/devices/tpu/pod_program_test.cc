@@ -5,7 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -153,6 +161,33 @@ TEST(PodProgramTest, ClocksSynchronizeAtCollectivesAndTheStepIsReported) {
   EXPECT_THAT(text, HasSubstr("jit(spmd): step"));
   EXPECT_THAT(text, HasSubstr(pod.devices()[7]->ToString()));
   EXPECT_THAT(text, HasSubstr("idle(us)"));
+}
+
+TEST(PodProgramTest, TheTraceHasAnIciLanePerChipWithTheCollective) {
+  Pod pod = make_pod("v5e", {4, 2});
+  auto program = Compile(pod, kAllReduce, {ShapedArray{{256, 256}, float32}});
+  std::vector<Arrays> args;
+  for (int p = 0; p < kChips; ++p) args.push_back({device_put(numpy::full({256, 256}, 1.0f), pod.devices()[p])});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("jx_pod_trace." + std::to_string(::getpid()) + ".json")).string();
+  profiler::start_trace(path);
+  program->ExecuteShards(args);
+  profiler::stop_trace();
+  boost::property_tree::ptree trace;
+  boost::property_tree::read_json(path, trace);
+  std::remove(path.c_str());
+  std::map<int, std::set<std::string>> lanes;     // per chip (pid = chip id)
+  std::map<int, int> all_reduce_slices;
+  for (const auto& [key, e] : trace.get_child("traceEvents")) {
+    const int pid = e.get<int>("pid");
+    const std::string ph = e.get<std::string>("ph"), name = e.get<std::string>("name");
+    if (ph == "M" && name == "thread_name") lanes[pid].insert(e.get<std::string>("args.name"));
+    if (ph == "X" && name == "ar") ++all_reduce_slices[pid];
+  }
+  for (const Device* d : pod.devices()) {
+    EXPECT_TRUE(lanes[d->id()].count("ICI")) << d->ToString();
+    EXPECT_EQ(all_reduce_slices[d->id()], 1) << d->ToString();
+  }
 }
 
 TEST(PodProgramTest, AnErrorInSomeChipsSurfacesOnceAndNoThreadIsLeftBlocked) {
