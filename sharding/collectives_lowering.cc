@@ -167,11 +167,18 @@ absl::Status AxisIndexRule(LowerContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status PvaryRule(LowerContext& ctx) {
+  ctx.SetOutputs({ctx.operands().begin(), ctx.operands().end()});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // A shard_map equation inside a per-device program (its operands already each device's
 // blocks, as the body takes them): the body inlined, its collectives lowered as above. In a
 // program over global values the blocks are not formed yet: ShardMapCompiled (or spmd's
 // partitioner) makes the per-device program first.
-absl::Status ShardMapRule(LowerContext& ctx) {
+absl::Status LowerShardMap(LowerContext& ctx) {
   const shard_map_internal::ShardMapParams p = shard_map_internal::ShardMapParams::From(ctx.params());
   const std::vector<ShapedArray> body_avals = p.jaxpr.jaxpr->in_avals();
   for (size_t i = 0; i < body_avals.size() && i < ctx.in_avals().size(); ++i) {
@@ -188,13 +195,6 @@ absl::Status ShardMapRule(LowerContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::Status PvaryRule(LowerContext& ctx) {
-  ctx.SetOutputs({ctx.operands().begin(), ctx.operands().end()});
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 void RegisterCollectiveLowering(Registry& r) {
   r.Define(lax::kPsum).lower = AllReduceRule(HloOpcode::kAdd);
   r.Define(lax::kPmax).lower = AllReduceRule(HloOpcode::kMaximum);
@@ -205,7 +205,6 @@ void RegisterCollectiveLowering(Registry& r) {
   r.Define(lax::kPpermute).lower = PpermuteRule;
   r.Define(lax::kAxisIndex).lower = AxisIndexRule;
   r.Define(lax::kPvary).lower = PvaryRule;
-  r.Define(kShardMap).lower = ShardMapRule;
 }
 
 }  // namespace jx

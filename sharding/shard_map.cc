@@ -11,6 +11,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/str_util.h"
+#include "jx/sharding/collectives_lowering.h"
 #include "jx/sharding/manual_context.h"
 #include "jx/sharding/shard_map_internal.h"
 
@@ -258,6 +259,7 @@ void RegisterShardMap() {
     PrimitiveRules& rules = r.Define(kShardMap);
     rules.abstract_eval = ShardMapAbstractEval;
     rules.impl = ShardMapImpl;
+    rules.lower = LowerShardMap;
     SetShardMapTransformRules(rules);
   });
 }
