@@ -12,6 +12,7 @@
 //   ppermute        collective-permute over the device pairs of every group
 //   axis_index      partition-id turned into the position along the axes
 //   pvary           nothing (a typing marker)
+//   shard_map       in a per-device program: its body inlined
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "jx/core/str_util.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/collectives_lowering.h"
+#include "jx/sharding/shard_map.h"
+#include "jx/sharding/shard_map_internal.h"
 
 namespace jx {
 namespace {
@@ -42,12 +45,7 @@ int64_t NextChannelId(LowerContext& ctx) {
 }
 
 absl::StatusOr<hlo::HloComputation*> ScalarReducer(LowerContext& ctx, HloOpcode op, hlo::PrimitiveType type) {
-  hlo::HloBuilder b = ctx.NewBuilder(StrCat(hlo::HloOpcodeString(op), "_reducer"));
-  const hlo::Shape s = hlo::ShapeUtil::MakeScalarShape(type);
-  HLO_ASSIGN_OR_RETURN(HloInstruction * x, b.Parameter(0, s, "x"));
-  HLO_ASSIGN_OR_RETURN(HloInstruction * y, b.Parameter(1, s, "y"));
-  HLO_ASSIGN_OR_RETURN(HloInstruction * r, b.Binary(op, x, y));
-  return b.Build(r);
+  return ctx.ScalarBinaryComputation(op, type, StrCat(hlo::HloOpcodeString(op), "_reducer"));
 }
 
 hlo::HloBuilder::CollectiveOptions Groups(LowerContext& ctx) {
@@ -175,6 +173,27 @@ absl::Status PvaryRule(LowerContext& ctx) {
 }
 
 }  // namespace
+
+// A shard_map equation inside a per-device program (its operands already each device's
+// blocks, as the body takes them): the body inlined, its collectives lowered as above. In a
+// program over global values the blocks are not formed yet: ShardMapCompiled (or spmd's
+// partitioner) makes the per-device program first.
+absl::Status LowerShardMap(LowerContext& ctx) {
+  const shard_map_internal::ShardMapParams p = shard_map_internal::ShardMapParams::From(ctx.params());
+  const std::vector<ShapedArray> body_avals = p.jaxpr.jaxpr->in_avals();
+  for (size_t i = 0; i < body_avals.size() && i < ctx.in_avals().size(); ++i) {
+    if (ctx.in_aval(i).shape != body_avals[i].shape || ctx.in_aval(i).dtype != body_avals[i].dtype) {
+      return absl::FailedPreconditionError(StrCat(
+          "shard_map: operand ", i, " is ", ctx.in_aval(i).str(), " but the body takes ", body_avals[i].str(),
+          " on each of the mesh's ", p.mesh.devices().size(),
+          " devices: lower the per-device program (shard_map_internal::ShardMapCompiled)"));
+    }
+  }
+  HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> outs,
+                       ctx.InlineJaxpr(ctx.builder(), p.jaxpr, ctx.operands(), "shard_map"));
+  ctx.SetOutputs(std::move(outs));
+  return absl::OkStatus();
+}
 
 void RegisterCollectiveLowering(Registry& r) {
   r.Define(lax::kPsum).lower = AllReduceRule(HloOpcode::kAdd);

@@ -12,6 +12,7 @@
 #include "jx/core/interpreter.h"
 #include "jx/core/str_util.h"
 #include "jx/core/vma.h"
+#include "jx/sharding/collectives_lowering.h"
 #include "jx/sharding/manual_context.h"
 #include "jx/sharding/shard_map_internal.h"
 
@@ -257,9 +258,7 @@ void RegisterShardMap() {
     PrimitiveRules& rules = r.Define(kShardMap);
     rules.abstract_eval = ShardMapAbstractEval;
     rules.impl = ShardMapImpl;
-    rules.unsupported["lower"] =
-        "compiled, a shard_map is one program per chip (shard_map_compiled.h: its body lowered once for the "
-        "mesh's chips, collectives as HLO collectives), not an equation inside a one-device program";
+    rules.lower = LowerShardMap;
     SetShardMapTransformRules(rules);
   });
 }

@@ -49,5 +49,38 @@ TEST(ShardMapCompiledTest, OneSpmdProgramEqualsEagerShardMap) {
   EXPECT_GT(program->cost_analysis().communication_seconds, 0);
 }
 
+TEST(ShardMapCompiledTest, AShardMapInsideAPerDeviceProgramIsInlined) {
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"}, pod.devices());
+  // Replicated in and out: the body's per-device type is the program's.
+  auto sm = shard_map([](const Array& v) { return lax::psum(v, "x") * 2.0f; }, mesh, in_specs{P()}, out_specs{P()});
+  const ClosedJaxpr j = make_jaxpr([&](const Array& v) { return sm(v) + 1.0f; })(jnp::zeros({4}));
+  auto lowered = pod.client().Lower(j, {.name = "per_device", .device_assignment = pod.devices()});
+  EXPECT_THAT(lowered->as_text(), ::testing::HasSubstr("replica_groups={{0,2,4,6},{1,3,5,7}}"));
+  auto program = std::dynamic_pointer_cast<const tpu::PodProgram>(lowered->Compile());
+  ASSERT_NE(program, nullptr);
+  const Array x = jnp::array(std::vector<float>{1, 2, 3, 4}, {4});
+  const Arrays outs = program->Execute({x});  // every chip gets x
+  ASSERT_EQ(outs.size(), 8u);
+  const Array eager = device_put(sm(x), devices("cpu")[0]) + 1.0f;
+  for (const Array& out : outs) {
+    EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{9, 17, 25, 33}));
+    EXPECT_EQ(out.to_vector<float>(), eager.to_vector<float>());
+  }
+}
+
+TEST(ShardMapCompiledTest, AShardMapOverGlobalValuesIsNotLoweredAsIs) {
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"}, pod.devices());
+  auto sm = shard_map([](const Array& v) { return v * 2.0f; }, mesh, in_specs{P("x")}, out_specs{P("x")});
+  const ClosedJaxpr j = make_jaxpr(sm)(jnp::zeros({8}));
+  try {
+    pod.client().Lower(j, {.name = "global", .device_assignment = {pod.devices()[0]}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("lower the per-device program"));
+  }
+}
+
 }  // namespace
 }  // namespace jx

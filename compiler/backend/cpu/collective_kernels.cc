@@ -47,6 +47,10 @@ CollectiveContext& Context() {
   return current_context != nullptr ? *current_context : solo;
 }
 
+std::string_view OneDeviceHint(const CollectiveContext& ctx) {
+  return ctx.num_partitions() == 1 ? " (a one-device run: run the program on several devices)" : "";
+}
+
 // The group of this partition: its replica group, or every partition for replica_groups={}.
 absl::StatusOr<std::vector<int64_t>> GroupOf(const HloInstruction& instr, const CollectiveContext& ctx) {
   const int64_t me = ctx.partition_id();
@@ -60,7 +64,7 @@ absl::StatusOr<std::vector<int64_t>> GroupOf(const HloInstruction& instr, const 
       if (id >= ctx.num_partitions()) {
         return absl::InvalidArgumentError(StrCat("replica_groups=", hlo::ReplicaGroupsToString(instr.replica_groups()),
                                                  " name partition ", id, " of a ", ctx.num_partitions(),
-                                                 "-partition run"));
+                                                 "-partition run", OneDeviceHint(ctx)));
       }
     }
     for (int64_t id : group) {
@@ -200,7 +204,7 @@ class CollectiveKernel final : public Kernel {
       if (s >= ctx.num_partitions() || t >= ctx.num_partitions()) {
         return absl::InvalidArgumentError(StrCat(
             "source_target_pairs=", hlo::SourceTargetPairsToString(instr_.source_target_pairs()),
-            " name a partition of a ", ctx.num_partitions(), "-partition run"));
+            " name a partition of a ", ctx.num_partitions(), "-partition run", OneDeviceHint(ctx)));
       }
       if (t == me) source = s;
     }

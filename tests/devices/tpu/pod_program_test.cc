@@ -5,7 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +106,48 @@ TEST(PodProgramTest, CollectivesMoveRealDataBetweenChips) {
   }
 }
 
+// Along an inner dimension (every row of the operand splits into the members' blocks).
+TEST(PodProgramTest, ReduceScatterAndAllToAllAlongAnInnerDimension) {
+  Pod pod = make_pod("v5e", {4, 2});
+  auto program = Compile(pod, R"(HloModule spmd
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+ENTRY %main (p: f32[2,4]) -> (f32[2,2], f32[2,4]) {
+  %p = f32[2,4]{1,0} parameter(0)
+  %rs = f32[2,2]{1,0} reduce-scatter(f32[2,4]{1,0} %p), channel_id=1, replica_groups={{0,1},{2,3},{4,5},{6,7}}, dimensions={1}, use_global_device_ids=true, to_apply=%sum
+  %a2a = f32[2,4]{1,0} all-to-all(f32[2,4]{1,0} %p), channel_id=2, replica_groups={{0,1},{2,3},{4,5},{6,7}}, dimensions={1}
+  ROOT %t = (f32[2,2]{1,0}, f32[2,4]{1,0}) tuple(%rs, %a2a)
+}
+)", {ShapedArray{{2, 2}, float32}, ShapedArray{{2, 4}, float32}});
+  // Partition p's value: v(p)[r][c] = 100p + 10r + c.
+  auto v = [](int p, int r, int c) { return 100.f * p + 10.f * r + c; };
+  std::vector<Arrays> args;
+  for (int p = 0; p < kChips; ++p) {
+    std::vector<float> data;
+    for (int r = 0; r < 2; ++r) {
+      for (int c = 0; c < 4; ++c) data.push_back(v(p, r, c));
+    }
+    args.push_back({device_put(numpy::array(data, {2, 4}), pod.devices()[p])});
+  }
+  const std::vector<Arrays> outs = program->ExecuteShards(args);
+  for (int p = 0; p < kChips; ++p) {
+    SCOPED_TRACE(p);
+    const int base = p & ~1, rank = p & 1;
+    std::vector<float> rs, a2a;
+    for (int r = 0; r < 2; ++r) {
+      for (int c = 0; c < 2; ++c) rs.push_back(v(base, r, 2 * rank + c) + v(base + 1, r, 2 * rank + c));
+      for (int i = 0; i < 2; ++i) {
+        for (int c = 0; c < 2; ++c) a2a.push_back(v(base + i, r, 2 * rank + c));
+      }
+    }
+    EXPECT_EQ(outs[p][0].to_vector<float>(), rs);
+    EXPECT_EQ(outs[p][1].to_vector<float>(), a2a);
+  }
+}
+
 constexpr std::string_view kAllReduce = R"(HloModule spmd
 
 %sum (x: f32[], y: f32[]) -> f32[] {
@@ -153,6 +203,33 @@ TEST(PodProgramTest, ClocksSynchronizeAtCollectivesAndTheStepIsReported) {
   EXPECT_THAT(text, HasSubstr("jit(spmd): step"));
   EXPECT_THAT(text, HasSubstr(pod.devices()[7]->ToString()));
   EXPECT_THAT(text, HasSubstr("idle(us)"));
+}
+
+TEST(PodProgramTest, TheTraceHasAnIciLanePerChipWithTheCollective) {
+  Pod pod = make_pod("v5e", {4, 2});
+  auto program = Compile(pod, kAllReduce, {ShapedArray{{256, 256}, float32}});
+  std::vector<Arrays> args;
+  for (int p = 0; p < kChips; ++p) args.push_back({device_put(numpy::full({256, 256}, 1.0f), pod.devices()[p])});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("jx_pod_trace." + std::to_string(::getpid()) + ".json")).string();
+  profiler::start_trace(path);
+  program->ExecuteShards(args);
+  profiler::stop_trace();
+  boost::property_tree::ptree trace;
+  boost::property_tree::read_json(path, trace);
+  std::remove(path.c_str());
+  std::map<int, std::set<std::string>> lanes;     // per chip (pid = chip id)
+  std::map<int, int> all_reduce_slices;
+  for (const auto& [key, e] : trace.get_child("traceEvents")) {
+    const int pid = e.get<int>("pid");
+    const std::string ph = e.get<std::string>("ph"), name = e.get<std::string>("name");
+    if (ph == "M" && name == "thread_name") lanes[pid].insert(e.get<std::string>("args.name"));
+    if (ph == "X" && name == "ar") ++all_reduce_slices[pid];
+  }
+  for (const Device* d : pod.devices()) {
+    EXPECT_TRUE(lanes[d->id()].count("ICI")) << d->ToString();
+    EXPECT_EQ(all_reduce_slices[d->id()], 1) << d->ToString();
+  }
 }
 
 TEST(PodProgramTest, AnErrorInSomeChipsSurfacesOnceAndNoThreadIsLeftBlocked) {
