@@ -113,6 +113,9 @@ struct PrimitiveRules {
     }
     return lower;
   }
+  // Runs across the devices of a mesh (shard_map): a jit program with such an equation is an
+  // SPMD program for the mesh's chips, not a one-device program.
+  bool runs_on_mesh = false;
   // Rule name ("impl", "jvp", ...) -> why the primitive has no such rule.
   std::map<std::string, std::string> unsupported;
 };

@@ -259,6 +259,7 @@ void RegisterShardMap() {
     rules.abstract_eval = ShardMapAbstractEval;
     rules.impl = ShardMapImpl;
     rules.lower = LowerShardMap;
+    rules.runs_on_mesh = true;
     SetShardMapTransformRules(rules);
   });
 }

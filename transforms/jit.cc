@@ -7,6 +7,7 @@
 #include <mutex>
 #include <ostream>
 
+#include "jx/core/apply_primitive.h"
 #include "jx/core/device.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/sharding.h"
@@ -306,6 +307,10 @@ std::shared_ptr<Traced> TraceJit(const std::function<Arrays(absl::Span<const Arr
   const Device* const call_device[] = {sig.device};
   t->device = CallDevice(t->consts, absl::MakeConstSpan(call_device, sig.device != nullptr ? 1 : 0),
                          StrCat("jit(", name, ")"));
+  for (const Eqn& eqn : t->jaxpr.jaxpr->eqns) {
+    const PrimitiveRules* rules = GlobalRegistry().Find(eqn.primitive);
+    t->runs_on_mesh |= rules != nullptr && rules->runs_on_mesh;
+  }
   return t;
 }
 
@@ -357,7 +362,11 @@ Arrays Run(const Traced& t, absl::Span<const Array> leaves, const std::string& n
   bool any_sharded = false;
   for (const Array& x : leaves) any_sharded |= ShardingOfShardedLeaf(x) != nullptr;
   // A call on arrays sharded over several devices is one jit equation the eval interpreter
-  // hands to the sharded-eager handler (core/apply_primitive.h), which runs it per device.
+  // hands to the sharded-eager handler (core/apply_primitive.h), which runs it per device; so
+  // is a program with a shard_map (it runs on the mesh's chips whatever its arguments).
+  if (CurrentInterpreter() == nullptr && t.runs_on_mesh && !any_sharded) {
+    return ApplyShardedPrimitive(kJit, args, t.params);
+  }
   if (CurrentInterpreter() == nullptr && !any_sharded) {
     std::shared_ptr<const Executable> exe;
     {

@@ -121,6 +121,9 @@ struct Traced {
   ParamMap params;            // of the jit equation a call under a transformation binds
   // The signature's device, or its closed-over committed arrays' (nullptr: the default device).
   const Device* device = nullptr;
+  // The program has an equation that runs across a mesh (a shard_map): a call runs it as an
+  // SPMD program on the mesh's chips (through the sharded-eager handler), not on `device`.
+  bool runs_on_mesh = false;
   // Compiled for `device` on first eager use; guarded because copies of a jit object share
   // entries across threads.
   mutable std::mutex compile_mutex;

@@ -13,6 +13,8 @@
 #include "jx/core/registry.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
+#include "jx/sharding/shard_map_compiled.h"
+#include "jx/sharding/shard_map_internal.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_program.h"
@@ -25,6 +27,23 @@ const NamedSharding* NamedShardingOf(const Array& x) {
   const auto& c = static_cast<const ConcreteArray&>(*x.impl());
   if (!c.is_sharded()) return nullptr;
   return dynamic_cast<const NamedSharding*>(c.sharded()->sharding.get());
+}
+
+// The program's one equation when it is a shard_map of the program's inputs, in order, giving
+// its outputs (jit(shard_map(f))), else null.
+const Eqn* SoleShardMap(const Jaxpr& j) {
+  if (j.eqns.size() != 1 || j.eqns[0].primitive.name() != "shard_map" || !j.constvars.empty()) return nullptr;
+  const Eqn& e = j.eqns[0];
+  if (e.inputs.size() != j.invars.size() || e.outputs.size() != j.outvars.size()) return nullptr;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const Var* v = std::get_if<Var>(&e.inputs[i]);
+    if (v == nullptr || !(*v == j.invars[i])) return nullptr;
+  }
+  for (size_t i = 0; i < e.outputs.size(); ++i) {
+    const Var* v = std::get_if<Var>(&j.outvars[i]);
+    if (v == nullptr || !(*v == e.outputs[i])) return nullptr;
+  }
+  return &e;
 }
 
 Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
@@ -56,6 +75,19 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     in.push_back(s != nullptr ? MaybeSharding(s->TypeSpec(x.ndim())) : std::nullopt);
     avals.push_back(ShapedArray{x.shape(), x.dtype(), x.weak_type()});
     StrAppend(&key, " ", avals.back().str(), s != nullptr ? s->ToString() : "");
+  }
+  if (!mesh && jit_program != nullptr) {
+    // A jit of a shard_map on unsharded arguments: the shard_map places them by its in_specs,
+    // compiled once for the mesh's chips.
+    const Jaxpr& body = *jit_program->closed().jaxpr;
+    if (const Eqn* only = SoleShardMap(body)) {
+      std::vector<ShapedArray> out_avals;
+      for (const Var& v : only->outputs) out_avals.push_back(body.aval(v));
+      return shard_map_internal::ShardMapCompiled(inputs, only->params, out_avals);
+    }
+    for (const Eqn& eqn : body.eqns) {
+      if (eqn.primitive.name() == "shard_map" && !mesh) mesh = shard_map_internal::ShardMapParams::From(eqn.params).mesh;
+    }
   }
   if (!mesh) ThrowOpError<InternalError>(p.name(), "sharded eager handler called without a NamedSharding argument");
   static std::mutex mu;
