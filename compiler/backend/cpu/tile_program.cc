@@ -25,11 +25,11 @@ namespace {
 constexpr int kMaxRank = 64;
 // Programs of up to this many nodes keep their per-tile tables on the stack.
 constexpr int kMaxNodesOnStack = 64;
-// A strip holds this many bytes of the program's widest values: a dozen 64-byte vectors, so
-// each op's operands and result are L1-resident when the next op of the strip reads them,
-// and the loop around the ops runs often enough for its prefetches to stay one strip ahead
-// of the computation. (Measured on the 8-op chain over 16M f32: 512-1024 bytes are best;
-// 2.9 KB strips ran 1.25x slower, 256-byte strips pay the per-op call too often.)
+// A strip of a streaming program holds this many bytes of its widest values: a dozen 64-byte
+// vectors, so each op's operands and result are L1-resident when the next op of the strip
+// reads them, and the loop around the ops runs often enough for its prefetches to stay one
+// strip ahead of the computation. (Measured on the 8-op chain over 16M f32: 512-1024 bytes
+// are best; 2.9 KB strips ran 1.25x slower, 256-byte strips pay the per-op call too often.)
 constexpr int64_t kStripBytes = 768;
 // Bytes of L1 a strip's working set may take at most: the live registers plus this strip and
 // the prefetched next strip of every streamed input and of the output (L1D is 32-48 KiB).
@@ -553,7 +553,12 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   }
   p->prefetch_.push_back({-1, p->esize_, true});
   const int64_t per_element = (num_regs + 2 * streams) * max_esize + index_bytes;
-  const int64_t strip = std::min(kStripBytes / max_esize, kStripWorkingSet / per_element) / 16 * 16;
+  // Programs that compute index vectors (gathers, iota) keep strips as long as the working
+  // set allows: their odometer restarts per strip, and short strips did not help them.
+  const int64_t working_set_strip = kStripWorkingSet / per_element / 16 * 16;
+  const int64_t strip =
+      index_bytes > 0 ? std::max<int64_t>(working_set_strip, 64)
+                      : std::min(kStripBytes / max_esize / 16 * 16, working_set_strip);
   p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip, 16, tile);
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   return p;
@@ -602,7 +607,7 @@ std::string TileProgram::FallbackOpNames() const {
 }
 
 void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
-                           bool in_place) const {
+                           bool in_place, bool continues) const {
   if (n <= 0) return;
   // Registers are staggered by 5 cache lines so that a loop's operands and result never sit
   // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
@@ -645,10 +650,12 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
     const int64_t m = std::min(strip_, n - s);
     // The next strip of each streamed input and of the output is prefetched while this one
     // computes (the hardware prefetcher alone falls behind while the ops run). Past the
-    // tile's end that is the start of the tile a loop kernel computes next; prefetches of
-    // addresses past a buffer's end are harmless hints.
+    // tile's end only when the caller computes the following tile next on this thread
+    // (elsewhere those lines may be another thread's, being written).
     const uintptr_t ahead = static_cast<uintptr_t>(s + m);
+    const bool prefetch = s + m < n || continues;
     for (const PrefetchStream& p : prefetch_) {
+      if (!prefetch) break;
       if (p.write && in_place) continue;
       const uintptr_t base = reinterpret_cast<uintptr_t>(p.write ? out : node_src[p.node]);
       const uintptr_t a = base + ahead * p.esize, e = a + strip_ * p.esize;

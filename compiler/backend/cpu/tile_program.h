@@ -95,9 +95,11 @@ class TileProgram {
 
   // Computes elements [start, start + n) (n <= tile_elements()) into out (dense, the root's
   // element type). inputs[k] points at input slot k's buffer. With in_place, out may alias
-  // an input read at the same positions (the result is staged in scratch first).
+  // an input read at the same positions (the result is staged in scratch first). With
+  // continues, the caller evaluates [start + n, ...) next on this thread: the last strip
+  // prefetches the start of that tile's streams too.
   void Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
-                bool in_place = false) const;
+                bool in_place = false, bool continues = false) const;
 
   int64_t tile_elements() const { return tile_; }
   // Elements every op runs over before the program moves to the next strip of a tile.
