@@ -3,15 +3,19 @@
 //      vs the same chain as one Eigen array expression per chunk (hand fused, one pass).
 //      Target: jit / hand-fused <= 1.5x. Also on 256K f32 (L2-resident), which isolates the
 //      op loops from the memory stream. Process CPU time per run (both threads) is reported
-//      too: on a shared, loaded machine it is steadier than the wall clock.
+//      too: on a shared, loaded machine it is steadier than the wall clock. The machine's
+//      limit for the chain is a copy of the same bytes (read 16M f32, write 16M f32, the same
+//      chunks on 2 threads): the chain's time is also given as a multiple of it.
 //   2. A dense layer 128x784 @ 784x512 + bias, tanh as one kOutput fusion (epilogue applied
 //      per output block), vs Eigen GEMM followed by a separate bias+tanh pass; GFLOP/s also
 //      as a fraction of the machine's measured single-thread GEMM rate.
-// A summary with the ratios is printed after the runs. JX_BENCH_TILE=n sets the loop kernels'
+// A summary with the ratios is printed after the runs: medians over the repetitions (run
+// with --benchmark_repetitions=5), or the one run of each without repetitions. JX_BENCH_TILE=n sets the loop kernels'
 // tile size.
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -180,6 +184,24 @@ void BM_HandFusedChain(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n_all);
 }
 
+// The memory limit for the chain: the same bytes copied, in the hand-fused loop's chunks.
+void BM_CopyChainBytes(benchmark::State& state) {
+  const int64_t n_all = state.range(0);
+  ChainData& d = Chain(n_all);
+  CpuTimer cpu(state);
+  for (auto _ : state) {
+    Arena().execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, n_all, 1 << 16),
+                        [&](const tbb::blocked_range<int64_t>& r) {
+                          std::memcpy(d.out.data() + r.begin(), d.x.data() + r.begin(),
+                                      (r.end() - r.begin()) * sizeof(float));
+                        });
+    });
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * n_all * 2 * int64_t{sizeof(float)});
+}
+
 void BM_JitChain(benchmark::State& state) {
   ChainData& d = Chain(state.range(0));
   const void* args[] = {d.x.data()};
@@ -245,41 +267,50 @@ void BM_JitDenseOutputFusion(benchmark::State& state) {
 
 BENCHMARK(BM_HandFusedChain)->Arg(kN)->Arg(kSmallN)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_JitChain)->Arg(kN)->Arg(kSmallN)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CopyChainBytes)->Arg(kN)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EigenGemm1Thread)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_EigenGemmThenEpilogue)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_JitDenseOutputFusion)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// Records the best (lowest) real time per iteration of each benchmark for the summary.
+// Records each benchmark's median real time per iteration (and median process CPU time)
+// over its repetitions for the summary: the "median" aggregate when repetitions ran, else
+// the median of the runs seen.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.iterations == 0) continue;
-      const double t = run.GetAdjustedRealTime();
       std::string key = run.run_name.function_name;
       if (!run.run_name.args.empty()) key += "/" + run.run_name.args;
-      auto [it, inserted] = best_.emplace(key, t);
-      if (!inserted) it->second = std::min(it->second, t);
-      if (auto c = run.counters.find("cpu_ms"); c != run.counters.end()) {
-        auto [ct, fresh] = best_cpu_.emplace(key, c->second.value);
-        if (!fresh) ct->second = std::min(ct->second, c->second.value);
+      const auto c = run.counters.find("cpu_ms");
+      if (run.run_type == Run::RT_Aggregate) {
+        if (run.aggregate_name != "median") continue;
+        median_[key] = run.GetAdjustedRealTime();
+        if (c != run.counters.end()) median_cpu_[key] = c->second.value;
+      } else if (run.iterations > 0) {
+        runs_[key].push_back(run.GetAdjustedRealTime());
+        if (c != run.counters.end()) runs_cpu_[key].push_back(c->second.value);
       }
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  double Best(const std::string& name) const {
-    auto it = best_.find(name);
-    return it == best_.end() ? 0 : it->second;
-  }
   // name: the function name, "/args" appended for benchmarks with arguments.
-  // Best process CPU milliseconds per iteration (benchmarks with a cpu_ms counter).
-  double BestCpu(const std::string& name) const {
-    auto it = best_cpu_.find(name);
-    return it == best_cpu_.end() ? 0 : it->second;
-  }
+  double Median(const std::string& name) const { return Get(median_, runs_, name); }
+  // Median process CPU milliseconds per iteration (benchmarks with a cpu_ms counter).
+  double MedianCpu(const std::string& name) const { return Get(median_cpu_, runs_cpu_, name); }
 
  private:
-  std::map<std::string, double> best_, best_cpu_;
+  static double Get(const std::map<std::string, double>& medians,
+                    const std::map<std::string, std::vector<double>>& runs,
+                    const std::string& name) {
+    if (auto it = medians.find(name); it != medians.end()) return it->second;
+    auto it = runs.find(name);
+    if (it == runs.end() || it->second.empty()) return 0;
+    std::vector<double> v = it->second;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+  std::map<std::string, double> median_, median_cpu_;
+  std::map<std::string, std::vector<double>> runs_, runs_cpu_;
 };
 
 }  // namespace
@@ -291,29 +322,41 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 
-  std::printf("\nSummary (%d threads; best run of each)\n", kThreads);
+  std::printf("\nSummary (%d threads; median of each benchmark's repetitions)\n", kThreads);
   for (const int64_t n : {kN, kSmallN}) {
     const std::string arg = "/" + std::to_string(n);
-    const double jit_chain = reporter.Best("BM_JitChain" + arg);
-    const double hand_chain = reporter.Best("BM_HandFusedChain" + arg);
+    const double jit_chain = reporter.Median("BM_JitChain" + arg);
+    const double hand_chain = reporter.Median("BM_HandFusedChain" + arg);
     if (jit_chain <= 0 || hand_chain <= 0) continue;
     std::printf("  8-op chain on %lld f32%s: jit kLoop fusion / hand-fused Eigen = %.2fx%s\n",
                 static_cast<long long>(n), n == kSmallN ? " (L2-resident)" : "",
                 jit_chain / hand_chain, n == kN ? " (target <= 1.5x)" : "");
-    const double jit_cpu = reporter.BestCpu("BM_JitChain" + arg);
-    const double hand_cpu = reporter.BestCpu("BM_HandFusedChain" + arg);
+    const double jit_cpu = reporter.MedianCpu("BM_JitChain" + arg);
+    const double hand_cpu = reporter.MedianCpu("BM_HandFusedChain" + arg);
     if (jit_cpu > 0 && hand_cpu > 0) {
       std::printf("    in process CPU time (both threads; robust to a loaded machine): %.2f / "
                   "%.2f ms = %.2fx\n",
                   jit_cpu, hand_cpu, jit_cpu / hand_cpu);
     }
+    const double copy = reporter.Median("BM_CopyChainBytes" + arg);
+    if (copy > 0) {
+      std::printf("    memory limit (a copy of the same bytes, %.1f GB/s): %.2f ms; jit = %.2fx it, "
+                  "hand-fused = %.2fx it\n",
+                  2.0 * sizeof(float) * n / (copy * 1e-3) * 1e-9, copy, jit_chain / copy,
+                  hand_chain / copy);
+      const double copy_cpu = reporter.MedianCpu("BM_CopyChainBytes" + arg);
+      if (copy_cpu > 0 && jit_cpu > 0 && hand_cpu > 0) {
+        std::printf("    in process CPU time: copy %.2f ms; jit = %.2fx it, hand-fused = %.2fx it\n",
+                    copy_cpu, jit_cpu / copy_cpu, hand_cpu / copy_cpu);
+      }
+    }
   }
-  const double gemm1 = reporter.Best("BM_EigenGemm1Thread");
-  const double separate = reporter.Best("BM_EigenGemmThenEpilogue");
-  const double fused = reporter.Best("BM_JitDenseOutputFusion");
+  const double gemm1 = reporter.Median("BM_EigenGemm1Thread");
+  const double separate = reporter.Median("BM_EigenGemmThenEpilogue");
+  const double fused = reporter.Median("BM_JitDenseOutputFusion");
   if (gemm1 > 0 && separate > 0 && fused > 0) {
     const double flop = 2.0 * kM * kK * kCols;
-    // Best times are in the benchmarks' units (microseconds here).
+    // Median times are in the benchmarks' units (microseconds here).
     const double rate1 = flop / gemm1 * 1e-3, rate_fused = flop / fused * 1e-3;
     std::printf("  dense %lldx%lld @ %lldx%lld + bias + tanh: jit kOutput fusion / (Eigen GEMM + "
                 "separate epilogue) = %.2fx\n",
