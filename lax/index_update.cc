@@ -112,7 +112,72 @@ Array BasicUpdate(const Array& x, const std::vector<IndexEntry>& entries, const 
   return dynamic_update_slice(x, window, starts);
 }
 
-// Any index: scatter into x flattened, at the flat positions x[index] reads (the same index
+// Integer arrays with integers, unit-step slices and newaxis: one scatter into x whose index
+// vectors are the (broadcast, normalized) integer indices plus each slice's start, and whose
+// windows are the slices (JAX's _index_to_gather, used for scatter). O(updates) work.
+Array DirectScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, const Array& values, UpdateOp op,
+                          GatherScatterMode mode) {
+  const DType idt = IndexDTypeFor(x, entries);
+  std::vector<Array> adv;
+  std::vector<int64_t> adv_dims;
+  std::vector<Shape> shapes;
+  Shape sliced_shape = x.shape();
+  std::vector<std::pair<int64_t, int64_t>> slice_starts;  // (dim, start) of slices not covering their dim
+  for (const IndexEntry& e : entries) {
+    if (e.kind == IndexEntry::kNewAxis) continue;
+    const size_t d = static_cast<size_t>(e.dim);
+    const int64_t n = x.shape()[d];
+    if (e.kind == IndexEntry::kSlice) {
+      const SliceBounds b = ResolveSlice(e.slice, n);
+      sliced_shape[d] = b.length;
+      if (b.length != n) slice_starts.push_back({e.dim, b.start});
+      continue;
+    }
+    const Array raw = e.kind == IndexEntry::kInt ? Array::Scalar(static_cast<double>(e.i), int64) : e.array;
+    adv.push_back(NormalizeIndex(raw, n, idt));
+    adv_dims.push_back(e.dim);
+    shapes.push_back(raw.shape());
+  }
+  const Shape batch = numpy::broadcast_shapes(shapes, OpName(op));
+  const Array v = PrepareValues(x, values, ResultShape(x, entries, sliced_shape, batch), op);
+  if (std::find(sliced_shape.begin(), sliced_shape.end(), 0) != sliced_shape.end() || NumElements(batch) == 0) {
+    return x;
+  }
+  Shape one = batch;
+  one.push_back(1);
+  std::vector<Array> parts;
+  ScatterDimensionNumbers dn;
+  for (size_t k = 0; k < adv.size(); ++k) {
+    parts.push_back(reshape(numpy::broadcast_to(adv[k], batch), one));
+    dn.scatter_dims_to_operand_dims.push_back(adv_dims[k]);
+  }
+  for (const auto& [dim, start] : slice_starts) {
+    parts.push_back(broadcast_in_dim(Array::Scalar(static_cast<double>(start), idt), one, {}));
+    dn.scatter_dims_to_operand_dims.push_back(dim);
+  }
+  const Array indices = concatenate(parts, static_cast<int64_t>(batch.size()));
+  dn.inserted_window_dims = adv_dims;
+  const GatherLayout layout = LayoutOf(entries, sliced_shape, batch);
+  dn.update_window_dims = layout.offset_dims;
+  const Array updates = reshape(v, layout.out_shape);
+  switch (op) {
+    case UpdateOp::kSet: return scatter(x, indices, updates, dn, mode);
+    case UpdateOp::kAdd: return scatter_add(x, indices, updates, dn, mode);
+    case UpdateOp::kMultiply: return scatter_mul(x, indices, updates, dn, mode);
+    case UpdateOp::kMin: return scatter_min(x, indices, updates, dn, mode);
+    case UpdateOp::kMax: return scatter_max(x, indices, updates, dn, mode);
+  }
+  return x;
+}
+
+bool HasStridedSlice(const std::vector<IndexEntry>& entries) {
+  for (const IndexEntry& e : entries) {
+    if (e.kind == IndexEntry::kSlice && e.slice.step.value_or(1) != 1) return true;
+  }
+  return false;
+}
+
+// Strided slices: scatter into x flattened, at the flat positions x[index] reads (the same index
 // applied to an iota; out-of-bounds positions become -1 and are dropped unless clamped).
 Array ScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, const Array& values, UpdateOp op,
                     GatherScatterMode mode) {
@@ -146,7 +211,9 @@ Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& v
                  GatherScatterMode mode) {
   if (!values.defined()) ThrowOpError<ValueError>(OpName(op), "values is an empty Array handle");
   const std::vector<IndexEntry> entries = ParseIndex(x, indices, OpName(op));
-  return IsBasic(entries) ? BasicUpdate(x, entries, values, op, mode) : ScatterUpdate(x, entries, values, op, mode);
+  if (IsBasic(entries)) return BasicUpdate(x, entries, values, op, mode);
+  return HasStridedSlice(entries) ? ScatterUpdate(x, entries, values, op, mode)
+                                  : DirectScatterUpdate(x, entries, values, op, mode);
 }
 
 }  // namespace jx::lax::internal

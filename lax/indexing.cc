@@ -280,6 +280,30 @@ Shape ResultShape(const Array& x, const std::vector<IndexEntry>& entries, const 
   return out;
 }
 
+GatherLayout LayoutOf(const std::vector<IndexEntry>& entries, const Shape& sliced_shape, const Shape& batch_shape) {
+  int64_t first = -1, last = -1, count = 0;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    if (entries[k].kind != IndexEntry::kArray && entries[k].kind != IndexEntry::kInt) continue;
+    if (first < 0) first = static_cast<int64_t>(k);
+    last = static_cast<int64_t>(k);
+    ++count;
+  }
+  const bool adjacent = count == 0 || last - first + 1 == count;
+  GatherLayout layout;
+  if (!adjacent) layout.out_shape = batch_shape;
+  bool placed = !adjacent;
+  for (const IndexEntry& e : entries) {
+    if (e.kind == IndexEntry::kSlice) {
+      layout.offset_dims.push_back(static_cast<int64_t>(layout.out_shape.size()));
+      layout.out_shape.push_back(sliced_shape[static_cast<size_t>(e.dim)]);
+    } else if ((e.kind == IndexEntry::kInt || e.kind == IndexEntry::kArray) && !placed) {
+      layout.out_shape.insert(layout.out_shape.end(), batch_shape.begin(), batch_shape.end());
+      placed = true;
+    }
+  }
+  return layout;
+}
+
 Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, GatherScatterMode mode,
                     std::optional<double> fill_value) {
   const Array y = ApplyStaticSlices(x, entries);
@@ -309,32 +333,8 @@ Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, Gath
 
   // Gather output: the sliced dims in order with the batch dims where ResultShape puts them
   // (newaxis dims are added by the final reshape).
-  std::vector<IndexEntry> no_newaxis;
-  for (const IndexEntry& e : entries) {
-    if (e.kind != IndexEntry::kNewAxis) no_newaxis.push_back(e);
-  }
   GatherDimensionNumbers dn;
-  bool adjacent = true;
-  {
-    int64_t first = -1, last = -1, count = 0;
-    for (size_t k = 0; k < entries.size(); ++k) {
-      if (entries[k].kind != IndexEntry::kArray && entries[k].kind != IndexEntry::kInt) continue;
-      if (first < 0) first = static_cast<int64_t>(k);
-      last = static_cast<int64_t>(k);
-      ++count;
-    }
-    adjacent = last - first + 1 == count;
-  }
-  int64_t pos = adjacent ? 0 : nb;
-  bool placed = !adjacent;
-  for (const IndexEntry& e : no_newaxis) {
-    if (e.kind == IndexEntry::kSlice) {
-      dn.offset_dims.push_back(pos++);
-    } else if (!placed) {
-      pos += nb;
-      placed = true;
-    }
-  }
+  dn.offset_dims = LayoutOf(entries, y.shape(), batch).offset_dims;
   dn.collapsed_slice_dims = adv_dims;
   dn.start_index_map = adv_dims;
   std::vector<int64_t> slice_sizes = y.shape();

@@ -10,8 +10,10 @@
 //
 // Updating: a basic index (integers, unit-step slices) becomes dynamic_slice + the combining
 // op + dynamic_update_slice, which the CPU backend runs in place when x is dead after it or
-// donated; any other index scatters into x flattened, at the flat positions the same index
-// selects from an iota. Out-of-bounds updates are dropped by default (JAX's rule).
+// donated; integer arrays (with integers, unit-step slices, newaxis) become one scatter into x
+// (the gather's dimension numbers, as JAX's); an index with a strided slice scatters into x
+// flattened, at the flat positions the same index selects from an iota. Out-of-bounds updates
+// are dropped by default (JAX's rule).
 #pragma once
 
 #include <optional>

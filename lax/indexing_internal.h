@@ -39,6 +39,14 @@ Array ApplyStaticSlices(const Array& x, const std::vector<IndexEntry>& entries);
 // broadcast integer-index dims (batch_shape) where NumPy puts them.
 Shape ResultShape(const Array& x, const std::vector<IndexEntry>& entries, const Shape& sliced_shape,
                   const Shape& batch_shape);
+// Where a gather over `entries` (integer entries collapsed, batch_shape broadcast from them)
+// puts the sliced dims: their positions in its output (offset_dims), and that output's shape
+// (newaxis dims left out; the batch dims where NumPy puts them).
+struct GatherLayout {
+  std::vector<int64_t> offset_dims;
+  Shape out_shape;
+};
+GatherLayout LayoutOf(const std::vector<IndexEntry>& entries, const Shape& sliced_shape, const Shape& batch_shape);
 // The gather path of GetItem (also used with kFillOrDrop for flat positions of updates).
 Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, GatherScatterMode mode,
                     std::optional<double> fill_value);

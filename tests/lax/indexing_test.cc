@@ -178,6 +178,17 @@ TEST(IndexUpdateTest, RepeatedIndicesAllApply) {
   EXPECT_EQ(jnp::zeros({3}).at(idx).max(v).to_vector<float>(), (F{5, 0, 9}));
   EXPECT_EQ(jnp::zeros({3}).at(jnp::array({1, 5, -1})).set(v).to_vector<float>(), (F{0, 5, 9}));  // 5 dropped
   EXPECT_EQ(jnp::zeros({3}).at(jnp::array({1, 5})).set(7.0, "clip").to_vector<float>(), (F{0, 7, 7}));
+  // Integer arrays with slices: one scatter into x (slices are its windows).
+  const Array z = jnp::zeros({3, 4});
+  EXPECT_EQ((z.at({jx::slice(1, 3), jnp::array({0, 3})}).set(1.0).to_vector<float>()),
+            (F{0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1}));
+  EXPECT_EQ((z.at({jnp::array({2, 2}), jx::slice(1)}).add(jnp::array({1.f, 2.f, 3.f})).to_vector<float>()),
+            (F{0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 6}));
+  // Separated advanced indices: the values' leading dim is the broadcast index dim.
+  const Array w = jnp::zeros({2, 3, 2});
+  const Array vals = jnp::array({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});  // (2 index points, 3 rows)
+  EXPECT_EQ((w.at({1, jx::slice(), jnp::array({1, 0})}).set(vals).to_vector<float>()),
+            (F{0, 0, 0, 0, 0, 0, 4, 1, 5, 2, 6, 3}));
   // Strided and negative-step slices scatter too.
   EXPECT_EQ(ArangeF(5).at(jx::slice({}, {}, -2)).set(jnp::array({1.f, 2.f, 3.f})).to_vector<float>(),
             (F{3, 1, 2, 3, 1}));
