@@ -14,14 +14,18 @@
 #include <concepts>
 #include <cstdint>
 #include <iosfwd>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
+#include "jx/core/axis.h"
 #include "jx/core/buffer.h"
 #include "jx/core/dtype.h"
 #include "jx/core/shape.h"
@@ -119,10 +123,41 @@ class ConcreteArray final : public ArrayImpl {
 template <typename T>
 concept WeakScalar = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
 
+class Array;
+class IndexUpdateRef;
+
+// ---- NumPy/JAX indexing (x[...], x.at(...)) ----
+// Python's slice(start, stop, step); an absent bound is std::nullopt (Python's None).
+//   jx::slice(1, 3)          // 1:3
+//   jx::slice()              // :
+//   jx::slice({}, {}, -1)    // ::-1
+struct Slice {
+  std::optional<int64_t> start, stop, step;
+};
+inline Slice slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
+                   std::optional<int64_t> step = std::nullopt) {
+  return Slice{start, stop, step};
+}
+// jnp.newaxis (None in an index): inserts a dimension of size 1.
+struct NewAxis {};
+inline constexpr NewAxis newaxis{};
+// Python's Ellipsis (`...` in an index): as many full slices as the other indices leave.
+struct EllipsisType {};
+inline constexpr EllipsisType ellipsis{};
+
+class Index;
+
 class Array {
  public:
   // An empty handle (no value); every operation on it throws.
   Array() = default;
+  Array(const Array&) = default;
+  Array(Array&&) noexcept = default;
+  // Assignable only as an lvalue, so `x[i] = v` and `f(x) = v` do not compile (they would
+  // assign to a temporary and change nothing); JAX's updates are x.at(i).set(v).
+  Array& operator=(const Array&) & = default;
+  Array& operator=(Array&&) & noexcept = default;
+  ~Array() = default;
   explicit Array(std::shared_ptr<const ArrayImpl> impl) : impl_(std::move(impl)) {}
   // C++ scalars become weakly typed 0-d arrays: floats -> f32 (weak), integers -> i32 (weak).
   template <WeakScalar T>
@@ -186,13 +221,61 @@ class Array {
   Array astype(DType dtype) const;
   Array reshape(Shape new_shape) const;
   Array T() const;
-  Array operator[](int64_t index) const;
+
+  // NumPy/JAX indexing (a new array; never a view). Out-of-bounds integer reads clamp, as in
+  // JAX; negative indices count from the end; traced integer indices work.
+  //   x[2]; x[-1]; x[i_traced];
+  //   x[{jx::slice(1, 3), 0}];               // x[1:3, 0]
+  //   x[{jx::ellipsis, jx::newaxis}];        // x[..., None]
+  //   x[jnp::array({0, 2, 2})];              // gather
+  //   x[x > 0];                              // boolean mask (concrete arrays only)
+  // `x[i] = v` does not compile (assignment needs an lvalue): use x.at(i).set(v).
+  Array operator[](const Index& index) const;
+  Array operator[](std::initializer_list<Index> indices) const;
+  Array index(const std::vector<Index>& indices) const;
+  // JAX's x.at[idx]: functional updates, x.at(i).set(v), .add(v), .get(), ...
+  IndexUpdateRef at(const Index& index) const;
+  IndexUpdateRef at(std::initializer_list<Index> indices) const;
+
+  // Methods JAX users chain (the same as the jnp functions of the same name).
+  Array sum(const Axis& axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt) const;
+  Array prod(const Axis& axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt) const;
+  Array mean(const Axis& axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt) const;
+  Array max(const Axis& axis = {}, bool keepdims = false) const;
+  Array min(const Axis& axis = {}, bool keepdims = false) const;
+  Array var(const Axis& axis = {}, bool keepdims = false, int64_t ddof = 0) const;
+  Array std(const Axis& axis = {}, bool keepdims = false, int64_t ddof = 0) const;
+  Array any(const Axis& axis = {}, bool keepdims = false) const;
+  Array all(const Axis& axis = {}, bool keepdims = false) const;
+  Array argmax(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Array argmin(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Array cumsum(std::optional<int64_t> axis = std::nullopt, std::optional<DType> dtype = std::nullopt) const;
+  Array cumprod(std::optional<int64_t> axis = std::nullopt, std::optional<DType> dtype = std::nullopt) const;
+  Array ravel() const;
+  Array flatten() const;  // = ravel (JAX arrays are immutable: no copy is needed)
+  Array squeeze(const Axis& axis = {}) const;
+  Array transpose(std::optional<std::vector<int64_t>> axes = std::nullopt) const;
+  Array swapaxes(int64_t axis1, int64_t axis2) const;
+  Array clip(const std::optional<Array>& lo, const std::optional<Array>& hi) const;
+  Array round(int decimals = 0) const;
+  Array dot(const Array& other) const;
+  // Waits until the value is computed (jx computes eagerly: returns at once) and returns it;
+  // throws RuntimeError on a donated (deleted) array.
+  const Array& block_until_ready() const;
+
+  // NumPy's item(i) / item({i, j}): one element by flat index or by coordinates (negative
+  // counts from the end; out of range throws IndexError), converted to T.
+  template <typename T> T item(int64_t flat_index) const;
+  template <typename T> T item(std::initializer_list<int64_t> coordinates) const;
 
   std::string str() const;  // NumPy's str(): "[1. 2. 3.]"
   std::string repr() const; // "Array([1., 2., 3.], dtype=float32)"
 
  private:
   [[noreturn]] void ThrowItemError() const;
+  // The row-major offset of item(flat) / item({coordinates}); throws IndexError/ValueError.
+  int64_t ItemOffset(int64_t flat_index) const;
+  int64_t ItemOffset(absl::Span<const int64_t> coordinates) const;
   // The device of the concrete value (nullptr: the default device); throws on a tracer.
   const Device* placed_device() const;
   // The sharding's devices of a sharded concrete value, else nullptr; throws on a tracer.
@@ -204,6 +287,50 @@ class Array {
 };
 
 using Arrays = absl::InlinedVector<Array, 1>;
+
+// One entry of an index: an integer, a slice, newaxis, an ellipsis, or an Array (an integer
+// index, traced or not, of any rank — a gather — or a boolean mask, which must be concrete).
+class Index {
+ public:
+  template <typename T>
+    requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
+  Index(T i) : value_(static_cast<int64_t>(i)) {}  // NOLINT: implicit by design
+  Index(Slice s) : value_(s) {}                        // NOLINT
+  Index(NewAxis) : value_(NewAxis{}) {}                // NOLINT
+  Index(EllipsisType) : value_(EllipsisType{}) {}      // NOLINT
+  Index(Array a) : value_(std::move(a)) {}             // NOLINT
+
+  using Value = std::variant<int64_t, Slice, NewAxis, EllipsisType, Array>;
+  const Value& value() const { return value_; }
+
+ private:
+  Value value_;
+};
+
+// JAX's x.at[idx] (x.at(idx) in C++): functional index updates that return a new array.
+// Duplicate indices all apply (add accumulates; set keeps one). mode is JAX's: updates drop
+// out-of-bounds indices by default ("drop"; "clip" clamps them; "promise_in_bounds"), and
+// get() clamps by default ("fill" fills with fill_value, NaN for floats by default). Under
+// jit a basic index (integers, traced integers, unit-step slices) updates with
+// dynamic_update_slice, in place when x's buffer is dead after it or donated; other indices
+// lower to XLA scatter/gather.
+//   x.at(2).add(10.0);                       // x.at[2].add(10)
+//   x.at({jx::slice(), 0}).set(0.0);         // x.at[:, 0].set(0)
+//   x.at(20).get("fill", -1.0);              // x.at[20].get(mode='fill', fill_value=-1)
+class IndexUpdateRef {
+ public:
+  IndexUpdateRef(Array x, std::vector<Index> indices) : x_(std::move(x)), indices_(std::move(indices)) {}
+  Array set(const Array& values, std::string_view mode = {}) const;
+  Array add(const Array& values, std::string_view mode = {}) const;
+  Array multiply(const Array& values, std::string_view mode = {}) const;
+  Array min(const Array& values, std::string_view mode = {}) const;
+  Array max(const Array& values, std::string_view mode = {}) const;
+  Array get(std::string_view mode = {}, std::optional<double> fill_value = std::nullopt) const;
+
+ private:
+  Array x_;
+  std::vector<Index> indices_;
+};
 
 std::ostream& operator<<(std::ostream& os, const Array& a);
 
@@ -236,6 +363,22 @@ T Array::item() const {
   if (size() != 1) ThrowItemError();
   T out;
   ConvertElements<T>(dtype(), data(), 1, &out);
+  return out;
+}
+
+template <typename T>
+T Array::item(int64_t flat_index) const {
+  const int64_t offset = ItemOffset(flat_index);
+  T out;
+  ConvertElements<T>(dtype(), static_cast<const char*>(data()) + offset * ItemSize(dtype()), 1, &out);
+  return out;
+}
+
+template <typename T>
+T Array::item(std::initializer_list<int64_t> coordinates) const {
+  const int64_t offset = ItemOffset(absl::MakeConstSpan(coordinates.begin(), coordinates.size()));
+  T out;
+  ConvertElements<T>(dtype(), static_cast<const char*>(data()) + offset * ItemSize(dtype()), 1, &out);
   return out;
 }
 

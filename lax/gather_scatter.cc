@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "jx/lax/binary_ops.h"
+#include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/copy_kernels.h"
 #include "jx/lax/kernels/gather_scatter.h"
 #include "jx/lax/op_util.h"
@@ -338,9 +339,9 @@ Arrays GatherImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<cons
   return {out};
 }
 
-template <bool kAdd>
-Arrays ScatterImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
-  const std::string_view op = kAdd ? kScatterAdd.name() : kScatter.name();
+Arrays ScatterImplWith(Primitive prim, kernels::ScatterCombiner combiner, absl::Span<const Array> in,
+                       const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
+  const std::string_view op = prim.name();
   Array out = Array::Empty(out_avals[0]);
   const Array& x = in[0];
   const Array& u = in[2];
@@ -349,9 +350,15 @@ Arrays ScatterImpl(absl::Span<const Array> in, const ParamMap& p, absl::Span<con
   const bool clamp = GetObject<ModeParam>(op, p, "mode").mode == GatherScatterMode::kClip;
   const kernels::ScatterDims dims{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
                                   dn.operand_batching_dims, dn.scatter_indices_batching_dims};
-  kernels::Scatter(x.dtype(), kAdd ? kernels::ScatterCombiner::kAdd : kernels::ScatterCombiner::kOverwrite,
-                   out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(), dims, clamp);
+  kernels::Scatter(x.dtype(), combiner, out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(), dims,
+                   clamp);
   return {out};
+}
+
+ImplRule ScatterImpl(Primitive prim, kernels::ScatterCombiner combiner) {
+  return [prim, combiner](absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
+    return ScatterImplWith(prim, combiner, in, p, out_avals);
+  };
 }
 
 // ---- jvp, transpose and batching rules ----
@@ -545,6 +552,59 @@ Arrays ScatterAddTranspose(absl::Span<const Array> cts, absl::Span<const Transpo
   return out;
 }
 
+// scatter_mul is linear in its operand; in its updates only when no two land on one element,
+// so (as JAX) its updates' derivative needs unique_indices.
+JvpResult ScatterMulJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  const Array out = Bind1(kScatterMul, primals, p);
+  Array t;
+  if (tangents[0].defined()) t = Bind1(kScatterMul, {tangents[0], primals[1], primals[2]}, p);
+  if (tangents[2].defined()) {
+    if (!std::get<bool>(p.Get("unique_indices").value)) {
+      ThrowOpError<NotImplementedError>(
+          "scatter_mul", "gradients with respect to the updates are only implemented if unique_indices=true (as in "
+          "JAX): with repeated indices each update's derivative is the product of the others");
+    }
+    const Array ty = mul(primals[0], Bind1(kScatterAdd, {Zeros(primals[0].aval()), primals[1], tangents[2]}, p));
+    t = t.defined() ? add(t, ty) : ty;
+  }
+  return JvpResult{{out}, {t}};
+}
+
+Arrays ScatterMulTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
+  Arrays out(3);
+  if (!cts[0].defined()) return out;
+  if (args[2].is_linear()) {
+    ThrowOpError<NotImplementedError>("scatter_mul", "transpose with respect to the updates: scatter_mul is linear "
+                                      "only in its operand");
+  }
+  if (args[0].is_linear()) out[0] = Bind1(kScatterMul, {cts[0], args[1].value, args[2].value}, p);
+  return out;
+}
+
+// scatter_min/max: each output element's tangent is the mean of the tangents of the values
+// that tie for the extremum there (the operand element and the winning updates), as JAX's
+// _scatter_extremal_jvp. Linear in the tangents, so reverse mode needs no transpose of its own.
+JvpResult ScatterExtremalJvp(Primitive prim, absl::Span<const Array> primals, absl::Span<const Array> tangents,
+                             const ParamMap& p) {
+  const Array out = Bind1(prim, primals, p);
+  if (!tangents[0].defined() && !tangents[2].defined()) return JvpResult{{out}, {Array()}};
+  const Array& x = primals[0];
+  const Array& indices = primals[1];
+  const Array& y = primals[2];
+  const ScatterDimensionNumbers& dn = ScatterDn(p);
+  const GatherScatterMode mode = Mode(p);
+  const Array dx = Instantiate(tangents[0], x), dy = Instantiate(tangents[2], y);
+  const Array read_back =
+      gather(out, indices, GatherDnOf(dn), WindowSliceSizes(dn, x.ndim(), y.shape()), GatherModeReading(mode));
+  const Array won = eq(y, read_back);
+  const Array kept = eq(x, out);
+  const DType t = dx.dtype();
+  const Array count = scatter_add(convert_element_type(kept, t), indices, convert_element_type(won, t), dn, mode);
+  const Array sum = scatter_add(KeepWhere(kept, dx), indices, KeepWhere(won, dy), dn, mode);
+  const Array one = broadcast_in_dim(Array::Scalar(1, t), count.shape(), {});
+  return JvpResult{{out}, {div(sum, max(count, one))}};
+}
+
 BatchRule ScatterBatch(Primitive prim) {
   return [prim](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t n, const ParamMap& p) {
     const ScatterDimensionNumbers& dn = ScatterDn(p);
@@ -587,6 +647,21 @@ void AddGatherScatterRules(Registry& r) {
   sa.jvp = ScatterAddJvp;
   sa.transpose = ScatterAddTranspose;
   sa.batch = ScatterBatch(kScatterAdd);
+
+  PrimitiveRules& sm = r.Define(kScatterMul);
+  sm.jvp = ScatterMulJvp;
+  sm.transpose = ScatterMulTranspose;
+  sm.batch = ScatterBatch(kScatterMul);
+
+  for (Primitive prim : {kScatterMin, kScatterMax}) {
+    PrimitiveRules& rules = r.Define(prim);
+    rules.jvp = [prim](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+      return ScatterExtremalJvp(prim, primals, tangents, p);
+    };
+    rules.batch = ScatterBatch(prim);
+    rules.unsupported["transpose"] = std::string("not linear in its operand or updates; its jvp is written with scatter_add, "
+                                   "which reverse mode transposes");
+  }
 }
 
 }  // namespace
@@ -607,10 +682,19 @@ void RegisterGatherScatter(Registry& r) {
   g.impl = GatherImpl;
   PrimitiveRules& s = r.Define(kScatter);
   s.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatter, in, p); };
-  s.impl = ScatterImpl<false>;
-  PrimitiveRules& sa = r.Define(kScatterAdd);
-  sa.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatterAdd, in, p); };
-  sa.impl = ScatterImpl<true>;
+  s.impl = ScatterImpl(kScatter, kernels::ScatterCombiner::kOverwrite);
+  const std::pair<Primitive, kernels::ScatterCombiner> combining[] = {
+      {kScatterAdd, kernels::ScatterCombiner::kAdd},
+      {kScatterMul, kernels::ScatterCombiner::kMul},
+      {kScatterMin, kernels::ScatterCombiner::kMin},
+      {kScatterMax, kernels::ScatterCombiner::kMax}};
+  for (const auto& entry : combining) {
+    const Primitive prim = entry.first;
+    const kernels::ScatterCombiner combiner = entry.second;
+    PrimitiveRules& rules = r.Define(prim);
+    rules.abstract_eval = [prim](InAvals in, const ParamMap& p) { return ScatterEval(prim, in, p); };
+    rules.impl = ScatterImpl(prim, combiner);
+  }
   AddGatherScatterRules(r);
 }
 
@@ -650,6 +734,23 @@ Array scatter(const Array& operand, const Array& scatter_indices, const Array& u
 Array scatter_add(const Array& operand, const Array& scatter_indices, const Array& updates,
                   const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode) {
   return internal::BindOp1(kScatterAdd, {operand, scatter_indices, updates}, ScatterParams(dimension_numbers, mode));
+}
+
+Array scatter_mul(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode, bool unique_indices) {
+  ParamMap p = ScatterParams(dimension_numbers, mode);
+  p.Set("unique_indices", unique_indices);
+  return internal::BindOp1(kScatterMul, {operand, scatter_indices, updates}, p);
+}
+
+Array scatter_min(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode) {
+  return internal::BindOp1(kScatterMin, {operand, scatter_indices, updates}, ScatterParams(dimension_numbers, mode));
+}
+
+Array scatter_max(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode) {
+  return internal::BindOp1(kScatterMax, {operand, scatter_indices, updates}, ScatterParams(dimension_numbers, mode));
 }
 
 }  // namespace jx::lax

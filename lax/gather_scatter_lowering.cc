@@ -91,7 +91,9 @@ absl::Status LowerGather(LowerContext& ctx) {
   return lower::Output(ctx, lower::Select(mask, out, fv));
 }
 
-template <bool kAdd>
+enum class Combiner { kOverwrite, kAdd, kMul, kMin, kMax };
+
+template <Combiner kCombiner>
 absl::Status LowerScatter(LowerContext& ctx) {
   const ScatterDimensionNumbers& dn = ScatterDnOf(ctx.params());
   HloBuilder& b = ctx.builder();
@@ -130,11 +132,18 @@ absl::Status LowerScatter(LowerContext& ctx) {
                                         dn.operand_batching_dims.end());
   s.index_vector_dim = indices.rank() - 1;
   // The combiner: add (or for bool) for scatter_add; the update itself for scatter.
-  HloBuilder cb = ctx.NewBuilder(kAdd ? "scatter_add_combiner" : "scatter_combiner");
+  HloBuilder cb = ctx.NewBuilder(std::string(ctx.primitive_name()) + "_combiner");
   const hlo::Shape scalar = hlo::ShapeUtil::MakeScalarShape(operand.type());
   const XOp old_v = lower::Wrap(cb, cb.Parameter(0, scalar, "old")), new_v = lower::Wrap(cb, cb.Parameter(1, scalar, "update"));
+  const bool pred = operand.type() == hlo::PRED;
   XOp root = new_v;
-  if (kAdd) root = operand.type() == hlo::PRED ? (old_v | new_v) : old_v + new_v;
+  switch (kCombiner) {
+    case Combiner::kOverwrite: break;
+    case Combiner::kAdd: root = pred ? (old_v | new_v) : old_v + new_v; break;
+    case Combiner::kMul: root = pred ? (old_v & new_v) : old_v * new_v; break;
+    case Combiner::kMin: root = pred ? (old_v & new_v) : lower::Min(old_v, new_v); break;
+    case Combiner::kMax: root = pred ? (old_v | new_v) : lower::Max(old_v, new_v); break;
+  }
   HLO_ASSIGN_OR_RETURN(hlo::HloComputation * combiner, cb.Build(root.instr()));
   return lower::Output(ctx, lower::Wrap(b, b.Scatter({operand.instr()}, indices.instr(), {updates.instr()}, s, combiner)));
 }
@@ -143,8 +152,11 @@ absl::Status LowerScatter(LowerContext& ctx) {
 
 void RegisterGatherScatterLowering(Registry& r) {
   r.Define(kGather).lower = LowerGather;
-  r.Define(kScatter).lower = LowerScatter<false>;
-  r.Define(kScatterAdd).lower = LowerScatter<true>;
+  r.Define(kScatter).lower = LowerScatter<Combiner::kOverwrite>;
+  r.Define(kScatterAdd).lower = LowerScatter<Combiner::kAdd>;
+  r.Define(kScatterMul).lower = LowerScatter<Combiner::kMul>;
+  r.Define(kScatterMin).lower = LowerScatter<Combiner::kMin>;
+  r.Define(kScatterMax).lower = LowerScatter<Combiner::kMax>;
 }
 
 }  // namespace jx::lax::internal

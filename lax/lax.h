@@ -7,6 +7,7 @@
 #include "jx/lax/convolution.h"
 #include "jx/lax/cumulative_ops.h"
 #include "jx/lax/dot_general.h"
+#include "jx/lax/indexing.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/random_ops.h"
 #include "jx/lax/reduction_ops.h"

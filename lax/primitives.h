@@ -46,6 +46,7 @@ namespace jx::lax {
   X(kSlice, "slice") X(kDynamicSlice, "dynamic_slice")                                        \
   X(kDynamicUpdateSlice, "dynamic_update_slice") X(kConcatenate, "concatenate") X(kPad, "pad") \
   X(kGather, "gather") X(kScatter, "scatter") X(kScatterAdd, "scatter_add")                   \
+  X(kScatterMul, "scatter_mul") X(kScatterMin, "scatter_min") X(kScatterMax, "scatter_max")   \
   /* linear algebra and windows */                                                            \
   X(kDotGeneral, "dot_general") X(kConvGeneralDilated, "conv_general_dilated")                \
   X(kReduceWindowMax, "reduce_window_max") X(kReduceWindowSum, "reduce_window_sum")           \

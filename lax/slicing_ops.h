@@ -60,5 +60,18 @@ Array scatter(const Array& operand, const Array& scatter_indices, const Array& u
 Array scatter_add(const Array& operand, const Array& scatter_indices, const Array& updates,
                   const ScatterDimensionNumbers& dimension_numbers,
                   GatherScatterMode mode = GatherScatterMode::kFillOrDrop);
+// Multiply / take the min / the max of each operand element with every update landing on it
+// (JAX's lax.scatter_mul, scatter_min, scatter_max). scatter_mul's derivative in the updates
+// needs unique indices (as JAX's); scatter_min/max's tangent averages the tangents of the
+// tied winners (the operand included), as JAX's.
+Array scatter_mul(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  GatherScatterMode mode = GatherScatterMode::kFillOrDrop, bool unique_indices = false);
+Array scatter_min(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  GatherScatterMode mode = GatherScatterMode::kFillOrDrop);
+Array scatter_max(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  GatherScatterMode mode = GatherScatterMode::kFillOrDrop);
 
 }  // namespace jx::lax

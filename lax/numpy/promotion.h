@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "jx/core/array.h"
+#include "jx/core/axis.h"
 #include "jx/core/dtype.h"
 
 namespace jx::numpy {
@@ -118,22 +119,7 @@ Array ScalarOf(double v, DType dtype, bool weak = false);
 Array ScalarOf(int64_t v, DType dtype, bool weak = false);
 }  // namespace internal
 
-// An axis argument: one axis, several, or none (= all axes).
-class Axis {
- public:
-  Axis() = default;  // all axes
-  Axis(int axis) : all_(false), axes_{axis} {}  // NOLINT
-  Axis(int64_t axis) : all_(false), axes_{axis} {}  // NOLINT
-  Axis(std::initializer_list<int64_t> axes) : all_(false), axes_(axes) {}
-  Axis(std::vector<int64_t> axes) : all_(false), axes_(std::move(axes)) {}  // NOLINT
-  bool all() const { return all_; }
-  const std::vector<int64_t>& axes() const { return axes_; }
-  // The sorted, canonical (nonnegative) axes for a rank; throws on out-of-range or repeated axes.
-  std::vector<int64_t> Canonical(int64_t rank, std::string_view op) const;
-
- private:
-  bool all_ = true;
-  std::vector<int64_t> axes_;
-};
+// An axis argument (core/axis.h).
+using jx::Axis;
 
 }  // namespace jx::numpy

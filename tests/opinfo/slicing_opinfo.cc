@@ -438,8 +438,11 @@ JX_OPINFO(gather) {
 
 // XLA scatter on float64: updates applied in scatter-position order, windows that are not
 // entirely in bounds dropped (kFillOrDrop) or start indices clamped (kClip).
+// How a scatter combines an update with the operand element it lands on.
+enum class Combine { kSet, kAdd, kMul, kMin, kMax };
+
 RefArray ScatterRef(const RefArray& x, const RefArray& ind, const RefArray& upd, const ScatterDimensionNumbers& dn,
-                    GatherScatterMode mode, bool add, DType dtype) {
+                    GatherScatterMode mode, Combine combine, DType dtype) {
   RefArray r = x;
   const size_t rank = x.shape.size();
   const size_t n = static_cast<size_t>(ind.shape.back());
@@ -488,12 +491,12 @@ RefArray ScatterRef(const RefArray& x, const RefArray& ind, const RefArray& upd,
       }
       const double u = upd.at(ui);
       double& o = r.at(oi);
-      if (!add) {
-        o = u;
-      } else if (IsBool(dtype)) {
-        o = (o != 0 || u != 0) ? 1 : 0;
-      } else {
-        o += u;
+      switch (combine) {
+        case Combine::kSet: o = u; break;
+        case Combine::kAdd: o = IsBool(dtype) ? ((o != 0 || u != 0) ? 1 : 0) : o + u; break;
+        case Combine::kMul: o = IsBool(dtype) ? ((o != 0 && u != 0) ? 1 : 0) : o * u; break;
+        case Combine::kMin: o = std::min(o, u); break;
+        case Combine::kMax: o = std::max(o, u); break;
       }
     });
   });
@@ -524,25 +527,54 @@ std::vector<ScatterCase> ScatterCases() {
   };
 }
 
-OpInfo ScatterInfo(std::string name, bool add) {
-  return MakeInfo(name, kAllDTypes, [add](DType d, std::mt19937_64& rng) {
+// Values for a scatter sample: integral (exact sums whatever the order); +-1 for products, so
+// many repeated updates stay exact; continuous float64 values for min/max, whose derivative
+// columns need no ties.
+Array ScatterValues(std::mt19937_64& rng, const Shape& shape, DType d, Combine combine) {
+  if (combine == Combine::kMul && !IsBool(d)) {
+    Array out = Array::Empty(shape, d);
+    std::uniform_int_distribution<int> coin(0, 1);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      StoreFromDouble(d, out.mutable_data(), i, IsUnsignedInt(d) || coin(rng) ? 1.0 : -1.0);
+    }
+    return out;
+  }
+  if ((combine == Combine::kMin || combine == Combine::kMax) && d == float64) return RandomArray(rng, shape, d, -5, 5);
+  return RandIntegral(rng, shape, d);
+}
+
+Array ScatterOp(Combine combine, const std::vector<Array>& a, const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+  switch (combine) {
+    case Combine::kSet: return lax::scatter(a[0], a[1], a[2], dn, mode);
+    case Combine::kAdd: return lax::scatter_add(a[0], a[1], a[2], dn, mode);
+    case Combine::kMul: return lax::scatter_mul(a[0], a[1], a[2], dn, mode);
+    case Combine::kMin: return lax::scatter_min(a[0], a[1], a[2], dn, mode);
+    case Combine::kMax: return lax::scatter_max(a[0], a[1], a[2], dn, mode);
+  }
+  return Array();
+}
+
+OpInfo ScatterInfo(std::string name, Combine combine) {
+  return MakeInfo(name, kAllDTypes, [combine](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     for (const ScatterCase& c : ScatterCases()) {
       for (GatherScatterMode mode : {GatherScatterMode::kFillOrDrop, GatherScatterMode::kClip}) {
         Sample s;
-        Array x = RandIntegral(rng, c.operand, d);
+        Array x = ScatterValues(rng, c.operand, d, combine);
         Array idx = RandIndex(rng, c.indices, mode == GatherScatterMode::kClip ? int64 : int32, c.lo, c.hi);
-        Array u = RandIntegral(rng, c.updates, d);
+        Array u = ScatterValues(rng, c.updates, d, combine);
         s.description = StrCat(c.name, ": ", x.aval().str(), " indices ", idx.aval().str(), " updates ",
                                u.aval().str(), " mode=", ModeStr(mode));
         s.out_dtypes = {d};
         s.args = {x, idx, u};
-        s.op = [c, mode, add](const std::vector<Array>& a) {
-          return std::vector<Array>{add ? lax::scatter_add(a[0], a[1], a[2], c.dn, mode)
-                                        : lax::scatter(a[0], a[1], a[2], c.dn, mode)};
+        // scatter_mul's derivative in its updates needs unique indices (tests/lax/indexing_test.cc
+        // covers the unique case through x.at[i].multiply).
+        if (combine == Combine::kMul) s.derivatives_defined = false;
+        s.op = [c, mode, combine](const std::vector<Array>& a) {
+          return std::vector<Array>{ScatterOp(combine, a, c.dn, mode)};
         };
-        s.reference = [c, mode, add, d](const std::vector<RefArray>& a) {
-          return std::vector<RefArray>{ScatterRef(a[0], a[1], a[2], c.dn, mode, add, d)};
+        s.reference = [c, mode, combine, d](const std::vector<RefArray>& a) {
+          return std::vector<RefArray>{ScatterRef(a[0], a[1], a[2], c.dn, mode, combine, d)};
         };
         out.push_back(std::move(s));
       }
@@ -551,8 +583,11 @@ OpInfo ScatterInfo(std::string name, bool add) {
   });
 }
 
-JX_OPINFO(scatter) { return ScatterInfo("scatter", false); }
-JX_OPINFO(scatter_add) { return ScatterInfo("scatter_add", true); }
+JX_OPINFO(scatter) { return ScatterInfo("scatter", Combine::kSet); }
+JX_OPINFO(scatter_add) { return ScatterInfo("scatter_add", Combine::kAdd); }
+JX_OPINFO(scatter_mul) { return ScatterInfo("scatter_mul", Combine::kMul); }
+JX_OPINFO(scatter_min) { return ScatterInfo("scatter_min", Combine::kMin); }
+JX_OPINFO(scatter_max) { return ScatterInfo("scatter_max", Combine::kMax); }
 
 }  // namespace
 }  // namespace jx::opinfo

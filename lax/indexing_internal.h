@@ -1,0 +1,54 @@
+// The parsed form of an index, shared by the read (indexing.cc) and update (index_update.cc)
+// paths. Internal to lax.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "jx/core/array.h"
+#include "jx/lax/indexing.h"
+
+namespace jx::lax::internal {
+
+// One entry per operand dim (plus newaxis entries) after the ellipsis is expanded, trailing
+// full slices added and boolean masks replaced by their nonzero coordinates.
+struct IndexEntry {
+  enum Kind { kInt, kSlice, kNewAxis, kArray } kind;
+  int64_t i = 0;     // kInt: as written (may be negative or out of bounds)
+  Slice slice;       // kSlice
+  Array array;       // kArray: an integer array (any rank; 0-d when a traced integer)
+  int64_t dim = -1;  // the operand dim it indexes (-1 for newaxis)
+};
+std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indices, std::string_view op);
+
+// Python's slice.indices(n) and the number of elements it selects.
+struct SliceBounds {
+  int64_t start, step, length;
+};
+SliceBounds ResolveSlice(const Slice& s, int64_t n);
+
+// int32, or int64 when an operand dim or an index needs it.
+DType IndexDTypeFor(const Array& x, const std::vector<IndexEntry>& entries);
+// i converted to dtype, negative values counting from the end (once) of an axis of size n.
+Array NormalizeIndex(const Array& i, int64_t n, DType dtype);
+// x with every kSlice entry applied (lax::slice with strides, rev for negative steps).
+Array ApplyStaticSlices(const Array& x, const std::vector<IndexEntry>& entries);
+// The shape of x[index]: sliced dims (their sizes from sliced_shape), newaxis dims and the
+// broadcast integer-index dims (batch_shape) where NumPy puts them.
+Shape ResultShape(const Array& x, const std::vector<IndexEntry>& entries, const Shape& sliced_shape,
+                  const Shape& batch_shape);
+// Where a gather over `entries` (integer entries collapsed, batch_shape broadcast from them)
+// puts the sliced dims: their positions in its output (offset_dims), and that output's shape
+// (newaxis dims left out; the batch dims where NumPy puts them).
+struct GatherLayout {
+  std::vector<int64_t> offset_dims;
+  Shape out_shape;
+};
+GatherLayout LayoutOf(const std::vector<IndexEntry>& entries, const Shape& sliced_shape, const Shape& batch_shape);
+// The gather path of GetItem (also used with kFillOrDrop for flat positions of updates).
+Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, GatherScatterMode mode,
+                    std::optional<double> fill_value);
+
+}  // namespace jx::lax::internal
