@@ -51,6 +51,9 @@ class Pod {
   // The slice's interconnect (devices/interconnect/torus.h): which axes wrap, the links, the
   // routes; the cost of collectives on it is ici::CostCollective.
   const ici::Torus& torus() const { return client_->torus(); }
+  // The latest multi-chip step run on the pod (jit of a shard_map, SPMD jit): wall time, per
+  // chip compute / communication / idle, bytes per link, HBM high-water (pod_step.h).
+  StepReport last_step() const { return client_->last_step(); }
 
  private:
   std::shared_ptr<const TpuClient> client_;

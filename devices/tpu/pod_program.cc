@@ -209,6 +209,7 @@ std::vector<Arrays> PodProgram::ExecuteShards(const std::vector<Arrays>& args) c
                 status[first_failure]);
   }
   StepReport report = AdvanceClocks();
+  client_.RecordStep(report);
   std::lock_guard<std::mutex> lock(mu_);
   last_step_ = std::move(report);
   return outs;

@@ -50,4 +50,14 @@ std::shared_ptr<const Lowering> TpuClient::Lower(const ClosedJaxpr& jaxpr, const
   return LowerForTpu(jaxpr, options, chips.empty() ? *chips_.front() : *chips.front());
 }
 
+StepReport TpuClient::last_step() const {
+  std::lock_guard<std::mutex> lock(step_mu_);
+  return last_step_;
+}
+
+void TpuClient::RecordStep(const StepReport& report) const {
+  std::lock_guard<std::mutex> lock(step_mu_);
+  last_step_ = report;
+}
+
 }  // namespace jx::tpu

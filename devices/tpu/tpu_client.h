@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
 #include "jx/compiler/backend/tpu/tpu_chip_spec.h"
 #include "jx/core/device.h"
+#include "jx/devices/tpu/pod_step.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
 namespace jx::ici {
@@ -41,12 +43,18 @@ class TpuClient final : public Client {
   const std::vector<std::unique_ptr<TpuChip>>& chips() const { return chips_; }
   // The slice's interconnect: its torus of chips (vertex i is chips()[i]), built once here.
   const ici::Torus& torus() const { return *torus_; }
+  // The report of the latest multi-chip step run on this pod's chips (any program), so a user
+  // of jit or shard_map reads it without holding the program; empty before the first.
+  StepReport last_step() const;
+  void RecordStep(const StepReport& report) const;
 
  private:
   TpuChipSpec spec_;  // the chips refer to it
   std::vector<int64_t> shape_;
   std::vector<std::unique_ptr<TpuChip>> chips_;
   std::shared_ptr<const ici::Torus> torus_;
+  mutable std::mutex step_mu_;
+  mutable StepReport last_step_;
 };
 
 }  // namespace jx::tpu

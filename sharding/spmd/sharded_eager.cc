@@ -76,15 +76,19 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     avals.push_back(ShapedArray{x.shape(), x.dtype(), x.weak_type()});
     StrAppend(&key, " ", avals.back().str(), s != nullptr ? s->ToString() : "");
   }
-  if (!mesh && jit_program != nullptr) {
-    // A jit of a shard_map on unsharded arguments: the shard_map places them by its in_specs,
-    // compiled once for the mesh's chips.
+  if (jit_program != nullptr) {
+    // A jit of a shard_map: the shard_map places its arguments by its in_specs (shards already
+    // laid out that way stay), compiled once for the mesh's chips.
     const Jaxpr& body = *jit_program->closed().jaxpr;
     if (const Eqn* only = SoleShardMap(body)) {
       std::vector<ShapedArray> out_avals;
       for (const Var& v : only->outputs) out_avals.push_back(body.aval(v));
       return shard_map_internal::ShardMapCompiled(inputs, only->params, out_avals);
     }
+  }
+  if (!mesh && jit_program != nullptr) {
+    // Unsharded arguments of a program with a shard_map among other equations: its mesh.
+    const Jaxpr& body = *jit_program->closed().jaxpr;
     for (const Eqn& eqn : body.eqns) {
       if (eqn.primitive.name() == "shard_map" && !mesh) mesh = shard_map_internal::ShardMapParams::From(eqn.params).mesh;
     }
