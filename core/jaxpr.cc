@@ -148,9 +148,11 @@ std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent) {
   std::vector<std::string> outs, ins;
   for (Var v : e.outputs) outs.push_back(Binder(j, v, n));
   for (const Atom& a : e.inputs) ins.push_back(AtomStr(j, a, n));
-  std::string lhs = outs.empty() ? "_" : absl::StrJoin(outs, " ");
-  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n));
-  return StrCat(lhs, " = ", rhs, ins.empty() ? "" : " ", absl::StrJoin(ins, " "));
+  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n), ins.empty() ? "" : " ",
+                           absl::StrJoin(ins, " "));
+  // An equation with no outputs (an effect: debug_callback) prints without a binder, as JAX's.
+  if (outs.empty()) return rhs;
+  return StrCat(absl::StrJoin(outs, " "), " = ", rhs);
 }
 
 std::string JaxprStr(const Jaxpr& j, Namer& n) {

@@ -24,6 +24,8 @@ void RegisterConvolutionLowering(Registry& r);
 void RegisterSortLowering(Registry& r);
 void RegisterRandomLowering(Registry& r);
 void RegisterControlFlowLowering(Registry& r);
+void RegisterDebug(Registry& r);
+void RegisterDebugLowering(Registry& r);
 }  // namespace internal
 
 void RegisterAll() {
@@ -45,6 +47,7 @@ void RegisterAll() {
     internal::RegisterRandomOps(r);
     internal::RegisterStopGradient(r);
     internal::RegisterControlFlow(r);
+    internal::RegisterDebug(r);
     RegisterCustomDerivatives(r);
     RegisterCheckpoint(r);
     internal::RegisterUnaryLowering(r);
@@ -62,6 +65,7 @@ void RegisterAll() {
     internal::RegisterSortLowering(r);
     internal::RegisterRandomLowering(r);
     internal::RegisterControlFlowLowering(r);
+    internal::RegisterDebugLowering(r);
     RegisterJit(r);
   });
 }
