@@ -77,14 +77,9 @@ std::string LiteralStr(const Array& v) {
   if (v.dtype() == DType::kBool) {
     s = v.item<bool>() ? "True" : "False";
   } else if (IsFloating(v.dtype())) {
-    const double x = v.item<double>();
-    char buf[32];
-    for (int p = 1; p <= 17; ++p) {
-      std::snprintf(buf, sizeof(buf), "%.*g", p, x);
-      if (std::strtod(buf, nullptr) == x) break;
-    }
-    s = buf;
-    if (std::isfinite(x) && s.find_first_of(".e") == std::string::npos) s += ".0";
+    // The scalar's str in its own dtype: 10000.0, 0.1 (not float32 0.1's double expansion),
+    // 1e-05, as JAX prints NumPy scalars.
+    s = v.str();
   } else {
     s = v.str();
   }

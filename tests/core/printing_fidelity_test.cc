@@ -1,6 +1,8 @@
 // Printing as JAX prints (issue 13 item 7): a 0-d float array's str() is NumPy's scalar str
 // ("4.0", never "4."), reprs keep weak_type=True, and wrapped lines carry no trailing spaces.
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -34,6 +36,17 @@ TEST(PrintingFidelity, ZeroDimFloatsPrintAsScalars) {
 TEST(PrintingFidelity, ReprShowsWeakType) {
   EXPECT_EQ(Array(4.0f).repr(), "Array(4., dtype=float32, weak_type=True)");
   EXPECT_EQ(Array::Scalar(4.0, float32).repr(), "Array(4., dtype=float32)");
+}
+
+// print(tree) in Python shows containers with their leaves' reprs, e.g. the JAX pytrees
+// tutorial's print of a params dict (https://docs.jax.dev/en/latest/pytrees.html).
+TEST(PrintingFidelity, PytreesPrintWithTheirValues) {
+  std::map<std::string, Array> params{{"b", jnp::zeros({2})}, {"w", Array(1.0f)}};
+  EXPECT_EQ(tree::str(params),
+            "{'b': Array([0., 0.], dtype=float32), 'w': Array(1., dtype=float32, weak_type=True)}");
+  std::tuple<Array, std::vector<Array>> t{Array::Scalar(3, int32), {jnp::arange(2), jnp::arange(1)}};
+  EXPECT_EQ(tree::str(t), "(Array(3, dtype=int32), [Array([0, 1], dtype=int32), Array([0], dtype=int32)])");
+  EXPECT_EQ(tree::str(std::tuple<Array>{Array::Scalar(2.5, float32)}), "(Array(2.5, dtype=float32),)");
 }
 
 TEST(PrintingFidelity, WrappedArraysHaveNoTrailingSpaces) {
