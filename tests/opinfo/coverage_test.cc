@@ -21,6 +21,7 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"checkpoint", "tests/transforms/custom_derivatives_test.cc"},
     {"jit", "tests/transforms/jit_test.cc"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
+    {"debug_callback", "tests/lax/debug_test.cc and tests/devices/tpu/debug_print_on_chip_test.cc"},
 };
 
 TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {
