@@ -14,11 +14,28 @@ namespace {
 
 namespace jnp = jx::numpy;
 
-// A C++ scalar meeting a 0-d operand is a literal operand. (With a shaped operand jx still
-// stages a broadcast_in_dim of the literal where JAX relies on lax's scalar promotion.)
+// A C++ scalar is a literal operand, not broadcast first: JAX's _promote_shapes leaves a 0-d
+// operand to lax's scalar promotion (the page's jaxprs read `mul b 3.0:f32[]`).
 TEST(JaxprFidelity, ScalarOperandsAreLiterals) {
+  EXPECT_EQ(make_jaxpr([](const Array& x) { return x * 3.0f; })(jnp::ones({3})).ToString(),
+            "{ lambda ; a:f32[3]. let b:f32[3] = mul a 3.0:f32[] in (b,) }");
+  EXPECT_EQ(make_jaxpr([](const Array& x) { return jnp::multiply(x, 3.0f); })(jnp::ones({3})).ToString(),
+            "{ lambda ; a:f32[3]. let b:f32[3] = mul a 3.0:f32[] in (b,) }");
+  EXPECT_EQ(make_jaxpr([](const Array& x) { return 1.0f - x / 2.0f + x; })(jnp::ones({2, 2})).ToString(),
+            "{ lambda ; a:f32[2,2]. let\n"
+            "    b:f32[2,2] = div a 2.0:f32[]\n"
+            "    c:f32[2,2] = sub 1.0:f32[] b\n"
+            "    d:f32[2,2] = add c a\n"
+            "  in (d,) }");
   EXPECT_EQ(make_jaxpr([](const Array& x) { return x * 3.0f; })(Array::Scalar(1.0, float32)).ToString(),
             "{ lambda ; a:f32[]. let b:f32[] = mul a 3.0:f32[] in (b,) }");
+  // Values and derivatives are unchanged: eager, jit and grad through the scalar operand.
+  auto f = [](const Array& x) { return jnp::sum(3.0f * x - 1.0f); };
+  EXPECT_EQ(f(jnp::ones({4})).item<float>(), 8.0f);
+  EXPECT_EQ(jit(f)(jnp::ones({4})).item<float>(), 8.0f);
+  EXPECT_EQ(grad(f)(jnp::ones({4})).to_vector<float>(), (std::vector<float>{3, 3, 3, 3}));
+  EXPECT_EQ(vmap([](const Array& x) { return x / 2.0f; })(jnp::ones({3})).to_vector<float>(),
+            (std::vector<float>{0.5f, 0.5f, 0.5f}));
 }
 
 TEST(JaxprFidelity, FloatLiteralsPrintAsPythonFloats) {
