@@ -9,8 +9,10 @@
 #pragma once
 
 #include "jx/core/array.h"
+#include "jx/core/config.h"
 #include "jx/core/dtype.h"
 #include "jx/core/errors.h"
+#include "jx/core/pytree_print.h"
 #include "jx/core/sharding.h"
 #include "jx/core/shape.h"
 #include "jx/core/typeof.h"

@@ -55,6 +55,24 @@ std::string FormatScientific(DType dtype, double v, int precision) {
   return mantissa + exponent;
 }
 
+// str() of a 0-d float array: NumPy's scalar str (what JAX prints for one), the shortest
+// digits that read back as v in its dtype, positional between 1e-4 and 1e16 ("2.0",
+// "0.84147096"), scientific outside it ("1e-05", "1.5e+16").
+std::string ScalarFloatStr(DType dtype, double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  const double av = std::fabs(v);
+  if (av == 0 || (av >= 1e-4 && av < 1e16)) {
+    std::string s = FormatPositional(dtype, v, 17);
+    if (s.back() == '.') s += '0';
+    return s;
+  }
+  std::string s = FormatScientific(dtype, v, 17);
+  const size_t e = s.find('e');
+  if (e > 0 && s[e - 1] == '.') s.erase(e - 1, 1);  // 1.e-05 -> 1e-05
+  return s;
+}
+
 class ElementFormatter {
  public:
   ElementFormatter(const Array& a, const std::vector<int64_t>& shown) : dtype_(a.dtype()) {
@@ -241,6 +259,7 @@ std::string Array::str() const {
   if (!is_concrete()) return StrCat("Traced<", aval().str(), ">");
   if (is_deleted()) return StrCat("Array(<deleted>, shape=", ShapeToString(shape()), ", dtype=", dtype_name(dtype()), ")");
   if (size() == 0) return shape().size() <= 1 ? "[]" : StrCat("[]  # shape ", ShapeToString(shape()));
+  if (shape().empty() && IsFloating(dtype())) return ScalarFloatStr(dtype(), LoadAsDouble(dtype(), data(), 0));
   return Printer(*this, " ", 0).Run();
 }
 

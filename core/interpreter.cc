@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "jx/core/apply_primitive.h"
+#include "jx/core/config.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/vma.h"
@@ -147,7 +149,40 @@ void ApplyShardingTypes(Primitive p, const PrimitiveRules& rules, InAvals inputs
   if (!typed) SpmdLog(StrCat(p.name(), ": no sharding rule; results typed replicated"));
 }
 
+namespace {
+
+bool HoldsNaN(const Array& a) {
+  if (!IsFloating(a.dtype()) || !a.is_concrete()) return false;
+  for (double v : a.to_vector<double>()) {
+    if (std::isnan(v)) return true;
+  }
+  return false;
+}
+
+// jax_debug_nans in eager mode: JAX checks each primitive's outputs as it runs.
+void CheckNoNaN(Primitive p, absl::Span<const Array> inputs, absl::Span<const Array> outs) {
+  for (const Array& out : outs) {
+    if (!HoldsNaN(out)) continue;
+    std::string avals;
+    for (const Array& x : inputs) StrAppend(&avals, avals.empty() ? "" : ", ", x.aval().str());
+    throw FloatingPointError(StrCat("invalid value (nan) encountered in ", p.name(), " (eager, operands ", avals,
+                                    "; jax_debug_nans is on)"));
+  }
+}
+
+Arrays EvalPrimitiveUnchecked(Primitive p, absl::Span<const Array> inputs, const ParamMap& params);
+
+}  // namespace
+
 Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  Arrays outs = EvalPrimitiveUnchecked(p, inputs, params);
+  if (config::internal::eager_nan_checks()) CheckNoNaN(p, inputs, outs);
+  return outs;
+}
+
+namespace {
+
+Arrays EvalPrimitiveUnchecked(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
   const PrimitiveRules& rules = GlobalRegistry().Get(p);
   absl::InlinedVector<const ShapedArray*, 4> in_avals;
   in_avals.reserve(inputs.size());
@@ -186,5 +221,7 @@ Arrays EvalPrimitive(Primitive p, absl::Span<const Array> inputs, const ParamMap
   }
   return outs;
 }
+
+}  // namespace
 
 }  // namespace jx

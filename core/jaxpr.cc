@@ -77,14 +77,9 @@ std::string LiteralStr(const Array& v) {
   if (v.dtype() == DType::kBool) {
     s = v.item<bool>() ? "True" : "False";
   } else if (IsFloating(v.dtype())) {
-    const double x = v.item<double>();
-    char buf[32];
-    for (int p = 1; p <= 17; ++p) {
-      std::snprintf(buf, sizeof(buf), "%.*g", p, x);
-      if (std::strtod(buf, nullptr) == x) break;
-    }
-    s = buf;
-    if (std::isfinite(x) && s.find_first_of(".e") == std::string::npos) s += ".0";
+    // The scalar's str in its own dtype: 10000.0, 0.1 (not float32 0.1's double expansion),
+    // 1e-05, as JAX prints NumPy scalars.
+    s = v.str();
   } else {
     s = v.str();
   }
@@ -152,9 +147,11 @@ std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent) {
   std::vector<std::string> outs, ins;
   for (Var v : e.outputs) outs.push_back(Binder(j, v, n));
   for (const Atom& a : e.inputs) ins.push_back(AtomStr(j, a, n));
-  std::string lhs = outs.empty() ? "_" : absl::StrJoin(outs, " ");
-  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n));
-  return StrCat(lhs, " = ", rhs, ins.empty() ? "" : " ", absl::StrJoin(ins, " "));
+  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n), ins.empty() ? "" : " ",
+                           absl::StrJoin(ins, " "));
+  // An equation with no outputs (an effect: debug_callback) prints without a binder, as JAX's.
+  if (outs.empty()) return rhs;
+  return StrCat(absl::StrJoin(outs, " "), " = ", rhs);
 }
 
 std::string JaxprStr(const Jaxpr& j, Namer& n) {

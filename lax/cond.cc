@@ -271,6 +271,18 @@ Array cond_index_from_predicate(const Array& pred) {
   return convert_element_type(truth, int32);
 }
 
+Array switch_index(const Array& index, size_t num_branches) {
+  if (!index.defined() || index.ndim() != 0 || !(IsInteger(index.dtype()) || index.dtype() == bool_)) {
+    throw TypeError(StrCat("switch_: the branch index must be an integer scalar, got ",
+                           index.defined() ? index.aval().str() : "an empty Array"));
+  }
+  if (num_branches == 0) throw ValueError("switch_ requires at least one branch");
+  // As jax.lax.switch: convert to int32, then clamp, so the jaxpr shows
+  // `clamp 0:i32[] c 2:i32[]` before the cond.
+  return clamp(Array::Scalar(0, int32), convert_element_type(index, int32),
+               Array::Scalar(static_cast<double>(num_branches - 1), int32));
+}
+
 Arrays cond_flat(const Array& index, const std::vector<ArraysFn>& branches, absl::Span<const Array> operands,
                  const std::vector<std::string>& branch_names) {
   using namespace internal;

@@ -34,11 +34,14 @@ Arrays cond_flat(const Array& index, const std::vector<ArraysFn>& branches, absl
 // cond_fn(carry) -> bool scalar; body_fn(carry) -> carry.
 Arrays while_loop_flat(const ArraysFn& cond_fn, const ArraysFn& body_fn, absl::Span<const Array> init);
 // f(carry..., x...) -> (carry..., y...); xs are sliced along axis 0 (length from xs, or
-// `length` when there are none). Returns (carry..., ys...).
+// `length` when there are none). Returns (carry..., ys...). unroll (>= 1) is recorded in
+// the scan equation (JAX's param).
 Arrays scan_flat(const ArraysFn& f, absl::Span<const Array> init, absl::Span<const Array> xs,
-                 std::optional<int64_t> length, bool reverse);
+                 std::optional<int64_t> length, bool reverse, int64_t unroll = 1);
 // cond's branch index for a scalar predicate: int32 1 where pred is nonzero, else 0.
 Array cond_index_from_predicate(const Array& pred);
+// switch_'s branch index: index converted to int32 and clamped to [0, num_branches - 1].
+Array switch_index(const Array& index, size_t num_branches);
 
 namespace control_flow_internal {
 
@@ -90,7 +93,7 @@ template <typename F, typename... Ops>
 auto switch_(const Array& index, std::vector<F> branches, const Ops&... operands) {
   using R = std::decay_t<std::invoke_result_t<F&, const Ops&...>>;
   if (branches.empty()) throw ValueError("switch_ requires at least one branch");
-  return control_flow_internal::SwitchImpl<R>(index, branches, {}, operands...);
+  return control_flow_internal::SwitchImpl<R>(switch_index(index, branches.size()), branches, {}, operands...);
 }
 
 // while_loop(cond_fn, body_fn, init): while cond_fn(carry): carry = body_fn(carry).
@@ -150,7 +153,7 @@ auto scan(F f, const C& init, const X& xs, ScanOptions options = {}) {
     return out;
   };
   control_flow_internal::CheckScanOptions(options);
-  Arrays outs = scan_flat(body, init_leaves, xs_leaves, options.length, options.reverse);
+  Arrays outs = scan_flat(body, init_leaves, xs_leaves, options.length, options.reverse, options.unroll);
   control_flow_internal::CheckSameStructure(init_def, *carry_def, "scan", "carry output and init");
   absl::Span<const Array> all(outs);
   return std::pair<C, Y>{tree::unflatten<C>(init_def, all.subspan(0, num_carry)),

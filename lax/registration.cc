@@ -25,6 +25,8 @@ void RegisterConvolutionLowering(Registry& r);
 void RegisterSortLowering(Registry& r);
 void RegisterRandomLowering(Registry& r);
 void RegisterControlFlowLowering(Registry& r);
+void RegisterDebug(Registry& r);
+void RegisterDebugLowering(Registry& r);
 }  // namespace internal
 
 void RegisterAll() {
@@ -46,6 +48,7 @@ void RegisterAll() {
     internal::RegisterRandomOps(r);
     internal::RegisterStopGradient(r);
     internal::RegisterControlFlow(r);
+    internal::RegisterDebug(r);
     RegisterCustomDerivatives(r);
     RegisterCheckpoint(r);
     internal::RegisterUnaryLowering(r);
@@ -67,6 +70,7 @@ void RegisterAll() {
     internal::RegisterDotGeneralSharding(r);
     internal::RegisterReductionSharding(r);
     internal::RegisterShapeSharding(r);
+    internal::RegisterDebugLowering(r);
     RegisterJit(r);
   });
 }

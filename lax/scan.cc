@@ -25,27 +25,36 @@ struct ScanParts {
   int64_t length;
   bool reverse;
   size_t num_consts, num_carry;
+  int64_t unroll;
 };
 
 ScanParts Parts(const ParamMap& params) {
   return ScanParts{GetJaxpr(params, "jaxpr"), params.GetInt("length"), params.GetBool("reverse"),
-                   static_cast<size_t>(params.GetInt("num_consts")), static_cast<size_t>(params.GetInt("num_carry"))};
+                   static_cast<size_t>(params.GetInt("num_consts")), static_cast<size_t>(params.GetInt("num_carry")),
+                   params.GetInt("unroll")};
 }
 
-ParamMap ScanParams(const ClosedJaxpr& body, size_t num_consts, size_t num_carry, int64_t length, bool reverse) {
-  return ParamMap{{"jaxpr", JaxprParamOf(body)},
+// JAX's scan params, as its jaxprs print them: `linear` marks the inputs known to be linear
+// (none, as traced: JAX's transpose uses it only as a hint), `unroll` the iterations per loop
+// step, and `_split_transpose` the experimental transpose split jx does not offer.
+ParamMap ScanParams(const ClosedJaxpr& body, size_t num_consts, size_t num_carry, int64_t length, bool reverse,
+                    int64_t unroll) {
+  return ParamMap{{"_split_transpose", false},
+                  {"jaxpr", JaxprParamOf(body)},
                   {"length", length},
+                  {"linear", ParamList(body.jaxpr->invars.size(), Param(false))},
                   {"num_carry", static_cast<int64_t>(num_carry)},
                   {"num_consts", static_cast<int64_t>(num_consts)},
-                  {"reverse", reverse}};
+                  {"reverse", reverse},
+                  {"unroll", unroll}};
 }
 
 // Binds scan over a traced body whose hoisted consts lead the consts.
 Arrays BindScan(const Hoisted& body, absl::Span<const Array> consts, absl::Span<const Array> carry,
-                absl::Span<const Array> xs, int64_t length, bool reverse) {
+                absl::Span<const Array> xs, int64_t length, bool reverse, int64_t unroll) {
   const Arrays all_consts = Cat({body.consts, consts});
   return BindOp(kScan, Cat({all_consts, carry, xs}),
-                ScanParams(body.jaxpr, all_consts.size(), carry.size(), length, reverse));
+                ScanParams(body.jaxpr, all_consts.size(), carry.size(), length, reverse, unroll));
 }
 
 ShapedArray Unstacked(const ShapedArray& a) {
@@ -177,7 +186,7 @@ JvpResult ScanJvp(absl::Span<const Array> primals, absl::Span<const Array> tange
       avals, "scan jvp");
   // One scan computes primals and tangents. Under linearize its partial_eval rule splits it:
   // a known scan runs now and saves residuals, and only the tangent scan is staged.
-  Arrays outs = BindScan(body, Cat({consts, consts_t}), Cat({carry, carry_t}), Cat({xs, xs_t}), s.length, s.reverse);
+  Arrays outs = BindScan(body, Cat({consts, consts_t}), Cat({carry, carry_t}), Cat({xs, xs_t}), s.length, s.reverse, s.unroll);
   const size_t nft = float_carry.size(), ny = body_out.size() - nk;
   JvpResult r;
   r.primals_out.assign(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(nk));
@@ -250,7 +259,7 @@ std::optional<PartialEvalSplit> ScanPartialEval(absl::Span<const Array> in, cons
         return kept;
       },
       known_avals, "scan partial_eval(known)");
-  Arrays known_outs = BindScan(known_body, known_all_consts, known_carry, known_xs, s.length, s.reverse);
+  Arrays known_outs = BindScan(known_body, known_all_consts, known_carry, known_xs, s.length, s.reverse, s.unroll);
   Arrays inv_res, stacked_res;
   for (size_t r = 0, j = n_known_out; r < n_res; ++r) {
     if (invariant[r]) {
@@ -279,7 +288,7 @@ std::optional<PartialEvalSplit> ScanPartialEval(absl::Span<const Array> in, cons
   const Arrays staged_consts = Cat({unknown_body.consts, inv_res, unknown_consts});
   split.staged = kScan;
   split.staged_inputs = Cat({staged_consts, unknown_carry, stacked_res, unknown_xs});
-  split.staged_params = ScanParams(unknown_body.jaxpr, staged_consts.size(), n_uk, s.length, s.reverse);
+  split.staged_params = ScanParams(unknown_body.jaxpr, staged_consts.size(), n_uk, s.length, s.reverse, s.unroll);
   for (size_t k = 0, j = 0; k < pe.out_unknown.size(); ++k) {
     split.known_outs.push_back(pe.out_unknown[k] ? Array() : known_outs[j++]);
   }
@@ -311,7 +320,7 @@ BatchResult ScanBatch(absl::Span<const Array> args, absl::Span<const int64_t> di
   for (const Array& x : xs) avals.push_back(Unstacked(x.aval()));
   Hoisted body = TraceHoisted(
       [&](absl::Span<const Array> a) { return VmapCall(AsFn(s.body), a, axes, {0}, size); }, avals, "scan vmap");
-  Arrays outs = BindScan(body, consts, carry, xs, s.length, s.reverse);
+  Arrays outs = BindScan(body, consts, carry, xs, s.length, s.reverse, s.unroll);
   std::vector<int64_t> out_dims(outs.size(), 1);
   for (size_t k = 0; k < nk; ++k) out_dims[k] = 0;
   return BatchResult{outs, out_dims};
@@ -334,7 +343,7 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
     if (lin[i]) continue;
     (i < nc ? known_consts : i < nc + nk ? known_carry : known_xs).push_back(args[i].value);
   }
-  Arrays known_outs = BindScan(pe.known, known_consts, known_carry, known_xs, s.length, s.reverse);
+  Arrays known_outs = BindScan(pe.known, known_consts, known_carry, known_xs, s.length, s.reverse, s.unroll);
   const size_t n_res = pe.residual_avals.size();
   const absl::Span<const Array> residuals = absl::MakeConstSpan(known_outs).subspan(known_outs.size() - n_res);
   // Backward: carry (ct of linear consts, ct of linear carries); xs (residuals, ct of linear ys).
@@ -370,7 +379,7 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
         return out;
       },
       avals, "scan transpose");
-  Arrays outs = BindScan(body_t, {}, Cat({ct_consts, ct_carry}), Cat({residuals, ct_ys}), s.length, !s.reverse);
+  Arrays outs = BindScan(body_t, {}, Cat({ct_consts, ct_carry}), Cat({residuals, ct_ys}), s.length, !s.reverse, s.unroll);
   // Carries promoted to linear entered as known constants (zeros): they get no cotangent.
   Arrays result(n_in);
   for (size_t i = 0, j = 0; i < n_in; ++i) {
@@ -396,7 +405,7 @@ void RegisterScan(Registry& r) {
 }  // namespace internal
 
 Arrays scan_flat(const ArraysFn& f, absl::Span<const Array> init, absl::Span<const Array> xs,
-                 std::optional<int64_t> length, bool reverse) {
+                 std::optional<int64_t> length, bool reverse, int64_t unroll) {
   using namespace internal;
   int64_t n = -1;
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -422,7 +431,7 @@ Arrays scan_flat(const ArraysFn& f, absl::Span<const Array> init, absl::Span<con
     throw TypeError(StrCat("scan: the body must return the carry's shapes and dtypes: the carry is (",
                            AvalsStr(AvalsOf(init)), ") but the body returns (", AvalsStr(carry_out), ")"));
   }
-  return BindScan(body, {}, init, xs, n, reverse);
+  return BindScan(body, {}, init, xs, n, reverse, unroll);
 }
 
 }  // namespace jx::lax

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "jx/core/apply_primitive.h"
+#include "jx/core/config.h"
 #include "jx/core/device.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/sharding.h"
@@ -21,11 +22,6 @@ namespace {
 
 const Primitive kJit = Primitive::Intern("jit");
 
-bool EnvFlag(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
 // Lowers and compiles a traced program for `device` (nullptr: the default device).
 std::shared_ptr<const Executable> Compile(const ClosedJaxpr& jaxpr, const std::string& name, std::vector<bool> donated,
                                           const Device* device) {
@@ -36,7 +32,7 @@ std::shared_ptr<const Executable> Compile(const ClosedJaxpr& jaxpr, const std::s
   options.donated = std::move(donated);
   options.device_assignment = {&target};
   std::shared_ptr<const Executable> exe = target.client().Lower(jaxpr, options)->Compile();
-  if (EnvFlag("JX_LOG_COMPILES")) {
+  if (config::log_compiles()) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "jx: compiled jit(%s) (%zu equations) for %s in %.3f ms\n", name.c_str(),
                  jaxpr.jaxpr->eqns.size(), target.ToString().c_str(), ms);
@@ -74,6 +70,7 @@ bool AnyNaN(absl::Span<const Array> xs) {
   struct Rerunning {
     Rerunning() { in_nan_rerun = true; }
     ~Rerunning() { in_nan_rerun = false; }
+    config::internal::SuspendEagerNanChecks eager_checks_off;  // this rerun reports the path itself
   } rerunning;
   EqnObserver observer;
   observer = [&](const Eqn& e, size_t k, absl::Span<const Array> in, absl::Span<const Array> out) {
@@ -97,7 +94,7 @@ bool AnyNaN(absl::Span<const Array> xs) {
 Arrays ExecuteChecked(const Executable& exe, const ClosedJaxpr& jaxpr, absl::Span<const Array> args,
                       const std::string& name) {
   Arrays outs = exe.Execute(args);
-  if (!in_nan_rerun && EnvFlag("JX_DEBUG_NANS") && AnyNaN(outs)) ThrowFirstNaN(jaxpr, args, name);
+  if (!in_nan_rerun && config::debug_nans() && AnyNaN(outs)) ThrowFirstNaN(jaxpr, args, name);
   return outs;
 }
 
@@ -248,7 +245,7 @@ std::shared_ptr<const Traced> JitState::Lookup(Signature& sig, absl::Span<const 
       if (s.Matches(sig, leaves)) return t;
     }
     for (const Array& leaf : leaves) sig.avals.push_back(leaf.aval());
-    if (!entries_.empty() && EnvFlag("JX_EXPLAIN_CACHE_MISSES")) {
+    if (!entries_.empty() && config::explain_cache_misses()) {
       std::fprintf(stderr, "jx: jit(%s) cache miss (%zu entries cached): %s\n", name_.c_str(), entries_.size(),
                    ExplainMiss(entries_.back().first, sig).c_str());
     }
@@ -257,7 +254,7 @@ std::shared_ptr<const Traced> JitState::Lookup(Signature& sig, absl::Span<const 
   std::shared_ptr<const Traced> traced = trace(sig);
   std::lock_guard<std::mutex> lock(mutex_);
   ++num_traces_;
-  if (EnvFlag("JX_LOG_COMPILES")) {
+  if (config::log_compiles()) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::string avals;
     for (const ShapedArray& a : sig.avals) StrAppend(&avals, avals.empty() ? "" : ", ", a.str());

@@ -3,7 +3,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <system_error>
+
+#include <unistd.h>
 
 #include "jx/core/str_util.h"
 
@@ -23,12 +29,42 @@ int LogLevel() {
   return v == nullptr ? 0 : std::atoi(v);
 }
 
+// Says once per directory (not once per compile) that dumps to it are off, and why.
+void ReportUnusableDir(const std::string& dir, const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string>* reported = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (!reported->insert(dir).second) return;
+  std::fprintf(stderr, "jx: JX_DUMP_TO=%s: %s; compile dumps are off\n", dir.c_str(), why.c_str());
+}
+
+// Creates dir (and its parents) when missing; false, after reporting why, when it cannot be
+// created or written.
+bool PrepareDumpDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    ReportUnusableDir(dir, StrCat("cannot create the directory (", ec.message(), ")"));
+    return false;
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    ReportUnusableDir(dir, "not a directory");
+    return false;
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    ReportUnusableDir(dir, "the directory is not writable");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 CompileDump CompileDump::ForNextCompile() {
   CompileDump dump;
   const char* dir = std::getenv("JX_DUMP_TO");
   if (dir == nullptr || dir[0] == '\0') return dump;
+  if (!PrepareDumpDir(dir)) return dump;
   char id[24];
   std::snprintf(id, sizeof(id), "%04lld.", static_cast<long long>(g_dump_counter.fetch_add(1)));
   dump.dir_ = dir;
@@ -38,8 +74,10 @@ CompileDump CompileDump::ForNextCompile() {
 
 void CompileDump::Write(const std::string& module, const std::string& suffix, const std::string& text) const {
   if (!enabled()) return;
-  std::ofstream out(StrCat(dir_, "/", prefix_, module, suffix));
+  const std::string path = StrCat(dir_, "/", prefix_, module, suffix);
+  std::ofstream out(path);
   out << text;
+  if (!out) ReportUnusableDir(dir_, StrCat("writing ", path, " failed"));
 }
 
 void CompileDump::AttachTo(hlo::HloPassPipeline& pipeline) const {

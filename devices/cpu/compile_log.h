@@ -1,7 +1,8 @@
 // What a compile leaves behind for a person: JX_DUMP_TO=dir writes, per compile,
 // "<dir>/NNNN.<module>.jaxpr.txt", the HLO as lowered ("...lowered.txt"), after every pass
 // ("<dir>/NNNN.<module>.MMM.<pass>.txt") and "<dir>/NNNN.<module>.dot" (Graphviz, fusions as
-// boxes); JX_LOG_COMPILES=2 prints where a compile's time went, per stage and per pass.
+// boxes). The directory is created when missing; one that cannot be created or written is
+// reported once on stderr and dumps are skipped. JX_LOG_COMPILES=2 prints where a compile's time went, per stage and per pass.
 //
 //   CompileDump dump = CompileDump::ForNextCompile();   // numbered; disabled without JX_DUMP_TO
 //   dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
@@ -18,7 +19,8 @@ namespace jx::cpu_device {
 // One compile's dump files, numbered in compile order.
 class CompileDump {
  public:
-  // The next compile's dump, or a disabled one when JX_DUMP_TO is unset.
+  // The next compile's dump (creating JX_DUMP_TO's directory), or a disabled one when
+  // JX_DUMP_TO is unset or unusable (said once per directory on stderr).
   static CompileDump ForNextCompile();
   bool enabled() const { return !dir_.empty(); }
   // Writes "<dir>/NNNN.<module><suffix>" (best effort, like the pass dumps).

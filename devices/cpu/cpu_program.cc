@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "jx/core/config.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
@@ -13,10 +14,7 @@
 namespace jx::cpu_device {
 namespace {
 
-bool DebugNans() {
-  const char* v = std::getenv("JX_DEBUG_NANS");
-  return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
-}
+bool DebugNans() { return config::debug_nans(); }
 
 MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m) {
   MemoryAnalysis out;

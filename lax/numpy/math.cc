@@ -3,6 +3,7 @@
 // formulas so results match JAX's, including its NaN/inf corner cases.
 #include "jx/lax/numpy/math.h"
 
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <numbers>
@@ -44,6 +45,20 @@ Array PromoteOneNumeric(A x) {
   return x.as(t.dtype, t.weak);
 }
 
+// promote_args for the arithmetic lax accepts a 0-d operand of (its scalar promotion, read
+// with stride 0): with exactly one 0-d operand nothing is broadcast, as JAX's _promote_shapes
+// leaves it to lax, so `x * 3.0` stages `mul a 3.0:f32[]` rather than a broadcast_in_dim.
+std::array<Array, 2> PromoteArithmetic(std::string_view op, A x, A y, bool inexact) {
+  if (x.shape().empty() == y.shape().empty()) {
+    if (!inexact) return promote_args(op, x, y);
+    std::vector<Array> v = promote_args_inexact(op, {x, y});
+    return {std::move(v[0]), std::move(v[1])};
+  }
+  TypeAndWeak t = result_type_weak({x, y});
+  if (inexact) t = to_inexact(t);
+  return {x.as(t.dtype, t.weak), y.as(t.dtype, t.weak)};
+}
+
 Array ApplyBinary(std::string_view op, A x, A y, Binary f) {
   auto [a, b] = promote_args(op, x, y);
   return f(a, b);
@@ -81,26 +96,26 @@ double FinfoMax(DType d) {
 // ---- arithmetic ----
 
 Array add(A x, A y) {
-  auto [a, b] = promote_args("add", x, y);
+  auto [a, b] = PromoteArithmetic("add", x, y, false);
   if (IsBool(a.dtype())) return lax::bitwise_or(a, b);  // NumPy: logical or on bools
   return lax::add(a, b);
 }
 
 Array subtract(A x, A y) {
-  auto [a, b] = promote_args("subtract", x, y);
+  auto [a, b] = PromoteArithmetic("subtract", x, y, false);
   RequireNonBool("subtract", a);
   return lax::sub(a, b);
 }
 
 Array multiply(A x, A y) {
-  auto [a, b] = promote_args("multiply", x, y);
+  auto [a, b] = PromoteArithmetic("multiply", x, y, false);
   if (IsBool(a.dtype())) return lax::bitwise_and(a, b);
   return lax::mul(a, b);
 }
 
 Array true_divide(A x, A y) {
-  auto args = promote_args_inexact("true_divide", {x, y});
-  return lax::div(args[0], args[1]);
+  auto [a, b] = PromoteArithmetic("true_divide", x, y, true);
+  return lax::div(a, b);
 }
 Array divide(A x, A y) { return true_divide(x, y); }
 

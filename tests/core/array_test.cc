@@ -63,7 +63,7 @@ TEST(ArrayTest, PrintsLikeNumPy) {
   EXPECT_EQ(Make<double>({1e-5, 1.0}, {2}).str(), "[1.e-05 1.e+00]");
   EXPECT_EQ(Make<double>({1e-5, 1.5}, {2}).str(), "[1.0e-05 1.5e+00]");
   EXPECT_EQ(Make<float>({0.f / 0.f, 1.f / 0.f, -1.f}, {3}).str(), "[nan inf -1.]");
-  EXPECT_EQ(Array::Scalar(3.0, float32).str(), "3.");
+  EXPECT_EQ(Array::Scalar(3.0, float32).str(), "3.0");  // NumPy scalar str, as JAX prints a 0-d array
   EXPECT_EQ(Make<float>({}, {0}).str(), "[]");
   EXPECT_EQ(Make<float>({1, 2.5, 3}, {3}).repr(), "Array([1. , 2.5, 3. ], dtype=float32)");
   // Shortest digits that read back in the element's own dtype (NumPy's unique mode):

@@ -150,7 +150,7 @@ TEST(CpuJitBackendTest, DebugNansNamesTheFirstPrimitiveThatMadeOne) {
   const Array x = jnp::array(std::vector<float>{0.5f, 2.0f, 3.0f});
   // Without the flag the NaN is just a value.
   EXPECT_TRUE(std::isnan(jit(f)(x).to_vector<float>()[0]));
-  setenv("JX_DEBUG_NANS", "1", 1);
+  config::update("jax_debug_nans", true);  // JX_DEBUG_NANS=1's programmatic switch
   try {
     jit(f)(x);
     ADD_FAILURE() << "expected FloatingPointError";
@@ -162,7 +162,7 @@ TEST(CpuJitBackendTest, DebugNansNamesTheFirstPrimitiveThatMadeOne) {
   EXPECT_THROW(jit(f)(jnp::array(std::vector<float>{NAN})), FloatingPointError);  // NaN argument
   const Array ok = jit(f)(jnp::array(std::vector<float>{2.0f}));                    // still works
   EXPECT_FALSE(std::isnan(ok.to_vector<float>()[0]));
-  unsetenv("JX_DEBUG_NANS");
+  config::update("jax_debug_nans", false);
 }
 
 TEST(CpuJitBackendTest, DonatedArgumentMemoryHoldsTheResult) {

@@ -235,14 +235,17 @@ TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
   EXPECT_EQ(make_jaxpr(g)(jnp::ones({5})).ToString(),
             "{ lambda ; a:f32[5]. let\n"
             "    b:f32[] c:f32[5] = scan[\n"
+            "      _split_transpose=False\n"
             "      jaxpr={ lambda ; d:f32[] e:f32[]. let\n"
             "          f:f32[] = add d e\n"
             "          g:f32[] = mul f 2.0:f32[]\n"
             "        in (f, g) }\n"
             "      length=5\n"
+            "      linear=(False, False)\n"
             "      num_carry=1\n"
             "      num_consts=0\n"
             "      reverse=False\n"
+            "      unroll=1\n"
             "    ] 0.0:f32[] a\n"
             "  in (c,) }");
 }

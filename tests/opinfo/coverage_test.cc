@@ -22,6 +22,7 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"jit", "tests/transforms/jit_test.cc"},
     {"shard_map", "tests/sharding/shard_map_collectives_test.cc, shard_map_transforms_test.cc"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
+    {"debug_callback", "tests/lax/debug_test.cc and tests/devices/tpu/debug_print_on_chip_test.cc"},
 };
 
 TEST(CoverageTest, EveryPrimitiveHasEveryRuleOrAReason) {

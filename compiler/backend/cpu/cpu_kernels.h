@@ -37,7 +37,7 @@ class Kernel {
   // "loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
   // "scan", "arg-reduce", "library-arg-reduce", "sort", "top-k", "reduce-window", "gather",
   // "scatter", "while", "conditional", "call", "unfused", "dynamic-slice",
-  // "dynamic-update-slice", "data-movement" or "fallback".
+  // "dynamic-update-slice", "data-movement", "host-callback" or "fallback".
   virtual std::string_view kind() const = 0;
   // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
   // while it runs; counted in the executable's memory_analysis().
@@ -122,6 +122,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const hlo::HloInstructi
 // the fill value where the mask is false.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const hlo::HloInstruction& instr,
                                                                 int64_t tile_elements);
+// The host-callback custom-call (core/host_callback.h): calls the registered host function
+// on the operands (host_callback_kernel.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeHostCallbackKernel(const hlo::HloInstruction& instr);
 // The jx dtype of an HLO element type, for kernel library calls (nullopt: not an array type).
 std::optional<DType> KernelDTypeOf(hlo::PrimitiveType type);
 

@@ -115,6 +115,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
     case HloOpcode::kPad: case HloOpcode::kConcatenate: case HloOpcode::kBitcastConvert:
       kernel = attempt(MakeDataMovementKernel(instr));
       break;
+    case HloOpcode::kCustomCall:
+      kernel = attempt(MakeHostCallbackKernel(instr));
+      break;
     default:
       if (instr.IsElementwise()) {
         kernel = attempt(MakeLoopKernel(instr, tile_elements));
