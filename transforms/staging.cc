@@ -1,5 +1,7 @@
 #include "jx/transforms/staging.h"
 
+#include <algorithm>
+
 #include "jx/core/errors.h"
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
@@ -76,8 +78,10 @@ std::optional<Arrays> StagingInterpreter::SplitKnown(Primitive p, absl::Span<con
     split = rules->partial_eval(inputs, unknown, params);
   }
   if (!split) return std::nullopt;
-  Arrays staged = Stage(split->staged, split->staged_inputs, split->staged_params);
   Arrays outs = std::move(split->known_outs);
+  // Every output known (none depends on the unknown inputs): nothing to stage.
+  if (std::all_of(outs.begin(), outs.end(), [](const Array& o) { return o.defined(); })) return outs;
+  Arrays staged = Stage(split->staged, split->staged_inputs, split->staged_params);
   const std::vector<size_t>& from = split->unknown_from;
   size_t next = 0;
   for (Array& o : outs) {

@@ -1,6 +1,8 @@
 // Eager ops on sharded arrays go to the one hook core owns (SetShardedEagerHandler): the
 // default names the op and the sharding; an installed handler receives the op and its
 // arguments; the committed-device rules run first (two meshes in one op are a ValueError).
+// device_put to a NamedSharding installs the SPMD layer's handler, so the tests of core's
+// default put it back for their duration (DefaultHandler).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -24,6 +26,12 @@ std::string Str(const T& v) {
   return os.str();
 }
 
+// Core's default handler while in scope (the SPMD handler is installed by device_put).
+struct DefaultHandler {
+  ShardedEagerHandler previous = SetShardedEagerHandler(nullptr);
+  ~DefaultHandler() { SetShardedEagerHandler(std::move(previous)); }
+};
+
 struct V5e {
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   Mesh mesh = make_mesh({4, 2}, {"x", "y"}, pod.devices());
@@ -32,6 +40,7 @@ struct V5e {
 TEST(ShardedEagerTest, DefaultHandlerNamesTheOpAndTheSharding) {
   V5e v;
   Array xs = device_put(jnp::arange(32, float32).reshape({8, 4}), NamedSharding(v.mesh, P("x", none)));
+  DefaultHandler default_handler;
   try {
     jnp::sin(xs);
     FAIL() << "expected NotImplementedError";
@@ -60,7 +69,10 @@ TEST(ShardedEagerTest, InstalledHandlerReceivesTheOp) {
   EXPECT_EQ(seen, "add");
   EXPECT_EQ(arity, 2u);
   EXPECT_TRUE(out.sharding()->Equals(*xs.sharding()));
-  EXPECT_THROW(jnp::sin(xs), NotImplementedError);  // the default is back
+  // The SPMD layer's handler is back: the op runs on the mesh, sharded like its operand.
+  const Array ys = jnp::sin(xs);
+  EXPECT_TRUE(ys.sharding()->Equals(*xs.sharding()));
+  EXPECT_TRUE(jnp::allclose(ys, jnp::sin(jnp::arange(32, float32).reshape({8, 4})), 1e-6, 1e-6));
 }
 
 TEST(ShardedEagerTest, ArraysOnTwoMeshesAreAValueError) {
@@ -97,11 +109,14 @@ TEST(ShardedEagerTest, JitCallsOnShardedArraysReachTheHandler) {
   V5e v;
   Array xs = device_put(jnp::ones({8, 4}), NamedSharding(v.mesh, P("x", none)));
   auto f = jit([](const Array& a) { return jnp::sin(a) * 2.0f; }, name{"f"});
-  try {
-    f(xs);
-    FAIL() << "expected NotImplementedError";
-  } catch (const NotImplementedError& e) {
-    EXPECT_THAT(std::string(e.what()), HasSubstr("[jit] argument 0 (f32[8@x,4]) is sharded with NamedSharding("));
+  {
+    DefaultHandler default_handler;
+    try {
+      f(xs);
+      FAIL() << "expected NotImplementedError";
+    } catch (const NotImplementedError& e) {
+      EXPECT_THAT(std::string(e.what()), HasSubstr("[jit] argument 0 (f32[8@x,4]) is sharded with NamedSharding("));
+    }
   }
   std::string program;
   ShardedEagerHandler previous = SetShardedEagerHandler(
