@@ -67,6 +67,23 @@ class MemoryAccount {
   Usage usage_;
 };
 
+// Bytes held in a memory for a scope (a program's scratch while it runs on a chip).
+class ScopedReservation {
+ public:
+  ScopedReservation(MemoryAccount& account, int64_t nbytes, std::string_view what) : account_(account), nbytes_(nbytes) {
+    if (nbytes_ > 0) account_.Reserve(nbytes_, what);
+  }
+  ~ScopedReservation() {
+    if (nbytes_ > 0) account_.Release(nbytes_);
+  }
+  ScopedReservation(const ScopedReservation&) = delete;
+  ScopedReservation& operator=(const ScopedReservation&) = delete;
+
+ private:
+  MemoryAccount& account_;
+  int64_t nbytes_;
+};
+
 class Buffer {
  public:
   static constexpr int64_t kAlignment = 64;

@@ -41,20 +41,10 @@ Arrays ShardMapCompiled(absl::Span<const Array> in, const ParamMap& params, absl
   std::vector<Arrays> results = program->ExecuteShards(per_chip);
   Arrays outs;
   for (size_t k = 0; k < out_avals.size(); ++k) {
-    auto sharding = std::make_shared<NamedSharding>(p.mesh, p.out_specs[k]);
-    ShapedArray aval = out_avals[k];
-    aval.spec = sharding->TypeSpec(aval.ndim());
-    const std::vector<ShardIndex> indices = sharding->devices_indices(aval.shape);
-    std::vector<Shard> shards;
-    for (size_t d = 0; d < num; ++d) {
-      Shard s;
-      s.device = devices[d];
-      s.index = indices[d];
-      for (size_t e = 0; e < d; ++e) s.replica_id += indices[e] == indices[d] ? 1 : 0;
-      s.data = results[d][k];
-      shards.push_back(std::move(s));
-    }
-    outs.push_back(Array(std::make_shared<ConcreteArray>(std::move(aval), std::move(sharding), std::move(shards))));
+    std::vector<Array> blocks;
+    for (size_t d = 0; d < num; ++d) blocks.push_back(results[d][k]);
+    outs.push_back(make_array_from_single_device_arrays(out_avals[k].shape, NamedSharding(p.mesh, p.out_specs[k]),
+                                                        std::move(blocks)));
   }
   return outs;
 }

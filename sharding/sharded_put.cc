@@ -1,5 +1,7 @@
 #include "jx/sharding/sharded_put.h"
 
+#include "absl/strings/str_join.h"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -102,20 +104,44 @@ Array sharding_internal::DevicePutSharded(const Array& x, const NamedSharding& s
   ShapedArray piece_aval{piece_shape, x.dtype(), x.aval().weak_type};
 
   const std::vector<const Device*>& devices = sharding.device_set();
+  std::vector<Array> pieces;
+  pieces.reserve(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    // A failed allocation throws here; the pieces made so far are freed with `pieces`.
+    std::shared_ptr<Buffer> buffer = devices[i]->Allocate(piece_aval.nbytes());
+    FillPiece(x, c, indices[i], piece_shape, static_cast<char*>(buffer->data()));
+    pieces.push_back(Array(std::make_shared<ConcreteArray>(piece_aval, std::move(buffer), devices[i], /*committed=*/true)));
+  }
+  return make_array_from_single_device_arrays(shape, sharding, std::move(pieces));
+}
+
+Array make_array_from_single_device_arrays(const Shape& shape, const NamedSharding& sharding,
+                                           std::vector<Array> arrays) {
+  const std::vector<const Device*>& devices = sharding.device_set();
+  if (arrays.size() != devices.size()) {
+    ThrowOpError<ValueError>("make_array_from_single_device_arrays", "got ", arrays.size(), " arrays for a sharding over ",
+                             devices.size(), " devices (", sharding.ToString(), ")");
+  }
+  const std::vector<ShardIndex> indices = sharding.devices_indices(shape);
+  const Shape piece_shape = sharding.shard_shape(shape);
+  const DType dtype = arrays.empty() ? float32 : arrays[0].dtype();
   std::vector<Shard> shards;
   shards.reserve(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {
+    const Array& a = arrays[i];
+    if (a.shape() != piece_shape || a.dtype() != dtype || a.committed_device() != devices[i]) {
+      ThrowOpError<ValueError>("make_array_from_single_device_arrays", "array ", i, " is ", a.aval().str(), " on ",
+                               a.devices()[0]->ToString(), "; the sharding needs ", dtype_short_name(dtype),
+                               "[", absl::StrJoin(piece_shape, ","), "] committed to ", devices[i]->ToString());
+    }
     Shard shard;
     shard.device = devices[i];
     shard.index = indices[i];
     for (size_t j = 0; j < i; ++j) shard.replica_id += indices[j] == indices[i] ? 1 : 0;
-    // A failed allocation throws here; the shards made so far are freed with `shards`.
-    std::shared_ptr<Buffer> buffer = devices[i]->Allocate(piece_aval.nbytes());
-    FillPiece(x, c, shard.index, piece_shape, static_cast<char*>(buffer->data()));
-    shard.data = Array(std::make_shared<ConcreteArray>(piece_aval, std::move(buffer), devices[i], /*committed=*/true));
+    shard.data = std::move(arrays[i]);
     shards.push_back(std::move(shard));
   }
-  ShapedArray aval{shape, x.dtype(), x.aval().weak_type};
+  ShapedArray aval{shape, shards[0].data.dtype(), shards[0].data.weak_type()};
   aval.spec = sharding.TypeSpec(static_cast<int64_t>(shape.size()));
   return Array(std::make_shared<ConcreteArray>(std::move(aval), std::make_shared<NamedSharding>(sharding),
                                                std::move(shards)));

@@ -28,6 +28,13 @@ namespace jx {
 // TypeError on a tracer.
 inline Array device_put(const Array& x, const NamedSharding& sharding);
 
+// JAX's jax.make_array_from_single_device_arrays: the array of global `shape` laid out by
+// `sharding` whose piece on device_set()[d] is arrays[d] (each of the shard shape, on that
+// device; dtype and weak type from arrays[0]). Throws ValueError on a count, shape, dtype or
+// device mismatch.
+Array make_array_from_single_device_arrays(const Shape& shape, const NamedSharding& sharding,
+                                           std::vector<Array> arrays);
+
 namespace spmd {
 // Makes eager ops on sharded arrays run as SPMD programs. Defined in jx_spmd, the layer above
 // (jx::jx links it), and called from the inline entry points that make sharded arrays (so the

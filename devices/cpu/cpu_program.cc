@@ -16,16 +16,6 @@ namespace {
 
 bool DebugNans() { return config::debug_nans(); }
 
-MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m) {
-  MemoryAnalysis out;
-  out.argument_size_in_bytes = m.argument_bytes;
-  out.output_size_in_bytes = m.output_bytes;
-  out.temp_size_in_bytes = m.temp_bytes;
-  out.peak_memory_in_bytes = m.peak_bytes;
-  out.alias_size_in_bytes = m.alias_bytes;
-  return out;
-}
-
 }  // namespace
 
 CpuProgram::CpuProgram(std::unique_ptr<cpu::CpuExecutable> exe, CostAnalysis cost, std::vector<ShapedArray> out_avals,
@@ -77,6 +67,16 @@ Arrays CpuProgram::Execute(absl::Span<const Array> args) const {
   const profiler::HostSlice timed(IsHostDevice(*device_) ? device_ : nullptr, profiler::kStepsLane, what_);  // chips trace simulated time
   if (absl::Status st = exe_->Run(in, out); !st.ok()) ThrowStatus(StrCat(what_, ": run failed"), st);
   return outs;
+}
+
+MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m) {
+  MemoryAnalysis out;
+  out.argument_size_in_bytes = m.argument_bytes;
+  out.output_size_in_bytes = m.output_bytes;
+  out.temp_size_in_bytes = m.temp_bytes;
+  out.peak_memory_in_bytes = m.peak_bytes;
+  out.alias_size_in_bytes = m.alias_bytes;
+  return out;
 }
 
 }  // namespace jx::cpu_device

@@ -18,6 +18,9 @@
 
 namespace jx::cpu_device {
 
+// The backend's memory analysis in JAX's terms (compiled.memory_analysis()).
+MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m);
+
 class CpuProgram final : public Executable {
  public:
   // what: "jit(f)" for messages; device: the CPU device it runs on.

@@ -4,10 +4,8 @@
 #include <string_view>
 
 namespace jx::tpu {
-namespace {
 
-// The trace lane of a cost row's unit; "" for rows that run no code (parameters, tuples).
-std::string_view LaneOf(std::string_view unit) {
+std::string_view LaneOfUnit(std::string_view unit) {
   if (unit == "mxu") return "MXU";
   if (unit == "vpu") return "VPU";
   if (unit == "dma") return "DMA";
@@ -15,14 +13,12 @@ std::string_view LaneOf(std::string_view unit) {
   return "";
 }
 
-double* BusyOf(UnitSeconds& busy, std::string_view lane) {
+double* BusySecondsOf(UnitSeconds& busy, std::string_view lane) {
   if (lane == "MXU") return &busy.mxu;
   if (lane == "VPU") return &busy.vpu;
   if (lane == "DMA") return &busy.dma;
   return &busy.ici;
 }
-
-}  // namespace
 
 StepTimeline ScheduleStep(const CostAnalysis& cost, double start_seconds, double hbm_bandwidth) {
   StepTimeline step;
@@ -30,16 +26,16 @@ StepTimeline ScheduleStep(const CostAnalysis& cost, double start_seconds, double
   step.seconds = cost.predicted_seconds;
   double total = 0;
   for (const InstructionCost& row : cost.instructions) {
-    if (!LaneOf(row.unit).empty()) total += row.seconds;
+    if (!LaneOfUnit(row.unit).empty()) total += row.seconds;
   }
   const double scale = total > step.seconds && total > 0 ? step.seconds / total : 1.0;
   double t = start_seconds;
   for (const InstructionCost& row : cost.instructions) {
-    const std::string_view lane = LaneOf(row.unit);
+    const std::string_view lane = LaneOfUnit(row.unit);
     const double seconds = row.seconds * scale;
     if (lane.empty() || seconds <= 0) continue;
     step.instructions.push_back({row.name, std::string(lane), t, seconds, &row});
-    *BusyOf(step.busy, lane) += seconds;
+    *BusySecondsOf(step.busy, lane) += seconds;
     if (lane != "DMA" && row.bytes > 0 && hbm_bandwidth > 0) {
       const double transfer = std::min(row.bytes / hbm_bandwidth * scale, seconds);
       step.instructions.push_back({row.name, "DMA", t, transfer, &row});

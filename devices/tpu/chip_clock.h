@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jx/core/executable.h"
@@ -39,6 +40,12 @@ struct StepTimeline {
   std::vector<PlacedInstruction> instructions;
   UnitSeconds busy;         // this step's busy time per unit
 };
+
+// The trace lane of a cost row's unit ("mxu" -> "MXU"); "" for rows that run no code
+// (parameters, tuples).
+std::string_view LaneOfUnit(std::string_view unit);
+// The busy-seconds counter of a lane ("MXU", "VPU", "DMA", "ICI").
+double* BusySecondsOf(UnitSeconds& busy, std::string_view lane);
 
 // Lays out one run of a program with this cost starting at start_seconds: instructions in
 // program order, each after the previous, on the lane of its unit; an MXU/VPU instruction's

@@ -14,6 +14,7 @@
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/cpu_compiler.h"
+#include "jx/devices/cpu/cpu_program.h"
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/profiler/profiler.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
@@ -24,18 +25,9 @@ namespace jx::tpu {
 namespace {
 
 using cpu_device::ThrowStatus;
+using cpu_device::ToMemoryAnalysis;
 
 constexpr double kMicros = 1e6;
-
-MemoryAnalysis ToMemoryAnalysis(const cpu::MemoryAnalysis& m) {
-  MemoryAnalysis out;
-  out.argument_size_in_bytes = m.argument_bytes;
-  out.output_size_in_bytes = m.output_bytes;
-  out.temp_size_in_bytes = m.temp_bytes;
-  out.peak_memory_in_bytes = m.peak_bytes;
-  out.alias_size_in_bytes = m.alias_bytes;
-  return out;
-}
 
 // The partitions that wait for each other at a collective: its replica groups (every
 // partition for {}), or for a collective-permute everyone that sends or receives.
@@ -60,23 +52,6 @@ std::vector<std::vector<int64_t>> SyncGroupsOf(const hlo::HloInstruction& instr,
   std::erase_if(groups, [](const std::vector<int64_t>& g) { return g.size() < 2; });
   return groups;
 }
-
-// Bytes held in a chip's HBM while a run uses them (the program's scratch).
-class ScopedReservation {
- public:
-  ScopedReservation(MemoryAccount& account, int64_t nbytes, std::string_view what) : account_(account), nbytes_(nbytes) {
-    if (nbytes_ > 0) account_.Reserve(nbytes_, what);
-  }
-  ~ScopedReservation() {
-    if (nbytes_ > 0) account_.Release(nbytes_);
-  }
-  ScopedReservation(const ScopedReservation&) = delete;
-  ScopedReservation& operator=(const ScopedReservation&) = delete;
-
- private:
-  MemoryAccount& account_;
-  int64_t nbytes_;
-};
 
 }  // namespace
 

@@ -5,24 +5,6 @@
 #include "absl/strings/str_format.h"
 
 namespace jx::tpu {
-namespace {
-
-std::string_view LaneOf(std::string_view unit) {
-  if (unit == "mxu") return "MXU";
-  if (unit == "vpu") return "VPU";
-  if (unit == "dma") return "DMA";
-  if (unit == "ici") return "ICI";
-  return "";
-}
-
-double* BusyOf(UnitSeconds& busy, std::string_view lane) {
-  if (lane == "MXU") return &busy.mxu;
-  if (lane == "VPU") return &busy.vpu;
-  if (lane == "DMA") return &busy.dma;
-  return &busy.ici;
-}
-
-}  // namespace
 
 PodTimelines SchedulePodStep(const CostAnalysis& cost, const SyncGroups& sync, absl::Span<const double> starts,
                              double hbm_bandwidth) {
@@ -34,12 +16,12 @@ PodTimelines SchedulePodStep(const CostAnalysis& cost, const SyncGroups& sync, a
   // As ScheduleStep: rows that add up past the predicted time are scaled into it.
   double total = 0;
   for (const InstructionCost& row : cost.instructions) {
-    if (!LaneOf(row.unit).empty()) total += row.seconds;
+    if (!LaneOfUnit(row.unit).empty()) total += row.seconds;
   }
   const double scale = total > cost.predicted_seconds && total > 0 ? cost.predicted_seconds / total : 1.0;
   for (size_t i = 0; i < cost.instructions.size(); ++i) {
     const InstructionCost& row = cost.instructions[i];
-    const std::string_view lane = LaneOf(row.unit);
+    const std::string_view lane = LaneOfUnit(row.unit);
     const double seconds = row.seconds * scale;
     if (lane.empty() || seconds <= 0) continue;
     const bool collective = i < sync.size() && !sync[i].empty();
@@ -51,7 +33,7 @@ PodTimelines SchedulePodStep(const CostAnalysis& cost, const SyncGroups& sync, a
         for (int64_t q : group) {
           out.idle_seconds[q] += start - t[q];
           out.chips[q].instructions.push_back({row.name, std::string(lane), start, seconds, &row});
-          *BusyOf(out.chips[q].busy, lane) += seconds;
+          *BusySecondsOf(out.chips[q].busy, lane) += seconds;
           t[q] = start + seconds;
           synced[q] = true;
         }
@@ -61,7 +43,7 @@ PodTimelines SchedulePodStep(const CostAnalysis& cost, const SyncGroups& sync, a
       if (synced[p] || collective) continue;  // a chip in no group skips the collective
       StepTimeline& chip = out.chips[p];
       chip.instructions.push_back({row.name, std::string(lane), t[p], seconds, &row});
-      *BusyOf(chip.busy, lane) += seconds;
+      *BusySecondsOf(chip.busy, lane) += seconds;
       if (lane != "DMA" && row.bytes > 0 && hbm_bandwidth > 0) {
         const double transfer = std::min(row.bytes / hbm_bandwidth * scale, seconds);
         chip.instructions.push_back({row.name, "DMA", t[p], transfer, &row});

@@ -9,23 +9,6 @@
 namespace jx::tpu {
 namespace {
 
-// Bytes held in a memory for a scope (a program's scratch while it runs).
-class ScopedReservation {
- public:
-  ScopedReservation(MemoryAccount& account, int64_t nbytes, std::string_view what) : account_(account), nbytes_(nbytes) {
-    if (nbytes_ > 0) account_.Reserve(nbytes_, what);
-  }
-  ~ScopedReservation() {
-    if (nbytes_ > 0) account_.Release(nbytes_);
-  }
-  ScopedReservation(const ScopedReservation&) = delete;
-  ScopedReservation& operator=(const ScopedReservation&) = delete;
-
- private:
-  MemoryAccount& account_;
-  int64_t nbytes_;
-};
-
 constexpr double kMicros = 1e6;
 
 }  // namespace

@@ -148,20 +148,9 @@ Arrays SpmdProgram::Run(absl::Span<const Array> args) const {
   const Jaxpr& g = *global_.jaxpr;
   for (size_t k = 0; k < g.outvars.size(); ++k) {
     const NamedSharding& s = out_shardings_[k];
-    ShapedArray aval = g.aval(g.outvars[k]);
-    aval.spec = s.TypeSpec(aval.ndim());
-    const std::vector<ShardIndex> indices = s.devices_indices(aval.shape);
-    std::vector<Shard> shards;
-    for (size_t d = 0; d < n; ++d) {
-      Shard shard;
-      shard.device = s.device_set()[d];
-      shard.index = indices[d];
-      for (size_t e = 0; e < d; ++e) shard.replica_id += indices[e] == indices[d] ? 1 : 0;
-      shard.data = device_put(results[d][k], shard.device);
-      shards.push_back(std::move(shard));
-    }
-    outs.push_back(Array(std::make_shared<ConcreteArray>(std::move(aval), std::make_shared<NamedSharding>(s),
-                                                         std::move(shards))));
+    std::vector<Array> blocks;
+    for (size_t d = 0; d < n; ++d) blocks.push_back(device_put(results[d][k], s.device_set()[d]));
+    outs.push_back(make_array_from_single_device_arrays(g.aval(g.outvars[k]).shape, s, std::move(blocks)));
   }
   return outs;
 }

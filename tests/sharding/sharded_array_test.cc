@@ -154,6 +154,31 @@ TEST(ShardedArrayMemoryTest, ExhaustionLeavesNothingAllocated) {
   for (size_t k = 0; k < before.size(); ++k) EXPECT_EQ(pod.devices()[k]->memory_stats().bytes_in_use, before[k]);
 }
 
+// JAX's make_array_from_single_device_arrays: the pieces of a sharded array back into one,
+// and every mismatch (count, shape, device) a ValueError.
+TEST(ShardedArrayMemoryTest, MakeArrayFromSingleDeviceArrays) {
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"}, pod.devices());
+  NamedSharding rows(mesh, P("x", none));
+  const Array x = jnp::arange(32, float32).reshape({8, 4});
+  std::vector<Array> pieces;
+  for (const Shard& s : device_put(x, rows).addressable_shards()) pieces.push_back(s.data);
+  const Array y = make_array_from_single_device_arrays({8, 4}, rows, pieces);
+  EXPECT_EQ(y.to_vector<float>(), x.to_vector<float>());
+  EXPECT_EQ(Str(typeof(y)), "float32[8@x,4]");
+  std::vector<Array> too_few(pieces.begin(), pieces.begin() + 7);
+  EXPECT_THROW(make_array_from_single_device_arrays({8, 4}, rows, too_few), ValueError);
+  std::vector<Array> swapped = pieces;
+  std::swap(swapped[0], swapped[2]);  // right shapes, wrong chips
+  try {
+    make_array_from_single_device_arrays({8, 4}, rows, swapped);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("array 0 is f32[2,4] on TPU_"));
+  }
+  EXPECT_THROW(make_array_from_single_device_arrays({16, 4}, rows, pieces), ValueError);  // shard shape 4x4
+}
+
 TEST(ShardedArrayTest3D, V4MeshOfFourBySixteen) {
   tpu::Pod pod = tpu::make_pod("v4", {4, 4, 4});
   Mesh mesh = make_mesh({4, 16}, {"data", "model"}, pod.devices());
