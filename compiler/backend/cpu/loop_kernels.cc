@@ -63,8 +63,7 @@ class LoopKernel : public Kernel {
     ParallelChunks(elements_, grain, [&](int64_t begin, int64_t end) {
       for (int64_t s = begin; s < end; s += tile) {
         const int64_t n = std::min(tile, end - s);
-        program_->Evaluate(inputs, s, n, out + s * esize, /*in_place=*/false,
-                           /*continues=*/s + n < end);
+        program_->Evaluate(inputs, s, n, out + s * esize);
       }
     });
     return absl::OkStatus();

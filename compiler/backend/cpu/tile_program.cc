@@ -23,16 +23,8 @@ using hlo::Shape;
 namespace {
 
 constexpr int kMaxRank = 64;
-// Programs of up to this many nodes keep their per-tile tables on the stack.
-constexpr int kMaxNodesOnStack = 64;
-// A strip of a streaming program holds this many bytes of its widest values: a dozen 64-byte
-// vectors, so each op's operands and result are L1-resident when the next op of the strip
-// reads them, and the loop around the ops runs often enough for its prefetches to stay one
-// strip ahead of the computation. (Measured on the 8-op chain over 16M f32: 512-1024 bytes
-// are best; 2.9 KB strips ran 1.25x slower, 256-byte strips pay the per-op call too often.)
-constexpr int64_t kStripBytes = 768;
-// Bytes of L1 a strip's working set may take at most: the live registers plus this strip and
-// the prefetched next strip of every streamed input and of the output (L1D is 32-48 KiB).
+// Bytes of L1 a strip's working set may take: the live registers plus this strip and the
+// prefetched next strip of every streamed input and of the output (L1D is 32-48 KiB).
 constexpr int64_t kStripWorkingSet = 20 << 10;
 
 std::vector<int64_t> RowMajor(absl::Span<const int64_t> dims) {
@@ -539,27 +531,19 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     }
   }
   p->num_registers_ = num_regs;
-  // Strip size (kStripBytes) and the streams prefetched a strip ahead. (A fallback op runs
-  // the evaluator on whole [tile] literals, so a program with one keeps strip = tile.)
+  // Strip size: ops run strip by strip within a tile so that one op's operands and result
+  // are still in L1 when the next op reads them. (A fallback op runs the evaluator on
+  // whole [tile] literals, so a program with one keeps strip = tile.)
   int64_t max_esize = 1, streams = 1, index_bytes = 0;
-  for (size_t i = 0; i < p->nodes_.size(); ++i) {
-    const Node& n = p->nodes_[i];
+  for (const Node& n : p->nodes_) {
     max_esize = std::max(max_esize, n.esize);
-    if (n.kind == Node::kContiguous && n.input >= 0) {
-      ++streams;
-      p->prefetch_.push_back({static_cast<int>(i), n.esize, false});
-    }
+    streams += n.kind == Node::kContiguous && n.input >= 0;
     if (n.kind == Node::kGather || n.kind == Node::kIota) index_bytes = 8;
   }
-  p->prefetch_.push_back({-1, p->esize_, true});
   const int64_t per_element = (num_regs + 2 * streams) * max_esize + index_bytes;
-  // Programs that compute index vectors (gathers, iota) keep strips as long as the working
-  // set allows: their odometer restarts per strip, and short strips did not help them.
-  const int64_t working_set_strip = kStripWorkingSet / per_element / 16 * 16;
-  const int64_t strip =
-      index_bytes > 0 ? std::max<int64_t>(working_set_strip, 64)
-                      : std::min(kStripBytes / max_esize / 16 * 16, working_set_strip);
-  p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip, 16, tile);
+  p->strip_ = fallback_count > 0
+                  ? tile
+                  : std::clamp<int64_t>(kStripWorkingSet / per_element / 16 * 16, 64, tile);
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   return p;
 }
@@ -607,100 +591,99 @@ std::string TileProgram::FallbackOpNames() const {
 }
 
 void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
-                           bool in_place, bool continues) const {
+                           bool in_place) const {
   if (n <= 0) return;
   // Registers are staggered by 5 cache lines so that a loop's operands and result never sit
   // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
   const size_t reg_bytes = static_cast<size_t>(strip_) * 8 + 320;
-  const int num_nodes = static_cast<int>(nodes_.size());
   uint8_t* scratch = ThreadScratch(reg_bytes * (num_registers_ + 1) +
-                                   num_nodes * sizeof(const void*));
+                                   nodes_.size() * sizeof(const void*));
   int64_t* idx = reinterpret_cast<int64_t*>(scratch + reg_bytes * num_registers_);
   const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * (num_registers_ + 1));
-  const int root = num_nodes - 1;
+  const int root = static_cast<int>(nodes_.size()) - 1;
+  // Streamed inputs and the output: the next strip is prefetched while this one computes,
+  // a few lines before each op (the hardware prefetcher falls behind while the ops run,
+  // and a burst of prefetches at the start of a strip stalls on the miss queue).
+  struct Stream {
+    const char* base;  // element `start` of the stream
+    int64_t esize;
+    bool write;
+  };
+  Stream streams[8];
+  int num_streams = 0;
+  for (const Node& node : nodes_) {
+    if (node.kind == Node::kContiguous && node.input >= 0 && num_streams < 7) {
+      streams[num_streams++] = {static_cast<const char*>(inputs[node.input]) +
+                                    (node.offset + start) * node.esize,
+                                node.esize, false};
+    }
+  }
+  if (!in_place) streams[num_streams++] = {static_cast<const char*>(out), esize_, true};
   uint8_t* out_bytes = static_cast<uint8_t*>(out);
-  // What does not change from strip to strip is resolved once per tile: each node's source
-  // (element `start` of a streamed input) and its destination register.
-  const uint8_t* src[kMaxNodesOnStack];
-  uint8_t* dest[kMaxNodesOnStack];
-  const bool on_stack = num_nodes <= kMaxNodesOnStack;
-  std::vector<const uint8_t*> src_heap;
-  std::vector<uint8_t*> dest_heap;
-  if (!on_stack) {
-    src_heap.resize(num_nodes);
-    dest_heap.resize(num_nodes);
-  }
-  const uint8_t** node_src = on_stack ? src : src_heap.data();
-  uint8_t** node_dest = on_stack ? dest : dest_heap.data();
-  for (int i = 0; i < num_nodes; ++i) {
-    const Node& node = nodes_[i];
-    const uint8_t* base = node.constant != nullptr
-                              ? node.constant
-                              : static_cast<const uint8_t*>(
-                                    node.input >= 0 ? inputs[node.input] : nullptr);
-    if (node.kind == Node::kContiguous) base += (node.offset + start) * node.esize;
-    if (node.kind == Node::kScalar) base += node.offset * node.esize;
-    node_src[i] = base;
-    node_dest[i] = node.reg >= 0 ? scratch + reg_bytes * node.reg : nullptr;
-    // An unsplatted scalar is read in place by every strip.
-    if (node.kind == Node::kScalar && node_dest[i] == nullptr) ptr[i] = base;
-  }
-  if (!in_place) node_dest[root] = nullptr;  // the root writes straight into `out`
   for (int64_t s = 0; s < n; s += strip_) {
     const int64_t m = std::min(strip_, n - s);
-    // The next strip of each streamed input and of the output is prefetched while this one
-    // computes (the hardware prefetcher alone falls behind while the ops run). Past the
-    // tile's end only when the caller computes the following tile next on this thread
-    // (elsewhere those lines may be another thread's, being written).
-    const uintptr_t ahead = static_cast<uintptr_t>(s + m);
-    const bool prefetch = s + m < n || continues;
-    for (const PrefetchStream& p : prefetch_) {
-      if (!prefetch) break;
-      if (p.write && in_place) continue;
-      const uintptr_t base = reinterpret_cast<uintptr_t>(p.write ? out : node_src[p.node]);
-      const uintptr_t a = base + ahead * p.esize, e = a + strip_ * p.esize;
-      if (p.write) {
-        for (uintptr_t l = a; l < e; l += 64) __builtin_prefetch(reinterpret_cast<void*>(l), 1, 3);
-      } else {
-        for (uintptr_t l = a; l < e; l += 64) __builtin_prefetch(reinterpret_cast<void*>(l), 0, 3);
+    // The next strip, [s + m, s + 2m) of each stream, as one byte range over the streams
+    // laid end to end; op i prefetches its share [total * i / ops, total * (i + 1) / ops).
+    int64_t total = 0;
+    for (int k = 0; k < num_streams; ++k) total += m * streams[k].esize;
+    auto prefetch = [&](int64_t lo, int64_t hi) {
+      for (int k = 0; k < num_streams && lo < hi; ++k) {
+        const int64_t len = m * streams[k].esize;
+        if (lo < len) {
+          const char* base = streams[k].base + (s + m) * streams[k].esize;
+          const char* end = base + std::min(hi, len);
+          if (streams[k].write) {
+            for (const char* a = base + lo; a < end; a += 64) __builtin_prefetch(a, 1, 3);
+          } else {
+            for (const char* a = base + lo; a < end; a += 64) __builtin_prefetch(a, 0, 3);
+          }
+        }
+        lo = std::max<int64_t>(0, lo - len);
+        hi -= len;
       }
-    }
-    const int64_t pos = start + s;
+    };
     for (int i = 0; i <= root; ++i) {
+      prefetch(total * i / (root + 1) / 64 * 64, total * (i + 1) / (root + 1) / 64 * 64);
       const Node& node = nodes_[i];
-      uint8_t* d = node_dest[i];
-      if (d == nullptr && i == root) d = out_bytes + s * esize_;
+      void* dest = node.reg >= 0 ? scratch + reg_bytes * node.reg : nullptr;
+      if (i == root && !in_place) dest = out_bytes + s * esize_;
+      const uint8_t* src = node.constant != nullptr
+                               ? node.constant
+                               : static_cast<const uint8_t*>(
+                                     node.input >= 0 ? inputs[node.input] : nullptr);
+      const int64_t pos = start + s;
       switch (node.kind) {
         case Node::kContiguous:
-          if (d == nullptr) {
-            ptr[i] = node_src[i] + s * node.esize;
+          if (dest == nullptr) {
+            ptr[i] = src + (node.offset + pos) * node.esize;
           } else {
-            std::memmove(d, node_src[i] + s * node.esize, m * node.esize);
-            ptr[i] = d;
+            std::memmove(dest, src + (node.offset + pos) * node.esize, m * node.esize);
+            ptr[i] = dest;
           }
           break;
         case Node::kScalar:
-          if (d != nullptr) {
-            SplatBytes(node_src[i], m, node.esize, d);
-            ptr[i] = d;
+          if (dest == nullptr) {
+            ptr[i] = src + node.offset * node.esize;
+          } else {
+            SplatBytes(src + node.offset * node.esize, m, node.esize, dest);
+            ptr[i] = dest;
           }
           break;
         case Node::kGather:
           ComputeIndices(node.stages, pos, m, idx);
-          GatherBytes(node_src[i], idx, m, node.esize, d);
-          ptr[i] = d;
+          GatherBytes(src, idx, m, node.esize, dest);
+          ptr[i] = dest;
           break;
         case Node::kIota:
           ComputeIndices(node.stages, pos, m, idx);
-          node.to_value(idx, d, m);
-          ptr[i] = d;
+          node.to_value(idx, dest, m);
+          ptr[i] = dest;
           break;
         case Node::kNative: {
           const void* args[3];
-          const int* ops = node.operands.data();
-          for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[ops[k]];
-          node.fn(args, d, m);
-          ptr[i] = d;
+          for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[node.operands[k]];
+          node.fn(args, dest, m);
+          ptr[i] = dest;
           break;
         }
         case Node::kFallback: {
@@ -717,11 +700,11 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
           hlo::HloEvaluator evaluator;
           absl::StatusOr<Literal> r = evaluator.EvaluateInstruction(*node.fallback, arg_ptrs);
           if (r.ok()) {
-            std::memcpy(d, r->untyped_data().data(), m * node.esize);
+            std::memcpy(dest, r->untyped_data().data(), m * node.esize);
           } else {
-            std::memset(d, 0xff, m * node.esize);  // unreachable for verified modules
+            std::memset(dest, 0xff, m * node.esize);  // unreachable for verified modules
           }
-          ptr[i] = d;
+          ptr[i] = dest;
           break;
         }
       }

@@ -7,14 +7,11 @@
 // a leaf (an input buffer or a constant) is loaded straight from memory at the right
 // positions: contiguous leaves are used in place, scalars are splatted, the rest gathered
 // through an index vector computed per tile with an odometer. Iota is an index map too.
-// Every elementwise op becomes one vectorized loop (tile_ops.h: the kernel library's, so
-// values equal eager's bit for bit); an (op, type) pair without a native loop runs through
-// the reference evaluator on the tile (a scalar fallback, per op). A tile is computed strip
-// by strip: every op of the program runs over one strip (a dozen vectors of the widest
-// type) before the next strip starts, so an op's operands are still in L1 when it reads
-// them, while the next strip of each streamed input and of the output is prefetched. Strip
-// values live in per-thread scratch registers, reused once their last reader ran; only the
-// root is written to memory.
+// Every elementwise op becomes one vectorized loop over the tile (tile_ops.h); an (op, type)
+// pair without a native loop runs through the reference evaluator on the tile (a scalar
+// fallback, per op). Tile values live in per-thread scratch registers, reused once their
+// last reader ran, so the whole working set of a tile stays in L1/L2 and only the root is
+// written to memory.
 //
 //   TileProgram p = TileProgram::Compile(fused_root, ParameterLeaves(), 2048).value();
 //   p.Evaluate(inputs, start, n, out + start * p.element_size());
@@ -95,14 +92,12 @@ class TileProgram {
 
   // Computes elements [start, start + n) (n <= tile_elements()) into out (dense, the root's
   // element type). inputs[k] points at input slot k's buffer. With in_place, out may alias
-  // an input read at the same positions (the result is staged in scratch first). With
-  // continues, the caller evaluates [start + n, ...) next on this thread: the last strip
-  // prefetches the start of that tile's streams too.
+  // an input read at the same positions (the result is staged in scratch first).
   void Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
-                bool in_place = false, bool continues = false) const;
+                bool in_place = false) const;
 
   int64_t tile_elements() const { return tile_; }
-  // Elements every op runs over before the program moves to the next strip of a tile.
+  // Elements each op runs over at a time (a strip of the tile, sized to stay in L1).
   int64_t strip_elements() const { return strip_; }
   int64_t element_size() const { return esize_; }
   int num_inputs() const { return num_inputs_; }
@@ -119,18 +114,9 @@ class TileProgram {
   struct FallbackOp;
   TileProgram() = default;
 
-  // A stream whose next strip the evaluator prefetches while it computes the current one: a
-  // contiguous input load (node) or, with write, the output.
-  struct PrefetchStream {
-    int node;
-    int64_t esize;
-    bool write;
-  };
-
   std::vector<Node> nodes_;
-  std::vector<PrefetchStream> prefetch_;
   int64_t tile_ = 0;
-  int64_t strip_ = 0;  // elements every op runs over before the next strip (<= tile_)
+  int64_t strip_ = 0;  // elements each op runs over at a time (<= tile_, fits L1)
   int64_t esize_ = 0;
   int num_inputs_ = 0;
   int num_registers_ = 0;

@@ -33,7 +33,7 @@ using hlo::Literal;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-constexpr int64_t kTile = 2048;
+constexpr int64_t kTile = 8192;
 // Two full tiles and a ragged third.
 constexpr int64_t kN = 2 * kTile + 37;
 
