@@ -31,3 +31,4 @@
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_jit.h"
+#include "jx/nn/nn.h"

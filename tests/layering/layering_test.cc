@@ -31,6 +31,7 @@ const std::map<std::string, std::vector<std::string>>& AllowedIncludes() {
        {"core", "lax/kernels", "compiler/hlo", "compiler/analysis", "compiler/passes", "compiler/backend"}},
       {"devices", {"core", "transforms", "lax", "compiler", "devices"}},
       {"sharding", {"core", "transforms", "lax", "compiler", "devices", "sharding"}},
+      {"nn", {"core", "transforms", "lax", "compiler", "devices", "sharding", "nn"}},
   };
   return *allowed;
 }
