@@ -21,9 +21,11 @@ std::string BatchTracer::Provenance() const {
 
 Array BatchInterpreter::Wrap(Array value, int64_t batch_dim, BatchSources sources) const {
   if (batch_dim == kNotMapped) return value;
-  Shape shape = value.shape();
-  shape.erase(shape.begin() + batch_dim);
-  ShapedArray aval{std::move(shape), value.dtype(), value.weak_type()};
+  // The per-example type: the value's without the batch dimension, keeping its varying
+  // manual axes (inside shard_map) and the other dimensions' shardings.
+  ShapedArray aval = value.aval();
+  aval.shape.erase(aval.shape.begin() + batch_dim);
+  if (aval.sharded_in_type()) aval.spec.erase(aval.spec.begin() + batch_dim);
   return Array(std::make_shared<BatchTracer>(std::move(aval), *this, std::move(value), batch_dim, std::move(sources)));
 }
 

@@ -271,12 +271,6 @@ TEST_P(OpInfoTransformTest, CompositionsAgree) {
   if (!info.differentiable || std::find(info.dtypes.begin(), info.dtypes.end(), float64) == info.dtypes.end()) {
     GTEST_SKIP() << info.name << " has no float64 differentiable samples";
   }
-  if (info.name == "axis_index") {
-    // A known bug, tracked on issue 12: grad of vmap of a shard_map whose body adds
-    // axis_index to its input sums the cotangent over the mesh axis (grad(vmap) gives
-    // [12, 16, ...] where the per-example gradients are [0, 1, ...]); vmap(grad) is right.
-    GTEST_SKIP() << "axis_index: grad(vmap(shard_map)) sums cotangents over the axis (known bug, issue 12)";
-  }
   std::mt19937_64 rng(13);
   int tested = 0;
   for (const Sample& s : SamplesFor(info, float64)) {
