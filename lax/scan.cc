@@ -337,16 +337,59 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
   // A carry is linear if it enters linear or the body feeds linear values into it (a zero
   // tangent instantiated as a constant enters known).
   const PartialEvalResult pe = SplitBody(s, &lin);
-  // Forward: the known scan computes known carries/ys and stacks the residuals.
   Arrays known_consts, known_carry, known_xs;
   for (size_t i = 0; i < n_in; ++i) {
     if (lin[i]) continue;
     (i < nc ? known_consts : i < nc + nk ? known_carry : known_xs).push_back(args[i].value);
   }
-  Arrays known_outs = BindScan(pe.known, known_consts, known_carry, known_xs, s.length, s.reverse, s.unroll);
+  // Where each residual of the linear part comes from: a known const (loop-invariant, passed
+  // once), a known xs slice (the xs themselves), or the known part's computation (stacked by
+  // a forward scan of the known part, run only for these). Stacking a forwarded const would
+  // copy it once per step (a [steps, 256, 256] weight for an RNN's grad).
+  const Jaxpr& kj = *pe.known.jaxpr.jaxpr;
   const size_t n_res = pe.residual_avals.size();
-  const absl::Span<const Array> residuals = absl::MakeConstSpan(known_outs).subspan(known_outs.size() - n_res);
-  // Backward: carry (ct of linear consts, ct of linear carries); xs (residuals, ct of linear ys).
+  const size_t n_known_out = kj.outvars.size() - n_res;
+  const Arrays known_all_consts = Cat({pe.known.consts, known_consts});
+  const size_t n_kc = known_all_consts.size(), n_kk = known_carry.size();
+  enum class From { kConst, kXs, kBody };
+  std::vector<From> from(n_res, From::kBody);
+  std::vector<size_t> index(n_res, 0);
+  std::vector<size_t> computed;
+  for (size_t r = 0; r < n_res; ++r) {
+    if (const Var* v = std::get_if<Var>(&kj.outvars[n_known_out + r])) {
+      for (size_t i = 0; i < kj.invars.size(); ++i) {
+        if (kj.invars[i] != *v) continue;
+        if (i < n_kc) {
+          from[r] = From::kConst, index[r] = i;
+        } else if (i >= n_kc + n_kk) {
+          from[r] = From::kXs, index[r] = i - n_kc - n_kk;
+        }
+        break;
+      }
+    }
+    if (from[r] == From::kBody) computed.push_back(r);
+  }
+  Arrays computed_res;
+  if (!computed.empty()) {
+    Hoisted forward = TraceHoisted(
+        [&](absl::Span<const Array> a) {
+          Arrays outs = Apply(pe.known.jaxpr, a);
+          Arrays kept(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_kk));
+          for (size_t r : computed) kept.push_back(outs[n_known_out + r]);
+          return kept;
+        },
+        kj.in_avals(), "scan transpose(forward)");
+    Arrays outs = BindScan(forward, known_all_consts, known_carry, known_xs, s.length, s.reverse, s.unroll);
+    computed_res.assign(outs.begin() + static_cast<ptrdiff_t>(n_kk), outs.end());
+  }
+  Arrays inv_res, stacked_res;
+  for (size_t r = 0, c = 0; r < n_res; ++r) {
+    if (from[r] == From::kConst) inv_res.push_back(known_all_consts[index[r]]);
+    if (from[r] == From::kXs) stacked_res.push_back(known_xs[index[r]]);
+    if (from[r] == From::kBody) stacked_res.push_back(computed_res[c++]);
+  }
+  // Backward: consts (invariant residuals); carry (ct of linear consts, ct of linear carries);
+  // xs (stacked residuals, ct of linear ys).
   std::vector<ShapedArray> lin_const_avals, lin_carry_avals, lin_x_avals;
   for (size_t i = 0; i < n_in; ++i) {
     if (!lin[i]) continue;
@@ -361,17 +404,20 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
   for (size_t k = nk; k < body_out.size(); ++k) {
     if (pe.out_unknown[k]) ct_ys.push_back(cts_out[k].defined() ? cts_out[k] : Zeros(Stacked(body_out[k], s.length)));
   }
-  std::vector<ShapedArray> avals = AvalsOf(Cat({ct_consts, ct_carry}));
-  for (const Array& x : Cat({residuals, ct_ys})) avals.push_back(Unstacked(x.aval()));
+  std::vector<ShapedArray> avals = AvalsOf(Cat({inv_res, ct_consts, ct_carry}));
+  for (const Array& x : Cat({stacked_res, ct_ys})) avals.push_back(Unstacked(x.aval()));
   std::vector<bool> unknown_linear(n_res, false);
   for (size_t i = 0; i < n_in; ++i) {
     if (lin[i]) unknown_linear.push_back(true);
   }
-  const size_t n_cc = ct_consts.size(), n_ck = ct_carry.size();
+  const size_t n_inv = inv_res.size(), n_cc = ct_consts.size(), n_ck = ct_carry.size(), n_st = stacked_res.size();
   Hoisted body_t = TraceHoisted(
       [&](absl::Span<const Array> a) {
-        const absl::Span<const Array> acc = a.subspan(0, n_cc), ck = a.subspan(n_cc, n_ck),
-                                      res = a.subspan(n_cc + n_ck, n_res), cy = a.subspan(n_cc + n_ck + n_res);
+        const absl::Span<const Array> inv = a.subspan(0, n_inv), acc = a.subspan(n_inv, n_cc),
+                                      ck = a.subspan(n_inv + n_cc, n_ck), st = a.subspan(n_inv + n_cc + n_ck, n_st),
+                                      cy = a.subspan(n_inv + n_cc + n_ck + n_st);
+        Arrays res;
+        for (size_t r = 0, iv = 0, j = 0; r < n_res; ++r) res.push_back(from[r] == From::kConst ? inv[iv++] : st[j++]);
         Arrays cts = TransposeJaxpr(pe.unknown, unknown_linear, res, Cat({ck, cy}));
         Arrays out;
         for (size_t i = 0; i < n_cc; ++i) out.push_back(add(acc[i], cts[i]));
@@ -379,7 +425,8 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
         return out;
       },
       avals, "scan transpose");
-  Arrays outs = BindScan(body_t, {}, Cat({ct_consts, ct_carry}), Cat({residuals, ct_ys}), s.length, !s.reverse, s.unroll);
+  Arrays outs = BindScan(body_t, inv_res, Cat({ct_consts, ct_carry}), Cat({stacked_res, ct_ys}), s.length, !s.reverse,
+                         s.unroll);
   // Carries promoted to linear entered as known constants (zeros): they get no cotangent.
   Arrays result(n_in);
   for (size_t i = 0, j = 0; i < n_in; ++i) {

@@ -211,7 +211,11 @@ class BufferAssigner {
           break;
       }
       ba_.buffers_of_[instr] = std::move(bufs);
-      // Reading an operand keeps all of its buffers (aliases included) alive until here.
+      // Reading an operand keeps all of its buffers (aliases included) alive until here. A
+      // get-tuple-element reads nothing: it names some of its operand's buffers, kept alive
+      // by its own readers (else a loop body's later get-tuple-element of another leaf would
+      // keep every state leaf alive and stop in-place updates of the ones before it).
+      if (instr->opcode() == HloOpcode::kGetTupleElement) continue;
       for (const HloInstruction* op : instr->operands()) {
         for (int b : ba_.buffers_of_.at(op)) {
           ba_.buffers_[b].last_use = std::max(ba_.buffers_[b].last_use, position_.at(instr));

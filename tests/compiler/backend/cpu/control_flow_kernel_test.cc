@@ -356,6 +356,38 @@ ENTRY %main (p: (f32[4], f32[4])) -> (f32[4]) {
       BufferAssignment::Run(c, c.MakeInstructionPostOrder(), {}, OutputBinding::kLoopState).ok());
 }
 
+// Two stacked outputs, the second's get-tuple-element scheduled after the first's update:
+// a get-tuple-element reads no memory, so both updates still write their state leaves in
+// place (before, the later get-tuple-element kept every leaf alive, and the first update
+// copied its whole [steps, n] leaf every iteration: grad of a scan ran quadratic).
+TEST(ControlFlowKernelTest, TwoStackedOutputsUpdateInPlace) {
+  auto module = Parse(R"(HloModule two_ys
+ENTRY %body (s: (s32[], f32[10,8], f32[10,8], f32[1,8])) -> (s32[], f32[10,8], f32[10,8], f32[1,8]) {
+  %s = (s32[], f32[10,8], f32[10,8], f32[1,8]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %zero = s32[] constant(0)
+  %x = f32[1,8] get-tuple-element(%s), index=3
+  %ys1 = f32[10,8] get-tuple-element(%s), index=1
+  %u1 = f32[10,8] dynamic-update-slice(%ys1, %x, %i, %zero)
+  %ys2 = f32[10,8] get-tuple-element(%s), index=2
+  %x2 = f32[1,8] add(%x, %x)
+  %u2 = f32[10,8] dynamic-update-slice(%ys2, %x2, %i, %zero)
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  ROOT %r = (s32[], f32[10,8], f32[10,8], f32[1,8]) tuple(%next, %u1, %u2, %x)
+})");
+  const hlo::HloComputation& body = *module->entry_computation();
+  std::vector<hlo::HloInstruction*> order;
+  for (const char* name : {"s", "i", "zero", "x", "ys1", "u1", "ys2", "x2", "u2", "one", "next", "r"}) {
+    order.push_back(body.GetInstructionWithName(name));
+  }
+  BufferAssignment ba = BufferAssignment::Run(body, order, {}, OutputBinding::kLoopState).value();
+  for (int leaf : {1, 2}) {
+    for (const auto& [out, source] : ba.output_copies()) EXPECT_NE(out, leaf) << "leaf " << leaf << " copied";
+  }
+  EXPECT_TRUE(ba.OutputIsItsArgument(3));
+}
+
 constexpr char kSwitch[] = R"(HloModule sw
 %b0 (p: (f32[8], f32[8])) -> (f32[8], f32[8]) {
   %p = (f32[8], f32[8]) parameter(0)
