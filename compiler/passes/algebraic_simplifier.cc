@@ -160,12 +160,44 @@ class Simplifier {
     const std::vector<int64_t>& perm = t->dimensions();
     if (IsIdentityPermutation(perm)) return t->mutable_operand(0);
     HloInstruction* inner = t->mutable_operand(0);
-    if (inner->opcode() != HloOpcode::kTranspose) return kNoChange;
+    if (inner->opcode() == HloOpcode::kBroadcast) return TransposeOfBroadcast(perm, inner);
+    if (inner->opcode() != HloOpcode::kTranspose) return SinkTransposeIntoBroadcasts(perm, inner);
     // Result dim i of t is inner's dim perm[i], which is x's dim inner_perm[perm[i]].
     std::vector<int64_t> composed;
     for (int64_t p : perm) composed.push_back(inner->dimensions(p));
     if (IsIdentityPermutation(composed)) return inner->mutable_operand(0);
     return b_.Transpose(inner->mutable_operand(0), composed);
+  }
+
+  // transpose(broadcast(y)) is a broadcast of y with its dims permuted, when they stay in
+  // y's order (else y itself would need a transpose).
+  absl::StatusOr<HloInstruction*> TransposeOfBroadcast(const std::vector<int64_t>& perm, HloInstruction* bcast) {
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+    std::vector<int64_t> dims;
+    for (int64_t d : bcast->dimensions()) dims.push_back(inverse[d]);
+    if (!std::is_sorted(dims.begin(), dims.end())) return kNoChange;
+    std::vector<int64_t> shape;
+    for (int64_t p : perm) shape.push_back(bcast->shape().dimensions(p));
+    return b_.Broadcast(bcast->mutable_operand(0), shape, dims);
+  }
+
+  // transpose(op(broadcast(a), broadcast(b))) of an elementwise binary op read only by the
+  // transpose is op(transpose(broadcast(a)), transpose(broadcast(b))): the transposes fold
+  // into the broadcasts (the next sweep), so a fused loop reads its inputs without a
+  // transposed index (an outer product's transpose in a scan's gradient, per step).
+  absl::StatusOr<HloInstruction*> SinkTransposeIntoBroadcasts(const std::vector<int64_t>& perm, HloInstruction* op) {
+    // (compare carries a direction Binary would not keep.)
+    if (!op->IsElementwise() || op->operand_count() != 2 || op->user_count() != 1 ||
+        op->opcode() == HloOpcode::kCompare) {
+      return kNoChange;
+    }
+    for (const HloInstruction* x : op->operands()) {
+      if (x->opcode() != HloOpcode::kBroadcast) return kNoChange;
+    }
+    HLO_ASSIGN_OR_RETURN(HloInstruction * lhs, b_.Transpose(op->mutable_operand(0), perm));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * rhs, b_.Transpose(op->mutable_operand(1), perm));
+    return b_.Binary(op->opcode(), lhs, rhs);
   }
 
   absl::StatusOr<HloInstruction*> SimplifyReshape(HloInstruction* r) {

@@ -167,6 +167,48 @@ ENTRY %main {
                                                "ROOT %s = f32[2,3,4]{2,1,0} sine(%p)"));
 }
 
+// The transpose of an outer product (a scan gradient's per-step weight update) folds into
+// the broadcasts: no transposed index is left for the fused loop.
+TEST(AlgebraicSimplifierTest, TransposeOfOuterProductFoldsIntoBroadcasts) {
+  auto module = Simplify(R"(HloModule m
+ENTRY %main {
+  %a = f32[3]{0} parameter(0)
+  %b = f32[4]{0} parameter(1)
+  %ba = f32[3,4]{1,0} broadcast(%a), dimensions={0}
+  %bb = f32[3,4]{1,0} broadcast(%b), dimensions={1}
+  %m = f32[3,4]{1,0} multiply(%ba, %bb)
+  ROOT %t = f32[4,3]{1,0} transpose(%m), dimensions={1,0}
+})");
+  HloInstruction* x = nullptr;
+  HloInstruction* y = nullptr;
+  ASSERT_TRUE(Match(Root(*module), m::Multiply(m::Broadcast(&x, m::Parameter()), m::Broadcast(&y, m::Parameter()))));
+  EXPECT_THAT(x->dimensions(), ElementsAre(1));
+  EXPECT_THAT(y->dimensions(), ElementsAre(0));
+  EXPECT_EQ(Root(*module)->shape(), ShapeUtil::MakeShape(F32, {4, 3}));
+}
+
+// A broadcast whose dims would leave its operand's order, and a compare (its direction), keep
+// their transposes.
+TEST(AlgebraicSimplifierTest, TransposeStaysOnReorderingBroadcastAndCompare) {
+  Simplify(R"(HloModule m
+ENTRY %main {
+  %a = f32[3,4]{1,0} parameter(0)
+  %ba = f32[3,4,5]{2,1,0} broadcast(%a), dimensions={0,1}
+  ROOT %t = f32[4,3,5]{2,1,0} transpose(%ba), dimensions={1,0,2}
+})",
+           false);
+  Simplify(R"(HloModule m
+ENTRY %main {
+  %a = f32[3]{0} parameter(0)
+  %b = f32[4]{0} parameter(1)
+  %ba = f32[3,4]{1,0} broadcast(%a), dimensions={0}
+  %bb = f32[3,4]{1,0} broadcast(%b), dimensions={1}
+  %c = pred[3,4]{1,0} compare(%ba, %bb), direction=LT
+  ROOT %t = pred[4,3]{1,0} transpose(%c), dimensions={1,0}
+})",
+           false);
+}
+
 TEST(AlgebraicSimplifierTest, ReshapeOfReshapeAndNoOpReshape) {
   auto module = Simplify(R"(HloModule m
 ENTRY %main {
