@@ -1,0 +1,87 @@
+// Compile time per equation at 1k, 10k and 100k equations (issue 16 item 3): one traced
+// straight-line program (alternating sin and mul on an f32[8]) lowered to HLO, optimized by
+// the CPU pipeline and compiled, with the program cache defeated by a fresh name per
+// compile. The summary prints the cost per equation and its growth per decade (1.0 = linear;
+// target at most 1.2), and JX_LOG_COMPILES=1 breaks a compile down by phase.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <jx/jx.h>
+#include <jx/devices/cpu/cpu_compiler.h>
+
+namespace {
+
+using jx::Array;
+namespace lax = jx::lax;
+namespace jnp = jx::numpy;
+
+Array Chain(const Array& x, int64_t n) {
+  Array y = x;
+  for (int64_t i = 0; i < n; i += 2) {
+    y = lax::sin(y);
+    y = lax::mul(y, x);
+  }
+  return y;
+}
+
+const jx::ClosedJaxpr& ChainJaxpr(int64_t n) {
+  static std::map<int64_t, jx::ClosedJaxpr> jaxprs;
+  auto it = jaxprs.find(n);
+  if (it == jaxprs.end()) {
+    it = jaxprs.emplace(n, jx::make_jaxpr([n](const Array& x) { return Chain(x, n); })(jnp::ones({8}))).first;
+  }
+  return it->second;
+}
+
+void BM_CompileChain(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const jx::ClosedJaxpr& jaxpr = ChainJaxpr(n);
+  const jx::Device& cpu = *jx::devices().front();
+  static int64_t fresh = 0;
+  for (auto _ : state) {
+    auto lowering = jx::cpu_device::LowerForCpu(jaxpr, {.name = "chain" + std::to_string(fresh++)}, cpu);
+    benchmark::DoNotOptimize(lowering->Compile());
+  }
+}
+BENCHMARK(BM_CompileChain)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Iteration) ms_[r.run_name.args] = r.GetAdjustedRealTime();
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Summarize() const {
+    auto per_eqn = [&](const std::string& n) {
+      auto it = ms_.find(n);
+      return it == ms_.end() ? -1.0 : it->second * 1e3 / std::stod(n);  // us per equation
+    };
+    const double a = per_eqn("1000"), b = per_eqn("10000"), c = per_eqn("100000");
+    if (a <= 0 || b <= 0) return;
+    std::printf("\nCompile time per equation: %.2f us at 1k, %.2f at 10k", a, b);
+    if (c > 0) std::printf(", %.2f at 100k", c);
+    std::printf("; growth per decade %.2f (1k->10k)", b / a);
+    if (c > 0) std::printf(", %.2f (10k->100k)", c / b);
+    std::printf("; target <= 1.2\n");
+  }
+
+ private:
+  std::map<std::string, double> ms_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.Summarize();
+  benchmark::Shutdown();
+  return 0;
+}

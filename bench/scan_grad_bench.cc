@@ -1,0 +1,131 @@
+// grad of a scan (issue 16 item 1): a 1000-step tanh RNN, h = 256 (h' = tanh(h W + x_t)),
+// loss = sum of every hidden state. Compares, in one run, jit(value_and_grad) with the jit
+// forward alone (target at most 3x, as JAX: the forward body runs once per step, residuals are
+// saved, and the backward scan runs the transposed body) and with the PyTorch peer's unrolled
+// RNN backward (autograd over a Python loop; skipped when /usr/bin/python3 has no torch).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <jx/jx.h>
+
+namespace {
+
+using jx::Array;
+namespace lax = jx::lax;
+namespace jnp = jx::numpy;
+
+constexpr int64_t kSteps = 1000, kHidden = 256;
+
+Array RnnLoss(const Array& w, const Array& h0, const Array& xs) {
+  auto [h, hs] = lax::scan(
+      [w](const Array& h, const Array& x) {
+        Array h2 = jnp::tanh(jnp::matmul(h, w) + x);
+        return std::pair{h2, h2};
+      },
+      h0, xs);
+  return jnp::sum(hs);
+}
+
+struct Inputs {
+  Array w = jx::random::normal(jx::random::key(0), {kHidden, kHidden}) * 0.05f;
+  Array h0 = jnp::zeros({kHidden});
+  Array xs = jx::random::normal(jx::random::key(1), {kSteps, kHidden});
+};
+
+const Inputs& In() {
+  static const Inputs in;
+  return in;
+}
+
+void BM_RnnForward(benchmark::State& state) {
+  auto f = jx::jit(RnnLoss);
+  f(In().w, In().h0, In().xs).block_until_ready();  // compile outside the timing
+  for (auto _ : state) f(In().w, In().h0, In().xs).block_until_ready();
+}
+
+void BM_RnnValueAndGrad(benchmark::State& state) {
+  auto f = jx::jit(jx::value_and_grad(RnnLoss, jx::argnums{0, 1}));
+  std::get<0>(f(In().w, In().h0, In().xs).second).block_until_ready();  // compile outside the timing
+  for (auto _ : state) {
+    auto [v, g] = f(In().w, In().h0, In().xs);
+    std::get<0>(g).block_until_ready();
+  }
+}
+
+BENCHMARK(BM_RnnForward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RnnValueAndGrad)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The peer: the same RNN unrolled in PyTorch, forward + backward, seconds per step (median).
+double TorchSeconds() {
+  const char* script = R"PY(
+import sys, time, statistics
+try:
+    import torch
+except ImportError:
+    print(-1); sys.exit(0)
+torch.set_num_threads(2)
+w = (torch.randn(256, 256) * 0.05).requires_grad_()
+h0 = torch.zeros(256, requires_grad=True)
+xs = torch.randn(1000, 256)
+def step():
+    h = h0; total = 0
+    for t in range(1000):
+        h = torch.tanh(h @ w + xs[t]); total = total + h.sum()
+    w.grad = None; h0.grad = None
+    total.backward()
+step()
+times = []
+for _ in range(5):
+    t0 = time.perf_counter(); step(); times.append(time.perf_counter() - t0)
+print(statistics.median(times))
+)PY";
+  std::string cmd = "/usr/bin/python3 - 2>/dev/null <<'EOF'\n" + std::string(script) + "\nEOF";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return -1;
+  double s = -1;
+  if (std::fscanf(p, "%lf", &s) != 1) s = -1;
+  pclose(p);
+  return s;
+}
+
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Iteration) ms_[r.run_name.function_name] = r.GetAdjustedRealTime();
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Summarize() const {
+    auto f = ms_.find("BM_RnnForward"), g = ms_.find("BM_RnnValueAndGrad");
+    if (f == ms_.end() || g == ms_.end()) return;
+    std::printf("\nscan RNN 1000x256: value_and_grad / forward = %.2f (target <= 3)\n", g->second / f->second);
+    const double torch_s = TorchSeconds();
+    if (torch_s > 0) {
+      std::printf("scan RNN 1000x256: jx value_and_grad / PyTorch unrolled forward+backward = %.2f\n",
+                  g->second * 1e-3 / torch_s);
+    } else {
+      std::printf("PyTorch peer skipped (/usr/bin/python3 has no torch)\n");
+    }
+  }
+
+ private:
+  std::map<std::string, double> ms_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.Summarize();
+  benchmark::Shutdown();
+  return 0;
+}
