@@ -10,18 +10,16 @@
 #include <vector>
 
 #include "jx/jx.h"
+#include "tests/nn/nn_test_util.h"
 
 namespace jx::nn {
 namespace {
 
 namespace jnp = jx::numpy;
 namespace jrandom = jx::random;
+using testing::MaxAbsDiff;
 
 using UnaryFn = std::function<Array(const Array&)>;
-
-double MaxAbsDiff(const Array& a, const Array& b) {
-  return jnp::max(jnp::abs(jnp::subtract(a.astype(float64), b.astype(float64)))).item<double>();
-}
 
 // d f / dx elementwise at x (f elementwise): the gradient of sum(f(x)).
 Array ElementwiseGrad(const UnaryFn& f, const Array& x) {

@@ -6,29 +6,17 @@
 #include <string>
 
 #include "jx/jx.h"
+#include "tests/nn/nn_test_util.h"
 
 namespace jx::nn {
 namespace {
 
 namespace jnp = jx::numpy;
 namespace jrandom = jx::random;
-
-// max |a - b| over all elements (host).
-double MaxAbsDiff(const Array& a, const Array& b) {
-  return jnp::max(jnp::abs(jnp::subtract(a.astype(float64), b.astype(float64)))).item<double>();
-}
+using testing::MaxAbsDiff;
+using testing::ErrorOf;
 
 Array tanh_fn(const Array& x) { return jnp::tanh(x); }
-
-template <typename E, typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(LinearTest, ShapesAndDefaultInitBounds) {
   Linear fc(64, 16, jrandom::key(0));

@@ -8,16 +8,14 @@
 #include <vector>
 
 #include "jx/jx.h"
+#include "tests/nn/nn_test_util.h"
 
 namespace jx::nn {
 namespace {
 
 namespace jnp = jx::numpy;
 namespace jrandom = jx::random;
-
-double MaxAbsDiff(const Array& a, const Array& b) {
-  return jnp::max(jnp::abs(jnp::subtract(a.astype(float64), b.astype(float64)))).item<double>();
-}
+using testing::MaxAbsDiff;
 
 // -log(softmax(logits)) as the textbook formula, in float64.
 Array NaiveNegLogSoftmax(const Array& logits) {
