@@ -3,7 +3,7 @@
 // nn::Lambda, a parameter-free module holding a function pointer (a Static, so it is part of
 // the tree structure and of jit's cache key).
 //
-//   nn::Sequential mlp(nn::Linear(784, 128, k1), nn::Lambda(nn::relu),
+//   nn::Sequential mlp(nn::Linear(784, 128, k1), nn::Lambda(nn::relu, "relu"),
 //                      nn::Dropout(0.2), nn::Linear(128, 10, k2));
 //   Array logits = mlp(x);                          // inference: Dropout is the identity
 //   Array train_logits = mlp(x, key, /*training=*/true);  // one split key per layer, as Equinox
@@ -11,6 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -23,12 +26,26 @@ namespace jx::nn {
 
 using ActivationFn = Array (*)(const Array&);
 
-// A function as a module: Lambda(nn::relu)(x) is nn::relu(x).
+// A function pointer as a Static value: compared and hashed by address, printed as
+// <function NAME> (or its address when unnamed).
+struct StaticFunction {
+  ActivationFn fn = nullptr;
+  std::string name;
+  friend bool operator==(const StaticFunction& a, const StaticFunction& b) { return a.fn == b.fn; }
+  template <typename H>
+  friend H AbslHashValue(H h, const StaticFunction& f) {
+    return H::combine(std::move(h), reinterpret_cast<uintptr_t>(f.fn));
+  }
+  friend std::ostream& operator<<(std::ostream& os, const StaticFunction& f);
+};
+
+// A function as a module: Lambda(nn::relu)(x) is nn::relu(x). The optional name shows in the
+// model's tree structure: PyTreeDef(Lambda(fn=Static(<function relu>))).
 struct Lambda {
-  BOOST_HANA_DEFINE_STRUCT(Lambda, (Static<ActivationFn>, fn));
+  BOOST_HANA_DEFINE_STRUCT(Lambda, (Static<StaticFunction>, fn));
 
   Lambda() = default;
-  explicit Lambda(ActivationFn f) : fn{f} {}
+  explicit Lambda(ActivationFn f, std::string name = "") : fn{StaticFunction{f, std::move(name)}} {}
   Array operator()(const Array& x) const;
 };
 

@@ -109,6 +109,15 @@ TEST(SequentialTest, KeysReachDropoutAndJitWorks) {
   EXPECT_LT(MaxAbsDiff(mlp(x, jrandom::key(16), true), ref), 1e-6);
   auto train_apply = [](const auto& m, const Array& xs, const Array& key) { return m(xs, key, true); };
   EXPECT_LT(MaxAbsDiff(jx::jit(train_apply)(mlp, x, jrandom::key(16)), ref), 1e-6);
+  // vmap over examples with the model and key shared: the same as the batched call in inference.
+  auto infer = [](const auto& m, const Array& v) { return m(v); };
+  EXPECT_LT(MaxAbsDiff(jx::vmap(infer, jx::in_axes{jx::none, 0})(mlp, x), mlp(x)), 1e-6);
+  // vmap over a batch of keys: each example gets its own dropout mask.
+  const Array keys = jrandom::split(jrandom::key(19), 8);
+  auto per_example = [](const auto& m, const Array& v, const Array& k) { return m(v, k, true); };
+  const Array mapped = jx::vmap(per_example, jx::in_axes{jx::none, 0, 0})(mlp, x, keys);
+  EXPECT_EQ(mapped.shape(), (Shape{8, 2}));
+  EXPECT_LT(MaxAbsDiff(mapped[3], mlp(x[3], keys[3], true)), 1e-6);
 }
 
 TEST(SequentialTest, CheckGradsThroughTheModelInFloat64) {
@@ -119,7 +128,9 @@ TEST(SequentialTest, CheckGradsThroughTheModelInFloat64) {
   auto loss = [](const auto& m, const Array& xs) { return jnp::sum(jnp::sin(m(xs))); };
   jx::check_grads(loss, std::tuple{mlp, x}, 1);
   // Lambda's function is part of the tree structure.
-  EXPECT_NE(jx::tree::structure(Sequential(Lambda(relu))).ToString(), "");
+  EXPECT_EQ(jx::tree::structure(Sequential(Lambda(relu, "relu"))).ToString(),
+            "PyTreeDef(Sequential<jx::nn::Lambda>(layers=(Lambda(fn=Static(<function relu>)),)))");
+  EXPECT_NE(jx::tree::structure(Lambda(relu)).ToString().find("<function at 0x"), std::string::npos);
   EXPECT_FALSE(jx::tree::structure(Lambda(relu)) == jx::tree::structure(Lambda(tanh_fn)));
 }
 
