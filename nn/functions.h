@@ -50,7 +50,8 @@ Array glu(const Array& x, int64_t axis = -1);
 
 // Normalizers along axis (the last by default; several axes or all with Axis{}).
 // The max is subtracted first (under stop_gradient) so large logits neither overflow nor lose
-// precision; a slice of all -inf gives NaN for softmax and -inf for log_softmax, as JAX's.
+// precision. A -inf logit (a mask) gets probability 0 and log-probability -inf; a slice of all
+// -inf gives NaN, as JAX's.
 Array softmax(const Array& x, const Axis& axis = -1);
 Array log_softmax(const Array& x, const Axis& axis = -1);
 // log(sum(exp(x))) over axis (all axes by default), shifted by the finite max: an all -inf

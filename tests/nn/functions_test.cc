@@ -196,6 +196,25 @@ TEST(NnFunctionsTest, SoftmaxStableForLargeLogits) {
   EXPECT_TRUE(std::isfinite(gs[0]) && std::isfinite(gs[1]));
 }
 
+TEST(NnFunctionsTest, SoftmaxOfMaskedLogits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Array x = jnp::array({{0.f, -inf, 0.f}, {-inf, -inf, -inf}});
+  const std::vector<float> p = softmax(x).to_vector<float>();
+  const std::vector<float> lp = log_softmax(x).to_vector<float>();
+  EXPECT_EQ(std::vector<float>(p.begin(), p.begin() + 3), (std::vector<float>{0.5f, 0.f, 0.5f}));
+  EXPECT_FLOAT_EQ(lp[0], -std::log(2.f));
+  EXPECT_EQ(lp[1], -inf);
+  for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(p[i]) && std::isnan(lp[i])) << i;
+  // The masked entry's gradient is 0, the others' finite.
+  const Array w = jnp::array({1.f, 2.f, 3.f});
+  const std::vector<float> g =
+      jx::grad([&w](const Array& v) { return jnp::sum(jnp::multiply(softmax(v), w)); })(jnp::array({0.f, -inf, 0.f}))
+          .to_vector<float>();
+  EXPECT_FLOAT_EQ(g[0], -0.5f);
+  EXPECT_EQ(g[1], 0.f);
+  EXPECT_FLOAT_EQ(g[2], 0.5f);
+}
+
 TEST(NnFunctionsTest, SoftmaxUnderJitAndVmap) {
   const Array x = jrandom::normal(jrandom::key(2), {4, 6});
   const Array eager = softmax(x);
