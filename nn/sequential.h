@@ -59,7 +59,9 @@ struct Sequential {
   BOOST_HANA_DEFINE_STRUCT(Sequential, (std::tuple<Layers...>, layers));
 
   Sequential() = default;
-  explicit Sequential(Layers... ls) : layers(std::move(ls)...) {}
+  explicit Sequential(Layers... ls)
+    requires(sizeof...(Layers) > 0)
+      : layers(std::move(ls)...) {}
 
   // Each layer called on the previous one's output (inference mode for layers that take a key).
   Array operator()(const Array& x) const {

@@ -64,6 +64,25 @@ TEST(LinearTest, CheckGradsInFloat64) {
   jx::check_grads(loss, std::tuple{fc, x}, 2);
 }
 
+TEST(LinearTest, Bfloat16AndCustomInitializers) {
+  Linear fc(8, 4, jrandom::key(40),
+            {.dtype = bfloat16, .weight_init = initializers::glorot_normal(), .bias_init = initializers::zeros});
+  EXPECT_EQ(fc.weight.dtype(), bfloat16);
+  EXPECT_EQ(fc.bias->to_vector<float>(), std::vector<float>(4, 0.f));
+  const Array y = fc(jnp::ones({2, 8}, bfloat16));
+  EXPECT_EQ(y.dtype(), bfloat16);
+  EXPECT_LT(MaxAbsDiff(y, jnp::sum(fc.weight.astype(float32), 0, true)), 0.05);
+  // glorot_normal's truncation bound 2 * sqrt(2 / (8 + 4)) / 0.8796.
+  EXPECT_LE(jnp::max(jnp::abs(fc.weight.astype(float32))).item<float>(), 2 * std::sqrt(2.0 / 12) / 0.8796 + 0.01);
+}
+
+TEST(SequentialTest, EmptySequentialIsTheIdentity) {
+  Sequential<> empty;
+  const Array x = jnp::array({1.f, 2.f});
+  EXPECT_EQ(empty(x).to_vector<float>(), x.to_vector<float>());
+  EXPECT_EQ(empty(x, jrandom::key(0), true).to_vector<float>(), x.to_vector<float>());
+}
+
 TEST(LinearTest, JitAndVmap) {
   Linear fc(3, 2, jrandom::key(9));
   Array x = jrandom::normal(jrandom::key(10), {5, 3});
