@@ -72,24 +72,23 @@ struct Sequential {
   // Layers callable as layer(x, key, training) (Dropout, nested Sequentials) get their own key
   // split from key; the others are called as layer(x).
   Array operator()(const Array& x, const Array& key, bool training) const {
-    const std::vector<Array> keys = internal::SplitKeys(key, sizeof...(Layers));
-    Array h = x;
-    size_t i = 0;
-    std::apply(
-        [&](const auto&... layer) {
-          auto call = [&](const auto& l) {
-            if constexpr (std::is_invocable_r_v<Array, const std::decay_t<decltype(l)>&, const Array&, const Array&,
-                                                bool>) {
-              h = l(h, keys[i], training);
-            } else {
-              h = l(h);
-            }
-            ++i;
-          };
-          (call(layer), ...);
-        },
-        layers);
+    return Apply(x, internal::SplitKeys(key, sizeof...(Layers)), training, std::index_sequence_for<Layers...>{});
+  }
+
+ private:
+  template <size_t... I>
+  Array Apply(Array h, [[maybe_unused]] const std::vector<Array>& keys, [[maybe_unused]] bool training,
+              std::index_sequence<I...>) const {
+    ((h = CallLayer(std::get<I>(layers), h, keys[I], training)), ...);
     return h;
+  }
+  template <typename L>
+  static Array CallLayer(const L& layer, const Array& h, const Array& key, bool training) {
+    if constexpr (std::is_invocable_r_v<Array, const L&, const Array&, const Array&, bool>) {
+      return layer(h, key, training);
+    } else {
+      return layer(h);
+    }
   }
 };
 template <typename... Layers>
