@@ -51,6 +51,7 @@ void ForEachMatrix(int64_t batch, int64_t flops_per_matrix, F&& f) {
 
 template <typename T>
 void CholeskyT(const T* a, T* l, int64_t batch, int64_t n) {
+  if (n == 0) return;
   ForEachMatrix(batch, n * n * n, [&](int64_t b) {
     MapIn<T> A(a + b * n * n, n, n);
     MapOut<T> L(l + b * n * n, n, n);
@@ -77,6 +78,7 @@ template <typename T>
 void TriangularSolveT(const T* a, const T* bm, T* x, int64_t batch, int64_t m, int64_t n, bool left_side,
                       bool lower, bool transpose_a, bool unit_diagonal) {
   const int64_t k = left_side ? m : n;
+  if (m == 0 || n == 0) return;
   ForEachMatrix(batch, k * k * (left_side ? n : m), [&](int64_t b) {
     MapIn<T> A(a + b * k * k, k, k);
     MapOut<T> X(x + b * m * n, m, n);
@@ -131,6 +133,7 @@ template <typename T>
 void QrT(const T* a, T* q, T* r, int64_t batch, int64_t m, int64_t n, bool full_matrices) {
   const int64_t k = std::min(m, n);
   const int64_t qcols = full_matrices ? m : k, rrows = full_matrices ? m : k;
+  if (m == 0) return;
   ForEachMatrix(batch, m * n * k, [&](int64_t b) {
     Eigen::HouseholderQR<RowMatrix<T>> qr(MapIn<T>(a + b * m * n, m, n));
     MapOut<T> Q(q + b * m * qcols, m, qcols);
@@ -143,6 +146,7 @@ void QrT(const T* a, T* q, T* r, int64_t batch, int64_t m, int64_t n, bool full_
 
 template <typename T>
 void EighT(const T* a, T* v, T* w, int64_t batch, int64_t n, bool lower) {
+  if (n == 0) return;
   ForEachMatrix(batch, 10 * n * n * n, [&](int64_t b) {
     MapIn<T> A(a + b * n * n, n, n);
     RowMatrix<T> sym(n, n);
@@ -174,6 +178,14 @@ void SvdT(const T* a, T* s, T* u, T* vt, int64_t batch, int64_t m, int64_t n, bo
   const unsigned options = !compute_uv ? 0
                            : full_matrices ? (Eigen::ComputeFullU | Eigen::ComputeFullV)
                                            : (Eigen::ComputeThinU | Eigen::ComputeThinV);
+  if (k == 0) {
+    // Nothing to decompose: the factors that are not empty are identities.
+    for (int64_t b = 0; b < batch && compute_uv; ++b) {
+      MapOut<T>(u + b * m * ucols, m, ucols).setIdentity();
+      MapOut<T>(vt + b * vtrows * n, vtrows, n).setIdentity();
+    }
+    return;
+  }
   ForEachMatrix(batch, 20 * m * n * k, [&](int64_t b) {
     const ColMatrix A = MapIn<T>(a + b * m * n, m, n);
     Eigen::JacobiSVD<ColMatrix> svd(A, options);
