@@ -115,6 +115,33 @@ Initializer variance_scaling(double scale, std::string_view mode, std::string_vi
       dtype);
 }
 
+Initializer orthogonal(double scale, int64_t column_axis, DType dtype) {
+  return Initializer(
+      [scale, column_axis](const Array& key, const Shape& shape, DType d) {
+        CheckFloating(d, "orthogonal");
+        JX_CHECK_OP(shape.size() >= 2, ValueError, "orthogonal", "needs a shape of rank >= 2, got ",
+                    ShapedArray{shape, d}.str());
+        const int64_t rank = static_cast<int64_t>(shape.size());
+        JX_CHECK_OP(column_axis >= -rank && column_axis < rank, ValueError, "orthogonal", "column_axis ", column_axis,
+                    " is out of range for shape ", ShapedArray{shape, d}.str());
+        const int64_t col_axis = column_axis < 0 ? column_axis + rank : column_axis;
+        const int64_t n_cols = shape[col_axis];
+        const int64_t n_rows = n_cols == 0 ? 0 : NumElements(shape) / n_cols;
+        // QR of the tall orientation; a wide matrix is the transpose of a tall one.
+        const bool wide = n_rows < n_cols;
+        const Array a = jx::random::normal(key, wide ? Shape{n_cols, n_rows} : Shape{n_rows, n_cols}, d);
+        const auto [q_reduced, r] = jnp::linalg::qr(a);
+        // Multiplying the columns by sign(diag(R)) makes the distribution uniform.
+        Array q = jnp::multiply(q_reduced, jnp::sign(jnp::diagonal(r)));
+        if (wide) q = jnp::transpose(q);
+        Shape other = shape;
+        other.erase(other.begin() + col_axis);
+        other.push_back(n_cols);
+        return jnp::multiply(jnp::moveaxis(jnp::reshape(q, other), -1, col_axis), scale);
+      },
+      dtype);
+}
+
 Initializer glorot_uniform(int64_t in_axis, int64_t out_axis, std::vector<int64_t> batch_axis, DType dtype) {
   return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, std::move(batch_axis), dtype);
 }

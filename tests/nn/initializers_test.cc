@@ -168,6 +168,45 @@ TEST(InitializersTest, BadArgumentsAreValueErrors) {
   }
 }
 
+// max |m^T m - scale^2 I| for a matrix m with orthonormal (scaled) columns.
+double OrthonormalityError(const Array& m, double scale) {
+  const Array gram = jnp::matmul(jnp::transpose(m), m).astype(float64);
+  const Array eye = jnp::multiply(jnp::eye(m.shape()[1], std::nullopt, 0, float64), scale * scale);
+  return jnp::max(jnp::abs(jnp::subtract(gram, eye))).item<double>();
+}
+
+TEST(InitializersTest, Orthogonal) {
+  const Array key = jrandom::key(50);
+  // Tall: orthonormal columns; wide: orthonormal rows.
+  const Array tall = orthogonal()(key, {6, 4}, float64);
+  EXPECT_EQ(tall.shape(), (Shape{6, 4}));
+  EXPECT_LT(OrthonormalityError(tall, 1.0), 1e-12);
+  const Array wide = orthogonal(2.0)(key, {3, 7}, float64);
+  EXPECT_LT(OrthonormalityError(jnp::transpose(wide), 2.0), 1e-12);
+  // A square float32 matrix is orthogonal both ways.
+  const Array sq = orthogonal()(key, {16, 16});
+  EXPECT_EQ(sq.dtype(), float32);
+  EXPECT_LT(OrthonormalityError(sq, 1.0), 1e-5);
+  EXPECT_LT(OrthonormalityError(jnp::transpose(sq), 1.0), 1e-5);
+  // An HWIO conv kernel: the [3*3*4, 8] matrix has orthonormal columns.
+  const Array conv = orthogonal()(key, {3, 3, 4, 8}, float64);
+  EXPECT_LT(OrthonormalityError(jnp::reshape(conv, {36, 8}), 1.0), 1e-12);
+  // column_axis 0: the columns sit on axis 0.
+  const Array first = orthogonal(1.0, 0)(key, {5, 4, 3}, float64);
+  EXPECT_EQ(first.shape(), (Shape{5, 4, 3}));
+  EXPECT_LT(OrthonormalityError(jnp::reshape(jnp::moveaxis(first, 0, -1), {12, 5}), 1.0), 1e-12);
+  // Haar: R's diagonal signs are folded in, so entries are symmetric around 0 across draws.
+  double first_entry_sum = 0;
+  for (uint32_t s = 0; s < 200; ++s) first_entry_sum += orthogonal()(jrandom::key(1000 + s), {4, 4}).to_vector<float>()[0];
+  // Each entry has variance 1/4: the mean of 200 is within 5 standard errors of 0.
+  EXPECT_NEAR(first_entry_sum / 200, 0.0, 5 * std::sqrt(0.25 / 200));
+  EXPECT_THROW(orthogonal()(key, {5}), ValueError);
+  EXPECT_THROW(orthogonal(1.0, 2)(key, {5, 4}), ValueError);
+  // Under jit (the compiled QR and fused scaling may round differently in the last bit).
+  const Array jitted = jx::jit([](const Array& k) { return orthogonal()(k, {6, 4}); })(key);
+  EXPECT_LT(jnp::max(jnp::abs(jnp::subtract(jitted, orthogonal()(key, {6, 4})))).item<float>(), 1e-6);
+}
+
 TEST(InitializersTest, WorkUnderJit) {
   const Array key = jrandom::key(4);
   const Array eager = he_uniform()(key, {16, 8});
