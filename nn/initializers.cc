@@ -103,14 +103,15 @@ Initializer variance_scaling(double scale, std::string_view mode, std::string_vi
         if (mode == "fan_out") denominator = fan_out;
         if (mode == "fan_avg") denominator = (fan_in + fan_out) / 2;
         if (mode == "fan_geo_avg") denominator = std::sqrt(fan_in * fan_out);
-        const double variance = scale / denominator;
+        // The scale factors are computed in the sample dtype, as JAX's (variance is a dtype
+        // array there), so the same key gives JAX's bits.
+        const Array variance = jnp::asarray(scale / denominator, d);
         if (distribution == "truncated_normal") {
-          const double stddev = std::sqrt(variance) / kTruncatedNormalStddev;
+          const Array stddev = jnp::divide(jnp::sqrt(variance), jnp::asarray(kTruncatedNormalStddev, d));
           return jnp::multiply(jx::random::truncated_normal(key, -2.0, 2.0, shape, d), stddev);
         }
-        if (distribution == "normal") return jnp::multiply(jx::random::normal(key, shape, d), std::sqrt(variance));
-        // JAX's form: uniform on [-1, 1) scaled, so the same key gives JAX's numbers.
-        return jnp::multiply(jx::random::uniform(key, shape, d, -1.0, 1.0), std::sqrt(3 * variance));
+        if (distribution == "normal") return jnp::multiply(jx::random::normal(key, shape, d), jnp::sqrt(variance));
+        return jnp::multiply(jx::random::uniform(key, shape, d, -1.0, 1.0), jnp::sqrt(jnp::multiply(3, variance)));
       },
       dtype);
 }
