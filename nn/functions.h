@@ -62,8 +62,9 @@ Array logsumexp(const Array& x, const Axis& axis = {}, bool keepdims = false);
 Array standardize(const Array& x, const Axis& axis = -1, const std::optional<Array>& mean = std::nullopt,
                   const std::optional<Array>& variance = std::nullopt, double epsilon = 1e-5);
 
-// x's integer class ids as one-hot vectors of num_classes along axis (the new last axis by
-// default): an id outside [0, num_classes) gives an all-zero vector, as jax.nn.one_hot.
+// x's class ids as one-hot vectors of num_classes along axis (the new last axis by default):
+// an id outside [0, num_classes) (or a float id that is not a whole number) gives an all-zero
+// vector, as jax.nn.one_hot. Bool ids are a TypeError.
 Array one_hot(const Array& x, int64_t num_classes, DType dtype = float32, int64_t axis = -1);
 
 }  // namespace jx::nn

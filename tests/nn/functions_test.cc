@@ -110,6 +110,7 @@ TEST(NnFunctionsTest, IntegerInputsComputeInFloat32) {
   EXPECT_EQ(gelu(jnp::array({0, 1})).dtype(), float32);
   EXPECT_EQ(softmax(jnp::array({0, 1})).dtype(), float32);
   EXPECT_EQ(relu(jnp::array({-1, 2})).to_vector<int32_t>(), (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(hard_tanh(jnp::array({-5, 0, 5})).to_vector<int32_t>(), (std::vector<int32_t>{-1, 0, 1}));
 }
 
 TEST(NnFunctionsTest, KnownValues) {
@@ -284,7 +285,9 @@ TEST(NnFunctionsTest, OneHot) {
   const Array batched = one_hot(jnp::array({{1, 0}, {2, 1}}), 3);
   EXPECT_EQ(batched.shape(), (Shape{2, 2, 3}));
   EXPECT_EQ(jnp::argmax(batched, -1).to_vector<int32_t>(), (std::vector<int32_t>{1, 0, 2, 1}));
-  EXPECT_THROW(one_hot(jnp::array({0.5f}), 3), TypeError);
+  // Float ids work as JAX's: whole numbers match their class, others none.
+  EXPECT_EQ(one_hot(jnp::array({1.f, 2.5f}), 3).to_vector<float>(), (std::vector<float>{0, 1, 0, 0, 0, 0}));
+  EXPECT_THROW(one_hot(jnp::array({true}), 3), TypeError);
   // Under jit and vmap.
   EXPECT_EQ(jx::jit([](const Array& l) { return one_hot(l, 3); })(labels).to_vector<float>(), y.to_vector<float>());
   EXPECT_EQ(jx::vmap([](const Array& l) { return one_hot(l, 3); })(labels).to_vector<float>(), y.to_vector<float>());
