@@ -109,6 +109,19 @@ const std::vector<std::vector<double>> kAdamFloat32{{-0.0999993309, 0.0999993309
 
 TEST(OptaxAdamTest, Float32ParamsKeepFloat32) { ExpectUpdates(adam(0.1), kAdamFloat32, float32, 1e-6); }
 
+TEST(OptaxAdamTest, MuDtypeKeepsTheFirstMomentInThatDtype) {
+  auto opt = adam(0.1, {.mu_dtype = bfloat16});
+  Params params = MakeParams(kParams, float32);
+  OptState state = opt.init(params);
+  EXPECT_EQ(state.inner[0].field("mu")[0].dtype(), bfloat16);
+  EXPECT_EQ(state.inner[0].field("nu")[0].dtype(), float32);
+  auto [updates, new_state] = opt.update(MakeParams(kGrads[0], float32), state, params);
+  EXPECT_EQ(new_state.inner[0].field("mu")[0].dtype(), bfloat16);
+  EXPECT_EQ(updates.w.dtype(), float32);
+  // The step uses the first moment before its cast to mu_dtype, as Optax.
+  ExpectClose(Flat(updates), kAdamFloat32[0], 1e-6, "mu_dtype step 1");
+}
+
 TEST(OptaxAdamWTest, MaskedWeightDecayScaledByTheLearningRate) {
   // Decay on w only (selected by key path); b gets plain Adam.
   auto opt = adamw(0.1, {.weight_decay = 0.5, .mask = [](std::string_view path, const Array&) { return path == ".w"; }});
@@ -178,7 +191,10 @@ TEST(OptaxScheduleTest, ConstantAndLinear) {
   for (int step : {0, 5, 10, 15, 20}) got.push_back(At(lin, step));
   EXPECT_EQ(got, (std::vector<float>{1.f, 1.f, 0.5f, 0.f, 0.f}));
   EXPECT_FLOAT_EQ(At(polynomial_schedule(1.0, 0.0, 2.0, 10), 5), 0.25f);
+  testing::internal::CaptureStderr();
   EXPECT_FLOAT_EQ(At(linear_schedule(1.0, 0.0, 0), 7), 1.f);  // no transition: constant, as Optax
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("polynomial_schedule: transition_steps 0 <= 0 gives a constant"),
+            std::string::npos);
 }
 
 TEST(OptaxScheduleTest, CosineDecay) {
@@ -311,7 +327,7 @@ TEST(OptaxJitTest, TrainingStepUnderJitWithDonatedParamsAndState) {
         auto [updates, new_state] = opt.update(grads, state, params);
         return std::tuple{apply_updates(params, updates), new_state, loss};
       },
-      jx::donate_argnums{0, 1});
+      jx::donate_argnums{0, 1}, jx::name{"train_step"});
   Params params{jnp::zeros({2}), jnp::zeros({})};
   OptState state = opt.init(params);
   const Array target = jnp::array({1.f, -2.f});
