@@ -364,6 +364,27 @@ TEST(OptaxJitTest, JittedUpdateMatchesEager) {
   EXPECT_EQ(jitted.second.inner[0].scalar("count").item<int32_t>(), 1);
 }
 
+struct Model {
+  BOOST_HANA_DEFINE_STRUCT(Model, (std::vector<Array>, weights), (std::optional<Array>, bias),
+                           (std::optional<Array>, unused), (Static<int>, features));
+};
+
+TEST(OptaxPytreeTest, ModuleLikeStructsWithStaticAndOptionalFields) {
+  Model model{{jnp::ones({2, 2}), jnp::ones({2})}, jnp::zeros({2}), std::nullopt, Static<int>{2}};
+  auto loss = [](const Model& m) { return jnp::sum(m.weights[0]) + jnp::sum(m.weights[1] * 2.0) - jnp::sum(*m.bias); };
+  auto opt = sgd(0.5, {.momentum = 0.9});
+  OptState state = opt.init(model);
+  EXPECT_EQ(state.inner[0].field("trace").size(), 3u);  // the Arrays only
+  Model grads = jx::grad(loss)(model);
+  auto [updates, new_state] = opt.update(grads, state, model);
+  Model stepped = apply_updates(model, updates);
+  EXPECT_EQ(stepped.weights[0].to_vector<float>(), std::vector<float>(4, 0.5f));
+  EXPECT_EQ(stepped.weights[1].to_vector<float>(), std::vector<float>(2, 0.f));
+  EXPECT_EQ(stepped.bias->to_vector<float>(), std::vector<float>(2, 0.5f));
+  EXPECT_FALSE(stepped.unused.has_value());
+  EXPECT_EQ(stepped.features.value, 2);
+}
+
 TEST(OptaxArgnumsTest, GradWithRespectToParamsStructAndInput) {
   // loss(p, x) = sum((x * w + b)^2): d/dw = 2 x r, d/db = 2 sum(r), d/dx = 2 w r, r = x w + b.
   auto loss = [](const Params& p, const Array& x) { return jnp::sum(jnp::square(x * p.w + p.b)); };
