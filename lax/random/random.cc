@@ -2,6 +2,8 @@
 // jax/_src/prng.py step by step (same constants, same operation order) so values match JAX.
 #include "jx/lax/random/random.h"
 
+#include "jx/lax/random/random_internal.h"
+
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -19,9 +21,14 @@
 #include "jx/lax/numpy/reductions.h"
 
 namespace jx::random {
-namespace {
-
 namespace jnp = ::jx::numpy;
+using internal::CheckFloat;
+using internal::CheckKey;
+using internal::CheckShape;
+using internal::Finfo;
+using internal::FloatInfo;
+
+namespace internal {
 
 void CheckKey(std::string_view op, const Array& key) {
   if (key.dtype() != uint32 || key.shape() != Shape{2}) {
@@ -32,9 +39,32 @@ void CheckKey(std::string_view op, const Array& key) {
 
 void CheckFloat(std::string_view op, DType dtype) {
   if (!IsFloating(dtype)) {
-    ThrowOpError<ValueError>(op, "dtype argument must be a float dtype, got ", dtype_name(dtype));
+    ThrowOpError<ValueError>(op, "dtype argument to `", op, "` must be a float dtype, got ", dtype_name(dtype));
   }
 }
+
+void CheckShape(std::string_view op, const Shape& shape, const Shape& param) {
+  if (jnp::broadcast_shapes(shape, param, op) != shape) {
+    ThrowOpError<ShapeError>(op, "parameter shapes must be broadcast-compatible with shape argument ",
+                             ShapeToString(shape), ", got parameter shape ", ShapeToString(param));
+  }
+}
+
+Array KeyAt(const Array& keys, int64_t i) { return lax::reshape(lax::slice(keys, {i, 0}, {i + 1, 2}), {2}); }
+
+FloatInfo Finfo(DType d) {
+  switch (d) {
+    case DType::kFloat16: return {16, 10, 0x3C00u, 6.103515625e-05, -1.0 + 0x1p-11, 0x1p-10};
+    case DType::kBFloat16: return {16, 7, 0x3F80u, 0x1p-126, -1.0 + 0x1p-8, 0x1p-7};
+    case DType::kFloat32:
+      return {32, 23, 0x3F800000u, FLT_MIN, static_cast<double>(std::nextafter(-1.0f, 0.0f)), 0x1p-23};
+    default: return {64, 52, 0x3FF0000000000000ull, DBL_MIN, std::nextafter(-1.0, 0.0), 0x1p-52};
+  }
+}
+
+}  // namespace internal
+
+namespace {
 
 // The key words as 0-d arrays.
 std::pair<Array, Array> KeyWords(const Array& key) {
@@ -43,36 +73,12 @@ std::pair<Array, Array> KeyWords(const Array& key) {
 
 Array U32Scalar(int64_t v) { return jnp::internal::ScalarOf(v, uint32); }
 
-struct FloatInfo {
-  int nbits, nmant;
-  uint64_t one_bits;  // bit pattern of 1.0
-  double tiny;        // smallest normal
-  double neg_one_up;  // nextafter(-1, 0)
-};
-
-FloatInfo Finfo(DType d) {
-  switch (d) {
-    case DType::kFloat16: return {16, 10, 0x3C00u, 6.103515625e-05, -1.0 + 0x1p-11};
-    case DType::kBFloat16: return {16, 7, 0x3F80u, 0x1p-126, -1.0 + 0x1p-8};
-    case DType::kFloat32: return {32, 23, 0x3F800000u, FLT_MIN, static_cast<double>(std::nextafter(-1.0f, 0.0f))};
-    default: return {64, 52, 0x3FF0000000000000ull, DBL_MIN, std::nextafter(-1.0, 0.0)};
-  }
-}
-
 DType UIntOfBits(int bits) {
   switch (bits) {
     case 8: return uint8;
     case 16: return uint16;
     case 32: return uint32;
     default: return uint64;
-  }
-}
-
-// JAX's _check_shape: parameter shapes must broadcast to exactly `shape`.
-void CheckShape(std::string_view op, const Shape& shape, const Shape& param) {
-  if (jnp::broadcast_shapes(shape, param, op) != shape) {
-    ThrowOpError<ShapeError>(op, "parameter shapes must be broadcast-compatible with shape argument ",
-                             ShapeToString(shape), ", got parameter shape ", ShapeToString(param));
   }
 }
 
