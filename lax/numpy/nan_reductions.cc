@@ -96,8 +96,7 @@ Array nanquantile(const Array& a, const ArrayLike& q, const Axis& axis, std::str
 }
 
 Array nanpercentile(const Array& a, const ArrayLike& q, const Axis& axis, std::string_view method, bool keepdims) {
-  Array qa = promote_args_inexact("nanpercentile", {q})[0];
-  return internal::Quantile("nanpercentile", a, true_divide(qa, 100.0), axis, method, keepdims, true);
+  return internal::Quantile("nanpercentile", a, internal::PercentToFraction(q), axis, method, keepdims, true);
 }
 
 }  // namespace jx::numpy

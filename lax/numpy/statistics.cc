@@ -117,9 +117,18 @@ Array quantile(const Array& a, const ArrayLike& q, const Axis& axis, std::string
   return internal::Quantile("quantile", a, q, axis, method, keepdims, /*squash_nans=*/false);
 }
 
+namespace internal {
+
+ArrayLike PercentToFraction(const ArrayLike& q) {
+  // A C++ scalar stays a weak double, so a float64 array's percentile divides in float64.
+  if (q.is_scalar()) return ArrayLike(q.float_value() / 100.0);
+  return true_divide(q.array(), 100.0);
+}
+
+}  // namespace internal
+
 Array percentile(const Array& a, const ArrayLike& q, const Axis& axis, std::string_view method, bool keepdims) {
-  Array qa = promote_args_inexact("percentile", {q})[0];
-  return internal::Quantile("percentile", a, true_divide(qa, 100.0), axis, method, keepdims, false);
+  return internal::Quantile("percentile", a, internal::PercentToFraction(q), axis, method, keepdims, false);
 }
 
 Array median(const Array& a, const Axis& axis, bool keepdims) {

@@ -59,6 +59,8 @@ namespace internal {
 // JAX's _quantile; squash_nans ignores NaNs (nanquantile).
 Array Quantile(std::string_view op, const Array& a, const ArrayLike& q, const Axis& axis, std::string_view method,
                bool keepdims, bool squash_nans);
+// q / 100 for percentile (a C++ scalar divided exactly, as a weak double).
+ArrayLike PercentToFraction(const ArrayLike& q);
 }  // namespace internal
 
 }  // namespace jx::numpy

@@ -21,8 +21,7 @@ namespace {
 namespace jnp = ::jx::numpy;
 using internal::CheckFloat;
 using internal::CheckKey;
-
-Array Const(double v, DType d) { return jnp::internal::ScalarOf(v, d); }
+using jnp::internal::ScalarOf;
 
 }  // namespace
 
@@ -56,18 +55,18 @@ Array PoissonKnuth(const Array& key, const Array& lam, DType dtype, int64_t max_
   const Shape& shape = lam.shape();
   using Carry = std::tuple<Array, Array, Array, Array>;  // i, k, key, log_prod
   Array neg_lam = lax::neg(lam);
-  Carry init{Const(0, int32), jnp::zeros(shape, dtype), key, jnp::zeros(shape, float32)};
+  Carry init{ScalarOf(int64_t{0}, int32), jnp::zeros(shape, dtype), key, jnp::zeros(shape, float32)};
   Carry out = lax::while_loop(
       [&](const Carry& c) {
         return jnp::logical_and(jnp::any(lax::gt(std::get<3>(c), neg_lam)),
-                                lax::lt(std::get<0>(c), Const(static_cast<double>(max_iters), int32)));
+                                lax::lt(std::get<0>(c), ScalarOf(max_iters, int32)));
       },
       [&](const Carry& c) {
         auto [i, k, rng, log_prod] = c;
         auto [next, subkey] = split(rng);
         k = lax::select(lax::gt(log_prod, neg_lam), lax::add(k, jnp::ones(shape, dtype)), k);
         Array u = uniform(subkey, shape, float32);
-        return Carry{lax::add(i, Const(1, int32)), k, Array(next), lax::add(log_prod, lax::log(u))};
+        return Carry{lax::add(i, ScalarOf(int64_t{1}, int32)), k, Array(next), lax::add(log_prod, lax::log(u))};
       },
       init);
   return lax::sub(std::get<1>(out), jnp::ones(shape, dtype));
@@ -84,11 +83,11 @@ Array PoissonRejection(const Array& key, const Array& lam, DType dtype, int64_t 
   Array inv_alpha = lax::add(c(1.1239), lax::div(c(1.1328), lax::sub(b, c(3.4))));
   Array v_r = lax::sub(c(0.9277), lax::div(c(3.6224), lax::sub(b, c(2))));
   using Carry = std::tuple<Array, Array, Array, Array>;  // i, k_out, accepted, key
-  Carry init{Const(0, int32), c(-1), jnp::zeros(shape, bool_), key};
+  Carry init{ScalarOf(int64_t{0}, int32), c(-1), jnp::zeros(shape, bool_), key};
   Carry out = lax::while_loop(
       [&](const Carry& s) {
         return jnp::logical_and(jnp::any(jnp::logical_not(std::get<2>(s))),
-                                lax::lt(std::get<0>(s), Const(static_cast<double>(max_iters), int32)));
+                                lax::lt(std::get<0>(s), ScalarOf(max_iters, int32)));
       },
       [&](const Carry& s) {
         auto [i, k_out, accepted, rng] = s;
@@ -105,7 +104,7 @@ Array PoissonRejection(const Array& key, const Array& lam, DType dtype, int64_t 
                                        jnp::logical_and(lax::lt(u_shifted, c(0.013)), lax::gt(v, u_shifted)));
         Array accept2 = lax::le(s_val, t);
         Array accept = jnp::logical_or(accept1, jnp::logical_and(jnp::logical_not(reject), accept2));
-        return Carry{lax::add(i, Const(1, int32)), lax::select(accept, k, k_out), jnp::logical_or(accepted, accept),
+        return Carry{lax::add(i, ScalarOf(int64_t{1}, int32)), lax::select(accept, k, k_out), jnp::logical_or(accepted, accept),
                      internal::KeyAt(keys, 0)};
       },
       init);

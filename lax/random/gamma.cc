@@ -26,15 +26,14 @@ namespace {
 namespace jnp = ::jx::numpy;
 using internal::CheckFloat;
 using internal::CheckKey;
-
-Array Const(double v, DType d) { return jnp::internal::ScalarOf(v, d); }
+using jnp::internal::ScalarOf;
 
 // One Gamma(alpha) sample (alpha, key scalars), JAX's _gamma_one operation by operation.
 Array GammaOne(const Array& key, const Array& alpha, bool log_space) {
   const DType dt = alpha.dtype();
-  const Array zero = Const(0, dt), one = Const(1, dt), minus_one = Const(-1, dt);
-  const Array one_over_two = Const(0.5, dt), one_over_three = Const(1.0 / 3.0, dt);
-  const Array squeeze_const = Const(0.0331, dt);
+  const Array zero = ScalarOf(0.0, dt), one = ScalarOf(1.0, dt), minus_one = ScalarOf(-1.0, dt);
+  const Array one_over_two = ScalarOf(0.5, dt), one_over_three = ScalarOf(1.0 / 3.0, dt);
+  const Array squeeze_const = ScalarOf(0.0331, dt);
   // alpha < 1: sample Gamma(alpha + 1) and multiply by U^(1/alpha).
   const Array boost_mask = lax::ge(alpha, one);
   const Array alpha_orig = alpha;
@@ -69,14 +68,14 @@ Array GammaOne(const Array& key, const Array& alpha, bool log_space) {
   // The initial state makes cond_fn true.
   auto [next, subkey] = split(key);
   Array u_boost = uniform(subkey, {}, dt);
-  Array V = std::get<2>(lax::while_loop(cond_fn, body_fn, KXVU{Array(next), zero, one, Const(2, dt)}));
+  Array V = std::get<2>(lax::while_loop(cond_fn, body_fn, KXVU{Array(next), zero, one, ScalarOf(2.0, dt)}));
   if (log_space) {
     Array log_boost = lax::select(boost_mask, zero, lax::mul(lax::log(u_boost), lax::div(one, alpha_orig)));
     return lax::add(lax::add(lax::log(d), lax::log(V)), log_boost);
   }
   Array boost = lax::select(boost_mask, one, lax::pow(u_boost, lax::div(one, alpha_orig)));
   Array z = lax::mul(lax::mul(d, V), boost);
-  return lax::select(lax::eq(z, zero), Const(internal::Finfo(dt).tiny, dt), z);
+  return lax::select(lax::eq(z, zero), ScalarOf(internal::Finfo(dt).tiny, dt), z);
 }
 
 // JAX's _gamma_impl: per-element keys split(key, a.size), one GammaOne per element.
@@ -111,9 +110,17 @@ Array GammaGrad(const Array& a_in, const Array& x_in) {
     Array negligible = lax::le(lax::abs(term), lax::mul(f(1e-17), lax::abs(total)));
     return jnp::logical_and(past_peak, jnp::logical_or(negligible, lax::eq(t, f(0))));
   };
-  Carry init{f(0), t0, psi0, first, done_after(f(0), first, first, t0)};
+  // Non-finite or non-positive inputs have no series to sum (their result is NaN or 0 below).
+  Array no_series = jnp::logical_not(jnp::logical_and(jnp::logical_and(jnp::isfinite(a), jnp::isfinite(x)), lax::gt(x, f(0))));
+  Carry init{f(0), t0, psi0, first, jnp::logical_or(no_series, done_after(f(0), first, first, t0))};
+  // Past the peak the terms fall geometrically; kMaxTerms only bounds the loop for
+  // pathological inputs (x ~ 1e12), far beyond any sample's needs (~ x - a + 40 sqrt(x)).
+  constexpr double kMaxTerms = 1e7;
   Carry out = lax::while_loop(
-      [](const Carry& c) { return jnp::logical_not(jnp::all(std::get<4>(c))); },
+      [&](const Carry& c) {
+        return jnp::logical_and(jnp::logical_not(jnp::all(std::get<4>(c))),
+                                lax::lt(jnp::max(std::get<0>(c)), jnp::internal::ScalarOf(kMaxTerms, float64)));
+      },
       [&](const Carry& c) {
         auto [n, t, psi, total, done] = c;
         Array n1 = lax::add(n, f(1));

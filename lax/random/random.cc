@@ -14,6 +14,7 @@
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/lax/sort_ops.h"
+#include "jx/lax/stop_gradient.h"
 #include "jx/lax/unary_ops.h"
 #include "jx/lax/numpy/creation.h"
 #include "jx/lax/numpy/manipulation.h"
@@ -215,19 +216,28 @@ Array normal(const Array& key, const Shape& shape, DType dtype) {
   return jnp::multiply(jnp::internal::ScalarOf(std::sqrt(2.0), dtype), lax::erf_inv(u));
 }
 
-Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape, DType dtype) {
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper) {
+  return truncated_normal(key, lower, upper, jnp::broadcast_shapes(lower.shape(), upper.shape(), "truncated_normal"));
+}
+
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper,
+                       const Shape& s, DType dtype) {
   CheckKey("truncated_normal", key);
   CheckFloat("truncated_normal", dtype);
+  Array lo = lower.as(dtype, false);
+  Array hi = upper.as(dtype, false);
+  CheckShape("truncated_normal", s, lo.shape());
+  CheckShape("truncated_normal", s, hi.shape());
   Array sqrt2 = jnp::internal::ScalarOf(std::sqrt(2.0), dtype);
-  Array lo = jnp::internal::ScalarOf(lower, dtype);
-  Array hi = jnp::internal::ScalarOf(upper, dtype);
-  Array a = lax::erf(lax::div(lo, sqrt2));
-  Array b = lax::erf(lax::div(hi, sqrt2));
-  Array u = uniform(key, shape, dtype, a, b);
+  Array a = lax::erf(jnp::true_divide(lo, sqrt2));
+  Array b = lax::erf(jnp::true_divide(hi, sqrt2));
+  Array u = uniform(key, s, dtype, a, b);
   Array out = jnp::multiply(sqrt2, lax::erf_inv(u));
-  // Rounding (or u == a) must not leave the open interval.
-  Array inf = jnp::internal::ScalarOf(std::numeric_limits<double>::infinity(), dtype);
-  return jnp::clip(out, lax::nextafter(lo, inf), lax::nextafter(hi, lax::neg(inf)));
+  // Rounding (or u == a) must not leave the open interval; the bounds get no gradient here.
+  const double inf = std::numeric_limits<double>::infinity();
+  Array lo_in = lax::stop_gradient(lo), hi_in = lax::stop_gradient(hi);
+  return jnp::clip(out, lax::nextafter(lo_in, jnp::full_like(lo_in, inf)),
+                   lax::nextafter(hi_in, jnp::full_like(hi_in, -inf)));
 }
 
 Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {

@@ -75,8 +75,12 @@ Array uniform(const Array& key, const Shape& shape = {}, DType dtype = float32, 
               const numpy::ArrayLike& maxval = 1.0);
 // Standard normal: sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1)).
 Array normal(const Array& key, const Shape& shape = {}, DType dtype = float32);
-// Normal values truncated to (lower, upper).
-Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape = {}, DType dtype = float32);
+// Normal values truncated to the open interval (lower, upper): inverse-CDF sampling between
+// erf(lower / sqrt 2) and erf(upper / sqrt 2), as JAX. The bounds may be arrays; shape
+// defaults to their broadcast shape.
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper,
+                       const Shape& shape, DType dtype = float32);
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper);
 // Integers uniform in [minval, maxval).
 Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype = int32);
 // bool samples with P(true) = p; shape defaults to p's shape. A C++ p is float32.

@@ -9,6 +9,8 @@
 
 #include <jx/jx.h>
 
+#include "tests/lax/numpy/numpy_test_util.h"
+
 namespace jx {
 namespace {
 
@@ -16,17 +18,7 @@ namespace jnp = jx::numpy;
 using I32 = std::vector<int32_t>;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-void ExpectClose(const Array& got, const std::vector<double>& want, double tol = 1e-6) {
-  const std::vector<double> g = got.to_vector<double>();
-  ASSERT_EQ(g.size(), want.size());
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(g[i])) << "element " << i << " = " << g[i];
-    } else {
-      EXPECT_NEAR(g[i], want[i], tol) << "element " << i;
-    }
-  }
-}
+using numpy_test::ExpectClose;
 
 TEST(NanReductionsTest, NumpyDocsExamples) {
   ExpectClose(jnp::nansum(jnp::array({1.0, kNaN})), {1.0});

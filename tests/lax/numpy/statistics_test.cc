@@ -9,24 +9,15 @@
 
 #include <jx/jx.h>
 
+#include "tests/lax/numpy/numpy_test_util.h"
+
 namespace jx {
 namespace {
 
 namespace jnp = jx::numpy;
-using F32 = std::vector<float>;
 using I32 = std::vector<int32_t>;
 
-void ExpectClose(const Array& got, const std::vector<double>& want, double tol = 1e-6) {
-  const std::vector<double> g = got.to_vector<double>();
-  ASSERT_EQ(g.size(), want.size());
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(g[i])) << "element " << i << " = " << g[i];
-    } else {
-      EXPECT_NEAR(g[i], want[i], tol) << "element " << i;
-    }
-  }
-}
+using numpy_test::ExpectClose;
 
 TEST(QuantileTest, NumpyDocsExamples) {
   // numpy.median / quantile / percentile: a = [[10, 7, 4], [3, 2, 1]].
@@ -46,6 +37,11 @@ TEST(QuantileTest, NumpyDocsExamples) {
   ExpectClose(jnp::percentile(a, 50, 0), {6.5, 4.5, 2.5});
   ExpectClose(jnp::percentile(a, 50, 1), {7.0, 2.0});
   EXPECT_EQ(jnp::percentile(a, 50, 1, "linear", true).shape(), (Shape{2, 1}));
+  // A C++ q divides by 100 in double: float64 data keeps float64 precision (0.333 * 3).
+  Array x64 = jnp::array({0.0, 1.0, 2.0, 3.0});
+  EXPECT_EQ(jnp::percentile(x64, 33.3).dtype(), float64);
+  EXPECT_NEAR(jnp::percentile(x64, 33.3).item<double>(), 0.999, 1e-14);
+  ExpectClose(jnp::percentile(x64, jnp::array({25.0, 75.0})), {0.75, 2.25}, 1e-15);
 }
 
 TEST(QuantileTest, JaxMethods) {

@@ -5,6 +5,7 @@
 // derivative against Boost's incomplete gamma function, jit and vmap.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <vector>
@@ -133,6 +134,33 @@ TEST(RandomGammaTest, ImplicitReparameterizationGradient) {
   const std::vector<double> lx = ly.to_vector<double>(), ld = ldy.to_vector<double>();
   EXPECT_NEAR(ld[0], BoostGammaGrad(0.6, std::exp(lx[0])) / std::exp(lx[0]), 1e-5 * std::fabs(ld[0]) + 1e-8);
   EXPECT_NEAR(ld[1], BoostGammaGrad(3.0, std::exp(lx[1])) / std::exp(lx[1]), 1e-5 * std::fabs(ld[1]) + 1e-8);
+}
+
+TEST(RandomGammaTest, NonFiniteParametersTerminate) {
+  // The sampler and its derivative series stop on inf/NaN shapes instead of looping.
+  auto [y, dy] = jx::jvp([](const Array& al) { return random::gamma(random::key(1), al); },
+                         std::tuple{jnp::array({std::numeric_limits<double>::infinity(), std::nan(""), 2.0})},
+                         std::tuple{jnp::ones({3}, float64)});
+  const std::vector<double> v = y.to_vector<double>(), d = dy.to_vector<double>();
+  EXPECT_TRUE(std::isinf(v[0]));
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_TRUE(std::isfinite(v[2]) && std::isfinite(d[2]));
+}
+
+TEST(RandomTruncatedNormalTest, ArrayBoundsBroadcast) {
+  // Bounds per column; the default shape is their broadcast shape.
+  Array lo = jnp::array({-1.f, 0.f, 2.f});
+  Array hi = jnp::array({1.f, 0.5f, 3.f});
+  Array x = random::truncated_normal(random::key(3), lo, hi, Shape{2000, 3});
+  EXPECT_EQ(x.shape(), (Shape{2000, 3}));
+  EXPECT_TRUE(jnp::all(x > lo).item<bool>());
+  EXPECT_TRUE(jnp::all(x < hi).item<bool>());
+  EXPECT_EQ(random::truncated_normal(random::key(3), lo, 4.0).shape(), Shape{3});
+  // Symmetric bounds: mean 0; (2, 3) is skewed toward 2.
+  Array m = jnp::mean(x, 0);
+  EXPECT_NEAR(m[0].item<double>(), 0.0, 0.03);
+  EXPECT_LT(m[2].item<double>(), 2.5);
+  EXPECT_THROW(random::truncated_normal(random::key(3), lo, hi, Shape{2}), ShapeError);
 }
 
 TEST(RandomBetaDirichletTest, MomentsAndGradients) {
