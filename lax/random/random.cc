@@ -240,9 +240,10 @@ Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const nu
                    lax::nextafter(hi_in, jnp::full_like(hi_in, -inf)));
 }
 
-Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
-  CheckKey("randint", key);
-  if (!IsInteger(dtype)) ThrowOpError<TypeError>("randint", "only accepts integer dtypes, got ", dtype_name(dtype));
+namespace {
+
+// randint with C++ integer bounds: the span and multiplier are host integers.
+Array RandintScalar(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
   const int nbits = static_cast<int>(ItemSize(dtype) * 8);
   const DType udtype = UIntOfBits(nbits);
   // The dtype's range, and the bounds clipped into it (JAX's _convert_and_clip_integer).
@@ -281,6 +282,78 @@ Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxv
     offset = lax::rem(lax::add(lax::mul(lax::rem(higher, s), m), lax::rem(lower, s)), s);
   }
   return lax::add(jnp::full(shape, jnp::ArrayLike(lo), dtype), lax::convert_element_type(offset, dtype));
+}
+
+using Int128 = __int128;
+
+Int128 IntMin(DType d) { return IsSignedInt(d) ? -(Int128{1} << (ItemSize(d) * 8 - 1)) : 0; }
+Int128 IntMax(DType d) {
+  const int bits = static_cast<int>(ItemSize(d) * 8);
+  return IsSignedInt(d) ? (Int128{1} << (bits - 1)) - 1 : (Int128{1} << bits) - 1;
+}
+// An integer constant of dtype d (v in d's range), through the two's-complement bits.
+Array IntConst(Int128 v, DType d) { return jnp::internal::ScalarOf(static_cast<int64_t>(static_cast<uint64_t>(v)), d); }
+
+// JAX's _convert_and_clip_integer: v clipped into dtype's range (in v's own dtype), converted.
+Array ConvertAndClip(const Array& v, DType dtype) {
+  const DType vd = v.dtype();
+  Array lo = IntConst(std::max(IntMin(dtype), IntMin(vd)), vd);
+  Array hi = IntConst(std::min(IntMax(dtype), IntMax(vd)), vd);
+  return lax::convert_element_type(jnp::clip(v, lo, hi), dtype);
+}
+
+// randint with array bounds: jax/_src/random.py's _randint step by step, traced.
+Array RandintArrays(const Array& key, const Shape& shape, Array minval, Array maxval, DType dtype) {
+  if (!IsInteger(minval.dtype())) minval = lax::convert_element_type(minval, int32);
+  if (!IsInteger(maxval.dtype())) maxval = lax::convert_element_type(maxval, int32);
+  CheckShape("randint", shape, minval.shape());
+  CheckShape("randint", shape, maxval.shape());
+  const int nbits = static_cast<int>(ItemSize(dtype) * 8);
+  const DType udtype = UIntOfBits(nbits);
+  // Where maxval is past dtype's top (randint(key, s, 0, 256, uint8)).
+  Array top = IntConst(std::min(IntMax(dtype), IntMax(maxval.dtype())), maxval.dtype());
+  Array out_of_range = jnp::broadcast_to(jnp::greater(maxval, top), shape);
+  Array lo = jnp::broadcast_to(ConvertAndClip(minval, dtype), shape);
+  Array hi = jnp::broadcast_to(ConvertAndClip(maxval, dtype), shape);
+  Array keys = split(key, 2);
+  Array higher = lax::random_bits(internal::KeyAt(keys, 0), nbits, shape);
+  Array lower = lax::random_bits(internal::KeyAt(keys, 1), nbits, shape);
+  auto u = [&](int64_t v) { return jnp::full(shape, v, udtype); };
+  // span = maxval - minval in wrapping unsigned arithmetic; 1 when empty; one more past the top.
+  Array span = lax::sub(lax::convert_element_type(hi, udtype), lax::convert_element_type(lo, udtype));
+  span = lax::select(jnp::less_equal(hi, lo), u(1), span);
+  span = lax::select(jnp::logical_and(out_of_range, jnp::greater(hi, lo)), lax::add(span, u(1)), span);
+  // A span that wrapped to 0 covers every value: the offset is the bits themselves (XLA's
+  // x % 0 == x); elsewhere (higher % span) * (2^nbits % span) + lower % span, mod span.
+  Array wrapped = lax::eq(span, u(0));
+  Array safe = lax::select(wrapped, u(1), span);
+  Array mult = lax::rem(u(int64_t{1} << (nbits / 2)), safe);
+  mult = lax::rem(lax::mul(mult, mult), safe);
+  Array offset = lax::rem(lax::add(lax::mul(lax::rem(higher, safe), mult), lax::rem(lower, safe)), safe);
+  offset = lax::select(wrapped, lower, offset);
+  return lax::add(lo, lax::convert_element_type(offset, dtype));
+}
+
+}  // namespace
+
+Array randint(const Array& key, const Shape& shape, const numpy::ArrayLike& minval, const numpy::ArrayLike& maxval,
+              DType dtype) {
+  CheckKey("randint", key);
+  if (!IsInteger(dtype)) ThrowOpError<TypeError>("randint", "only accepts integer dtypes, got ", dtype_name(dtype));
+  if (minval.is_scalar() && maxval.is_scalar()) {
+    // Float bounds truncate, as JAX's astype(int).
+    auto host = [](const numpy::ArrayLike& v) {
+      return v.is_integer_scalar() ? v.int_value() : static_cast<int64_t>(v.float_value());
+    };
+    return RandintScalar(key, shape, host(minval), host(maxval), dtype);
+  }
+  // A C++ integer bound next to an array bound keeps its full value as int64.
+  auto arr = [](const numpy::ArrayLike& v) {
+    if (v.is_array()) return v.array();
+    if (v.is_integer_scalar()) return jnp::internal::ScalarOf(v.int_value(), int64);
+    return v.to_array();
+  };
+  return RandintArrays(key, shape, arr(minval), arr(maxval), dtype);
 }
 
 Array bernoulli(const Array& key, const numpy::ArrayLike& p, std::optional<Shape> shape) {

@@ -81,8 +81,12 @@ Array normal(const Array& key, const Shape& shape = {}, DType dtype = float32);
 Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper,
                        const Shape& shape, DType dtype = float32);
 Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper);
-// Integers uniform in [minval, maxval).
-Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype = int32);
+// Integers uniform in [minval, maxval), JAX's algorithm (two words of bits, wrapping unsigned
+// arithmetic) so values match jax.random.randint. The bounds are clipped into dtype's range
+// (maxval past its top still reaches the top: randint(key, s, 0, 256, uint8)); they may be
+// arrays broadcasting to shape (floats are truncated to int32, as JAX's astype(int)).
+Array randint(const Array& key, const Shape& shape, const numpy::ArrayLike& minval, const numpy::ArrayLike& maxval,
+              DType dtype = int32);
 // bool samples with P(true) = p; shape defaults to p's shape. A C++ p is float32.
 Array bernoulli(const Array& key, const numpy::ArrayLike& p = 0.5, std::optional<Shape> shape = std::nullopt);
 Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = float32);

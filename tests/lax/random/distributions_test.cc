@@ -200,6 +200,44 @@ TEST(RandomClosedFormTest, MedianAndScale) {
   EXPECT_THROW(random::laplace(random::key(1), {2}, int32), ValueError);
 }
 
+TEST(RandomRandintTest, ArrayBoundsMatchScalarBounds) {
+  // The traced path (array bounds) gives the scalar path's bits, including the JAX value case
+  // and the wrapped span of uint8 [0, 256).
+  ThreefryPartitionableScope original(false);
+  Array k = random::key(1319372649);  // adler32("randintthreefry2x32")
+  Array arr = random::randint(k, {5}, jnp::array(int32_t{0}), jnp::array(int32_t{10}));
+  EXPECT_EQ(arr.to_vector<int32_t>(), (std::vector<int32_t>{0, 5, 7, 7, 5}));
+  for (DType d : {int8, uint8, int16, uint32, int64, uint64}) {
+    for (auto [lo, hi] : {std::pair<int64_t, int64_t>{0, 256}, {-5, 7}, {3, 3}, {-300, 70000}}) {
+      Array want = random::randint(k, {64}, lo, hi, d);
+      Array got = random::randint(k, {64}, jnp::array(lo), jnp::array(hi), d);
+      EXPECT_TRUE(jnp::array_equal(got, want)) << dtype_name(d) << " [" << lo << ", " << hi << ")";
+      Array mixed = random::randint(k, {64}, lo, jnp::array(static_cast<int32_t>(hi)), d);
+      EXPECT_TRUE(jnp::array_equal(mixed, want)) << dtype_name(d) << " [" << lo << ", " << hi << ")";
+    }
+  }
+}
+
+TEST(RandomRandintTest, PerElementBoundsUnderJitAndVmap) {
+  Array lo = jnp::array({0, 100, -50});
+  Array hi = jnp::array({2, 105, -40});
+  auto f = jx::jit([](const Array& k, const Array& lo, const Array& hi) { return random::randint(k, {3000, 3}, lo, hi); });
+  Array x = f(random::key(4), lo, hi);
+  EXPECT_TRUE(jnp::all(x >= lo).item<bool>());
+  EXPECT_TRUE(jnp::all(x < hi).item<bool>());
+  EXPECT_TRUE(jnp::array_equal(jnp::max(x, 0), hi - 1));
+  EXPECT_TRUE(jnp::array_equal(jnp::min(x, 0), lo));
+  // Float bounds truncate (JAX's astype(int)).
+  EXPECT_TRUE(jnp::array_equal(random::randint(random::key(4), {8}, jnp::array(1.9f), 4.2),
+                               random::randint(random::key(4), {8}, 1, 4)));
+  Array keys = random::split(random::key(4), 2);
+  Array rows = jx::vmap([](const Array& k, const Array& hi) { return random::randint(k, {4}, 0, hi); })(
+      keys, jnp::array({3, 1000}));
+  EXPECT_EQ(rows.shape(), (Shape{2, 4}));
+  EXPECT_LT(jnp::max(rows[0]).item<int32_t>(), 3);
+  EXPECT_THROW(random::randint(random::key(4), {2}, jnp::zeros({3}, int32), 5), ShapeError);
+}
+
 TEST(RandomChoiceTest, ShapesReplacementAndWeights) {
   Array key = random::key(0);
   Array x = jnp::arange(100);
