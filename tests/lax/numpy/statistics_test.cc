@@ -61,6 +61,11 @@ TEST(QuantileTest, JaxMethods) {
   EXPECT_EQ(qs.shape(), (Shape{3, 2}));
   ExpectClose(qs, {1.0, 10.0, 2.2, 22.0, 4.0, 40.0}, 1e-5);
   EXPECT_EQ(jnp::quantile(m, jnp::array({0.1f, 0.9f}), 1, "linear", true).shape(), (Shape{2, 2, 1}));
+  // Several axes (and negative ones), keepdims keeps each as 1.
+  Array cube = jnp::arange(24.0, std::optional<DType>(float32)).reshape({2, 3, 4});
+  Array q2 = jnp::quantile(cube, 0.5, {0, -1}, "linear", true);
+  EXPECT_EQ(q2.shape(), (Shape{1, 3, 1}));
+  ExpectClose(q2, {7.5, 11.5, 15.5});  // column j holds 4j + {0..3, 12..15}
   // A NaN anywhere in a slice gives NaN (numpy.nanquantile's docs: quantile(a, 0.5) is nan).
   const float nan = std::numeric_limits<float>::quiet_NaN();
   ExpectClose(jnp::quantile(jnp::array({{1.f, nan}, {3.f, 4.f}}), 0.5, 1), {NAN, 3.5});
@@ -128,6 +133,9 @@ TEST(BincountTest, JitNeedsLength) {
   // Values past the length are dropped, negative ones count as 0 (JAX's clip + mode="drop").
   auto f = jx::jit([](const Array& x) { return jnp::bincount(x, std::nullopt, 0, 3); });
   EXPECT_EQ(f(x).to_vector<int32_t>(), (I32{2, 2, 0}));
+  // Under vmap each row counts separately.
+  auto rows = jx::vmap([](const Array& r) { return jnp::bincount(r, std::nullopt, 0, 3); });
+  EXPECT_EQ(rows(jnp::array({{0, 0, 2}, {1, 2, 2}})).to_vector<int32_t>(), (I32{2, 0, 1, 0, 1, 2}));
   auto g = jx::jit([](const Array& x) { return jnp::bincount(x); });
   EXPECT_THROW(g(x), ConcretizationError);
   EXPECT_THROW(jnp::bincount(jnp::array({0.5f})), TypeError);
