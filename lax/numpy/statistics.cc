@@ -62,17 +62,14 @@ Array Quantile(std::string_view op, const Array& a_in, const ArrayLike& q_in, co
   }
   x = lax::sort(x, last);
 
-  // q's dim (if any) leads: positions are q_shape + batch.
+  // Positions in each sorted slice, q along a new last axis: batch + [k] (k = 1 for a 0-d
+  // q), so one gather per neighbour reads them without copying x per q.
   const Shape q_shape = q.shape();
-  Shape out_shape = q_shape;
-  out_shape.insert(out_shape.end(), batch.begin(), batch.end());
-  Array qb = broadcast_to(reshape(q, [&] {
-                            Shape s = q_shape;
-                            s.insert(s.end(), batch.size(), 1);
-                            return s;
-                          }()),
-                          out_shape);
-  Array cb = broadcast_to(counts, out_shape);
+  const int64_t k = q.ndim() == 0 ? 1 : q_shape[0];
+  Shape pos_shape = batch;
+  pos_shape.push_back(k);
+  Array qb = broadcast_to(reshape(q, {k}), pos_shape);
+  Array cb = broadcast_to(expand_dims(counts, last), pos_shape);
   Array pos = multiply(qb, subtract(cb, 1.0));
   Array low = floor(pos);
   Array high = ceil(pos);
@@ -81,13 +78,8 @@ Array Quantile(std::string_view op, const Array& a_in, const ArrayLike& q_in, co
   Array top = maximum(subtract(cb, 1.0), 0.0);
   low = clip(low, 0.0, top);
   high = clip(high, 0.0, top);
-
-  Shape xb_shape = out_shape;
-  xb_shape.push_back(n);
-  Array xb = broadcast_to(x, xb_shape);
   auto gather = [&](const Array& index) {
-    Array idx = expand_dims(lax::convert_element_type(index, int32), static_cast<int64_t>(out_shape.size()));
-    return squeeze(take_along_axis(xb, idx, -1, "clip"), static_cast<int64_t>(out_shape.size()));
+    return take_along_axis(x, lax::convert_element_type(index, int32), last, "clip");
   };
   Array low_value = gather(low);
   Array high_value = gather(high);
@@ -103,6 +95,8 @@ Array Quantile(std::string_view op, const Array& a_in, const ArrayLike& q_in, co
   } else {
     result = multiply(add(low_value, high_value), 0.5);
   }
+  // q's dim (if any) leads the result, as jnp.quantile's.
+  result = q.ndim() == 0 ? squeeze(result, last) : moveaxis(result, last, 0);
   if (keepdims) {
     Shape s = q_shape;
     s.insert(s.end(), kept.begin(), kept.end());
