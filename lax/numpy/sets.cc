@@ -70,4 +70,24 @@ UniqueResult unique(const Array& x, const UniqueOptions& o) {
   return r;
 }
 
+UniqueAllResult unique_all(const Array& x, std::optional<int64_t> size, std::optional<double> fill_value) {
+  UniqueResult r = unique(x, {.return_index = true, .return_inverse = true, .return_counts = true, .equal_nan = false,
+                              .size = size, .fill_value = fill_value});
+  return {r.values, *r.indices, *r.inverse, *r.counts};
+}
+
+UniqueCountsResult unique_counts(const Array& x, std::optional<int64_t> size, std::optional<double> fill_value) {
+  UniqueResult r = unique(x, {.return_counts = true, .equal_nan = false, .size = size, .fill_value = fill_value});
+  return {r.values, *r.counts};
+}
+
+UniqueInverseResult unique_inverse(const Array& x, std::optional<int64_t> size, std::optional<double> fill_value) {
+  UniqueResult r = unique(x, {.return_inverse = true, .equal_nan = false, .size = size, .fill_value = fill_value});
+  return {r.values, *r.inverse};
+}
+
+Array unique_values(const Array& x, std::optional<int64_t> size, std::optional<double> fill_value) {
+  return unique(x, {.equal_nan = false, .size = size, .fill_value = fill_value}).values;
+}
+
 }  // namespace jx::numpy

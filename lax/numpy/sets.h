@@ -9,6 +9,7 @@
 //   jnp::unique(jnp::array({3, 1, 3, 2}));                                  // [1 2 3]
 //   auto r = jnp::unique(x, {.return_inverse = true, .return_counts = true});
 //   r.values; *r.inverse; *r.counts;
+//   auto [values, counts] = jnp::unique_counts(x);                        // array API form
 //   auto f = jx::jit([](Array x) { return jnp::unique(x, {.size = 4, .fill_value = -1}).values; });
 #pragma once
 
@@ -38,5 +39,25 @@ struct UniqueResult {
 
 Array unique(const Array& x);
 UniqueResult unique(const Array& x, const UniqueOptions& options);
+
+// The array API's forms (jnp.unique_all, unique_counts, unique_inverse, unique_values): NaNs
+// are distinct values there (equal_nan=False), and the results are named fields.
+struct UniqueAllResult {
+  Array values, indices, inverse_indices, counts;
+};
+struct UniqueCountsResult {
+  Array values, counts;
+};
+struct UniqueInverseResult {
+  Array values, inverse_indices;
+};
+UniqueAllResult unique_all(const Array& x, std::optional<int64_t> size = std::nullopt,
+                           std::optional<double> fill_value = std::nullopt);
+UniqueCountsResult unique_counts(const Array& x, std::optional<int64_t> size = std::nullopt,
+                                 std::optional<double> fill_value = std::nullopt);
+UniqueInverseResult unique_inverse(const Array& x, std::optional<int64_t> size = std::nullopt,
+                                   std::optional<double> fill_value = std::nullopt);
+Array unique_values(const Array& x, std::optional<int64_t> size = std::nullopt,
+                    std::optional<double> fill_value = std::nullopt);
 
 }  // namespace jx::numpy

@@ -79,5 +79,22 @@ TEST(UniqueTest, SizeUnderJitAndVmap) {
   EXPECT_THROW(bad(a), ConcretizationError);
 }
 
+TEST(UniqueTest, ArrayApiForms) {
+  // jnp.unique_all / unique_counts / unique_inverse / unique_values: NaNs stay distinct.
+  Array a = jnp::array({1.f, 2.f, 6.f, 4.f, 2.f, 3.f, 2.f});
+  jnp::UniqueAllResult all = jnp::unique_all(a);
+  EXPECT_EQ(all.values.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 6}));
+  EXPECT_EQ(all.indices.to_vector<int32_t>(), (I32{0, 1, 5, 3, 2}));
+  EXPECT_EQ(all.inverse_indices.to_vector<int32_t>(), (I32{0, 1, 4, 3, 1, 2, 1}));
+  EXPECT_EQ(all.counts.to_vector<int32_t>(), (I32{1, 3, 1, 1, 1}));
+  auto [values, counts] = jnp::unique_counts(a);
+  EXPECT_EQ(counts.to_vector<int32_t>(), (I32{1, 3, 1, 1, 1}));
+  auto [v2, inverse] = jnp::unique_inverse(a);
+  EXPECT_EQ(v2[inverse].to_vector<float>(), a.to_vector<float>());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(jnp::unique_values(jnp::array({nan, 1.f, nan})).size(), 3);
+  EXPECT_EQ(jnp::unique_values(a, 6, -1.0).to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 6, -1}));
+}
+
 }  // namespace
 }  // namespace jx
