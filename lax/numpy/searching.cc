@@ -19,12 +19,12 @@ namespace internal {
 
 int64_t ConcreteSize(std::string_view op, const Array& x, std::string_view size_argument,
                      int64_t (*count)(const Array&)) {
-  if (!x.is_concrete()) {
+  // A jvp tracer's concrete primal counts (JAX's to_concrete_value): grad works without size.
+  if (x.impl() == nullptr || x.impl()->ConcreteValue() == nullptr) {
     ThrowOpError<ConcretizationError>(
-        op, "The ", size_argument, " argument of jnp.", op,
-        " must be statically specified to use jnp.", op,
-        " within JAX transformations (jit, vmap, grad): its result shape depends on the values of the traced ",
-        x.aval().str(), ". Pass ", size_argument, "= (and fill_value=) to fix the result size.");
+        op, "The ", size_argument, " argument of jnp.", op, " must be statically specified to use jnp.", op,
+        " under jit or vmap: its result shape depends on the values of the traced ", x.aval().str(), ". Pass ",
+        size_argument, "= (and fill_value=) to fix the result size.", x.impl() ? x.impl()->Provenance() : "");
   }
   return count(x);
 }

@@ -4,7 +4,8 @@
 // The result shape of nonzero depends on the values, so on a traced array (under jit, vmap,
 // grad) these need `size`: the first `size` indices are kept, missing ones are `fill_value`
 // (0 by default), exactly as jnp.nonzero(x, size=..., fill_value=...). Without `size` they
-// read the values on the host and throw ConcretizationError on a tracer.
+// read the values on the host (also under grad and jvp, whose tracers carry concrete values)
+// and throw ConcretizationError under jit and vmap.
 //
 //   jnp::searchsorted(jnp::array({1, 2, 3, 4, 5}), 3);            // 2
 //   jnp::searchsorted(a, v, "right");

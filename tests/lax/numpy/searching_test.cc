@@ -118,6 +118,17 @@ TEST(NonzeroTest, TracedWithoutSizeIsAConcretizationError) {
         << e.what();
   }
   EXPECT_THROW(jnp::nonzero(jnp::array(3)), ValueError);
+  auto v = jx::vmap([](const Array& x) { return jnp::flatnonzero(x); });
+  EXPECT_THROW(v(jnp::ones({2, 3})), ConcretizationError);
+}
+
+TEST(NonzeroTest, GradReadsTheConcretePrimal) {
+  // Under grad (no jit) the values are known, as with JAX's to_concrete_value: no size needed.
+  Array x = jnp::array({1.5, -2.0, 0.5, -0.1});
+  Array g = jx::grad([](const Array& x) { return jnp::sum(jnp::take(x, jnp::flatnonzero(x > 0.0))); })(x);
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{1.0, 0.0, 1.0, 0.0}));
+  Array gu = jx::grad([](const Array& x) { return jnp::sum(jnp::unique(x)); })(jnp::array({2.0, 1.0, 2.0}));
+  EXPECT_EQ(gu.to_vector<double>(), (std::vector<double>{1.0, 1.0, 0.0}));  // first occurrences
 }
 
 }  // namespace
