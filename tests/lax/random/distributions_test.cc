@@ -187,6 +187,13 @@ TEST(RandomPoissonTest, MomentsForBothAlgorithms) {
     EXPECT_NEAR(var, lam, 0.08 * std::max(lam, 1.0)) << lam;
   }
   EXPECT_EQ(random::poisson(random::key(8), 0.0, Shape{4}).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0, 0}));
+  // vmap over keys: each row is the unbatched draw (the loops' lanes finish independently).
+  Array keys = random::split(random::key(8), 3);
+  Array lam = jnp::array({2.f, 30.f});
+  Array rows = jx::vmap([&lam](const Array& k) { return random::poisson(k, lam, Shape{50, 2}); })(keys);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(jnp::array_equal(rows[i], random::poisson(keys[i], lam, Shape{50, 2}))) << i;
+  }
   EXPECT_EQ(random::poisson(random::key(8), jnp::array({1.f, 20.f}), Shape{3, 2}, int64).dtype(), int64);
 }
 
@@ -274,6 +281,14 @@ TEST(RandomChoiceTest, ShapesReplacementAndWeights) {
   EXPECT_THROW(random::choice(key, x, {101}, false), ValueError);
   EXPECT_THROW(random::choice(key, x, {2}, true, jnp::ones({3})), ValueError);
   EXPECT_EQ(random::choice(key, x, {0}).shape(), Shape{0});
+  Array keys = random::split(key, 2);
+  Array picks = jx::vmap([&x, &w](const Array& k) {
+    return random::choice(k, x, {4}, false, jnp::pad(w, {0, 97}, "constant", 0.01f));
+  })(keys);
+  for (int64_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(jnp::array_equal(picks[i], random::choice(keys[i], x, {4}, false, jnp::pad(w, {0, 97}, "constant", 0.01f))))
+        << i;
+  }
 }
 
 }  // namespace
