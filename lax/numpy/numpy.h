@@ -9,14 +9,21 @@
 //   bool ok = jnp::allclose(z, jnp::matmul(x, x.T()));
 #pragma once
 
+#include "jx/lax/numpy/constants.h"
 #include "jx/lax/numpy/creation.h"
+#include "jx/lax/numpy/differences.h"
+#include "jx/lax/numpy/dtype_info.h"
 #include "jx/lax/numpy/linalg.h"
 #include "jx/lax/numpy/linalg_ops.h"
 #include "jx/lax/numpy/manipulation.h"
 #include "jx/lax/numpy/math.h"
+#include "jx/lax/numpy/nan_reductions.h"
 #include "jx/lax/numpy/operators.h"
 #include "jx/lax/numpy/promotion.h"
 #include "jx/lax/numpy/reductions.h"
+#include "jx/lax/numpy/searching.h"
+#include "jx/lax/numpy/sets.h"
+#include "jx/lax/numpy/statistics.h"
 
 namespace jx::numpy {
 // jnp.float32, jnp.int32, ...: the dtypes under their jnp names.

@@ -2,6 +2,8 @@
 // jax/_src/prng.py step by step (same constants, same operation order) so values match JAX.
 #include "jx/lax/random/random.h"
 
+#include "jx/lax/random/random_internal.h"
+
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -12,6 +14,7 @@
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/lax/sort_ops.h"
+#include "jx/lax/stop_gradient.h"
 #include "jx/lax/unary_ops.h"
 #include "jx/lax/numpy/creation.h"
 #include "jx/lax/numpy/manipulation.h"
@@ -19,9 +22,14 @@
 #include "jx/lax/numpy/reductions.h"
 
 namespace jx::random {
-namespace {
-
 namespace jnp = ::jx::numpy;
+using internal::CheckFloat;
+using internal::CheckKey;
+using internal::CheckShape;
+using internal::Finfo;
+using internal::FloatInfo;
+
+namespace internal {
 
 void CheckKey(std::string_view op, const Array& key) {
   if (key.dtype() != uint32 || key.shape() != Shape{2}) {
@@ -32,9 +40,32 @@ void CheckKey(std::string_view op, const Array& key) {
 
 void CheckFloat(std::string_view op, DType dtype) {
   if (!IsFloating(dtype)) {
-    ThrowOpError<ValueError>(op, "dtype argument must be a float dtype, got ", dtype_name(dtype));
+    ThrowOpError<ValueError>(op, "dtype argument to `", op, "` must be a float dtype, got ", dtype_name(dtype));
   }
 }
+
+void CheckShape(std::string_view op, const Shape& shape, const Shape& param) {
+  if (jnp::broadcast_shapes(shape, param, op) != shape) {
+    ThrowOpError<ShapeError>(op, "parameter shapes must be broadcast-compatible with shape argument ",
+                             ShapeToString(shape), ", got parameter shape ", ShapeToString(param));
+  }
+}
+
+Array KeyAt(const Array& keys, int64_t i) { return lax::reshape(lax::slice(keys, {i, 0}, {i + 1, 2}), {2}); }
+
+FloatInfo Finfo(DType d) {
+  switch (d) {
+    case DType::kFloat16: return {16, 10, 0x3C00u, 6.103515625e-05, -1.0 + 0x1p-11, 0x1p-10};
+    case DType::kBFloat16: return {16, 7, 0x3F80u, 0x1p-126, -1.0 + 0x1p-8, 0x1p-7};
+    case DType::kFloat32:
+      return {32, 23, 0x3F800000u, FLT_MIN, static_cast<double>(std::nextafter(-1.0f, 0.0f)), 0x1p-23};
+    default: return {64, 52, 0x3FF0000000000000ull, DBL_MIN, std::nextafter(-1.0, 0.0), 0x1p-52};
+  }
+}
+
+}  // namespace internal
+
+namespace {
 
 // The key words as 0-d arrays.
 std::pair<Array, Array> KeyWords(const Array& key) {
@@ -43,36 +74,12 @@ std::pair<Array, Array> KeyWords(const Array& key) {
 
 Array U32Scalar(int64_t v) { return jnp::internal::ScalarOf(v, uint32); }
 
-struct FloatInfo {
-  int nbits, nmant;
-  uint64_t one_bits;  // bit pattern of 1.0
-  double tiny;        // smallest normal
-  double neg_one_up;  // nextafter(-1, 0)
-};
-
-FloatInfo Finfo(DType d) {
-  switch (d) {
-    case DType::kFloat16: return {16, 10, 0x3C00u, 6.103515625e-05, -1.0 + 0x1p-11};
-    case DType::kBFloat16: return {16, 7, 0x3F80u, 0x1p-126, -1.0 + 0x1p-8};
-    case DType::kFloat32: return {32, 23, 0x3F800000u, FLT_MIN, static_cast<double>(std::nextafter(-1.0f, 0.0f))};
-    default: return {64, 52, 0x3FF0000000000000ull, DBL_MIN, std::nextafter(-1.0, 0.0)};
-  }
-}
-
 DType UIntOfBits(int bits) {
   switch (bits) {
     case 8: return uint8;
     case 16: return uint16;
     case 32: return uint32;
     default: return uint64;
-  }
-}
-
-// JAX's _check_shape: parameter shapes must broadcast to exactly `shape`.
-void CheckShape(std::string_view op, const Shape& shape, const Shape& param) {
-  if (jnp::broadcast_shapes(shape, param, op) != shape) {
-    ThrowOpError<ShapeError>(op, "parameter shapes must be broadcast-compatible with shape argument ",
-                             ShapeToString(shape), ", got parameter shape ", ShapeToString(param));
   }
 }
 
@@ -209,24 +216,34 @@ Array normal(const Array& key, const Shape& shape, DType dtype) {
   return jnp::multiply(jnp::internal::ScalarOf(std::sqrt(2.0), dtype), lax::erf_inv(u));
 }
 
-Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape, DType dtype) {
-  CheckKey("truncated_normal", key);
-  CheckFloat("truncated_normal", dtype);
-  Array sqrt2 = jnp::internal::ScalarOf(std::sqrt(2.0), dtype);
-  Array lo = jnp::internal::ScalarOf(lower, dtype);
-  Array hi = jnp::internal::ScalarOf(upper, dtype);
-  Array a = lax::erf(lax::div(lo, sqrt2));
-  Array b = lax::erf(lax::div(hi, sqrt2));
-  Array u = uniform(key, shape, dtype, a, b);
-  Array out = jnp::multiply(sqrt2, lax::erf_inv(u));
-  // Rounding (or u == a) must not leave the open interval.
-  Array inf = jnp::internal::ScalarOf(std::numeric_limits<double>::infinity(), dtype);
-  return jnp::clip(out, lax::nextafter(lo, inf), lax::nextafter(hi, lax::neg(inf)));
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper) {
+  return truncated_normal(key, lower, upper, jnp::broadcast_shapes(lower.shape(), upper.shape(), "truncated_normal"));
 }
 
-Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
-  CheckKey("randint", key);
-  if (!IsInteger(dtype)) ThrowOpError<TypeError>("randint", "only accepts integer dtypes, got ", dtype_name(dtype));
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper,
+                       const Shape& s, DType dtype) {
+  CheckKey("truncated_normal", key);
+  CheckFloat("truncated_normal", dtype);
+  Array lo = lower.as(dtype, false);
+  Array hi = upper.as(dtype, false);
+  CheckShape("truncated_normal", s, lo.shape());
+  CheckShape("truncated_normal", s, hi.shape());
+  Array sqrt2 = jnp::internal::ScalarOf(std::sqrt(2.0), dtype);
+  Array a = lax::erf(jnp::true_divide(lo, sqrt2));
+  Array b = lax::erf(jnp::true_divide(hi, sqrt2));
+  Array u = uniform(key, s, dtype, a, b);
+  Array out = jnp::multiply(sqrt2, lax::erf_inv(u));
+  // Rounding (or u == a) must not leave the open interval; the bounds get no gradient here.
+  const double inf = std::numeric_limits<double>::infinity();
+  Array lo_in = lax::stop_gradient(lo), hi_in = lax::stop_gradient(hi);
+  return jnp::clip(out, lax::nextafter(lo_in, jnp::full_like(lo_in, inf)),
+                   lax::nextafter(hi_in, jnp::full_like(hi_in, -inf)));
+}
+
+namespace {
+
+// randint with C++ integer bounds: the span and multiplier are host integers.
+Array RandintScalar(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
   const int nbits = static_cast<int>(ItemSize(dtype) * 8);
   const DType udtype = UIntOfBits(nbits);
   // The dtype's range, and the bounds clipped into it (JAX's _convert_and_clip_integer).
@@ -265,6 +282,78 @@ Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxv
     offset = lax::rem(lax::add(lax::mul(lax::rem(higher, s), m), lax::rem(lower, s)), s);
   }
   return lax::add(jnp::full(shape, jnp::ArrayLike(lo), dtype), lax::convert_element_type(offset, dtype));
+}
+
+using Int128 = __int128;
+
+Int128 IntMin(DType d) { return IsSignedInt(d) ? -(Int128{1} << (ItemSize(d) * 8 - 1)) : 0; }
+Int128 IntMax(DType d) {
+  const int bits = static_cast<int>(ItemSize(d) * 8);
+  return IsSignedInt(d) ? (Int128{1} << (bits - 1)) - 1 : (Int128{1} << bits) - 1;
+}
+// An integer constant of dtype d (v in d's range), through the two's-complement bits.
+Array IntConst(Int128 v, DType d) { return jnp::internal::ScalarOf(static_cast<int64_t>(static_cast<uint64_t>(v)), d); }
+
+// JAX's _convert_and_clip_integer: v clipped into dtype's range (in v's own dtype), converted.
+Array ConvertAndClip(const Array& v, DType dtype) {
+  const DType vd = v.dtype();
+  Array lo = IntConst(std::max(IntMin(dtype), IntMin(vd)), vd);
+  Array hi = IntConst(std::min(IntMax(dtype), IntMax(vd)), vd);
+  return lax::convert_element_type(jnp::clip(v, lo, hi), dtype);
+}
+
+// randint with array bounds: jax/_src/random.py's _randint step by step, traced.
+Array RandintArrays(const Array& key, const Shape& shape, Array minval, Array maxval, DType dtype) {
+  if (!IsInteger(minval.dtype())) minval = lax::convert_element_type(minval, int32);
+  if (!IsInteger(maxval.dtype())) maxval = lax::convert_element_type(maxval, int32);
+  CheckShape("randint", shape, minval.shape());
+  CheckShape("randint", shape, maxval.shape());
+  const int nbits = static_cast<int>(ItemSize(dtype) * 8);
+  const DType udtype = UIntOfBits(nbits);
+  // Where maxval is past dtype's top (randint(key, s, 0, 256, uint8)).
+  Array top = IntConst(std::min(IntMax(dtype), IntMax(maxval.dtype())), maxval.dtype());
+  Array out_of_range = jnp::broadcast_to(jnp::greater(maxval, top), shape);
+  Array lo = jnp::broadcast_to(ConvertAndClip(minval, dtype), shape);
+  Array hi = jnp::broadcast_to(ConvertAndClip(maxval, dtype), shape);
+  Array keys = split(key, 2);
+  Array higher = lax::random_bits(internal::KeyAt(keys, 0), nbits, shape);
+  Array lower = lax::random_bits(internal::KeyAt(keys, 1), nbits, shape);
+  auto u = [&](int64_t v) { return jnp::full(shape, v, udtype); };
+  // span = maxval - minval in wrapping unsigned arithmetic; 1 when empty; one more past the top.
+  Array span = lax::sub(lax::convert_element_type(hi, udtype), lax::convert_element_type(lo, udtype));
+  span = lax::select(jnp::less_equal(hi, lo), u(1), span);
+  span = lax::select(jnp::logical_and(out_of_range, jnp::greater(hi, lo)), lax::add(span, u(1)), span);
+  // A span that wrapped to 0 covers every value: the offset is the bits themselves (XLA's
+  // x % 0 == x); elsewhere (higher % span) * (2^nbits % span) + lower % span, mod span.
+  Array wrapped = lax::eq(span, u(0));
+  Array safe = lax::select(wrapped, u(1), span);
+  Array mult = lax::rem(u(int64_t{1} << (nbits / 2)), safe);
+  mult = lax::rem(lax::mul(mult, mult), safe);
+  Array offset = lax::rem(lax::add(lax::mul(lax::rem(higher, safe), mult), lax::rem(lower, safe)), safe);
+  offset = lax::select(wrapped, lower, offset);
+  return lax::add(lo, lax::convert_element_type(offset, dtype));
+}
+
+}  // namespace
+
+Array randint(const Array& key, const Shape& shape, const numpy::ArrayLike& minval, const numpy::ArrayLike& maxval,
+              DType dtype) {
+  CheckKey("randint", key);
+  if (!IsInteger(dtype)) ThrowOpError<TypeError>("randint", "only accepts integer dtypes, got ", dtype_name(dtype));
+  if (minval.is_scalar() && maxval.is_scalar()) {
+    // Float bounds truncate, as JAX's astype(int).
+    auto host = [](const numpy::ArrayLike& v) {
+      return v.is_integer_scalar() ? v.int_value() : static_cast<int64_t>(v.float_value());
+    };
+    return RandintScalar(key, shape, host(minval), host(maxval), dtype);
+  }
+  // A C++ integer bound next to an array bound keeps its full value as int64.
+  auto arr = [](const numpy::ArrayLike& v) {
+    if (v.is_array()) return v.array();
+    if (v.is_integer_scalar()) return jnp::internal::ScalarOf(v.int_value(), int64);
+    return v.to_array();
+  };
+  return RandintArrays(key, shape, arr(minval), arr(maxval), dtype);
 }
 
 Array bernoulli(const Array& key, const numpy::ArrayLike& p, std::optional<Shape> shape) {

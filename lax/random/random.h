@@ -12,6 +12,8 @@
 //   jx::random::bernoulli(key, 0.3, Shape{10});       // bool[10]
 //   jx::random::categorical(key, logits);             // int32 samples along the last axis
 //   jx::random::permutation(key, 10);                 // a shuffled arange(10)
+//   jx::random::choice(key, x, {3}, /*replace=*/false); // 3 distinct rows of x
+//   jx::random::gamma(key, 2.5, Shape{100});          // also beta, dirichlet, poisson, ...
 //
 // Alias the namespace as jrandom (or use it qualified), not as `random`: the C library
 // declares ::random() in <cstdlib>/<stdlib.h>, so `namespace random = jx::random;` at global
@@ -73,10 +75,18 @@ Array uniform(const Array& key, const Shape& shape = {}, DType dtype = float32, 
               const numpy::ArrayLike& maxval = 1.0);
 // Standard normal: sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1)).
 Array normal(const Array& key, const Shape& shape = {}, DType dtype = float32);
-// Normal values truncated to (lower, upper).
-Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape = {}, DType dtype = float32);
-// Integers uniform in [minval, maxval).
-Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype = int32);
+// Normal values truncated to the open interval (lower, upper): inverse-CDF sampling between
+// erf(lower / sqrt 2) and erf(upper / sqrt 2), as JAX. The bounds may be arrays; shape
+// defaults to their broadcast shape.
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper,
+                       const Shape& shape, DType dtype = float32);
+Array truncated_normal(const Array& key, const numpy::ArrayLike& lower, const numpy::ArrayLike& upper);
+// Integers uniform in [minval, maxval), JAX's algorithm (two words of bits, wrapping unsigned
+// arithmetic) so values match jax.random.randint. The bounds are clipped into dtype's range
+// (maxval past its top still reaches the top: randint(key, s, 0, 256, uint8)); they may be
+// arrays broadcasting to shape (floats are truncated to int32, as JAX's astype(int)).
+Array randint(const Array& key, const Shape& shape, const numpy::ArrayLike& minval, const numpy::ArrayLike& maxval,
+              DType dtype = int32);
 // bool samples with P(true) = p; shape defaults to p's shape. A C++ p is float32.
 Array bernoulli(const Array& key, const numpy::ArrayLike& p = 0.5, std::optional<Shape> shape = std::nullopt);
 Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = float32);
@@ -88,6 +98,45 @@ Array categorical(const Array& key, const Array& logits, int64_t axis = -1, std:
 // independent is set).
 Array permutation(const Array& key, int64_t n);
 Array permutation(const Array& key, const Array& x, int64_t axis = 0, bool independent = false);
+
+
+// Samples from a set: n draws (shape's product) from a's slices along axis (or from arange(n)
+// for the integer overload), uniformly or with probabilities p (1-D, a's length along axis),
+// with or without replacement. JAX's algorithms: randint / permutation without p; with p,
+// inverse-CDF search (searchsorted on cumsum(p)) or, without replacement, the Gumbel top-k
+// trick. The result is shape + a's other dims, in a's axis position.
+Array choice(const Array& key, const Array& a, const Shape& shape = {}, bool replace = true,
+             const std::optional<Array>& p = std::nullopt, int64_t axis = 0);
+Array choice(const Array& key, int64_t n, const Shape& shape = {}, bool replace = true,
+             const std::optional<Array>& p = std::nullopt);
+
+// Standard Laplace (sign(u) log1p(-|u|)), logistic (log(u) - log1p(-u)) and Cauchy
+// (tan(pi (u - 1/2))) samples, JAX's inverse-CDF formulas.
+Array laplace(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array logistic(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array cauchy(const Array& key, const Shape& shape = {}, DType dtype = float32);
+
+// Gamma(a, 1) samples; a broadcasts to shape (a's shape by default). JAX's sampler:
+// Marsaglia-Tsang rejection, one while_loop per element under vmap (keys split per element;
+// a < 1 boosted through Gamma(a + 1) U^(1/a)), so values match jax.random.gamma. Differentiable
+// in a by implicit reparameterization (dx/da = -dP(a, x)/da / p(a, x), P the regularized
+// incomplete gamma), as JAX's random_gamma_grad; jit and vmap work.
+Array gamma(const Array& key, const numpy::ArrayLike& a, std::optional<Shape> shape = std::nullopt,
+            DType dtype = float32);
+// log of Gamma(a, 1) samples, computed in log space (accurate for tiny a), as jax.random.loggamma.
+Array loggamma(const Array& key, const numpy::ArrayLike& a, std::optional<Shape> shape = std::nullopt,
+               DType dtype = float32);
+// Beta(a, b) samples from two log-gamma draws (keys split(key)).
+Array beta(const Array& key, const numpy::ArrayLike& a, const numpy::ArrayLike& b,
+           std::optional<Shape> shape = std::nullopt, DType dtype = float32);
+// Dirichlet(alpha) samples along alpha's last axis (shape is the batch shape, default
+// alpha.shape[:-1]): softmax of log-gamma draws.
+Array dirichlet(const Array& key, const Array& alpha, std::optional<Shape> shape = std::nullopt,
+                DType dtype = float32);
+// Poisson(lam) samples (integer dtype): Knuth's method for lam < 10, Hormann's transformed
+// rejection above, as jax.random.poisson.
+Array poisson(const Array& key, const numpy::ArrayLike& lam, std::optional<Shape> shape = std::nullopt,
+              DType dtype = int32);
 
 }  // namespace jx::random
 
