@@ -315,24 +315,28 @@ const std::vector<Shape>& RectangularShapes() {
   return shapes;
 }
 
-Sample MakeSample(std::string description, std::vector<Array> args, DType d, std::vector<DType> out_dtypes) {
+OpInfo LinalgRecord(std::string name, std::function<std::vector<Sample>(DType, std::mt19937_64&)> samples) {
+  OpInfo info;
+  info.name = std::move(name);
+  info.dtypes = {float32, float64};
+  info.tolerance = LinalgTolerance;
+  info.samples = std::move(samples);
+  return info;
+}
+
+Sample MakeSample(std::string description, std::vector<Array> args, std::vector<DType> out_dtypes) {
   Sample s;
   s.description = std::move(description);
   s.args = std::move(args);
   s.out_dtypes = std::move(out_dtypes);
-  (void)d;
   return s;
 }
 
 JX_OPINFO(cholesky) {
-  OpInfo info;
-  info.name = "cholesky";
-  info.dtypes = {float32, float64};
-  info.tolerance = LinalgTolerance;
-  info.samples = [](DType d, std::mt19937_64& rng) {
+  return LinalgRecord("cholesky", [](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     for (const Shape& shape : SquareShapes()) {
-      Sample s = MakeSample(ShapedArray{shape, d}.str(), {RandomArray(rng, shape, d, -1, 1)}, d, {d});
+      Sample s = MakeSample(ShapedArray{shape, d}.str(), {RandomArray(rng, shape, d, -1, 1)}, {d});
       s.op = [](const std::vector<Array>& a) { return std::vector<Array>{linalg::cholesky(DominantSpd(a[0]))}; };
       s.reference = [](const std::vector<RefArray>& a) {
         RefArray out = Zeros(a[0].shape);
@@ -342,16 +346,11 @@ JX_OPINFO(cholesky) {
       out.push_back(std::move(s));
     }
     return out;
-  };
-  return info;
+  });
 }
 
 JX_OPINFO(triangular_solve) {
-  OpInfo info;
-  info.name = "triangular_solve";
-  info.dtypes = {float32, float64};
-  info.tolerance = LinalgTolerance;
-  info.samples = [](DType d, std::mt19937_64& rng) {
+  return LinalgRecord("triangular_solve", [](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     struct Case {
       Shape b;
@@ -373,7 +372,7 @@ JX_OPINFO(triangular_solve) {
       Sample s = MakeSample(StrCat("a=", ShapedArray{a_shape, d}.str(), " b=", ShapedArray{c.b, d}.str(),
                                    " left_side=", o.left_side, " lower=", o.lower, " transpose_a=", o.transpose_a,
                                    " unit_diagonal=", o.unit_diagonal),
-                            {RandomArray(rng, a_shape, d, -1, 1), RandomArray(rng, c.b, d)}, d, {d});
+                            {RandomArray(rng, a_shape, d, -1, 1), RandomArray(rng, c.b, d)}, {d});
       s.op = [o](const std::vector<Array>& a) {
         const int64_t n = a[0].shape().back();
         return std::vector<Array>{linalg::triangular_solve(a[0] + 4 * jnp::eye(n, std::nullopt, 0, a[0].dtype()), a[1], o)};
@@ -390,19 +389,14 @@ JX_OPINFO(triangular_solve) {
       out.push_back(std::move(s));
     }
     return out;
-  };
-  return info;
+  });
 }
 
 JX_OPINFO(lu) {
-  OpInfo info;
-  info.name = "lu";
-  info.dtypes = {float32, float64};
-  info.tolerance = LinalgTolerance;
-  info.samples = [](DType d, std::mt19937_64& rng) {
+  return LinalgRecord("lu", [](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     for (const Shape& shape : RectangularShapes()) {
-      Sample s = MakeSample(ShapedArray{shape, d}.str(), {RandomArray(rng, shape, d)}, d, {d, int32, int32});
+      Sample s = MakeSample(ShapedArray{shape, d}.str(), {RandomArray(rng, shape, d)}, {d, int32, int32});
       s.op = [](const std::vector<Array>& a) {
         auto [lu, pivots, perm] = linalg::lu(a[0]);
         return std::vector<Array>{lu, pivots, perm};
@@ -422,16 +416,11 @@ JX_OPINFO(lu) {
       out.push_back(std::move(s));
     }
     return out;
-  };
-  return info;
+  });
 }
 
 JX_OPINFO(qr) {
-  OpInfo info;
-  info.name = "qr";
-  info.dtypes = {float32, float64};
-  info.tolerance = LinalgTolerance;
-  info.samples = [](DType d, std::mt19937_64& rng) {
+  return LinalgRecord("qr", [](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     for (const Shape& shape : RectangularShapes()) {
       const int64_t m = shape[shape.size() - 2], n = shape.back();
@@ -439,7 +428,7 @@ JX_OPINFO(qr) {
       for (bool full : {false, true}) {
         if (full && m > n) continue;
         Sample s = MakeSample(StrCat(ShapedArray{shape, d}.str(), " full_matrices=", full),
-                              {RandomArray(rng, shape, d)}, d, {d, d});
+                              {RandomArray(rng, shape, d)}, {d, d});
         // The derivative exists for the reduced factors of m >= n (JAX's qr_jvp_rule).
         s.derivatives_defined = m >= n && (!full || m == n);
         s.op = [full](const std::vector<Array>& a) {
@@ -463,21 +452,16 @@ JX_OPINFO(qr) {
       }
     }
     return out;
-  };
-  return info;
+  });
 }
 
 JX_OPINFO(eigh) {
-  OpInfo info;
-  info.name = "eigh";
-  info.dtypes = {float32, float64};
-  info.tolerance = LinalgTolerance;
-  info.samples = [](DType d, std::mt19937_64& rng) {
+  return LinalgRecord("eigh", [](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     for (const Shape& shape : SquareShapes()) {
       for (bool lower : {true, false}) {
         if (!lower && shape.size() > 2) continue;
-        Sample s = MakeSample(StrCat(ShapedArray{shape, d}.str(), " lower=", lower), {RandomArray(rng, shape, d)}, d,
+        Sample s = MakeSample(StrCat(ShapedArray{shape, d}.str(), " lower=", lower), {RandomArray(rng, shape, d)},
                               {d, d});
         s.op = [lower](const std::vector<Array>& a) {
           auto [v, w] = linalg::eigh(a[0], lower);
@@ -503,16 +487,11 @@ JX_OPINFO(eigh) {
       }
     }
     return out;
-  };
-  return info;
+  });
 }
 
 JX_OPINFO(svd) {
-  OpInfo info;
-  info.name = "svd";
-  info.dtypes = {float32, float64};
-  info.tolerance = LinalgTolerance;
-  info.samples = [](DType d, std::mt19937_64& rng) {
+  return LinalgRecord("svd", [](DType d, std::mt19937_64& rng) {
     std::vector<Sample> out;
     for (const Shape& shape : RectangularShapes()) {
       const int64_t m = shape[shape.size() - 2], n = shape.back();
@@ -521,7 +500,7 @@ JX_OPINFO(svd) {
         if (variant == 2 && m != n) continue;
         const bool compute_uv = variant != 1, full = variant == 2;
         Sample s = MakeSample(StrCat(ShapedArray{shape, d}.str(), " full_matrices=", full, " compute_uv=", compute_uv),
-                              {RandomArray(rng, shape, d)}, d, compute_uv ? std::vector<DType>{d, d, d} : std::vector<DType>{d});
+                              {RandomArray(rng, shape, d)}, compute_uv ? std::vector<DType>{d, d, d} : std::vector<DType>{d});
         s.op = [compute_uv, full](const std::vector<Array>& a) {
           const linalg::SvdResult r = linalg::svd(a[0], full, compute_uv);
           if (!compute_uv) return std::vector<Array>{r.s};
@@ -545,8 +524,7 @@ JX_OPINFO(svd) {
       }
     }
     return out;
-  };
-  return info;
+  });
 }
 
 // The reference evaluator treats custom-calls as opaque (XLA's does too): the lowering column

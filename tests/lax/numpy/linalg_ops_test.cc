@@ -10,6 +10,8 @@
 
 #include <jx/jx.h>
 
+#include "jx/lax/kernels/linalg.h"
+
 namespace jx {
 namespace {
 
@@ -276,6 +278,40 @@ TEST(LinalgGrad, MatchesFiniteDifferences) {
       const double fd = (f(jnp::array(xp, {3, 3})).item<double>() - f(jnp::array(xm, {3, 3})).item<double>()) / (2 * h);
       EXPECT_NEAR(g[i], fd, 1e-6 * (1 + std::abs(fd))) << name << " element " << i;
     }
+  }
+}
+
+// The backend_config the lowering writes and the CPU backend reads: every flag round-trips,
+// and anything else is refused (the backend then declines the instruction, loudly).
+TEST(LinalgCustomCall, ConfigRoundTripsAndRejectsMalformed) {
+  namespace k = lax::kernels;
+  k::LinalgCall call;
+  call.op = k::LinalgOp::kTriangularSolve;
+  call.left_side = true;
+  call.transpose_a = true;
+  call.unit_diagonal = true;
+  call.compute_uv = false;
+  const std::string config = k::EncodeLinalgCall(call);
+  const std::optional<k::LinalgCall> back = k::DecodeLinalgCall("jx_linalg_triangular_solve", config);
+  ASSERT_TRUE(back.has_value()) << config;
+  EXPECT_EQ(back->op, k::LinalgOp::kTriangularSolve);
+  EXPECT_TRUE(back->left_side && back->transpose_a && back->unit_diagonal);
+  EXPECT_FALSE(back->lower || back->conjugate_a || back->full_matrices || back->compute_uv);
+  EXPECT_FALSE(k::DecodeLinalgCall("jx_linalg_nope", config).has_value());
+  EXPECT_FALSE(k::DecodeLinalgCall("jx_linalg_qr", config + ",extra=1").has_value());
+  EXPECT_FALSE(k::DecodeLinalgCall("jx_linalg_qr", "lower=1").has_value());
+  EXPECT_EQ(k::LinalgCustomCallTarget(k::LinalgOp::kSvd), "jx_linalg_svd");
+}
+
+// vmap of a jnp.linalg function batches the primitives over a new leading dim.
+TEST(LinalgVmap, SolveMatchesLoop) {
+  const Array a = Random({3, 4, 4}, 17) + 4 * jnp::eye(4);
+  const Array b = Random({3, 4}, 18);
+  const Array got = jx::vmap([](const Array& x, const Array& y) { return la::solve(x, y); })(a, b);
+  for (int64_t i = 0; i < 3; ++i) {
+    const Array ai = jnp::squeeze(lax::slice(a, {i, 0, 0}, {i + 1, 4, 4}), 0);
+    const Array bi = jnp::squeeze(lax::slice(b, {i, 0}, {i + 1, 4}), 0);
+    ExpectClose(jnp::squeeze(lax::slice(got, {i, 0}, {i + 1, 4}), 0), la::solve(ai, bi), 1e-6, StrCat("example ", i));
   }
 }
 
