@@ -303,6 +303,32 @@ TEST(LinalgCustomCall, ConfigRoundTripsAndRejectsMalformed) {
   EXPECT_EQ(k::LinalgCustomCallTarget(k::LinalgOp::kSvd), "jx_linalg_svd");
 }
 
+// Empty matrices and empty batches: the factors that are not empty are what LAPACK gives
+// (identity permutations and singular vectors), eagerly and under jit alike.
+TEST(LinalgEmpty, EagerAndJitAgree) {
+  auto f = [](const Array& x) {
+    auto [lu, pivots, perm] = lax::linalg::lu(x);
+    const lax::linalg::SvdResult s = lax::linalg::svd(x);
+    auto [q, r] = lax::linalg::qr(x);
+    return std::vector<Array>{lu, pivots, perm, s.u, s.s, s.vh, q, r};
+  };
+  for (const Shape& shape : std::vector<Shape>{{3, 0}, {0, 2}, {0, 3, 3}}) {
+    const Array x = jnp::zeros(shape);
+    const std::vector<Array> eager = f(x), jitted = jx::jit(f)(x);
+    for (size_t i = 0; i < eager.size(); ++i) {
+      EXPECT_EQ(eager[i].to_vector<double>(), jitted[i].to_vector<double>()) << ShapedArray{shape, float32}.str() << " output " << i;
+    }
+    if (shape == Shape{3, 0}) {
+      EXPECT_EQ(eager[2].to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2}));  // permutation
+      ExpectClose(eager[3], jnp::eye(3), 0, "u of [3, 0]");
+      ExpectClose(eager[6], jnp::eye(3), 0, "q of [3, 0]");
+    }
+    if (shape == Shape{0, 2}) ExpectClose(eager[5], jnp::eye(2), 0, "vh of [0, 2]");
+  }
+  EXPECT_EQ(la::cholesky(jnp::zeros({0, 2, 2})).shape(), (Shape{0, 2, 2}));
+  EXPECT_EQ(la::eigh(jnp::zeros({0, 0})).eigenvalues.shape(), (Shape{0}));
+}
+
 // vmap of a jnp.linalg function batches the primitives over a new leading dim.
 TEST(LinalgVmap, SolveMatchesLoop) {
   const Array a = Random({3, 4, 4}, 17) + 4 * jnp::eye(4);
