@@ -1,7 +1,8 @@
-// Dense linear algebra with Eigen: each matrix of a batch is mapped row-major, factored with
-// Eigen's LLT / triangular solves / HouseholderQR / SelfAdjointEigenSolver / JacobiSVD (LU is
-// LAPACK's getf2 partial pivoting, which also covers rectangular matrices), and the batch is
-// spread over the TBB arena.
+// Dense linear algebra with Eigen: each matrix of a batch is mapped row-major and factored
+// with Eigen's LLT, triangular solves, HouseholderQR, SelfAdjointEigenSolver and BDCSVD
+// (divide and conquer as LAPACK's gesdd, which JAX calls; Jacobi below 16 columns). LU is
+// LAPACK's getf2 partial pivoting, which also covers rectangular matrices. The matrices of a
+// batch are spread over the TBB arena.
 #include "jx/lax/kernels/linalg.h"
 
 #include <algorithm>
@@ -188,7 +189,7 @@ void SvdT(const T* a, T* s, T* u, T* vt, int64_t batch, int64_t m, int64_t n, bo
   }
   ForEachMatrix(batch, 20 * m * n * k, [&](int64_t b) {
     const ColMatrix A = MapIn<T>(a + b * m * n, m, n);
-    Eigen::JacobiSVD<ColMatrix> svd(A, options);
+    Eigen::BDCSVD<ColMatrix> svd(A, options);
     Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(s + b * k, k) = svd.singularValues();
     if (!compute_uv) return;
     MapOut<T>(u + b * m * ucols, m, ucols) = svd.matrixU();
