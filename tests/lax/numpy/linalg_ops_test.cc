@@ -93,7 +93,9 @@ TEST_P(LinalgIdentities, SvdReconstructsWithDescendingValues) {
     const std::vector<double> sv = jnp::asarray(s, float64).to_vector<double>();
     const int64_t k = s.shape().back();
     for (size_t i = 0; i + 1 < sv.size(); ++i) {
-      if ((i + 1) % static_cast<size_t>(k) != 0) EXPECT_GE(sv[i], sv[i + 1]);
+      if ((i + 1) % static_cast<size_t>(k) != 0) {
+        EXPECT_GE(sv[i], sv[i + 1]);
+      }
     }
     ExpectClose(la::svd(a, true, /*compute_uv=*/false).S, s, Tol(d), "values only");
     const la::SVDResult full = la::svd(a);
