@@ -223,6 +223,25 @@ TEST(LinalgDocs, InvExample) {
               "inv");
 }
 
+// https://docs.jax.dev/en/latest/_autosummary/jax.numpy.linalg.svd.html: s = [9.361919, 1.8315067].
+TEST(LinalgDocs, SvdExample) {
+  const Array x = jnp::array({{1.f, 2.f, 3.f}, {6.f, 5.f, 4.f}});
+  auto [u, s, vt] = la::svd(x, /*full_matrices=*/false);
+  ExpectClose(s, jnp::array({9.361919f, 1.8315067f}), 1e-6, "s");
+  EXPECT_EQ(u.shape(), (Shape{2, 2}));
+  EXPECT_EQ(vt.shape(), (Shape{2, 3}));
+}
+
+// QR keeps LAPACK's (geqrf's) Householder signs, which JAX code may rely on: the first
+// reflection maps a's first column to -sign(a00) ||a[:, 0]|| e0.
+TEST(LinalgDocs, QrSignsAsLapack) {
+  const Array a = jnp::array({{1.f, 2.f, 3.f, 4.f}, {5.f, 4.f, 2.f, 1.f}, {6.f, 3.f, 1.f, 5.f}});
+  auto [q, r] = la::qr(a);
+  const float norm0 = std::sqrt(62.f);
+  EXPECT_NEAR(r.item<float>({0, 0}), -norm0, 1e-5);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_NEAR(q.item<float>({i, 0}), -a.item<float>({i, 0}) / norm0, 1e-6);
+}
+
 TEST(LinalgErrors, NameTheFunctionAndShapes) {
   try {
     la::inv(jnp::ones({2, 3}));
