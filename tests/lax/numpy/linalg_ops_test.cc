@@ -3,6 +3,7 @@
 // their printed outputs, errors, jit against eager, and gradients against finite
 // differences (det, slogdet, solve, inv, norm).
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -221,6 +222,39 @@ TEST(LinalgDocs, InvExample) {
   const Array a = jnp::array({{1.f, 2.f, 3.f}, {2.f, 4.f, 2.f}, {3.f, 2.f, 1.f}});
   ExpectClose(la::inv(a), jnp::array({{0.f, -0.25f, 0.5f}, {-0.25f, 0.5f, -0.25f}, {0.5f, -0.25f, 0.f}}), 1e-6,
               "inv");
+}
+
+// lax.linalg.lu's outputs agree with each other on both kernel paths (getf2 below 32 rows or
+// for rectangular matrices, Eigen's blocked LU for larger square ones): a[perm] = L U, and
+// applying the pivots' swaps in order to an iota gives perm.
+TEST_P(LinalgIdentities, LuPivotsPermutationAndFactors) {
+  const DType d = GetParam();
+  for (const Shape& shape : std::vector<Shape>{{5, 5}, {6, 4}, {4, 6}, {48, 48}, {2, 40, 40}}) {
+    const Array a = Random(shape, 19, d);
+    auto [lu, pivots, perm] = lax::linalg::lu(a);
+    const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+    const int64_t batch = a.size() / (m * n);
+    const std::vector<int32_t> piv = pivots.to_vector<int32_t>(), p = perm.to_vector<int32_t>();
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<int32_t> rows(static_cast<size_t>(m));
+      std::iota(rows.begin(), rows.end(), 0);
+      for (int64_t j = 0; j < k; ++j) std::swap(rows[static_cast<size_t>(j)], rows[static_cast<size_t>(piv[static_cast<size_t>(b * k + j)])]);
+      EXPECT_EQ(rows, std::vector<int32_t>(p.begin() + b * m, p.begin() + (b + 1) * m)) << "batch " << b;
+    }
+    const Array l = jnp::tril(lax::slice(lu, std::vector<int64_t>(shape.size(), 0), [&] {
+                                Shape lim = shape;
+                                lim.back() = k;
+                                return lim;
+                              }()), -1) +
+                    jnp::eye(m, k, 0, d);
+    const Array u = jnp::triu(lax::slice(lu, std::vector<int64_t>(shape.size(), 0), [&] {
+      Shape lim = shape;
+      lim[lim.size() - 2] = k;
+      return lim;
+    }()));
+    const Array onehot = (jnp::expand_dims(perm, -1) == jnp::arange(m)).astype(d);
+    ExpectClose(Mm(l, u), Mm(onehot, a), Tol(d) * 20, StrCat("a[perm] = L U for ", ShapedArray{shape, d}.str()));
+  }
 }
 
 // https://docs.jax.dev/en/latest/_autosummary/jax.numpy.linalg.svd.html: s = [9.361919, 1.8315067].
