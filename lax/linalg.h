@@ -54,6 +54,8 @@ std::pair<Array, Array> qr(const Array& x, bool full_matrices = true);
 
 // Eigenvectors v (columns) and eigenvalues w (ascending) of a symmetric x: x v = v diag(w).
 // lower picks the triangle read; symmetrize_input uses (x + x^T) / 2 first, as JAX's default.
+// The eigenvalues come sorted whatever sort_eigenvalues says (JAX leaves the order
+// unspecified without it; the solver sorts for free).
 std::pair<Array, Array> eigh(const Array& x, bool lower = true, bool symmetrize_input = true,
                              bool sort_eigenvalues = true);
 

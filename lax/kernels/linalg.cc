@@ -1,17 +1,21 @@
-// Dense linear algebra with Eigen: each matrix of a batch is mapped row-major, factored with
-// Eigen's LLT / triangular solves / HouseholderQR / SelfAdjointEigenSolver / JacobiSVD (LU is
-// LAPACK's getf2 partial pivoting, which also covers rectangular matrices), and the batch is
-// spread over the TBB arena.
+// Dense linear algebra with Eigen: each matrix of a batch is mapped row-major and factored
+// with Eigen's LLT, triangular solves, HouseholderQR, SelfAdjointEigenSolver and BDCSVD
+// (divide and conquer as LAPACK's gesdd, which JAX calls; Jacobi below 16 columns). LU is
+// Eigen's blocked PartialPivLU for square matrices from 32 rows, else LAPACK's getf2 partial
+// pivoting, which also covers rectangular matrices; both return getrf's pivots. The matrices of a
+// batch are spread over the TBB arena.
 #include "jx/lax/kernels/linalg.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
+#include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
 
@@ -97,6 +101,31 @@ void TriangularSolveT(const T* a, const T* bm, T* x, int64_t batch, int64_t m, i
 
 // LAPACK's getf2: column by column, the largest magnitude below the diagonal is the pivot
 // (the first of equals), its row swapped up, the column scaled and the trailing block updated.
+// Square matrices from this size take Eigen's blocked partial-pivoting LU (the same pivot
+// rule, applied panel by panel); smaller and rectangular ones getf2 below.
+constexpr int64_t kBlockedLuMinSize = 32;
+
+// Eigen's blocked LU of a square matrix, its row permutation turned into LAPACK's swaps: the
+// row that ends at position j is swapped there at step j from where it is at that point.
+template <typename T>
+void BlockedLu(MapOut<T>& A, int32_t* piv, int32_t* perm) {
+  const int64_t n = A.rows();
+  Eigen::PartialPivLU<RowMatrix<T>> lu(A);
+  A = lu.matrixLU();
+  const auto& indices = lu.permutationP().indices();  // (P a).row(indices[i]) = a.row(i)
+  for (int64_t i = 0; i < n; ++i) perm[indices[i]] = static_cast<int32_t>(i);
+  std::vector<int32_t> at(static_cast<size_t>(n)), where(static_cast<size_t>(n));  // position <-> row
+  std::iota(at.begin(), at.end(), 0);
+  std::iota(where.begin(), where.end(), 0);
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t p = where[static_cast<size_t>(perm[j])];
+    piv[j] = p;
+    std::swap(at[static_cast<size_t>(j)], at[static_cast<size_t>(p)]);
+    where[static_cast<size_t>(at[static_cast<size_t>(j)])] = static_cast<int32_t>(j);
+    where[static_cast<size_t>(at[static_cast<size_t>(p)])] = p;
+  }
+}
+
 template <typename T>
 void LuT(const T* a, T* lu, int32_t* pivots, int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
@@ -105,6 +134,10 @@ void LuT(const T* a, T* lu, int32_t* pivots, int32_t* permutation, int64_t batch
     A = MapIn<T>(a + b * m * n, m, n);
     int32_t* piv = pivots + b * k;
     int32_t* perm = permutation + b * m;
+    if (m == n && n >= kBlockedLuMinSize) {
+      BlockedLu(A, piv, perm);
+      return;
+    }
     for (int64_t i = 0; i < m; ++i) perm[i] = static_cast<int32_t>(i);
     for (int64_t j = 0; j < k; ++j) {
       int64_t p = j;
@@ -188,7 +221,7 @@ void SvdT(const T* a, T* s, T* u, T* vt, int64_t batch, int64_t m, int64_t n, bo
   }
   ForEachMatrix(batch, 20 * m * n * k, [&](int64_t b) {
     const ColMatrix A = MapIn<T>(a + b * m * n, m, n);
-    Eigen::JacobiSVD<ColMatrix> svd(A, options);
+    Eigen::BDCSVD<ColMatrix> svd(A, options);
     Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(s + b * k, k) = svd.singularValues();
     if (!compute_uv) return;
     MapOut<T>(u + b * m * ucols, m, ucols) = svd.matrixU();

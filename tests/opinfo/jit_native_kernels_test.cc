@@ -1,4 +1,4 @@
-// No silent fallback for the gather/scatter, window, sort, cumulative and reduction families:
+// No silent fallback for the gather/scatter, window, sort, cumulative, reduction and linalg families:
 // every sample of their opinfo records compiles under jx::jit with JX_CPU_FALLBACK=error (an
 // instruction without a native CPU kernel is a compile error) and equals eager execution,
 // exactly where jit runs eager's kernel (lax/kernels/) for the op.
@@ -18,7 +18,8 @@ const std::vector<std::string>& NativeFamilyOps() {
       "gather", "scatter", "scatter_add", "slice",
       "reduce_window_sum", "reduce_window_max", "sort", "top_k",
       "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
-      "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "argmax", "argmin"};
+      "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "argmax", "argmin",
+      "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"};
   return ops;
 }
 

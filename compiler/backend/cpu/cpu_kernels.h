@@ -9,7 +9,7 @@
 //             after the block is computed;
 //   scan      a reduce-window that is a running prefix/suffix scan along one axis;
 //   others    data movement, gather/scatter, sort/top-k, windows, while/conditional/call,
-//             dynamic slices (declared below);
+//             dynamic slices, host callbacks, linalg custom-calls (declared below);
 //   fallback  the slow path: the reference HloEvaluator on Literals, chosen only by
 //             SelectKernel, logged or refused as its options say.
 // Results do not depend on the number of threads: work is split at fixed boundaries.
@@ -37,7 +37,7 @@ class Kernel {
   // "loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
   // "scan", "arg-reduce", "library-arg-reduce", "sort", "top-k", "reduce-window", "gather",
   // "scatter", "while", "conditional", "call", "unfused", "dynamic-slice",
-  // "dynamic-update-slice", "data-movement", "host-callback" or "fallback".
+  // "dynamic-update-slice", "data-movement", "host-callback", "linalg" or "fallback".
   virtual std::string_view kind() const = 0;
   // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
   // while it runs; counted in the executable's memory_analysis().

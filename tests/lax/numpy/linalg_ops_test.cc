@@ -3,12 +3,15 @@
 // their printed outputs, errors, jit against eager, and gradients against finite
 // differences (det, slogdet, solve, inv, norm).
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include <jx/jx.h>
+
+#include "jx/lax/kernels/linalg.h"
 
 namespace jx {
 namespace {
@@ -83,14 +86,17 @@ TEST_P(LinalgIdentities, QrReconstructsWithOrthonormalQ) {
 
 TEST_P(LinalgIdentities, SvdReconstructsWithDescendingValues) {
   const DType d = GetParam();
-  for (const Shape& shape : std::vector<Shape>{{6, 4}, {4, 6}, {3, 5, 5}}) {
+  // 64x48 takes the divide-and-conquer path (above 16 columns), the others one-sided Jacobi.
+  for (const Shape& shape : std::vector<Shape>{{6, 4}, {4, 6}, {3, 5, 5}, {64, 48}}) {
     const Array a = Random(shape, 3, d);
     auto [u, s, vh] = la::svd(a, /*full_matrices=*/false);
     ExpectClose(Mm(u * jnp::expand_dims(s, -2), vh), a, Tol(d) * 5, "U S Vh");
     const std::vector<double> sv = jnp::asarray(s, float64).to_vector<double>();
     const int64_t k = s.shape().back();
     for (size_t i = 0; i + 1 < sv.size(); ++i) {
-      if ((i + 1) % static_cast<size_t>(k) != 0) EXPECT_GE(sv[i], sv[i + 1]);
+      if ((i + 1) % static_cast<size_t>(k) != 0) {
+        EXPECT_GE(sv[i], sv[i + 1]);
+      }
     }
     ExpectClose(la::svd(a, true, /*compute_uv=*/false).S, s, Tol(d), "values only");
     const la::SVDResult full = la::svd(a);
@@ -218,6 +224,58 @@ TEST(LinalgDocs, InvExample) {
               "inv");
 }
 
+// lax.linalg.lu's outputs agree with each other on both kernel paths (getf2 below 32 rows or
+// for rectangular matrices, Eigen's blocked LU for larger square ones): a[perm] = L U, and
+// applying the pivots' swaps in order to an iota gives perm.
+TEST_P(LinalgIdentities, LuPivotsPermutationAndFactors) {
+  const DType d = GetParam();
+  for (const Shape& shape : std::vector<Shape>{{5, 5}, {6, 4}, {4, 6}, {48, 48}, {2, 40, 40}}) {
+    const Array a = Random(shape, 19, d);
+    auto [lu, pivots, perm] = lax::linalg::lu(a);
+    const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+    const int64_t batch = a.size() / (m * n);
+    const std::vector<int32_t> piv = pivots.to_vector<int32_t>(), p = perm.to_vector<int32_t>();
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<int32_t> rows(static_cast<size_t>(m));
+      std::iota(rows.begin(), rows.end(), 0);
+      for (int64_t j = 0; j < k; ++j) std::swap(rows[static_cast<size_t>(j)], rows[static_cast<size_t>(piv[static_cast<size_t>(b * k + j)])]);
+      EXPECT_EQ(rows, std::vector<int32_t>(p.begin() + b * m, p.begin() + (b + 1) * m)) << "batch " << b;
+    }
+    const Array l = jnp::tril(lax::slice(lu, std::vector<int64_t>(shape.size(), 0), [&] {
+                                Shape lim = shape;
+                                lim.back() = k;
+                                return lim;
+                              }()), -1) +
+                    jnp::eye(m, k, 0, d);
+    const Array u = jnp::triu(lax::slice(lu, std::vector<int64_t>(shape.size(), 0), [&] {
+      Shape lim = shape;
+      lim[lim.size() - 2] = k;
+      return lim;
+    }()));
+    const Array onehot = (jnp::expand_dims(perm, -1) == jnp::arange(m)).astype(d);
+    ExpectClose(Mm(l, u), Mm(onehot, a), Tol(d) * 20, StrCat("a[perm] = L U for ", ShapedArray{shape, d}.str()));
+  }
+}
+
+// https://docs.jax.dev/en/latest/_autosummary/jax.numpy.linalg.svd.html: s = [9.361919, 1.8315067].
+TEST(LinalgDocs, SvdExample) {
+  const Array x = jnp::array({{1.f, 2.f, 3.f}, {6.f, 5.f, 4.f}});
+  auto [u, s, vt] = la::svd(x, /*full_matrices=*/false);
+  ExpectClose(s, jnp::array({9.361919f, 1.8315067f}), 1e-6, "s");
+  EXPECT_EQ(u.shape(), (Shape{2, 2}));
+  EXPECT_EQ(vt.shape(), (Shape{2, 3}));
+}
+
+// QR keeps LAPACK's (geqrf's) Householder signs, which JAX code may rely on: the first
+// reflection maps a's first column to -sign(a00) ||a[:, 0]|| e0.
+TEST(LinalgDocs, QrSignsAsLapack) {
+  const Array a = jnp::array({{1.f, 2.f, 3.f, 4.f}, {5.f, 4.f, 2.f, 1.f}, {6.f, 3.f, 1.f, 5.f}});
+  auto [q, r] = la::qr(a);
+  const float norm0 = std::sqrt(62.f);
+  EXPECT_NEAR(r.item<float>({0, 0}), -norm0, 1e-5);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_NEAR(q.item<float>({i, 0}), -a.item<float>({i, 0}) / norm0, 1e-6);
+}
+
 TEST(LinalgErrors, NameTheFunctionAndShapes) {
   try {
     la::inv(jnp::ones({2, 3}));
@@ -276,6 +334,66 @@ TEST(LinalgGrad, MatchesFiniteDifferences) {
       const double fd = (f(jnp::array(xp, {3, 3})).item<double>() - f(jnp::array(xm, {3, 3})).item<double>()) / (2 * h);
       EXPECT_NEAR(g[i], fd, 1e-6 * (1 + std::abs(fd))) << name << " element " << i;
     }
+  }
+}
+
+// The backend_config the lowering writes and the CPU backend reads: every flag round-trips,
+// and anything else is refused (the backend then declines the instruction, loudly).
+TEST(LinalgCustomCall, ConfigRoundTripsAndRejectsMalformed) {
+  namespace k = lax::kernels;
+  k::LinalgCall call;
+  call.op = k::LinalgOp::kTriangularSolve;
+  call.left_side = true;
+  call.transpose_a = true;
+  call.unit_diagonal = true;
+  call.compute_uv = false;
+  const std::string config = k::EncodeLinalgCall(call);
+  const std::optional<k::LinalgCall> back = k::DecodeLinalgCall("jx_linalg_triangular_solve", config);
+  ASSERT_TRUE(back.has_value()) << config;
+  EXPECT_EQ(back->op, k::LinalgOp::kTriangularSolve);
+  EXPECT_TRUE(back->left_side && back->transpose_a && back->unit_diagonal);
+  EXPECT_FALSE(back->lower || back->conjugate_a || back->full_matrices || back->compute_uv);
+  EXPECT_FALSE(k::DecodeLinalgCall("jx_linalg_nope", config).has_value());
+  EXPECT_FALSE(k::DecodeLinalgCall("jx_linalg_qr", config + ",extra=1").has_value());
+  EXPECT_FALSE(k::DecodeLinalgCall("jx_linalg_qr", "lower=1").has_value());
+  EXPECT_EQ(k::LinalgCustomCallTarget(k::LinalgOp::kSvd), "jx_linalg_svd");
+}
+
+// Empty matrices and empty batches: the factors that are not empty are what LAPACK gives
+// (identity permutations and singular vectors), eagerly and under jit alike.
+TEST(LinalgEmpty, EagerAndJitAgree) {
+  auto f = [](const Array& x) {
+    auto [lu, pivots, perm] = lax::linalg::lu(x);
+    const lax::linalg::SvdResult s = lax::linalg::svd(x);
+    auto [q, r] = lax::linalg::qr(x);
+    return std::vector<Array>{lu, pivots, perm, s.u, s.s, s.vh, q, r};
+  };
+  for (const Shape& shape : std::vector<Shape>{{3, 0}, {0, 2}, {0, 3, 3}}) {
+    const Array x = jnp::zeros(shape);
+    const std::vector<Array> eager = f(x), jitted = jx::jit(f)(x);
+    for (size_t i = 0; i < eager.size(); ++i) {
+      EXPECT_EQ(eager[i].to_vector<double>(), jitted[i].to_vector<double>()) << ShapedArray{shape, float32}.str() << " output " << i;
+    }
+    if (shape == Shape{3, 0}) {
+      EXPECT_EQ(eager[2].to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2}));  // permutation
+      ExpectClose(eager[3], jnp::eye(3), 0, "u of [3, 0]");
+      ExpectClose(eager[6], jnp::eye(3), 0, "q of [3, 0]");
+    }
+    if (shape == Shape{0, 2}) ExpectClose(eager[5], jnp::eye(2), 0, "vh of [0, 2]");
+  }
+  EXPECT_EQ(la::cholesky(jnp::zeros({0, 2, 2})).shape(), (Shape{0, 2, 2}));
+  EXPECT_EQ(la::eigh(jnp::zeros({0, 0})).eigenvalues.shape(), (Shape{0}));
+}
+
+// vmap of a jnp.linalg function batches the primitives over a new leading dim.
+TEST(LinalgVmap, SolveMatchesLoop) {
+  const Array a = Random({3, 4, 4}, 17) + 4 * jnp::eye(4);
+  const Array b = Random({3, 4}, 18);
+  const Array got = jx::vmap([](const Array& x, const Array& y) { return la::solve(x, y); })(a, b);
+  for (int64_t i = 0; i < 3; ++i) {
+    const Array ai = jnp::squeeze(lax::slice(a, {i, 0, 0}, {i + 1, 4, 4}), 0);
+    const Array bi = jnp::squeeze(lax::slice(b, {i, 0}, {i + 1, 4}), 0);
+    ExpectClose(jnp::squeeze(lax::slice(got, {i, 0}, {i + 1, 4}), 0), la::solve(ai, bi), 1e-6, StrCat("example ", i));
   }
 }
 
