@@ -61,22 +61,30 @@ bool ChannelsLast(std::string_view module, const std::string& data_format, int64
                            "-d spelling, e.g. \"NWC\"/\"NCW\" in 1D), got \"", data_format, "\"");
 }
 
-std::vector<std::pair<int64_t, int64_t>> ResolvePadding(std::string_view module, const Padding& padding,
-                                                        const std::vector<int64_t>& in_spatial,
-                                                        const std::vector<int64_t>& window,
-                                                        const std::vector<int64_t>& strides) {
+void CheckPadding(std::string_view module, const Padding& padding, int64_t num_spatial) {
   if (padding.pairs.empty()) {
     const std::string mode = absl::AsciiStrToUpper(padding.mode);
     if (mode != "SAME" && mode != "SAME_LOWER" && mode != "VALID") {
       ThrowOpError<ValueError>(module, "padding must be \"SAME\", \"SAME_LOWER\", \"VALID\" or (low, high) pairs, got \"",
                                padding.mode, "\"");
     }
-    return lax::padtype_to_pads(in_spatial, window, strides, mode);
+    return;
   }
-  if (padding.pairs.size() != in_spatial.size()) {
+  if (static_cast<int64_t>(padding.pairs.size()) != num_spatial) {
     ThrowOpError<ValueError>(module, "padding=", PaddingStr(padding), " has ", padding.pairs.size(),
-                             " (low, high) pairs but the input has ", in_spatial.size(), " spatial dimensions");
+                             " (low, high) pairs but there are ", num_spatial, " spatial dimensions");
   }
+  for (const auto& [lo, hi] : padding.pairs) {
+    if (lo < 0 || hi < 0) ThrowOpError<ValueError>(module, "padding must be nonnegative, got ", PaddingStr(padding));
+  }
+}
+
+std::vector<std::pair<int64_t, int64_t>> ResolvePadding(std::string_view module, const Padding& padding,
+                                                        const std::vector<int64_t>& in_spatial,
+                                                        const std::vector<int64_t>& window,
+                                                        const std::vector<int64_t>& strides) {
+  CheckPadding(module, padding, static_cast<int64_t>(in_spatial.size()));
+  if (padding.pairs.empty()) return lax::padtype_to_pads(in_spatial, window, strides, absl::AsciiStrToUpper(padding.mode));
   return padding.pairs;
 }
 
@@ -99,11 +107,8 @@ Conv::Conv(int64_t in_channels, int64_t out_channels, const std::vector<int64_t>
   const bool last = conv_internal::ChannelsLast(kOp, options.data_format, n);
   strides = Static{conv_internal::PerSpatialDim(kOp, "strides", options.strides, n, 1)};
   dilation = Static{conv_internal::PerSpatialDim(kOp, "dilation", options.dilation, n, 1)};
+  conv_internal::CheckPadding(kOp, options.padding, n);
   padding = Static{options.padding};
-  if (!options.padding.pairs.empty() && static_cast<int64_t>(options.padding.pairs.size()) != n) {
-    ThrowOpError<ValueError>(kOp, "padding=", conv_internal::PaddingStr(options.padding), " has ", options.padding.pairs.size(),
-                             " (low, high) pairs for a ", n, "-d kernel ", Dims(kernel_size));
-  }
   feature_group_count = Static{groups};
   data_format = Static{options.data_format};
 

@@ -42,9 +42,9 @@ struct Padding {
 std::ostream& operator<<(std::ostream& os, const Padding& p);
 
 struct ConvOptions {
-  std::vector<int64_t> strides;       // per spatial dim; empty: all 1
+  std::vector<int64_t> strides = {};     // per spatial dim; empty: all 1
   Padding padding = "SAME";
-  std::vector<int64_t> dilation;      // kernel (rhs, atrous) dilation; empty: all 1
+  std::vector<int64_t> dilation = {};    // kernel (rhs, atrous) dilation; empty: all 1
   int64_t feature_group_count = 1;    // in and out channels must both divide by it
   bool use_bias = true;
   std::string data_format = "NHWC";   // channels last; "NCHW" (or "NCW", "NCDHW") for first

@@ -23,6 +23,9 @@ std::vector<int64_t> PerSpatialDim(std::string_view module, std::string_view nam
 std::string SpatialLetters(int64_t num_spatial);
 // Whether data_format ("NHWC"/"NCHW" or a rank-specific spelling) puts channels last.
 bool ChannelsLast(std::string_view module, const std::string& data_format, int64_t num_spatial);
+// Throws ValueError naming module unless padding is a known mode string or num_spatial
+// nonnegative pairs.
+void CheckPadding(std::string_view module, const Padding& padding, int64_t num_spatial);
 // (low, high) pads per spatial dim: explicit pairs, or lax.padtype_to_pads of a mode string.
 std::vector<std::pair<int64_t, int64_t>> ResolvePadding(std::string_view module, const Padding& padding,
                                                         const std::vector<int64_t>& in_spatial,

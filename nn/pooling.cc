@@ -69,11 +69,26 @@ Array avg_pool(const Array& x, const std::vector<int64_t>& window_shape, const P
   return sums / counts;
 }
 
+namespace {
+
+// Checks what can be checked before an input is seen, so a bad module fails where it is built.
+void CheckPoolOptions(std::string_view op, const std::vector<int64_t>& window, const PoolOptions& options) {
+  const auto n = static_cast<int64_t>(window.size());
+  conv_internal::ChannelsLast(op, options.data_format, n);
+  conv_internal::PerSpatialDim(op, "window_shape", window, n, 1);
+  conv_internal::PerSpatialDim(op, "strides", options.strides, n, 1);
+  conv_internal::CheckPadding(op, options.padding, n);
+}
+
+}  // namespace
+
 MaxPool::MaxPool(std::vector<int64_t> window, const PoolOptions& options)
     : window_shape{std::move(window)},
       strides{options.strides},
       padding{options.padding},
-      data_format{options.data_format} {}
+      data_format{options.data_format} {
+  CheckPoolOptions("nn.MaxPool", window_shape.value, options);
+}
 
 Array MaxPool::operator()(const Array& x) const {
   return max_pool(x, window_shape.value, {.strides = strides.value, .padding = padding.value,
@@ -85,7 +100,9 @@ AvgPool::AvgPool(std::vector<int64_t> window, const PoolOptions& options)
       strides{options.strides},
       padding{options.padding},
       data_format{options.data_format},
-      count_include_pad{options.count_include_pad} {}
+      count_include_pad{options.count_include_pad} {
+  CheckPoolOptions("nn.AvgPool", window_shape.value, options);
+}
 
 Array AvgPool::operator()(const Array& x) const {
   return avg_pool(x, window_shape.value, {.strides = strides.value, .padding = padding.value,

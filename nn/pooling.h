@@ -25,7 +25,7 @@
 namespace jx::nn {
 
 struct PoolOptions {
-  std::vector<int64_t> strides;       // per spatial dim; empty: all 1
+  std::vector<int64_t> strides = {};     // per spatial dim; empty: all 1
   Padding padding = "VALID";
   std::string data_format = "NHWC";
   bool count_include_pad = true;      // avg_pool only
