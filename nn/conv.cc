@@ -124,9 +124,12 @@ Conv::Conv(int64_t in_channels, int64_t out_channels, const std::vector<int64_t>
   int64_t fan_in = in_channels / groups;
   for (int64_t k : kernel_size) fan_in *= k;
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  const initializers::Initializer uniform = [bound](const Array& k, const Shape& shape, DType dtype) {
+    return random::uniform(k, shape, dtype, -bound, bound);
+  };
   auto [wkey, bkey] = random::split(key);
-  weight = random::uniform(wkey, wshape, options.dtype, -bound, bound);
-  if (options.use_bias) bias = random::uniform(bkey, {out_channels}, options.dtype, -bound, bound);
+  weight = options.weight_init.value_or(uniform)(wkey, wshape, options.dtype);
+  if (options.use_bias) bias = options.bias_init.value_or(uniform)(bkey, {out_channels}, options.dtype);
 }
 
 bool Conv::channels_last() const { return conv_internal::ChannelsLast("nn.Conv", data_format.value, num_spatial_dims()); }

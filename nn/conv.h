@@ -10,8 +10,9 @@
 // Layouts: channels last ("NHWC", also "NWC", "NDHWC") keeps `weight` in HWIO ([*kernel,
 // in/groups, out]); channels first ("NCHW", "NCW", "NCDHW") in OIHW ([out, in/groups,
 // *kernel]); `bias` is [out]. "NHWC"/"NCHW" name the channel position for any spatial rank.
-// Initialization as PyTorch's and Equinox's Conv: weight and bias uniform in
-// [-1/sqrt(fan_in), 1/sqrt(fan_in)], fan_in = in/groups * prod(kernel_size).
+// Initialization as PyTorch's and Equinox's Conv (and nn::Linear): weight and bias uniform in
+// [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups * prod(kernel_size); ConvOptions can
+// name other initializers (nn::initializers::he_normal(), ...).
 // Padding defaults to "SAME" (Flax's default); explicit pads are (low, high) per spatial dim.
 #pragma once
 
@@ -24,6 +25,7 @@
 
 #include "jx/core/array.h"
 #include "jx/core/pytree.h"
+#include "jx/nn/initializers.h"
 
 namespace jx::nn {
 
@@ -49,6 +51,10 @@ struct ConvOptions {
   bool use_bias = true;
   std::string data_format = "NHWC";   // channels last; "NCHW" (or "NCW", "NCDHW") for first
   DType dtype = float32;
+  // Absent: uniform on +-1/sqrt(fan_in) (PyTorch / Equinox, as nn::Linear). An initializer
+  // gets the weight's shape in its layout (HWIO: JAX's in_axis=-2, out_axis=-1 defaults fit).
+  std::optional<initializers::Initializer> weight_init = std::nullopt;
+  std::optional<initializers::Initializer> bias_init = std::nullopt;
 };
 
 struct Conv {

@@ -74,6 +74,11 @@ TEST(NnConvTest, WeightLayoutAndInitAsPyTorch) {
   EXPECT_FALSE(nchw.bias.has_value());
   EXPECT_EQ(nchw.in_channels(), 6);
   EXPECT_EQ(nchw.out_channels(), 8);
+
+  // Other initializers, as nn::Linear's options.
+  Conv he(6, 8, {3, 3}, random::key(0), {.weight_init = initializers::zeros, .bias_init = initializers::ones});
+  EXPECT_TRUE(jnp::array_equal(he.weight, jnp::zeros({3, 3, 6, 8})));
+  EXPECT_TRUE(jnp::array_equal(*he.bias, jnp::ones({8})));
 }
 
 TEST(NnConvTest, ForwardMatchesDirectLoopSameStridedDilatedGrouped) {
