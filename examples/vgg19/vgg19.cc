@@ -15,13 +15,10 @@
 //   vgg19 --tiny                  the test configuration: N = 1 at 32x32, one repetition
 //   options: --image-size S (multiple of 32), --batches 1,10,100, --reps R, --no-peer,
 //            --no-tpu, --chips v3,v5e,v6e
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -35,6 +32,7 @@
 #include <jx/jx.h>
 
 #include "vgg19_model.h"
+#include "vgg19_peer.h"
 
 namespace {
 
@@ -129,76 +127,6 @@ std::string Fmt(std::optional<double> s) {
   return buf;
 }
 
-// The peer script: next to this executable (the build copies it there), else beside the source.
-std::string PeerScript() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto p = exe.parent_path() / "vgg19_torch.py";
-    if (std::filesystem::exists(p)) return p.string();
-  }
-  return (std::filesystem::path(__FILE__).parent_path() / "vgg19_torch.py").string();
-}
-
-bool CpuHasAvx512() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("flags", 0) == 0) return line.find(" avx512f") != std::string::npos;
-  }
-  return false;
-}
-
-// Runs the PyTorch peer; returns its JSON line or an explanation why there is none.
-std::string RunPeer(const Config& c, const std::vector<int64_t>& batches, std::string* why) {
-  const std::string script = PeerScript();
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    *why = "/usr/bin/python3 not found";
-    return "";
-  }
-  std::string batch_list;
-  for (int64_t b : batches) batch_list += (batch_list.empty() ? "" : ",") + std::to_string(b);
-  // As bench/peers/side_by_side.py: ATen's AVX-512 kernels where the CPU has them, the same
-  // thread count as jx's pool.
-  std::string env = "OMP_NUM_THREADS=" + std::to_string(jx::NumThreads()) + " ";
-  if (CpuHasAvx512()) env += "ATEN_CPU_CAPABILITY=avx512 OPENBLAS_CORETYPE=SkylakeX ";
-  const std::string cmd = env + "/usr/bin/python3 '" + script + "' --batches " + batch_list + " --image-size " +
-                          std::to_string(c.image_size) + " --reps " + std::to_string(c.reps) + " --threads " +
-                          std::to_string(jx::NumThreads()) + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) {
-    *why = "could not start " + script;
-    return "";
-  }
-  std::string out, last;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
-  const int rc = pclose(pipe);
-  std::stringstream ss(out);
-  for (std::string line; std::getline(ss, line);) {
-    if (!line.empty() && line[0] == '{') last = line;
-  }
-  if (rc != 0 || last.empty()) {
-    *why = "the peer failed (exit " + std::to_string(rc) + "): " + out.substr(out.size() > 300 ? out.size() - 300 : 0);
-    return "";
-  }
-  if (last.find("\"skipped\"") != std::string::npos) {
-    *why = last;
-    return "";
-  }
-  return last;
-}
-
-// The number under "section": {..., "key": value} in the peer's flat JSON.
-std::optional<double> JsonNumber(const std::string& json, const std::string& section, const std::string& key) {
-  const size_t s = json.find("\"" + section + "\"");
-  if (s == std::string::npos) return std::nullopt;
-  const size_t end = json.find('}', s);
-  const size_t k = json.find("\"" + key + "\":", s);
-  if (k == std::string::npos || k > end) return std::nullopt;
-  return std::strtod(json.c_str() + k + key.size() + 3, nullptr);
-}
-
 void PrintTable(const char* title, const Config& c, const std::map<int64_t, Row>& rows, bool peer_ran,
                 const char* paper_cpu[3], const char* paper_tpu[3]) {
   std::printf("\n%s, %lldx%lldx3 images (seconds per call)\n", title, static_cast<long long>(c.image_size),
@@ -258,14 +186,15 @@ int main(int argc, char** argv) {
   bool peer_ran = false;
   if (c.peer && !cpu_batches.empty()) {
     std::string why;
-    const std::string json = RunPeer(c, cpu_batches, &why);
+    const std::string json = vgg19::RunPeer(vgg19::PeerScript(__FILE__), cpu_batches, c.image_size, c.reps,
+                                            /*backward=*/true, &why);
     if (json.empty()) {
       std::printf("  PyTorch peer skipped: %s\n", why.c_str());
     } else {
       peer_ran = true;
       for (int64_t n : cpu_batches) {
-        fwd[n].torch_cpu = JsonNumber(json, "forward", std::to_string(n));
-        step[n].torch_cpu = JsonNumber(json, "forward_backward", std::to_string(n));
+        fwd[n].torch_cpu = vgg19::JsonNumber(json, "forward", std::to_string(n));
+        step[n].torch_cpu = vgg19::JsonNumber(json, "forward_backward", std::to_string(n));
       }
     }
   }
