@@ -80,8 +80,9 @@ class PeerReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.error_occurred) continue;
+      // "Vgg19Forward/1/min_time:2.000/real_time" -> "Vgg19Forward/1".
       std::string name = r.benchmark_name();
-      name = name.substr(0, name.rfind("/real_time"));
+      for (const char* suffix : {"/min_time", "/real_time"}) name = name.substr(0, name.find(suffix));
       Seconds()[name] = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
     }
     ConsoleReporter::ReportRuns(runs);
