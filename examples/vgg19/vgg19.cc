@@ -12,7 +12,7 @@
 //
 //   vgg19                         full table; CPU columns up to N = 10 (--max-cpu-n)
 //   vgg19 --max-cpu-n 100         also N = 100 on the CPU (minutes; ~20 GB for forward+backward)
-//   vgg19 --tiny                  the test configuration: N = 1 at 32x32, one repetition
+//   vgg19 --tiny                  N = 1 at 32x32, one repetition (the ctest entry adds --no-peer)
 //   options: --image-size S (multiple of 32), --batches 1,10,100, --reps R, --no-peer,
 //            --no-tpu, --chips v3,v5e,v6e
 
