@@ -11,7 +11,8 @@
 // 0.2 s for the forward pass at N = 1 / 10 / 100.
 //
 //   vgg19                         full table; CPU columns up to N = 10 (--max-cpu-n)
-//   vgg19 --max-cpu-n 100         also N = 100 on the CPU (minutes; ~20 GB for forward+backward)
+//   vgg19 --max-cpu-n 100         also N = 100 on the CPU (minutes; forward+backward keeps ~34 GB
+//                                 of f32 activations live, the simulated chips' peak)
 //   vgg19 --tiny                  N = 1 at 32x32, one repetition (the ctest entry adds --no-peer)
 //   options: --image-size S (multiple of 32), --batches 1,10,100, --reps R, --no-peer,
 //            --no-tpu, --chips v3,v5e,v6e
