@@ -576,6 +576,109 @@ void CheckArgs(const ConvArgs& a) {
 
 }  // namespace
 
+// The weight-gradient form (the rhs transpose of a channels-last convolution): lhs laid out
+// [feature, spatial..., batch] and rhs [in feature, spatial..., out feature], both dense, out
+// [spatial..., batch, feature], no groups or lhs dilation, and a window (the forward pass's
+// output) at least as large as the output (the forward kernel). Each output position k is
+// then a sum over (n, window row) of small transposed products
+//   out[k][b, f] += sum_w lhs[n, k * stride + w * dilation - pad, b] * rhs[n, w, f],
+// whose lhs rows are a strided matrix with b contiguous and whose rhs rows are contiguous,
+// so no im2col is built and every read streams: the generic channels-first path instead
+// gathers lhs with a stride of `batch` elements once per batch entry.
+bool IsWeightGradientForm(const ConvArgs& a, const Geometry& g, DType acc) {
+  const auto rank = static_cast<int64_t>(a.lhs_shape.size());
+  if (g.nsp < 1 || g.groups != 1 || a.lhs_dtype != acc || a.rhs_dtype != acc || a.out_dtype != acc) return false;
+  if (acc != DType::kFloat32 && acc != DType::kFloat64) return false;
+  if (a.lhs_spec[0] != rank - 1 || a.lhs_spec[1] != 0 || a.rhs_spec[0] != rank - 1 || a.rhs_spec[1] != 0 ||
+      a.out_spec[0] != rank - 2 || a.out_spec[1] != rank - 1) {
+    return false;
+  }
+  int64_t out_positions = 1;
+  for (int i = 0; i < g.nsp; ++i) {
+    if (a.lhs_spec[2 + i] != 1 + i || a.rhs_spec[2 + i] != 1 + i || a.out_spec[2 + i] != i) return false;
+    if (a.lhs_dilation[i] != 1) return false;
+    out_positions *= g.out_size[i];
+  }
+  // At least a few output positions, so the tasks (one per position) keep the pool busy.
+  return out_positions >= 4 && out_positions <= g.kprod;
+}
+
+template <typename Acc>
+void ConvWeightGradient(const ConvArgs& a, const Geometry& g) {
+  const Acc* lhs = static_cast<const Acc*>(a.lhs);
+  const Acc* rhs = static_cast<const Acc*>(a.rhs);
+  Acc* out = static_cast<Acc*>(a.out);
+  const int nsp = g.nsp;
+  const int64_t nb = g.n_out, nf = g.o;                   // out [k..., nb, nf]
+  const int64_t nn = a.lhs_shape[0];                      // the contracted (feature) dim
+  const int64_t in_last = g.in_size[nsp - 1], win_last = g.win[nsp - 1];
+  const int64_t stride_last = a.window_strides[nsp - 1], dil_last = a.rhs_dilation[nsp - 1];
+  const int64_t pad_last = a.padding_low[nsp - 1];
+  int64_t out_positions = 1, win_rows = 1;
+  for (int i = 0; i < nsp; ++i) out_positions *= g.out_size[i];
+  for (int i = 0; i + 1 < nsp; ++i) win_rows *= g.win[i];
+  // Dense strides: lhs [nn, in..., nb], rhs [nn, win..., nf].
+  const int64_t lhs_row = nb, rhs_row = nf;
+  const std::vector<int64_t> ls = RowMajorStrides(ToShape(a.lhs_shape));
+  const std::vector<int64_t> rs = RowMajorStrides(ToShape(a.rhs_shape));
+  // One task per output position: each output element sums in a fixed order on one thread.
+  ParallelFor(out_positions, 1, [&](int64_t k0, int64_t k1) {
+    DimVec o(static_cast<size_t>(nsp)), w(static_cast<size_t>(nsp));
+    for (int64_t k = k0; k < k1; ++k) {
+      Acc* c = out + k * nb * nf;
+      std::fill(c, c + nb * nf, Acc(0));
+      for (int64_t r = k, i = nsp - 1; i >= 0; --i) {
+        o[i] = r % g.out_size[i];
+        r /= g.out_size[i];
+      }
+      // The window's last dim: positions w with 0 <= o * stride + w * dil - pad < in.
+      const int64_t base_last = o[nsp - 1] * stride_last - pad_last;
+      int64_t w_lo = 0;
+      while (w_lo < win_last && base_last + w_lo * dil_last < 0) ++w_lo;
+      int64_t w_hi = win_last;
+      while (w_hi > w_lo && base_last + (w_hi - 1) * dil_last >= in_last) --w_hi;
+      if (w_lo == w_hi) continue;
+      for (int64_t n = 0; n < nn; ++n) {
+        for (int64_t row = 0; row < win_rows; ++row) {
+          int64_t lhs_off = n * ls[0], rhs_off = n * rs[0];
+          bool valid = true;
+          for (int64_t r = row, i = nsp - 2; i >= 0; --i) {
+            w[i] = r % g.win[i];
+            r /= g.win[i];
+            const int64_t pos = o[i] * a.window_strides[i] + w[i] * a.rhs_dilation[i] - a.padding_low[i];
+            if (pos < 0 || pos >= g.in_size[i]) {
+              valid = false;
+              break;
+            }
+            lhs_off += pos * ls[1 + i];
+            rhs_off += w[i] * rs[1 + i];
+          }
+          if (!valid) continue;
+          GemmArgs ga;
+          ga.dtype = a.out_dtype;
+          ga.m = nb;
+          ga.n = nf;
+          ga.k = w_hi - w_lo;
+          ga.a = lhs + lhs_off + (base_last + w_lo * dil_last) * lhs_row;
+          ga.lda = dil_last * lhs_row;
+          ga.transpose_a = true;  // op(A)[b, p] = a[p * lda + b]
+          ga.b = rhs + rhs_off + w_lo * rhs_row;
+          ga.ldb = rhs_row;
+          ga.c = c;
+          ga.ldc = nf;
+          ga.accumulate = true;
+          ga.parallel = false;
+          Gemm(ga);
+        }
+      }
+    }
+  });
+  if (a.epilogue) {
+    const int64_t total = out_positions * nb * nf;
+    ParallelFor(total, kParallelGrain, [&](int64_t b, int64_t e) { a.epilogue(b, e); });
+  }
+}
+
 void ConvGeneralDilated(const ConvArgs& args) {
   CheckArgs(args);
   const int64_t total = NumElements(ToShape(args.out_shape));
@@ -591,6 +694,10 @@ void ConvGeneralDilated(const ConvArgs& args) {
     return run_epilogue_over_all();
   }
   const DType acc = AccumulationDType(args.lhs_dtype, args.rhs_dtype, out_dtype);
+  if (IsWeightGradientForm(args, g, acc)) {
+    if (acc == DType::kFloat32) return ConvWeightGradient<float>(args, g);
+    return ConvWeightGradient<double>(args, g);
+  }
   const int64_t rank = static_cast<int64_t>(args.lhs_shape.size());
   const bool channels_last = args.lhs_spec[1] == rank - 1;
 

@@ -74,6 +74,10 @@ std::vector<ConvCase> Cases() {
       {"NCHW batch groups", {4, 4, 20, 20}, {6, 4, 3, 3}, {2, 6, 20, 20}, nchw, oihw, nchw, {1, 1}, {1, 1}, {1, 1}, 1,
        2},
       {"NHWC in, NCHW out", {2, 10, 10, 3}, {3, 3, 3, 4}, {2, 4, 10, 10}, nhwc, hwio, nchw, {1, 1}, {1, 1}, {1, 1}},
+      // The rhs transpose of an NHWC convolution (its weight gradient): lhs [n, h, w, c] with c
+      // the batch, rhs [n, h, w, f], out HWIO.
+      {"weight gradient", {2, 9, 8, 5}, {2, 9, 8, 6}, {3, 3, 5, 6}, {3, 0, 1, 2}, {3, 0, 1, 2}, {2, 3, 0, 1}, {1, 1},
+       {1, 1}, {1, 1}},
   };
 }
 

@@ -218,6 +218,47 @@ TEST(ConvTest, LargeNhwcMatchesReferenceOnEveryPath) {
   }
 }
 
+// The weight gradient of an NHWC/HWIO convolution as its transpose rule emits it (lhs = x with
+// channels as the batch, rhs = the output cotangent with the images as input features, out
+// HWIO), against the direct sum dw[i, j, c, f] = sum_{b, y, z} x[b, y*s+i-p, z*s+j-p, c] g[b, y, z, f].
+TEST(ConvTest, WeightGradientFormMatchesReference) {
+  struct Case {
+    Shape x;
+    int64_t k, stride, pad;
+  };
+  for (const Case& c : {Case{{2, 12, 11, 5}, 3, 1, 1},    // SAME
+                        Case{{3, 13, 12, 4}, 3, 2, 1},    // strided: rhs dilation 2
+                        Case{{1, 10, 10, 6}, 2, 1, 0},    // VALID, even window
+                        Case{{2, 9, 9, 3}, 5, 1, 2}}) {  // 5x5
+    for (DType dtype : {float32, float64}) {
+      SCOPED_TRACE(StrCat("x ", ShapedArray{c.x, dtype}.str(), " k=", c.k, " stride=", c.stride, " pad=", c.pad));
+      const int64_t n = c.x[0], h = c.x[1], w = c.x[2], ci = c.x[3], co = 7, k = c.k, s = c.stride, p = c.pad;
+      const int64_t oh = (h + 2 * p - k) / s + 1, ow = (w + 2 * p - k) / s + 1;
+      Array x = Random(c.x, dtype, 21), g = Random({n, oh, ow, co}, dtype, 22);
+      const std::vector<std::pair<int64_t, int64_t>> pads = {{p, k + (oh - 1) * s - h - p}, {p, k + (ow - 1) * s - w - p}};
+      Array dw = lax::conv_general_dilated(x, g, {1, 1}, Padding(pads), {}, {s, s},
+                                           ConvDimensionNumbers::FromSpecs("CHWN", "IHWO", "HWNC"));
+      ASSERT_EQ(dw.shape(), (Shape{k, k, ci, co}));
+      const auto xv = x.to_vector<double>(), gv = g.to_vector<double>(), got = dw.to_vector<double>();
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j)
+          for (int64_t a = 0; a < ci; ++a)
+            for (int64_t f = 0; f < co; ++f) {
+              double want = 0;
+              for (int64_t b = 0; b < n; ++b)
+                for (int64_t y = 0; y < oh; ++y)
+                  for (int64_t z = 0; z < ow; ++z) {
+                    const int64_t yy = y * s + i - p, zz = z * s + j - p;
+                    if (yy < 0 || yy >= h || zz < 0 || zz >= w) continue;
+                    want += xv[((b * h + yy) * w + zz) * ci + a] * gv[((b * oh + y) * ow + z) * co + f];
+                  }
+              ASSERT_NEAR(got[((i * k + j) * ci + a) * co + f], want, dtype == float64 ? 1e-12 : 1e-4)
+                  << "at " << i << "," << j << "," << a << "," << f;
+            }
+    }
+  }
+}
+
 TEST(ConvTest, PreferredElementType) {
   Array x = FromVec({100, 100, 100}, {1, 1, 3}, int8), w = FromVec({100, 100}, {1, 1, 2}, int8);
   Array out = lax::conv_general_dilated(x, w, {1}, Padding::Valid(), {}, {}, std::nullopt, 1, 1, int32);
