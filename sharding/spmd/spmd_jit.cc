@@ -33,33 +33,35 @@ SpmdJitState::SpmdJitState(std::string name, std::vector<std::optional<NamedShar
   RegisterSpmdPrimitives();
 }
 
-std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const std::function<Arrays(absl::Span<const Array>)>& fn,
-                                                            absl::Span<const Array> args) {
+std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, absl::Span<const Array> leaves,
+                                                            const SpmdCall& call, tree::TreeDef* out_def) {
   const std::string what = StrCat("jit(", name_, ")");
-  if (in_.size() > 1 && in_.size() != args.size()) {
+  if (in_.size() > 1 && in_.size() != call.num_args) {
     throw ValueError(StrCat(what, ": in_shardings has ", in_.size(), " entries but the function was called with ",
-                            args.size(), " arguments"));
+                            call.num_args, " arguments"));
   }
-  // Each argument's sharding: in_shardings' entry (one entry is a prefix for all), else the
-  // argument's own NamedSharding, else left to propagation.
-  std::vector<std::optional<NamedSharding>> arg_shardings;
+  // Each leaf's sharding: its argument's in_shardings entry (one entry is a prefix for all,
+  // and an entry for a pytree argument applies to all of its leaves), else the leaf's own
+  // NamedSharding, else left to propagation.
+  std::vector<std::optional<NamedSharding>> leaf_shardings;
   std::vector<std::string> parts;
   std::optional<Mesh> mesh;
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < leaves.size(); ++i) {
     std::optional<NamedSharding> s;
-    if (!in_.empty()) s = in_.size() == 1 ? in_[0] : in_[i];
+    if (!in_.empty()) s = in_.size() == 1 ? in_[0] : in_[call.arg_of_leaf[i]];
     if (!s) {
-      if (const NamedSharding* own = NamedShardingOf(args[i])) s = *own;
+      if (const NamedSharding* own = NamedShardingOf(leaves[i])) s = *own;
     }
     if (s && !mesh) mesh = s->mesh();
     if (s && mesh && !(s->mesh() == *mesh)) {
-      throw ValueError(StrCat(what, ": argument ", i, "'s sharding ", s->ToString(), " is on another mesh than ",
-                              mesh->ToString(), "; every sharding of one call must share its mesh"));
+      throw ValueError(StrCat(what, ": ", call.leaf_names[i], "'s sharding ", s->ToString(),
+                              " is on another mesh than ", mesh->ToString(),
+                              "; every sharding of one call must share its mesh"));
     }
-    const ShapedArray& a = args[i].aval();
-    parts.push_back(StrCat("argument ", i, ": ", ShapedArray{a.shape, a.dtype, a.weak_type}.str(), " sharded ",
+    const ShapedArray& a = leaves[i].aval();
+    parts.push_back(StrCat(call.leaf_names[i], ": ", ShapedArray{a.shape, a.dtype, a.weak_type}.str(), " sharded ",
                            s ? s->spec().ToString() : "by propagation"));
-    arg_shardings.push_back(std::move(s));
+    leaf_shardings.push_back(std::move(s));
   }
   for (const auto& s : out_) {
     if (s && !mesh) mesh = s->mesh();
@@ -68,11 +70,15 @@ std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const std::function<
     throw ValueError(StrCat(what, ": jit with shardings needs a mesh: give in_shardings or out_shardings, or call "
                             "it on sharded arrays"));
   }
-  const std::string key = absl::StrJoin(parts, "; ");
+  const std::string key = StrCat(call.structure, "|", absl::StrJoin(parts, "; "));
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    *out_def = it->second.out_def;
+    return it->second.program;
+  }
   if (ExplainCacheMisses()) {
     std::string why = cache_.empty() ? "first call" : "";
+    if (why.empty() && call.structure != last_structure_) why = StrCat("the arguments' structure changed to ", call.structure);
     for (size_t i = 0; why.empty() && i < parts.size(); ++i) {
       if (i >= last_key_parts_.size()) why = "a different number of arguments";
       else if (parts[i] != last_key_parts_[i]) why = StrCat(parts[i], " (was ", last_key_parts_[i].substr(last_key_parts_[i].find(": ") + 2), ")");
@@ -80,25 +86,43 @@ std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const std::function<
     std::cerr << "[jx] " << what << " cache miss: " << why << "\n";
   }
   std::vector<ShapedArray> avals;
-  for (const Array& x : args) avals.push_back(ShapedArray{x.shape(), x.dtype(), x.weak_type()});
-  ClosedJaxpr global = TraceToJaxpr(fn, avals, name_);
+  for (const Array& x : leaves) avals.push_back(ShapedArray{x.shape(), x.dtype(), x.weak_type()});
+  SpmdOutputs outputs;
+  ClosedJaxpr global = TraceToJaxpr([&](absl::Span<const Array> xs) { return fn(xs, &outputs); }, avals, name_);
   std::vector<MaybeSharding> in, out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    in.push_back(arg_shardings[i] ? MaybeSharding(arg_shardings[i]->TypeSpec(args[i].ndim())) : std::nullopt);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    in.push_back(leaf_shardings[i] ? MaybeSharding(leaf_shardings[i]->TypeSpec(leaves[i].ndim())) : std::nullopt);
   }
   const Jaxpr& j = *global.jaxpr;
-  if (out_.size() > 1 && out_.size() != j.outvars.size()) {
+  if (out_.size() > 1 && out_.size() != outputs.num_groups) {
     throw ValueError(StrCat(what, ": out_shardings has ", out_.size(), " entries but the function returns ",
-                            j.outvars.size(), " arrays"));
+                            outputs.num_groups, " outputs"));
   }
   for (size_t k = 0; k < j.outvars.size() && !out_.empty(); ++k) {
-    const auto& s = out_.size() == 1 ? out_[0] : out_[k];
+    const auto& s = out_.size() == 1 ? out_[0] : out_[outputs.group_of_leaf[k]];
     out.push_back(s ? MaybeSharding(s->TypeSpec(j.aval(j.outvars[k]).ndim())) : std::nullopt);
   }
   auto program = SpmdProgram::Build(global, *mesh, in, out);
-  cache_.emplace(key, program);
+  cache_.emplace(key, Entry{program, outputs.def});
   last_key_parts_ = std::move(parts);
+  last_structure_ = call.structure;
+  *out_def = std::move(outputs.def);
   return program;
+}
+
+void GroupOutputs(const tree::TreeDef& def, SpmdOutputs* out) {
+  out->group_of_leaf.clear();
+  if (def.IsLeaf() || def.kind() == tree::NodeKind::kStruct || def.kind() == tree::NodeKind::kDict) {
+    // One output (a struct or dict of outputs is one prefix entry, as a JAX dict is)...
+    out->group_of_leaf.assign(def.num_leaves(), 0);
+    out->num_groups = 1;
+  } else {
+    // ... and a tuple or list of outputs takes one entry per element.
+    const std::vector<tree::TreeDef> children = def.Children();
+    for (size_t c = 0; c < children.size(); ++c) out->group_of_leaf.insert(out->group_of_leaf.end(), children[c].num_leaves(), c);
+    out->num_groups = children.size();
+  }
+  out->def = def;
 }
 
 }  // namespace jx::spmd

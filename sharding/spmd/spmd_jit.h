@@ -11,9 +11,14 @@
 //   Array c = mm(a, b);                                  // sharded P('x', None)
 //   std::cout << mm.lower(a, b).compile().as_text();     // the per-device program
 //
-// Arguments are Arrays (one entry of in_shardings each; a single entry applies to every
-// argument, as a pytree prefix); f returns an Array or a std::vector<Array>. An entry of
-// std::nullopt leaves that argument to its own sharding or to propagation.
+// Arguments are pytrees of Arrays (a params struct, an optimizer state, a batch): one entry of
+// in_shardings per argument applies to all of its leaves, and a single entry to every
+// argument (JAX's pytree prefixes). f returns any pytree; out_shardings has one entry, or one
+// per element of a returned tuple or list. An entry of std::nullopt leaves that argument to
+// its own sharding or to propagation.
+//
+//   auto step = jx::jit(train_step, jx::in_shardings{replicated, replicated, batch_sharded});
+//   auto [params2, opt2, loss] = step(params, opt_state, batch);
 #pragma once
 
 #include <initializer_list>
@@ -27,6 +32,8 @@
 
 #include "absl/types/span.h"
 #include "jx/core/array.h"
+#include "jx/core/pytree.h"
+#include "jx/core/str_util.h"
 #include "jx/sharding/named_sharding.h"
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/transforms/jit.h"
@@ -44,21 +51,45 @@ struct out_shardings {
 
 namespace spmd {
 
+// A call's leaves: the argument each belongs to, names for messages ("argument 0 .layers[1].w")
+// and the arguments' tree structures (part of the cache key).
+struct SpmdCall {
+  std::vector<size_t> arg_of_leaf;
+  std::vector<std::string> leaf_names;
+  size_t num_args = 0;
+  std::string structure;
+};
+// What tracing learns of the outputs: their structure, and the out_shardings entry of each
+// leaf (the top-level element of a tuple or list result it belongs to).
+struct SpmdOutputs {
+  tree::TreeDef def;
+  std::vector<size_t> group_of_leaf;
+  size_t num_groups = 1;
+};
+// Fills out's def and groups from the result's structure.
+void GroupOutputs(const tree::TreeDef& def, SpmdOutputs* out);
+
 // The untyped core of a jit with shardings: traces, partitions and caches per signature.
 class SpmdJitState {
  public:
+  using TraceFn = std::function<Arrays(absl::Span<const Array>, SpmdOutputs*)>;
   SpmdJitState(std::string name, std::vector<std::optional<NamedSharding>> in,
                std::vector<std::optional<NamedSharding>> out);
-  // The program for these arguments (traced with fn on a miss).
-  std::shared_ptr<const SpmdProgram> ProgramFor(const std::function<Arrays(absl::Span<const Array>)>& fn,
-                                                absl::Span<const Array> args);
+  // The program for these leaves (traced with fn on a miss), and its outputs' structure.
+  std::shared_ptr<const SpmdProgram> ProgramFor(const TraceFn& fn, absl::Span<const Array> leaves,
+                                                const SpmdCall& call, tree::TreeDef* out_def);
 
  private:
+  struct Entry {
+    std::shared_ptr<const SpmdProgram> program;
+    tree::TreeDef out_def;
+  };
   std::string name_;
   std::vector<std::optional<NamedSharding>> in_, out_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const SpmdProgram>> cache_;
+  std::map<std::string, Entry> cache_;
   std::vector<std::string> last_key_parts_;
+  std::string last_structure_;
 };
 
 // jit(f, shardings...).lower(args...) and its .compile(): the partitioned program.
@@ -81,36 +112,65 @@ class SpmdJitted {
 
   template <typename... Args>
   auto operator()(const Args&... args) const {
-    static_assert((std::is_convertible_v<Args, Array> && ...), "jit with shardings takes Array arguments");
-    const Arrays in{Array(args)...};
-    auto program = Program<Args...>(in);
-    Arrays outs = program->Run(in);
     using R = std::invoke_result_t<const F&, const Args&...>;
-    if constexpr (std::is_convertible_v<R, Array>) {
-      return outs[0];
-    } else {
-      return std::vector<Array>(outs.begin(), outs.end());
-    }
+    Flat flat = Flatten(args...);
+    tree::TreeDef out_def;
+    auto program = state_->ProgramFor(TraceFn<Args...>(flat.defs), flat.leaves, flat.call, &out_def);
+    return tree::unflatten<R>(out_def, program->Run(flat.leaves));
   }
 
   template <typename... Args>
   SpmdCompiled lower(const Args&... args) const {
-    return SpmdCompiled(Program<Args...>(Arrays{Array(args)...}));
+    Flat flat = Flatten(args...);
+    tree::TreeDef out_def;
+    return SpmdCompiled(state_->ProgramFor(TraceFn<Args...>(flat.defs), flat.leaves, flat.call, &out_def));
   }
 
  private:
+  struct Flat {
+    Arrays leaves;
+    std::vector<tree::TreeDef> defs;
+    SpmdCall call;
+  };
+
   template <typename... Args>
-  std::shared_ptr<const SpmdProgram> Program(const Arrays& in) const {
-    auto fn = [this](absl::Span<const Array> xs) -> Arrays {
-      auto call = [&]<size_t... I>(std::index_sequence<I...>) { return f_(xs[I]...); };
-      auto r = call(std::index_sequence_for<Args...>{});
-      if constexpr (std::is_convertible_v<decltype(r), Array>) {
-        return Arrays{Array(r)};
-      } else {
-        return Arrays(r.begin(), r.end());
+  static Flat Flatten(const Args&... args) {
+    static_assert((tree::IsPytree<Args> && ...), "jit with shardings takes pytrees of Arrays");
+    Flat flat;
+    flat.call.num_args = sizeof...(Args);
+    size_t a = 0;
+    auto add = [&](const auto& arg) {
+      auto [l, def] = tree::flatten(arg);
+      for (size_t j = 0; j < l.size(); ++j) {
+        flat.call.arg_of_leaf.push_back(a);
+        flat.call.leaf_names.push_back(StrCat("argument ", a, def.IsLeaf() ? "" : " ", def.KeyPath(j)));
+        flat.leaves.push_back(std::move(l[j]));
       }
+      flat.call.structure += def.ToString() + ";";
+      flat.defs.push_back(std::move(def));
+      ++a;
     };
-    return state_->ProgramFor(fn, in);
+    (add(args), ...);
+    return flat;
+  }
+
+  // f on arguments rebuilt from the traced leaves; the outputs flattened and grouped.
+  template <typename... Args>
+  SpmdJitState::TraceFn TraceFn(const std::vector<tree::TreeDef>& defs) const {
+    return [this, &defs](absl::Span<const Array> xs, SpmdOutputs* out) -> Arrays {
+      size_t next = 0, d = 0;
+      auto rebuild = [&]<typename A>(std::type_identity<A>) {
+        std::vector<Array> l(xs.begin() + static_cast<ptrdiff_t>(next),
+                             xs.begin() + static_cast<ptrdiff_t>(next + defs[d].num_leaves()));
+        next += defs[d].num_leaves();
+        return tree::unflatten<A>(defs[d++], l);
+      };
+      // Braced initialization evaluates left to right (leaf order).
+      std::tuple<Args...> rebuilt{rebuild(std::type_identity<Args>{})...};
+      auto [leaves, def] = tree::flatten(std::apply(f_, rebuilt));
+      GroupOutputs(def, out);
+      return Arrays(leaves.begin(), leaves.end());
+    };
   }
 
   F f_;
