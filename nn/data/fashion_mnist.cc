@@ -13,9 +13,9 @@ namespace {
 constexpr std::string_view kDebianDir = "/usr/share/datasets/fashion-mnist";
 
 // The first existing file among <dir>/<name>.gz and <dir>/<name> over the search directories.
-std::string FindFile(const std::string& name) {
+std::string FindFile(const std::string& name, const std::vector<std::string>& dirs) {
   std::vector<std::string> tried;
-  for (const std::string& dir : fashion_mnist_dirs()) {
+  for (const std::string& dir : dirs) {
     for (const char* suffix : {".gz", ""}) {
       const std::filesystem::path path = std::filesystem::path(dir) / (name + suffix);
       std::error_code ec;
@@ -40,7 +40,9 @@ std::vector<std::string> fashion_mnist_dirs() {
   return dirs;
 }
 
-FashionMnist load_fashion_mnist(std::string_view split) {
+FashionMnist load_fashion_mnist(std::string_view split) { return load_fashion_mnist(split, fashion_mnist_dirs()); }
+
+FashionMnist load_fashion_mnist(std::string_view split, const std::vector<std::string>& dirs) {
   std::string prefix;
   if (split == "train") {
     prefix = "train";
@@ -51,8 +53,8 @@ FashionMnist load_fashion_mnist(std::string_view split) {
   }
   // Both paths are resolved before reading, so a missing file is reported before the
   // slow decompression of the other.
-  const std::string images_path = FindFile(prefix + "-images-idx3-ubyte");
-  const std::string labels_path = FindFile(prefix + "-labels-idx1-ubyte");
+  const std::string images_path = FindFile(prefix + "-images-idx3-ubyte", dirs);
+  const std::string labels_path = FindFile(prefix + "-labels-idx1-ubyte", dirs);
   FashionMnist out{read_idx(images_path), read_idx(labels_path)};
   const Shape& is = out.images.shape();
   const Shape& ls = out.labels.shape();

@@ -38,6 +38,8 @@ inline constexpr std::array<std::string_view, 10> kFashionMnistClasses = {
 // DatasetNotFoundError when none exists, jx::ValueError for another split name or a malformed
 // file.
 FashionMnist load_fashion_mnist(std::string_view split);
+// The same, searching only `dirs`, in order.
+FashionMnist load_fashion_mnist(std::string_view split, const std::vector<std::string>& dirs);
 
 // The directories searched, in order: $JX_FASHION_MNIST_DIR when set, then
 // /usr/share/datasets/fashion-mnist.

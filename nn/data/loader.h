@@ -92,13 +92,12 @@ class Epoch {
       return *this;
     }
     void operator++(int) { ++*this; }
-    friend bool operator==(const iterator& it, std::default_sentinel_t) {
-      return it.epoch_ == nullptr || !it.epoch_->current_.has_value();
-    }
+    friend bool operator==(const iterator& it, std::default_sentinel_t) { return it.at_end(); }
 
    private:
     friend class Epoch;
     explicit iterator(Epoch* e) : epoch_(e) {}
+    bool at_end() const { return epoch_ == nullptr || !epoch_->current_.has_value(); }
     Epoch* epoch_ = nullptr;
   };
 
