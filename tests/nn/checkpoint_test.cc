@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "jx/jx.h"
+#include "tests/nn/temp_dir.h"
 
 namespace jx {
 namespace {
@@ -24,23 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace jnp = jx::numpy;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "jx_ckpt_test.XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> Files() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path_)) out.push_back(e.path().filename().string());
-    return out;
-  }
-
- private:
-  fs::path path_;
-};
+using jx::testing::TempDir;
 
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "jx/jx.h"
+#include "tests/nn/temp_dir.h"
 
 namespace jx::data {
 namespace {
@@ -24,20 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace jnp = jx::numpy;
 
-// A fresh directory under the test temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "jx_data_test.XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using jx::testing::TempDir;
 
 void AppendBigEndian(std::string* out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
