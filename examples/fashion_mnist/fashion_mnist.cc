@@ -8,12 +8,15 @@
 //   fashion_mnist --quick               a few hundred steps, checking that the losses fall
 //   fashion_mnist --trace PATH          where the pod trace goes (default fashion_mnist.trace.json)
 //   fashion_mnist --checkpoint PATH     where the trained CNN is saved (default fashion_mnist_cnn.safetensors)
+//   fashion_mnist --mlp-epochs N --cnn-epochs N --cnn-batch N --cnn-lr X    other training settings
 //
 // bench/fashion_mnist_bench times the epochs against the PyTorch peer.
 //
 // The dataset comes from Debian's dataset-fashion-mnist package (or $JX_FASHION_MNIST_DIR);
 // without it the program says what to install and exits with 77 (ctest's skip code).
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +45,8 @@ struct Split {
   Array labels;  // int32[N]
 };
 
-Split Prepare(const jx::data::FashionMnist& d, int64_t limit) {
+// The first `limit` examples as standardized float images and int32 labels.
+Split Prepare(const jx::data::FashionMnist& d, int64_t limit = INT64_MAX) {
   const int64_t n = std::min<int64_t>(limit, d.images.shape()[0]);
   Array x = d.images[jx::slice(0, n)].astype(jx::float32).reshape({n, 28, 28, 1});
   x = (x / 255.0 - 0.2860) / 0.3530;  // the training set's pixel mean and std
@@ -157,9 +161,7 @@ PodResult TrainOnPod(const Cnn& cnn, const Split& train, int64_t steps, int64_t 
   const jx::NamedSharding replicated(mesh, P());
   const jx::NamedSharding batch_sharded(mesh, P("data"));
   Cnn model = jx::device_put(cnn, replicated);
-  // (tree::map: OptState nests OptStates, which device_put's IsPytree constraint cannot see.)
-  optax::OptState state =
-      jx::tree::map([&](const Array& a) { return jx::device_put(a, replicated); }, opt.init(cnn));
+  optax::OptState state = jx::device_put(opt.init(cnn), replicated);
 
   jx::data::DataLoader loader(std::tuple{train.images, train.labels}, {.batch_size = global_batch, .drop_last = true});
   PodResult result;
@@ -187,16 +189,30 @@ int Run(int argc, char** argv) {
   bool quick = false;
   std::string trace_path = "fashion_mnist.trace.json";
   std::string checkpoint_path = "fashion_mnist_cnn.safetensors";
+  Config mlp_cfg{.epochs = 10};
+  Config cnn_cfg{.epochs = 5};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
     if (a == "--quick") {
       quick = true;
+      mlp_cfg = {.epochs = 1, .max_steps = 300};
+      cnn_cfg = {.epochs = 1, .max_steps = 150};
+    } else if (a == "--mlp-epochs" && has_value) {
+      mlp_cfg.epochs = std::atoi(argv[++i]);
+    } else if (a == "--cnn-epochs" && has_value) {
+      cnn_cfg.epochs = std::atoi(argv[++i]);
+    } else if (a == "--cnn-batch" && has_value) {
+      cnn_cfg.batch_size = std::atoll(argv[++i]);
+    } else if (a == "--cnn-lr" && has_value) {
+      cnn_cfg.learning_rate = std::atof(argv[++i]);
     } else if (a == "--trace" && i + 1 < argc) {
       trace_path = argv[++i];
     } else if (a == "--checkpoint" && i + 1 < argc) {
       checkpoint_path = argv[++i];
     } else {
-      std::cerr << "usage: fashion_mnist [--quick] [--trace PATH] [--checkpoint PATH]\n";
+      std::cerr << "usage: fashion_mnist [--quick] [--trace PATH] [--checkpoint PATH] [--mlp-epochs N]\n"
+                   "                     [--cnn-epochs N] [--cnn-batch N] [--cnn-lr X]\n";
       return 2;
     }
   }
@@ -209,26 +225,21 @@ int Run(int argc, char** argv) {
     std::cerr << e.what() << "\nSkipping the demo.\n";
     return 77;
   }
-  const Split train = Prepare(raw_train, quick ? 60000 : 60000);
+  const Split train = Prepare(raw_train);
   const Split test = Prepare(raw_test, quick ? 2000 : 10000);
   std::printf("Fashion-MNIST: %lld training and %lld test images (%.1f s to load)\n",
               (long long)train.images.shape()[0], (long long)test.images.shape()[0], Seconds(start));
 
   const Array key = jx::random::key(0);
   auto [mlp_key, cnn_key] = jx::random::split(key);
-  Config mlp_cfg{.epochs = 10};
-  Config cnn_cfg{.epochs = 5};
-  if (quick) {
-    mlp_cfg = {.epochs = 1, .max_steps = 300};
-    cnn_cfg = {.epochs = 1, .max_steps = 150};
-  }
 
-  std::printf("\nMLP 784-256-10, adam(cosine decay from 1e-3), batch %lld (accuracy on the test set):\n", (long long)mlp_cfg.batch_size);
+  std::printf("\nMLP 784-256-10, adam(cosine decay from %g), batch %lld (accuracy on the test set):\n",
+              mlp_cfg.learning_rate, (long long)mlp_cfg.batch_size);
   Mlp mlp(mlp_key);
   const TrainResult mlp_result = Train("mlp", mlp, train, test, mlp_cfg, jx::random::fold_in(mlp_key, 1));
 
-  std::printf("\nCNN conv3x3(16)-pool-conv3x3(32)-pool-128-10, adam(cosine decay from 1e-3), batch %lld:\n",
-              (long long)cnn_cfg.batch_size);
+  std::printf("\nCNN conv3x3(16)-pool-conv3x3(32)-pool-128-10, adam(cosine decay from %g), batch %lld:\n",
+              cnn_cfg.learning_rate, (long long)cnn_cfg.batch_size);
   Cnn cnn(cnn_key);
   const TrainResult cnn_result = Train("cnn", cnn, train, test, cnn_cfg, jx::random::fold_in(cnn_key, 1));
 
