@@ -9,6 +9,7 @@
 #include "jx/lax/debug.h"
 #include "jx/lax/dot_general.h"
 #include "jx/lax/indexing.h"
+#include "jx/lax/linalg.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/random_ops.h"
 #include "jx/lax/reduction_ops.h"

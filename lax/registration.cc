@@ -27,6 +27,7 @@ void RegisterRandomLowering(Registry& r);
 void RegisterControlFlowLowering(Registry& r);
 void RegisterDebug(Registry& r);
 void RegisterDebugLowering(Registry& r);
+void RegisterLinalg(Registry& r);  // lax/linalg.cc: lax.linalg's primitives with all their rules
 }  // namespace internal
 
 void RegisterAll() {
@@ -45,6 +46,7 @@ void RegisterAll() {
     internal::RegisterConvolution(r);
     internal::RegisterWindowOps(r);
     internal::RegisterSortOps(r);
+    internal::RegisterLinalg(r);
     internal::RegisterRandomOps(r);
     internal::RegisterStopGradient(r);
     internal::RegisterControlFlow(r);

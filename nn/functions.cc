@@ -19,19 +19,17 @@ namespace jnp = jx::numpy;
 // x as an inexact array (integers and bool compute in float32), as jnp's float functions.
 Array Inexact(const Array& x, std::string_view op) { return jnp::promote_args_inexact(op, {x})[0]; }
 
-Array ZerosLike(const Array& x) { return jnp::zeros_like(x); }
-
 }  // namespace
 
 Array relu(const Array& x) {
-  // JAX's relu is a custom_jvp whose tangent is g where x > 0 and 0 elsewhere (0 at x == 0,
-  // where max's own rule would give g / 2).
-  static const auto impl = custom_jvp([](const Array& a) { return lax::max(a, ZerosLike(a)); },
+  // JAX's relu is a custom_jvp whose tangent is g where x > 0 and 0 elsewhere: the subgradient
+  // 0 at x == 0, whatever max's own rule does at a tie.
+  static const auto impl = custom_jvp([](const Array& a) { return lax::max(a, jnp::zeros_like(a)); },
                                       [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
                                         const auto& [a] = p;
                                         const auto& [ta] = t;
-                                        const Array zero = ZerosLike(a);
-                                        return std::pair{lax::max(a, zero), lax::select(lax::gt(a, zero), ta, ZerosLike(ta))};
+                                        const Array zero = jnp::zeros_like(a);
+                                        return std::pair{lax::max(a, zero), lax::select(lax::gt(a, zero), ta, jnp::zeros_like(ta))};
                                       });
   return impl(x);
 }
@@ -44,7 +42,7 @@ Array relu6(const Array& x) {
         const auto& [a] = p;
         const auto& [ta] = t;
         Array inside = jnp::logical_and(jnp::greater(a, 0), jnp::less(a, 6.0));
-        return std::pair{jnp::minimum(jnp::maximum(a, 0), 6.0), lax::select(inside, ta, ZerosLike(ta))};
+        return std::pair{jnp::minimum(jnp::maximum(a, 0), 6.0), lax::select(inside, ta, jnp::zeros_like(ta))};
       });
   return impl(x);
 }
@@ -91,7 +89,18 @@ Array silu(const Array& x) {
   return jnp::multiply(a, lax::logistic(a));
 }
 Array swish(const Array& x) { return silu(x); }
-Array softplus(const Array& x) { return jnp::logaddexp(x, 0.0); }
+Array softplus(const Array& x) {
+  // logaddexp(x, 0) with JAX's logaddexp derivative t * exp(x - out) = t * sigmoid(x): exact
+  // everywhere, including x == 0 where max's and abs's kinks meet (jnp::logaddexp's own
+  // derivative gives 0 there, not 1/2).
+  static const auto impl = custom_jvp([](const Array& a) { return jnp::logaddexp(a, 0.0); },
+                                      [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+                                        const auto& [a] = p;
+                                        const auto& [ta] = t;
+                                        return std::pair{jnp::logaddexp(a, 0.0), jnp::multiply(ta, lax::logistic(a))};
+                                      });
+  return impl(Inexact(x, "softplus"));
+}
 Array log_sigmoid(const Array& x) { return jnp::negative(softplus(jnp::negative(Inexact(x, "log_sigmoid")))); }
 Array soft_sign(const Array& x) {
   const Array a = Inexact(x, "soft_sign");
@@ -103,7 +112,8 @@ Array mish(const Array& x) {
 }
 
 Array hard_tanh(const Array& x) {
-  return jnp::where(jnp::greater(x, 1.0), 1.0, jnp::where(jnp::less(x, -1.0), -1.0, x));
+  // Integer literals, as JAX's: an integer x stays integer.
+  return jnp::where(jnp::greater(x, 1), 1, jnp::where(jnp::less(x, -1), -1, x));
 }
 Array hard_sigmoid(const Array& x) { return jnp::divide(relu6(jnp::add(Inexact(x, "hard_sigmoid"), 3.0)), 6.0); }
 Array hard_silu(const Array& x) {
@@ -121,23 +131,21 @@ Array glu(const Array& x, int64_t axis) {
 }
 
 Array softmax(const Array& x, const Axis& axis) {
-  const Array a = Inexact(x, "softmax");
+  // exp(v - max) / sum: the max under stop_gradient, so it only shifts the exponent.
+  auto normalize = [axis](const Array& v) {
+    Array unnormalized = jnp::exp(jnp::subtract(v, lax::stop_gradient(jnp::max(v, axis, true))));
+    return jnp::divide(unnormalized, jnp::sum(unnormalized, axis, true));
+  };
   // JAX's custom_jvp: y * (t - sum(y * t)), cheaper and better conditioned than
   // differentiating through exp and the division.
-  auto impl = custom_jvp(
-      [axis](const Array& v) {
-        Array unnormalized = jnp::exp(jnp::subtract(v, lax::stop_gradient(jnp::max(v, axis, true))));
-        return jnp::divide(unnormalized, jnp::sum(unnormalized, axis, true));
-      },
-      [axis](const std::tuple<Array>& p, const std::tuple<Array>& t) {
-        const auto& [v] = p;
-        const auto& [tv] = t;
-        Array unnormalized = jnp::exp(jnp::subtract(v, jnp::max(v, axis, true)));
-        Array y = jnp::divide(unnormalized, jnp::sum(unnormalized, axis, true));
-        Array ty = jnp::multiply(y, jnp::subtract(tv, jnp::sum(jnp::multiply(y, tv), axis, true)));
-        return std::pair{y, ty};
-      });
-  return impl(a);
+  auto impl = custom_jvp(normalize, [axis, normalize](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+    const auto& [v] = p;
+    const auto& [tv] = t;
+    Array y = normalize(v);
+    Array ty = jnp::multiply(y, jnp::subtract(tv, jnp::sum(jnp::multiply(y, tv), axis, true)));
+    return std::pair{y, ty};
+  });
+  return impl(Inexact(x, "softmax"));
 }
 
 Array log_softmax(const Array& x, const Axis& axis) {
@@ -158,8 +166,9 @@ Array standardize(const Array& x, const Axis& axis, const std::optional<Array>& 
 }
 
 Array one_hot(const Array& x, int64_t num_classes, DType dtype, int64_t axis) {
-  JX_CHECK_OP(IsInteger(x.dtype()), TypeError, "one_hot", "class ids must have an integer dtype, got ",
-              x.aval().str());
+  // Any numeric ids compare with the class indices, as JAX's (a float id that is not a whole
+  // number matches no class).
+  JX_CHECK_OP(x.dtype() != bool_, TypeError, "one_hot", "class ids must be numbers, got ", x.aval().str());
   JX_CHECK_OP(num_classes >= 0, ValueError, "one_hot", "num_classes must be nonnegative, got ", num_classes);
   // The new axis's position in the output (rank x.ndim() + 1).
   const int64_t out_axis = Axis(axis).Canonical(x.ndim() + 1, "one_hot")[0];

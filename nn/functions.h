@@ -50,7 +50,8 @@ Array glu(const Array& x, int64_t axis = -1);
 
 // Normalizers along axis (the last by default; several axes or all with Axis{}).
 // The max is subtracted first (under stop_gradient) so large logits neither overflow nor lose
-// precision; a slice of all -inf gives NaN for softmax and -inf for log_softmax, as JAX's.
+// precision. A -inf logit (a mask) gets probability 0 and log-probability -inf; a slice of all
+// -inf gives NaN, as JAX's.
 Array softmax(const Array& x, const Axis& axis = -1);
 Array log_softmax(const Array& x, const Axis& axis = -1);
 // log(sum(exp(x))) over axis (all axes by default), shifted by the finite max: an all -inf
@@ -61,8 +62,9 @@ Array logsumexp(const Array& x, const Axis& axis = {}, bool keepdims = false);
 Array standardize(const Array& x, const Axis& axis = -1, const std::optional<Array>& mean = std::nullopt,
                   const std::optional<Array>& variance = std::nullopt, double epsilon = 1e-5);
 
-// x's integer class ids as one-hot vectors of num_classes along axis (the new last axis by
-// default): an id outside [0, num_classes) gives an all-zero vector, as jax.nn.one_hot.
+// x's class ids as one-hot vectors of num_classes along axis (the new last axis by default):
+// an id outside [0, num_classes) (or a float id that is not a whole number) gives an all-zero
+// vector, as jax.nn.one_hot. Bool ids are a TypeError.
 Array one_hot(const Array& x, int64_t num_classes, DType dtype = float32, int64_t axis = -1);
 
 }  // namespace jx::nn

@@ -103,14 +103,42 @@ Initializer variance_scaling(double scale, std::string_view mode, std::string_vi
         if (mode == "fan_out") denominator = fan_out;
         if (mode == "fan_avg") denominator = (fan_in + fan_out) / 2;
         if (mode == "fan_geo_avg") denominator = std::sqrt(fan_in * fan_out);
-        const double variance = scale / denominator;
+        // The scale factors are computed in the sample dtype, as JAX's (variance is a dtype
+        // array there), so the same key gives JAX's bits.
+        const Array variance = jnp::asarray(scale / denominator, d);
         if (distribution == "truncated_normal") {
-          const double stddev = std::sqrt(variance) / kTruncatedNormalStddev;
+          const Array stddev = jnp::divide(jnp::sqrt(variance), jnp::asarray(kTruncatedNormalStddev, d));
           return jnp::multiply(jx::random::truncated_normal(key, -2.0, 2.0, shape, d), stddev);
         }
-        if (distribution == "normal") return jnp::multiply(jx::random::normal(key, shape, d), std::sqrt(variance));
-        // JAX's form: uniform on [-1, 1) scaled, so the same key gives JAX's numbers.
-        return jnp::multiply(jx::random::uniform(key, shape, d, -1.0, 1.0), std::sqrt(3 * variance));
+        if (distribution == "normal") return jnp::multiply(jx::random::normal(key, shape, d), jnp::sqrt(variance));
+        return jnp::multiply(jx::random::uniform(key, shape, d, -1.0, 1.0), jnp::sqrt(jnp::multiply(3, variance)));
+      },
+      dtype);
+}
+
+Initializer orthogonal(double scale, int64_t column_axis, DType dtype) {
+  return Initializer(
+      [scale, column_axis](const Array& key, const Shape& shape, DType d) {
+        CheckFloating(d, "orthogonal");
+        JX_CHECK_OP(shape.size() >= 2, ValueError, "orthogonal", "needs a shape of rank >= 2, got ",
+                    ShapedArray{shape, d}.str());
+        const int64_t rank = static_cast<int64_t>(shape.size());
+        JX_CHECK_OP(column_axis >= -rank && column_axis < rank, ValueError, "orthogonal", "column_axis ", column_axis,
+                    " is out of range for shape ", ShapedArray{shape, d}.str());
+        const int64_t col_axis = column_axis < 0 ? column_axis + rank : column_axis;
+        const int64_t n_cols = shape[col_axis];
+        const int64_t n_rows = n_cols == 0 ? 0 : NumElements(shape) / n_cols;
+        // QR of the tall orientation; a wide matrix is the transpose of a tall one.
+        const bool wide = n_rows < n_cols;
+        const Array a = jx::random::normal(key, wide ? Shape{n_cols, n_rows} : Shape{n_rows, n_cols}, d);
+        const auto [q_reduced, r] = jnp::linalg::qr(a);
+        // Multiplying the columns by sign(diag(R)) makes the distribution uniform.
+        Array q = jnp::multiply(q_reduced, jnp::sign(jnp::diagonal(r)));
+        if (wide) q = jnp::transpose(q);
+        Shape other = shape;
+        other.erase(other.begin() + col_axis);
+        other.push_back(n_cols);
+        return jnp::multiply(jnp::moveaxis(jnp::reshape(q, other), -1, col_axis), scale);
       },
       dtype);
 }

@@ -8,6 +8,7 @@
 //   Array k = init::he_normal()(key, {3, 3, 16, 32});         // a conv kernel in HWIO
 //   Array b = init::zeros(key, {128});
 //   auto v = init::variance_scaling(2.0, "fan_out", "truncated_normal", /*in_axis=*/-2, /*out_axis=*/-1);
+//   Array q = init::orthogonal()(key, {256, 256});             // jax.nn.initializers.orthogonal()
 //
 // Fans (JAX's _compute_fans): fan_in = shape[in_axis] * receptive field, fan_out =
 // shape[out_axis] * receptive field, where the receptive field is the product of the other
@@ -83,6 +84,12 @@ Initializer he_uniform(int64_t in_axis = -2, int64_t out_axis = -1, std::vector<
                        DType dtype = float32);  // 2, fan_in, uniform
 Initializer he_normal(int64_t in_axis = -2, int64_t out_axis = -1, std::vector<int64_t> batch_axis = {},
                       DType dtype = float32);  // 2, fan_in, truncated_normal
+// A (semi-)orthogonal matrix times scale: the shape seen as a matrix [prod(other dims),
+// shape[column_axis]] has orthonormal columns (rows, when it has fewer rows than columns),
+// drawn uniformly (Haar) by the QR decomposition of a normal matrix with R's diagonal made
+// positive, as JAX's. A shape of rank < 2 is a ValueError.
+Initializer orthogonal(double scale = 1.0, int64_t column_axis = -1, DType dtype = float32);
+
 // JAX's aliases (same arguments).
 Initializer xavier_uniform(int64_t in_axis = -2, int64_t out_axis = -1, std::vector<int64_t> batch_axis = {},
                            DType dtype = float32);

@@ -11,6 +11,7 @@
 
 #include "jx/lax/numpy/creation.h"
 #include "jx/lax/numpy/linalg.h"
+#include "jx/lax/numpy/linalg_ops.h"
 #include "jx/lax/numpy/manipulation.h"
 #include "jx/lax/numpy/math.h"
 #include "jx/lax/numpy/operators.h"

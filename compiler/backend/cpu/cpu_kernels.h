@@ -125,6 +125,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const hlo::HloIns
 // The host-callback custom-call (core/host_callback.h): calls the registered host function
 // on the operands (host_callback_kernel.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeHostCallbackKernel(const hlo::HloInstruction& instr);
+// The linalg custom-calls (lax/linalg_lowering.cc): the kernel library's linalg numerics
+// (linalg_kernel.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLinalgKernel(const hlo::HloInstruction& instr);
 // The jx dtype of an HLO element type, for kernel library calls (nullopt: not an array type).
 std::optional<DType> KernelDTypeOf(hlo::PrimitiveType type);
 

@@ -116,6 +116,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       kernel = attempt(MakeDataMovementKernel(instr));
       break;
     case HloOpcode::kCustomCall:
+      if ((kernel = attempt(MakeLinalgKernel(instr)))) break;
       kernel = attempt(MakeHostCallbackKernel(instr));
       break;
     default:
