@@ -190,14 +190,14 @@ int Run(int argc, char** argv) {
   std::string trace_path = "fashion_mnist.trace.json";
   std::string checkpoint_path = "fashion_mnist_cnn.safetensors";
   Config mlp_cfg{.epochs = 10};
-  Config cnn_cfg{.epochs = 5};
+  Config cnn_cfg{.epochs = 5, .batch_size = 64, .learning_rate = 2e-3};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
     if (a == "--quick") {
       quick = true;
       mlp_cfg = {.epochs = 1, .max_steps = 300};
-      cnn_cfg = {.epochs = 1, .max_steps = 150};
+      cnn_cfg = {.epochs = 1, .max_steps = 300, .batch_size = 64, .learning_rate = 2e-3};
     } else if (a == "--mlp-epochs" && has_value) {
       mlp_cfg.epochs = std::atoi(argv[++i]);
     } else if (a == "--cnn-epochs" && has_value) {
@@ -267,7 +267,7 @@ int Run(int argc, char** argv) {
   };
   if (quick) {
     check(mlp_result.final_loss < 0.65, "MLP loss below 0.65 after 300 steps");
-    check(cnn_result.final_loss < 0.9, "CNN loss below 0.9 after 150 steps");
+    check(cnn_result.final_loss < 0.9, "CNN loss below 0.9 after 300 steps");
   } else {
     check(mlp_result.test_accuracy >= 0.88, "MLP test accuracy >= 88%");
     check(cnn_result.test_accuracy >= 0.90, "CNN test accuracy >= 90%");
