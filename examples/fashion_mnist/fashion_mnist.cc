@@ -190,7 +190,7 @@ int Run(int argc, char** argv) {
   std::string trace_path = "fashion_mnist.trace.json";
   std::string checkpoint_path = "fashion_mnist_cnn.safetensors";
   Config mlp_cfg{.epochs = 10};
-  Config cnn_cfg{.epochs = 5, .batch_size = 64, .learning_rate = 2e-3};
+  Config cnn_cfg{.epochs = 4, .batch_size = 64, .learning_rate = 2e-3};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
