@@ -125,7 +125,11 @@ TEST(CheckpointTest, BytesFollowTheSafetensorsLayout) {
 TEST(CheckpointTest, PythonReadsTheFile) {
   if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3 numpy";
   TempDir dir;
-  std::map<std::string, Array> tree{{"w", jnp::arange(6, float32).reshape({2, 3})}, {"i", jnp::array({7, -9})}};
+  std::map<std::string, Array> tree{{"w", jnp::arange(6, float32).reshape({2, 3})},
+                                    {"i", jnp::array({7, -9})},
+                                    {"h", jnp::array({0.5f, -1.25f, 3.f}).astype(bfloat16)},
+                                    {"f", jnp::array({0.5f, -1.25f, 3.f}).astype(float16)},
+                                    {"b", jnp::array({true, false})}};
   save(dir / "p.safetensors", tree);
   const std::string script = dir / "check.py";
   std::ofstream(script) << R"(import json, struct, sys, numpy as np
@@ -137,6 +141,18 @@ def get(k, dt):
     return np.frombuffer(b[8 + n + s:8 + n + e], dtype=dt).reshape(h[k]['shape'])
 assert (get("['w']", '<f4') == np.arange(6, dtype=np.float32).reshape(2, 3)).all()
 assert (get("['i']", '<i4') == [7, -9]).all() and h["['i']"]['dtype'] == 'I32'
+assert (get("['f']", '<f2') == [0.5, -1.25, 3.0]).all() and h["['f']"]['dtype'] == 'F16'
+assert (get("['b']", '?') == [True, False]).all() and h["['b']"]['dtype'] == 'BOOL'
+# bfloat16: the upper half of a float32 (NumPy has no bf16; torch reads it when installed).
+bf = get("['h']", '<u2').astype(np.uint32) << 16
+assert (bf.view(np.float32) == [0.5, -1.25, 3.0]).all() and h["['h']"]['dtype'] == 'BF16'
+try:
+    import torch
+    s, e = h["['h']"]['data_offsets']
+    t = torch.frombuffer(bytearray(b[8 + n + s:8 + n + e]), dtype=torch.bfloat16)
+    assert t.tolist() == [0.5, -1.25, 3.0], t
+except ImportError:
+    pass
 )";
   EXPECT_EQ(std::system(("/usr/bin/python3 " + script + " " + (dir / "p.safetensors")).c_str()), 0);
 }
