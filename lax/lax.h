@@ -11,6 +11,7 @@
 #include "jx/lax/dot_general.h"
 #include "jx/lax/indexing.h"
 #include "jx/lax/map.h"
+#include "jx/lax/reduce_generic.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/random_ops.h"
 #include "jx/lax/reduction_ops.h"
