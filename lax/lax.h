@@ -6,6 +6,7 @@
 #include "jx/lax/control_flow.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/convolution.h"
+#include "jx/lax/checkpoint_policies.h"
 #include "jx/lax/cumulative_ops.h"
 #include "jx/lax/debug.h"
 #include "jx/lax/dot_general.h"

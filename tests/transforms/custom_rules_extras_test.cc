@@ -136,8 +136,10 @@ TEST(NoneCotangentTest, OptionalCotangent) {
   auto [gx, gy] = grad(f, argnums{0, 1})(S(2.), S(3.));
   EXPECT_FLOAT_EQ(gx.item<float>(), 3.0f);
   EXPECT_FLOAT_EQ(gy.item<float>(), 0.0f);
+  CheckGradsOptions reverse_only;
+  reverse_only.fwd = false;  // custom_vjp: no forward mode
   check_grads([&](const Array& x) { return f(x, S(3.)); }, std::tuple{jnp::array(std::vector<float>{0.5f, -1.0f})}, 1,
-              {.fwd = false});
+              reverse_only);
 }
 
 }  // namespace
