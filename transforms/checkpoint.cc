@@ -281,6 +281,19 @@ Array checkpoint_name(const Array& x, const std::string& name) {
   return Bind(kName, {x}, ParamMap{{"name", name}})[0];
 }
 
+std::vector<std::string> SavedResidualsFlat(const ArraysFn& fn, absl::Span<const Array> args) {
+  const Linearized lin = Linearize(fn, args);
+  std::vector<std::string> lines;
+  for (const Array& r : lin.linear.consts) {
+    std::string from = "computed in the forward pass";
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].impl() == r.impl()) from = StrCat("from the argument ", i);
+    }
+    lines.push_back(StrCat(r.aval().str(), " ", from));
+  }
+  return lines;
+}
+
 const std::string* CheckpointNameOf(Primitive p, const ParamMap& params) {
   if (!(p == kName)) return nullptr;
   return &std::get<std::string>(params.Find("name")->value);

@@ -19,6 +19,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "jx/core/pytree.h"
 #include "jx/core/registry.h"
@@ -45,8 +46,28 @@ Array checkpoint_name(const Array& x, const std::string& name);
 namespace ad_checkpoint {
 using jx::checkpoint_name;
 }  // namespace ad_checkpoint
+// The values reverse mode saves between the forward and the backward pass of fn at args (the
+// residuals of its linearization), one line each as JAX's print_saved_residuals prints them:
+// "f32[5,4] from the argument 0" (argument leaf 0) or "f32[5] computed in the forward pass".
+std::vector<std::string> SavedResidualsFlat(const ArraysFn& fn, absl::Span<const Array> args);
 // The `name` primitive's equation params' name, when eqn is one (for policies).
 const std::string* CheckpointNameOf(Primitive p, const ParamMap& params);
+
+// jax.ad_checkpoint.print_saved_residuals(f, *args), returning the lines:
+//   for (const std::string& line : jx::ad_checkpoint::saved_residuals(f, w, x)) std::cout << line << "\n";
+namespace ad_checkpoint {
+template <typename F, typename... Args>
+std::vector<std::string> saved_residuals(F f, const Args&... args) {
+  using Tuple = std::tuple<Args...>;
+  lax::RegisterAll();
+  auto [leaves, def] = tree::flatten(Tuple{args...});
+  ArraysFn flat = [&f, &def = def](absl::Span<const Array> l) {
+    auto [out, d] = tree::flatten(std::apply(f, tree::unflatten<Tuple>(def, l)));
+    return Arrays(out.begin(), out.end());
+  };
+  return SavedResidualsFlat(flat, leaves);
+}
+}  // namespace ad_checkpoint
 
 // checkpoint(f)(args...): f(args...), recomputed in the backward pass instead of saved;
 // checkpoint(f, policy): the values the policy saves are not recomputed.

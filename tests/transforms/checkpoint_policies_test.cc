@@ -115,6 +115,25 @@ TEST(CheckpointPolicyTest, NamesSelectWhatIsSaved) {
   EXPECT_NE(text.find("policy=dots_saveable"), std::string::npos) << text;
 }
 
+// jax.ad_checkpoint.print_saved_residuals(jax.checkpoint(f), W1, W2, W3, x) lists only the
+// arguments; with dots_saveable the three matmul outputs are saved too.
+TEST(CheckpointPolicyTest, SavedResiduals) {
+  const Params w = Weights();
+  const Array x = jnp::ones({4});
+  auto remat = [](const Params& p, const Array& v) { return checkpoint(F)(p, v); };
+  std::vector<std::string> lines = ad_checkpoint::saved_residuals(remat, w, x);
+  EXPECT_EQ(lines, (std::vector<std::string>{"f32[5,4] from the argument 0", "f32[6,5] from the argument 1",
+                                             "f32[7,6] from the argument 2", "f32[4] from the argument 3"}));
+  auto dots = [](const Params& p, const Array& v) { return checkpoint(F, policies::dots_saveable)(p, v); };
+  lines = ad_checkpoint::saved_residuals(dots, w, x);
+  int computed = 0;
+  for (const std::string& l : lines) computed += l.find("computed in the forward pass") != std::string::npos;
+  EXPECT_EQ(computed, 3) << ::testing::PrintToString(lines);
+  for (const char* want : {"f32[5] computed", "f32[6] computed", "f32[7] computed"}) {
+    EXPECT_NE(::testing::PrintToString(lines).find(want), std::string::npos) << ::testing::PrintToString(lines);
+  }
+}
+
 TEST(CheckpointPolicyTest, HigherOrderAndVmap) {
   auto f = checkpoint([](const Array& x) { return jnp::sin(checkpoint_name(jnp::sin(x), "s")) * x; },
                       policies::save_only_these_names("s"));
