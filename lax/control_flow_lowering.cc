@@ -201,6 +201,11 @@ void RegisterControlFlowLowering(Registry& r) {
     ctx.SetOutputs({ctx.operand(0)});
     return absl::OkStatus();
   };
+  // checkpoint_name: a tag for checkpoint policies, the identity once compiled.
+  r.Define(Primitive::Intern("name")).lower = [](LowerContext& ctx) -> absl::Status {
+    ctx.SetOutputs({ctx.operand(0)});
+    return absl::OkStatus();
+  };
 }
 
 }  // namespace jx::lax::internal

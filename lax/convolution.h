@@ -49,6 +49,9 @@ struct Padding {
   static Padding Valid() { return {"VALID", {}}; }
   Padding() = default;
   Padding(std::vector<std::pair<int64_t, int64_t>> pads) : explicit_pads(std::move(pads)) {}
+  // JAX's string paddings: conv_general_dilated(x, w, {1, 1}, "SAME"). (No implicit
+  // std::string constructor: Padding({{0, 0}}) would be ambiguous; Padding(s.c_str()).)
+  Padding(const char* m) : mode(m) {}
   Padding(std::string m, std::vector<std::pair<int64_t, int64_t>> pads) : mode(std::move(m)), explicit_pads(std::move(pads)) {}
 };
 

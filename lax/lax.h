@@ -1,15 +1,19 @@
 // jx::lax: the primitives by JAX's names.
 #pragma once
 
+#include "jx/lax/associative_scan.h"
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/control_flow.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/convolution.h"
+#include "jx/lax/checkpoint_policies.h"
 #include "jx/lax/cumulative_ops.h"
 #include "jx/lax/debug.h"
 #include "jx/lax/dot_general.h"
 #include "jx/lax/indexing.h"
 #include "jx/lax/linalg.h"
+#include "jx/lax/map.h"
+#include "jx/lax/reduce_generic.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/random_ops.h"
 #include "jx/lax/reduction_ops.h"

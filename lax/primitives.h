@@ -49,7 +49,7 @@ namespace jx::lax {
   X(kScatterMul, "scatter_mul") X(kScatterMin, "scatter_min") X(kScatterMax, "scatter_max")   \
   /* linear algebra and windows */                                                            \
   X(kDotGeneral, "dot_general") X(kConvGeneralDilated, "conv_general_dilated")                \
-  X(kReduceWindowMax, "reduce_window_max") X(kReduceWindowSum, "reduce_window_sum")           \
+  X(kReduceWindowMax, "reduce_window_max") X(kReduceWindowMin, "reduce_window_min") X(kReduceWindowSum, "reduce_window_sum")           \
   /* sorting */                                                                               \
   X(kSort, "sort") X(kTopK, "top_k")                                                          \
   /* random */                                                                                \

@@ -1,4 +1,5 @@
-// Lowering rules of the windowed reductions (reduce_window_sum, reduce_window_max): HLO
+// Lowering rules of the windowed reductions (reduce_window_sum, reduce_window_max,
+// reduce_window_min): HLO
 // reduce-window; windowed sums accumulate per platform, as the reductions' do.
 #include <vector>
 
@@ -48,6 +49,7 @@ void DefineReduceWindow(Registry& r, Primitive p, HloOpcode op) {
 void RegisterWindowLowering(Registry& r) {
   DefineReduceWindow(r, kReduceWindowSum, HloOpcode::kAdd);
   DefineReduceWindow(r, kReduceWindowMax, HloOpcode::kMaximum);
+  DefineReduceWindow(r, kReduceWindowMin, HloOpcode::kMinimum);
 }
 
 }  // namespace jx::lax::internal

@@ -1,4 +1,5 @@
-// Windowed reductions: reduce_window_sum and reduce_window_max, with XLA's semantics.
+// Windowed reductions: reduce_window_sum, reduce_window_max and reduce_window_min, with
+// XLA's semantics.
 //
 // Padding positions and base-dilation holes are skipped (the monoid's identity); window
 // dilation spreads the window's taps apart. The numerics are the kernel library's
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/convert_ops.h"
+#include "jx/lax/convolution.h"
 #include "jx/lax/kernels/window.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/primitives.h"
@@ -28,12 +30,14 @@ using internal::BindOp1;
 namespace {
 
 Array ReduceWindowOp(Primitive p, const Array& x, const std::vector<int64_t>& window_dimensions,
-                     const std::vector<int64_t>& window_strides, const WindowPadding& padding,
+                     const std::vector<int64_t>& window_strides, const WindowPaddingLike& padding,
                      const std::vector<int64_t>& base_dilation, const std::vector<int64_t>& window_dilation) {
   // Omitted dilations default to 1 on every axis.
   const std::vector<int64_t> ones(window_dimensions.size(), 1);
   ParamList pads;
-  for (const auto& [lo, hi] : padding) pads.push_back(Param(std::vector<int64_t>{lo, hi}));
+  for (const auto& [lo, hi] : padding.Resolve(x.shape(), window_dimensions, window_strides)) {
+    pads.push_back(Param(std::vector<int64_t>{lo, hi}));
+  }
   return BindOp1(p, {x},
                  ParamMap{{"window_dimensions", window_dimensions},
                           {"window_strides", window_strides},
@@ -44,28 +48,49 @@ Array ReduceWindowOp(Primitive p, const Array& x, const std::vector<int64_t>& wi
 
 }  // namespace
 
+WindowPadding WindowPaddingLike::Resolve(const Shape& x, const std::vector<int64_t>& window_dimensions,
+                                         const std::vector<int64_t>& window_strides) const {
+  if (const auto* pads = std::get_if<WindowPadding>(&value_)) return *pads;
+  const std::string& padtype = std::get<std::string>(value_);
+  if (window_dimensions.size() != x.size() || window_strides.size() != x.size()) {
+    ThrowOpError<ShapeError>("reduce_window", "padding=\"", padtype, "\" needs window_dimensions (",
+                             window_dimensions.size(), " entries) and window_strides (", window_strides.size(),
+                             " entries) of the operand's rank ", x.size(), " (operand shape ", ShapeToString(x), ")");
+  }
+  return padtype_to_pads(std::vector<int64_t>(x.begin(), x.end()), window_dimensions, window_strides, padtype);
+}
+
 Array reduce_window_sum(const Array& x, const std::vector<int64_t>& window_dimensions,
-                        const std::vector<int64_t>& window_strides, const WindowPadding& padding,
+                        const std::vector<int64_t>& window_strides, const WindowPaddingLike& padding,
                         const std::vector<int64_t>& base_dilation, const std::vector<int64_t>& window_dilation) {
   return ReduceWindowOp(kReduceWindowSum, x, window_dimensions, window_strides, padding, base_dilation,
                         window_dilation);
 }
 
 Array reduce_window_max(const Array& x, const std::vector<int64_t>& window_dimensions,
-                        const std::vector<int64_t>& window_strides, const WindowPadding& padding,
+                        const std::vector<int64_t>& window_strides, const WindowPaddingLike& padding,
                         const std::vector<int64_t>& base_dilation, const std::vector<int64_t>& window_dilation) {
   return ReduceWindowOp(kReduceWindowMax, x, window_dimensions, window_strides, padding, base_dilation,
                         window_dilation);
 }
 
+Array reduce_window_min(const Array& x, const std::vector<int64_t>& window_dimensions,
+                        const std::vector<int64_t>& window_strides, const WindowPaddingLike& padding,
+                        const std::vector<int64_t>& base_dilation, const std::vector<int64_t>& window_dilation) {
+  return ReduceWindowOp(kReduceWindowMin, x, window_dimensions, window_strides, padding, base_dilation,
+                        window_dilation);
+}
+
 Array reduce_window(const Array& x, WindowReduction computation, const std::vector<int64_t>& window_dimensions,
-                    const std::vector<int64_t>& window_strides, const WindowPadding& padding,
+                    const std::vector<int64_t>& window_strides, const WindowPaddingLike& padding,
                     const std::vector<int64_t>& base_dilation, const std::vector<int64_t>& window_dilation) {
   switch (computation) {
     case WindowReduction::kSum:
       return reduce_window_sum(x, window_dimensions, window_strides, padding, base_dilation, window_dilation);
     case WindowReduction::kMax:
       return reduce_window_max(x, window_dimensions, window_strides, padding, base_dilation, window_dilation);
+    case WindowReduction::kMin:
+      return reduce_window_min(x, window_dimensions, window_strides, padding, base_dilation, window_dilation);
   }
   throw ValueError("[reduce_window] unknown WindowReduction");
 }
@@ -213,13 +238,15 @@ Arrays ReduceWindowSumTranspose(absl::Span<const Array> cts, absl::Span<const Tr
 // operand and tangent are padded and dilated like the window sees them, then every window
 // tap is one strided slice, so the tangent is linear and transposes (pads, slices, products
 // with primal masks). Costs a few ops per tap: fine for pooling windows.
-Array WindowMaxTangent(const Array& x, const Array& out, const Array& t, const ParamMap& params) {
+// reduce_window_min's is the same with the min (padding holds +inf instead of -inf).
+Array WindowExtremumTangent(Primitive p, const Array& x, const Array& out, const Array& t, const ParamMap& params) {
   if (x.ndim() == 0) return t;
-  const std::vector<AxisWindow> axes = ParseWindow(kReduceWindowMax.name(), x.aval(), params);
+  const std::vector<AxisWindow> axes = ParseWindow(p.name(), x.aval(), params);
   if (out.size() == 0) return Array{};
   PadConfig config;
   for (const AxisWindow& a : axes) config.push_back({a.lo, a.hi, a.base_dilation - 1});
-  const Array xp = pad(x, Array::Scalar(-std::numeric_limits<double>::infinity(), x.dtype()), config);
+  const double outside = (p == kReduceWindowMax ? -1 : 1) * std::numeric_limits<double>::infinity();
+  const Array xp = pad(x, Array::Scalar(outside, x.dtype()), config);
   const Array tp = pad(t, Array::Scalar(0, t.dtype()), config);
   const size_t rank = axes.size();
   std::vector<int64_t> tap(rank, 0), start(rank), limit(rank), strides(rank);
@@ -268,16 +295,18 @@ void DefineReduceWindowRules(Registry& r) {
   sum.transpose = ReduceWindowSumTranspose;
   sum.batch = BatchReduceWindow(kReduceWindowSum);
 
-  PrimitiveRules& max = r.Define(kReduceWindowMax);
-  max.jvp = [](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
-    Array out = Bind1(kReduceWindowMax, primals, params);
-    // An empty output (e.g. a window larger than the operand) has a symbolic zero tangent.
-    const bool has_tangent = tangents[0].defined() && out.size() > 0;
-    Array t = has_tangent ? WindowMaxTangent(primals[0], out, tangents[0], params) : Array{};
-    return JvpResult{{std::move(out)}, {std::move(t)}};
-  };
-  max.unsupported["transpose"] = "not linear: reverse mode transposes the linear ops of its jvp";
-  max.batch = BatchReduceWindow(kReduceWindowMax);
+  for (Primitive p : {kReduceWindowMax, kReduceWindowMin}) {
+    PrimitiveRules& extremum = r.Define(p);
+    extremum.jvp = [p](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+      Array out = Bind1(p, primals, params);
+      // An empty output (e.g. a window larger than the operand) has a symbolic zero tangent.
+      const bool has_tangent = tangents[0].defined() && out.size() > 0;
+      Array t = has_tangent ? WindowExtremumTangent(p, primals[0], out, tangents[0], params) : Array{};
+      return JvpResult{{std::move(out)}, {std::move(t)}};
+    };
+    extremum.unsupported["transpose"] = "not linear: reverse mode transposes the linear ops of its jvp";
+    extremum.batch = BatchReduceWindow(p);
+  }
 }
 
 }  // namespace
@@ -285,6 +314,7 @@ void DefineReduceWindowRules(Registry& r) {
 void RegisterWindowOps(Registry& r) {
   DefineReduceWindow<kernels::WindowReducer::kSum>(r, kReduceWindowSum, DTypeClass::kNumeric);
   DefineReduceWindow<kernels::WindowReducer::kMax>(r, kReduceWindowMax, DTypeClass::kAny);
+  DefineReduceWindow<kernels::WindowReducer::kMin>(r, kReduceWindowMin, DTypeClass::kAny);
   DefineReduceWindowRules(r);
 }
 

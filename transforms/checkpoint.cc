@@ -1,5 +1,7 @@
 #include "jx/transforms/checkpoint.h"
 
+#include <algorithm>
+
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/transforms/ad_util.h"
@@ -11,12 +13,39 @@ namespace jx {
 namespace {
 
 const Primitive kCheckpoint = Primitive::Intern("checkpoint");
+const Primitive kName = Primitive::Intern("name");
 
-Arrays BindCheckpoint(const Hoisted& f, absl::Span<const Array> args, bool differentiated) {
+using PolicyPtr = std::shared_ptr<const CheckpointPolicy>;
+
+// The policy as a primitive parameter: equal when it is the same policy object.
+class PolicyParam final : public ParamObject {
+ public:
+  explicit PolicyParam(PolicyPtr policy) : policy_(std::move(policy)) {}
+  const PolicyPtr& policy() const { return policy_; }
+  size_t Hash() const override { return std::hash<const void*>{}(policy_.get()); }
+  bool Equals(const ParamObject& other) const override {
+    const auto* o = dynamic_cast<const PolicyParam*>(&other);
+    return o != nullptr && o->policy_ == policy_;
+  }
+  std::string ToString() const override { return policy_->name; }
+
+ private:
+  PolicyPtr policy_;
+};
+
+PolicyPtr GetPolicy(const ParamMap& params) {
+  const Param* p = params.Find("policy");
+  if (p == nullptr || std::holds_alternative<ParamNone>(p->value)) return nullptr;
+  const auto* obj = dynamic_cast<const PolicyParam*>(params.GetObject("policy").get());
+  return obj == nullptr ? nullptr : obj->policy();
+}
+
+Arrays BindCheckpoint(const Hoisted& f, absl::Span<const Array> args, bool differentiated, const PolicyPtr& policy) {
   return Bind(kCheckpoint, Cat({f.consts, args}),
               ParamMap{{"differentiated", differentiated},
                        {"jaxpr", JaxprParamOf(f.jaxpr)},
-                       {"policy", ParamNone{}},
+                       {"policy", policy ? Param(std::shared_ptr<const ParamObject>(std::make_shared<PolicyParam>(policy)))
+                                         : Param(ParamNone{})},
                        {"prevent_cse", true}});
 }
 
@@ -30,37 +59,176 @@ Avals CheckpointAbstractEval(InAvals in, const ParamMap& params) {
   return Avals(outs.begin(), outs.end());
 }
 
-// Forward mode: the primal outputs by the function itself, the tangents by a second
-// checkpoint over its jvp that returns only tangents. Under linearize the first runs now and
-// the second is staged with only the primal inputs as residuals: nothing inside is saved.
-JvpResult CheckpointJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
-  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
-  JvpResult r;
-  r.primals_out = BindCheckpoint(Hoisted{j, {}}, primals, false);
+// j without the equations whose outputs nothing reads (equations with no outputs, such as
+// debug callbacks, stay).
+std::shared_ptr<Jaxpr> Pruned(const Jaxpr& j) {
+  std::vector<bool> live(j.num_vars(), false);
+  for (const Atom& a : j.outvars) {
+    if (const Var* v = std::get_if<Var>(&a)) live[v->index] = true;
+  }
+  std::vector<bool> keep(j.eqns.size(), false);
+  for (size_t k = j.eqns.size(); k-- > 0;) {
+    const Eqn& e = j.eqns[k];
+    bool needed = e.outputs.empty();
+    for (const Var& v : e.outputs) needed = needed || live[v.index];
+    if (!needed) continue;
+    keep[k] = true;
+    for (const Atom& a : e.inputs) {
+      if (const Var* v = std::get_if<Var>(&a)) live[v->index] = true;
+    }
+  }
+  auto copy = std::make_shared<Jaxpr>(j);
+  copy->eqns.clear();
+  for (size_t k = 0; k < keep.size(); ++k) {
+    if (keep[k]) copy->eqns.push_back(j.eqns[k]);
+  }
+  return copy;
+}
+
+bool Reads(const Jaxpr& j, Var v) {
+  for (const Eqn& e : j.eqns) {
+    for (const Atom& a : e.inputs) {
+      if (const Var* u = std::get_if<Var>(&a); u != nullptr && *u == v) return true;
+    }
+  }
+  for (const Atom& a : j.outvars) {
+    if (const Var* u = std::get_if<Var>(&a); u != nullptr && *u == v) return true;
+  }
+  return false;
+}
+
+// The jvp of a checkpointed function split by a policy, as JAX's remat partial evaluation:
+// `forward` (consts..., primals...) -> (primal outputs..., saved...) runs the primal
+// equations; `tangent` (consts..., primals..., saved..., tangents...) -> tangent outputs reads
+// the saved values and recomputes the other primal values it needs (under linearize it is
+// staged with them as residuals, and its transpose reruns its primal part).
+struct PolicySplit {
+  ClosedJaxpr forward, tangent;
+  Arrays consts;
+  size_t num_saved = 0;
+};
+
+PolicySplit SplitByPolicy(const ClosedJaxpr& j, const CheckpointPolicy& policy, absl::Span<const Array> primals,
+                          absl::Span<const Array> tangents, const std::vector<size_t>& float_outs) {
+  const std::vector<ShapedArray> out_avals = j.jaxpr->out_avals();
+  const size_t np = primals.size(), nout = out_avals.size();
   Arrays nonzero;
   for (const Array& t : tangents) {
     if (t.defined()) nonzero.push_back(t);
   }
+  // The jvp of j as one jaxpr: (consts..., primals..., tangents...) -> (outs..., tangents of
+  // the float outs...).
+  Hoisted jvp = TraceHoisted(
+      [&](absl::Span<const Array> a) {
+        Arrays ts(np);
+        for (size_t i = 0, n = 0; i < np; ++i) {
+          if (tangents[i].defined()) ts[i] = a[np + n++];
+        }
+        auto [po, to] = JvpCall(AsFn(j), a.subspan(0, np), ts);
+        for (size_t k : float_outs) po.push_back(to[k].defined() ? to[k] : Zeros(out_avals[k]));
+        return po;
+      },
+      AvalsOf(Cat({primals, nonzero})), "checkpoint jvp");
+  const Jaxpr& J = *jvp.jaxpr.jaxpr;
+  const size_t nc = jvp.consts.size();
+  // Known: what depends on consts and primals only.
+  std::vector<bool> known(J.num_vars(), false);
+  for (size_t i = 0; i < nc + np; ++i) known[J.invars[i].index] = true;
+  std::vector<bool> eqn_known(J.eqns.size(), false);
+  std::vector<Var> saveable;
+  std::vector<ShapedArray> in_avals;
+  for (size_t k = 0; k < J.eqns.size(); ++k) {
+    const Eqn& e = J.eqns[k];
+    bool all = true;
+    in_avals.clear();
+    for (const Atom& a : e.inputs) {
+      in_avals.push_back(J.aval(a));
+      if (const Var* v = std::get_if<Var>(&a)) all = all && known[v->index];
+    }
+    eqn_known[k] = all;
+    if (!all) continue;
+    for (const Var& v : e.outputs) known[v.index] = true;
+    if (policy.saveable(e.primitive, in_avals, e.params)) saveable.insert(saveable.end(), e.outputs.begin(), e.outputs.end());
+  }
+  // The tangent side: the saveable equations removed (their outputs become inputs), pruned to
+  // the tangent outputs; what it still reads of the saveable outputs is saved.
+  auto tangent = std::make_shared<Jaxpr>(J);
+  tangent->eqns.clear();
+  for (size_t k = 0; k < J.eqns.size(); ++k) {
+    bool saved = false;
+    for (const Var& v : J.eqns[k].outputs) saved = saved || std::find(saveable.begin(), saveable.end(), v) != saveable.end();
+    if (!(eqn_known[k] && saved)) tangent->eqns.push_back(J.eqns[k]);
+  }
+  tangent->outvars.assign(J.outvars.begin() + static_cast<ptrdiff_t>(nout), J.outvars.end());
+  tangent = Pruned(*tangent);
+  std::vector<Var> saved;
+  for (const Var& v : saveable) {
+    if (Reads(*tangent, v)) saved.push_back(v);
+  }
+  tangent->invars.assign(J.invars.begin(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np));
+  tangent->invars.insert(tangent->invars.end(), saved.begin(), saved.end());
+  tangent->invars.insert(tangent->invars.end(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np), J.invars.end());
+  // The forward side: the known equations, to the primal outputs and the saved values.
+  auto forward = std::make_shared<Jaxpr>(J);
+  forward->eqns.clear();
+  for (size_t k = 0; k < J.eqns.size(); ++k) {
+    if (eqn_known[k]) forward->eqns.push_back(J.eqns[k]);
+  }
+  forward->invars.assign(J.invars.begin(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np));
+  forward->outvars.assign(J.outvars.begin(), J.outvars.begin() + static_cast<ptrdiff_t>(nout));
+  forward->outvars.insert(forward->outvars.end(), saved.begin(), saved.end());
+  forward = Pruned(*forward);
+  return PolicySplit{ClosedJaxpr{std::move(forward), {}}, ClosedJaxpr{std::move(tangent), {}}, Arrays(jvp.consts.begin(), jvp.consts.end()), saved.size()};
+}
+
+// Forward mode: the primal outputs by the function itself, the tangents by a second
+// checkpoint over its jvp that returns only tangents. Under linearize the first runs now and
+// the second is staged with only the primal inputs as residuals: nothing inside is saved.
+// With a policy, the first also returns the values the policy saves, and the second reads
+// them instead of recomputing them (they become residuals too).
+JvpResult CheckpointJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
+  const PolicyPtr policy = GetPolicy(params);
   const std::vector<ShapedArray> out_avals = j.jaxpr->out_avals();
+  Arrays nonzero;
+  for (const Array& t : tangents) {
+    if (t.defined()) nonzero.push_back(t);
+  }
   std::vector<size_t> float_outs;
   for (size_t k = 0; k < out_avals.size(); ++k) {
     if (HasTangentSpace(out_avals[k].dtype)) float_outs.push_back(k);
   }
+  JvpResult r;
   r.tangents_out.resize(out_avals.size());
-  if (nonzero.empty() || float_outs.empty()) return r;
-  Hoisted tangent_fn = TraceHoisted(
-      [&](absl::Span<const Array> a) {
-        Arrays ts(primals.size());
-        for (size_t i = 0, n = 0; i < primals.size(); ++i) {
-          if (tangents[i].defined()) ts[i] = a[primals.size() + n++];
-        }
-        auto [po, to] = JvpCall(AsFn(j), a.subspan(0, primals.size()), ts);
-        Arrays out;
-        for (size_t k : float_outs) out.push_back(to[k].defined() ? to[k] : Zeros(out_avals[k]));
-        return out;
-      },
-      AvalsOf(Cat({primals, nonzero})), "checkpoint jvp");
-  Arrays touts = BindCheckpoint(tangent_fn, Cat({primals, nonzero}), false);
+  if (nonzero.empty() || float_outs.empty()) {
+    r.primals_out = BindCheckpoint(Hoisted{j, {}}, primals, false, policy);
+    return r;
+  }
+  Arrays touts;
+  if (policy) {
+    PolicySplit split = SplitByPolicy(j, *policy, primals, tangents, float_outs);
+    Arrays all = BindCheckpoint(Hoisted{split.forward, {}}, Cat({split.consts, primals}), false, policy);
+    r.primals_out.assign(all.begin(), all.begin() + static_cast<ptrdiff_t>(out_avals.size()));
+    const Arrays saved(all.begin() + static_cast<ptrdiff_t>(out_avals.size()), all.end());
+    touts = BindCheckpoint(Hoisted{split.tangent, {}}, Cat({split.consts, primals, saved, nonzero}), false, policy);
+  } else {
+    r.primals_out = BindCheckpoint(Hoisted{j, {}}, primals, false, policy);
+    Hoisted tangent_fn = TraceHoisted(
+        [&](absl::Span<const Array> a) {
+          Arrays ts(primals.size());
+          for (size_t i = 0, n = 0; i < primals.size(); ++i) {
+            if (tangents[i].defined()) ts[i] = a[primals.size() + n++];
+          }
+          auto [po, to] = JvpCall(AsFn(j), a.subspan(0, primals.size()), ts);
+          Arrays out;
+          for (size_t k : float_outs) out.push_back(to[k].defined() ? to[k] : Zeros(out_avals[k]));
+          return out;
+        },
+        AvalsOf(Cat({primals, nonzero})), "checkpoint jvp");
+    // The jvp's primal outputs are not returned: their last equations need not rerun.
+    tangent_fn.jaxpr.jaxpr = Pruned(*tangent_fn.jaxpr.jaxpr);
+    touts = BindCheckpoint(tangent_fn, Cat({primals, nonzero}), false, policy);
+  }
   for (size_t f = 0; f < float_outs.size(); ++f) r.tangents_out[float_outs[f]] = touts[f];
   return r;
 }
@@ -80,7 +248,7 @@ Arrays CheckpointTranspose(absl::Span<const Array> cts_out, absl::Span<const Tra
   Hoisted backward = TraceHoisted(
       [&](absl::Span<const Array> a) { return TransposeJaxpr(j, linear, a.subspan(0, known.size()), a.subspan(known.size())); },
       AvalsOf(Cat({known, cts})), "checkpoint transpose");
-  Arrays outs = BindCheckpoint(backward, Cat({known, cts}), true);
+  Arrays outs = BindCheckpoint(backward, Cat({known, cts}), true, nullptr);
   Arrays result(args.size());
   for (size_t i = 0, n = 0; i < args.size(); ++i) {
     if (linear[i]) result[i] = outs[n++];
@@ -99,14 +267,36 @@ BatchResult CheckpointBatch(absl::Span<const Array> args, absl::Span<const int64
   const ClosedJaxpr& j = GetJaxpr(params, "jaxpr");
   Hoisted batched = TraceHoisted([&](absl::Span<const Array> a) { return VmapCall(AsFn(j), a, axes, {0}, size); },
                                  AvalsOf(moved), "checkpoint vmap");
-  Arrays outs = BindCheckpoint(batched, moved, params.GetBool("differentiated"));
+  Arrays outs = BindCheckpoint(batched, moved, params.GetBool("differentiated"), GetPolicy(params));
   return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
 }
 
 }  // namespace
 
-Arrays CheckpointCall(const ArraysFn& f, absl::Span<const Array> args) {
-  return BindCheckpoint(TraceHoisted(f, AvalsOf(args), "checkpoint"), args, false);
+Arrays CheckpointCall(const ArraysFn& f, absl::Span<const Array> args, std::shared_ptr<const CheckpointPolicy> policy) {
+  return BindCheckpoint(TraceHoisted(f, AvalsOf(args), "checkpoint"), args, false, policy);
+}
+
+Array checkpoint_name(const Array& x, const std::string& name) {
+  return Bind(kName, {x}, ParamMap{{"name", name}})[0];
+}
+
+std::vector<std::string> SavedResidualsFlat(const ArraysFn& fn, absl::Span<const Array> args) {
+  const Linearized lin = Linearize(fn, args);
+  std::vector<std::string> lines;
+  for (const Array& r : lin.linear.consts) {
+    std::string from = "computed in the forward pass";
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].impl() == r.impl()) from = StrCat("from the argument ", i);
+    }
+    lines.push_back(StrCat(r.aval().str(), " ", from));
+  }
+  return lines;
+}
+
+const std::string* CheckpointNameOf(Primitive p, const ParamMap& params) {
+  if (!(p == kName)) return nullptr;
+  return &std::get<std::string>(params.Find("name")->value);
 }
 
 void RegisterCheckpoint(Registry& r) {
@@ -118,6 +308,24 @@ void RegisterCheckpoint(Registry& r) {
   rules.jvp = CheckpointJvp;
   rules.transpose = CheckpointTranspose;
   rules.batch = CheckpointBatch;
+
+  PrimitiveRules& name = r.Define(kName);
+  name.abstract_eval = [](InAvals in, const ParamMap&) {
+    if (in.size() != 1) throw TypeError(StrCat("checkpoint_name takes one array, got ", in.size()));
+    return Avals{*in[0]};
+  };
+  name.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray>) { return Arrays{in[0]}; };
+  // The tangent is not named (JAX's name_jvp).
+  name.jvp = [](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+    return JvpResult{Bind(kName, primals, params), {tangents[0]}};
+  };
+  // Linear (the identity): a named tangent's cotangent passes through.
+  name.transpose = [](absl::Span<const Array> cts, absl::Span<const TransposeArg>, const ParamMap&) {
+    return Arrays{cts[0]};
+  };
+  name.batch = [](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t, const ParamMap& params) {
+    return BatchResult{Bind(kName, args, params), {dims[0]}};
+  };
 }
 
 }  // namespace jx

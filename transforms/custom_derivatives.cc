@@ -215,11 +215,26 @@ BatchResult CustomVjpBatch(absl::Span<const Array> args, absl::Span<const int64_
   };
   FlatBwdFn batched_bwd = [bwd, arg_axes, size](absl::Span<const Array> res, absl::Span<const Array> cts) {
     const size_t nr = res.size();
-    Arrays per_example = VmapCall([&](absl::Span<const Array> x) { return bwd(x.subspan(0, nr), x.subspan(nr)); },
-                                  Cat({res, cts}), std::vector<int64_t>(nr + cts.size(), 0), {0}, size);
-    // An argument shared by every example gets the sum of their cotangents.
-    for (size_t i = 0; i < per_example.size(); ++i) {
-      if (arg_axes[i] == kNotMapped) per_example[i] = SumLeadingAxis(per_example[i]);
+    // Undefined cotangents (bwd's jx::none) stay undefined: only the others are batched.
+    std::vector<bool> none;
+    Arrays defined = VmapCall(
+        [&](absl::Span<const Array> x) {
+          Arrays all = bwd(x.subspan(0, nr), x.subspan(nr));
+          none.clear();
+          Arrays out;
+          for (const Array& ct : all) {
+            none.push_back(!ct.defined());
+            if (ct.defined()) out.push_back(ct);
+          }
+          return out;
+        },
+        Cat({res, cts}), std::vector<int64_t>(nr + cts.size(), 0), {0}, size);
+    Arrays per_example(none.size());
+    for (size_t i = 0, k = 0; i < none.size(); ++i) {
+      if (none[i]) continue;
+      // An argument shared by every example gets the sum of their cotangents.
+      per_example[i] = arg_axes[i] == kNotMapped ? SumLeadingAxis(defined[k]) : defined[k];
+      ++k;
     }
     return per_example;
   };
@@ -251,6 +266,7 @@ Arrays CustomLinTranspose(absl::Span<const Array> cts_out, absl::Span<const Tran
   const std::vector<int64_t>& nonzero = params.GetInts("nonzero_args");
   for (size_t j = 0; j < nonzero.size(); ++j) {
     const Array& ct = arg_cts[static_cast<size_t>(nonzero[j])];
+    if (!ct.defined()) continue;  // bwd returned no cotangent (jx::none): zeros
     const ShapedArray& want = arg_avals[nc + static_cast<size_t>(nonzero[j])];
     if (!SameShapeDType(ct.aval(), want)) {
       throw TypeError(StrCat("custom_vjp bwd returned a ", ct.aval().str(), " cotangent for argument leaf ", nonzero[j],
@@ -262,6 +278,24 @@ Arrays CustomLinTranspose(absl::Span<const Array> cts_out, absl::Span<const Tran
 }
 
 }  // namespace
+
+namespace custom_internal {
+
+void AccumulateTangent(Arrays& sum, absl::Span<const Array> contribution, size_t arg) {
+  if (contribution.size() != sum.size()) {
+    throw TypeError(StrCat("defjvps: the jvp for argument ", arg, " returned ", contribution.size(),
+                           " tangent leaves but the function has ", sum.size(), " outputs"));
+  }
+  for (size_t k = 0; k < sum.size(); ++k) sum[k] = sum[k].defined() ? AddAny(sum[k], contribution[k]) : contribution[k];
+}
+
+void FillZeroTangents(Arrays& sum, absl::Span<const Array> out) {
+  for (size_t k = 0; k < sum.size(); ++k) {
+    if (!sum[k].defined()) sum[k] = Zeros(out[k].aval());
+  }
+}
+
+}  // namespace custom_internal
 
 Arrays CustomJvpCall(const ArraysFn& f, FlatJvpFn jvp, absl::Span<const Array> args) {
   return BindCustomJvp(TraceHoisted(f, AvalsOf(args), "custom_jvp"), {}, std::move(jvp), args);

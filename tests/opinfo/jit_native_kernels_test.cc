@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string>& NativeFamilyOps() {
   static const std::vector<std::string> ops = {
       "gather", "scatter", "scatter_add", "slice",
-      "reduce_window_sum", "reduce_window_max", "sort", "top_k",
+      "reduce_window_sum", "reduce_window_max", "reduce_window_min", "sort", "top_k",
       "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
       "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "argmax", "argmin",
       "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"};

@@ -1,4 +1,5 @@
-// opinfo records for the window family: reduce_window_sum and reduce_window_max. The
+// opinfo records for the window family: reduce_window_sum, reduce_window_max and
+// reduce_window_min. The
 // reference walks every output index and every window tap with XLA's rules: padding holds
 // the identity, base-dilation holes are skipped, window dilation spreads the taps.
 #include <algorithm>
@@ -129,6 +130,37 @@ double Lowest(DType d) {
   return -std::ldexp(1.0, static_cast<int>(ItemSize(d)) * 8 - 1);
 }
 
+double Highest(DType d) {
+  if (IsBool(d)) return 1;
+  if (IsFloating(d)) return std::numeric_limits<double>::infinity();
+  const int bits = static_cast<int>(ItemSize(d)) * 8;
+  return IsUnsignedInt(d) ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+}
+
+Array ByName(lax::WindowReduction kind, const Array& x, const WindowCase& c) {
+  switch (kind) {
+    case lax::WindowReduction::kSum:
+      return lax::reduce_window_sum(x, c.window, c.strides, c.padding, c.base_dilation, c.window_dilation);
+    case lax::WindowReduction::kMax:
+      return lax::reduce_window_max(x, c.window, c.strides, c.padding, c.base_dilation, c.window_dilation);
+    case lax::WindowReduction::kMin:
+      return lax::reduce_window_min(x, c.window, c.strides, c.padding, c.base_dilation, c.window_dilation);
+  }
+  throw std::logic_error("unknown WindowReduction");
+}
+
+RefArray RefByName(lax::WindowReduction kind, const RefArray& x, const WindowCase& c, DType d) {
+  switch (kind) {
+    case lax::WindowReduction::kSum:
+      return RefWindow(x, c, 0.0, [](double p, double q) { return p + q; });
+    case lax::WindowReduction::kMax:
+      return RefWindow(x, c, Lowest(d), [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::max(p, q); });
+    case lax::WindowReduction::kMin:
+      return RefWindow(x, c, Highest(d), [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::min(p, q); });
+  }
+  throw std::logic_error("unknown WindowReduction");
+}
+
 OpInfo WindowInfo(std::string name, lax::WindowReduction kind, std::vector<DType> dtypes) {
   OpInfo info;
   info.name = name;
@@ -151,23 +183,16 @@ OpInfo WindowInfo(std::string name, lax::WindowReduction kind, std::vector<DType
               return std::vector<Array>{lax::reduce_window(a[0], kind, c.window, c.strides, c.padding,
                                                            c.base_dilation, c.window_dilation)};
             }
-            return std::vector<Array>{kind == lax::WindowReduction::kSum
-                                          ? lax::reduce_window_sum(a[0], c.window, c.strides, c.padding,
-                                                                   c.base_dilation, c.window_dilation)
-                                          : lax::reduce_window_max(a[0], c.window, c.strides, c.padding,
-                                                                   c.base_dilation, c.window_dilation)};
+            return std::vector<Array>{ByName(kind, a[0], c)};
           };
           s.reference = [c, kind, d](const std::vector<RefArray>& a) {
-            RefArray r = kind == lax::WindowReduction::kSum
-                             ? RefWindow(a[0], c, 0.0, [](double p, double q) { return p + q; })
-                             : RefWindow(a[0], c, Lowest(d), [](double p, double q) {
-                                 return std::isnan(p) || std::isnan(q) ? NAN : std::max(p, q);
-                               });
+            RefArray r = RefByName(kind, a[0], c, d);
             for (double& v : r.data) v = Wrap(v, d);
             return std::vector<RefArray>{r};
           };
           s.out_dtypes = {d};
-          // A max window holding only padding or dilation holes is -inf: no finite differences.
+          // A max (min) window holding only padding or dilation holes is -inf (+inf): no finite
+          // differences.
           const std::vector<double> values = s.reference({ToRef(arg)})[0].data;
           s.derivatives_defined =
               std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
@@ -184,6 +209,7 @@ JX_OPINFO(reduce_window_sum) {
   return WindowInfo("reduce_window_sum", lax::WindowReduction::kSum, Concat(kIntDTypes, kFloatDTypes));
 }
 JX_OPINFO(reduce_window_max) { return WindowInfo("reduce_window_max", lax::WindowReduction::kMax, kAllDTypes); }
+JX_OPINFO(reduce_window_min) { return WindowInfo("reduce_window_min", lax::WindowReduction::kMin, kAllDTypes); }
 
 }  // namespace
 }  // namespace jx::opinfo
