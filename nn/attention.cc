@@ -1,0 +1,147 @@
+#include "jx/nn/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "jx/core/errors.h"
+#include "jx/lax/lax.h"
+#include "jx/lax/numpy/numpy.h"
+
+namespace jx::nn {
+namespace {
+
+namespace jnp = jx::numpy;
+
+constexpr const char* kOp = "dot_product_attention";
+
+// The checked [B, T, N, H] / [B, S, K, H] dimensions of query and key (and value).
+struct AttentionDims {
+  bool batched = true;
+  int64_t batch = 1, q_len = 0, kv_len = 0, num_heads = 0, kv_heads = 0, head_dim = 0;
+};
+
+AttentionDims CheckQueryKey(const Array& query, const Array& key) {
+  JX_CHECK_OP(query.ndim() == 3 || query.ndim() == 4, ShapeError, kOp,
+              "query must be [B, T, N, H] or unbatched [T, N, H], got ", query.aval().str());
+  JX_CHECK_OP(key.ndim() == query.ndim(), ShapeError, kOp, "key must have query's rank: query ", query.aval().str(),
+              ", key ", key.aval().str());
+  JX_CHECK_OP(IsFloating(query.dtype()) && query.dtype() == key.dtype(), TypeError, kOp,
+              "query and key must be floating arrays of one dtype, got ", query.aval().str(), " and ",
+              key.aval().str());
+  AttentionDims d;
+  d.batched = query.ndim() == 4;
+  const int o = d.batched ? 1 : 0;
+  const Shape& q = query.shape();
+  const Shape& k = key.shape();
+  if (d.batched) {
+    d.batch = q[0];
+    JX_CHECK_OP(k[0] == q[0], ShapeError, kOp, "query and key batch sizes differ: query ", query.aval().str(), ", key ",
+                key.aval().str());
+  }
+  d.q_len = q[o];
+  d.kv_len = k[o];
+  d.num_heads = q[o + 1];
+  d.kv_heads = k[o + 1];
+  d.head_dim = q[o + 2];
+  JX_CHECK_OP(k[o + 2] == d.head_dim, ShapeError, kOp, "query and key head sizes differ: query ", query.aval().str(),
+              ", key ", key.aval().str());
+  JX_CHECK_OP(d.kv_heads > 0 && d.num_heads % d.kv_heads == 0, ShapeError, kOp,
+              "the number of key heads must divide the number of query heads: query ", query.aval().str(), ", key ",
+              key.aval().str());
+  return d;
+}
+
+// A [B, N, T, S] logits-shaped operand (bias or mask) must broadcast to the logits.
+void CheckBroadcastsToLogits(const Array& x, const char* name, const Shape& logits_shape) {
+  bool ok = x.ndim() <= static_cast<int64_t>(logits_shape.size());
+  for (int64_t i = 1; ok && i <= x.ndim(); ++i) {
+    const int64_t dim = x.shape()[x.ndim() - i];
+    ok = dim == 1 || dim == logits_shape[logits_shape.size() - i];
+  }
+  JX_CHECK_OP(ok, ShapeError, kOp, name, " ", x.aval().str(), " does not broadcast to the logits' shape ",
+              ShapedArray{logits_shape, float32}.str());
+}
+
+// softmax over the last axis, shifted by its (constant) maximum so exp never overflows.
+Array SoftmaxLastAxis(const Array& logits) {
+  const Array shifted = logits - lax::stop_gradient(jnp::max(logits, -1, /*keepdims=*/true));
+  const Array e = jnp::exp(shifted);
+  return e / jnp::sum(e, -1, /*keepdims=*/true);
+}
+
+// The most negative logit a mask writes: JAX's -0.7 * finfo(dtype).max, finite so a fully
+// masked row gives uniform weights rather than NaN, and far enough from the lowest value that
+// subtracting the row maximum cannot overflow.
+double LargeNegative(DType dtype) {
+  return dtype == float64 ? -0.7 * std::numeric_limits<double>::max() : -0.7 * std::numeric_limits<float>::max();
+}
+
+}  // namespace
+
+Array dot_product_attention_weights(const Array& query, const Array& key, const AttentionOptions& options) {
+  const AttentionDims d = CheckQueryKey(query, key);
+  const Array q = d.batched ? query : jnp::expand_dims(query, 0);
+  const Array k = d.batched ? key : jnp::expand_dims(key, 0);
+  const DType logits_dtype = promote_types(query.dtype(), float32);
+
+  // [B, N, T, S]; with grouped heads, query head n = kv_head * G + g reads key head kv_head.
+  Array logits;
+  if (d.kv_heads == d.num_heads) {
+    logits = jnp::einsum("btnh,bsnh->bnts", {q, k}, {}, logits_dtype);
+  } else {
+    const int64_t groups = d.num_heads / d.kv_heads;
+    const Array grouped = jnp::reshape(q, {d.batch, d.q_len, d.kv_heads, groups, d.head_dim});
+    logits = jnp::reshape(jnp::einsum("btkgh,bskh->bkgts", {grouped, k}, {}, logits_dtype),
+                          {d.batch, d.num_heads, d.q_len, d.kv_len});
+  }
+  const double scale = options.scale.value_or(1.0 / std::sqrt(static_cast<double>(d.head_dim)));
+  logits = logits * scale;
+
+  const Shape logits_shape = d.batched ? logits.shape() : Shape{d.num_heads, d.q_len, d.kv_len};
+  if (options.bias) {
+    CheckBroadcastsToLogits(*options.bias, "bias", logits_shape);
+    logits = (logits + *options.bias).astype(logits_dtype);
+  }
+  std::optional<Array> mask;
+  if (options.mask) {
+    JX_CHECK_OP(options.mask->dtype() == bool_, TypeError, kOp, "mask must be a bool array, got ",
+                options.mask->aval().str());
+    CheckBroadcastsToLogits(*options.mask, "mask", logits_shape);
+    mask = *options.mask;
+  }
+  if (options.is_causal) {
+    const Array causal = jnp::tril(jnp::ones({d.q_len, d.kv_len}, bool_));
+    mask = mask ? jnp::logical_and(*mask, causal) : causal;
+  }
+  if (mask) logits = jnp::where(*mask, logits, LargeNegative(logits_dtype));
+
+  const Array weights = SoftmaxLastAxis(logits).astype(key.dtype());
+  return d.batched ? weights : jnp::squeeze(weights, 0);
+}
+
+Array dot_product_attention(const Array& query, const Array& key, const Array& value, const AttentionOptions& options) {
+  const AttentionDims d = CheckQueryKey(query, key);
+  JX_CHECK_OP(value.ndim() == key.ndim() && value.dtype() == key.dtype(), ShapeError, kOp,
+              "value must have key's rank and dtype: key ", key.aval().str(), ", value ", value.aval().str());
+  const int o = d.batched ? 1 : 0;
+  JX_CHECK_OP(value.shape()[o] == d.kv_len && value.shape()[o + 1] == d.kv_heads && (!d.batched || value.shape()[0] == d.batch),
+              ShapeError, kOp, "value must match key's batch, length and heads: key ", key.aval().str(), ", value ",
+              value.aval().str());
+
+  const Array weights = dot_product_attention_weights(query, key, options);
+  const Array p = d.batched ? weights : jnp::expand_dims(weights, 0);
+  const Array v = d.batched ? value : jnp::expand_dims(value, 0);
+  Array out;
+  if (d.kv_heads == d.num_heads) {
+    out = jnp::einsum("bnts,bsnh->btnh", p, v);
+  } else {
+    const int64_t groups = d.num_heads / d.kv_heads;
+    const int64_t value_dim = value.shape().back();
+    const Array grouped = jnp::reshape(p, {d.batch, d.kv_heads, groups, d.q_len, d.kv_len});
+    out = jnp::reshape(jnp::einsum("bkgts,bskh->btkgh", grouped, v), {d.batch, d.q_len, d.num_heads, value_dim});
+  }
+  return d.batched ? out : jnp::squeeze(out, 0);
+}
+
+}  // namespace jx::nn
