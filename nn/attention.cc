@@ -7,6 +7,8 @@
 #include "jx/core/errors.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
+#include "jx/lax/random/random.h"
+#include "jx/nn/functions.h"
 
 namespace jx::nn {
 namespace {
@@ -63,13 +65,6 @@ void CheckBroadcastsToLogits(const Array& x, const char* name, const Shape& logi
               ShapedArray{logits_shape, float32}.str());
 }
 
-// softmax over the last axis, shifted by its (constant) maximum so exp never overflows.
-Array SoftmaxLastAxis(const Array& logits) {
-  const Array shifted = logits - lax::stop_gradient(jnp::max(logits, -1, /*keepdims=*/true));
-  const Array e = jnp::exp(shifted);
-  return e / jnp::sum(e, -1, /*keepdims=*/true);
-}
-
 // The most negative logit a mask writes: JAX's -0.7 * finfo(dtype).max, finite so a fully
 // masked row gives uniform weights rather than NaN, and far enough from the lowest value that
 // subtracting the row maximum cannot overflow.
@@ -116,7 +111,7 @@ Array dot_product_attention_weights(const Array& query, const Array& key, const 
   }
   if (mask) logits = jnp::where(*mask, logits, LargeNegative(logits_dtype));
 
-  const Array weights = SoftmaxLastAxis(logits).astype(key.dtype());
+  const Array weights = softmax(logits, -1).astype(key.dtype());
   return d.batched ? weights : jnp::squeeze(weights, 0);
 }
 
@@ -142,6 +137,92 @@ Array dot_product_attention(const Array& query, const Array& key, const Array& v
     out = jnp::reshape(jnp::einsum("bkgts,bskh->btkgh", grouped, v), {d.batch, d.q_len, d.num_heads, value_dim});
   }
   return d.batched ? out : jnp::squeeze(out, 0);
+}
+
+// ---- MultiHeadAttention ----
+
+namespace {
+
+constexpr const char* kMha = "MultiHeadAttention";
+
+int64_t SizeOr(int64_t size, int64_t fallback) { return size > 0 ? size : fallback; }
+
+// The per-head size of a projection: given, or query_size / num_heads.
+int64_t HeadSize(int64_t given, int64_t num_heads, int64_t query_size, const char* name) {
+  if (given > 0) return given;
+  JX_CHECK_OP(query_size % num_heads == 0, ValueError, kMha, name, " defaults to query_size / num_heads, but ",
+              num_heads, " heads do not divide query_size ", query_size, "; give ", name, " explicitly");
+  return query_size / num_heads;
+}
+
+// [..., L, D] -> [B, L, D] (unbatched inputs get a batch of one), checking D.
+Array Batched(const Array& x, int64_t size, const char* name) {
+  JX_CHECK_OP(x.ndim() == 2 || x.ndim() == 3, ShapeError, kMha, name, " must be [B, L, ", size, "] or [L, ", size,
+              "], got ", x.aval().str());
+  JX_CHECK_OP(x.shape().back() == size, ShapeError, kMha, name, " ", x.aval().str(), " must end in its size ", size);
+  return x.ndim() == 3 ? x : jnp::expand_dims(x, 0);
+}
+
+}  // namespace
+
+MultiHeadAttention::MultiHeadAttention(int64_t num_heads, int64_t query_size, const Array& key,
+                                       const MultiHeadAttentionOptions& options) {
+  JX_CHECK_OP(num_heads > 0 && query_size > 0, ValueError, kMha, "num_heads and query_size must be positive, got ",
+              num_heads, " and ", query_size);
+  JX_CHECK_OP(options.key_size >= 0 && options.value_size >= 0 && options.output_size >= 0 && options.qk_size >= 0 &&
+                  options.vo_size >= 0,
+              ValueError, kMha, "sizes must be positive (or 0 for the default)");
+  const int64_t key_size = SizeOr(options.key_size, query_size);
+  const int64_t value_size = SizeOr(options.value_size, query_size);
+  const int64_t output_size = SizeOr(options.output_size, query_size);
+  const int64_t qk = HeadSize(options.qk_size, num_heads, query_size, "qk_size");
+  const int64_t vo = HeadSize(options.vo_size, num_heads, query_size, "vo_size");
+  const Array keys = jx::random::split(key, 4);
+  auto linear = [&](int64_t in, int64_t out, int i, bool bias) {
+    return Linear(in, out, keys[i], {.use_bias = bias, .dtype = options.dtype});
+  };
+  query_proj = linear(query_size, num_heads * qk, 0, options.use_query_bias);
+  key_proj = linear(key_size, num_heads * qk, 1, options.use_key_bias);
+  value_proj = linear(value_size, num_heads * vo, 2, options.use_value_bias);
+  output_proj = linear(num_heads * vo, output_size, 3, options.use_output_bias);
+  dropout = Dropout(options.dropout_p);
+  qk_size = Static<int64_t>{qk};
+  vo_size = Static<int64_t>{vo};
+  is_causal = Static<bool>{options.is_causal};
+}
+
+Array MultiHeadAttention::operator()(const Array& query, const Array& key, const Array& value,
+                                     const std::optional<Array>& mask) const {
+  return (*this)(query, key, value, mask, Array(), /*training=*/false);
+}
+
+Array MultiHeadAttention::operator()(const Array& query, const Array& key, const Array& value,
+                                     const std::optional<Array>& mask, const Array& dropout_key, bool training) const {
+  const int64_t heads = num_heads();
+  JX_CHECK_OP(key_proj.out_features() == heads * qk_size.value && value_proj.out_features() == output_proj.in_features() &&
+                  value_proj.out_features() % vo_size.value == 0 && value_proj.out_features() / vo_size.value == heads,
+              ShapeError, kMha, "projections of different head counts: query ", query_proj.weight.aval().str(), ", key ",
+              key_proj.weight.aval().str(), ", value ", value_proj.weight.aval().str(), ", output ",
+              output_proj.weight.aval().str(), " with qk_size ", qk_size.value, ", vo_size ", vo_size.value);
+  JX_CHECK_OP(query.ndim() == key.ndim() && key.ndim() == value.ndim(), ShapeError, kMha,
+              "query, key and value must all be batched or all unbatched: ", query.aval().str(), ", ",
+              key.aval().str(), ", ", value.aval().str());
+  const Array q = Batched(query, query_proj.in_features(), "query");
+  const Array k = Batched(key, key_proj.in_features(), "key");
+  const Array v = Batched(value, value_proj.in_features(), "value");
+  const int64_t batch = q.shape()[0], q_len = q.shape()[1], kv_len = k.shape()[1];
+  JX_CHECK_OP(k.shape()[0] == batch && v.shape()[0] == batch && v.shape()[1] == kv_len, ShapeError, kMha,
+              "key and value must have query's batch and one length: query ", query.aval().str(), ", key ",
+              key.aval().str(), ", value ", value.aval().str());
+
+  const Array q_heads = query_proj(q).reshape({batch, q_len, heads, qk_size.value});
+  const Array k_heads = key_proj(k).reshape({batch, kv_len, heads, qk_size.value});
+  const Array v_heads = value_proj(v).reshape({batch, kv_len, heads, vo_size.value});
+  Array weights = dot_product_attention_weights(q_heads, k_heads, {.mask = mask, .is_causal = is_causal.value});
+  if (training) weights = dropout(weights, dropout_key, /*training=*/true);
+  const Array attended = jnp::einsum("bnts,bsnh->btnh", weights, v_heads).reshape({batch, q_len, heads * vo_size.value});
+  const Array out = output_proj(attended);
+  return query.ndim() == 3 ? out : jnp::squeeze(out, 0);
 }
 
 }  // namespace jx::nn
