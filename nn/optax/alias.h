@@ -15,9 +15,9 @@
 namespace jx::optax {
 
 struct SgdOptions {
-  std::optional<double> momentum;  // none: plain SGD
+  std::optional<double> momentum{};  // none: plain SGD
   bool nesterov = false;
-  std::optional<DType> accumulator_dtype;
+  std::optional<DType> accumulator_dtype{};
 };
 // chain(trace(momentum, nesterov) when momentum is set, scale_by_learning_rate(lr)).
 GradientTransformation sgd(ScalarOrSchedule learning_rate, const SgdOptions& options = {});
@@ -31,9 +31,9 @@ struct AdamWOptions {
   double eps = 1e-8;
   double eps_root = 0.0;
   double weight_decay = 1e-4;
-  MaskFn mask;            // decay only the parameters it selects (all when empty)
+  MaskFn mask{};            // decay only the parameters it selects (all when empty)
   bool nesterov = false;
-  std::optional<DType> mu_dtype;
+  std::optional<DType> mu_dtype{};
 };
 // chain(scale_by_adam, add_decayed_weights(weight_decay, mask), scale_by_learning_rate(lr)):
 // decoupled weight decay, scaled by the learning rate.
@@ -45,7 +45,7 @@ struct RmsPropOptions {
   double initial_scale = 0.0;
   bool eps_in_sqrt = true;
   bool centered = false;           // scale_by_stddev instead of scale_by_rms
-  std::optional<double> momentum;  // a trace after the learning rate
+  std::optional<double> momentum{};  // a trace after the learning rate
   bool nesterov = false;
   bool bias_correction = false;
 };

@@ -48,6 +48,19 @@ struct OptState {
   const Array& scalar(std::string_view key) const;
 };
 
+}  // namespace jx::optax
+
+// OptState nests itself (a chain's inner states). jx::tree decides at compile time whether a
+// struct is a pytree by recursing through its field types, which cannot see through a
+// self-reference; OptState's fields are all pytrees, so it declares itself a struct node.
+template <>
+struct jx::tree_internal::NodeTraits<jx::optax::OptState> {
+  static constexpr Category kCategory = Category::kStruct;
+  static constexpr bool kValid = true;
+};
+
+namespace jx::optax {
+
 // Optax's EmptyState(): a transformation without state (scale, clip_by_global_norm, ...).
 OptState EmptyState();
 

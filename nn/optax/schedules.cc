@@ -1,6 +1,7 @@
 #include "jx/nn/optax/schedules.h"
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <utility>
 
@@ -15,6 +16,12 @@ namespace {
 
 Array AsFloat(const Array& x) { return x.astype(float32); }
 
+// Optax logs this case too: a schedule without a transition is constant at init_value.
+void WarnConstant(const char* op, int64_t transition_steps, double init_value) {
+  std::fprintf(stderr, "jx: optax %s: transition_steps %lld <= 0 gives a constant schedule at init_value %g\n", op,
+               static_cast<long long>(transition_steps), init_value);
+}
+
 }  // namespace
 
 Schedule constant_schedule(double value) {
@@ -23,7 +30,10 @@ Schedule constant_schedule(double value) {
 
 Schedule polynomial_schedule(double init_value, double end_value, double power, int64_t transition_steps,
                              int64_t transition_begin) {
-  if (transition_steps <= 0) return constant_schedule(init_value);  // Optax's behaviour (it warns)
+  if (transition_steps <= 0) {
+    WarnConstant("polynomial_schedule", transition_steps, init_value);
+    return constant_schedule(init_value);
+  }
   if (transition_begin < 0) {
     throw ValueError(StrCat("[optax polynomial_schedule] transition_begin must be >= 0, got ", transition_begin));
   }
@@ -52,7 +62,10 @@ Schedule cosine_decay_schedule(double init_value, int64_t decay_steps, double al
 
 Schedule exponential_decay(double init_value, int64_t transition_steps, double decay_rate, int64_t transition_begin,
                            bool staircase, std::optional<double> end_value) {
-  if (transition_steps <= 0) return constant_schedule(init_value);  // Optax's behaviour (it warns)
+  if (transition_steps <= 0) {
+    WarnConstant("exponential_decay", transition_steps, init_value);
+    return constant_schedule(init_value);
+  }
   if (decay_rate == 0.0) throw ValueError("[optax exponential_decay] decay_rate must be nonzero");
   if (transition_begin < 0) {
     throw ValueError(StrCat("[optax exponential_decay] transition_begin must be >= 0, got ", transition_begin));

@@ -21,7 +21,7 @@ Schedule constant_schedule(double value);
 
 // From init_value to end_value over transition_steps steps starting at transition_begin:
 // (init - end) * (1 - clip(count - begin, 0, steps) / steps)^power + end. transition_steps <= 0
-// gives constant_schedule(init_value), as Optax (which warns).
+// gives constant_schedule(init_value) with a warning on stderr, as Optax.
 Schedule polynomial_schedule(double init_value, double end_value, double power, int64_t transition_steps,
                              int64_t transition_begin = 0);
 // polynomial_schedule with power 1.
@@ -34,7 +34,7 @@ Schedule cosine_decay_schedule(double init_value, int64_t decay_steps, double al
 // init_value * decay_rate^((count - transition_begin) / transition_steps) (the exponent floored
 // when staircase), init_value before transition_begin; end_value bounds it (a floor when
 // decay_rate < 1, a ceiling when > 1). decay_rate 0 and a negative transition_begin are
-// ValueErrors; transition_steps <= 0 gives constant_schedule(init_value).
+// ValueErrors; transition_steps <= 0 gives constant_schedule(init_value) with a warning.
 Schedule exponential_decay(double init_value, int64_t transition_steps, double decay_rate,
                            int64_t transition_begin = 0, bool staircase = false,
                            std::optional<double> end_value = std::nullopt);

@@ -1,11 +1,11 @@
 #include "jx/nn/optax/transforms.h"
 
-#include <cstdint>
-#include <limits>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "jx/core/str_util.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/nn/optax/state_util.h"

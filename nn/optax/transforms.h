@@ -39,7 +39,7 @@ struct AdamOptions {
   double eps = 1e-8;       // added to sqrt(nu_hat), outside the root
   double eps_root = 0.0;   // added to nu_hat, inside the root
   bool nesterov = false;   // Nesterov momentum on the first moment (NAdam)
-  std::optional<DType> mu_dtype;  // the first moment's dtype (default: the parameter's)
+  std::optional<DType> mu_dtype{};  // the first moment's dtype (default: the parameter's)
 };
 // Adam's rescaling: mu = b1 mu + (1 - b1) g, nu = b2 nu + (1 - b2) g^2, updates =
 // mu_hat / (sqrt(nu_hat + eps_root) + eps) with bias-corrected mu_hat = mu / (1 - b1^t),
