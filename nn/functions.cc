@@ -91,7 +91,18 @@ Array silu(const Array& x) {
   return jnp::multiply(a, lax::logistic(a));
 }
 Array swish(const Array& x) { return silu(x); }
-Array softplus(const Array& x) { return jnp::logaddexp(x, 0.0); }
+Array softplus(const Array& x) {
+  // logaddexp(x, 0) with JAX's logaddexp derivative t * exp(x - out) = t * sigmoid(x): exact
+  // everywhere, including x == 0 where max's and abs's kinks meet (jnp::logaddexp's own
+  // derivative gives 0 there, not 1/2).
+  static const auto impl = custom_jvp([](const Array& a) { return jnp::logaddexp(a, 0.0); },
+                                      [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+                                        const auto& [a] = p;
+                                        const auto& [ta] = t;
+                                        return std::pair{jnp::logaddexp(a, 0.0), jnp::multiply(ta, lax::logistic(a))};
+                                      });
+  return impl(Inexact(x, "softplus"));
+}
 Array log_sigmoid(const Array& x) { return jnp::negative(softplus(jnp::negative(Inexact(x, "log_sigmoid")))); }
 Array soft_sign(const Array& x) {
   const Array a = Inexact(x, "soft_sign");
