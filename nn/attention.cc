@@ -117,8 +117,10 @@ Array dot_product_attention_weights(const Array& query, const Array& key, const 
 
 Array dot_product_attention(const Array& query, const Array& key, const Array& value, const AttentionOptions& options) {
   const AttentionDims d = CheckQueryKey(query, key);
-  JX_CHECK_OP(value.ndim() == key.ndim() && value.dtype() == key.dtype(), ShapeError, kOp,
-              "value must have key's rank and dtype: key ", key.aval().str(), ", value ", value.aval().str());
+  JX_CHECK_OP(value.dtype() == key.dtype(), TypeError, kOp, "value must have key's dtype: key ", key.aval().str(),
+              ", value ", value.aval().str());
+  JX_CHECK_OP(value.ndim() == key.ndim(), ShapeError, kOp, "value must have key's rank: key ", key.aval().str(),
+              ", value ", value.aval().str());
   const int o = d.batched ? 1 : 0;
   JX_CHECK_OP(value.shape()[o] == d.kv_len && value.shape()[o + 1] == d.kv_heads && (!d.batched || value.shape()[0] == d.batch),
               ShapeError, kOp, "value must match key's batch, length and heads: key ", key.aval().str(), ", value ",

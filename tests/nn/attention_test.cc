@@ -179,6 +179,8 @@ TEST(DotProductAttentionTest, ErrorsNameTheShapes) {
     EXPECT_NE(std::string(e.what()).find("[dot_product_attention] mask bool[4,5]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(dot_product_attention(q.astype(int32), k.astype(int32), k), TypeError);
+  EXPECT_THROW(dot_product_attention(q, k, k.astype(float64)), TypeError);
+  EXPECT_THROW(dot_product_attention(q, k, k[0]), ShapeError);
 }
 
 // ---- MultiHeadAttention ----
