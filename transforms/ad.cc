@@ -8,6 +8,20 @@
 #include "jx/transforms/staging.h"
 
 namespace jx {
+namespace {
+
+// A primal's tangent type (JAX's to_tangent_aval): its shape and dtype, and inside shard_map
+// the manual axes it varies over, so that the tangent varies where the primal does. (A tangent
+// typed invariant would get pvary over those axes in the linear program, and the transpose of
+// that pvary would sum the cotangent over them: the gradient of a weight split over "model"
+// would come out summed over the chips of "model".)
+ShapedArray TangentAval(const ShapedArray& primal) {
+  ShapedArray t{primal.shape, primal.dtype};
+  t.vma = primal.vma;
+  return t;
+}
+
+}  // namespace
 
 Linearized Linearize(const ArraysFn& fn, absl::Span<const Array> primals) {
   Linearized out;
@@ -21,7 +35,7 @@ Linearized Linearize(const ArraysFn& fn, absl::Span<const Array> primals) {
       out.in_avals.push_back(x.aval());
       const bool has = HasTangentSpace(x.dtype());
       out.input_has_tangent.push_back(has);
-      args.push_back(jvp.Wrap(x, has ? pe.NewArg(ShapedArray{x.shape(), x.dtype()}) : Array()));
+      args.push_back(jvp.Wrap(x, has ? pe.NewArg(TangentAval(x.aval())) : Array()));
     }
     InterpreterScope jvp_scope(&jvp);
     outs = fn(args);

@@ -135,6 +135,36 @@ TEST_F(ShardMapTransformsTest, GradInsideShardMap) {
   ExpectClose(f(w, x), want, 1e-4);
 }
 
+// grad inside the body of a weight split over one axis and used with data split over the
+// other (Megatron's column/row split under data parallelism): each chip gets the gradient of
+// its own block, summed over "x" only. (Tangents once lost their varying axes, and the
+// transpose of the pvary that re-typed them summed the blocks over "y" as well.)
+TEST_F(ShardMapTransformsTest, GradInsideShardMapOfSplitWeights) {
+  auto f = shard_map(
+      [](const Array& w1, const Array& w2, const Array& x) {
+        auto loss = [&](const Array& a, const Array& b) {
+          const Array out = lax::psum(jnp::matmul(jnp::tanh(jnp::matmul(x, a)), b), "y");
+          return lax::psum(jnp::sum(out * out), "x");
+        };
+        auto [g1, g2] = grad(loss, argnums{0, 1})(w1, w2);
+        return std::tuple{g1, g2};
+      },
+      mesh_, in_specs{P(none, "y"), P("y", none), P("x", none)}, out_specs{P(none, "y"), P("y", none)});
+  auto ref = [](const Array& a, const Array& b, const Array& x) {
+    const Array out = jnp::matmul(jnp::tanh(jnp::matmul(x, a)), b);
+    return jnp::sum(out * out);
+  };
+  const Array w1 = Ramp({4, 6}, 0.3) * 0.5f, w2 = Ramp({6, 5}, 0.7) * 0.5f, x = Ramp({8, 4}, 0.2);
+  default_matmul_precision highest("highest");
+  auto [r1, r2] = grad(ref, argnums{0, 1})(w1, w2, x);
+  auto [g1, g2] = f(w1, w2, x);
+  ExpectClose(g1, r1, 1e-4);
+  ExpectClose(g2, r2, 1e-4);
+  auto [j1, j2] = jit(f)(w1, w2, x);
+  ExpectClose(j1, r1, 1e-4);
+  ExpectClose(j2, r2, 1e-4);
+}
+
 // With check_vma=false (no varying-axes types) psum is JAX's psum_p, transposing to itself,
 // and the transpose rescales replicated cotangents as JAX does: the same gradients.
 TEST_F(ShardMapTransformsTest, GradWithoutCheckVmaEqualsTypedGrad) {
