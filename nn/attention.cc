@@ -122,7 +122,8 @@ Array dot_product_attention(const Array& query, const Array& key, const Array& v
   JX_CHECK_OP(value.ndim() == key.ndim(), ShapeError, kOp, "value must have key's rank: key ", key.aval().str(),
               ", value ", value.aval().str());
   const int o = d.batched ? 1 : 0;
-  JX_CHECK_OP(value.shape()[o] == d.kv_len && value.shape()[o + 1] == d.kv_heads && (!d.batched || value.shape()[0] == d.batch),
+  JX_CHECK_OP(value.shape()[o] == d.kv_len && value.shape()[o + 1] == d.kv_heads &&
+                  (!d.batched || value.shape()[0] == d.batch),
               ShapeError, kOp, "value must match key's batch, length and heads: key ", key.aval().str(), ", value ",
               value.aval().str());
 
@@ -201,10 +202,11 @@ Array MultiHeadAttention::operator()(const Array& query, const Array& key, const
 Array MultiHeadAttention::operator()(const Array& query, const Array& key, const Array& value,
                                      const std::optional<Array>& mask, const Array& dropout_key, bool training) const {
   const int64_t heads = num_heads();
-  JX_CHECK_OP(key_proj.out_features() == heads * qk_size.value && value_proj.out_features() == output_proj.in_features() &&
+  JX_CHECK_OP(key_proj.out_features() == heads * qk_size.value &&
+                  value_proj.out_features() == output_proj.in_features() &&
                   value_proj.out_features() % vo_size.value == 0 && value_proj.out_features() / vo_size.value == heads,
-              ShapeError, kMha, "projections of different head counts: query ", query_proj.weight.aval().str(), ", key ",
-              key_proj.weight.aval().str(), ", value ", value_proj.weight.aval().str(), ", output ",
+              ShapeError, kMha, "projections of different head counts: query ", query_proj.weight.aval().str(),
+              ", key ", key_proj.weight.aval().str(), ", value ", value_proj.weight.aval().str(), ", output ",
               output_proj.weight.aval().str(), " with qk_size ", qk_size.value, ", vo_size ", vo_size.value);
   JX_CHECK_OP(query.ndim() == key.ndim() && key.ndim() == value.ndim(), ShapeError, kMha,
               "query, key and value must all be batched or all unbatched: ", query.aval().str(), ", ",
@@ -222,7 +224,8 @@ Array MultiHeadAttention::operator()(const Array& query, const Array& key, const
   const Array v_heads = value_proj(v).reshape({batch, kv_len, heads, vo_size.value});
   Array weights = dot_product_attention_weights(q_heads, k_heads, {.mask = mask, .is_causal = is_causal.value});
   if (training) weights = dropout(weights, dropout_key, /*training=*/true);
-  const Array attended = jnp::einsum("bnts,bsnh->btnh", weights, v_heads).reshape({batch, q_len, heads * vo_size.value});
+  const Array attended =
+      jnp::einsum("bnts,bsnh->btnh", weights, v_heads).reshape({batch, q_len, heads * vo_size.value});
   const Array out = output_proj(attended);
   return query.ndim() == 3 ? out : jnp::squeeze(out, 0);
 }

@@ -35,7 +35,8 @@ Array Reference(const Array& q, const Array& k, const Array& v, std::optional<do
     std::vector<Array> per_head;
     for (int64_t n = 0; n < heads; ++n) {
       const int64_t kn = n / (heads / kv_heads);
-      per_head.push_back(ReferenceHead(q[{b, jx::slice(), n}], k[{b, jx::slice(), kn}], v[{b, jx::slice(), kn}], s, mask_tS));
+      per_head.push_back(
+          ReferenceHead(q[{b, jx::slice(), n}], k[{b, jx::slice(), kn}], v[{b, jx::slice(), kn}], s, mask_tS));
     }
     rows.push_back(jnp::stack(per_head, 1));  // [T, N, H]
   }
@@ -79,8 +80,8 @@ TEST(DotProductAttentionTest, CausalIsLowerTriangularMask) {
 
 TEST(DotProductAttentionTest, MaskBroadcastsOverBatchAndHeads) {
   const Array q = Normal(6, {2, 3, 2, 4}), k = Normal(7, {2, 5, 2, 4}), v = Normal(8, {2, 5, 2, 4});
-  const Array m = jnp::array(std::vector<bool>{true, false, true, true, false, false, true, false, true, true, true, true, true,
-                                                 false, false},
+  const Array m = jnp::array(std::vector<bool>{true, false, true, true, false, false, true, false, true, true, true,
+                                                 true, true, false, false},
                              {3, 5});
   ExpectClose(dot_product_attention(q, k, v, {.mask = m}), Reference(q, k, v, std::nullopt, m), 1e-5);
   ExpectClose(dot_product_attention(q, k, v, {.mask = m.reshape({1, 1, 3, 5})}), Reference(q, k, v, std::nullopt, m),
@@ -96,7 +97,9 @@ TEST(DotProductAttentionTest, FullyMaskedRowAttendsUniformlyWithoutNaN) {
   ExpectClose(y[0][0][0], jnp::mean(v[{0, jx::slice(), 0}], 0), 1e-5);
   EXPECT_TRUE(jnp::all(jnp::isfinite(y)).item<bool>());
   // Its gradient is finite too, and zero through the masked logits.
-  const auto loss = [&](const Array& qq, const Array& kk) { return jnp::sum(dot_product_attention(qq, kk, v, {.mask = m})); };
+  const auto loss = [&](const Array& qq, const Array& kk) {
+    return jnp::sum(dot_product_attention(qq, kk, v, {.mask = m}));
+  };
   auto [gq, gk] = jx::grad(loss, jx::argnums{0, 1})(q, k);
   EXPECT_TRUE(jnp::all(jnp::isfinite(gq)).item<bool>());
   EXPECT_TRUE(jnp::all(jnp::isfinite(gk)).item<bool>());
@@ -145,7 +148,8 @@ TEST(DotProductAttentionTest, JitMatchesEager) {
 TEST(DotProductAttentionTest, GradientsMatchFiniteDifferences) {
   const Array q = Normal(22, {2, 3, 2, 3}, float64), k = Normal(23, {2, 4, 2, 3}, float64),
               v = Normal(24, {2, 4, 2, 2}, float64);
-  const Array m = jnp::array(std::vector<bool>{true, true, false, true, false, true, true, true, true, false, true, true},
+  const Array m = jnp::array(std::vector<bool>{true, true, false, true, false, true, true, true, true, false, true,
+                                               true},
                               {3, 4});
   const auto f = [&](const Array& a, const Array& b, const Array& c) {
     return dot_product_attention(a, b, c, {.mask = m, .is_causal = true});
