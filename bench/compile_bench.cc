@@ -13,20 +13,15 @@
 #include <jx/jx.h>
 #include <jx/devices/cpu/cpu_compiler.h>
 
+#include "chain_program.h"
+
 namespace {
 
 using jx::Array;
 namespace lax = jx::lax;
 namespace jnp = jx::numpy;
 
-Array Chain(const Array& x, int64_t n) {
-  Array y = x;
-  for (int64_t i = 0; i < n; i += 2) {
-    y = lax::sin(y);
-    y = lax::mul(y, x);
-  }
-  return y;
-}
+using chain::Chain;
 
 const jx::ClosedJaxpr& ChainJaxpr(int64_t n) {
   static std::map<int64_t, jx::ClosedJaxpr> jaxprs;

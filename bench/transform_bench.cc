@@ -24,6 +24,7 @@
 #include <jx/jx.h>
 
 #include "mlp_model.h"
+#include "chain_program.h"
 
 // Counts operator new calls (allocations are most of tracing's work per equation), so the
 // summary can show the work per equation stays constant while time per equation drifts with
@@ -41,15 +42,7 @@ using mlp::Data;
 using mlp::Loss;
 using mlp::MlpData;
 
-// n equations: alternating sin and mul on an f32[8].
-Array Chain(const Array& x, int64_t n) {
-  Array y = x;
-  for (int64_t i = 0; i < n; i += 2) {
-    y = lax::sin(y);
-    y = lax::mul(y, x);
-  }
-  return y;
-}
+using chain::Chain;
 
 template <typename Make>
 void RunPerEquation(benchmark::State& state, Make make) {
