@@ -79,12 +79,16 @@ struct name {
 
 // An abstract array (JAX's jax.ShapeDtypeStruct): a shape and dtype, nothing allocated. As a
 // jit(f).lower(...) argument, a device places it like a committed array (JAX's sharding=);
-// nullptr leaves it uncommitted. eval_shape returns them.
+// nullptr leaves it uncommitted. A sharding (a NamedSharding over a mesh of simulated chips)
+// makes it a sharded argument of jit with shardings: lowering and planning a pod step from
+// shapes alone (`.sharding = x.sharding()`, or std::make_shared<jx::NamedSharding>(s)).
+// eval_shape returns them.
 struct ShapeDtypeStruct {
   Shape shape;
   DType dtype = float32;
   const Device* device = nullptr;
   bool weak_type = false;
+  std::shared_ptr<const Sharding> sharding = nullptr;
   friend bool operator==(const ShapeDtypeStruct&, const ShapeDtypeStruct&) = default;
 };
 std::ostream& operator<<(std::ostream& os, const ShapeDtypeStruct& s);  // ShapeDtypeStruct(shape=(2, 3), dtype=float32)

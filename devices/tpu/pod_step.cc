@@ -65,6 +65,18 @@ int64_t StepReport::total_link_bytes() const {
   return total;
 }
 
+double StepReport::communication_seconds() const {
+  double total = 0;
+  for (const CollectiveStepEntry& c : collectives) total += c.seconds;
+  return total;
+}
+
+double StepReport::exposed_communication_seconds() const {
+  double total = 0;
+  for (const CollectiveStepEntry& c : collectives) total += c.exposed_seconds;
+  return total;
+}
+
 std::string StepReport::ToString() const {
   std::string out = absl::StrFormat("%s: step %.3f us on %d chips (slowest chip), %d bytes over ICI links\n", what,
                                     wall_seconds * 1e6, static_cast<int>(chips.size()), total_link_bytes());

@@ -48,6 +48,22 @@ struct ChipStepReport {
 struct LinkTraffic {
   std::string link;   // "chip 0 (0,0) -> chip 1 (0,1), axis 1 +"
   int64_t bytes = 0;  // carried this step
+  double busy_seconds = 0;     // collectives using the link this step
+  double exposed_seconds = 0;  // of that, time no compute of its chips hid (chips waited)
+};
+
+// One collective instruction of a step, over all its runs (a collective in a loop body runs
+// once per trip). Asynchronous collectives (start/done pairs) are listed by their start.
+struct CollectiveStepEntry {
+  std::string name;            // HLO instruction ("all-reduce-start.3")
+  std::string kind;            // "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                               // "collective-permute"
+  int64_t runs = 1;            // times it ran this step
+  int64_t bytes = 0;           // per chip per run: the bytes of its result (TPU.md's V)
+  double seconds = 0;          // on the interconnect, all runs together
+  double exposed_seconds = 0;  // of those, what the slowest chip waited at the done (the rest
+                               // overlapped independent compute)
+  std::string algorithm;       // the interconnect's words ("bidi ring over torus axis 0 (wraps)")
 };
 
 struct StepReport {
@@ -55,7 +71,15 @@ struct StepReport {
   double wall_seconds = 0;   // first start to last end: the slowest chip sets it
   std::vector<ChipStepReport> chips;  // in partition order
   std::vector<LinkTraffic> links;     // links that carried bytes, busiest first
+  std::vector<CollectiveStepEntry> collectives;  // in program order
   int64_t total_link_bytes() const;
+  // Communication summed over `collectives`: all of it, the part chips waited for, and the
+  // part hidden behind compute (communication - exposed).
+  double communication_seconds() const;
+  double exposed_communication_seconds() const;
+  double overlapped_communication_seconds() const {
+    return communication_seconds() - exposed_communication_seconds();
+  }
   // A table: one line per chip (times in us), then the busiest links.
   std::string ToString() const;
 };

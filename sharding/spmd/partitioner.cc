@@ -54,8 +54,9 @@ struct Local {
 class Partitioner {
  public:
   Partitioner(const ClosedJaxpr& closed, const ShardingPlan& plan, const Mesh& mesh, const SpmdCostModel& cost,
-              std::vector<std::string>* log)
-      : jaxpr_(*closed.jaxpr), closed_(closed), plan_(plan), mesh_(mesh), cost_(cost), log_(log) {
+              std::vector<std::string>* log, std::vector<DotDecision>* decisions)
+      : jaxpr_(*closed.jaxpr), closed_(closed), plan_(plan), mesh_(mesh), cost_(cost), log_(log),
+        decisions_(decisions) {
     env_.resize(jaxpr_.num_vars());
   }
 
@@ -228,6 +229,22 @@ class Partitioner {
       const double rs_total = reduce_s + cost_.DotSeconds(local_flops(false));
       const bool gather_first = ag_total < rs_total;
       const std::string reduce_name = scatter ? "reduce-scatter" : "all-reduce";
+      if (decisions_ != nullptr) {
+        const std::string gathered = gathered_names.empty() ? "nothing" : absl::StrJoin(gathered_names, "+");
+        const double dot_gathered = cost_.DotSeconds(local_flops(true));
+        const double dot_sharded = cost_.DotSeconds(local_flops(false));
+        DotDecision d;
+        d.equation = StrCat("dot_general ", jaxpr_.aval(e.inputs[0]).str(), " x ", jaxpr_.aval(e.inputs[1]).str(),
+                            " contracting over ", AxesText(axes));
+        d.candidates.push_back({StrCat("all-gather ", gathered, " over ", AxesText(axes), " first"), dot_gathered,
+                                gather_s, ag_total});
+        d.candidates.push_back({StrCat("multiply then ", reduce_name, " over ", AxesText(axes)), dot_sharded, reduce_s,
+                                rs_total});
+        d.chosen = gather_first ? 0 : 1;
+        d.why = StrCat(d.candidates[d.chosen].strategy, ": ", Seconds(d.candidates[d.chosen].predicted_seconds),
+                       " < ", Seconds(d.candidates[1 - d.chosen].predicted_seconds));
+        decisions_->push_back(std::move(d));
+      }
       Log(StrCat("dot_general ", jaxpr_.aval(e.inputs[0]).str(), " x ", jaxpr_.aval(e.inputs[1]).str(),
                  " contracting over ", AxesText(axes), " (", n, " shards) on ", cost_.Describe(), ": ",
                  gather_first ? "all-gather first" : StrCat("multiply then ", reduce_name), " (all-gather ",
@@ -245,6 +262,7 @@ class Partitioner {
   const Mesh& mesh_;
   const SpmdCostModel& cost_;
   std::vector<std::string>* log_;
+  std::vector<DotDecision>* decisions_;
   std::vector<Local> env_;
 };
 
@@ -301,8 +319,9 @@ Array Reshard(const Array& x, const ShapedArray& global, const DimShardings& fro
 }
 
 Arrays PartitionedEval(const ClosedJaxpr& jaxpr, const ShardingPlan& plan, const Mesh& mesh,
-                       const SpmdCostModel& cost, absl::Span<const Array> args, std::vector<std::string>* log) {
-  return Partitioner(jaxpr, plan, mesh, cost, log).Run(args);
+                       const SpmdCostModel& cost, absl::Span<const Array> args, std::vector<std::string>* log,
+                       std::vector<DotDecision>* decisions) {
+  return Partitioner(jaxpr, plan, mesh, cost, log, decisions).Run(args);
 }
 
 }  // namespace jx::spmd

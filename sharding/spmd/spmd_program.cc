@@ -104,7 +104,7 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
   std::vector<std::string> log;
   {
     shard_map_internal::ManualContextScope scope(shard_map_internal::ManualContext{AllManual(mesh), /*check_vma=*/false});
-    auto body = [&](absl::Span<const Array> locals) { return PartitionedEval(global, *plan, mesh, *cost, locals, &log); };
+    auto body = [&](absl::Span<const Array> locals) { return PartitionedEval(global, *plan, mesh, *cost, locals, &log, &p->dot_decisions_); };
     p->local_ = TraceToJaxpr(body, local_args, "spmd");
   }
   p->log_.insert(p->log_.end(), log.begin(), log.end());

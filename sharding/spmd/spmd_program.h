@@ -24,6 +24,7 @@
 #include "jx/core/jaxpr.h"
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/named_sharding.h"
+#include "jx/sharding/spmd/partitioner.h"
 #include "jx/sharding/spmd/propagation.h"
 
 namespace jx::spmd {
@@ -43,6 +44,8 @@ class SpmdProgram {
   const std::vector<NamedSharding>& out_shardings() const { return out_shardings_; }
   // One line per partitioning decision (collective choices, gathers for ops without a rule).
   const std::vector<std::string>& log() const { return log_; }
+  // The strategy chosen for each dot_general with a sharded contraction, with its candidates.
+  const std::vector<DotDecision>& dot_decisions() const { return dot_decisions_; }
   // The partitioned program as text: the mesh, the shardings, the per-device jaxpr, and on
   // TPU chips the compiled per-device HLO with its collectives.
   std::string ToString() const;
@@ -59,6 +62,7 @@ class SpmdProgram {
   Mesh mesh_;
   std::vector<NamedSharding> in_shardings_, out_shardings_;
   std::vector<std::string> log_;
+  std::vector<DotDecision> dot_decisions_;
   std::shared_ptr<const Lowering> lowering_;  // on a mesh of TPU chips
   mutable std::mutex compile_mu_;
   mutable std::shared_ptr<const Executable> executable_;

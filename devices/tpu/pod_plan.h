@@ -1,0 +1,42 @@
+// A dry run of one SPMD step on a pod: the program planned from shapes and shardings alone
+// (no data, no host execution), so pods of thousands of chips are planned in seconds. Chips
+// of one SPMD program run the same code, so a program is costed once and its timeline laid
+// out per group of chips that behave alike; per-chip work and per-link traffic stay exact
+// where chips differ (the ends of a line, uneven ppermutes).
+//
+//   auto pod = jx::tpu::make_pod("v4", {16, 16, 16});
+//   auto mesh = jx::make_mesh({256, 16}, {"data", "model"}, pod.devices());
+//   auto step = jx::jit(train_step, jx::in_shardings{...});
+//   jx::tpu::PodPlan plan = step.lower(abstract_params, abstract_batch).compile().plan();
+//   std::cout << plan.ToString();   // step time, exposed communication, HBM peak, MFU
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "jx/devices/tpu/pod_step.h"
+
+namespace jx::tpu {
+
+struct PodPlan {
+  std::string what;              // "jit(train_step)"
+  std::string pod;               // "v4 16x16x16 torus (4096 chips)"
+  int64_t num_chips = 0;
+  StepReport step;               // the predicted step: wall time, chips, links, collectives
+  double flops_per_chip = 0;     // the per-device program's FLOPs (recomputation included)
+  double peak_flops_per_chip = 0;  // the chip's bf16 peak
+  // Hardware FLOPs utilization: flops_per_chip / (peak * step.wall_seconds).
+  double flops_utilization() const;
+  // Model FLOPs utilization for a step that does `model_flops` useful FLOPs on the whole pod
+  // (6 * params * tokens for a transformer's training step): model_flops / (chips * peak * wall).
+  double mfu(double model_flops) const;
+  int64_t hbm_peak_bytes = 0;      // the largest per-chip HBM high-water mark
+  int64_t hbm_capacity_bytes = 0;  // one chip's HBM
+  bool fits() const { return hbm_peak_bytes <= hbm_capacity_bytes; }
+  double planning_seconds = 0;     // host time to trace, partition, compile and plan
+  // A summary: the step time and its split (compute, exposed and overlapped communication,
+  // idle), HBM peak against capacity, utilization, the costliest collectives and links.
+  std::string ToString() const;
+};
+
+}  // namespace jx::tpu
