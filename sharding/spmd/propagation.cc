@@ -1,6 +1,7 @@
 #include "jx/sharding/spmd/propagation.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 #include "jx/core/errors.h"
@@ -63,6 +64,7 @@ class Propagator {
     for (size_t i = 0; i < jaxpr_.eqns.size(); ++i) {
       if (rules_[i]) {
         plan_.eqn_factor_axes[i] = FactorAxes(i, /*forward=*/true, nullptr);
+        RecordConflicts(i);
       } else {
         const Eqn& e = jaxpr_.eqns[i];
         for (const Atom& a : e.inputs) {
@@ -157,6 +159,129 @@ class Propagator {
       }
     }
     return changed;
+  }
+
+  // The factor a sharded dimension's axes go to: its major factor of size > 1 (as
+  // FactorShardings assigns them).
+  int TargetFactor(const ShardingRule& rule, const DimFactors& fs) const {
+    for (int f : fs) {
+      if (rule.factor_sizes[f] > 1) return f;
+    }
+    return fs[0];
+  }
+
+  // Records equation i's conflicts from the final shardings (a value's sharding never changes
+  // once set, so every conflict propagation met is still there): a factor sharded over
+  // different axes by two tensors, and a mesh axis on two factors.
+  void RecordConflicts(size_t i) {
+    const Eqn& e = jaxpr_.eqns[i];
+    const ShardingRule& rule = *rules_[i];
+    std::vector<ConflictSide> sides;
+    auto add = [&](std::string tensor, Var v, const TensorFactors& factors) {
+      const DimShardings& s = plan_.vars[v.index];
+      std::vector<int> dim_factors;
+      for (const DimFactors& fs : factors) dim_factors.push_back(fs.empty() ? -1 : TargetFactor(rule, fs));
+      for (size_t d = 0; d < factors.size() && d < s.size(); ++d) {
+        if (s[d].empty() || factors[d].empty()) continue;
+        sides.push_back({tensor, jaxpr_.aval(v), s, static_cast<int64_t>(d), dim_factors[d], dim_factors,
+                         static_cast<bool>(fixed_[v.index])});
+      }
+    };
+    for (size_t k = 0; k < e.inputs.size() && k < rule.operands.size(); ++k) {
+      if (const Var* v = std::get_if<Var>(&e.inputs[k])) add(StrCat("operand ", k), *v, rule.operands[k]);
+    }
+    for (size_t k = 0; k < e.outputs.size() && k < rule.results.size(); ++k) {
+      add(StrCat("result ", k), e.outputs[k], rule.results[k]);
+    }
+    if (sides.size() < 2) return;
+    const auto& final_axes = plan_.eqn_factor_axes[i];
+    auto axes_of = [&](size_t s) -> const std::vector<std::string>& { return sides[s].sharding[sides[s].dim]; };
+    auto emit = [&](std::string what, std::vector<ConflictCandidate> candidates, std::vector<size_t> involved) {
+      ShardingConflict c;
+      c.eqn = i;
+      c.equation = EqnText(e);
+      c.what = std::move(what);
+      // Keep only the involved sides, renumbering the candidates' references.
+      std::vector<size_t> renumber(sides.size(), 0);
+      for (size_t s : involved) {
+        renumber[s] = c.sides.size();
+        c.sides.push_back(sides[s]);
+      }
+      for (ConflictCandidate& cand : candidates) {
+        for (size_t& s : cand.sides) s = renumber[s];
+        if (!c.chosen && final_axes[cand.factor] == cand.axes) c.chosen = c.candidates.size();
+        c.candidates.push_back(std::move(cand));
+      }
+      if (c.chosen) {
+        const ConflictCandidate& won = c.candidates[*c.chosen];
+        const ConflictSide& first = c.sides[won.sides[0]];
+        c.why = StrCat(first.tensor, "'s ", AxesText(won.axes), " was met first",
+                       first.fixed ? " and is given" : "",
+                       "; propagation keeps the first choice (it uses no cost model) and the partitioner reshards "
+                       "the other tensors");
+      } else {
+        c.why = "neither: the factor is left unsharded and every side is resharded to replicate it";
+      }
+      plan_.conflicts.push_back(std::move(c));
+    };
+    // A factor sharded over different axes.
+    for (int f = 0; f < rule.num_factors(); ++f) {
+      std::vector<ConflictCandidate> candidates;
+      std::vector<size_t> involved;
+      for (size_t s = 0; s < sides.size(); ++s) {
+        if (sides[s].factor != f) continue;
+        involved.push_back(s);
+        auto it = std::find_if(candidates.begin(), candidates.end(),
+                               [&](const ConflictCandidate& c) { return c.axes == axes_of(s); });
+        if (it == candidates.end()) {
+          candidates.push_back({f, axes_of(s), {s}});
+        } else {
+          it->sides.push_back(s);
+        }
+      }
+      if (candidates.size() < 2) continue;
+      std::vector<std::string> texts;
+      for (const ConflictCandidate& c : candidates) texts.push_back(AxesText(c.axes));
+      emit(StrCat("dimension of size ", rule.factor_sizes[f], " sharded as ", absl::StrJoin(texts, " and as ")),
+           std::move(candidates), std::move(involved));
+    }
+    // One mesh axis on two factors: each factor's candidate is its first side's axes, wanted by
+    // every side that shards the factor so.
+    auto factor_candidate = [&](size_t first) {
+      ConflictCandidate c{sides[first].factor, axes_of(first), {}};
+      for (size_t s = 0; s < sides.size(); ++s) {
+        if (sides[s].factor == c.factor && axes_of(s) == c.axes) c.sides.push_back(s);
+      }
+      return c;
+    };
+    std::vector<std::pair<int, int>> reported;
+    for (size_t a = 0; a < sides.size(); ++a) {
+      for (size_t b = a + 1; b < sides.size(); ++b) {
+        const int fa = sides[a].factor, fb = sides[b].factor;
+        if (fa == fb) continue;
+        const auto& axa = axes_of(a);
+        const auto& axb = axes_of(b);
+        auto shared = std::find_first_of(axa.begin(), axa.end(), axb.begin(), axb.end());
+        if (shared == axa.end()) continue;
+        const std::pair<int, int> key(std::min(fa, fb), std::max(fa, fb));
+        if (std::find(reported.begin(), reported.end(), key) != reported.end()) continue;
+        reported.push_back(key);
+        ConflictCandidate ca = factor_candidate(a), cb = factor_candidate(b);
+        std::vector<size_t> involved = ca.sides;
+        involved.insert(involved.end(), cb.sides.begin(), cb.sides.end());
+        std::sort(involved.begin(), involved.end());
+        emit(StrCat("mesh axis '", *shared, "' shards dimension ", sides[a].dim, " of ", sides[a].tensor,
+                    " and dimension ", sides[b].dim, " of ", sides[b].tensor, ", which are different factors"),
+             {std::move(ca), std::move(cb)}, std::move(involved));
+      }
+    }
+  }
+
+  std::string EqnText(const Eqn& e) const {
+    std::vector<std::string> ins, outs;
+    for (const Atom& a : e.inputs) ins.push_back(jaxpr_.aval(a).str());
+    for (const Var& v : e.outputs) outs.push_back(jaxpr_.aval(v).str());
+    return StrCat(e.primitive.name(), " ", absl::StrJoin(ins, ", "), " -> ", absl::StrJoin(outs, ", "));
   }
 
   void Note(std::string line) {

@@ -24,6 +24,39 @@ namespace jx::spmd {
 // A value's sharding when it is fixed by the caller (nullopt: left to propagation).
 using MaybeSharding = std::optional<DimShardings>;
 
+// One tensor dimension of an equation that a propagation conflict involves.
+struct ConflictSide {
+  std::string tensor;      // "operand 1", "result 0"
+  ShapedArray aval;        // the tensor's global type
+  DimShardings sharding;   // its whole sharding (propagated or given)
+  int64_t dim = 0;         // the dimension holding the factor
+  int factor = 0;          // the factor of the equation's rule
+  std::vector<int> dim_factors;  // per dimension of the tensor, the factor its axes go to (-1: none)
+  bool fixed = false;      // given by the caller (in/out_shardings, a constraint)
+};
+
+// One way to settle a conflict: `factor` sharded over `axes`; `sides` index the conflict's
+// sides that ask for it.
+struct ConflictCandidate {
+  int factor = 0;
+  std::vector<std::string> axes;
+  std::vector<size_t> sides;
+};
+
+// A value two tensors of one equation want sharded differently: one factor of its rule
+// sharded over different mesh axes, or one mesh axis on two factors. Propagation keeps the
+// first tensor's choice (operands before results) without a cost model; explain_sharding
+// prices every candidate.
+struct ShardingConflict {
+  size_t eqn = 0;                  // index into the jaxpr's equations
+  std::string equation;            // "add f32[8,16], f32[8,16] -> f32[8,16]"
+  std::string what;                // "dimension of size 16 sharded as 'x' and as 'y'"
+  std::vector<ConflictSide> sides;
+  std::vector<ConflictCandidate> candidates;
+  std::optional<size_t> chosen;    // the candidate the partitioner computes with (none: neither)
+  std::string why;
+};
+
 struct ShardingPlan {
   // Per var (indexed by Var::index): its sharding (empty: replicated).
   std::vector<DimShardings> vars;
@@ -31,6 +64,8 @@ struct ShardingPlan {
   std::vector<std::vector<std::vector<std::string>>> eqn_factor_axes;
   // Why a value ended replicated or an operand needs resharding (one line per decision).
   std::vector<std::string> notes;
+  // Every equation where tensors asked for different shardings, with what won.
+  std::vector<ShardingConflict> conflicts;
 
   const DimShardings& sharding(Var v) const { return vars[v.index]; }
 };

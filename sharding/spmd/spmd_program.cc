@@ -90,6 +90,7 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
   const Jaxpr& j = *global.jaxpr;
   auto plan = std::make_shared<ShardingPlan>(PropagateShardings(j, mesh.abstract_mesh(), in, out));
   p->log_ = plan->notes;
+  p->conflicts_ = plan->conflicts;
   std::vector<ShapedArray> local_args;
   for (const Var& v : j.invars) {
     const ShapedArray& aval = j.aval(v);

@@ -46,6 +46,8 @@ class SpmdProgram {
   const std::vector<std::string>& log() const { return log_; }
   // The strategy chosen for each dot_general with a sharded contraction, with its candidates.
   const std::vector<DotDecision>& dot_decisions() const { return dot_decisions_; }
+  // Where propagation met tensors that wanted one value sharded differently, and what won.
+  const std::vector<ShardingConflict>& conflicts() const { return conflicts_; }
   // The partitioned program as text: the mesh, the shardings, the per-device jaxpr, and on
   // TPU chips the compiled per-device HLO with its collectives.
   std::string ToString() const;
@@ -63,6 +65,7 @@ class SpmdProgram {
   std::vector<NamedSharding> in_shardings_, out_shardings_;
   std::vector<std::string> log_;
   std::vector<DotDecision> dot_decisions_;
+  std::vector<ShardingConflict> conflicts_;
   std::shared_ptr<const Lowering> lowering_;  // on a mesh of TPU chips
   mutable std::mutex compile_mu_;
   mutable std::shared_ptr<const Executable> executable_;
