@@ -150,6 +150,22 @@ class FusionPlanner {
     return true;
   }
 
+  // True for a computed (elementwise) producer that a broadcast reads to make more elements
+  // than it has. Fused there, it would run once per broadcast element (a [256] update
+  // recomputed 65536 times for an outer product); a value computed in another group anyway
+  // is cheaper written once and read through the broadcast.
+  static bool FeedsExpandingBroadcast(const HloInstruction& producer) {
+    if (!producer.IsElementwise() || !producer.shape().IsArray()) return false;
+    const int64_t elements = ShapeUtil::ElementsIn(producer.shape());
+    for (const HloInstruction* user : producer.users()) {
+      if (user->opcode() == HloOpcode::kBroadcast &&
+          ShapeUtil::ElementsIn(user->shape()) > elements) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   bool TryJoin(HloInstruction* producer) {
     if (producer->IsRoot() || producer->user_count() == 0) return false;
     const bool contraction = IsContraction(*producer);
@@ -164,7 +180,8 @@ class FusionPlanner {
     }
     // Joining several groups computes the producer once per group: the cost analysis
     // judges whether that is cheaper than writing and re-reading its value.
-    if (targets.size() > 1 && (contraction || cost_analysis_.IsExpensiveToDuplicate(*producer))) {
+    if (targets.size() > 1 && (contraction || cost_analysis_.IsExpensiveToDuplicate(*producer) ||
+                               FeedsExpandingBroadcast(*producer))) {
       return false;
     }
     if (contraction) {

@@ -53,6 +53,33 @@ std::vector<int64_t> Normalized(const std::vector<int64_t>& strides,
   return s;
 }
 
+std::vector<int64_t> NonUnitDims(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> v;
+  for (int64_t d : dims) {
+    if (d != 1) v.push_back(d);
+  }
+  return v;
+}
+
+// The same stage with size-1 dims dropped and adjacent dims walked as one merged
+// (strides[k] == strides[k + 1] * dims[k + 1]), so runs along the innermost dim are as long
+// as the map allows.
+IndexStage Simplified(const IndexStage& s) {
+  IndexStage out;
+  out.offset = s.offset;
+  for (size_t k = 0; k < s.dims.size(); ++k) {
+    if (s.dims[k] == 1) continue;
+    if (!out.dims.empty() && out.strides.back() == s.strides[k] * s.dims[k]) {
+      out.dims.back() *= s.dims[k];
+      out.strides.back() = s.strides[k];
+    } else {
+      out.dims.push_back(s.dims[k]);
+      out.strides.push_back(s.strides[k]);
+    }
+  }
+  return out;
+}
+
 // The current stage as linear positions in the instruction's row-major element order.
 IndexStage FinishStage(const IndexMap& m, absl::Span<const int64_t> x_dims) {
   IndexStage s;
@@ -108,6 +135,18 @@ IndexMap ThroughShapeOp(const HloInstruction& instr, const IndexMap& m) {
     default: {  // reshape / bitcast: the linear position is kept
       if (y_dims == instr.shape().dimensions()) {
         out.x = m.x;
+        break;
+      }
+      if (const std::vector<int64_t>& x_dims = instr.shape().dimensions();
+          NonUnitDims(y_dims) == NonUnitDims(x_dims)) {
+        // Only size-1 dims added or dropped: every other dim keeps its coordinate, in order,
+        // so the map stays one stage (no index vector for the loads under it).
+        size_t j = 0;
+        for (size_t i = 0; i < y_dims.size(); ++i) {
+          if (y_dims[i] == 1) continue;  // out.x[i] stays {-1, 0, 0}: coordinate 0
+          while (x_dims[j] == 1) ++j;
+          out.x[i] = m.x[j++];
+        }
         break;
       }
       IndexStage s = FinishStage(m, instr.shape().dimensions());
@@ -218,6 +257,59 @@ void ComputeIndices(const std::vector<IndexStage>& stages, int64_t start, int64_
   }
 }
 
+// Output elements [start, start + n) loaded through a single index stage, one run along its
+// innermost dim at a time: a run with stride 1 is copied, a run with stride 0 (a broadcast
+// along the inner dim) is one value splatted, any other stride a strided copy. No index is
+// computed per element.
+template <typename Bits>
+void GatherRuns(const IndexStage& s, const void* src, int64_t start, int64_t n, void* out) {
+  const Bits* in = static_cast<const Bits*>(src);
+  Bits* o = static_cast<Bits*>(out);
+  const int r = static_cast<int>(s.dims.size());
+  if (r == 0) {
+    std::fill(o, o + n, in[s.offset]);
+    return;
+  }
+  int64_t q[kMaxRank];
+  int64_t rem = start, lin = s.offset;
+  for (int k = r - 1; k >= 0; --k) {
+    q[k] = rem % s.dims[k];
+    rem /= s.dims[k];
+    lin += q[k] * s.strides[k];
+  }
+  const int64_t inner = s.dims[r - 1], inner_stride = s.strides[r - 1];
+  int64_t j = 0;
+  while (j < n) {
+    const int64_t run = std::min(inner - q[r - 1], n - j);
+    const Bits* from = in + lin;
+    if (inner_stride == 1) {
+      std::memcpy(o + j, from, run * sizeof(Bits));
+    } else if (inner_stride == 0) {
+      std::fill(o + j, o + j + run, *from);
+    } else {
+      for (int64_t t = 0; t < run; ++t) o[j + t] = from[t * inner_stride];
+    }
+    j += run;
+    lin += run * inner_stride;
+    q[r - 1] += run;
+    for (int k = r - 1; k > 0 && q[k] == s.dims[k]; --k) {
+      lin -= s.strides[k] * s.dims[k];
+      q[k] = 0;
+      ++q[k - 1];
+      lin += s.strides[k - 1];
+    }
+  }
+}
+void GatherRunsBytes(const IndexStage& s, const void* src, int64_t start, int64_t n,
+                     int64_t esize, void* out) {
+  switch (esize) {
+    case 1: return GatherRuns<uint8_t>(s, src, start, n, out);
+    case 2: return GatherRuns<uint16_t>(s, src, start, n, out);
+    case 4: return GatherRuns<uint32_t>(s, src, start, n, out);
+    default: return GatherRuns<uint64_t>(s, src, start, n, out);
+  }
+}
+
 template <typename Bits>
 void Gather(const void* src, const int64_t* idx, int64_t n, void* out) {
   const Bits* s = static_cast<const Bits*>(src);
@@ -275,12 +367,12 @@ LeafResolver OperandLeaves(const HloInstruction* root) {
 }
 
 struct TileProgram::Node {
-  enum Kind { kContiguous, kScalar, kGather, kIota, kNative, kFallback } kind;
+  enum Kind { kContiguous, kScalar, kRunGather, kGather, kIota, kNative, kFallback } kind;
   int64_t esize = 0;
   int input = -1;                     // source slot, or -1 for constant data
   const uint8_t* constant = nullptr;  // constant source
   int64_t offset = 0;                 // kContiguous / kScalar
-  std::vector<IndexStage> stages;     // kGather / kIota
+  std::vector<IndexStage> stages;     // kRunGather (one stage) / kGather / kIota
   IndexToValueFn to_value = nullptr;  // kIota
   std::vector<int> operands;          // ops
   TileOpFn fn = nullptr;              // kNative
@@ -326,7 +418,8 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       n.kind = Node::kScalar;
       n.offset = stages.back().offset;
     } else {
-      n.kind = Node::kGather;
+      n.kind = stages.size() == 1 ? Node::kRunGather : Node::kGather;
+      for (IndexStage& s : stages) s = Simplified(s);
       n.stages = std::move(stages);
     }
     p->nodes_.push_back(std::move(n));
@@ -566,11 +659,18 @@ bool TileProgram::InputReadInPlace(int slot) const {
   for (const Node& n : nodes_) {
     if (n.input != slot || n.constant != nullptr) continue;
     if (n.kind == Node::kContiguous && n.offset == 0) continue;
-    if (n.kind == Node::kContiguous || n.kind == Node::kScalar || n.kind == Node::kGather) {
+    if (n.kind == Node::kContiguous || n.kind == Node::kScalar || n.kind == Node::kRunGather ||
+        n.kind == Node::kGather) {
       return false;
     }
   }
   return true;
+}
+
+int TileProgram::num_indexed_loads() const {
+  int count = 0;
+  for (const Node& n : nodes_) count += n.kind == Node::kGather || n.kind == Node::kIota;
+  return count;
 }
 
 int TileProgram::num_fallback_ops() const {
@@ -668,6 +768,10 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
             SplatBytes(src + node.offset * node.esize, m, node.esize, dest);
             ptr[i] = dest;
           }
+          break;
+        case Node::kRunGather:
+          GatherRunsBytes(node.stages[0], src, pos, m, node.esize, dest);
+          ptr[i] = dest;
           break;
         case Node::kGather:
           ComputeIndices(node.stages, pos, m, idx);

@@ -5,8 +5,10 @@
 // Compilation walks the expression from its root once. Shape ops (broadcast, transpose,
 // reshape, bitcast, slice, reverse, copy) become index maps composed down to the leaves, so
 // a leaf (an input buffer or a constant) is loaded straight from memory at the right
-// positions: contiguous leaves are used in place, scalars are splatted, the rest gathered
-// through an index vector computed per tile with an odometer. Iota is an index map too.
+// positions: contiguous leaves are used in place, scalars are splatted, a leaf under one
+// index stage (broadcasts, transposes, slices) is copied run by run along the innermost dim
+// (a broadcast along it is a splat per run), and the rest gathered through an index vector
+// computed per strip with an odometer. Iota is an index map too.
 // Every elementwise op becomes one vectorized loop over the tile (tile_ops.h); an (op, type)
 // pair without a native loop runs through the reference evaluator on the tile (a scalar
 // fallback, per op). Tile values live in per-thread scratch registers, reused once their
@@ -104,6 +106,9 @@ class TileProgram {
   // True when every load of input `slot` reads position i for output element i (so the
   // input may be the output buffer itself, block by block).
   bool InputReadInPlace(int slot) const;
+  // Number of loads that compute a source index per element (gathers through a reshape
+  // that mixes dims, and iota); the others are contiguous, scalar or loaded run by run (tests).
+  int num_indexed_loads() const;
   // Number of ops that run through the scalar evaluator fallback (tests).
   int num_fallback_ops() const;
   // Those ops as "opcode type, ..." (for JX_LOG_COMPILES).

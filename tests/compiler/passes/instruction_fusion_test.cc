@@ -311,6 +311,49 @@ ENTRY %main {
   }
 }
 
+// A scan RNN's backward body (issue 16): the [256] update m = (p1 + p2) * p3 feeds both a
+// [256] consumer and an outer product through broadcasts. Fused into the outer product it
+// would be recomputed for each of 65536 elements; it is computed once instead, in its own
+// fusion, and the outer product reads it through the broadcast.
+TEST(InstructionFusionTest, SharedProducerOfAnExpandingBroadcastIsComputedOnce) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %w = f32[256,256]{1,0} parameter(0)
+  %p1 = f32[256]{0} parameter(1)
+  %p2 = f32[256]{0} parameter(2)
+  %p3 = f32[256]{0} parameter(3)
+  %x = f32[256]{0} parameter(4)
+  %a = f32[256]{0} add(%p1, %p2)
+  %m = f32[256]{0} multiply(%a, %p3)
+  %bm = f32[256,256]{1,0} broadcast(%m), dimensions={1}
+  %bx = f32[256,256]{1,0} broadcast(%x), dimensions={0}
+  %o = f32[256,256]{1,0} multiply(%bm, %bx)
+  %u = f32[256,256]{1,0} add(%w, %o)
+  %n = f32[256]{0} negate(%m)
+  %e = f32[256]{0} exponential(%n)
+  ROOT %t = (f32[256,256]{1,0}, f32[256]{0}) tuple(%u, %e)
+})");
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kAdd), 2);       // once for m, once for u
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kMultiply), 2);  // once for m, once for o
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  const HloInstruction* update = root->operand(0);
+  ASSERT_EQ(update->opcode(), HloOpcode::kFusion) << module->ToString();
+  EXPECT_TRUE(Match(update->fused_instructions_computation()->root_instruction(),
+                    m::Add(m::Parameter(), m::Multiply(m::Broadcast(m::Parameter()),
+                                                       m::Broadcast(m::Parameter())))))
+      << module->ToString();
+  // A producer read only through the broadcast still fuses (it is computed nowhere else).
+  auto single = Fuse(R"(HloModule m
+ENTRY %main {
+  %p1 = f32[256]{0} parameter(0)
+  %p2 = f32[256]{0} parameter(1)
+  %a = f32[256]{0} add(%p1, %p2)
+  %b = f32[256,256]{1,0} broadcast(%a), dimensions={1}
+  ROOT %e = f32[256,256]{1,0} exponential(%b)
+})");
+  EXPECT_EQ(CountOpcode(*single, HloOpcode::kFusion), 1);
+}
+
 TEST(InstructionFusionTest, DoesNotFuseAcrossOpaqueOrControlOps) {
   Fuse(R"(HloModule m
 %cmp (a: f32[], b: f32[]) -> pred[] {

@@ -355,6 +355,76 @@ ENTRY %main (e0: f32[40,130], e1: f32[130,40], e2: f32[130], e3: f32[]) -> f32[4
   }
 }
 
+// The fused update of a scan RNN's backward body (issue 16): dW + outer(g * (h + dh), x),
+// the [256] operands broadcast along either dim of [256, 256] through size-1 reshapes, and a
+// transpose of a size-1 reshape. Every load is a run copy or a per-run splat (no index per
+// element), and the values match the reference evaluator at every window.
+TEST(StripEvaluatorTest, BroadcastOperandsLoadRunByRun) {
+  constexpr char kText[] = R"(HloModule m
+%f (p0: f32[256,256], p1: f32[256], p2: f32[1,256], p3: f32[1,256], p4: f32[1,1,256], p5: f32[256,1]) -> f32[256,256] {
+  %p0 = f32[256,256] parameter(0)
+  %p1 = f32[256] parameter(1)
+  %p2 = f32[1,256] parameter(2)
+  %r2 = f32[256] reshape(%p2)
+  %a = f32[256] add(%p1, %r2)
+  %p3 = f32[1,256] parameter(3)
+  %r3 = f32[256] reshape(%p3)
+  %m = f32[256] multiply(%a, %r3)
+  %bm = f32[256,256] broadcast(%m), dimensions={1}
+  %p4 = f32[1,1,256] parameter(4)
+  %r4 = f32[256] reshape(%p4)
+  %b4 = f32[256,256] broadcast(%r4), dimensions={0}
+  %o = f32[256,256] multiply(%bm, %b4)
+  %p5 = f32[256,1] parameter(5)
+  %t5 = f32[1,256] transpose(%p5), dimensions={1,0}
+  %r5 = f32[256] reshape(%t5)
+  %b5 = f32[256,256] broadcast(%r5), dimensions={0}
+  %t = f32[256,256] transpose(%b5), dimensions={1,0}
+  %u = f32[256,256] add(%o, %t)
+  ROOT %r = f32[256,256] add(%p0, %u)
+}
+ENTRY %main (e0: f32[256,256], e1: f32[256], e2: f32[1,256], e3: f32[1,256], e4: f32[1,1,256], e5: f32[256,1]) -> f32[256,256] {
+  %e0 = f32[256,256] parameter(0)
+  %e1 = f32[256] parameter(1)
+  %e2 = f32[1,256] parameter(2)
+  %e3 = f32[1,256] parameter(3)
+  %e4 = f32[1,1,256] parameter(4)
+  %e5 = f32[256,1] parameter(5)
+  ROOT %fusion = f32[256,256] fusion(%e0, %e1, %e2, %e3, %e4, %e5), kind=kLoop, calls=%f
+})";
+  auto module = hlo::ParseHloModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const hlo::HloComputation* f =
+      (*module)->entry_computation()->root_instruction()->fused_instructions_computation();
+  auto program = TileProgram::Compile(f->root_instruction(), ParameterLeaves(), 4096);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const TileProgram& p = **program;
+  EXPECT_EQ(p.num_indexed_loads(), 0);
+  std::mt19937 rng(7);
+  std::vector<Literal> args;
+  for (const HloInstruction* param : f->parameter_instructions()) {
+    Literal lit(param->shape());
+    std::uniform_real_distribution<double> dist(-4, 4);
+    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
+    args.push_back(std::move(lit));
+  }
+  std::vector<const Literal*> arg_ptrs;
+  for (const Literal& a : args) arg_ptrs.push_back(&a);
+  hlo::HloEvaluator evaluator;
+  absl::StatusOr<Literal> want = evaluator.Evaluate(*f, arg_ptrs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  std::vector<const void*> inputs;
+  for (const Literal& a : args) inputs.push_back(a.untyped_data().data());
+  const int64_t n = 256 * 256;
+  for (auto [start, len] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 1}, {0, 17}, {255, 2}, {250, 600}, {1, 4095}, {n - 4096, 4096}, {n - 3, 3}}) {
+    std::vector<float> got(len);
+    p.Evaluate(inputs.data(), start, len, got.data());
+    EXPECT_EQ(std::memcmp(got.data(), want->untyped_data().data() + start * 4, len * 4), 0)
+        << "window [" << start << ", " << start + len << ")";
+  }
+}
+
 // In place (the output aliases an input read at the same positions): each strip is staged in
 // scratch before it is stored, so later ops of the strip still read the input.
 TEST(StripEvaluatorTest, InPlaceAcrossStrips) {
