@@ -1,0 +1,191 @@
+#include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/pattern_matcher.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/passes/all_reduce_utils.h"
+
+namespace jx::hlo {
+namespace {
+
+namespace m = ::jx::hlo::match;
+
+// One accumulator a loop carries whose all-reduce may move after the loop:
+// body: state'[index] = add(state[index], [convert](all-reduce(g))).
+struct Accumulation {
+  int64_t index = 0;
+  HloInstruction* add = nullptr;
+  int64_t reduced_operand = 0;          // add's operand holding the reduced value
+  HloInstruction* convert = nullptr;    // between the all-reduce and the add, or null
+  HloInstruction* all_reduce = nullptr;
+};
+
+// The get-tuple-elements of a computation's tuple parameter, by index; nullopt when the
+// parameter is read any other way (then a tuple element may be read without us seeing it).
+std::optional<std::vector<std::vector<HloInstruction*>>> TupleReads(const HloComputation& c, int64_t size) {
+  if (c.num_parameters() != 1) return std::nullopt;
+  const HloInstruction* param = c.parameter_instruction(0);
+  if (param->IsRoot()) return std::nullopt;
+  std::vector<std::vector<HloInstruction*>> reads(static_cast<size_t>(size));
+  for (HloInstruction* user : param->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return std::nullopt;
+    reads[static_cast<size_t>(user->tuple_index())].push_back(user);
+  }
+  return reads;
+}
+
+std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_t index,
+                                              const std::vector<HloInstruction*>& body_reads, bool cond_reads) {
+  // The accumulator is read once in the body, by the add, and never by the condition.
+  if (cond_reads || body_reads.size() != 1) return std::nullopt;
+  const HloInstruction* root = loop.while_body()->root_instruction();
+  HloInstruction* acc = body_reads[0];
+  HloInstruction* add = root->mutable_operand(index);
+  if (add->opcode() != HloOpcode::kAdd || !add->shape().IsArray()) return std::nullopt;
+  if (acc->user_count() != 1 || acc->users()[0] != add) return std::nullopt;
+  if (add->user_count() != 1 || std::count(root->operands().begin(), root->operands().end(), add) != 1) {
+    return std::nullopt;
+  }
+  const int64_t r = add->operand(0) == acc ? 1 : 0;
+  if (add->operand(1 - r) != acc || add->operand(r) == acc) return std::nullopt;
+  Accumulation a{.index = index, .add = add, .reduced_operand = r};
+  HloInstruction* reduced = add->mutable_operand(r);
+  if (reduced->opcode() == HloOpcode::kConvert) {
+    if (reduced->user_count() != 1) return std::nullopt;
+    a.convert = reduced;
+    reduced = reduced->mutable_operand(0);
+  }
+  if (reduced->opcode() != HloOpcode::kAllReduce || reduced->user_count() != 1 ||
+      AllReduceCombiner(*reduced) != HloOpcode::kAdd) {
+    return std::nullopt;
+  }
+  a.all_reduce = reduced;
+  return a;
+}
+
+// A splat of zeros of `shape` in b's computation.
+absl::StatusOr<HloInstruction*> Zeros(HloBuilder& b, const Shape& shape) {
+  HLO_ASSIGN_OR_RETURN(HloInstruction * zero, b.Constant(Literal::CreateScalar(shape.element_type(), 0)));
+  if (shape.rank() == 0) return zero;
+  return b.Broadcast(zero, shape.dimensions(), {});
+}
+
+absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
+  HloComputation* parent = loop->parent();
+  HloComputation* body = loop->while_body();
+  if (!loop->shape().IsTuple() || loop->IsRoot() || body->root_instruction()->opcode() != HloOpcode::kTuple) {
+    return false;
+  }
+  for (const HloInstruction* user : loop->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+  }
+  const int64_t size = loop->shape().tuple_shapes_size();
+  const auto body_reads = TupleReads(*body, size);
+  const auto cond_reads = TupleReads(*loop->while_condition(), size);
+  if (!body_reads || !cond_reads) return false;
+  std::vector<Accumulation> moves;
+  for (int64_t i = 0; i < size; ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (std::optional<Accumulation> a = MatchAccumulation(*loop, i, (*body_reads)[k], !(*cond_reads)[k].empty())) {
+      moves.push_back(*a);
+    }
+  }
+  if (moves.empty()) return false;
+
+  HloBuilder pb(parent);
+  HloInstruction* init = loop->mutable_operand(0);
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < size; ++i) {
+    if (init->opcode() == HloOpcode::kTuple) {
+      elements.push_back(init->mutable_operand(i));
+    } else {
+      HLO_ASSIGN_OR_RETURN(HloInstruction * e, pb.GetTupleElement(init, i));
+      elements.push_back(e);
+    }
+  }
+  // After the loop: the accumulator's reads become init + all-reduce(accumulator).
+  for (const Accumulation& a : moves) {
+    std::vector<HloInstruction*> reads;
+    for (HloInstruction* user : loop->users()) {
+      if (user->tuple_index() == a.index) reads.push_back(user);
+    }
+    if (reads.empty()) continue;  // the sum is never read: nothing to all-reduce
+    const Shape& acc_shape = loop->shape().tuple_shapes(a.index);
+    HloComputation* reducer = a.convert == nullptr
+                                  ? a.all_reduce->to_apply()
+                                  : ScalarCombinerComputation(parent->parent(), HloOpcode::kAdd,
+                                                              acc_shape.element_type());
+    HLO_ASSIGN_OR_RETURN(HloInstruction * sum, pb.GetTupleElement(loop, a.index));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * reduced, AddAllReduceLike(parent, *a.all_reduce, sum, reducer));
+    HloInstruction* initial = elements[static_cast<size_t>(a.index)];
+    HloInstruction* result = reduced;
+    if (!Match(initial, m::ConstantSplat(0))) {
+      HLO_ASSIGN_OR_RETURN(result, pb.Add(initial, reduced));
+    }
+    for (HloInstruction* read : reads) {
+      HLO_RETURN_IF_ERROR(read->ReplaceAllUsesWith(result));
+      HLO_RETURN_IF_ERROR(parent->RemoveInstruction(read));
+    }
+  }
+  // Into the loop: the accumulators start at zero.
+  for (const Accumulation& a : moves) {
+    HLO_ASSIGN_OR_RETURN(elements[static_cast<size_t>(a.index)],
+                         Zeros(pb, loop->shape().tuple_shapes(a.index)));
+  }
+  HLO_ASSIGN_OR_RETURN(HloInstruction * new_init, pb.Tuple(elements));
+  HLO_RETURN_IF_ERROR(loop->ReplaceOperandWith(0, new_init));
+  if (init->user_count() == 0 && !init->IsRoot() && init->opcode() != HloOpcode::kParameter) {
+    HLO_RETURN_IF_ERROR(parent->RemoveInstructionAndUnusedOperands(init));
+  }
+  // In the loop: the accumulators add the unreduced values.
+  HloBuilder bb(body);
+  for (const Accumulation& a : moves) {
+    HloInstruction* unreduced = a.all_reduce->mutable_operand(0);
+    if (a.convert != nullptr) {
+      HLO_ASSIGN_OR_RETURN(unreduced, bb.Convert(unreduced, a.add->shape().element_type()));
+    }
+    HLO_RETURN_IF_ERROR(a.add->ReplaceOperandWith(a.reduced_operand, unreduced));
+    HLO_RETURN_IF_ERROR(
+        body->RemoveInstructionAndUnusedOperands(a.convert != nullptr ? a.convert : a.all_reduce));
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
+  // A body or condition shared by several loops is left alone: rewriting it for one loop
+  // would change the others.
+  absl::flat_hash_map<const HloComputation*, int64_t> callers;
+  for (HloComputation* c : module->computations()) {
+    for (const HloInstruction* instr : c->instructions()) {
+      for (const HloComputation* callee : instr->called_computations()) ++callers[callee];
+    }
+  }
+  bool changed = false;
+  // Callees first: an all-reduce moved out of an inner loop may then leave the outer one.
+  for (HloComputation* computation : module->MakeComputationPostOrder()) {
+    if (computation->IsFusionComputation()) continue;
+    std::vector<HloInstruction*> loops;
+    for (HloInstruction* instr : computation->instructions()) {
+      if (instr->opcode() == HloOpcode::kWhile && callers[instr->while_body()] == 1 &&
+          callers[instr->while_condition()] == 1) {
+        loops.push_back(instr);
+      }
+    }
+    for (HloInstruction* loop : loops) {
+      HLO_ASSIGN_OR_RETURN(bool moved, MoveAllReducesOutOf(loop));
+      changed |= moved;
+    }
+  }
+  return changed;
+}
+
+}  // namespace jx::hlo

@@ -1,0 +1,39 @@
+// WhileLoopAllReduceCodeMotion (XLA's pass of the same name): a loop that all-reduces a value
+// every trip only to add it to an accumulator it carries keeps the value unreduced inside the
+// loop and all-reduces the accumulator once after it (the "unreduced gradient accumulation" of
+// microbatched training: one all-reduce per accumulator per step instead of one per trip).
+//
+//   acc = init                                  acc = zeros
+//   while (...) {                               while (...) {
+//     g = ...                                     g = ...
+//     acc = acc + all-reduce(g)          ->       acc = acc + g
+//   }                                           }
+//   use(acc)                                    use(init + all-reduce(acc))
+//
+// Also through a convert (acc = acc + convert(all-reduce(g)): the accumulator's type is summed
+// and all-reduced). Sound because the sum over the group is linear: the sum of the trips'
+// all-reduces is the all-reduce of their sum, and init is added once, outside the group sum.
+// It applies only where that holds: the all-reduce reduces with add and feeds only the
+// accumulation; the accumulator is read by nothing in the loop but that add (neither the body
+// nor the condition sees it, so no use of a partially summed value moves), is carried at one
+// tuple index, and the loop's results are read through get-tuple-element. Floating-point sums
+// are reassociated (each partition sums its own trips first).
+//
+//   WhileLoopAllReduceCodeMotion pass;
+//   HLO_ASSIGN_OR_RETURN(bool changed, pass.Run(module));
+#pragma once
+
+#include <string_view>
+
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_pass.h"
+
+namespace jx::hlo {
+
+class WhileLoopAllReduceCodeMotion : public HloPass {
+ public:
+  std::string_view name() const override { return "while-loop-all-reduce-code-motion"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+}  // namespace jx::hlo
