@@ -74,6 +74,24 @@ TEST(AllReduceReassociateTest, AChainOfSumsFoldsToOneAllReduce) {
   EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kAdd);
 }
 
+// Each psum lowers with its own reducer computation: equal reducers, not the same one, suffice.
+TEST(AllReduceReassociateTest, DistinctButEqualReducersReassociate) {
+  auto module = ParseAndRun<AllReduceReassociate>(Module(R"(%sum2 (x2: s32[], y2: s32[]) -> s32[] {
+  %x2 = s32[] parameter(0)
+  %y2 = s32[] parameter(1)
+  ROOT %xy2 = s32[] add(s32[] %y2, s32[] %x2)
+}
+ENTRY %main {
+  %a = s32[4]{0} parameter(0)
+  %b = s32[4]{0} parameter(1)
+  %ra = s32[4]{0} all-reduce(%a), channel_id=1, replica_groups={{0}}, use_global_device_ids=true, to_apply=%sum
+  %rb = s32[4]{0} all-reduce(%b), channel_id=2, replica_groups={{0}}, use_global_device_ids=true, to_apply=%sum2
+  ROOT %r = s32[4]{0} add(%ra, %rb)
+})"),
+                                                  true);
+  EXPECT_EQ(CountAllReduces(*module), 1);
+}
+
 TEST(AllReduceReassociateTest, MaximumOfMaxReductionsReassociates) {
   auto module = ParseAndRun<AllReduceReassociate>(Module(R"(ENTRY %main {
   %a = s32[4]{0} parameter(0)
