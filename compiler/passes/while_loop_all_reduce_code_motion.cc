@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -18,7 +20,8 @@ namespace {
 namespace m = ::jx::hlo::match;
 
 // One accumulator a loop carries whose all-reduce may move after the loop:
-// body: state'[index] = add(state[index], [convert](all-reduce(g))).
+// body: state'[index] = state[index] + [convert](all-reduce(g)), or through a slice:
+// dynamic-update-slice(state[index], dynamic-slice(state[index], idx) + ..., idx).
 struct Accumulation {
   int64_t index = 0;
   HloInstruction* add = nullptr;
@@ -41,20 +44,51 @@ std::optional<std::vector<std::vector<HloInstruction*>>> TupleReads(const HloCom
   return reads;
 }
 
-std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_t index,
-                                              const std::vector<HloInstruction*>& body_reads, bool cond_reads) {
-  // The accumulator is read once in the body, by the add, and never by the condition.
-  if (cond_reads || body_reads.size() != 1) return std::nullopt;
-  const HloInstruction* root = loop.while_body()->root_instruction();
-  HloInstruction* acc = body_reads[0];
-  HloInstruction* add = root->mutable_operand(index);
-  if (add->opcode() != HloOpcode::kAdd || !add->shape().IsArray()) return std::nullopt;
-  if (acc->user_count() != 1 || acc->users()[0] != add) return std::nullopt;
-  if (add->user_count() != 1 || std::count(root->operands().begin(), root->operands().end(), add) != 1) {
+// For acc' = dynamic-update-slice(acc, dynamic-slice(acc, idx) + reduced, idx): the add, and
+// the slice of the accumulator it reads; nullopt when `next` is not that.
+std::optional<std::pair<HloInstruction*, const HloInstruction*>> MatchSliceAccumulation(HloInstruction* next,
+                                                                                       const HloInstruction* acc) {
+  HloInstruction* update = next->mutable_operand(1);
+  if (next->operand(0) != acc || update->opcode() != HloOpcode::kAdd || update->user_count() != 1) {
     return std::nullopt;
   }
-  const int64_t r = add->operand(0) == acc ? 1 : 0;
-  if (add->operand(1 - r) != acc || add->operand(r) == acc) return std::nullopt;
+  const HloInstruction* slice = nullptr;
+  for (const HloInstruction* operand : update->operands()) {
+    if (operand->opcode() == HloOpcode::kDynamicSlice && operand->operand(0) == acc) slice = operand;
+  }
+  // The slice read is the one written back: the same start indices.
+  if (slice == nullptr || slice->user_count() != 1 || slice->operand_count() + 1 != next->operand_count()) {
+    return std::nullopt;
+  }
+  for (int64_t i = 1; i < slice->operand_count(); ++i) {
+    if (slice->operand(i) != next->operand(i + 1)) return std::nullopt;
+  }
+  return std::pair{update, slice};
+}
+
+std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_t index,
+                                              const std::vector<HloInstruction*>& body_reads, bool cond_reads) {
+  // The accumulator is read once in the body, by the accumulation, and never by the condition.
+  if (cond_reads || body_reads.size() != 1) return std::nullopt;
+  const HloInstruction* root = loop.while_body()->root_instruction();
+  const HloInstruction* acc = body_reads[0];
+  HloInstruction* next = root->mutable_operand(index);
+  if (next->user_count() != 1 || std::count(root->operands().begin(), root->operands().end(), next) != 1) {
+    return std::nullopt;
+  }
+  // acc' = acc + reduced, or a slice of acc updated so.
+  HloInstruction* add = next;
+  const HloInstruction* summand = acc;  // the add's operand holding the accumulator
+  if (next->opcode() == HloOpcode::kDynamicUpdateSlice) {
+    const auto slice_accumulation = MatchSliceAccumulation(next, acc);
+    if (!slice_accumulation || acc->user_count() != 2) return std::nullopt;
+    std::tie(add, summand) = *slice_accumulation;
+  } else if (acc->user_count() != 1 || acc->users()[0] != next) {
+    return std::nullopt;
+  }
+  if (add->opcode() != HloOpcode::kAdd || !add->shape().IsArray()) return std::nullopt;
+  const int64_t r = add->operand(0) == summand ? 1 : 0;
+  if (add->operand(1 - r) != summand || add->operand(r) == summand) return std::nullopt;
   Accumulation a{.index = index, .add = add, .reduced_operand = r};
   HloInstruction* reduced = add->mutable_operand(r);
   if (reduced->opcode() == HloOpcode::kConvert) {

@@ -11,12 +11,14 @@
 //   use(acc)                                    use(init + all-reduce(acc))
 //
 // Also through a convert (acc = acc + convert(all-reduce(g)): the accumulator's type is summed
-// and all-reduced). Sound because the sum over the group is linear: the sum of the trips'
-// all-reduces is the all-reduce of their sum, and init is added once, outside the group sum.
+// and all-reduced) and into a slice of the accumulator (acc = dynamic-update-slice(acc,
+// dynamic-slice(acc, idx) + all-reduce(g), idx): the whole buffer is all-reduced after; the
+// slices never written stay zero). Sound because the sum over the group is linear: the sum of
+// the trips' all-reduces is the all-reduce of their sum, and init is added once, outside it.
 // It applies only where that holds: the all-reduce reduces with add and feeds only the
-// accumulation; the accumulator is read by nothing in the loop but that add (neither the body
-// nor the condition sees it, so no use of a partially summed value moves), is carried at one
-// tuple index, and the loop's results are read through get-tuple-element. Floating-point sums
+// accumulation; nothing in the loop (body or condition) reads the accumulator but that add
+// (and its slice), so no use of a partially summed value moves; the accumulator is carried at
+// one tuple index; the loop's results are read through get-tuple-element. Floating-point sums
 // are reassociated (each partition sums its own trips first).
 //
 //   WhileLoopAllReduceCodeMotion pass;

@@ -189,6 +189,66 @@ ENTRY %main {
   EXPECT_EQ(moved->to_apply()->root_instruction()->shape().element_type(), F32);
 }
 
+// Row i of a [3,4] accumulator gets trip i's all-reduced row: the buffer is summed unreduced
+// and all-reduced whole after the loop.
+constexpr std::string_view kSliceLoop = R"(HloModule m
+%sum (x: s32[], y: s32[]) -> s32[] {
+  %x = s32[] parameter(0)
+  %y = s32[] parameter(1)
+  ROOT %xy = s32[] add(s32[] %x, s32[] %y)
+}
+%cond (cs: (s32[], s32[1,4], s32[3,4])) -> pred[] {
+  %cs = (s32[], s32[1,4]{1,0}, s32[3,4]{1,0}) parameter(0)
+  %ci = s32[] get-tuple-element(%cs), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}
+%body (s: (s32[], s32[1,4], s32[3,4])) -> (s32[], s32[1,4], s32[3,4]) {
+  %s = (s32[], s32[1,4]{1,0}, s32[3,4]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = s32[1,4]{1,0} get-tuple-element(%s), index=1
+  %acc = s32[3,4]{1,0} get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %z = s32[] constant(0)
+  %next = s32[] add(%i, %one)
+  %bi = s32[1,4]{1,0} broadcast(%i), dimensions={}
+  %g = s32[1,4]{1,0} multiply(%xs, %bi)
+  %rg = s32[1,4]{1,0} all-reduce(%g), channel_id=1, replica_groups={{0}}, use_global_device_ids=true, to_apply=%sum
+  %row = s32[1,4]{1,0} dynamic-slice(%acc, $ROW_INDEX, %z), dynamic_slice_sizes={1,4}
+  %upd = s32[1,4]{1,0} add(%row, %rg)
+  %acc2 = s32[3,4]{1,0} dynamic-update-slice(%acc, %upd, %i, %z)
+  ROOT %t = (s32[], s32[1,4]{1,0}, s32[3,4]{1,0}) tuple(%next, %xs, %acc2)
+}
+ENTRY %main {
+  %px = s32[1,4]{1,0} parameter(0)
+  %pinit = s32[3,4]{1,0} parameter(1)
+  %zero = s32[] constant(0)
+  %t0 = (s32[], s32[1,4]{1,0}, s32[3,4]{1,0}) tuple(%zero, %px, %pinit)
+  %w = (s32[], s32[1,4]{1,0}, s32[3,4]{1,0}) while(%t0), condition=%cond, body=%body
+  ROOT %sum_out = s32[3,4]{1,0} get-tuple-element(%w), index=2
+}
+)";
+
+std::string SliceLoop(std::string_view row_index) {
+  std::string text(kSliceLoop);
+  text.replace(text.find("$ROW_INDEX"), 10, row_index);
+  return text;
+}
+
+TEST(WhileLoopAllReduceCodeMotionTest, IntoASliceOfTheAccumulator) {
+  auto module = ParseAndRun<WhileLoopAllReduceCodeMotion>(SliceLoop("%i"), true);
+  EXPECT_EQ(CountAllReduces(*module->GetComputationWithName("body")), 0);
+  EXPECT_THAT(ComputationLines(*module->GetComputationWithName("body")),
+              ::testing::Contains("%upd = s32[1,4]{1,0} add(%row, %g)"));
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(root->operand(0)->name(), "pinit");
+  EXPECT_EQ(root->operand(1)->opcode(), HloOpcode::kAllReduce);
+  EXPECT_EQ(root->operand(1)->shape().dimensions(), (std::vector<int64_t>{3, 4}));
+  // A slice read at another row than the one written is not an accumulation.
+  ParseAndRun<WhileLoopAllReduceCodeMotion>(SliceLoop("%one"), false);
+}
+
 TEST(WhileLoopAllReduceCodeMotionTest, LeavesLoopsThatReadTheAccumulatorOrTheReducedValue) {
   // The body reads the accumulator (x' = acc): it would see a partial sum.
   ParseAndRun<WhileLoopAllReduceCodeMotion>(Loop({.x = "%acc"}), false);
