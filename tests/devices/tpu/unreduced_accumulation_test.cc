@@ -92,6 +92,22 @@ std::vector<Array> AccumulateReduced(const std::vector<Array>& acc, const Array&
   return next;
 }
 
+// Runs body (w1, w2, xs) -> accumulated gradients as a shard_map over the data axis compiled
+// for the pod, checks its gradients against the host's, and analyzes the lowered program.
+struct Compiled {
+  std::shared_ptr<const PodProgram> program;
+  UnreducedAccumulation analysis;
+};
+template <typename F>
+Compiled CompileAndCheck(const Step& s, F body) {
+  auto sm = shard_map(body, s.mesh, in_specs{P(), P(), P(none, "data")}, out_specs{P()}, {.check_vma = false});
+  const ClosedJaxpr j = make_jaxpr(sm)(s.w1, s.w2, s.xs);
+  auto [outs, program] = RunCompiled(s, j);
+  EXPECT_NE(program, nullptr);
+  ExpectReferenceGradients(s, outs);
+  return {program, AnalyzeUnreducedAccumulation(*Lowered(s, j), s.pod.client(), s.Chips())};
+}
+
 TEST(UnreducedAccumulationTest, AScanOverMicrobatchesAllReducesEachLayerOncePerStep) {
   Step s;
   auto body = [](const Array& w1, const Array& w2, const Array& xs) {
@@ -103,11 +119,8 @@ TEST(UnreducedAccumulationTest, AScanOverMicrobatchesAllReducesEachLayerOncePerS
         zeros, xs);
     return acc;
   };
-  auto sm = shard_map(body, s.mesh, in_specs{P(), P(), P(none, "data")}, out_specs{P()}, {.check_vma = false});
-  const ClosedJaxpr j = make_jaxpr(sm)(s.w1, s.w2, s.xs);
-  auto [outs, program] = RunCompiled(s, j);
+  const auto [program, u] = CompileAndCheck(s, body);
   ASSERT_NE(program, nullptr);
-  ExpectReferenceGradients(s, outs);
 
   // The compiled step: one all-reduce per layer, outside the loop.
   const AllReduceTally compiled = program->all_reduces();
@@ -116,7 +129,6 @@ TEST(UnreducedAccumulationTest, AScanOverMicrobatchesAllReducesEachLayerOncePerS
   for (const AllReduceRuns& a : compiled.all_reduces) EXPECT_EQ(a.runs, 1) << compiled.ToString();
 
   // Both ways, by hand: layers x microbatches runs of dim x dim f32 as written, layers after.
-  const UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*Lowered(s, j), s.pod.client(), s.Chips());
   const int64_t grad_bytes = kDim * kDim * 4;
   EXPECT_EQ(u.reduced.instructions(), kLayers) << u.ToString();
   EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches) << u.ToString();
@@ -144,14 +156,9 @@ TEST(UnreducedAccumulationTest, AnUnrolledLoopOverMicrobatchesAllReducesEachLaye
     for (int64_t m = 0; m < kMicrobatches; ++m) acc = AccumulateReduced(acc, w1, w2, xs[m]);
     return acc;
   };
-  auto sm = shard_map(body, s.mesh, in_specs{P(), P(), P(none, "data")}, out_specs{P()}, {.check_vma = false});
-  const ClosedJaxpr j = make_jaxpr(sm)(s.w1, s.w2, s.xs);
-  auto [outs, program] = RunCompiled(s, j);
+  const auto [program, u] = CompileAndCheck(s, body);
   ASSERT_NE(program, nullptr);
-  ExpectReferenceGradients(s, outs);
   EXPECT_EQ(program->all_reduces().runs(), kLayers) << program->all_reduces().ToString();
-
-  const UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*Lowered(s, j), s.pod.client(), s.Chips());
   EXPECT_EQ(u.reduced.instructions(), kLayers * kMicrobatches) << u.ToString();
   EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches);
   EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
