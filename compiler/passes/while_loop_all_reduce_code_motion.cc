@@ -19,16 +19,45 @@ namespace {
 
 namespace m = ::jx::hlo::match;
 
+// How many linear ops (convert, scaling, ...) may sit between an all-reduce and its accumulation.
+constexpr int kMaxLinearOps = 8;
+
 // One accumulator a loop carries whose all-reduce may move after the loop:
-// body: state'[index] = state[index] + [convert](all-reduce(g)), or through a slice:
+// body: state'[index] = state[index] + linear(all-reduce(g)), or through a slice:
 // dynamic-update-slice(state[index], dynamic-slice(state[index], idx) + ..., idx).
 struct Accumulation {
   int64_t index = 0;
-  HloInstruction* add = nullptr;
-  int64_t reduced_operand = 0;          // add's operand holding the reduced value
-  HloInstruction* convert = nullptr;    // between the all-reduce and the add, or null
   HloInstruction* all_reduce = nullptr;
+  HloInstruction* reader = nullptr;  // the all-reduce's one user (the add, or a linear op)
+  int64_t reader_operand = 0;        // where reader reads it
 };
+
+// Whether v is the same value on every partition and every trip: a constant, possibly
+// broadcast or reshaped.
+bool IsConstantValue(const HloInstruction* v) {
+  while (v->opcode() == HloOpcode::kBroadcast || v->opcode() == HloOpcode::kReshape) v = v->operand(0);
+  return v->opcode() == HloOpcode::kConstant;
+}
+
+// The operand through which v is linear (sum over partitions commutes with v): conversions to
+// a floating type, negation, data movement, scaling by a constant. Null if v is not such an op.
+HloInstruction* LinearOperand(HloInstruction* v) {
+  const bool floating = v->shape().IsArray() && IsFloatingPointType(v->shape().element_type());
+  switch (v->opcode()) {
+    case HloOpcode::kConvert:  // to an integer type it would round each partial sum
+      return floating ? v->mutable_operand(0) : nullptr;
+    case HloOpcode::kNegate: case HloOpcode::kCopy: case HloOpcode::kReshape: case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+      return v->mutable_operand(0);
+    case HloOpcode::kMultiply:
+      if (IsConstantValue(v->operand(1))) return v->mutable_operand(0);
+      return IsConstantValue(v->operand(0)) ? v->mutable_operand(1) : nullptr;
+    case HloOpcode::kDivide:  // pmean's psum(x) / n; integer division is not linear
+      return floating && IsConstantValue(v->operand(1)) ? v->mutable_operand(0) : nullptr;
+    default:
+      return nullptr;
+  }
+}
 
 // The get-tuple-elements of a computation's tuple parameter, by index; nullopt when the
 // parameter is read any other way (then a tuple element may be read without us seeing it).
@@ -89,19 +118,19 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
   if (add->opcode() != HloOpcode::kAdd || !add->shape().IsArray()) return std::nullopt;
   const int64_t r = add->operand(0) == summand ? 1 : 0;
   if (add->operand(1 - r) != summand || add->operand(r) == summand) return std::nullopt;
-  Accumulation a{.index = index, .add = add, .reduced_operand = r};
-  HloInstruction* reduced = add->mutable_operand(r);
-  if (reduced->opcode() == HloOpcode::kConvert) {
-    if (reduced->user_count() != 1) return std::nullopt;
-    a.convert = reduced;
-    reduced = reduced->mutable_operand(0);
+  // Down from the add to the all-reduce through ops linear in it, each read only there.
+  HloInstruction* reader = add;
+  int64_t reader_operand = r;
+  for (int depth = 0; reader->operand(reader_operand)->opcode() != HloOpcode::kAllReduce; ++depth) {
+    HloInstruction* v = reader->mutable_operand(reader_operand);
+    HloInstruction* below = LinearOperand(v);
+    if (depth == kMaxLinearOps || v->user_count() != 1 || below == nullptr) return std::nullopt;
+    reader = v;
+    reader_operand = std::find(v->operands().begin(), v->operands().end(), below) - v->operands().begin();
   }
-  if (reduced->opcode() != HloOpcode::kAllReduce || reduced->user_count() != 1 ||
-      AllReduceCombiner(*reduced) != HloOpcode::kAdd) {
-    return std::nullopt;
-  }
-  a.all_reduce = reduced;
-  return a;
+  HloInstruction* reduced = reader->mutable_operand(reader_operand);
+  if (reduced->user_count() != 1 || AllReduceCombiner(*reduced) != HloOpcode::kAdd) return std::nullopt;
+  return Accumulation{.index = index, .all_reduce = reduced, .reader = reader, .reader_operand = reader_operand};
 }
 
 // A splat of zeros of `shape` in b's computation.
@@ -152,7 +181,8 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
     }
     if (reads.empty()) continue;  // the sum is never read: nothing to all-reduce
     const Shape& acc_shape = loop->shape().tuple_shapes(a.index);
-    HloComputation* reducer = a.convert == nullptr
+    // The accumulator's type (a convert may sit between): a sum of that type.
+    HloComputation* reducer = a.all_reduce->shape().element_type() == acc_shape.element_type()
                                   ? a.all_reduce->to_apply()
                                   : ScalarCombinerComputation(parent->parent(), HloOpcode::kAdd,
                                                               acc_shape.element_type());
@@ -179,15 +209,9 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
     HLO_RETURN_IF_ERROR(parent->RemoveInstructionAndUnusedOperands(init));
   }
   // In the loop: the accumulators add the unreduced values.
-  HloBuilder bb(body);
   for (const Accumulation& a : moves) {
-    HloInstruction* unreduced = a.all_reduce->mutable_operand(0);
-    if (a.convert != nullptr) {
-      HLO_ASSIGN_OR_RETURN(unreduced, bb.Convert(unreduced, a.add->shape().element_type()));
-    }
-    HLO_RETURN_IF_ERROR(a.add->ReplaceOperandWith(a.reduced_operand, unreduced));
-    HLO_RETURN_IF_ERROR(
-        body->RemoveInstructionAndUnusedOperands(a.convert != nullptr ? a.convert : a.all_reduce));
+    HLO_RETURN_IF_ERROR(a.reader->ReplaceOperandWith(a.reader_operand, a.all_reduce->mutable_operand(0)));
+    HLO_RETURN_IF_ERROR(body->RemoveInstruction(a.all_reduce));
   }
   return true;
 }

@@ -10,11 +10,14 @@
 //   }                                           }
 //   use(acc)                                    use(init + all-reduce(acc))
 //
-// Also through a convert (acc = acc + convert(all-reduce(g)): the accumulator's type is summed
-// and all-reduced) and into a slice of the accumulator (acc = dynamic-update-slice(acc,
-// dynamic-slice(acc, idx) + all-reduce(g), idx): the whole buffer is all-reduced after; the
-// slices never written stay zero). Sound because the sum over the group is linear: the sum of
-// the trips' all-reduces is the all-reduce of their sum, and init is added once, outside it.
+// Also through ops linear in the reduced value (acc = acc + f(all-reduce(g)) with f a convert to
+// a floating type, a negation, a reshape or transpose, or a scaling by a constant, as pmean's
+// psum(g) / n: f(g) is summed and the accumulator's type all-reduced) and into a slice of the
+// accumulator (acc = dynamic-update-slice(acc, dynamic-slice(acc, idx) + ..., idx): the whole
+// buffer is all-reduced after; slices never written stay zero). Sound because the sum over the
+// group is linear: the sum of the trips' all-reduces is the all-reduce of their sum, f commutes
+// with it, and init is added once, outside it.
+//
 // It applies only where that holds: the all-reduce reduces with add and feeds only the
 // accumulation; nothing in the loop (body or condition) reads the accumulator but that add
 // (and its slice), so no use of a partially summed value moves; the accumulator is carried at

@@ -178,7 +178,7 @@ ENTRY %main {
 })",
                                                           true);
   EXPECT_THAT(ComputationLines(*module->GetComputationWithName("body")),
-              ::testing::Contains("%convert.36 = f32[4]{0} convert(%g)"));
+              ::testing::Contains("%cg = f32[4]{0} convert(%g)"));
   EXPECT_EQ(CountAllReduces(*module->GetComputationWithName("body")), 0);
   const HloInstruction* root = module->entry_computation()->root_instruction();
   EXPECT_EQ(root->ToString(HloPrintOptions::ShortParsable()), "ROOT %add.32 = f32[4]{0} add(%init, %all-reduce.31)");
@@ -187,6 +187,64 @@ ENTRY %main {
   EXPECT_EQ(moved->shape().element_type(), F32);
   EXPECT_EQ(moved->to_apply()->root_instruction()->opcode(), HloOpcode::kAdd);
   EXPECT_EQ(moved->to_apply()->root_instruction()->shape().element_type(), F32);
+}
+
+// pmean's accumulation: acc += psum(g) / 2, in f32. g holds integers, so every partial sum of
+// halves is exact and the values compare exactly. $DIVISOR and $CONVERT vary it.
+constexpr std::string_view kMeanLoop = R"(HloModule m
+%fsum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %xy = f32[] add(f32[] %x, f32[] %y)
+}
+%cond (cs: (s32[], s32[4], f32[4])) -> pred[] {
+  %cs = (s32[], s32[4]{0}, f32[4]{0}) parameter(0)
+  %ci = s32[] get-tuple-element(%cs), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}
+%body (s: (s32[], s32[4], f32[4])) -> (s32[], s32[4], f32[4]) {
+  %s = (s32[], s32[4]{0}, f32[4]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = s32[4]{0} get-tuple-element(%s), index=1
+  %acc = f32[4]{0} get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %bi = s32[4]{0} broadcast(%i), dimensions={}
+  %gi = s32[4]{0} multiply(%xs, %bi)
+  %g = f32[4]{0} convert(%gi)
+  %rg = f32[4]{0} all-reduce(%g), channel_id=1, replica_groups={{0}}, use_global_device_ids=true, to_apply=%fsum
+  %two = f32[] constant(2)
+  %divisor = f32[4]{0} $DIVISOR
+  %mean = f32[4]{0} divide(%rg, %divisor)
+  %acc2 = f32[4]{0} add(%acc, %mean)
+  ROOT %t = (s32[], s32[4]{0}, f32[4]{0}) tuple(%next, %xs, %acc2)
+}
+ENTRY %main {
+  %px = s32[4]{0} parameter(0)
+  %pinit = s32[4]{0} parameter(1)
+  %zero = s32[] constant(0)
+  %init = f32[4]{0} convert(%pinit)
+  %t0 = (s32[], s32[4]{0}, f32[4]{0}) tuple(%zero, %px, %init)
+  %w = (s32[], s32[4]{0}, f32[4]{0}) while(%t0), condition=%cond, body=%body
+  ROOT %sum_out = f32[4]{0} get-tuple-element(%w), index=2
+}
+)";
+
+TEST(WhileLoopAllReduceCodeMotionTest, ThroughAScalingByAConstantAsPmeanWrites) {
+  std::string text(kMeanLoop);
+  text.replace(text.find("$DIVISOR"), 8, "broadcast(%two), dimensions={}");
+  auto module = ParseAndRun<WhileLoopAllReduceCodeMotion>(text, true);
+  EXPECT_EQ(CountAllReduces(*module->GetComputationWithName("body")), 0);
+  EXPECT_THAT(ComputationLines(*module->GetComputationWithName("body")),
+              ::testing::Contains("%mean = f32[4]{0} divide(%g, %divisor)"));
+  EXPECT_EQ(module->entry_computation()->root_instruction()->operand(1)->opcode(), HloOpcode::kAllReduce);
+  // Divided by a value that is not a constant (here the trip number: it could as well differ
+  // between partitions): left alone.
+  text = std::string(kMeanLoop);
+  text.replace(text.find("$DIVISOR"), 8, "broadcast(%trips), dimensions={}");
+  text.replace(text.find("%two = f32[] constant(2)"), 24, "%trips = f32[] convert(%next)");
+  ParseAndRun<WhileLoopAllReduceCodeMotion>(text, false);
 }
 
 // Row i of a [3,4] accumulator gets trip i's all-reduced row: the buffer is summed unreduced

@@ -76,11 +76,13 @@ std::unique_ptr<hlo::HloModule> Lowered(const Step& s, const ClosedJaxpr& j) {
   return hlo::ParseHloModule(lowering->as_text()).value();
 }
 
-void ExpectReferenceGradients(const Step& s, const Arrays& outs) {
+// scale: 1, or 1 / chips for gradients averaged with pmean (a power of two: still exact).
+void ExpectReferenceGradients(const Step& s, const Arrays& outs, float scale) {
   const std::vector<Array> want = s.Reference();
   ASSERT_EQ(outs.size(), want.size());
   for (size_t l = 0; l < want.size(); ++l) {
-    EXPECT_EQ(device_put(outs[l], devices("cpu")[0]).to_vector<float>(), want[l].to_vector<float>()) << "layer " << l;
+    EXPECT_EQ(device_put(outs[l], devices("cpu")[0]).to_vector<float>(), (want[l] * scale).to_vector<float>())
+        << "layer " << l;
   }
 }
 
@@ -92,6 +94,14 @@ std::vector<Array> AccumulateReduced(const std::vector<Array>& acc, const Array&
   return next;
 }
 
+// The same with the gradients averaged over the data axis (pmean: psum, then / chips).
+std::vector<Array> AccumulateAveraged(const std::vector<Array>& acc, const Array& w1, const Array& w2, const Array& x) {
+  const std::vector<Array> g = grad(Loss)(std::vector<Array>{w1, w2}, x);
+  std::vector<Array> next;
+  for (size_t l = 0; l < g.size(); ++l) next.push_back(acc[l] + lax::pmean(g[l], "data"));
+  return next;
+}
+
 // Runs body (w1, w2, xs) -> accumulated gradients as a shard_map over the data axis compiled
 // for the pod, checks its gradients against the host's, and analyzes the lowered program.
 struct Compiled {
@@ -99,12 +109,12 @@ struct Compiled {
   UnreducedAccumulation analysis;
 };
 template <typename F>
-Compiled CompileAndCheck(const Step& s, F body) {
+Compiled CompileAndCheck(const Step& s, F body, float scale = 1) {
   auto sm = shard_map(body, s.mesh, in_specs{P(), P(), P(none, "data")}, out_specs{P()}, {.check_vma = false});
   const ClosedJaxpr j = make_jaxpr(sm)(s.w1, s.w2, s.xs);
   auto [outs, program] = RunCompiled(s, j);
   EXPECT_NE(program, nullptr);
-  ExpectReferenceGradients(s, outs);
+  ExpectReferenceGradients(s, outs, scale);
   return {program, AnalyzeUnreducedAccumulation(*Lowered(s, j), s.pod.client(), s.Chips())};
 }
 
@@ -161,6 +171,24 @@ TEST(UnreducedAccumulationTest, AnUnrolledLoopOverMicrobatchesAllReducesEachLaye
   EXPECT_EQ(program->all_reduces().runs(), kLayers) << program->all_reduces().ToString();
   EXPECT_EQ(u.reduced.instructions(), kLayers * kMicrobatches) << u.ToString();
   EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches);
+  EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
+}
+
+TEST(UnreducedAccumulationTest, AveragedGradientsAlsoAllReduceOncePerStep) {
+  Step s;
+  auto body = [](const Array& w1, const Array& w2, const Array& xs) {
+    const std::vector<Array> zeros = {jnp::zeros_like(w1), jnp::zeros_like(w2)};
+    auto [acc, unused] = lax::scan(
+        [&](const std::vector<Array>& acc, const Array& x) {
+          return std::pair{AccumulateAveraged(acc, w1, w2, x), jnp::zeros({})};
+        },
+        zeros, xs);
+    return acc;
+  };
+  const auto [program, u] = CompileAndCheck(s, body, 1.0f / kChips);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->all_reduces().runs(), kLayers) << program->all_reduces().ToString();
+  EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches) << u.ToString();
   EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
 }
 
