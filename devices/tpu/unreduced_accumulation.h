@@ -7,9 +7,8 @@
 // which jx's TPU pipeline runs). This compares the two on the pod: all-reduces per step, bytes
 // per chip and ICI seconds, as written and with the accumulators unreduced.
 //
-//   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = ...});
-//   auto module = hlo::ParseHloModule(lowering->as_text()).value();
-//   UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*module, pod.client(), chips);
+//   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = devices});
+//   UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*lowering, pod.client(), chips);
 //   u.reduced.runs();     // layers x microbatches
 //   u.unreduced.runs();   // layers
 //   std::cout << u.ToString();
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/core/executable.h"
 #include "jx/devices/tpu/all_reduce_tally.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
@@ -40,6 +40,9 @@ struct UnreducedAccumulation {
 // chips[p]), before the TPU pipeline. Both variants get the pipeline's first cleanup; their
 // all-reduces are timed on the client's torus. Throws (InternalError) if a pass fails.
 UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module, const TpuClient& client,
+                                                   const std::vector<const TpuChip*>& chips);
+// The same for a pod lowering (TpuClient::Lower of a per-device jaxpr for these chips).
+UnreducedAccumulation AnalyzeUnreducedAccumulation(const Lowering& lowering, const TpuClient& client,
                                                    const std::vector<const TpuChip*>& chips);
 
 }  // namespace jx::tpu

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 #include "jx/sharding/shard_map.h"
@@ -70,10 +69,9 @@ std::pair<Arrays, std::shared_ptr<const PodProgram>> RunCompiled(const Step& s, 
 }
 
 // The per-device program as lowered, before the TPU pipeline.
-std::unique_ptr<hlo::HloModule> Lowered(const Step& s, const ClosedJaxpr& j) {
+std::shared_ptr<const Lowering> Lowered(const Step& s, const ClosedJaxpr& j) {
   const shard_map_internal::ShardMapParams p = shard_map_internal::ShardMapParams::From(j.jaxpr->eqns.front().params);
-  auto lowering = s.pod.client().Lower(p.jaxpr, {.name = "step", .device_assignment = s.pod.devices()});
-  return hlo::ParseHloModule(lowering->as_text()).value();
+  return s.pod.client().Lower(p.jaxpr, {.name = "step", .device_assignment = s.pod.devices()});
 }
 
 // scale: 1, or 1 / chips for gradients averaged with pmean (a power of two: still exact).
