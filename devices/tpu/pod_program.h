@@ -26,6 +26,7 @@
 #include "jx/compiler/backend/tpu/collective_timer.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/core/executable.h"
+#include "jx/devices/tpu/all_reduce_tally.h"
 #include "jx/devices/tpu/pod_step.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
@@ -58,6 +59,8 @@ class PodProgram final : public Executable {
   int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
   // The report of the latest run (empty before the first).
   StepReport last_step() const;
+  // The program's all-reduces: runs per step (loops included), bytes and ICI time.
+  AllReduceTally all_reduces() const;
 
  private:
   StepReport AdvanceClocks() const;

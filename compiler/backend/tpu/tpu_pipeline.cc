@@ -3,6 +3,7 @@
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
+#include "jx/compiler/passes/all_reduce_reassociate.h"
 #include "jx/compiler/passes/cse.h"
 #include "jx/compiler/passes/dce.h"
 #include "jx/compiler/passes/dot_transpose_folding.h"
@@ -10,11 +11,16 @@
 #include "jx/compiler/passes/instruction_fusion.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/compiler/passes/simplification_passes.h"
+#include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
 
 namespace jx::tpu {
 
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
   hlo::AddSimplificationPasses(pipeline);
+  // Sums of all-reduced values (gradients accumulated over microbatches, in a loop or
+  // unrolled) all-reduce once: the partial sums stay unreduced until the last add.
+  pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>();
+  pipeline.AddPass<hlo::AllReduceReassociate>();
   pipeline.AddPass<TpuNumerics>(options.default_precision);
   // The bf16 parts of an operand several dots read are computed once.
   pipeline.AddPass<hlo::HloCSE>();

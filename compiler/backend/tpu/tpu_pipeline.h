@@ -1,5 +1,7 @@
 // The HLO pass pipeline of a TPU target: the passes every target shares, then the TPU's:
 //   algsimp, canonicalize-shapes, cse, constant-folding, algsimp, dce   (shared cleanup)
+//   while-loop-all-reduce-code-motion, all-reduce-reassociate   a sum of all-reduced values
+//                       (gradients accumulated over microbatches) all-reduces once
 //   tpu-numerics        each dot/conv becomes its bf16 MXU passes (f32 accumulation), so
 //                       the CPU backend computes what the TPU does; before fusion, so the
 //                       bf16 roundings fuse into the loops that feed the dots

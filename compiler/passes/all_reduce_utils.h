@@ -1,0 +1,34 @@
+// Shared pieces of the all-reduce passes (AllReduceReassociate, WhileLoopAllReduceCodeMotion):
+// what an all-reduce reduces with, whether two all-reduces exchange over the same partitions,
+// and making an all-reduce like another over a new operand.
+//
+//   if (AllReduceCombiner(*ar) == HloOpcode::kAdd && SameAllReduceGroups(*ar, *other)) ...
+//   HLO_ASSIGN_OR_RETURN(HloInstruction * moved, AddAllReduceLike(c, *ar, sum, reducer));
+#pragma once
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_module.h"
+
+namespace jx::hlo {
+
+// The binary op an all-reduce combines with, when its to_apply is one commutative binary op of
+// its two parameters (add, multiply, maximum, minimum, and, or, xor); nullopt otherwise.
+std::optional<HloOpcode> AllReduceCombiner(const HloInstruction& all_reduce);
+
+// Whether a and b exchange over the same partitions the same way: equal replica groups, the
+// same use_global_device_ids, and both or neither cross-partition (channel_id).
+bool SameAllReduceGroups(const HloInstruction& a, const HloInstruction& b);
+
+// A scalar `combiner` computation over `type` (x combiner y): an existing one of the module
+// whose root is exactly that, else a new one.
+HloComputation* ScalarCombinerComputation(HloModule* module, HloOpcode combiner, PrimitiveType type);
+
+// Adds to `computation` an all-reduce of `operand` with prototype's groups, channel and
+// metadata, reducing with `reducer`.
+absl::StatusOr<HloInstruction*> AddAllReduceLike(HloComputation* computation, const HloInstruction& prototype,
+                                                 HloInstruction* operand, HloComputation* reducer);
+
+}  // namespace jx::hlo

@@ -1,0 +1,46 @@
+// The all-reduces of one step of an SPMD program on a pod: each all-reduce instruction with
+// the times it runs per step (the trip counts of the loops around it multiplied:
+// hlo::CountComputationRuns), its bytes per chip per run (its result: TPU.md's V) and its time
+// on the pod's ICI (the collective timings the cost model recorded), and their totals.
+//
+//   AllReduceTally t = program->all_reduces();      // PodProgram (pod_program.h)
+//   t.runs();       // all-reduces run per step, loops included
+//   t.bytes();      // bytes all-reduced per chip per step
+//   t.seconds();    // their ICI time per step
+//   std::cout << t.ToString();
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/backend/tpu/collective_timer.h"
+#include "jx/compiler/hlo/hlo_module.h"
+
+namespace jx::tpu {
+
+struct AllReduceRuns {
+  std::string name;         // "all-reduce.3"
+  std::string computation;  // where it is ("main", "scan_body.2")
+  int64_t runs = 1;         // per step
+  bool runs_known = true;   // false when a loop around it has no constant trip count (counted once)
+  int64_t bytes = 0;        // per chip per run
+  double seconds = 0;       // one run on the ICI (0 when not timed: a group of one chip)
+  std::string algorithm;    // the interconnect's words
+};
+
+struct AllReduceTally {
+  std::vector<AllReduceRuns> all_reduces;  // entry first, then callees, each in program order
+  int64_t instructions() const { return static_cast<int64_t>(all_reduces.size()); }
+  int64_t runs() const;
+  int64_t bytes() const;   // sum of runs x bytes
+  double seconds() const;  // sum of runs x seconds
+  // "3 all-reduces, 12 runs per step, 3072 B per chip, 41.2 us" then one line per all-reduce.
+  std::string ToString() const;
+};
+
+// timings: the collectives' times by instruction name (IciCollectiveTimer::timings()).
+AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std::string, CollectiveTiming>& timings);
+
+}  // namespace jx::tpu

@@ -1,0 +1,194 @@
+// Unreduced gradient accumulation on the 8 chips of a v5e 4x2 slice: a microbatched training
+// step inside shard_map psums each layer's gradient every microbatch; the TPU pipeline keeps
+// the accumulators unreduced and all-reduces each once per step (layers, not layers x
+// microbatches, all-reduces run), with the same gradients. The analysis reports both ways.
+// Values are small integers (exact in bf16 and in every f32 sum), so gradients compare exactly.
+#include "jx/devices/tpu/unreduced_accumulation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+#include "jx/devices/tpu/pod_program.h"
+#include "jx/jx.h"
+#include "jx/sharding/shard_map.h"
+#include "jx/sharding/shard_map_compiled.h"
+#include "jx/sharding/shard_map_internal.h"
+
+namespace jx::tpu {
+namespace {
+
+namespace jnp = jx::numpy;
+
+constexpr int64_t kLayers = 2, kMicrobatches = 4, kRowsPerChip = 2, kDim = 4, kChips = 8;
+
+// One microbatch's loss: 0.5 |x w1 w2|^2 (a two-layer linear net regressing to zero).
+Array Loss(const std::vector<Array>& ws, const Array& x) {
+  Array h = x;
+  for (const Array& w : ws) h = jnp::matmul(h, w);
+  return jnp::sum(h * h) * 0.5f;
+}
+
+// Small integers in {-1, 0, 1}: every product and sum below is exact in bf16 and f32.
+Array SmallInts(std::vector<int64_t> shape, int seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>((i * 7 + seed * 3) % 3 - 1);
+  return jnp::array(v, Shape(shape.begin(), shape.end()));
+}
+
+struct Step {
+  Pod pod = make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({kChips}, {"data"}, pod.devices());
+  Array w1 = SmallInts({kDim, kDim}, 1), w2 = SmallInts({kDim, kDim}, 2);
+  // [microbatch, rows, dim]: each microbatch's rows split over the data axis.
+  Array xs = SmallInts({kMicrobatches, kChips * kRowsPerChip, kDim}, 3);
+
+  std::vector<const TpuChip*> Chips() const {
+    std::vector<const TpuChip*> chips;
+    for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
+    return chips;
+  }
+  // The full batch's gradients on the host.
+  std::vector<Array> Reference() const {
+    const Array all = device_put(xs, devices("cpu")[0]).reshape({kMicrobatches * kChips * kRowsPerChip, kDim});
+    return grad(Loss)(std::vector<Array>{w1, w2}, all);
+  }
+};
+
+// Runs the shard_map equation of `body` compiled for the pod; returns its outputs and program.
+std::pair<Arrays, std::shared_ptr<const PodProgram>> RunCompiled(const Step& s, const ClosedJaxpr& j) {
+  const Eqn& eqn = j.jaxpr->eqns.front();
+  EXPECT_EQ(eqn.primitive, kShardMap);
+  Arrays outs = shard_map_internal::ShardMapCompiled({s.w1, s.w2, s.xs}, eqn.params, j.jaxpr->out_avals());
+  auto program = std::dynamic_pointer_cast<const PodProgram>(shard_map_internal::CompileShardMap(eqn.params));
+  return {std::move(outs), program};
+}
+
+// The per-device program as lowered, before the TPU pipeline.
+std::shared_ptr<const Lowering> Lowered(const Step& s, const ClosedJaxpr& j) {
+  const shard_map_internal::ShardMapParams p = shard_map_internal::ShardMapParams::From(j.jaxpr->eqns.front().params);
+  return s.pod.client().Lower(p.jaxpr, {.name = "step", .device_assignment = s.pod.devices()});
+}
+
+// scale: 1, or 1 / chips for gradients averaged with pmean (a power of two: still exact).
+void ExpectReferenceGradients(const Step& s, const Arrays& outs, float scale) {
+  const std::vector<Array> want = s.Reference();
+  ASSERT_EQ(outs.size(), want.size());
+  for (size_t l = 0; l < want.size(); ++l) {
+    EXPECT_EQ(device_put(outs[l], devices("cpu")[0]).to_vector<float>(), (want[l] * scale).to_vector<float>())
+        << "layer " << l;
+  }
+}
+
+// Each microbatch: per-layer gradients, psum over the data axis, added to the accumulators.
+std::vector<Array> AccumulateReduced(const std::vector<Array>& acc, const Array& w1, const Array& w2, const Array& x) {
+  const std::vector<Array> g = grad(Loss)(std::vector<Array>{w1, w2}, x);
+  std::vector<Array> next;
+  for (size_t l = 0; l < g.size(); ++l) next.push_back(acc[l] + lax::psum(g[l], "data"));
+  return next;
+}
+
+// The same with the gradients averaged over the data axis (pmean: psum, then / chips).
+std::vector<Array> AccumulateAveraged(const std::vector<Array>& acc, const Array& w1, const Array& w2, const Array& x) {
+  const std::vector<Array> g = grad(Loss)(std::vector<Array>{w1, w2}, x);
+  std::vector<Array> next;
+  for (size_t l = 0; l < g.size(); ++l) next.push_back(acc[l] + lax::pmean(g[l], "data"));
+  return next;
+}
+
+// Runs body (w1, w2, xs) -> accumulated gradients as a shard_map over the data axis compiled
+// for the pod, checks its gradients against the host's, and analyzes the lowered program.
+struct Compiled {
+  std::shared_ptr<const PodProgram> program;
+  UnreducedAccumulation analysis;
+};
+template <typename F>
+Compiled CompileAndCheck(const Step& s, F body, float scale = 1) {
+  auto sm = shard_map(body, s.mesh, in_specs{P(), P(), P(none, "data")}, out_specs{P()}, {.check_vma = false});
+  const ClosedJaxpr j = make_jaxpr(sm)(s.w1, s.w2, s.xs);
+  auto [outs, program] = RunCompiled(s, j);
+  EXPECT_NE(program, nullptr);
+  ExpectReferenceGradients(s, outs, scale);
+  return {program, AnalyzeUnreducedAccumulation(*Lowered(s, j), s.pod.client(), s.Chips())};
+}
+
+TEST(UnreducedAccumulationTest, AScanOverMicrobatchesAllReducesEachLayerOncePerStep) {
+  Step s;
+  auto body = [](const Array& w1, const Array& w2, const Array& xs) {
+    const std::vector<Array> zeros = {jnp::zeros_like(w1), jnp::zeros_like(w2)};
+    auto [acc, unused] = lax::scan(
+        [&](const std::vector<Array>& acc, const Array& x) {
+          return std::pair{AccumulateReduced(acc, w1, w2, x), jnp::zeros({})};
+        },
+        zeros, xs);
+    return acc;
+  };
+  const auto [program, u] = CompileAndCheck(s, body);
+  ASSERT_NE(program, nullptr);
+
+  // The compiled step: one all-reduce per layer, outside the loop.
+  const AllReduceTally compiled = program->all_reduces();
+  EXPECT_EQ(compiled.instructions(), kLayers) << compiled.ToString();
+  EXPECT_EQ(compiled.runs(), kLayers) << compiled.ToString();
+  for (const AllReduceRuns& a : compiled.all_reduces) EXPECT_EQ(a.runs, 1) << compiled.ToString();
+
+  // Both ways, by hand: layers x microbatches runs of dim x dim f32 as written, layers after.
+  const int64_t grad_bytes = kDim * kDim * 4;
+  EXPECT_EQ(u.reduced.instructions(), kLayers) << u.ToString();
+  EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches) << u.ToString();
+  EXPECT_EQ(u.reduced.bytes(), kLayers * kMicrobatches * grad_bytes);
+  EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
+  EXPECT_EQ(u.unreduced.bytes(), kLayers * grad_bytes);
+  EXPECT_EQ(u.saved_runs(), kLayers * (kMicrobatches - 1));
+  // Every all-reduce moves the same 64 B over the same 8 chips, latency-bound: on the 4x2 slice
+  // (two lines, no wraparound) reduce-scatter then all-gather each cross 3 + 1 hops of 1 us,
+  // after the collective's start-up t0 = 2.29 us (TPU.md): 2.29 + 2 x 4 = 10.29 us per run.
+  const double one = u.unreduced.all_reduces.front().seconds;
+  EXPECT_NEAR(one, 2.29e-6 + 2 * (3 + 1) * 1e-6, 1e-12) << u.ToString();
+  for (const AllReduceRuns& a : u.reduced.all_reduces) EXPECT_DOUBLE_EQ(a.seconds, one);
+  EXPECT_DOUBLE_EQ(u.reduced.seconds(), kLayers * kMicrobatches * one);
+  EXPECT_DOUBLE_EQ(u.unreduced.seconds(), kLayers * one);
+  EXPECT_DOUBLE_EQ(u.saved_seconds(), kLayers * (kMicrobatches - 1) * one);
+  EXPECT_DOUBLE_EQ(compiled.seconds(), kLayers * one);
+  EXPECT_THAT(u.ToString(), ::testing::HasSubstr("save 6 all-reduce runs, 384 B per chip"));
+}
+
+TEST(UnreducedAccumulationTest, AnUnrolledLoopOverMicrobatchesAllReducesEachLayerOnce) {
+  Step s;
+  auto body = [](const Array& w1, const Array& w2, const Array& xs) {
+    std::vector<Array> acc = {jnp::zeros_like(w1), jnp::zeros_like(w2)};
+    for (int64_t m = 0; m < kMicrobatches; ++m) acc = AccumulateReduced(acc, w1, w2, xs[m]);
+    return acc;
+  };
+  const auto [program, u] = CompileAndCheck(s, body);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->all_reduces().runs(), kLayers) << program->all_reduces().ToString();
+  EXPECT_EQ(u.reduced.instructions(), kLayers * kMicrobatches) << u.ToString();
+  EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches);
+  EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
+}
+
+TEST(UnreducedAccumulationTest, AveragedGradientsAlsoAllReduceOncePerStep) {
+  Step s;
+  auto body = [](const Array& w1, const Array& w2, const Array& xs) {
+    const std::vector<Array> zeros = {jnp::zeros_like(w1), jnp::zeros_like(w2)};
+    auto [acc, unused] = lax::scan(
+        [&](const std::vector<Array>& acc, const Array& x) {
+          return std::pair{AccumulateAveraged(acc, w1, w2, x), jnp::zeros({})};
+        },
+        zeros, xs);
+    return acc;
+  };
+  const auto [program, u] = CompileAndCheck(s, body, 1.0f / kChips);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->all_reduces().runs(), kLayers) << program->all_reduces().ToString();
+  EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches) << u.ToString();
+  EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
+}
+
+}  // namespace
+}  // namespace jx::tpu
