@@ -328,7 +328,7 @@ class Partitioner {
       loop.looped[k] = true;
       local_bytes[k] = NumElements(LocalShape(aval.shape, cur, mesh_)) * ItemSize(aval.dtype);
     }
-    if (f < 0) return std::nullopt;
+    if (f < 0 || mesh_.axis_size(axis) < 2) return std::nullopt;
     loop.axis = axis;
     loop.steps = mesh_.axis_size(axis);
     for (size_t k = 0; k < 2; ++k) {
@@ -352,18 +352,12 @@ class Partitioner {
           static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, -1, local_bytes[k]);
     }
     const double rest = OperandReshardSeconds(e, rule, factors, loop.looped);
-    Strategy s;
-    s.label = "collective matmul";
-    s.candidate.strategy =
+    std::string name =
         StrCat("collective matmul: ", loop.steps, " steps of ", absl::StrJoin(names, "+"), " ppermuted over '", axis,
                loop.result_dim < 0 ? "', partial products summed" : "', result blocks written in place");
-    s.candidate.compute_seconds = c.compute_seconds;
-    s.candidate.communication_seconds = rest + c.loop_permute_seconds;
-    s.candidate.predicted_seconds = rest + c.loop_seconds();
-    s.factors = factors;
-    s.plan.gather = std::move(loop);
-    s.loop_cost = c;
-    return s;
+    DotPlan plan;
+    plan.gather = std::move(loop);
+    return LoopStrategy(std::move(name), factors, std::move(plan), c, rest);
   }
 
   // The reduce-scatter loop for `factors`: the partial products over a single axis would be
@@ -378,7 +372,7 @@ class Partitioner {
     for (int f = 0; f < rule.num_factors(); ++f) {
       if (rule.IsReduction(f)) partial.insert(partial.end(), factors[f].begin(), factors[f].end());
     }
-    if (partial.size() != 1) return std::nullopt;
+    if (partial.size() != 1 || mesh_.axis_size(partial[0]) < 2) return std::nullopt;
     const std::string& axis = partial[0];
     const ShapedArray& out = jaxpr_.aval(e.outputs[0]);
     const DimShardings cur = Padded(TensorSharding(rule.results[0], factors), out.ndim());
@@ -409,15 +403,24 @@ class Partitioner {
     c.loop_permute_seconds =
         static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, 1, bytes / loop.steps);
     const double rest = OperandReshardSeconds(e, rule, factors);
+    std::string name = StrCat("collective matmul: ", loop.steps, " steps of partial results ppermuted over '", axis,
+                              "' (reduce-scatter onto dim ", loop.result_dim, ")");
+    DotPlan plan;
+    plan.scatter = std::move(loop);
+    return LoopStrategy(std::move(name), factors, std::move(plan), c, rest);
+  }
+
+  // A collective matmul candidate: `rest` is the other operands' reshards, paid before it.
+  static Strategy LoopStrategy(std::string name, std::vector<Axes> factors, DotPlan plan,
+                               const CollectiveMatmulCost& c, double rest) {
     Strategy s;
     s.label = "collective matmul";
-    s.candidate.strategy = StrCat("collective matmul: ", loop.steps, " steps of partial results ppermuted over '",
-                                  axis, "' (reduce-scatter onto dim ", loop.result_dim, ")");
+    s.candidate.strategy = std::move(name);
     s.candidate.compute_seconds = c.compute_seconds;
     s.candidate.communication_seconds = rest + c.loop_permute_seconds;
     s.candidate.predicted_seconds = rest + c.loop_seconds();
-    s.factors = factors;
-    s.plan.scatter = std::move(loop);
+    s.factors = std::move(factors);
+    s.plan = std::move(plan);
     s.loop_cost = c;
     return s;
   }
