@@ -299,9 +299,10 @@ class Partitioner {
 
   // The all-gather loop for `factors`: every operand that needs communication to reach what
   // the factors ask gathers exactly one more axis (the same for all) off the dim of one
-  // factor, so it can travel round that axis' ring instead.
-  std::optional<Strategy> GatherLoopStrategy(const Eqn& e, const ShardingRule& rule,
-                                             const std::vector<Axes>& factors) const {
+  // factor, so it can travel round that axis' ring instead. `then` (with its seconds) names
+  // what still follows the loop: the reduction of a sharded contraction's partial products.
+  std::optional<Strategy> GatherLoopStrategy(const Eqn& e, const ShardingRule& rule, const std::vector<Axes>& factors,
+                                             std::string_view then = {}, double then_seconds = 0) const {
     if (e.inputs.size() != 2 || rule.operands.size() != 2 || rule.results.size() != 1) return std::nullopt;
     int f = -1;
     std::string axis;
@@ -351,10 +352,11 @@ class Partitioner {
       c.loop_permute_seconds +=
           static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, -1, local_bytes[k]);
     }
-    const double rest = OperandReshardSeconds(e, rule, factors, loop.looped);
+    const double rest = OperandReshardSeconds(e, rule, factors, loop.looped) + then_seconds;
     std::string name =
         StrCat("collective matmul: ", loop.steps, " steps of ", absl::StrJoin(names, "+"), " ppermuted over '", axis,
-               loop.result_dim < 0 ? "', partial products summed" : "', result blocks written in place");
+               loop.result_dim < 0 ? "', partial products summed" : "', result blocks written in place",
+               then.empty() ? "" : ", then ", then);
     DotPlan plan;
     plan.gather = std::move(loop);
     return LoopStrategy(std::move(name), factors, std::move(plan), c, rest);
@@ -410,7 +412,8 @@ class Partitioner {
     return LoopStrategy(std::move(name), factors, std::move(plan), c, rest);
   }
 
-  // A collective matmul candidate: `rest` is the other operands' reshards, paid before it.
+  // A collective matmul candidate: `rest` is the communication it does not overlap (the
+  // other operands' reshards, a reduction after).
   static Strategy LoopStrategy(std::string name, std::vector<Axes> factors, DotPlan plan,
                                const CollectiveMatmulCost& c, double rest) {
     Strategy s;
@@ -508,9 +511,9 @@ class Partitioner {
       const Axes axes = factors[f];
       std::vector<Strategy> options;
       const std::vector<Axes> gathered = GatherFirstFactors(e, rule, factors, f);
-      options.push_back(PlainStrategy("all-gather first", StrCat("all-gather ", MovedOperands(e, rule, gathered), " over ", AxesText(axes),
-                                             " first"),
-                                      e, rule, gathered, 0));
+      options.push_back(PlainStrategy(
+          "all-gather first", StrCat("all-gather ", MovedOperands(e, rule, gathered), " over ", AxesText(axes), " first"),
+          e, rule, gathered, 0));
       // Multiply then reduce: the partial product (local result bytes) reduced over the axes.
       const Shape partial_local = LocalShape(out_aval.shape, TensorSharding(rule.results[0], factors), mesh_);
       const int64_t partial_bytes = NumElements(partial_local) * ItemSize(out_aval.dtype);
@@ -518,11 +521,19 @@ class Partitioner {
       for (const auto& d : want) scatter |= std::find(d.begin(), d.end(), axes[0]) != d.end();
       const auto kind = scatter ? ici::CollectiveKind::kReduceScatter : ici::CollectiveKind::kAllReduce;
       const std::string reduce = StrCat("multiply then ", scatter ? "reduce-scatter" : "all-reduce");
-      options.push_back(PlainStrategy(reduce, StrCat(reduce, " over ", AxesText(axes)),
-                                      e, rule, factors, cost_.CollectiveSeconds(kind, axes, partial_bytes)));
+      const double reduce_s = cost_.CollectiveSeconds(kind, axes, partial_bytes);
+      options.push_back(PlainStrategy(reduce, StrCat(reduce, " over ", AxesText(axes)), e, rule, factors, reduce_s));
       if (sharded_reductions == 1) {
         if (auto s = GatherLoopStrategy(e, rule, gathered)) options.push_back(std::move(*s));
-        if (auto s = ScatterLoopStrategy(e, rule, factors)) options.push_back(std::move(*s));
+        if (auto s = ScatterLoopStrategy(e, rule, factors)) {
+          options.push_back(std::move(*s));
+        } else if (auto g = GatherLoopStrategy(e, rule, factors,
+                                               StrCat(scatter ? "reduce-scatter" : "all-reduce", " over ", AxesText(axes)),
+                                               reduce_s)) {
+          // Multiply then reduce, with an operand gathered on another factor first: that
+          // gather becomes the loop, the reduction follows it.
+          options.push_back(std::move(*g));
+        }
       }
       plan = Decide(e, StrCat("contracting over ", AxesText(axes), " (", AxesSize(mesh_, axes), " shards)"),
                     std::move(options), factors);

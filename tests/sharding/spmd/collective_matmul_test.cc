@@ -129,6 +129,10 @@ const Case kCases[] = {
     // A[B_Y, D] x W[D, F_Y] -> Out[B_Y, F]: rhs gathered on its non-contracting dim; each
     // step writes one block of the result's columns.
     {"AllGatherRhsNonContracting", P("y", none), P(none, "y"), P("y", none), false},
+    // A[B_Y, D_X] x W[D_X, F_Y] -> Out[B, F_Y] (2D): the contraction stays sharded on 'x'
+    // (partial products all-reduced after), 'y' stays on B, so rhs is gathered on F: the loop
+    // replaces that gather and the all-reduce follows it.
+    {"AllGatherRhsThenAllReduce", P("y", "x"), P("x", "y"), P(none, "y"), false},
     // The book's down-projection Tmp[B_X, F_Y] x W2[F_Y, D] -> Out[B_X, D_Y]: the partial
     // result travels, rhs's column blocks are taken in turn.
     {"ReduceScatterOntoRhsDim", P("x", "y"), P("y", none), P("x", "y"), true},
