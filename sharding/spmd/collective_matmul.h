@@ -7,7 +7,10 @@
 //  * All-gather variant: the looped operand travels round the ring (device i receives from
 //    i+1); at step s device i holds the shard of position (i+s) mod N and multiplies it with
 //    the matching block of the other operand (a contracting factor: the partial products are
-//    summed) or writes its block of the result (a factor the result keeps).
+//    summed) or writes its block of the result (a factor the result keeps). Bidirectional:
+//    copies travel both ways round at once (from i+1 and from i-1), so N/2 rounds of shifts
+//    bring every shard (the scaling book's bidirectional collective matmul; on a ring the two
+//    directions use different links).
 //  * Reduce-scatter variant: the partial result travels round the ring (device i sends to
 //    i+1); at step s device i adds its partial product for block (i-1-s) mod N of the result
 //    dimension, so after N-1 shifts device i holds the full sum of block i.
@@ -40,7 +43,7 @@ CollectiveMatmulMode CollectiveMatmulModeFromEnv();
 // The predicted seconds of the plain strategy (one-shot collective, then or after the dot) and
 // of the loop, by XLA's formula.
 struct CollectiveMatmulCost {
-  int64_t steps = 1;                   // N
+  int64_t steps = 1;                   // N: the loop's iterations (partial dots, or rounds)
   double compute_seconds = 0;          // Tc: the whole local dot
   double one_shot_seconds = 0;         // Tm: the all-gather or reduce-scatter it replaces
   double loop_permute_seconds = 0;     // Tm*m: the N-1 ppermutes, one after another
@@ -70,7 +73,11 @@ struct GatherLoop {
   std::vector<int64_t> dims;
   std::vector<bool> looped;
   int64_t result_dim = -1;
+  bool bidirectional = false;
 };
+
+// The rounds of ring shifts the loop does: N-1, or N/2 both ways round.
+int64_t ShiftRounds(const GatherLoop& loop);
 
 // The per-device result of dot(all_gather(looped operands)) without the all-gather:
 // `result_shape`/`result_dtype` are the local dot's. Call inside a shard_map body over `axis`.

@@ -297,13 +297,14 @@ class Partitioner {
     return out;
   }
 
-  // The all-gather loop for `factors`: every operand that needs communication to reach what
-  // the factors ask gathers exactly one more axis (the same for all) off the dim of one
-  // factor, so it can travel round that axis' ring instead. `then` (with its seconds) names
-  // what still follows the loop: the reduction of a sharded contraction's partial products.
-  std::optional<Strategy> GatherLoopStrategy(const Eqn& e, const ShardingRule& rule, const std::vector<Axes>& factors,
+  // The all-gather loops for `factors` (one way round, and both ways on axes of 3 or more):
+  // every operand that needs communication to reach what the factors ask gathers exactly one
+  // more axis (the same for all) off the dim of one factor, so it can travel round that
+  // axis' ring instead. `then` (with its seconds) names what still follows the loop: the
+  // reduction of a sharded contraction's partial products.
+  std::vector<Strategy> GatherLoopStrategies(const Eqn& e, const ShardingRule& rule, const std::vector<Axes>& factors,
                                              std::string_view then = {}, double then_seconds = 0) const {
-    if (e.inputs.size() != 2 || rule.operands.size() != 2 || rule.results.size() != 1) return std::nullopt;
+    if (e.inputs.size() != 2 || rule.operands.size() != 2 || rule.results.size() != 1) return {};
     int f = -1;
     std::string axis;
     GatherLoop loop;
@@ -317,49 +318,62 @@ class Partitioner {
       int64_t dim = -1;
       for (int64_t d = 0; d < aval.ndim(); ++d) {
         if (cur[d] == want[d]) continue;
-        if (dim >= 0) return std::nullopt;
+        if (dim >= 0) return {};
         dim = d;
       }
-      if (cur[dim].size() != want[dim].size() + 1 || !IsPrefix(want[dim], cur[dim])) return std::nullopt;
-      if (rule.operands[k][dim].size() != 1) return std::nullopt;
+      if (cur[dim].size() != want[dim].size() + 1 || !IsPrefix(want[dim], cur[dim])) return {};
+      if (rule.operands[k][dim].size() != 1) return {};
       const int fk = rule.operands[k][dim][0];
-      if (f >= 0 && (fk != f || cur[dim].back() != axis)) return std::nullopt;
+      if (f >= 0 && (fk != f || cur[dim].back() != axis)) return {};
       f = fk;
       axis = cur[dim].back();
       loop.looped[k] = true;
       local_bytes[k] = NumElements(LocalShape(aval.shape, cur, mesh_)) * ItemSize(aval.dtype);
     }
-    if (f < 0 || mesh_.axis_size(axis) < 2) return std::nullopt;
+    if (f < 0 || mesh_.axis_size(axis) < 2) return {};
     loop.axis = axis;
     loop.steps = mesh_.axis_size(axis);
     for (size_t k = 0; k < 2; ++k) {
       const std::optional<int64_t> d = FactorDim(rule.operands[k], f);
-      if (!d) return std::nullopt;
+      if (!d) return {};
       loop.dims.push_back(*d);
     }
     const std::optional<int64_t> r = FactorDim(rule.results[0], f);
-    if (!r) return std::nullopt;
+    if (!r) return {};
     loop.result_dim = *r;
-    CollectiveMatmulCost c;
-    c.steps = loop.steps;
-    c.compute_seconds = LocalDotSeconds(rule, factors);
     std::vector<std::string> names;
     for (size_t k = 0; k < 2; ++k) {
-      if (!loop.looped[k]) continue;
-      names.push_back(k == 0 ? "lhs" : "rhs");
-      c.one_shot_seconds +=
-          cost_.CollectiveSeconds(ici::CollectiveKind::kAllGather, {axis}, local_bytes[k] * loop.steps);
-      c.loop_permute_seconds +=
-          static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, -1, local_bytes[k]);
+      if (loop.looped[k]) names.push_back(k == 0 ? "lhs" : "rhs");
     }
     const double rest = OperandReshardSeconds(e, rule, factors, loop.looped) + then_seconds;
-    std::string name =
-        StrCat("collective matmul: ", loop.steps, " steps of ", absl::StrJoin(names, "+"), " ppermuted over '", axis,
-               loop.result_dim < 0 ? "', partial products summed" : "', result blocks written in place",
-               then.empty() ? "" : ", then ", then);
-    DotPlan plan;
-    plan.gather = std::move(loop);
-    return LoopStrategy(std::move(name), factors, std::move(plan), c, rest);
+    std::vector<Strategy> out;
+    for (bool both_ways : {false, true}) {
+      if (both_ways && loop.steps < 3) break;  // two chips: one shift either way
+      loop.bidirectional = both_ways;
+      const int64_t rounds = ShiftRounds(loop);
+      CollectiveMatmulCost c;
+      c.steps = rounds + 1;
+      c.compute_seconds = LocalDotSeconds(rule, factors);
+      for (size_t k = 0; k < 2; ++k) {
+        if (!loop.looped[k]) continue;
+        c.one_shot_seconds +=
+            cost_.CollectiveSeconds(ici::CollectiveKind::kAllGather, {axis}, local_bytes[k] * loop.steps);
+        for (int64_t s = 1; s <= rounds; ++s) {
+          const bool backward = both_ways && 2 * s < loop.steps;
+          c.loop_permute_seconds += cost_.RingShiftSeconds(
+              axis, backward ? std::vector<int64_t>{-1, 1} : std::vector<int64_t>{-1}, local_bytes[k]);
+        }
+      }
+      std::string name = StrCat(
+          "collective matmul: ", both_ways ? StrCat(rounds, " rounds of ") : StrCat(loop.steps, " steps of "),
+          absl::StrJoin(names, "+"), " ppermuted over '", axis, both_ways ? "' both ways" : "'",
+          loop.result_dim < 0 ? ", partial products summed" : ", result blocks written in place",
+          then.empty() ? "" : ", then ", then);
+      DotPlan plan;
+      plan.gather = loop;
+      out.push_back(LoopStrategy(std::move(name), factors, std::move(plan), c, rest));
+    }
+    return out;
   }
 
   // The reduce-scatter loop for `factors`: the partial products over a single axis would be
@@ -403,7 +417,7 @@ class Partitioner {
     c.compute_seconds = LocalDotSeconds(rule, factors);
     c.one_shot_seconds = cost_.CollectiveSeconds(ici::CollectiveKind::kReduceScatter, {axis}, bytes);
     c.loop_permute_seconds =
-        static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, 1, bytes / loop.steps);
+        static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, {1}, bytes / loop.steps);
     const double rest = OperandReshardSeconds(e, rule, factors);
     std::string name = StrCat("collective matmul: ", loop.steps, " steps of partial results ppermuted over '", axis,
                               "' (reduce-scatter onto dim ", loop.result_dim, ")");
@@ -524,28 +538,28 @@ class Partitioner {
       const double reduce_s = cost_.CollectiveSeconds(kind, axes, partial_bytes);
       options.push_back(PlainStrategy(reduce, StrCat(reduce, " over ", AxesText(axes)), e, rule, factors, reduce_s));
       if (sharded_reductions == 1) {
-        if (auto s = GatherLoopStrategy(e, rule, gathered)) options.push_back(std::move(*s));
+        for (Strategy& s : GatherLoopStrategies(e, rule, gathered)) options.push_back(std::move(s));
         if (auto s = ScatterLoopStrategy(e, rule, factors)) {
           options.push_back(std::move(*s));
-        } else if (auto g = GatherLoopStrategy(e, rule, factors,
-                                               StrCat(scatter ? "reduce-scatter" : "all-reduce", " over ", AxesText(axes)),
-                                               reduce_s)) {
+        } else {
           // Multiply then reduce, with an operand gathered on another factor first: that
           // gather becomes the loop, the reduction follows it.
-          options.push_back(std::move(*g));
+          const std::string then = StrCat(scatter ? "reduce-scatter" : "all-reduce", " over ", AxesText(axes));
+          for (Strategy& s : GatherLoopStrategies(e, rule, factors, then, reduce_s)) options.push_back(std::move(s));
         }
       }
       plan = Decide(e, StrCat("contracting over ", AxesText(axes), " (", AxesSize(mesh_, axes), " shards)"),
                     std::move(options), factors);
     }
     if (sharded_reductions == 0) {
-      if (std::optional<Strategy> loop = GatherLoopStrategy(e, rule, factors)) {
+      std::vector<Strategy> loops = GatherLoopStrategies(e, rule, factors);
+      if (!loops.empty()) {
         const std::string moved = MovedOperands(e, rule, factors);
-        const std::string axis = loop->plan.gather->axis;
+        const std::string axis = loops[0].plan.gather->axis;
         std::vector<Strategy> options;
         options.push_back(PlainStrategy("all-gather then dot", StrCat("all-gather ", moved, " over '", axis, "' then dot"),
                                         e, rule, factors, 0));
-        options.push_back(std::move(*loop));
+        for (Strategy& s : loops) options.push_back(std::move(s));
         plan = Decide(e, StrCat("gathering ", moved, " over '", axis, "'"), std::move(options), factors);
       }
     }
