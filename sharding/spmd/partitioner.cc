@@ -489,8 +489,15 @@ class Partitioner {
     const bool forced = collective_matmul_ != CollectiveMatmulMode::kAuto;
     d.why = StrCat(options[chosen].candidate.strategy, ": ", Seconds(options[chosen].candidate.predicted_seconds),
                    forced ? " vs " : " < ", absl::StrJoin(others, ", "));
+    // XLA's condition for the collective matmul taken, or else the cheapest one.
+    const Strategy* loop = options[chosen].loop_cost ? &options[chosen] : nullptr;
     for (const Strategy& s : options) {
-      if (s.loop_cost) StrAppend(&d.why, "; XLA's condition for the collective matmul: ", s.loop_cost->ToString());
+      if (options[chosen].loop_cost || !s.loop_cost) continue;
+      if (loop == nullptr || s.candidate.predicted_seconds < loop->candidate.predicted_seconds) loop = &s;
+    }
+    if (loop != nullptr) {
+      StrAppend(&d.why, "; XLA's condition for ", loop == &options[chosen] ? "it" : "the cheapest collective matmul",
+                ": ", loop->loop_cost->ToString());
     }
     if (forced) {
       StrAppend(&d.why, "; forced by JX_COLLECTIVE_MATMUL=",
