@@ -18,7 +18,8 @@
 // The partitioner (partitioner.h) picks it by XLA's condition (TPU.md, "Overlap"): it skips
 // the loop when max(Tc, Tm*m) + 2*Tm*m/N >= Tc + Tm, with Tc the dot's compute, Tm the
 // one-shot collective and Tm*m the loop's N-1 ppermutes (CollectiveMatmulCost).
-// JX_COLLECTIVE_MATMUL=auto (default) | on | off forces it (CollectiveMatmulModeFromEnv).
+// JX_COLLECTIVE_MATMUL=auto (default) | on | off forces it (CollectiveMatmulModeFromEnv; read
+// when a program is partitioned, so a jit's cached programs keep the mode they were built in).
 //
 //   spmd::GatherLoop loop{"y", 4, {1, 0}, {true, false}, -1};   // lhs [B, D@y] x rhs [D, F]
 //   Array out = spmd::AllGatherMatmul(loop, {lhs, rhs}, dot, {B, F}, float32);
