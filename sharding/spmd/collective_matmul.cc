@@ -118,23 +118,30 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
   CheckOperands("collective matmul (reduce-scatter)", operands.size(), loop.dims.size());
   const int64_t n = loop.steps;
   const Array idx = lax::axis_index(loop.axis);
-  // The partial sum of block b starts on device b+1 and moves one device on per step, so at
-  // step s device i adds its partial product for block (i-1-s) mod n and ends with block i.
-  const auto to_next = RingShift(n, 1);
-  auto partial = [&](int64_t s) {
-    const Array block = (idx + (n - 1 - s)) % n;
+  // Going forward (to i+1), the partial sum of block b starts on device b+1, so at step s
+  // device i adds its partial product for block (i-1-s) mod n and ends with block i; going
+  // backward (to i-1) it starts on b-1: block (i+1+s) mod n. Both ways round, forward carries
+  // each block's first half and backward its second.
+  const int64_t directions = loop.bidirectional ? 2 : 1;
+  auto partial = [&](int64_t s, int64_t direction) {
+    const Array block = direction == 0 ? (idx + (n - 1 - s)) % n : (idx + (1 + s)) % n;
+    const Array piece = directions == 1 ? block : block * 2 + direction;
     Arrays ins(operands.begin(), operands.end());
     for (size_t k = 0; k < ins.size(); ++k) {
-      if (loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], block, n);
+      if (loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], piece, n * directions);
     }
     return dot(ins[0], ins[1]);
   };
-  Array acc = partial(0);
+  std::vector<Array> acc;
+  for (int64_t dir = 0; dir < directions; ++dir) acc.push_back(partial(0, dir));
   for (int64_t s = 1; s < n; ++s) {
-    const Array moved = lax::ppermute(acc, loop.axis, to_next);  // overlaps the next dot
-    acc = moved + partial(s);
+    for (int64_t dir = 0; dir < directions; ++dir) {
+      // The shift overlaps the next partial dots.
+      const Array moved = lax::ppermute(acc[dir], loop.axis, RingShift(n, dir == 0 ? 1 : -1));
+      acc[dir] = moved + partial(s, dir);
+    }
   }
-  return acc;
+  return directions == 1 ? acc[0] : jnp::concatenate(acc, loop.result_dim);
 }
 
 }  // namespace jx::spmd

@@ -13,7 +13,8 @@
 //    directions use different links).
 //  * Reduce-scatter variant: the partial result travels round the ring (device i sends to
 //    i+1); at step s device i adds its partial product for block (i-1-s) mod N of the result
-//    dimension, so after N-1 shifts device i holds the full sum of block i.
+//    dimension, so after N-1 shifts device i holds the full sum of block i. Bidirectional:
+//    each block's halves travel opposite ways round at once, each carrying half the bytes.
 //
 // The partitioner (partitioner.h) picks it by XLA's condition (TPU.md, "Overlap"): it skips
 // the loop when max(Tc, Tm*m) + 2*Tm*m/N >= Tc + Tm, with Tc the dot's compute, Tm the
@@ -88,12 +89,15 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
 // The reduce-scatter variant over mesh axis `axis` of size `steps`: the result's dimension
 // `result_dim` (of a factor the operands hold whole) is scattered; `dims[k]` is that factor's
 // dimension in operand k (-1: the operand lacks it). Returns the per-device block of
-// psum_scatter(dot(operands), axis, result_dim, tiled=true).
+// psum_scatter(dot(operands), axis, result_dim, tiled=true). Bidirectional: each block is
+// split in halves along result_dim (its size must divide by 2 steps); the first halves' sums
+// travel forward, the second halves' backward, at once, each carrying half the bytes.
 struct ScatterLoop {
   std::string axis;
   int64_t steps = 1;
   std::vector<int64_t> dims;
   int64_t result_dim = 0;
+  bool bidirectional = false;
 };
 Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> operands, const DotFn& dot);
 

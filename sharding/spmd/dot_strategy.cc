@@ -54,9 +54,9 @@ class DotPlanner {
       options.push_back(PlainStrategy(reduce, StrCat(reduce, " over ", AxesText(axes)), factors, reduce_s));
       if (sharded_reductions == 1) {
         for (Strategy& s : GatherLoopStrategies(gathered)) options.push_back(std::move(s));
-        if (auto s = ScatterLoopStrategy(factors)) {
-          options.push_back(std::move(*s));
-        } else {
+        std::vector<Strategy> scatter_loops = ScatterLoopStrategies(factors);
+        for (Strategy& s : scatter_loops) options.push_back(std::move(s));
+        if (scatter_loops.empty()) {
           // Multiply then reduce, with an operand gathered on another factor first: that
           // gather becomes the loop, the reduction follows it.
           const std::string then = StrCat(scatter ? "reduce-scatter" : "all-reduce", " over ", AxesText(axes));
@@ -237,18 +237,19 @@ class DotPlanner {
     return out;
   }
 
-  // The reduce-scatter loop for `factors`: the partial products over a single axis would be
-  // reduce-scattered onto a result dimension (Combine's choice), so the partial result can
-  // travel round that axis' ring instead, one block added per step.
-  std::optional<Strategy> ScatterLoopStrategy(const std::vector<Axes>& factors) const {
+  // The reduce-scatter loops for `factors` (one way round, and both ways on axes of 3 or more
+  // with an even local contraction): the partial products over a single axis would be
+  // reduce-scattered onto a result dimension (the partitioner's Combine), so the partial
+  // result can travel round that axis' ring instead, one block added per step.
+  std::vector<Strategy> ScatterLoopStrategies(const std::vector<Axes>& factors) const {
     if (dot_.operands.size() != 2 || rule_.results.size() != 1 || rule_.combiner != ShardingRule::Combiner::kSum) {
-      return std::nullopt;
+      return {};
     }
     Axes partial;
     for (int f = 0; f < rule_.num_factors(); ++f) {
       if (rule_.IsReduction(f)) partial.insert(partial.end(), factors[f].begin(), factors[f].end());
     }
-    if (partial.size() != 1 || mesh_.axis_size(partial[0]) < 2) return std::nullopt;
+    if (partial.size() != 1 || mesh_.axis_size(partial[0]) < 2) return {};
     const std::string& axis = partial[0];
     const ShapedArray& out = dot_.result;
     const DimShardings cur = Padded(TensorSharding(rule_.results[0], factors), out.ndim());
@@ -262,28 +263,38 @@ class DotPlanner {
         loop.result_dim = d;
       }
     }
-    if (loop.result_dim < 0 || rule_.results[0][loop.result_dim].size() != 1) return std::nullopt;
+    if (loop.result_dim < 0 || rule_.results[0][loop.result_dim].size() != 1) return {};
     const int g = rule_.results[0][loop.result_dim][0];
     for (size_t k = 0; k < 2; ++k) {
       const std::optional<int64_t> d = FactorDim(rule_.operands[k], g);
-      if (!d) return std::nullopt;
+      if (!d) return {};
       loop.dims.push_back(*d);
     }
     const Shape local = LocalShape(out.shape, cur, mesh_);
-    if (local[loop.result_dim] % loop.steps != 0) return std::nullopt;
+    if (local[loop.result_dim] % loop.steps != 0) return {};
     const int64_t bytes = NumElements(local) * ItemSize(out.dtype);
-    CollectiveMatmulCost c;
-    c.steps = loop.steps;
-    c.compute_seconds = LocalDotSeconds(factors);
-    c.one_shot_seconds = cost_.CollectiveSeconds(ici::CollectiveKind::kReduceScatter, {axis}, bytes);
-    c.loop_permute_seconds =
-        static_cast<double>(loop.steps - 1) * cost_.RingShiftSeconds(axis, {1}, bytes / loop.steps);
     const double rest = OperandReshardSeconds(factors);
-    std::string name = StrCat("collective matmul: ", loop.steps, " steps of partial results ppermuted over '", axis,
-                              "' (reduce-scatter onto dim ", loop.result_dim, ")");
-    DotPlan plan;
-    plan.scatter = std::move(loop);
-    return LoopStrategy(std::move(name), factors, std::move(plan), c, rest);
+    std::vector<Strategy> out_strategies;
+    for (bool both_ways : {false, true}) {
+      // Both ways round halves each block: its size must divide by 2.
+      if (both_ways && (loop.steps < 3 || local[loop.result_dim] % (2 * loop.steps) != 0)) break;
+      ScatterLoop l = loop;
+      l.bidirectional = both_ways;
+      CollectiveMatmulCost c;
+      c.steps = l.steps;
+      c.compute_seconds = LocalDotSeconds(factors);
+      c.one_shot_seconds = cost_.CollectiveSeconds(ici::CollectiveKind::kReduceScatter, {axis}, bytes);
+      c.loop_permute_seconds =
+          static_cast<double>(l.steps - 1) *
+          (both_ways ? cost_.RingShiftSeconds(axis, {1, -1}, bytes / l.steps / 2)
+                     : cost_.RingShiftSeconds(axis, {1}, bytes / l.steps));
+      std::string name = StrCat("collective matmul: ", l.steps, " steps of partial results ppermuted over '", axis,
+                                both_ways ? "' both ways" : "'", " (reduce-scatter onto dim ", l.result_dim, ")");
+      DotPlan plan;
+      plan.scatter = std::move(l);
+      out_strategies.push_back(LoopStrategy(std::move(name), factors, std::move(plan), c, rest));
+    }
+    return out_strategies;
   }
 
   // A collective matmul candidate: `rest` is the communication it does not overlap (the

@@ -184,12 +184,24 @@ TEST(CollectiveMatmulLoop, AllGatherMatmulEqualsGatherThenDot) {
         mesh, in_specs{P("y", none), P()}, out_specs{P("y", none)});
     const Array want_rows = jnp::tile(jnp::matmul(device_put(b, chips[0]), device_put(v, chips[0])), {3, 1});
     EXPECT_TRUE(jnp::allclose(Host(rows(b, v)), Host(want_rows), 1e-5, 1e-5));
+    // The reduce-scatter loop: lhs [4, 12@y] x rhs [12@y, 6], the sum scattered onto the
+    // result's columns (blocks of 2; both ways round, halves of 1), against psum_scatter.
+    auto scatter = [&](bool loop_it) {
+      return shard_map(
+          [&, loop_it](const Array& x, const Array& y) {
+            if (!loop_it) return lax::psum_scatter(jnp::matmul(x, y), "y", 1, /*tiled=*/true);
+            const spmd::ScatterLoop loop{"y", 3, {-1, 1}, 1, both_ways};
+            return spmd::ReduceScatterMatmul(loop, {x, y}, dot);
+          },
+          mesh, in_specs{P(none, "y"), P("y", none)}, out_specs{P(none, "y")});
+    };
+    EXPECT_TRUE(jnp::allclose(Host(scatter(true)(a, w)), Host(scatter(false)(a, w)), 1e-5, 1e-5));
   }
 }
 
 // On a ring (a v5e axis of 16 wraps) both ways round moves each round's two shards over
-// different links, so it beats one way round (8 rounds instead of 15); the loop still gives
-// the plain program's numbers.
+// different links, so it beats one way round (8 rounds instead of 15; for the reduce-scatter
+// loop, half of each block each way); the loops still give the plain program's numbers.
 TEST(CollectiveMatmulLoop, BothWaysRoundOnARing) {
   tpu::Pod pod = tpu::make_pod("v5e", {1, 16});
   const Mesh mesh = make_mesh({1, 16}, {"x", "y"}, pod.devices());
@@ -208,6 +220,18 @@ TEST(CollectiveMatmulLoop, BothWaysRoundOnARing) {
   ASSERT_NE(one_way, nullptr);
   EXPECT_LT(d.candidates[d.chosen].communication_seconds, 0.7 * one_way->communication_seconds);
   EXPECT_TRUE(jnp::allclose(Host(loop.value), Host(plain.value), 2e-5, 1.6e-4));
+  // The reduce-scatter loop both ways round: half of each block each way.
+  const Array t = random::normal(random::key(9), {8, 64}), w2 = random::normal(random::key(10), {64, 32});
+  auto run_rs = [&](const char* mode) {
+    ScopedMode scoped(mode);
+    auto f = jit(Matmul, in_shardings{NamedSharding(mesh, P(none, "y")), NamedSharding(mesh, P("y", none))},
+                 out_shardings{NamedSharding(mesh, P(none, "y"))});
+    return Result{f(t, w2), "", f.lower(t, w2).compile().program().dot_decisions()};
+  };
+  const Result rs_loop = run_rs("on"), rs_plain = run_rs("off");
+  EXPECT_THAT(Chosen(rs_loop), HasSubstr("16 steps of partial results ppermuted over 'y' both ways"))
+      << rs_loop.decisions[0].why;
+  EXPECT_TRUE(jnp::allclose(Host(rs_loop.value), Host(rs_plain.value), 2e-5, 1.6e-4));
 }
 
 // The partitioned program of lhs @ rhs for abstract operands (nothing allocated or run).
