@@ -61,33 +61,37 @@ std::string CollectiveMatmulCost::ToString() const {
                          plain_seconds(), one_shot_seconds, multiplier());
 }
 
+int64_t ShiftRounds(const GatherLoop& loop) { return loop.bidirectional ? loop.steps / 2 : loop.steps - 1; }
+
 Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, const DotFn& dot,
                       const std::vector<int64_t>& result_shape, DType result_dtype) {
   CheckOperands("collective matmul (all-gather)", operands.size(), loop.dims.size());
   const int64_t n = loop.steps;
   const Array idx = lax::axis_index(loop.axis);
-  // Device i receives from i+1, so at step s it holds the shard of position (i+s) mod n.
-  const auto from_next = RingShift(n, -1);
-  Arrays held(operands.begin(), operands.end());
-  Array result;
-  for (int64_t s = 0; s < n; ++s) {
-    // The next step's shards start moving before this step's dot (they are independent).
-    Arrays next = held;
-    if (s + 1 < n) {
-      for (size_t k = 0; k < held.size(); ++k) {
-        if (loop.looped[k]) next[k] = lax::ppermute(held[k], loop.axis, from_next);
-      }
+  // Receiving from i+1 (forward), device i holds after s shifts the shard of position
+  // (i+s) mod n; receiving from i-1 (backward), that of position (i-s) mod n.
+  const auto from_next = RingShift(n, -1), from_prev = RingShift(n, 1);
+  const int64_t rounds = ShiftRounds(loop);
+  auto backward = [&](int64_t s) { return loop.bidirectional && 2 * s < n; };
+  auto shift = [&](const Arrays& held, const std::vector<std::pair<int64_t, int64_t>>& perm) {
+    Arrays moved = held;
+    for (size_t k = 0; k < held.size(); ++k) {
+      if (loop.looped[k]) moved[k] = lax::ppermute(held[k], loop.axis, perm);
     }
-    const Array position = (idx + s) % n;
+    return moved;
+  };
+  Array result;
+  bool first = true;
+  auto accumulate = [&](const Arrays& held, const Array& position) {
     Arrays ins = held;
     for (size_t k = 0; k < ins.size(); ++k) {
       if (!loop.looped[k] && loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], position, n);
     }
     const Array partial = dot(ins[0], ins[1]);
     if (loop.result_dim < 0) {
-      result = s == 0 ? partial : result + partial;
+      result = first ? partial : result + partial;
     } else {
-      if (s == 0) result = lax::pvary(jnp::zeros(result_shape, result_dtype), loop.axis);
+      if (first) result = lax::pvary(jnp::zeros(result_shape, result_dtype), loop.axis);
       const int64_t size = partial.shape()[static_cast<size_t>(loop.result_dim)];
       std::vector<Array> starts;
       for (int64_t d = 0; d < partial.ndim(); ++d) {
@@ -95,7 +99,17 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
       }
       result = lax::dynamic_update_slice(result, partial, starts);
     }
-    held = std::move(next);
+    first = false;
+  };
+  Arrays fwd(operands.begin(), operands.end()), bwd = fwd;
+  for (int64_t s = 0; s <= rounds; ++s) {
+    // The next round's shards start moving before this round's dots (they are independent).
+    const Arrays next_fwd = s < rounds ? shift(fwd, from_next) : fwd;
+    const Arrays next_bwd = s < rounds && backward(s + 1) ? shift(bwd, from_prev) : bwd;
+    accumulate(fwd, (idx + s) % n);
+    if (s > 0 && backward(s)) accumulate(bwd, (idx + (n - s)) % n);
+    fwd = next_fwd;
+    bwd = next_bwd;
   }
   return result;
 }
@@ -104,23 +118,30 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
   CheckOperands("collective matmul (reduce-scatter)", operands.size(), loop.dims.size());
   const int64_t n = loop.steps;
   const Array idx = lax::axis_index(loop.axis);
-  // The partial sum of block b starts on device b+1 and moves one device on per step, so at
-  // step s device i adds its partial product for block (i-1-s) mod n and ends with block i.
-  const auto to_next = RingShift(n, 1);
-  auto partial = [&](int64_t s) {
-    const Array block = (idx + (n - 1 - s)) % n;
+  // Going forward (to i+1), the partial sum of block b starts on device b+1, so at step s
+  // device i adds its partial product for block (i-1-s) mod n and ends with block i; going
+  // backward (to i-1) it starts on b-1: block (i+1+s) mod n. Both ways round, forward carries
+  // each block's first half and backward its second.
+  const int64_t directions = loop.bidirectional ? 2 : 1;
+  auto partial = [&](int64_t s, int64_t direction) {
+    const Array block = direction == 0 ? (idx + (n - 1 - s)) % n : (idx + (1 + s)) % n;
+    const Array piece = directions == 1 ? block : block * 2 + direction;
     Arrays ins(operands.begin(), operands.end());
     for (size_t k = 0; k < ins.size(); ++k) {
-      if (loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], block, n);
+      if (loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], piece, n * directions);
     }
     return dot(ins[0], ins[1]);
   };
-  Array acc = partial(0);
+  std::vector<Array> acc;
+  for (int64_t dir = 0; dir < directions; ++dir) acc.push_back(partial(0, dir));
   for (int64_t s = 1; s < n; ++s) {
-    const Array moved = lax::ppermute(acc, loop.axis, to_next);  // overlaps the next dot
-    acc = moved + partial(s);
+    for (int64_t dir = 0; dir < directions; ++dir) {
+      // The shift overlaps the next partial dots.
+      const Array moved = lax::ppermute(acc[dir], loop.axis, RingShift(n, dir == 0 ? 1 : -1));
+      acc[dir] = moved + partial(s, dir);
+    }
   }
-  return acc;
+  return directions == 1 ? acc[0] : jnp::concatenate(acc, loop.result_dim);
 }
 
 }  // namespace jx::spmd

@@ -7,15 +7,20 @@
 //  * All-gather variant: the looped operand travels round the ring (device i receives from
 //    i+1); at step s device i holds the shard of position (i+s) mod N and multiplies it with
 //    the matching block of the other operand (a contracting factor: the partial products are
-//    summed) or writes its block of the result (a factor the result keeps).
+//    summed) or writes its block of the result (a factor the result keeps). Bidirectional:
+//    copies travel both ways round at once (from i+1 and from i-1), so N/2 rounds of shifts
+//    bring every shard (the scaling book's bidirectional collective matmul; on a ring the two
+//    directions use different links).
 //  * Reduce-scatter variant: the partial result travels round the ring (device i sends to
 //    i+1); at step s device i adds its partial product for block (i-1-s) mod N of the result
-//    dimension, so after N-1 shifts device i holds the full sum of block i.
+//    dimension, so after N-1 shifts device i holds the full sum of block i. Bidirectional:
+//    each block's halves travel opposite ways round at once, each carrying half the bytes.
 //
 // The partitioner (partitioner.h) picks it by XLA's condition (TPU.md, "Overlap"): it skips
 // the loop when max(Tc, Tm*m) + 2*Tm*m/N >= Tc + Tm, with Tc the dot's compute, Tm the
 // one-shot collective and Tm*m the loop's N-1 ppermutes (CollectiveMatmulCost).
-// JX_COLLECTIVE_MATMUL=auto (default) | on | off forces it (CollectiveMatmulModeFromEnv).
+// JX_COLLECTIVE_MATMUL=auto (default) | on | off forces it (CollectiveMatmulModeFromEnv; read
+// when a program is partitioned, so a jit's cached programs keep the mode they were built in).
 //
 //   spmd::GatherLoop loop{"y", 4, {1, 0}, {true, false}, -1};   // lhs [B, D@y] x rhs [D, F]
 //   Array out = spmd::AllGatherMatmul(loop, {lhs, rhs}, dot, {B, F}, float32);
@@ -40,7 +45,7 @@ CollectiveMatmulMode CollectiveMatmulModeFromEnv();
 // The predicted seconds of the plain strategy (one-shot collective, then or after the dot) and
 // of the loop, by XLA's formula.
 struct CollectiveMatmulCost {
-  int64_t steps = 1;                   // N
+  int64_t steps = 1;                   // N: the loop's iterations (partial dots, or rounds)
   double compute_seconds = 0;          // Tc: the whole local dot
   double one_shot_seconds = 0;         // Tm: the all-gather or reduce-scatter it replaces
   double loop_permute_seconds = 0;     // Tm*m: the N-1 ppermutes, one after another
@@ -70,7 +75,11 @@ struct GatherLoop {
   std::vector<int64_t> dims;
   std::vector<bool> looped;
   int64_t result_dim = -1;
+  bool bidirectional = false;
 };
+
+// The rounds of ring shifts the loop does: N-1, or N/2 both ways round.
+int64_t ShiftRounds(const GatherLoop& loop);
 
 // The per-device result of dot(all_gather(looped operands)) without the all-gather:
 // `result_shape`/`result_dtype` are the local dot's. Call inside a shard_map body over `axis`.
@@ -80,12 +89,15 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
 // The reduce-scatter variant over mesh axis `axis` of size `steps`: the result's dimension
 // `result_dim` (of a factor the operands hold whole) is scattered; `dims[k]` is that factor's
 // dimension in operand k (-1: the operand lacks it). Returns the per-device block of
-// psum_scatter(dot(operands), axis, result_dim, tiled=true).
+// psum_scatter(dot(operands), axis, result_dim, tiled=true). Bidirectional: each block is
+// split in halves along result_dim (its size must divide by 2 steps); the first halves' sums
+// travel forward, the second halves' backward, at once, each carrying half the bytes.
 struct ScatterLoop {
   std::string axis;
   int64_t steps = 1;
   std::vector<int64_t> dims;
   int64_t result_dim = 0;
+  bool bidirectional = false;
 };
 Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> operands, const DotFn& dot);
 

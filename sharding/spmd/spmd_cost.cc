@@ -1,6 +1,7 @@
 #include "jx/sharding/spmd/spmd_cost.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_join.h"
 #include "jx/core/device.h"
@@ -31,16 +32,29 @@ class TorusCostModel final : public SpmdCostModel {
     }
     return ici::CostCollective(client_.torus(), kind, groups, bytes).seconds;
   }
-  double RingShiftSeconds(const std::string& axis, int64_t shift, int64_t bytes) const override {
-    std::vector<std::pair<int64_t, int64_t>> pairs;
-    for (const std::vector<int64_t>& g : mesh_.AxisGroups({axis})) {
-      const auto n = static_cast<int64_t>(g.size());
-      for (int64_t j = 0; j < n; ++j) {
-        pairs.emplace_back(vertex_[static_cast<size_t>(g[static_cast<size_t>(j)])],
-                           vertex_[static_cast<size_t>(g[static_cast<size_t>(((j + shift) % n + n) % n)])]);
+  double RingShiftSeconds(const std::string& axis, const std::vector<int64_t>& shifts,
+                          int64_t bytes) const override {
+    // Each shift routed alone, then their link loads added: the busiest link sets the time.
+    std::map<int64_t, int64_t> loads;
+    double fixed = 0, latency = 0;
+    for (int64_t shift : shifts) {
+      std::vector<std::pair<int64_t, int64_t>> pairs;
+      for (const std::vector<int64_t>& g : mesh_.AxisGroups({axis})) {
+        const auto n = static_cast<int64_t>(g.size());
+        for (int64_t j = 0; j < n; ++j) {
+          pairs.emplace_back(vertex_[static_cast<size_t>(g[static_cast<size_t>(j)])],
+                             vertex_[static_cast<size_t>(g[static_cast<size_t>(((j + shift) % n + n) % n)])]);
+        }
       }
+      const ici::CollectiveCost c = ici::CostPermute(client_.torus(), pairs, bytes);
+      fixed = std::max(fixed, c.fixed_s);
+      latency = std::max(latency, c.latency_s);
+      for (const ici::LinkBytes& l : c.link_bytes) loads[l.link] += l.bytes;
     }
-    return ici::CostPermute(client_.torus(), pairs, bytes).seconds;
+    int64_t busiest = 0;
+    for (const auto& [link, b] : loads) busiest = std::max(busiest, b);
+    if (busiest == 0) return 0;
+    return fixed + latency + static_cast<double>(busiest) / client_.torus().link().effective_bandwidth();
   }
   double DotSeconds(double flops) const override { return flops / client_.spec().bf16_flops; }
   std::string Describe() const override {
@@ -66,9 +80,12 @@ class HostCostModel final : public SpmdCostModel {
     const double factor = kind == ici::CollectiveKind::kAllReduce ? 2.0 : 1.0;
     return 1e-5 + factor * moved / 1e10;
   }
-  double RingShiftSeconds(const std::string& axis, int64_t shift, int64_t bytes) const override {
-    if (mesh_.axis_size(axis) == 1 || shift % mesh_.axis_size(axis) == 0) return 0;
-    return 1e-5 + static_cast<double>(bytes) / 1e10;
+  double RingShiftSeconds(const std::string& axis, const std::vector<int64_t>& shifts,
+                          int64_t bytes) const override {
+    const int64_t n = mesh_.axis_size(axis);
+    const auto moving = std::count_if(shifts.begin(), shifts.end(), [n](int64_t s) { return s % n != 0; });
+    if (moving == 0) return 0;
+    return 1e-5 + static_cast<double>(moving) * static_cast<double>(bytes) / 1e10;  // one link each way
   }
   double DotSeconds(double flops) const override { return flops / 1e11; }
   std::string Describe() const override { return "host (nominal 10 GB/s, 100 GFLOP/s)"; }

@@ -23,10 +23,12 @@ class SpmdCostModel {
   // array of one group, as ici::CostCollective takes it.
   virtual double CollectiveSeconds(ici::CollectiveKind kind, const std::vector<std::string>& axes,
                                    int64_t bytes) const = 0;
-  // Seconds of a ppermute over mesh axis `axis` (every group at once) in which every device
-  // sends `bytes` to its neighbour `shift` positions on along the axis, wrapping round (a
-  // ring shift: the collective matmul's step).
-  virtual double RingShiftSeconds(const std::string& axis, int64_t shift, int64_t bytes) const = 0;
+  // Seconds of ring shifts over mesh axis `axis` (every group at once), all of `shifts` at
+  // the same time: every device sends `bytes` to its neighbour `shift` positions on along the
+  // axis, wrapping round (the collective matmul's step; {-1, 1}: both ways round at once,
+  // sharing the links they both cross).
+  virtual double RingShiftSeconds(const std::string& axis, const std::vector<int64_t>& shifts,
+                                  int64_t bytes) const = 0;
   // Seconds of `flops` of matmul work on one device.
   virtual double DotSeconds(double flops) const = 0;
   // "v5e 4x2 torus" (for the log).

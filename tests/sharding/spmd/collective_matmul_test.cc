@@ -74,6 +74,13 @@ std::string Chosen(const Result& r) {
   return d.candidates[d.chosen].strategy;
 }
 
+const spmd::DotCandidate* Find(const spmd::DotDecision& d, std::string_view prefix) {
+  for (const auto& c : d.candidates) {
+    if (c.strategy.rfind(prefix, 0) == 0) return &c;
+  }
+  return nullptr;
+}
+
 // An f32 copy on the host.
 Array Host(const Array& x) { return device_put(x, DefaultDevice()).astype(float32); }
 
@@ -129,6 +136,10 @@ const Case kCases[] = {
     // A[B_Y, D] x W[D, F_Y] -> Out[B_Y, F]: rhs gathered on its non-contracting dim; each
     // step writes one block of the result's columns.
     {"AllGatherRhsNonContracting", P("y", none), P(none, "y"), P("y", none), false},
+    // A[B_Y, D_X] x W[D_X, F_Y] -> Out[B, F_Y] (2D): the contraction stays sharded on 'x'
+    // (partial products all-reduced after), 'y' stays on B, so rhs is gathered on F: the loop
+    // replaces that gather and the all-reduce follows it.
+    {"AllGatherRhsThenAllReduce", P("y", "x"), P("x", "y"), P(none, "y"), false},
     // The book's down-projection Tmp[B_X, F_Y] x W2[F_Y, D] -> Out[B_X, D_Y]: the partial
     // result travels, rhs's column blocks are taken in turn.
     {"ReduceScatterOntoRhsDim", P("x", "y"), P("y", none), P("x", "y"), true},
@@ -142,6 +153,87 @@ INSTANTIATE_TEST_SUITE_P(Cases, CollectiveMatmulNumerics,
                            return StrCat(std::get<0>(info.param).name, "_", dtype_name(std::get<1>(info.param)));
                          });
 
+// The loop builder alone, inside shard_map over 3 chips (an odd ring: both ways round, the
+// last round has a shard from each side): every device's result equals the dot of the
+// gathered operand, for a contracting and a non-contracting looped dimension, one way and
+// both ways round.
+TEST(CollectiveMatmulLoop, AllGatherMatmulEqualsGatherThenDot) {
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const std::vector<const Device*> chips = pod.devices();
+  const Mesh mesh = make_mesh({3}, {"y"}, std::vector<const Device*>(chips.begin(), chips.begin() + 3));
+  const auto dot = [](const Array& l, const Array& r) { return jnp::matmul(l, r); };
+  for (bool both_ways : {false, true}) {
+    SCOPED_TRACE(both_ways ? "both ways" : "one way");
+    // lhs [4, 12@y] x rhs [12, 6]: the contracting dim travels.
+    const Array a = random::normal(random::key(3), {4, 12}), w = random::normal(random::key(4), {12, 6});
+    auto contracting = shard_map(
+        [&](const Array& x, const Array& y) {
+          const spmd::GatherLoop loop{"y", 3, {1, 0}, {true, false}, -1, both_ways};
+          return spmd::AllGatherMatmul(loop, {x, y}, dot, {4, 6}, float32);
+        },
+        mesh, in_specs{P(none, "y"), P()}, out_specs{P("y", none)});
+    const Array want = jnp::tile(jnp::matmul(device_put(a, chips[0]), device_put(w, chips[0])), {3, 1});
+    EXPECT_TRUE(jnp::allclose(Host(contracting(a, w)), Host(want), 1e-5, 1e-5));
+    // lhs [6@y, 4] x rhs [4, 5]: the rows travel, each step writes its block of the result.
+    const Array b = random::normal(random::key(5), {6, 4}), v = random::normal(random::key(6), {4, 5});
+    auto rows = shard_map(
+        [&](const Array& x, const Array& y) {
+          const spmd::GatherLoop loop{"y", 3, {0, -1}, {true, false}, 0, both_ways};
+          return spmd::AllGatherMatmul(loop, {x, y}, dot, {6, 5}, float32);
+        },
+        mesh, in_specs{P("y", none), P()}, out_specs{P("y", none)});
+    const Array want_rows = jnp::tile(jnp::matmul(device_put(b, chips[0]), device_put(v, chips[0])), {3, 1});
+    EXPECT_TRUE(jnp::allclose(Host(rows(b, v)), Host(want_rows), 1e-5, 1e-5));
+    // The reduce-scatter loop: lhs [4, 12@y] x rhs [12@y, 6], the sum scattered onto the
+    // result's columns (blocks of 2; both ways round, halves of 1), against psum_scatter.
+    auto scatter = [&](bool loop_it) {
+      return shard_map(
+          [&, loop_it](const Array& x, const Array& y) {
+            if (!loop_it) return lax::psum_scatter(jnp::matmul(x, y), "y", 1, /*tiled=*/true);
+            const spmd::ScatterLoop loop{"y", 3, {-1, 1}, 1, both_ways};
+            return spmd::ReduceScatterMatmul(loop, {x, y}, dot);
+          },
+          mesh, in_specs{P(none, "y"), P("y", none)}, out_specs{P(none, "y")});
+    };
+    EXPECT_TRUE(jnp::allclose(Host(scatter(true)(a, w)), Host(scatter(false)(a, w)), 1e-5, 1e-5));
+  }
+}
+
+// On a ring (a v5e axis of 16 wraps) both ways round moves each round's two shards over
+// different links, so it beats one way round (8 rounds instead of 15; for the reduce-scatter
+// loop, half of each block each way); the loops still give the plain program's numbers.
+TEST(CollectiveMatmulLoop, BothWaysRoundOnARing) {
+  tpu::Pod pod = tpu::make_pod("v5e", {1, 16});
+  const Mesh mesh = make_mesh({1, 16}, {"x", "y"}, pod.devices());
+  const Array a = random::normal(random::key(7), {8, 64}), w = random::normal(random::key(8), {64, 32});
+  auto run = [&](const char* mode) {
+    ScopedMode scoped(mode);
+    auto f = jit(Matmul, in_shardings{NamedSharding(mesh, P(none, "y")), NamedSharding(mesh, P(none, "y"))},
+                 out_shardings{NamedSharding(mesh, P(none, "y"))});
+    return Result{f(a, w), f.lower(a, w).compile().program().local_jaxpr().ToString(),
+                  f.lower(a, w).compile().program().dot_decisions()};
+  };
+  const Result loop = run("on"), plain = run("off");
+  EXPECT_THAT(Chosen(loop), HasSubstr("8 rounds of lhs ppermuted over 'y' both ways")) << loop.decisions[0].why;
+  const spmd::DotDecision& d = loop.decisions[0];
+  const spmd::DotCandidate* one_way = Find(d, "collective matmul: 16 steps");
+  ASSERT_NE(one_way, nullptr);
+  EXPECT_LT(d.candidates[d.chosen].communication_seconds, 0.7 * one_way->communication_seconds);
+  EXPECT_TRUE(jnp::allclose(Host(loop.value), Host(plain.value), 2e-5, 1.6e-4));
+  // The reduce-scatter loop both ways round: half of each block each way.
+  const Array t = random::normal(random::key(9), {8, 64}), w2 = random::normal(random::key(10), {64, 32});
+  auto run_rs = [&](const char* mode) {
+    ScopedMode scoped(mode);
+    auto f = jit(Matmul, in_shardings{NamedSharding(mesh, P(none, "y")), NamedSharding(mesh, P("y", none))},
+                 out_shardings{NamedSharding(mesh, P(none, "y"))});
+    return Result{f(t, w2), "", f.lower(t, w2).compile().program().dot_decisions()};
+  };
+  const Result rs_loop = run_rs("on"), rs_plain = run_rs("off");
+  EXPECT_THAT(Chosen(rs_loop), HasSubstr("16 steps of partial results ppermuted over 'y' both ways"))
+      << rs_loop.decisions[0].why;
+  EXPECT_TRUE(jnp::allclose(Host(rs_loop.value), Host(rs_plain.value), 2e-5, 1.6e-4));
+}
+
 // The partitioned program of lhs @ rhs for abstract operands (nothing allocated or run).
 std::shared_ptr<const spmd::SpmdProgram> Plan(const Pod2x4& v, ShapedArray lhs, ShapedArray rhs, DimShardings pa,
                                               DimShardings pb, DimShardings pout) {
@@ -150,13 +242,6 @@ std::shared_ptr<const spmd::SpmdProgram> Plan(const Pod2x4& v, ShapedArray lhs, 
   const spmd::MaybeSharding in[] = {pa, pb};
   const spmd::MaybeSharding out[] = {pout};
   return spmd::SpmdProgram::Build(global, v.mesh, in, out);
-}
-
-const spmd::DotCandidate* Find(const spmd::DotDecision& d, std::string_view prefix) {
-  for (const auto& c : d.candidates) {
-    if (c.strategy.rfind(prefix, 0) == 0) return &c;
-  }
-  return nullptr;
 }
 
 // Hand derivation for A[B_X, D_Y] x W[D, F_Y] -> Out[B_X, F_Y] (f32) on the (2,4) v5e mesh,
@@ -169,25 +254,31 @@ const spmd::DotCandidate* Find(const spmd::DotDecision& d, std::string_view pref
 //   one ring shift (j -> j-1, and 0 -> 3 back over 3 hops, one chunk per link):
 //     Tp = t0 + 3 us + c/(eta W); the loop's N-1 = 3 shifts: Tm*m = 3 Tp.
 //   XLA: the loop pays when max(Tc, Tm*m) + 2 Tm*m / 4 < Tc + Tm.
-// B = 1024, D = 2048: c = 1 MiB, c/(eta W) = 24.16 us, Tm = 74.77 us, Tm*m = 88.35 us.
-//   F = 8192 (the book's): Tc = 21.80 us; loop 88.35 + 44.18 = 132.5 us >= 21.80 + 74.77 =
-//     96.6 us: all-gather first.
-//   F = 65536: Tc = 174.4 us; loop 174.4 + 44.18 = 218.6 us < 174.4 + 74.77 = 249.2 us: the
-//     collective matmul.
+//   Both ways round (2 rounds, N = 3 iterations in the formula): round 1 shifts both ways at
+//     once, and on a line each link carries one shift's neighbour step and the other's
+//     wrap-around: 2 chunks, t0 + 3 us + 2c/(eta W); round 2 one way: t0 + 3 us + c/(eta W).
+//     Tm*m = 2 t0 + 6 us + 3c/(eta W); loop max(Tc, Tm*m) + 2 Tm*m / 3.
+// B = 1024, D = 2048: c = 1 MiB, c/(eta W) = 24.16 us, Tm = 74.77 us, Tm*m = 88.35 us (both
+// ways 83.06 us).
+//   F = 8192 (the book's): Tc = 21.80 us; loop 88.35 + 44.18 = 132.5 us (both ways 83.06 +
+//     55.37 = 138.4 us) >= 21.80 + 74.77 = 96.6 us: all-gather first.
+//   F = 65536: Tc = 174.4 us; loop 174.4 + 44.18 = 218.6 us < both ways 174.4 + 55.37 =
+//     229.8 us < 174.4 + 74.77 = 249.2 us: the collective matmul, one way round.
 struct HandCase {
   int64_t f;
-  double tc, tm, tmm;
+  double tc, tm, tmm, tmm_both_ways;
   bool pays;
 };
 
 double HandLoop(const HandCase& h) { return std::max(h.tc, h.tmm) + 2 * h.tmm / 4; }
+double HandLoopBothWays(const HandCase& h) { return std::max(h.tc, h.tmm_both_ways) + 2 * h.tmm_both_ways / 3; }
 
 TEST(CollectiveMatmulDecision, FlipsWhereXlasConditionSays) {
   Pod2x4 v;
   const double c = 1024.0 * 2048 / 8 * 4, ew = 0.9644 * 4.5e10, t0 = 2.29e-6;
-  const double tm = t0 + 3 * c / ew, tmm = 3 * (t0 + 3e-6 + c / ew);
-  for (const HandCase& h : {HandCase{8192, 1024.0 * 2048 * 8192 / 4 / 1.97e14, tm, tmm, false},
-                            HandCase{65536, 1024.0 * 2048 * 65536 / 4 / 1.97e14, tm, tmm, true}}) {
+  const double tm = t0 + 3 * c / ew, tmm = 3 * (t0 + 3e-6 + c / ew), both = 2 * t0 + 6e-6 + 3 * c / ew;
+  for (const HandCase& h : {HandCase{8192, 1024.0 * 2048 * 8192 / 4 / 1.97e14, tm, tmm, both, false},
+                            HandCase{65536, 1024.0 * 2048 * 65536 / 4 / 1.97e14, tm, tmm, both, true}}) {
     SCOPED_TRACE(StrCat("F = ", h.f));
     const auto prog = Plan(v, ShapedArray{{1024, 2048}, float32}, ShapedArray{{2048, h.f}, float32},
                            {{"x"}, {"y"}}, {{}, {"y"}}, {{"x"}, {"y"}});
@@ -197,6 +288,10 @@ TEST(CollectiveMatmulDecision, FlipsWhereXlasConditionSays) {
     const spmd::DotCandidate* loop = Find(d, "collective matmul: 4 steps of lhs");
     ASSERT_NE(gather, nullptr) << d.why;
     ASSERT_NE(loop, nullptr) << d.why;
+    const spmd::DotCandidate* both_ways = Find(d, "collective matmul: 2 rounds of lhs ppermuted over 'y' both ways");
+    ASSERT_NE(both_ways, nullptr) << d.why;
+    EXPECT_NEAR(both_ways->communication_seconds, h.tmm_both_ways, 1e-2 * h.tmm_both_ways);
+    EXPECT_NEAR(both_ways->predicted_seconds, HandLoopBothWays(h), 1e-2 * HandLoopBothWays(h));
     EXPECT_NEAR(gather->compute_seconds, h.tc, 1e-3 * h.tc);
     EXPECT_NEAR(gather->communication_seconds, h.tm, 1e-2 * h.tm);
     EXPECT_NEAR(loop->communication_seconds, h.tmm, 1e-2 * h.tmm);
