@@ -102,7 +102,6 @@ void ExpectWinnerIsCheapest(const ShardingExplanation& why) {
     ASSERT_GE(d.candidates.size(), 2u);
     for (const spmd::DotCandidate& c : d.candidates) {
       EXPECT_LE(d.candidates[d.chosen].predicted_seconds, c.predicted_seconds) << why.ToString();
-      EXPECT_NEAR(c.predicted_seconds, c.compute_seconds + c.communication_seconds, 1e-12 + 1e-9 * c.predicted_seconds);
     }
   }
 }
