@@ -161,6 +161,22 @@ StrategyResult Plan(const spmd::Strategy& strategy, const ClosedJaxpr& global, c
 
 namespace spmd {
 
+std::vector<bool> BatchArgs(absl::Span<const int> batch_argnums, size_t num_args) {
+  std::vector<bool> out(num_args, false);
+  if (batch_argnums.empty()) {
+    out.back() = true;
+    return out;
+  }
+  for (int a : batch_argnums) {
+    if (a < 0 || static_cast<size_t>(a) >= num_args) {
+      throw ValueError(StrCat("search_sharding: batch_argnums names argument ", a, " but the step was given ", num_args,
+                              " arguments"));
+    }
+    out[static_cast<size_t>(a)] = true;
+  }
+  return out;
+}
+
 std::vector<Strategy> StandardStrategies(const Mesh& mesh, absl::Span<const SearchLeaf> leaves) {
   std::vector<Strategy> out;
   for (const Recipe& r : Recipes(mesh)) {

@@ -10,8 +10,8 @@
 //   const jx::StrategyResult& best = search.results()[*search.best()];
 //   best.leaf_shardings[i];                  // the NamedSharding of leaf i (leaf_names[i])
 //
-// The last argument of the step is the batch; the others (parameters, optimizer state) are
-// parameters. With the mesh's axes A (all of them) and, on a mesh of two or more axes, the
+// The last argument of the step is the batch (SearchOptions::batch_argnums names others, as
+// for step(params, tokens, targets)); the others (parameters, optimizer state) are parameters. With the mesh's axes A (all of them) and, on a mesh of two or more axes, the
 // data axes D (all but the last) and the model axis M (the last), the strategies are:
 //   dp          batch over A; parameters replicated
 //   fsdp        batch over A; parameters' largest dimension over A
@@ -53,6 +53,8 @@ struct SearchOptions {
   std::optional<int64_t> hbm_bytes;
   // The strategies to try by name ("dp", "fsdp x tp", ...); empty: every one that applies.
   std::vector<std::string> strategies;
+  // The arguments that are the batch (empty: the last one).
+  std::vector<int> batch_argnums;
 };
 
 // One candidate strategy, planned.
@@ -114,6 +116,10 @@ std::vector<Strategy> StandardStrategies(const Mesh& mesh, absl::Span<const Sear
 ShardingSearch SearchShardings(const ClosedJaxpr& global, const Mesh& mesh, absl::Span<const SearchLeaf> leaves,
                                const SearchOptions& options);
 
+// Which of num_args arguments are the batch: batch_argnums, or the last when it is empty.
+// Throws ValueError on an argnum out of range.
+std::vector<bool> BatchArgs(absl::Span<const int> batch_argnums, size_t num_args);
+
 template <typename F>
 class ShardingSearcher {
  public:
@@ -126,6 +132,7 @@ class ShardingSearcher {
   ShardingSearch lower(const Args&... args) const {
     static_assert(sizeof...(Args) >= 1, "search_sharding needs the step's arguments, the batch last");
     const std::vector<api_internal::FlatArg> flat = api_internal::FlattenArgs(args...);
+    const std::vector<bool> is_batch = BatchArgs(options_.batch_argnums, flat.size());
     std::vector<SearchLeaf> leaves;
     std::vector<ShapedArray> avals;
     std::vector<int> all;
@@ -135,7 +142,7 @@ class ShardingSearcher {
         const Array& x = flat[a].leaves[j];
         const std::string path = flat[a].def.KeyPath(j);
         leaves.push_back({path.empty() ? StrCat("argument ", a) : StrCat("argument ", a, " ", path), path,
-                          ShapedArray{x.shape(), x.dtype(), x.weak_type()}, a + 1 == flat.size()});
+                          ShapedArray{x.shape(), x.dtype(), x.weak_type()}, is_batch[a]});
         avals.push_back(leaves.back().aval);
       }
     }

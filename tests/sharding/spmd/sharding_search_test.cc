@@ -135,6 +135,22 @@ TEST(ShardingSearchTest, ShardedParamsWinWhenDataParallelDoesNotFit) {
   EXPECT_THAT(text, HasSubstr("argument 0 ['w1']: PartitionSpec(('data', 'model'), None)"));
 }
 
+TEST(ShardingSearchTest, BatchArgnumsNameTheBatch) {
+  // step(params, x, y): both x and y are the batch.
+  V5e v;
+  auto step = [](const Tree& p, const Array& x, const Array& y) { return Step(p, Tree{{"x", x}, {"y", y}}); };
+  SearchOptions options;
+  options.strategies = {"dp"};
+  options.batch_argnums = {1, 2};
+  ShardingSearch s = search_sharding(step, v.mesh, options).lower(MlpParams(16, 32), jnp::ones({64, 16}), jnp::ones({64, 16}));
+  ASSERT_EQ(s.results().size(), 1u);
+  EXPECT_THAT(s.ToString(), HasSubstr("argument 1: PartitionSpec(('data', 'model'), None)"));
+  EXPECT_THAT(s.ToString(), HasSubstr("argument 2: PartitionSpec(('data', 'model'), None)"));
+  options.batch_argnums = {3};
+  EXPECT_THROW(search_sharding(step, v.mesh, options).lower(MlpParams(16, 32), jnp::ones({64, 16}), jnp::ones({64, 16})),
+               ValueError);
+}
+
 TEST(ShardingSearchTest, UnknownStrategyNamesTheStrategies) {
   V5e v;
   SearchOptions options;
