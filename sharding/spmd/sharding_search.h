@@ -6,6 +6,9 @@
 // model; this compares whole strategies by one.
 //
 //   auto search = jx::search_sharding(train_step, mesh).lower(params, batch);
+//   // or abstractly, nothing allocated: eval_shape gives a struct's ShapeDtypeTree
+//   auto abstract = jx::search_sharding(train_step, mesh)
+//                       .lower(jx::eval_shape(init_params)(key), jx::ShapeDtypeStruct{{4096, 1024}});
 //   std::cout << search.ToString();          // strategy, step time, HBM peak, fits
 //   const jx::StrategyResult& best = search.results()[*search.best()];
 //   best.leaf_shardings[i];                  // the NamedSharding of leaf i (leaf_names[i])
@@ -34,6 +37,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <tuple>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,7 +47,9 @@
 #include "jx/core/jaxpr.h"
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/named_sharding.h"
-#include "jx/transforms/api.h"
+#include "jx/core/pytree.h"
+#include "jx/transforms/eval_shape.h"
+#include "jx/transforms/jit.h"
 #include "jx/transforms/staging.h"
 
 namespace jx {
@@ -120,43 +127,135 @@ ShardingSearch SearchShardings(const ClosedJaxpr& global, const Mesh& mesh, absl
 // Throws ValueError on an argnum out of range.
 std::vector<bool> BatchArgs(absl::Span<const int> batch_argnums, size_t num_args);
 
+namespace search_internal {
+
+// The parameter types of a callable with one signature (a lambda without auto parameters, a
+// functor, a function pointer): a ShapeDtypeTree argument is rebuilt as its parameter's type.
+template <typename M>
+struct MemberParams {
+  static constexpr bool kKnown = false;
+};
+template <typename C, typename R, typename... A>
+struct MemberParams<R (C::*)(A...) const> {
+  static constexpr bool kKnown = true;
+  using Types = std::tuple<std::decay_t<A>...>;
+};
+template <typename C, typename R, typename... A>
+struct MemberParams<R (C::*)(A...)> : MemberParams<R (C::*)(A...) const> {};
+template <typename F, typename = void>
+struct Params {
+  static constexpr bool kKnown = false;
+};
+template <typename F>
+struct Params<F, std::void_t<decltype(&F::operator())>> : MemberParams<decltype(&F::operator())> {};
+template <typename R, typename... A>
+struct Params<R (*)(A...)> {
+  static constexpr bool kKnown = true;
+  using Types = std::tuple<std::decay_t<A>...>;
+};
+
+// The type f takes where the caller gave an A at position I: an Array for a ShapeDtypeStruct,
+// f's parameter type for a ShapeDtypeTree, else A.
+template <typename F, size_t I, typename A>
+auto ParamTag() {
+  if constexpr (std::is_same_v<A, ShapeDtypeStruct>) {
+    return std::type_identity<Array>{};
+  } else if constexpr (std::is_same_v<A, ShapeDtypeTree>) {
+    static_assert(Params<F>::kKnown,
+                  "search_sharding: a ShapeDtypeTree argument needs a step with one signature (not a generic lambda)");
+    return std::type_identity<std::tuple_element_t<I, typename Params<F>::Types>>{};
+  } else {
+    return std::type_identity<A>{};
+  }
+}
+template <typename F, size_t I, typename A>
+using ParamT = typename decltype(ParamTag<F, I, A>())::type;
+
+// One argument's leaves (name, key path, type) and tree structure.
+struct ArgLeaves {
+  std::vector<std::string> paths;
+  std::vector<ShapedArray> avals;
+  tree::TreeDef def;
+};
+template <typename A>
+ArgLeaves LeavesOf(const A& arg) {
+  ArgLeaves out;
+  auto add = [&](const tree::TreeDef& def, size_t j, ShapedArray aval) {
+    out.paths.push_back(def.KeyPath(j));
+    out.avals.push_back(std::move(aval));
+  };
+  if constexpr (std::is_same_v<A, ShapeDtypeStruct>) {
+    out.def = tree::flatten(Array(0.f)).second;
+    add(out.def, 0, ShapedArray{arg.shape, arg.dtype, arg.weak_type});
+  } else if constexpr (std::is_same_v<A, ShapeDtypeTree>) {
+    out.def = arg.def;
+    for (size_t j = 0; j < arg.leaves.size(); ++j) {
+      add(out.def, j, ShapedArray{arg.leaves[j].shape, arg.leaves[j].dtype, arg.leaves[j].weak_type});
+    }
+  } else {
+    static_assert(tree::IsPytree<A>, "search_sharding takes pytrees of Arrays, ShapeDtypeStructs or ShapeDtypeTrees");
+    auto [leaves, def] = tree::flatten(arg);
+    out.def = std::move(def);
+    for (size_t j = 0; j < leaves.size(); ++j) {
+      add(out.def, j, ShapedArray{leaves[j].shape(), leaves[j].dtype(), leaves[j].weak_type()});
+    }
+  }
+  return out;
+}
+
+}  // namespace search_internal
+
 template <typename F>
 class ShardingSearcher {
  public:
   ShardingSearcher(F f, Mesh mesh, SearchOptions options)
       : f_(std::move(f)), mesh_(std::move(mesh)), options_(std::move(options)) {}
 
-  // Traces the step on the arguments' types (their own shardings are ignored) and plans every
-  // strategy; the last argument is the batch.
+  // Traces the step on the arguments' types and plans every strategy. Arguments are pytrees
+  // of Arrays or abstract ones (nothing allocated): a ShapeDtypeStruct for an Array, a
+  // ShapeDtypeTree (eval_shape.h) for a struct; their own shardings are ignored.
   template <typename... Args>
   ShardingSearch lower(const Args&... args) const {
-    static_assert(sizeof...(Args) >= 1, "search_sharding needs the step's arguments, the batch last");
-    const std::vector<api_internal::FlatArg> flat = api_internal::FlattenArgs(args...);
-    const std::vector<bool> is_batch = BatchArgs(options_.batch_argnums, flat.size());
-    std::vector<SearchLeaf> leaves;
-    std::vector<ShapedArray> avals;
-    std::vector<int> all;
-    for (size_t a = 0; a < flat.size(); ++a) {
-      all.push_back(static_cast<int>(a));
-      for (size_t j = 0; j < flat[a].leaves.size(); ++j) {
-        const Array& x = flat[a].leaves[j];
-        const std::string path = flat[a].def.KeyPath(j);
-        leaves.push_back({path.empty() ? StrCat("argument ", a) : StrCat("argument ", a, " ", path), path,
-                          ShapedArray{x.shape(), x.dtype(), x.weak_type()}, is_batch[a]});
-        avals.push_back(leaves.back().aval);
-      }
-    }
-    F f = f_;
-    tree::TreeDef out_def;
-    ClosedJaxpr global = TraceToJaxpr(
-        [&](absl::Span<const Array> l) {
-          return api_internal::CallFlat<F, Args...>(f, api_internal::Substitute(flat, all, l), &out_def);
-        },
-        avals, "search_sharding", api_internal::ArgLabels(flat));
-    return SearchShardings(global, mesh_, leaves, options_);
+    static_assert(sizeof...(Args) >= 1, "search_sharding needs the step's arguments");
+    return Lower(std::index_sequence_for<Args...>{}, args...);
   }
 
  private:
+  template <size_t... I, typename... Args>
+  ShardingSearch Lower(std::index_sequence<I...>, const Args&... args) const {
+    const std::vector<search_internal::ArgLeaves> per_arg = {search_internal::LeavesOf(args)...};
+    const std::vector<bool> is_batch = BatchArgs(options_.batch_argnums, per_arg.size());
+    std::vector<SearchLeaf> leaves;
+    std::vector<ShapedArray> avals;
+    std::vector<std::string> labels;
+    for (size_t a = 0; a < per_arg.size(); ++a) {
+      for (size_t j = 0; j < per_arg[a].avals.size(); ++j) {
+        const std::string& path = per_arg[a].paths[j];
+        leaves.push_back({path.empty() ? StrCat("argument ", a) : StrCat("argument ", a, " ", path), path,
+                          per_arg[a].avals[j], is_batch[a]});
+        avals.push_back(per_arg[a].avals[j]);
+        labels.push_back(leaves.back().name);
+      }
+    }
+    ClosedJaxpr global = TraceToJaxpr(
+        [&](absl::Span<const Array> xs) {
+          size_t next = 0;
+          auto rebuild = [&]<typename T>(std::type_identity<T>, const search_internal::ArgLeaves& arg) {
+            std::vector<Array> l(xs.begin() + static_cast<ptrdiff_t>(next),
+                                 xs.begin() + static_cast<ptrdiff_t>(next + arg.avals.size()));
+            next += arg.avals.size();
+            return tree::unflatten<T>(arg.def, l);
+          };
+          // Braced initialization evaluates left to right (leaf order).
+          std::tuple<search_internal::ParamT<F, I, Args>...> rebuilt{
+              rebuild(std::type_identity<search_internal::ParamT<F, I, Args>>{}, per_arg[I])...};
+          auto [outs, def] = tree::flatten(std::apply(f_, rebuilt));
+          return Arrays(outs.begin(), outs.end());
+        },
+        avals, "search_sharding", labels);
+    return SearchShardings(global, mesh_, leaves, options_);
+  }
+
   F f_;
   Mesh mesh_;
   SearchOptions options_;

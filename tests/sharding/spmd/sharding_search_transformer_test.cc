@@ -14,9 +14,11 @@
 namespace jx {
 namespace {
 
+namespace jnp = jx::numpy;
+
 TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
   nn::models::TransformerConfig cfg;
-  cfg.num_layers = 2;
+  cfg.num_layers = 1;
   cfg.d_model = 64;
   cfg.num_heads = 4;
   cfg.d_ff = 128;
@@ -44,6 +46,38 @@ TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
   }
   EXPECT_EQ(fsdp_tp->leaf_shardings[hand.size()].spec().ToString(),
             nn::models::transformer_batch_sharding(cfg, mesh).spec().ToString());
+}
+
+TEST(ShardingSearchTransformerTest, AbstractArgumentsPlanLikeRealOnes) {
+  // The parameters as a ShapeDtypeTree and the batch as ShapeDtypeStructs: nothing allocated,
+  // the same plans as the real arrays.
+  nn::models::TransformerConfig cfg;
+  cfg.num_layers = 1;
+  cfg.d_model = 64;
+  cfg.num_heads = 4;
+  cfg.d_ff = 128;
+  cfg.vocab_size = 64;
+  cfg.seq_len = 16;
+  cfg.batch_size = 16;
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  SearchOptions options;
+  options.batch_argnums = {1, 2};
+  options.strategies = {"dp", "fsdp x tp"};
+  auto search = search_sharding(nn::models::TransformerTrainStep{cfg, mesh}, mesh, options);
+  Array tokens = jnp::zeros({cfg.batch_size, cfg.seq_len}, int32);
+  ShardingSearch real = search.lower(nn::models::init_transformer(cfg, random::key(0)), tokens, tokens);
+  const ShapeDtypeStruct abstract_tokens{{cfg.batch_size, cfg.seq_len}, int32};
+  ShardingSearch abstract = search.lower(nn::models::abstract_transformer_params(cfg, mesh), abstract_tokens,
+                                         abstract_tokens);
+  ASSERT_EQ(real.results().size(), 2u);
+  ASSERT_EQ(abstract.results().size(), 2u);
+  EXPECT_EQ(abstract.leaf_names(), real.leaf_names());
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_TRUE(abstract.results()[k].error.empty()) << abstract.results()[k].error;
+    EXPECT_EQ(abstract.results()[k].step_seconds, real.results()[k].step_seconds);
+    EXPECT_EQ(abstract.results()[k].hbm_peak_bytes, real.results()[k].hbm_peak_bytes);
+  }
 }
 
 }  // namespace
