@@ -1,7 +1,8 @@
 // search_sharding: an opt-in search over the standard sharding strategies of a training step
 // on a mesh of TPU chips. Each candidate assigns a sharding to every leaf of the parameters
-// and of the batch (the rule below), is partitioned, compiled for the mesh's chips and costed
-// (predicted step time with its collectives, per-chip HBM peak), and the result is a table and
+// and of the batch (the rule below), is partitioned, lowered for the mesh's chips and costed
+// by a dry run (SpmdProgram::Plan: predicted step time with its collectives and their overlap,
+// per-chip HBM peak; nothing runs, nothing is allocated), and the result is a table and
 // the fastest candidate that fits in HBM. JAX's propagation picks shardings without a cost
 // model; this compares whole strategies by one.
 //
@@ -48,6 +49,8 @@
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/named_sharding.h"
 #include "jx/core/pytree.h"
+#include "jx/devices/tpu/pod_plan.h"
+#include "jx/sharding/spmd/spmd_jit.h"
 #include "jx/transforms/eval_shape.h"
 #include "jx/transforms/jit.h"
 #include "jx/transforms/staging.h"
@@ -69,12 +72,14 @@ struct StrategyResult {
   std::string name;                          // "fsdp x tp"
   std::string axes;                          // "batch/fsdp over 'data', tp over 'model'"
   std::vector<NamedSharding> leaf_shardings;  // per leaf of the step's arguments
-  double step_seconds = 0;                   // predicted, collectives included
-  double compute_seconds = 0;
-  double communication_seconds = 0;
+  double step_seconds = 0;                   // predicted wall time of one step
+  double compute_seconds = 0;                // the busiest chip's compute
+  double communication_seconds = 0;          // collectives on the ICI, all of them
+  double exposed_seconds = 0;                // of those, what compute did not hide
   int64_t hbm_peak_bytes = 0;                // per chip: arguments, outputs and temporaries
-  bool fits = false;
+  bool fits = false;                         // hbm_peak_bytes within the budget
   std::string error;                         // why it could not be planned (then fits is false)
+  tpu::PodPlan plan;                         // the whole dry run (collectives, links, MFU)
 };
 
 class ShardingSearch {
@@ -85,8 +90,8 @@ class ShardingSearch {
   const std::vector<StrategyResult>& results() const { return results_; }
   // The fastest candidate that fits (nullopt: none fits).
   std::optional<size_t> best() const { return best_; }
-  // The table (strategy, predicted step time, compute, communication, HBM peak, fits), the
-  // best marked '*', then the best's sharding of every leaf.
+  // The table (strategy, predicted step time, compute, communication and its exposed part,
+  // HBM peak, fits), the best marked '*', then the best's sharding of every leaf.
   std::string ToString() const;
 
  private:
@@ -129,31 +134,6 @@ std::vector<bool> BatchArgs(absl::Span<const int> batch_argnums, size_t num_args
 
 namespace search_internal {
 
-// The parameter types of a callable with one signature (a lambda without auto parameters, a
-// functor, a function pointer): a ShapeDtypeTree argument is rebuilt as its parameter's type.
-template <typename M>
-struct MemberParams {
-  static constexpr bool kKnown = false;
-};
-template <typename C, typename R, typename... A>
-struct MemberParams<R (C::*)(A...) const> {
-  static constexpr bool kKnown = true;
-  using Types = std::tuple<std::decay_t<A>...>;
-};
-template <typename C, typename R, typename... A>
-struct MemberParams<R (C::*)(A...)> : MemberParams<R (C::*)(A...) const> {};
-template <typename F, typename = void>
-struct Params {
-  static constexpr bool kKnown = false;
-};
-template <typename F>
-struct Params<F, std::void_t<decltype(&F::operator())>> : MemberParams<decltype(&F::operator())> {};
-template <typename R, typename... A>
-struct Params<R (*)(A...)> {
-  static constexpr bool kKnown = true;
-  using Types = std::tuple<std::decay_t<A>...>;
-};
-
 // The type f takes where the caller gave an A at position I: an Array for a ShapeDtypeStruct,
 // f's parameter type for a ShapeDtypeTree, else A.
 template <typename F, size_t I, typename A>
@@ -161,9 +141,8 @@ auto ParamTag() {
   if constexpr (std::is_same_v<A, ShapeDtypeStruct>) {
     return std::type_identity<Array>{};
   } else if constexpr (std::is_same_v<A, ShapeDtypeTree>) {
-    static_assert(Params<F>::kKnown,
-                  "search_sharding: a ShapeDtypeTree argument needs a step with one signature (not a generic lambda)");
-    return std::type_identity<std::tuple_element_t<I, typename Params<F>::Types>>{};
+    // The step's parameter type there (a typed lambda or function object: CallableArgs).
+    return std::type_identity<std::tuple_element_t<I, typename CallableArgs<F>::type>>{};
   } else {
     return std::type_identity<A>{};
   }
