@@ -16,7 +16,7 @@ namespace {
 
 namespace jnp = jx::numpy;
 
-TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
+nn::models::TransformerConfig Small() {
   nn::models::TransformerConfig cfg;
   cfg.num_layers = 1;
   cfg.d_model = 64;
@@ -25,8 +25,18 @@ TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
   cfg.vocab_size = 64;
   cfg.seq_len = 16;
   cfg.batch_size = 16;
+  return cfg;
+}
+
+struct V5e {
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+};
+
+TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
+  const nn::models::TransformerConfig cfg = Small();
+  V5e v;
+  const Mesh& mesh = v.mesh;
   nn::models::TransformerParams params = nn::models::init_transformer(cfg, random::key(0));
   Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
   SearchOptions options;
@@ -51,16 +61,9 @@ TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
 TEST(ShardingSearchTransformerTest, AbstractArgumentsPlanLikeRealOnes) {
   // The parameters as a ShapeDtypeTree and the batch as ShapeDtypeStructs: nothing allocated,
   // the same plans as the real arrays.
-  nn::models::TransformerConfig cfg;
-  cfg.num_layers = 1;
-  cfg.d_model = 64;
-  cfg.num_heads = 4;
-  cfg.d_ff = 128;
-  cfg.vocab_size = 64;
-  cfg.seq_len = 16;
-  cfg.batch_size = 16;
-  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
-  Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const nn::models::TransformerConfig cfg = Small();
+  V5e v;
+  const Mesh& mesh = v.mesh;
   SearchOptions options;
   options.batch_argnums = {1, 2};
   options.strategies = {"dp", "fsdp x tp"};
