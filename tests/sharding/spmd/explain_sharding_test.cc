@@ -88,6 +88,17 @@ TEST(ExplainShardingTest, MeshAxisOnTwoDimensionsIsAConflict) {
   EXPECT_THAT(absl::StrJoin(c.candidates[0].reshards, "\n"), HasSubstr("operand 1 to P('x', None): all-to-all"));
 }
 
+TEST(ExplainShardingTest, ConflictInsideAnInnerJitIsListed) {
+  V5e v;
+  Array a = jnp::ones({64, 16}), b = jnp::ones({64, 16});
+  auto outer = [](const Array& x, const Array& y) { return jit(Add)(x, y) * 2.f; };
+  ShardingExplanation why =
+      explain_sharding(outer, in_shardings{v.S(P("x", none)), v.S(P("y", none))}).lower(a, b);
+  ASSERT_EQ(why.conflicts().size(), 1u) << why.ToString();
+  EXPECT_THAT(why.conflicts()[0].equation, HasSubstr("(equation 0): add f32[64,16], f32[64,16]"));
+  EXPECT_EQ(why.conflicts()[0].candidates.size(), 2u);
+}
+
 TEST(ExplainShardingTest, NoConflictWhenShardingsAgree) {
   V5e v;
   Array a = jnp::ones({64, 16});
