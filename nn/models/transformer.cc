@@ -27,6 +27,11 @@ Array RmsNorm(const Array& x, const Array& scale) {
   return lax::convert_element_type(x32 * jnp::rsqrt(ms + 1e-6), x.dtype()) * scale;
 }
 
+// The batch dim's mesh axes: (replica, data) or data.
+DimSpec BatchAxes(const TransformerConfig& cfg) {
+  return cfg.replica_axis.empty() ? DimSpec(cfg.data_axis) : DimSpec({cfg.replica_axis, cfg.data_axis});
+}
+
 Array Constrain(const Array& x, const Mesh* mesh, const PartitionSpec& spec) {
   return mesh == nullptr ? x : lax::with_sharding_constraint(x, NamedSharding(*mesh, spec));
 }
@@ -124,7 +129,7 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
 
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh) {
-  const PartitionSpec activations = mesh != nullptr ? P(cfg.data_axis, none, none) : P();
+  const PartitionSpec activations = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
   Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, activations);
   for (const TransformerLayer& l : params.layers) {
@@ -158,7 +163,7 @@ std::vector<NamedSharding> transformer_param_shardings(const TransformerConfig& 
 }
 
 NamedSharding transformer_batch_sharding(const TransformerConfig& cfg, const Mesh& mesh) {
-  return NamedSharding(mesh, P(cfg.data_axis, none));
+  return NamedSharding(mesh, P(BatchAxes(cfg), none));
 }
 
 TransformerParams shard_transformer_params(const TransformerParams& params, const TransformerConfig& cfg,

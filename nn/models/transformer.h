@@ -50,6 +50,10 @@ struct TransformerConfig {
   double learning_rate = 1e-2;
   std::string data_axis = "data";    // FSDP + batch
   std::string model_axis = "model";  // tensor parallelism (heads, d_ff)
+  // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)
+  // and the parameters are replicated over replica_axis ("": no such axis). A 9216-chip pod
+  // needs it: 9216 = 9 * 1024 and no weight dim of a power-of-two width splits 576 ways.
+  std::string replica_axis;
 
   int64_t head_dim() const { return d_model / num_heads; }
   int64_t tokens_per_step() const { return batch_size * seq_len; }
@@ -84,7 +88,7 @@ struct TransformerParams {
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key);
 
 // tokens int32 [batch, seq] -> logits [batch, seq, vocab] (cfg.dtype). With a mesh, the
-// activations are constrained to batch over cfg.data_axis between blocks.
+// activations are constrained to the batch's sharding between blocks.
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh = nullptr);
 // Mean softmax cross-entropy of the next-token targets (int32 [batch, seq]), in f32.
@@ -94,7 +98,7 @@ Array transformer_loss(const TransformerParams& params, const Array& tokens, con
 // Each parameter leaf's sharding, in leaf order (tree::flatten(params)): FSDP over
 // cfg.data_axis on d_model, heads and d_ff over cfg.model_axis, norms replicated.
 std::vector<NamedSharding> transformer_param_shardings(const TransformerConfig& cfg, const Mesh& mesh);
-// The tokens' and targets' sharding: batch over cfg.data_axis.
+// The tokens' and targets' sharding: batch over cfg.data_axis (after cfg.replica_axis).
 NamedSharding transformer_batch_sharding(const TransformerConfig& cfg, const Mesh& mesh);
 // The parameters placed by transformer_param_shardings.
 TransformerParams shard_transformer_params(const TransformerParams& params, const TransformerConfig& cfg,

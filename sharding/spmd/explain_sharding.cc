@@ -20,14 +20,32 @@ std::string AxesLabel(const Axes& axes) {
 
 std::string Seconds(double s) { return absl::StrFormat("%.3g s", s); }
 
-int64_t AxesSize(const Mesh& mesh, const Axes& axes) {
-  int64_t n = 1;
-  for (const std::string& a : axes) n *= mesh.axis_size(a);
-  return n;
-}
-
-bool IsPrefix(const Axes& a, const Axes& b) {
-  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+// The collectives Reshard issues to move a tensor of type `aval` from `from` to `to` (slices
+// are local and free), as text: "all-gather f32[2,16] over 'x' (4 shards)".
+std::vector<std::string> ReshardText(const ShapedArray& aval, const DimShardings& from, const DimShardings& to,
+                                     const Mesh& mesh) {
+  std::vector<std::string> out;
+  Shape local = spmd::LocalShape(aval.shape, from, mesh);
+  for (const spmd::ReshardStep& step : spmd::ReshardSteps(aval.ndim(), from, to)) {
+    int64_t n = 1;
+    for (const std::string& a : step.axes) n *= mesh.axis_size(a);
+    const std::string shards = StrCat(" over ", AxesLabel(step.axes), " (", n, " shards)");
+    switch (step.kind) {
+      case spmd::ReshardStep::kAllToAll:
+        out.push_back(StrCat("all-to-all ", ShapedArray{local, aval.dtype}.str(), shards));
+        local[step.source_dim] *= n;
+        local[step.dim] /= n;
+        break;
+      case spmd::ReshardStep::kAllGather:
+        out.push_back(StrCat("all-gather ", ShapedArray{local, aval.dtype}.str(), shards));
+        local[step.dim] *= n;
+        break;
+      case spmd::ReshardStep::kSlice:
+        local[step.dim] /= n;
+        break;
+    }
+  }
+  return out;
 }
 
 // The sharding side s of a conflict would have under candidate c: c's axes leave every other
@@ -66,11 +84,12 @@ ConflictExplanation Explain(const spmd::ShardingConflict& conflict, const Mesh& 
       if (std::find(priced.begin(), priced.end(), side.tensor) != priced.end()) continue;
       priced.push_back(side.tensor);
       const DimShardings to = TargetOf(side, c);
-      spmd::ReshardCost r = spmd::EstimateReshard(side.aval, side.sharding, to, mesh, cost);
-      if (r.steps.empty()) continue;
-      choice.predicted_seconds += r.seconds;
+      const std::vector<std::string> steps = ReshardText(side.aval, side.sharding, to, mesh);
+      if (steps.empty()) continue;
+      const double seconds = spmd::ReshardSeconds(side.aval, side.sharding, to, mesh, cost);
+      choice.predicted_seconds += seconds;
       choice.reshards.push_back(StrCat(side.tensor, " to ", spmd::ShardingText(to, side.aval.ndim()), ": ",
-                                       absl::StrJoin(r.steps, ", then "), " (", Seconds(r.seconds), ")"));
+                                       absl::StrJoin(steps, ", then "), " (", Seconds(seconds), ")"));
     }
     out.candidates.push_back(std::move(choice));
   }
@@ -89,49 +108,6 @@ ConflictExplanation Explain(const spmd::ShardingConflict& conflict, const Mesh& 
 }
 
 }  // namespace
-
-namespace spmd {
-
-ReshardCost EstimateReshard(const ShapedArray& aval, const DimShardings& from, const DimShardings& to_in,
-                            const Mesh& mesh, const SpmdCostModel& cost) {
-  const size_t rank = static_cast<size_t>(aval.ndim());
-  DimShardings cur = from, to = to_in;
-  cur.resize(rank);
-  to.resize(rank);
-  ReshardCost out;
-  const int64_t item = ItemSize(aval.dtype);
-  auto local_bytes = [&] { return NumElements(LocalShape(aval.shape, cur, mesh)) * item; };
-  auto local_text = [&] { return ShapedArray{LocalShape(aval.shape, cur, mesh), aval.dtype}.str(); };
-  // The steps of Reshard: an axis moving whole between dimensions is one all-to-all...
-  for (size_t src = 0; src < rank; ++src) {
-    for (size_t dst = 0; dst < rank; ++dst) {
-      if (src == dst || cur[src].empty() || IsPrefix(cur[src], to[src])) continue;
-      const std::string a = cur[src].back();
-      if (!IsPrefix(cur[dst], to[dst]) || cur[dst].size() >= to[dst].size() || to[dst][cur[dst].size()] != a) continue;
-      const int64_t n = mesh.axis_size(a);
-      const double s = cost.CollectiveSeconds(ici::CollectiveKind::kAllToAll, {a}, local_bytes() * n);
-      out.steps.push_back(StrCat("all-to-all ", local_text(), " over ", AxesLabel({a}), " (", n, " shards)"));
-      out.seconds += s;
-      cur[src].pop_back();
-      cur[dst].push_back(a);
-    }
-  }
-  // ... an axis `to` drops is an all-gather (the group's full array: local bytes x shards) ...
-  for (size_t d = 0; d < rank; ++d) {
-    if (IsPrefix(cur[d], to[d])) continue;
-    size_t p = 0;
-    while (p < cur[d].size() && p < to[d].size() && cur[d][p] == to[d][p]) ++p;
-    const Axes drop(cur[d].begin() + static_cast<std::ptrdiff_t>(p), cur[d].end());
-    const int64_t n = AxesSize(mesh, drop);
-    out.steps.push_back(StrCat("all-gather ", local_text(), " over ", AxesLabel(drop), " (", n, " shards)"));
-    out.seconds += cost.CollectiveSeconds(ici::CollectiveKind::kAllGather, drop, local_bytes() * n);
-    cur[d].resize(p);
-  }
-  // ... and an axis it adds is a local slice (free).
-  return out;
-}
-
-}  // namespace spmd
 
 ShardingExplanation ShardingExplanation::Of(const spmd::SpmdProgram& program) {
   ShardingExplanation out;
@@ -170,8 +146,8 @@ std::string ShardingExplanation::ToString() const {
     StrAppend(&s, "  [", i, "] ", d.equation, "\n");
     for (size_t k = 0; k < d.candidates.size(); ++k) {
       const spmd::DotCandidate& c = d.candidates[k];
-      StrAppend(&s, "    ", d.chosen == k ? "* " : "  ", c.strategy, ": compute ", Seconds(c.compute_seconds),
-                " + communication ", Seconds(c.communication_seconds), " -> ", Seconds(c.predicted_seconds), "\n");
+      StrAppend(&s, "    ", d.chosen == k ? "* " : "  ", c.strategy, ": predicted ", Seconds(c.predicted_seconds),
+                " (compute ", Seconds(c.compute_seconds), ", communication ", Seconds(c.communication_seconds), ")\n");
     }
     StrAppend(&s, "      why: ", d.why, "\n");
   }

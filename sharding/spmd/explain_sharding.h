@@ -28,20 +28,6 @@
 
 namespace jx {
 
-namespace spmd {
-
-// The collectives that move a tensor of global type `aval` from sharding `from` to `to`, as
-// Reshard (partitioner.h) issues them (all-to-all for an axis changing dimension, all-gather
-// for a dropped axis; adding an axis is a local slice), and their seconds on the mesh.
-struct ReshardCost {
-  double seconds = 0;
-  std::vector<std::string> steps;  // "all-gather f32[2,16] over 'x' (4 shards)"
-};
-ReshardCost EstimateReshard(const ShapedArray& aval, const DimShardings& from, const DimShardings& to,
-                            const Mesh& mesh, const SpmdCostModel& cost);
-
-}  // namespace spmd
-
 // One way to settle a propagation conflict and its price: the resharding of every tensor of
 // the equation that asked for something else.
 struct ConflictChoice {

@@ -98,6 +98,12 @@ class Propagator {
           plan_.regions[i].push_back(sub->Finish());
           for (std::string& line : plan_.regions[i].back().notes) Note(std::move(line));
           plan_.regions[i].back().notes.clear();
+          // A body's conflicts are the program's, named by the equation that holds the body.
+          for (ShardingConflict& c : plan_.regions[i].back().conflicts) {
+            c.equation = StrCat("in ", jaxpr_.eqns[i].primitive.name(), " (equation ", i, "): ", c.equation);
+            plan_.conflicts.push_back(std::move(c));
+          }
+          plan_.regions[i].back().conflicts.clear();
         }
       } else {
         const Eqn& e = jaxpr_.eqns[i];

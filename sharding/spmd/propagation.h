@@ -52,7 +52,8 @@ struct ConflictCandidate {
 // first tensor's choice (operands before results) without a cost model; explain_sharding
 // prices every candidate.
 struct ShardingConflict {
-  size_t eqn = 0;                  // index into the jaxpr's equations
+  size_t eqn = 0;                  // index into its jaxpr's equations (a body's, when the
+                                   // equation text says "in scan (equation 3): ...")
   std::string equation;            // "add f32[8,16], f32[8,16] -> f32[8,16]"
   std::string what;                // "dimension of size 16 sharded as 'x' and as 'y'"
   std::vector<ConflictSide> sides;

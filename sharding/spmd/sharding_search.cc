@@ -20,6 +20,8 @@ std::string AxesLabel(const Axes& axes) {
   return axes.size() == 1 ? joined : StrCat("(", joined, ")");
 }
 
+std::string Seconds(double s) { return absl::StrFormat("%.3g s", s); }
+
 std::string BytesText(int64_t n) {
   const double b = static_cast<double>(n);
   if (b >= 1 << 30) return absl::StrFormat("%.2f GiB", b / (1 << 30));
@@ -141,17 +143,16 @@ StrategyResult Plan(const spmd::Strategy& strategy, const ClosedJaxpr& global, c
     r.leaf_shardings.emplace_back(mesh, spmd::SpecOf(strategy.leaf_shardings[i], leaves[i].aval.ndim()));
   }
   try {
-    auto program = spmd::SpmdProgram::Build(global, mesh, in, {});
-    std::shared_ptr<const Executable> exe = program->executable();
-    const CostAnalysis cost = exe->cost_analysis();
-    r.step_seconds = cost.predicted_seconds;
-    r.compute_seconds = cost.compute_seconds;
-    r.communication_seconds = cost.communication_seconds;
-    r.hbm_peak_bytes = exe->memory_analysis().peak_memory_in_bytes;
+    auto program = spmd::SpmdProgram::Build(global, mesh, in, {}, StrCat("search_sharding ", strategy.name));
+    r.plan = program->Plan();
+    r.step_seconds = r.plan.step.wall_seconds;
+    for (const tpu::ChipStepReport& chip : r.plan.step.chips) r.compute_seconds = std::max(r.compute_seconds, chip.compute_seconds);
+    r.communication_seconds = r.plan.step.communication_seconds();
+    r.exposed_seconds = r.plan.step.exposed_communication_seconds();
+    r.hbm_peak_bytes = r.plan.hbm_peak_bytes;
     r.fits = r.hbm_peak_bytes <= budget;
   } catch (const Error& e) {
-    // Too big for the chip's HBM (the compiler refuses it), or a strategy the program cannot
-    // take: the table says why.
+    // A strategy the program cannot take: the table says why.
     r.error = e.what();
   }
   return r;
@@ -160,6 +161,22 @@ StrategyResult Plan(const spmd::Strategy& strategy, const ClosedJaxpr& global, c
 }  // namespace
 
 namespace spmd {
+
+std::vector<bool> BatchArgs(absl::Span<const int> batch_argnums, size_t num_args) {
+  std::vector<bool> out(num_args, false);
+  if (batch_argnums.empty()) {
+    out.back() = true;
+    return out;
+  }
+  for (int a : batch_argnums) {
+    if (a < 0 || static_cast<size_t>(a) >= num_args) {
+      throw ValueError(StrCat("search_sharding: batch_argnums names argument ", a, " but the step was given ", num_args,
+                              " arguments"));
+    }
+    out[static_cast<size_t>(a)] = true;
+  }
+  return out;
+}
 
 std::vector<Strategy> StandardStrategies(const Mesh& mesh, absl::Span<const SearchLeaf> leaves) {
   std::vector<Strategy> out;
@@ -210,8 +227,8 @@ ShardingSearch::ShardingSearch(std::vector<std::string> leaf_names, std::vector<
 
 std::string ShardingSearch::ToString() const {
   std::string s = StrCat("sharding search on ", mesh_, ", HBM budget ", BytesText(hbm_bytes_), " per chip\n");
-  StrAppend(&s, absl::StrFormat("  %-10s %-12s %-12s %-14s %-12s %-5s %s\n", "strategy", "step time", "compute",
-                                "communication", "HBM peak", "fits", "shards"));
+  StrAppend(&s, absl::StrFormat("  %-10s %-11s %-11s %-11s %-11s %-11s %-5s %s\n", "strategy", "step time", "compute",
+                                "comm", "exposed", "HBM peak", "fits", "shards"));
   for (size_t k = 0; k < results_.size(); ++k) {
     const StrategyResult& r = results_[k];
     const std::string mark = best_ == k ? "* " : "  ";
@@ -220,10 +237,9 @@ std::string ShardingSearch::ToString() const {
       continue;
     }
     StrAppend(&s, mark,
-              absl::StrFormat("%-10s %-12s %-12s %-14s %-12s %-5s %s\n", r.name, absl::StrFormat("%.3g s", r.step_seconds),
-                              absl::StrFormat("%.3g s", r.compute_seconds),
-                              absl::StrFormat("%.3g s", r.communication_seconds), BytesText(r.hbm_peak_bytes),
-                              r.fits ? "yes" : "no", r.axes));
+              absl::StrFormat("%-10s %-11s %-11s %-11s %-11s %-11s %-5s %s\n", r.name, Seconds(r.step_seconds),
+                              Seconds(r.compute_seconds), Seconds(r.communication_seconds), Seconds(r.exposed_seconds),
+                              BytesText(r.hbm_peak_bytes), r.fits ? "yes" : "no", r.axes));
   }
   if (!best_) {
     StrAppend(&s, "no strategy fits in ", BytesText(hbm_bytes_), " per chip\n");

@@ -60,10 +60,11 @@ TEST(ExplainShardingTest, CostModelDisagreesWithPropagationWhenTheFirstChoiceCos
   // Operand 0 is sharded over 'y', operand 1 over 'x' and the result is fixed to 'x': keeping
   // operand 0's 'y' (propagation's choice) reshards operand 1 and the result, keeping 'x'
   // reshards operand 0 only.
+  // Abstract arguments: nothing allocated.
   V5e v;
-  Array a = jnp::ones({64, 16}), b = jnp::ones({64, 16});
+  const ShapeDtypeStruct a{{64, 16}, float32};
   auto step = jit(Add, in_shardings{v.S(P("y", none)), v.S(P("x", none))}, out_shardings{v.S(P("x", none))});
-  ShardingExplanation why = explain_sharding(step).lower(a, b);
+  ShardingExplanation why = explain_sharding(step).lower(a, a);
   ASSERT_EQ(why.conflicts().size(), 1u) << why.ToString();
   const ConflictExplanation& c = why.conflicts()[0];
   ASSERT_TRUE(c.chosen.has_value());
@@ -88,6 +89,17 @@ TEST(ExplainShardingTest, MeshAxisOnTwoDimensionsIsAConflict) {
   EXPECT_THAT(absl::StrJoin(c.candidates[0].reshards, "\n"), HasSubstr("operand 1 to P('x', None): all-to-all"));
 }
 
+TEST(ExplainShardingTest, ConflictInsideAnInnerJitIsListed) {
+  V5e v;
+  Array a = jnp::ones({64, 16}), b = jnp::ones({64, 16});
+  auto outer = [](const Array& x, const Array& y) { return jit(Add)(x, y) * 2.f; };
+  ShardingExplanation why =
+      explain_sharding(outer, in_shardings{v.S(P("x", none)), v.S(P("y", none))}).lower(a, b);
+  ASSERT_EQ(why.conflicts().size(), 1u) << why.ToString();
+  EXPECT_THAT(why.conflicts()[0].equation, HasSubstr("(equation 0): add f32[64,16], f32[64,16]"));
+  EXPECT_EQ(why.conflicts()[0].candidates.size(), 2u);
+}
+
 TEST(ExplainShardingTest, NoConflictWhenShardingsAgree) {
   V5e v;
   Array a = jnp::ones({64, 16});
@@ -102,7 +114,6 @@ void ExpectWinnerIsCheapest(const ShardingExplanation& why) {
     ASSERT_GE(d.candidates.size(), 2u);
     for (const spmd::DotCandidate& c : d.candidates) {
       EXPECT_LE(d.candidates[d.chosen].predicted_seconds, c.predicted_seconds) << why.ToString();
-      EXPECT_NEAR(c.predicted_seconds, c.compute_seconds + c.communication_seconds, 1e-12 + 1e-9 * c.predicted_seconds);
     }
   }
 }

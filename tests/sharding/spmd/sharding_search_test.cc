@@ -89,6 +89,19 @@ TEST(ShardingSearchTest, StrategiesShardLeavesByTheDocumentedRule) {
   EXPECT_EQ(by_name["dp x tp"][5], (DimShardings{data, {}, {}}));
 }
 
+TEST(ShardingSearchTest, OneAxisMeshHasNoTwoDimensionalMixes) {
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({8}, {"x"}, pod.devices());
+  std::vector<spmd::SearchLeaf> leaves = {{"argument 0 ['w1']", "['w1']", ShapedArray{{16, 32}, float32}, false},
+                                          {"argument 1", "", ShapedArray{{64, 8, 16}, float32}, true}};
+  std::vector<std::string> names;
+  for (const spmd::Strategy& s : spmd::StandardStrategies(mesh, leaves)) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"dp", "fsdp", "tp", "sp"}));
+  const spmd::Strategy sp = spmd::StandardStrategies(mesh, leaves)[3];
+  EXPECT_EQ(sp.leaf_shardings[1], (DimShardings{{}, {"x"}, {}}));  // the sequence
+  EXPECT_TRUE(sp.leaf_shardings[0].empty());
+}
+
 TEST(ShardingSearchTest, DataParallelWinsWithSmallParamsAndABigBatch) {
   V5e v;
   ShardingSearch s = search_sharding(Step, v.mesh).lower(MlpParams(64, 128), Batch(8192, 64));
@@ -133,6 +146,22 @@ TEST(ShardingSearchTest, ShardedParamsWinWhenDataParallelDoesNotFit) {
   EXPECT_THAT(text, HasSubstr("HBM budget 32.00 MiB per chip"));
   EXPECT_THAT(text, HasSubstr("* fsdp"));
   EXPECT_THAT(text, HasSubstr("argument 0 ['w1']: PartitionSpec(('data', 'model'), None)"));
+}
+
+TEST(ShardingSearchTest, BatchArgnumsNameTheBatch) {
+  // step(params, x, y): both x and y are the batch.
+  V5e v;
+  auto step = [](const Tree& p, const Array& x, const Array& y) { return Step(p, Tree{{"x", x}, {"y", y}}); };
+  SearchOptions options;
+  options.strategies = {"dp"};
+  options.batch_argnums = {1, 2};
+  ShardingSearch s = search_sharding(step, v.mesh, options).lower(MlpParams(16, 32), jnp::ones({64, 16}), jnp::ones({64, 16}));
+  ASSERT_EQ(s.results().size(), 1u);
+  EXPECT_THAT(s.ToString(), HasSubstr("argument 1: PartitionSpec(('data', 'model'), None)"));
+  EXPECT_THAT(s.ToString(), HasSubstr("argument 2: PartitionSpec(('data', 'model'), None)"));
+  options.batch_argnums = {3};
+  EXPECT_THROW(search_sharding(step, v.mesh, options).lower(MlpParams(16, 32), jnp::ones({64, 16}), jnp::ones({64, 16})),
+               ValueError);
 }
 
 TEST(ShardingSearchTest, UnknownStrategyNamesTheStrategies) {
