@@ -78,6 +78,14 @@ OperandVmaHook SetOperandVmaHook(OperandVmaHook hook) {
   return saved;
 }
 
+Arrays JoinOperandVma(Primitive p, absl::Span<const Array> inputs) {
+  Arrays joined;
+  if (OperandVmaHook hook = t_operand_vma_hook; hook != nullptr && inputs.size() > 1 && hook(p, inputs, &joined)) {
+    return joined;
+  }
+  return Arrays(inputs.begin(), inputs.end());
+}
+
 Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
   if (OperandVmaHook hook = t_operand_vma_hook; hook != nullptr && inputs.size() > 1) {
     Arrays joined;

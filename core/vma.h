@@ -22,4 +22,10 @@ bool ComputesVma(Primitive p);
 using OperandVmaHook = bool (*)(Primitive p, absl::Span<const Array> inputs, Arrays* joined);
 OperandVmaHook SetOperandVmaHook(OperandVmaHook hook);
 
+// The operands of an op about to be broadcast together (jnp's shape promotion) made to vary
+// over the same manual axes through the hook (unchanged without one). Joining before the
+// broadcast pvaries a bias, not its activation-sized broadcast, so reverse mode psums the
+// bias's cotangent rather than an activation-sized one.
+Arrays JoinOperandVma(Primitive p, absl::Span<const Array> inputs);
+
 }  // namespace jx

@@ -1,10 +1,13 @@
 #include "jx/lax/numpy/promotion.h"
 
+#include "jx/core/vma.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "jx/core/errors.h"
+#include "jx/core/vma.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/shape_ops.h"
 
@@ -199,10 +202,18 @@ std::vector<Array> ConvertAndBroadcast(std::string_view op, const std::vector<Ar
   if (broadcast) {
     for (const ArrayLike& a : args) shape = broadcast_shapes(shape, a.shape(), op);
   }
+  bool reshaped = false;
   for (const ArrayLike& a : args) {
-    Array x = a.as(t.dtype, t.weak);
-    if (broadcast && x.shape() != shape) x = broadcast_to(x, shape);
-    out.push_back(std::move(x));
+    out.push_back(a.as(t.dtype, t.weak));
+    reshaped |= broadcast && out.back().shape() != shape;
+  }
+  if (!reshaped) return out;
+  // Inside a shard_map body, operands agree on their varying axes before the broadcast (a
+  // bias is pvary'd, not its broadcast), as lax's binary op would make them after it.
+  static const Primitive kBroadcastInDim = Primitive::Intern("broadcast_in_dim");
+  Arrays joined = JoinOperandVma(kBroadcastInDim, out);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = joined[i].shape() != shape ? broadcast_to(joined[i], shape) : std::move(joined[i]);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/spmd/dot_strategy.h"
 #include "jx/sharding/spmd/mesh_axes.h"
+#include "jx/sharding/spmd/nested_shard_map.h"
 #include "jx/sharding/spmd/regions.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
@@ -93,6 +94,7 @@ class Partitioner {
     std::optional<ShardingRule> rule = RuleOf(jaxpr_, e);
     if (!rule) {
       if (std::optional<Regions> regions = RegionsOf(e)) return VisitRegions(i, *regions);
+      if (IsShardMap(e)) return VisitShardMap(e);
       return VisitReplicated(e);
     }
     std::vector<Axes> factors = plan_.eqn_factor_axes[i];
@@ -260,6 +262,16 @@ class Partitioner {
         return;
       }
     }
+  }
+
+  // A shard_map over the program's mesh: its body inlined on the blocks its in_specs give.
+  void VisitShardMap(const Eqn& e) {
+    const std::vector<DimShardings> in = ShardMapInShardings(jaxpr_, e, mesh_.abstract_mesh());
+    const std::vector<DimShardings> out = ShardMapOutShardings(jaxpr_, e, mesh_.abstract_mesh());
+    Arrays ins;
+    for (size_t k = 0; k < e.inputs.size(); ++k) ins.push_back(Operand(e, k, in[k]));
+    Arrays outs = InlineShardMap(e, ins);
+    for (size_t k = 0; k < e.outputs.size(); ++k) env_[e.outputs[k].index] = Local{outs[k], out[k]};
   }
 
   // An equation without a sharding rule runs on whole (replicated) operands.

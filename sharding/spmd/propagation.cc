@@ -8,6 +8,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
+#include "jx/sharding/spmd/nested_shard_map.h"
 #include "jx/sharding/spmd/regions.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
@@ -39,10 +40,15 @@ class Propagator {
     rules_.reserve(jaxpr.eqns.size());
     regions_.resize(jaxpr.eqns.size());
     subs_.resize(jaxpr.eqns.size());
+    shard_map_specs_.resize(jaxpr.eqns.size());
     for (size_t i = 0; i < jaxpr.eqns.size(); ++i) {
       const Eqn& e = jaxpr.eqns[i];
       rules_.push_back(RuleOf(jaxpr, e));
       if (rules_.back()) continue;
+      if (IsShardMap(e)) {
+        shard_map_specs_[i] = {ShardMapInShardings(jaxpr, e, mesh), ShardMapOutShardings(jaxpr, e, mesh)};
+        continue;
+      }
       regions_[i] = RegionsOf(e);
       if (!regions_[i]) continue;
       for (const Region& r : regions_[i]->regions) subs_[i].push_back(std::make_unique<Propagator>(*r.body.jaxpr, mesh));
@@ -105,7 +111,7 @@ class Propagator {
           }
           plan_.regions[i].back().conflicts.clear();
         }
-      } else {
+      } else if (!shard_map_specs_[i]) {
         const Eqn& e = jaxpr_.eqns[i];
         for (const Atom& a : e.inputs) {
           if (const Var* v = std::get_if<Var>(&a); v != nullptr && !plan_.vars[v->index].empty()) {
@@ -183,6 +189,18 @@ class Propagator {
     return axes;
   }
 
+  // A shard_map's operands and results are what its in_specs and out_specs say.
+  bool VisitShardMap(size_t i) {
+    const Eqn& e = jaxpr_.eqns[i];
+    const auto& [in, out] = *shard_map_specs_[i];
+    bool changed = false;
+    for (size_t k = 0; k < e.inputs.size() && k < in.size(); ++k) {
+      if (const Var* v = std::get_if<Var>(&e.inputs[k])) changed |= Offer(*v, in[k]);
+    }
+    for (size_t k = 0; k < e.outputs.size() && k < out.size(); ++k) changed |= Offer(e.outputs[k], out[k]);
+    return changed;
+  }
+
   // Carries shardings across the boundaries of equation i's regions (operands into the body
   // inputs they feed, results into the body outputs that become them, a loop's carry round
   // the loop), settles each body, and carries its boundary back out; true when a value of
@@ -240,6 +258,7 @@ class Propagator {
   // Fills the open values on the far side of equation i; true when one changed.
   bool Visit(size_t i, bool forward) {
     if (regions_[i]) return VisitRegions(i);
+    if (shard_map_specs_[i]) return VisitShardMap(i);
     if (!rules_[i]) return false;
     const Eqn& e = jaxpr_.eqns[i];
     const ShardingRule& rule = *rules_[i];
@@ -401,6 +420,8 @@ class Propagator {
   std::vector<std::optional<Regions>> regions_;
   // Per equation with regions: one propagator per region's body.
   std::vector<std::vector<std::unique_ptr<Propagator>>> subs_;
+  // Per shard_map equation: its operands' and results' shardings (in_specs, out_specs).
+  std::vector<std::optional<std::pair<std::vector<DimShardings>, std::vector<DimShardings>>>> shard_map_specs_;
 };
 
 }  // namespace

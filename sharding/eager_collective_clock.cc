@@ -1,0 +1,85 @@
+#include "jx/sharding/eager_collective_clock.h"
+
+#include <algorithm>
+
+#include "jx/devices/interconnect/collective_cost.h"
+#include "jx/devices/tpu/tpu_chip.h"
+#include "jx/devices/tpu/tpu_client.h"
+#include "jx/sharding/collectives.h"
+
+namespace jx::shard_map_internal {
+namespace {
+
+// The chips of one slice behind `devices` and their torus vertices, or nullptr.
+const tpu::TpuClient* SliceOf(const std::vector<const Device*>& devices, std::vector<const tpu::TpuChip*>* chips,
+                              std::vector<int64_t>* vertex) {
+  const tpu::TpuClient* client = nullptr;
+  for (const Device* d : devices) {
+    const auto* chip = dynamic_cast<const tpu::TpuChip*>(d);
+    if (chip == nullptr) return nullptr;
+    const auto* c = dynamic_cast<const tpu::TpuClient*>(&chip->client());
+    if (c == nullptr || (client != nullptr && c != client)) return nullptr;
+    client = c;
+    const auto& all = c->chips();
+    auto it = std::find_if(all.begin(), all.end(), [chip](const auto& x) { return x.get() == chip; });
+    chips->push_back(chip);
+    vertex->push_back(static_cast<int64_t>(it - all.begin()));
+  }
+  return client;
+}
+
+}  // namespace
+
+double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<Array>& inputs,
+                                  const std::vector<const Device*>& devices) {
+  if (p == lax::kAxisIndex || p == lax::kPvary || inputs.empty()) return 0;
+  std::vector<const tpu::TpuChip*> chips;
+  std::vector<int64_t> vertex;
+  const tpu::TpuClient* client = SliceOf(devices, &chips, &vertex);
+  if (client == nullptr) return 0;
+  const std::vector<std::vector<int64_t>> groups = CollectiveMeshOf(params).Groups(CollectiveAxes(params));
+  const int64_t bytes = inputs[0].nbytes();
+  const int64_t n = groups.empty() ? 1 : static_cast<int64_t>(groups.front().size());
+  ici::CollectiveCost cost;
+  if (p == lax::kPpermute) {
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (const auto& g : groups) {
+      for (const auto& [src, dst] : PermOf(params)) {
+        pairs.emplace_back(vertex[static_cast<size_t>(g[static_cast<size_t>(src)])],
+                           vertex[static_cast<size_t>(g[static_cast<size_t>(dst)])]);
+      }
+    }
+    cost = ici::CostPermute(client->torus(), pairs, bytes);
+  } else {
+    ici::CollectiveKind kind = ici::CollectiveKind::kAllReduce;
+    int64_t v = bytes;  // the full array of one group, as the HLO collective timer counts it
+    if (p == lax::kAllGather) {
+      kind = ici::CollectiveKind::kAllGather;
+      v = bytes * n;
+    } else if (p == lax::kReduceScatter) {
+      kind = ici::CollectiveKind::kReduceScatter;
+    } else if (p == lax::kAllToAll) {
+      kind = ici::CollectiveKind::kAllToAll;
+      v = bytes * n;
+    }
+    std::vector<std::vector<int64_t>> torus_groups = groups;
+    for (auto& g : torus_groups) {
+      for (int64_t& d : g) d = vertex[static_cast<size_t>(d)];
+    }
+    cost = ici::CostCollective(client->torus(), kind, torus_groups, v);
+  }
+  // Each group starts when its last chip arrives.
+  for (const auto& g : groups) {
+    double start = 0;
+    for (int64_t d : g) start = std::max(start, chips[static_cast<size_t>(d)]->activity().now_seconds);
+    tpu::StepTimeline step;
+    step.start_seconds = start;
+    step.seconds = cost.seconds;
+    step.busy.ici = cost.seconds;
+    step.instructions.push_back(tpu::PlacedInstruction{std::string(p.name()), "ICI", start, cost.seconds, nullptr});
+    for (int64_t d : g) chips[static_cast<size_t>(d)]->CommitStep(step);
+  }
+  return cost.seconds;
+}
+
+}  // namespace jx::shard_map_internal

@@ -1,0 +1,27 @@
+// The simulated time of a collective evaluated eagerly (shard_map's lockstep path) on the
+// chips of one TPU slice: each replica group's chips wait for the latest of them, then the
+// collective runs for the time the slice's interconnect model gives (ici::CostCollective,
+// ici::CostPermute for ppermute), on each chip's ICI lane; the clocks move past it, as a
+// compiled pod step's collectives synchronize the chips (devices/tpu/pod_step.h).
+// Devices without a clock (the host) and the collectives that move nothing (axis_index,
+// pvary) leave the clocks alone.
+//
+//   std::vector<Array> out = EvalCollective(p, per_device, params);
+//   AdvanceClocksForCollective(p, params, per_device, devices);
+#pragma once
+
+#include <vector>
+
+#include "jx/core/array.h"
+#include "jx/core/device.h"
+#include "jx/core/param_map.h"
+#include "jx/core/primitive.h"
+
+namespace jx::shard_map_internal {
+
+// inputs[d]: device d's operand (devices in the collective mesh's row-major order). Returns
+// the collective's modeled seconds (0 when no clock moved).
+double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<Array>& inputs,
+                                  const std::vector<const Device*>& devices);
+
+}  // namespace jx::shard_map_internal
