@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "jx/compiler/analysis/computation_runs.h"
+#include "jx/devices/tpu/pod_program.h"
 
 namespace jx::tpu {
 namespace {
@@ -67,5 +68,7 @@ AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std:
   }
   return tally;
 }
+
+AllReduceTally PodProgram::all_reduces() const { return TallyAllReduces(*module_, timings_); }
 
 }  // namespace jx::tpu

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "jx/devices/tpu/all_reduce_tally.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 #include "jx/sharding/spmd/spmd_jit.h"
