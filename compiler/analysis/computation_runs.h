@@ -1,12 +1,12 @@
 // How many times each computation of a module runs per run of the entry: the entry once; a
 // while's body `trip count` times and its condition `trip count + 1` times per run of the
 // while (ConstantWhileTripCount; a loop without a constant trip count counts once, and the
-// computations under it are marked inexact); a call's callee once; each branch of a conditional once (an upper bound:
-// one branch runs). Fused computations and reducers (to_apply) are not control flow and are
-// not listed. Nested loops multiply.
+// computations under it are marked inexact); a call's callee once; each branch of a
+// conditional once (an upper bound: one branch runs). Fused computations and reducers
+// (to_apply) are not control flow and are not listed. Nested loops multiply.
 //
 //   ComputationRuns runs = CountComputationRuns(module);
-//   runs.runs.at(body);          // 8 for a body inside a loop of 4 inside a loop of 2
+//   runs.RunsOf(body);           // 8 for a body inside a loop of 4 inside a loop of 2
 //   runs.IsExact(body);          // false under a loop whose trip count was not found
 #pragma once
 

@@ -181,7 +181,7 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
     }
     if (reads.empty()) continue;  // the sum is never read: nothing to all-reduce
     const Shape& acc_shape = loop->shape().tuple_shapes(a.index);
-    // The accumulator's type (a convert may sit between): a sum of that type.
+    // A sum of the accumulator's type (a convert may sit between it and the all-reduce).
     HloComputation* reducer = a.all_reduce->shape().element_type() == acc_shape.element_type()
                                   ? a.all_reduce->to_apply()
                                   : ScalarCombinerComputation(parent->parent(), HloOpcode::kAdd,

@@ -2,8 +2,17 @@
 
 #include "absl/strings/str_format.h"
 #include "jx/compiler/analysis/computation_runs.h"
+#include "jx/devices/tpu/pod_program.h"
 
 namespace jx::tpu {
+namespace {
+
+// An all-reduce, or the start of an asynchronous one (its pair counts once, by the start).
+bool IsAllReduce(const hlo::HloInstruction& instr) {
+  return instr.opcode() == hlo::HloOpcode::kAllReduce || hlo::HloOpcodeString(instr.opcode()) == "all-reduce-start";
+}
+
+}  // namespace
 
 int64_t AllReduceTally::runs() const {
   int64_t n = 0;
@@ -42,7 +51,7 @@ AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std:
     const int64_t n = runs.RunsOf(*c);
     if (n == 0) continue;
     for (const hlo::HloInstruction* instr : (*c)->MakeSequentialOrder()) {
-      if (instr->opcode() != hlo::HloOpcode::kAllReduce) continue;
+      if (!IsAllReduce(*instr)) continue;
       AllReduceRuns a{.name = instr->name(),
                       .computation = (*c)->name(),
                       .runs = n,
@@ -59,5 +68,7 @@ AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std:
   }
   return tally;
 }
+
+AllReduceTally PodProgram::all_reduces() const { return TallyAllReduces(*module_, timings_); }
 
 }  // namespace jx::tpu

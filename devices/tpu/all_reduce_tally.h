@@ -1,7 +1,8 @@
-// The all-reduces of one step of an SPMD program on a pod: each all-reduce instruction with
-// the times it runs per step (the trip counts of the loops around it multiplied:
-// hlo::CountComputationRuns), its bytes per chip per run (its result: TPU.md's V) and its time
-// on the pod's ICI (the collective timings the cost model recorded), and their totals.
+// The all-reduces of one step of an SPMD program on a pod: each all-reduce instruction (an
+// asynchronous one counted once, by its start) with the times it runs per step (the trip
+// counts of the loops around it multiplied: hlo::CountComputationRuns), its bytes per chip per
+// run (its result: TPU.md's V) and its time on the pod's ICI (the collective timings the cost
+// model recorded), and their totals.
 //
 //   AllReduceTally t = program->all_reduces();      // PodProgram (pod_program.h)
 //   t.runs();       // all-reduces run per step, loops included

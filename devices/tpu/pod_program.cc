@@ -122,8 +122,6 @@ StepReport PodProgram::last_step() const {
   return last_step_;
 }
 
-AllReduceTally PodProgram::all_reduces() const { return TallyAllReduces(*module_, timings_); }
-
 Arrays PodProgram::Execute(absl::Span<const Array> args) const {
   const size_t n = chips_.size();
   std::vector<Arrays> per_chip(n);

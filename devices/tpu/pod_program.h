@@ -26,7 +26,6 @@
 #include "jx/compiler/backend/tpu/collective_timer.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/core/executable.h"
-#include "jx/devices/tpu/all_reduce_tally.h"
 #include "jx/devices/tpu/pod_plan.h"
 #include "jx/devices/tpu/pod_step.h"
 #include "jx/devices/tpu/tpu_chip.h"
@@ -38,6 +37,7 @@ class CpuExecutable;
 namespace jx::tpu {
 
 class TpuClient;
+struct AllReduceTally;  // all_reduce_tally.h
 
 class PodProgram final : public Executable {
  public:
@@ -62,11 +62,12 @@ class PodProgram final : public Executable {
   CostAnalysis cost_analysis() const override { return cost_; }
   MemoryAnalysis memory_analysis() const override { return memory_; }
   const std::vector<const TpuChip*>& chips() const { return chips_; }
+  // The program's all-reduces: runs per step (loops included), bytes and ICI time (defined
+  // with the tally, all_reduce_tally.cc).
+  AllReduceTally all_reduces() const;
   int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
   // The report of the latest run (empty before the first).
   StepReport last_step() const;
-  // The program's all-reduces: runs per step (loops included), bytes and ICI time.
-  AllReduceTally all_reduces() const;
   // The step laid out as a run from clocks at zero would lay it out (SchedulePodStep), without
   // running it or moving any clock: chips with provably identical timelines (chip_classes.h)
   // are scheduled once. Each chip's HBM peak is the memory analysis' peak; a plan that does not
