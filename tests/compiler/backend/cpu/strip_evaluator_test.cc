@@ -191,13 +191,6 @@ std::string Op(PrimitiveType type, const std::string& name, const std::string& o
 }
 
 TEST(StripEvaluatorTest, FloatUnaryOpsInAStrip) {
-#if defined(__SANITIZE_ADDRESS__)
-  // Known, tracked on issue 10: in the -O1 sanitizer build, f32 log, log1p, sqrt and rsqrt
-  // over a window shorter than a vector (or its 1-element tail) give a NaN of another sign
-  // than the same elements inside full vectors (a scalar libm call for negative inputs where
-  // the vector code makes the default NaN); the Release build is bit-identical.
-  GTEST_SKIP() << "NaN signs of f32 log/log1p/sqrt/rsqrt tails differ in the -O1 sanitizer build (issue 10)";
-#endif
   for (PrimitiveType t : kFloatTypes) {
     for (const char* op : {"negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
                            "round-nearest-even", "exponential", "log", "log-plus-one",
