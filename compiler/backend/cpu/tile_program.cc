@@ -32,7 +32,8 @@ constexpr int64_t kStripWorkingSet = 20 << 10;
 // process CPU time on the shared 2-core machine: 1.60-1.71x hand-fused with working-set
 // strips of 2.9 KB, 1.44-1.53x with 1 KB, 1.47-1.52x with 768 bytes, which was slower on
 // L2-resident data.) A lone op streams from its input to its output and keeps the longer
-// strips, where fewer calls cost less.
+// strips, where fewer calls cost less, and so do programs whose loads restart an odometer
+// per strip (gathers, iota, broadcast runs).
 constexpr int64_t kChainStripBytes = 1024;
 
 std::vector<int64_t> RowMajor(absl::Span<const int64_t> dims) {
@@ -636,16 +637,18 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // are still in L1 when the next op reads them. (A fallback op runs the evaluator on
   // whole [tile] literals, so a program with one keeps strip = tile.)
   int64_t max_esize = 1, streams = 1, index_bytes = 0;
+  bool restarts_per_strip = false;  // a load that restarts an odometer every strip
   for (const Node& n : p->nodes_) {
     max_esize = std::max(max_esize, n.esize);
     streams += n.kind == Node::kContiguous && n.input >= 0;
     if (n.kind == Node::kGather || n.kind == Node::kIota) index_bytes = 8;
+    restarts_per_strip |= n.kind == Node::kGather || n.kind == Node::kIota || n.kind == Node::kRunGather;
   }
   const int64_t per_element = (num_regs + 2 * streams) * max_esize + index_bytes;
   int64_t strip = kStripWorkingSet / per_element / 16 * 16;
   int native_ops = 0;
   for (const Node& n : p->nodes_) native_ops += n.kind == Node::kNative;
-  if (native_ops >= 2 && index_bytes == 0) strip = std::min(strip, kChainStripBytes / max_esize);
+  if (native_ops >= 2 && !restarts_per_strip) strip = std::min(strip, kChainStripBytes / max_esize);
   p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip / 16 * 16, 64, tile);
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   return p;
