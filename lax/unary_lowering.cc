@@ -1,15 +1,17 @@
 // Lowering rules of the unary elementwise primitives. Where XLA has an opcode the primitive
 // maps to it; the rest expand into HLO as XLA's expanders do (chlo for JAX): inverse trig and
 // hyperbolic functions in closed forms that stay accurate near 0 and do not overflow early;
-// erfc, erf_inv, lgamma and digamma from rational/Lanczos approximations evaluated in f64 (as
-// the eager kernels evaluate them), rounded once to the output type. Expansions of 16-bit
-// floats run in f32.
+// erfc, lgamma, digamma and f64 erf_inv from rational/Lanczos approximations evaluated in f64,
+// rounded once to the output type; erf_inv of f32 and narrower as the f32 op sequence the
+// eager kernel runs (lax/kernels/erf_inv.h). Expansions of 16-bit floats run in f32.
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numbers>
 
 #include "jx/compiler/lower/lower_ops.h"
 #include "jx/core/registry.h"
+#include "jx/lax/kernels/erf_inv.h"
 #include "jx/lax/primitives.h"
 
 namespace jx::lax::internal {
@@ -97,22 +99,32 @@ XOp Erfc(const XOp& x) {
   return lower::Select(x < 0.0, 2.0 - y, y);
 }
 
-// Giles' single-precision erfinv, then Newton steps on erf (or erfc, where 1 - |y| is exact).
-constexpr double kErfInvSmall[] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                                   -0.00125372503, -0.00417768164, 0.246640727,    1.50140941};
-constexpr double kErfInvLarge[] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                                   -0.0076224613,   0.00943887047,  1.00167406,    2.83297682};
+// Giles' single-precision erfinv: w = -log((1 - x)(1 + x)) and a polynomial in w.
+XOp ErfInvPolynomial(const XOp& x) {
+  using kernels::kErfInvCentral;
+  using kernels::kErfInvTail;
+  const XOp w = Neg(lower::Log((1.0 - x) * (1.0 + x)));
+  const XOp central = w < kernels::kErfInvTailW;
+  const XOp ws = lower::Select(central, w - 2.5, lower::Sqrt(w) - 3.0);
+  auto coefficient = [&](size_t i) {
+    return lower::Select(central, lower::Like(x, kErfInvCentral[i]), lower::Like(x, kErfInvTail[i]));
+  };
+  XOp p = coefficient(0);
+  for (size_t i = 1; i < std::size(kErfInvCentral); ++i) p = coefficient(i) + p * ws;
+  return p;
+}
 
+// f32 (f16 and bf16 through f32): the ops of lax/kernels/erf_inv.h, which the eager kernel
+// runs too, so jit and eager agree bit for bit.
+XOp ErfInvF32(const XOp& x) {
+  const XOp r = ErfInvPolynomial(x) * x;
+  return lower::Select(lower::Eq(lower::Abs(x), 1.0), x * std::numeric_limits<double>::infinity(), r);
+}
+
+// f64: the f32 approximation refined by Newton steps on erf (or erfc, where 1 - |y| is exact).
 XOp ErfInv(const XOp& y) {
   const XOp a = lower::Abs(y);
-  const XOp w = Neg(lower::Log((1.0 - a) * (1.0 + a)));
-  const XOp small_w = w < 5.0;
-  const XOp ws = lower::Select(small_w, w - 2.5, lower::Sqrt(w) - 3.0);
-  XOp p = lower::Select(small_w, lower::Like(a, kErfInvSmall[0]), lower::Like(a, kErfInvLarge[0]));
-  for (size_t i = 1; i < std::size(kErfInvSmall); ++i) {
-    p = lower::Select(small_w, lower::Like(a, kErfInvSmall[i]), lower::Like(a, kErfInvLarge[i])) + p * ws;
-  }
-  XOp t = p * a;
+  XOp t = ErfInvPolynomial(a) * a;
   const XOp t0 = t;
   for (int step = 0; step < 2; ++step) {
     const XOp residual = lower::Select(a < 0.5, lower::Unary(HloOpcode::kErf, t) - a, (1.0 - a) - ErfcNonNegative(t));
@@ -242,7 +254,9 @@ void RegisterUnaryLowering(Registry& r) {
     return 0.5 * (lower::Log1p(x) - lower::Log1p(Neg(x)));
   });
   DefineExpansion(r, kErfc, hlo::F64, Erfc);
-  DefineExpansion(r, kErfInv, hlo::F64, ErfInv);
+  Define(r, kErfInv, [](const XOp& x, LowerContext&) {
+    return x.type() == hlo::F64 ? ErfInv(x) : lower::ComputeIn(x, hlo::F32, ErfInvF32);
+  });
   DefineExpansion(r, kLgamma, hlo::F64, Lgamma);
   DefineExpansion(r, kDigamma, hlo::F64, Digamma);
 }

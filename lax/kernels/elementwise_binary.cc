@@ -35,6 +35,16 @@ struct ClampOp {
   }
 };
 
+template <bool kMul>
+struct PinnedAddMul {
+  template <typename S>
+  static constexpr bool kVectorized = true;
+  template <typename S>
+  S Scalar(S x, S y) const { return kMul ? x * y : x + y; }
+  template <typename P>
+  P Packet(const P& x, const P& y) const { return kMul ? PinnedMul(x, y) : PinnedAdd(x, y); }
+};
+
 struct FmodFn {
   template <typename S>
   S operator()(S x, S y) const { return std::fmod(x, y); }
@@ -63,9 +73,9 @@ ElementwiseFn FindBinaryFn(BinaryOp op, DType dtype, unsigned scalar_operands, S
   const unsigned sc = scalar_operands;
   if (!IsFloating(dtype)) return FindIntegerBinaryFn(op, dtype, sc);
   switch (op) {
-    case BinaryOp::kAdd: return Binary<EigenBinary<scalar_sum_op>>(dtype, sc, store);
+    case BinaryOp::kAdd: return Binary<PinnedAddMul<false>>(dtype, sc, store);
     case BinaryOp::kSub: return Binary<EigenBinary<scalar_difference_op>>(dtype, sc, store);
-    case BinaryOp::kMul: return Binary<EigenBinary<scalar_product_op>>(dtype, sc, store);
+    case BinaryOp::kMul: return Binary<PinnedAddMul<true>>(dtype, sc, store);
     case BinaryOp::kDiv: return Binary<EigenBinary<scalar_quotient_op>>(dtype, sc, store);
     case BinaryOp::kRem: return Binary<ScalarOnly<FmodFn>>(dtype, sc, store);
     case BinaryOp::kPow: return Binary<EigenBinary<scalar_pow_op>>(dtype, sc, store);

@@ -59,6 +59,54 @@ void StorePartial(S* p, const P& v, int64_t m) {
   std::memcpy(p, buf, m * sizeof(S));
 }
 
+// x + y and x * y as the instruction with x as its first source operand, so that when both
+// are NaN the result is x's NaN (x86 returns the first source's) wherever the element sits.
+// To the compiler + and * on vectors are commutative and it swaps their operands as it likes,
+// not always alike for the full-packet loop and the padded tail (it did in the -O1 sanitizer
+// build): two NaNs of different signs then gave a NaN whose sign depended on the position.
+// Being asm, they are never contracted into a fused multiply-add either, so a chain of them
+// rounds after every op as the same ops run one by one under jit do.
+#if defined(__x86_64__) && defined(__AVX__)
+#define JX_PINNED_BINARY(Name, P, insn)                                   \
+  inline P Name(const P& x, const P& y) {                                 \
+    P r;                                                                  \
+    asm(insn " %2, %1, %0" : "=v"(r) : "v"(x), "v"(y));                   \
+    return r;                                                             \
+  }
+JX_PINNED_BINARY(PinnedAdd, __m128, "vaddps")
+JX_PINNED_BINARY(PinnedAdd, __m128d, "vaddpd")
+JX_PINNED_BINARY(PinnedAdd, __m256, "vaddps")
+JX_PINNED_BINARY(PinnedAdd, __m256d, "vaddpd")
+JX_PINNED_BINARY(PinnedMul, __m128, "vmulps")
+JX_PINNED_BINARY(PinnedMul, __m128d, "vmulpd")
+JX_PINNED_BINARY(PinnedMul, __m256, "vmulps")
+JX_PINNED_BINARY(PinnedMul, __m256d, "vmulpd")
+#if defined(__AVX512F__)
+JX_PINNED_BINARY(PinnedAdd, __m512, "vaddps")
+JX_PINNED_BINARY(PinnedAdd, __m512d, "vaddpd")
+JX_PINNED_BINARY(PinnedMul, __m512, "vmulps")
+JX_PINNED_BINARY(PinnedMul, __m512d, "vmulpd")
+#endif
+#undef JX_PINNED_BINARY
+#elif defined(__x86_64__)
+#define JX_PINNED_BINARY(Name, P, insn)                                   \
+  inline P Name(const P& x, const P& y) {                                 \
+    P r = x;                                                              \
+    asm(insn " %1, %0" : "+x"(r) : "x"(y));                               \
+    return r;                                                             \
+  }
+JX_PINNED_BINARY(PinnedAdd, __m128, "addps")
+JX_PINNED_BINARY(PinnedAdd, __m128d, "addpd")
+JX_PINNED_BINARY(PinnedMul, __m128, "mulps")
+JX_PINNED_BINARY(PinnedMul, __m128d, "mulpd")
+#undef JX_PINNED_BINARY
+#endif
+// Elsewhere (and for other packet types) Eigen's, with whatever operand order results.
+template <typename P>
+P PinnedAdd(const P& x, const P& y) { return Eigen::internal::padd(x, y); }
+template <typename P>
+P PinnedMul(const P& x, const P& y) { return Eigen::internal::pmul(x, y); }
+
 // Operand k of a span: n elements, or (bit k of kScalars) one element for all of them.
 template <typename S, unsigned kScalars, int k>
 struct SpanOperand {

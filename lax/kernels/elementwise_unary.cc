@@ -10,6 +10,7 @@
 
 #include "jx/lax/kernels/elementwise.h"
 #include "jx/lax/kernels/elementwise_runner.h"
+#include "jx/lax/kernels/erf_inv.h"
 
 namespace jx::lax::kernels {
 namespace internal {
@@ -195,69 +196,37 @@ struct SignOp {
   }
 };
 
-// erf_inv for f32: Giles' single-precision approximation ("Approximating the erfinv
-// function", GPU Computing Gems), as XLA uses; |x| == 1 gives +-inf, |x| > 1 NaN.
+// erf_inv for f32 (erf_inv.h): the sequence of ops the lowering emits, each one rounded
+// (pinned add and multiply, never fused), log and sqrt the library kernels jit runs.
 inline float ErfInvF32Scalar(float x) {
-  float w = -std::log((1.0f - x) * (1.0f + x));
-  float p;
-  if (w < 5.0f) {
-    w -= 2.5f;
-    p = 2.81022636e-08f;
-    p = 3.43273939e-07f + p * w;
-    p = -3.5233877e-06f + p * w;
-    p = -4.39150654e-06f + p * w;
-    p = 0.00021858087f + p * w;
-    p = -0.00125372503f + p * w;
-    p = -0.00417768164f + p * w;
-    p = 0.246640727f + p * w;
-    p = 1.50140941f + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0f;
-    p = -0.000200214257f;
-    p = 0.000100950558f + p * w;
-    p = 0.00134934322f + p * w;
-    p = -0.00367342844f + p * w;
-    p = 0.00573950773f + p * w;
-    p = -0.0076224613f + p * w;
-    p = 0.00943887047f + p * w;
-    p = 1.00167406f + p * w;
-    p = 2.83297682f + p * w;
+  const float w = -std::log((1.0f - x) * (1.0f + x));
+  const bool central = w < static_cast<float>(kErfInvTailW);
+  const float ws = central ? w - 2.5f : std::sqrt(w) - 3.0f;
+  const double* c = central ? kErfInvCentral : kErfInvTail;
+  float p = static_cast<float>(c[0]);
+  for (int i = 1; i < 9; ++i) {
+    const volatile float product = p * ws;  // no contraction into a fused multiply-add
+    p = static_cast<float>(c[i]) + product;
   }
   if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
   return p * x;
 }
 
 struct ErfInvF32Op {
-  float operator()(float x) const { return ErfInvF32Scalar(x); }
   template <typename P>
   P packetOp(const P& x) const {
     const P one = pset1<P>(1.0f);
-    const P w = pnegate(plog(pmul(psub(one, x), padd(one, x))));
-    // Central branch (w < 5).
-    const P wc = psub(w, pset1<P>(2.5f));
-    P pc = pset1<P>(2.81022636e-08f);
-    pc = pmadd(pc, wc, pset1<P>(3.43273939e-07f));
-    pc = pmadd(pc, wc, pset1<P>(-3.5233877e-06f));
-    pc = pmadd(pc, wc, pset1<P>(-4.39150654e-06f));
-    pc = pmadd(pc, wc, pset1<P>(0.00021858087f));
-    pc = pmadd(pc, wc, pset1<P>(-0.00125372503f));
-    pc = pmadd(pc, wc, pset1<P>(-0.00417768164f));
-    pc = pmadd(pc, wc, pset1<P>(0.246640727f));
-    pc = pmadd(pc, wc, pset1<P>(1.50140941f));
-    // Tail branch.
-    const P wt = psub(ExactSqrt(w), pset1<P>(3.0f));
-    P pt = pset1<P>(-0.000200214257f);
-    pt = pmadd(pt, wt, pset1<P>(0.000100950558f));
-    pt = pmadd(pt, wt, pset1<P>(0.00134934322f));
-    pt = pmadd(pt, wt, pset1<P>(-0.00367342844f));
-    pt = pmadd(pt, wt, pset1<P>(0.00573950773f));
-    pt = pmadd(pt, wt, pset1<P>(-0.0076224613f));
-    pt = pmadd(pt, wt, pset1<P>(0.00943887047f));
-    pt = pmadd(pt, wt, pset1<P>(1.00167406f));
-    pt = pmadd(pt, wt, pset1<P>(2.83297682f));
-    const P p = pselect(pcmp_lt(w, pset1<P>(5.0f)), pc, pt);
+    const P w = NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+    const P central = pcmp_lt(w, pset1<P>(static_cast<float>(kErfInvTailW)));
+    const P ws = pselect(central, psub(w, pset1<P>(2.5f)), psub(ExactSqrt(w), pset1<P>(3.0f)));
+    auto coefficient = [&](int i) {
+      return pselect(central, pset1<P>(static_cast<float>(kErfInvCentral[i])),
+                     pset1<P>(static_cast<float>(kErfInvTail[i])));
+    };
+    P p = coefficient(0);
+    for (int i = 1; i < 9; ++i) p = PinnedAdd(coefficient(i), PinnedMul(p, ws));
     const P inf = pset1<P>(std::numeric_limits<float>::infinity());
-    return pselect(pcmp_eq(pabs(x), one), pmul(x, inf), pmul(p, x));
+    return pselect(pcmp_eq(pabs(x), one), PinnedMul(x, inf), PinnedMul(p, x));
   }
 };
 

@@ -89,10 +89,11 @@ TEST(RandomGammaTest, JitAndVmap) {
   Array a = jnp::array({0.4f, 1.5f, 3.f, 9.f});
   Array eager = random::gamma(key, a);
   auto f = jx::jit([](const Array& k, const Array& a) { return random::gamma(k, a); });
-  // Not bit-equal: the compiled backend's erf_inv (inside normal) differs from the eager
-  // kernel's in the last bits today (jit(normal) vs normal: 0.28016248 vs 0.28016254), which
-  // the rejection loop carries into a few-ulp difference. The same draws are accepted.
-  EXPECT_TRUE(jnp::allclose(f(key, a), eager, 1e-5, 0.0));
+  // Bit-equal: jit's erf_inv (inside normal) is the eager kernel's op sequence (it differed
+  // in the last bits, 0.28016248 vs 0.28016254, which the rejection loop carried on).
+  EXPECT_TRUE(jnp::array_equal(f(key, a), eager));
+  EXPECT_TRUE(jnp::array_equal(jx::jit([](const Array& k) { return random::normal(k, {1000}); })(key),
+                               random::normal(key, {1000})));
   // vmap over keys: row i is gamma(keys[i], a).
   Array keys = random::split(key, 3);
   Array rows = jx::vmap([&a](const Array& k) { return random::gamma(k, a); })(keys);

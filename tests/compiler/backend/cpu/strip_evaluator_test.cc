@@ -191,13 +191,6 @@ std::string Op(PrimitiveType type, const std::string& name, const std::string& o
 }
 
 TEST(StripEvaluatorTest, FloatUnaryOpsInAStrip) {
-#if defined(__SANITIZE_ADDRESS__)
-  // Known, tracked on issue 10: in the -O1 sanitizer build, f32 log, log1p, sqrt and rsqrt
-  // over a window shorter than a vector (or its 1-element tail) give a NaN of another sign
-  // than the same elements inside full vectors (a scalar libm call for negative inputs where
-  // the vector code makes the default NaN); the Release build is bit-identical.
-  GTEST_SKIP() << "NaN signs of f32 log/log1p/sqrt/rsqrt tails differ in the -O1 sanitizer build (issue 10)";
-#endif
   for (PrimitiveType t : kFloatTypes) {
     for (const char* op : {"negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
                            "round-nearest-even", "exponential", "log", "log-plus-one",
@@ -289,6 +282,37 @@ TEST(StripEvaluatorTest, BenchmarkChain) {
              Op(t, "xx", "multiply", "%p0, %p0") + Op(t, "ng", "negate", "%xx") +
              Op(t, "e", "exponential", "%ng") + "  ROOT" +
              Op(t, "r", "subtract", "%tx, %e").substr(1));
+}
+
+// Strip sizes: a chain of ops runs 1 KB strips of its widest type (each op's result still in
+// L1 for the next op); a lone op streams input to output in strips sized by the L1 working
+// set, longer, so that it pays fewer calls.
+TEST(StripEvaluatorTest, ChainsRunKilobyteStripsLoneOpsLonger) {
+  auto strip_of = [](const std::string& body, PrimitiveType t) -> int64_t {
+    const std::string ty(hlo::PrimitiveTypeName(t));
+    const std::string text = hlo::StrCat(
+        "HloModule m\n%f (p0: ", ty, "[65536]) -> ", ty, "[65536] {\n  %p0 = ", ty,
+        "[65536] parameter(0)\n", body, "}\nENTRY %main (a: ", ty, "[65536]) -> ", ty,
+        "[65536] {\n  %a = ", ty, "[65536] parameter(0)\n  ROOT %fusion = ", ty,
+        "[65536] fusion(%a), kind=kLoop, calls=%f\n}\n");
+    auto module = hlo::ParseHloModule(text);
+    EXPECT_TRUE(module.ok()) << module.status();
+    if (!module.ok()) return -1;
+    const hlo::HloComputation* f =
+        (*module)->entry_computation()->root_instruction()->fused_instructions_computation();
+    auto program = TileProgram::Compile(f->root_instruction(), ParameterLeaves(), kTile);
+    EXPECT_TRUE(program.ok());
+    return program.ok() ? (*program)->strip_elements() : -1;
+  };
+  for (PrimitiveType t : {hlo::F32, hlo::F64}) {
+    const std::string ty(hlo::PrimitiveTypeName(t));
+    const int64_t esize = hlo::ByteSizeOfPrimitiveType(t);
+    const std::string chain = "  %e = " + ty + "[65536] exponential(%p0)\n  ROOT %r = " + ty +
+                              "[65536] multiply(%e, %p0)\n";
+    const std::string lone = "  ROOT %e = " + ty + "[65536] exponential(%p0)\n";
+    EXPECT_EQ(strip_of(chain, t), 1024 / esize) << ty;
+    EXPECT_GT(strip_of(lone, t), 2 * 1024 / esize) << ty;
+  }
 }
 
 // Loads that are not plain streams (offset slices, gathers through transposes and
