@@ -207,18 +207,26 @@ Arrays BindShardMap(const Hoisted& body, ShardMapParams params, absl::Span<const
   return Bind(kShardMap, Cat({body.consts, args}), params.ToParamMap());
 }
 
-std::vector<PartitionSpec> LeafSpecs(const std::vector<PartitionSpec>& specs, const std::vector<size_t>& counts,
+std::vector<PartitionSpec> LeafSpecs(const std::vector<SpecEntry>& specs, const std::vector<tree::TreeDef>& defs,
                                      std::string_view what) {
-  size_t total = 0;
-  for (size_t c : counts) total += c;
-  if (specs.size() == 1 && counts.size() != 1) return std::vector<PartitionSpec>(total, specs[0]);
-  if (specs.size() != counts.size()) {
+  auto expand = [&](const SpecEntry& entry, const tree::TreeDef& def, std::vector<PartitionSpec>& out) {
+    if (const auto* spec = std::get_if<PartitionSpec>(&entry)) {
+      out.insert(out.end(), def.num_leaves(), *spec);
+      return;
+    }
+    for (const std::string& path : def.KeyPaths()) out.push_back(std::get<specs_by_path>(entry).SpecOf(path, what));
+  };
+  std::vector<PartitionSpec> out;
+  if (specs.size() == 1 && defs.size() != 1) {
+    expand(specs[0], tree::TreeDef::Tuple(defs), out);
+    return out;
+  }
+  if (specs.size() != defs.size()) {
     throw ValueError(StrCat("shard_map: ", what, " has ", specs.size(), " entries but the function ",
-                            what == "in_specs" ? "takes " : "returns ", counts.size(),
+                            what == "in_specs" ? "takes " : "returns ", defs.size(),
                             what == "in_specs" ? " arguments" : " outputs"));
   }
-  std::vector<PartitionSpec> out;
-  for (size_t i = 0; i < counts.size(); ++i) out.insert(out.end(), counts[i], specs[i]);
+  for (size_t i = 0; i < defs.size(); ++i) expand(specs[i], defs[i], out);
   return out;
 }
 
@@ -384,6 +392,25 @@ Arrays ShardMapCall(const ArraysFn& f, const Mesh& mesh, const std::vector<Parti
         "check_vma=false option to `jx::shard_map`."));
   }
   return BindShardMap(body, params, args);
+}
+
+PartitionSpec specs_by_path::SpecOf(const std::string& path, std::string_view what) const {
+  if (fn_) return fn_(path);
+  const std::pair<std::string, PartitionSpec>* best = nullptr;
+  for (const auto& entry : entries_) {
+    const bool covers = path.compare(0, entry.first.size(), entry.first) == 0 &&
+                        (path.size() == entry.first.size() || path[entry.first.size()] == '.' ||
+                         path[entry.first.size()] == '[');
+    if (covers && (best == nullptr || entry.first.size() > best->first.size())) best = &entry;
+  }
+  if (best == nullptr) {
+    std::vector<std::string> paths;
+    for (const auto& entry : entries_) paths.push_back(StrCat("'", entry.first, "'"));
+    throw ValueError(StrCat("shard_map: ", what, " gives no spec for the leaf at '", path, "' (its specs_by_path has ",
+                            paths.empty() ? "no entries" : absl::StrJoin(paths, ", "),
+                            "); add an entry for it or for a prefix of its path"));
+  }
+  return best->second;
 }
 
 }  // namespace jx

@@ -27,6 +27,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "jx/core/pytree.h"
@@ -40,18 +41,43 @@
 
 namespace jx {
 
-// One PartitionSpec per argument of f (applied to every leaf of a pytree argument).
-struct in_specs {
-  std::vector<PartitionSpec> specs;
-  in_specs(std::initializer_list<PartitionSpec> s) : specs(s) {}
-  explicit in_specs(std::vector<PartitionSpec> s) : specs(std::move(s)) {}
+// A pytree prefix of PartitionSpecs for one argument or output of f (JAX's in_specs and
+// out_specs are pytrees of specs, each a prefix of its value), by key path: each leaf takes
+// the entry whose path is the longest prefix of its own (".layers" covers ".layers[2].w"; ""
+// covers everything), or, given a function, the spec it returns for the leaf's path.
+//   jx::specs_by_path{{".w", jx::P(jx::none, "model")}, {".b", jx::P("model")}}
+//   jx::specs_by_path([](const std::string& path) { return path.ends_with(".w") ? P("x") : P(); })
+class specs_by_path {
+ public:
+  specs_by_path(std::initializer_list<std::pair<std::string, PartitionSpec>> entries) : entries_(entries) {}
+  explicit specs_by_path(std::function<PartitionSpec(const std::string& path)> fn) : fn_(std::move(fn)) {}
+  // The spec of the leaf at `path`; throws ValueError naming `what` and the path when no
+  // entry covers it.
+  PartitionSpec SpecOf(const std::string& path, std::string_view what) const;
+
+ private:
+  std::vector<std::pair<std::string, PartitionSpec>> entries_;
+  std::function<PartitionSpec(const std::string&)> fn_;
 };
-// One PartitionSpec per output of f (f returning a std::tuple/std::pair: one per element;
-// one spec for everything f returns is also accepted).
+
+// One entry of in_specs or out_specs: a spec for every leaf of the value, or a prefix by path.
+using SpecEntry = std::variant<PartitionSpec, specs_by_path>;
+
+// One entry per argument of f (a PartitionSpec applies to every leaf of a pytree argument),
+// or a single entry for all of them.
+struct in_specs {
+  std::vector<SpecEntry> specs;
+  in_specs(std::initializer_list<SpecEntry> s) : specs(s) {}
+  explicit in_specs(std::vector<SpecEntry> s) : specs(std::move(s)) {}
+  explicit in_specs(const std::vector<PartitionSpec>& s) : specs(s.begin(), s.end()) {}
+};
+// One entry per output of f (f returning a std::tuple/std::pair: one per element), or a
+// single entry for everything f returns.
 struct out_specs {
-  std::vector<PartitionSpec> specs;
-  out_specs(std::initializer_list<PartitionSpec> s) : specs(s) {}
-  explicit out_specs(std::vector<PartitionSpec> s) : specs(std::move(s)) {}
+  std::vector<SpecEntry> specs;
+  out_specs(std::initializer_list<SpecEntry> s) : specs(s) {}
+  explicit out_specs(std::vector<SpecEntry> s) : specs(std::move(s)) {}
+  explicit out_specs(const std::vector<PartitionSpec>& s) : specs(s.begin(), s.end()) {}
 };
 
 struct ShardMapOptions {
@@ -77,22 +103,23 @@ Arrays ShardMapCall(const ArraysFn& f, const Mesh& mesh, const std::vector<Parti
 
 namespace shard_map_internal {
 
-// Expands one spec per top-level entry into one per leaf (counts: leaves per entry); a
-// single spec applies to every leaf. Throws ValueError naming `what` on a count mismatch.
-std::vector<PartitionSpec> LeafSpecs(const std::vector<PartitionSpec>& specs, const std::vector<size_t>& counts,
+// Expands one entry per top-level value (defs: their structures) into one spec per leaf; a
+// single entry covers every value (its paths then start with the value's index, "[1].w").
+// Throws ValueError naming `what` on a count mismatch or a leaf no entry covers.
+std::vector<PartitionSpec> LeafSpecs(const std::vector<SpecEntry>& specs, const std::vector<tree::TreeDef>& defs,
                                      std::string_view what);
 
 template <typename T> struct IsTupleLike : std::false_type {};
 template <typename... Ts> struct IsTupleLike<std::tuple<Ts...>> : std::true_type {};
 template <typename A, typename B> struct IsTupleLike<std::pair<A, B>> : std::true_type {};
 
-// Leaves per top-level output: per element of a tuple or pair, else one entry.
+// The structure of each top-level output: per element of a tuple or pair, else the whole.
 template <typename R>
-std::vector<size_t> TopLevelLeafCounts(const R& r) {
+std::vector<tree::TreeDef> TopLevelDefs(const R& r) {
   if constexpr (IsTupleLike<R>::value) {
-    return std::apply([](const auto&... e) { return std::vector<size_t>{tree::flatten(e).first.size()...}; }, r);
+    return std::apply([](const auto&... e) { return std::vector<tree::TreeDef>{tree::structure(e)...}; }, r);
   } else {
-    return {tree::flatten(r).first.size()};
+    return {tree::structure(r)};
   }
 }
 
@@ -108,21 +135,21 @@ auto shard_map(F f, Mesh mesh, in_specs in, out_specs out, ShardMapOptions optio
     lax::RegisterAll();
     RegisterShardMap();
     spmd::RegisterSpmdPrimitives();  // its sharded results work in eager ops
-    const std::vector<PartitionSpec> leaf_in = shard_map_internal::LeafSpecs(
-        in.specs, std::vector<size_t>{tree::flatten(args).first.size()...}, "in_specs");
+    const std::vector<PartitionSpec> leaf_in =
+        shard_map_internal::LeafSpecs(in.specs, std::vector<tree::TreeDef>{tree::structure(args)...}, "in_specs");
     auto [leaves, def] = tree::flatten(Tuple{args...});
     auto out_def = std::make_shared<tree::TreeDef>();
-    auto out_counts = std::make_shared<std::vector<size_t>>();
-    ArraysFn flat = [&f, def = def, out_def, out_counts](absl::Span<const Array> l) {
+    auto out_defs = std::make_shared<std::vector<tree::TreeDef>>();
+    ArraysFn flat = [&f, def = def, out_def, out_defs](absl::Span<const Array> l) {
       R r = std::apply(f, tree::unflatten<Tuple>(def, l));
-      *out_counts = shard_map_internal::TopLevelLeafCounts(r);
+      *out_defs = shard_map_internal::TopLevelDefs(r);
       auto [o, d] = tree::flatten(r);
       *out_def = d;
       return Arrays(o.begin(), o.end());
     };
     Arrays outs = ShardMapCall(
         flat, mesh, leaf_in,
-        [&](size_t) { return shard_map_internal::LeafSpecs(out.specs, *out_counts, "out_specs"); }, options, leaves);
+        [&](size_t) { return shard_map_internal::LeafSpecs(out.specs, *out_defs, "out_specs"); }, options, leaves);
     return tree::unflatten<R>(*out_def, outs);
   };
 }

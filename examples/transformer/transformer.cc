@@ -139,47 +139,19 @@ PartitionSpec ParamSpec(const std::string& path) {
   return P();
 }
 
-std::vector<PartitionSpec> ParamSpecs(const Decoder& model) {
-  std::vector<PartitionSpec> specs;
-  for (const std::string& path : jx::tree::structure(model).KeyPaths()) specs.push_back(ParamSpec(path));
-  return specs;
-}
+// The model's specs as shard_map takes a pytree prefix: ParamSpec of each leaf's key path.
+jx::specs_by_path ModelSpecs() { return jx::specs_by_path(ParamSpec); }
 
 // An optimizer state's moments hold one leaf per parameter leaf, in order ("...['mu'][3]" is
 // parameter 3's): they split as that parameter does; step counts are replicated.
-std::vector<PartitionSpec> StateSpecs(const optax::OptState& state, const std::vector<PartitionSpec>& params) {
-  static const std::regex moment(R"(\['(mu|nu)'\]\[(\d+)\]$)");
-  std::vector<PartitionSpec> specs;
-  for (const std::string& path : jx::tree::structure(state).KeyPaths()) {
+jx::specs_by_path StateSpecs(const Decoder& model) {
+  std::vector<PartitionSpec> params;
+  for (const std::string& path : jx::tree::structure(model).KeyPaths()) params.push_back(ParamSpec(path));
+  return jx::specs_by_path([params](const std::string& path) {
+    static const std::regex moment(R"(\['(mu|nu)'\]\[(\d+)\]$)");
     std::smatch m;
-    specs.push_back(std::regex_search(path, m, moment) ? params.at(std::stoul(m[2].str())) : P());
-  }
-  return specs;
-}
-
-// shard_map with a PartitionSpec per leaf of the arguments and of the result (JAX's in_specs
-// and out_specs as pytrees of specs), through shard_map's flat form.
-template <typename R, typename F, typename... Args>
-R ShardMapLeaves(const F& f, const jx::Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
-                 const std::vector<PartitionSpec>& out_specs, const Args&... args) {
-  using Tuple = std::tuple<Args...>;
-  jx::RegisterShardMap();  // what jx::shard_map does before its flat call
-  jx::spmd::RegisterSpmdPrimitives();
-  auto [leaves, def] = jx::tree::flatten(Tuple{args...});
-  auto out_def = std::make_shared<jx::tree::TreeDef>();
-  jx::ArraysFn flat = [&, def = def](absl::Span<const Array> l) {
-    auto [outs, d] = jx::tree::flatten(std::apply(f, jx::tree::unflatten<Tuple>(def, l)));
-    *out_def = d;
-    return jx::Arrays(outs.begin(), outs.end());
-  };
-  const jx::Arrays outs = jx::ShardMapCall(flat, mesh, in_specs, [&](size_t) { return out_specs; }, {}, leaves);
-  return jx::tree::unflatten<R>(*out_def, outs);
-}
-
-template <typename T>
-std::vector<T> Concat(std::vector<T> a, const std::vector<T>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
+    return std::regex_search(path, m, moment) ? params.at(std::stoul(m[2].str())) : P();
+  });
 }
 
 // TrainStep on every chip of a ("data", "model") mesh: parameters and optimizer state split
@@ -187,21 +159,20 @@ std::vector<T> Concat(std::vector<T> a, const std::vector<T>& b) {
 struct ShardedStep {
   TrainStep local;
   jx::Mesh mesh;
-  std::vector<PartitionSpec> model_specs, state_specs;
+  jx::specs_by_path state_specs;
 
   std::tuple<Decoder, optax::OptState, Array, Array> operator()(const Decoder& model, const optax::OptState& state,
                                                                 const Array& inputs, const Array& targets) const {
-    const std::vector<PartitionSpec> params = Concat(model_specs, state_specs);
-    return ShardMapLeaves<std::tuple<Decoder, optax::OptState, Array, Array>>(
-        local, mesh, Concat(params, {P("data", jx::none), P("data", jx::none)}), Concat(params, {P(), P()}), model,
-        state, inputs, targets);
+    const PartitionSpec batch = P("data", jx::none);
+    return jx::shard_map(local, mesh, jx::in_specs{ModelSpecs(), state_specs, batch, batch},
+                         jx::out_specs{ModelSpecs(), state_specs, P(), P()})(model, state, inputs, targets);
   }
   // The loss and gradients alone (for the check against the unsharded ones).
   std::pair<Array, Decoder> LossAndGrads(const Decoder& model, const Array& inputs, const Array& targets) const {
     auto f = [this](const Decoder& m, const Array& x, const Array& y) { return local.LossAndGrads(m, x, y); };
-    return ShardMapLeaves<std::pair<Array, Decoder>>(f, mesh,
-                                                     Concat(model_specs, {P("data", jx::none), P("data", jx::none)}),
-                                                     Concat({P()}, model_specs), model, inputs, targets);
+    const PartitionSpec batch = P("data", jx::none);
+    return jx::shard_map(f, mesh, jx::in_specs{ModelSpecs(), batch, batch},
+                         jx::out_specs{P(), ModelSpecs()})(model, inputs, targets);
   }
 };
 
@@ -274,9 +245,7 @@ int TrainOnPod(const RunConfig& run, const optax::GradientTransformation& optimi
   const Decoder& model = trained;
   const optax::OptState state = optimizer.init(model);
   const auto [inputs, targets] = run.task.Batch(jx::random::key(3), run.batch);
-  const std::vector<PartitionSpec> model_specs = ParamSpecs(model);
-  const ShardedStep sharded{TrainStep{run.task, optimizer, run.batch, "data", "model"}, mesh, model_specs,
-                            StateSpecs(state, model_specs)};
+  const ShardedStep sharded{TrainStep{run.task, optimizer, run.batch, "data", "model"}, mesh, StateSpecs(model)};
   const TrainStep unsharded{run.task, optimizer, run.batch, "", ""};
 
   // The check, at float32 matmul precision on both sides (the pod's default runs the MXU's
