@@ -5,6 +5,7 @@
 #include "jx/core/registry.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/sharding_rules.h"
+#include "jx/lax/stop_gradient.h"
 #include "jx/transforms/ad_util.h"
 
 namespace jx::lax::internal {
@@ -25,6 +26,8 @@ void RegisterElementwiseSharding(Registry& r) {
       kEq, kNe, kLt, kLe, kGt, kGe, kSelectN, kClamp,
       // conversions that keep the shape
       kConvertElementType, kReducePrecision, kCopy,
+      // the identity that blocks derivatives (softmax and logsumexp subtract a stopped max)
+      kStopGradient,
 
   };
   for (Primitive p : kElementwise) {

@@ -73,29 +73,30 @@ std::vector<std::vector<int64_t>> CollectiveMesh::Groups(const std::vector<std::
     axis_size(a);  // validates
     pos.push_back(AxisPosition(axis_names_, a));
   }
-  // Groups keyed by the coordinates along the other axes (row-major order of those).
-  std::vector<std::vector<int64_t>> groups;
-  std::vector<std::vector<int64_t>> keys;
-  const int64_t n = num_devices();
-  for (int64_t d = 0; d < n; ++d) {
-    std::vector<int64_t> c = Coords(d, axis_sizes_);
-    std::vector<int64_t> key;
-    for (size_t i = 0; i < c.size(); ++i) {
-      if (std::find(pos.begin(), pos.end(), i) == pos.end()) key.push_back(c[i]);
-    }
-    auto it = std::find(keys.begin(), keys.end(), key);
-    size_t g = static_cast<size_t>(it - keys.begin());
-    if (it == keys.end()) {
-      keys.push_back(key);
-      groups.emplace_back();
-    }
-    groups[g].push_back(d);
+  // Groups keyed by the coordinates along the other axes, in row-major order of those (the
+  // group index is computed, not searched: meshes of thousands of devices).
+  std::vector<bool> grouped(axis_sizes_.size(), false);
+  for (size_t p : pos) grouped[p] = true;
+  int64_t num_groups = 1;
+  for (size_t i = 0; i < axis_sizes_.size(); ++i) {
+    if (!grouped[i]) num_groups *= axis_sizes_[i];
   }
-  // Within a group, order by the position along `axes` in the order given.
+  std::vector<std::vector<int64_t>> groups(static_cast<size_t>(num_groups));
+  std::vector<int64_t> along;  // per device: its position along `axes`, in the order given
+  const int64_t n = num_devices();
+  along.reserve(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; ++d) {
+    const std::vector<int64_t> c = Coords(d, axis_sizes_);
+    int64_t g = 0, a = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (!grouped[i]) g = g * axis_sizes_[i] + c[i];
+    }
+    for (size_t p : pos) a = a * axis_sizes_[p] + c[p];
+    groups[static_cast<size_t>(g)].push_back(d);
+    along.push_back(a);
+  }
   for (auto& group : groups) {
-    std::stable_sort(group.begin(), group.end(), [&](int64_t a, int64_t b) {
-      return PositionAlong(a, axes) < PositionAlong(b, axes);
-    });
+    std::stable_sort(group.begin(), group.end(), [&](int64_t x, int64_t y) { return along[x] < along[y]; });
   }
   return groups;
 }

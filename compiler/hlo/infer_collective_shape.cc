@@ -1,5 +1,6 @@
 // Shape rules of the collectives (declared in shape_inference.h). A collective's result is
 // the shape one partition holds; the replica groups say how many partitions take part.
+#include <algorithm>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -52,7 +53,12 @@ absl::Status CheckGroupSize(int64_t group_size) {
 
 absl::StatusOr<int64_t> ShapeInference::ReplicaGroupSize(const ReplicaGroups& groups) {
   if (groups.empty()) return 0;
-  absl::flat_hash_set<int64_t> seen;
+  // Ids are partition numbers (dense): a bitmap checks them, for pods of thousands of chips.
+  int64_t max_id = 0;
+  for (const std::vector<int64_t>& group : groups) {
+    for (int64_t id : group) max_id = std::max(max_id, id);
+  }
+  std::vector<bool> seen(static_cast<size_t>(max_id) + 1, false);
   for (const std::vector<int64_t>& group : groups) {
     if (group.size() != groups[0].size()) {
       return Invalid("replica_groups=", ReplicaGroupsToString(groups),
@@ -61,10 +67,11 @@ absl::StatusOr<int64_t> ShapeInference::ReplicaGroupSize(const ReplicaGroups& gr
     if (group.empty()) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": empty group");
     for (int64_t id : group) {
       if (id < 0) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": negative id ", id);
-      if (!seen.insert(id).second) {
+      if (seen[static_cast<size_t>(id)]) {
         return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": partition ", id,
                        " is in more than one group");
       }
+      seen[static_cast<size_t>(id)] = true;
     }
   }
   return static_cast<int64_t>(groups[0].size());

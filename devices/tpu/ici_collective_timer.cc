@@ -19,6 +19,28 @@ IciCollectiveTimer::IciCollectiveTimer(const ici::Torus& torus, const std::vecto
 }
 
 absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Time(const hlo::HloInstruction& instr) const {
+  const Key key{static_cast<int>(instr.opcode()), hlo::ShapeUtil::ByteSizeOf(instr.operand(0)->shape()),
+                instr.opcode() == HloOpcode::kCollectivePermute ? std::vector<std::vector<int64_t>>{}
+                                                                : instr.replica_groups(),
+                instr.opcode() == HloOpcode::kCollectivePermute ? instr.source_target_pairs()
+                                                                : std::vector<std::pair<int64_t, int64_t>>{}};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = by_key_.find(key); it != by_key_.end()) {
+      timings_[instr.name()] = it->second;
+      return *it->second;
+    }
+  }
+  absl::StatusOr<CollectiveTiming> timing = Cost(instr);
+  if (!timing.ok()) return timing.status();
+  auto shared = std::make_shared<const CollectiveTiming>(*timing);
+  std::lock_guard<std::mutex> lock(mu_);
+  by_key_.emplace(key, shared);
+  timings_[instr.name()] = shared;
+  return timing;
+}
+
+absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Cost(const hlo::HloInstruction& instr) const {
   const int64_t n = static_cast<int64_t>(torus_index_.size());
   auto chip_of = [&](int64_t partition) -> absl::StatusOr<int64_t> {
     if (partition < 0 || partition >= n) {
@@ -79,12 +101,17 @@ absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Time(const hlo::HloInstruct
   timing.seconds = cost.seconds;
   timing.algorithm = cost.algorithm;
   for (const ici::LinkBytes& l : cost.link_bytes) timing.link_bytes.emplace_back(l.link, l.bytes);
-  std::lock_guard<std::mutex> lock(mu_);
-  timings_[instr.name()] = timing;
   return timing;
 }
 
 std::map<std::string, CollectiveTiming> IciCollectiveTimer::timings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, CollectiveTiming> out;
+  for (const auto& [name, t] : timings_) out.emplace(name, *t);
+  return out;
+}
+
+std::map<std::string, std::shared_ptr<const CollectiveTiming>> IciCollectiveTimer::shared_timings() const {
   std::lock_guard<std::mutex> lock(mu_);
   return timings_;
 }

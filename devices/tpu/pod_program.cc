@@ -89,7 +89,7 @@ MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<boo
 }  // namespace
 
 PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module,
-                       CostAnalysis cost, std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+                       CostAnalysis cost, Timings timings, const TpuClient& client,
                        std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what)
     : host_(std::move(host)),
       module_(std::move(module)),
@@ -103,7 +103,7 @@ PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr
       sync_(SyncGroupsOfRows(*module_, cost_, static_cast<int64_t>(chips_.size()))) {}
 
 PodProgram::PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
-                       std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+                       Timings timings, const TpuClient& client,
                        std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what)
     : module_(std::move(module)),
       cost_(std::move(cost)),
@@ -277,16 +277,21 @@ StepReport PodProgram::AdvanceClocks() const {
 }
 
 void PodProgram::AddLinkTraffic(StepReport* report) const {
-  // Link bytes: every top-level collective's (each runs once per step).
-  std::map<int64_t, int64_t> link_bytes;
+  // Link bytes: every top-level collective's (each runs once per step), each distinct timing
+  // added once times the collectives sharing it.
+  std::map<const CollectiveTiming*, int64_t> runs;
   for (const InstructionCost& row : cost_.instructions) {
     auto it = timings_.find(row.name);
     if (it == timings_.end() || row.unit != "ici") continue;
-    for (const auto& [link, bytes] : it->second.link_bytes) link_bytes[link] += bytes;
+    ++runs[it->second.get()];
   }
   const ici::Torus& torus = client_.torus();
-  for (const auto& [link, bytes] : link_bytes) {
-    report->links.push_back({torus.Describe(torus.links()[link]), bytes});
+  std::vector<int64_t> link_bytes(torus.links().size(), 0);
+  for (const auto& [timing, n] : runs) {
+    for (const auto& [link, bytes] : timing->link_bytes) link_bytes[static_cast<size_t>(link)] += bytes * n;
+  }
+  for (size_t link = 0; link < link_bytes.size(); ++link) {
+    if (link_bytes[link] > 0) report->links.push_back({torus.Describe(torus.links()[link]), link_bytes[link]});
   }
   std::stable_sort(report->links.begin(), report->links.end(),
                    [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
@@ -338,7 +343,7 @@ PodPlan PodProgram::Plan() const {
                                   .bytes = hlo::ShapeUtil::ByteSizeOf(instr->second->shape()),
                                   .seconds = row.seconds,
                                   .exposed_seconds = row.seconds,
-                                  .algorithm = timing->second.algorithm});
+                                  .algorithm = timing->second->algorithm});
   }
   AddLinkTraffic(&report);
   return plan;
@@ -348,7 +353,7 @@ namespace {
 
 // The TPU pipeline and the cost model on the pod (collectives timed on its torus).
 CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, const std::vector<const TpuChip*>& chips,
-                             const std::string& what, std::map<std::string, CollectiveTiming>* timings) {
+                             const std::string& what, PodProgram::Timings* timings) {
   const TpuChipSpec& spec = client.spec();
   hlo::HloPassPipeline pipeline("tpu");
   AddTpuPasses(pipeline, TpuTargetOptions(spec));
@@ -358,7 +363,7 @@ CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, co
   IciCollectiveTimer timer(client.torus(), chips);
   absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec, &timer);
   if (!cost.ok()) ThrowStatus(StrCat(what, ": TPU cost analysis failed"), cost.status());
-  *timings = timer.timings();
+  *timings = timer.shared_timings();
   return *std::move(cost);
 }
 
@@ -369,7 +374,7 @@ std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule>
                                                  std::vector<ShapedArray> out_avals, std::string what,
                                                  std::vector<bool> donated) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
-  std::map<std::string, CollectiveTiming> timings;
+  PodProgram::Timings timings;
   CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, &timings);
   const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
   return std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
@@ -381,7 +386,7 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
                                                     std::vector<ShapedArray> out_avals, std::string what,
                                                     std::vector<bool> donated) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
-  std::map<std::string, CollectiveTiming> timings;
+  PodProgram::Timings timings;
   CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, &timings);
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module->Clone();
   if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());

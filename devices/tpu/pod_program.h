@@ -41,15 +41,17 @@ struct AllReduceTally;  // all_reduce_tally.h
 
 class PodProgram final : public Executable {
  public:
+  using Timings = std::map<std::string, std::shared_ptr<const CollectiveTiming>>;
   // host: the program the chips' threads run; module: the TPU-optimized program; cost: its
-  // cost on one chip, collectives timed on the pod's ICI (timings: per collective).
+  // cost on one chip, collectives timed on the pod's ICI (timings: per collective; equal
+  // collectives share one).
   PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module, CostAnalysis cost,
-             std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+             Timings timings, const TpuClient& client,
              std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
   // A plan-only program (a dry run): no host program, so it cannot run; Plan() lays out its
   // step. memory: the per-chip memory analysis of the optimized module.
   PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
-             std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+             Timings timings, const TpuClient& client,
              std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
   ~PodProgram() override;
 
@@ -85,7 +87,7 @@ class PodProgram final : public Executable {
   std::unique_ptr<hlo::HloModule> module_;
   CostAnalysis cost_;
   MemoryAnalysis memory_;
-  std::map<std::string, CollectiveTiming> timings_;
+  Timings timings_;
   const TpuClient& client_;
   std::vector<const TpuChip*> chips_;
   std::vector<ShapedArray> out_avals_;

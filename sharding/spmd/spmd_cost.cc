@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "jx/core/device.h"
 #include "jx/core/str_util.h"
@@ -18,19 +21,23 @@ namespace {
 class TorusCostModel final : public SpmdCostModel {
  public:
   TorusCostModel(const Mesh& mesh, const tpu::TpuClient& client) : mesh_(mesh), client_(client) {
-    for (const Device* d : mesh.devices()) {
-      const auto& chips = client.chips();
-      auto it = std::find_if(chips.begin(), chips.end(), [d](const auto& c) { return c.get() == d; });
-      vertex_.push_back(static_cast<int64_t>(it - chips.begin()));
-    }
+    absl::flat_hash_map<const Device*, int64_t> vertex_of;
+    for (size_t v = 0; v < client.chips().size(); ++v) vertex_of[client.chips()[v].get()] = static_cast<int64_t>(v);
+    for (const Device* d : mesh.devices()) vertex_.push_back(vertex_of.at(d));
   }
+  // Costed once per (kind, axes, bytes): a model's layers ask the same questions.
   double CollectiveSeconds(ici::CollectiveKind kind, const std::vector<std::string>& axes,
                            int64_t bytes) const override {
+    auto key = std::make_tuple(static_cast<int>(kind), axes, bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = seconds_.find(key); it != seconds_.end()) return it->second;
     std::vector<std::vector<int64_t>> groups = mesh_.AxisGroups(axes);
     for (auto& g : groups) {
       for (int64_t& i : g) i = vertex_[static_cast<size_t>(i)];
     }
-    return ici::CostCollective(client_.torus(), kind, groups, bytes).seconds;
+    const double seconds = ici::CostCollective(client_.torus(), kind, groups, bytes).seconds;
+    seconds_.emplace(std::move(key), seconds);
+    return seconds;
   }
   double RingShiftSeconds(const std::string& axis, const std::vector<int64_t>& shifts,
                           int64_t bytes) const override {
@@ -65,6 +72,8 @@ class TorusCostModel final : public SpmdCostModel {
   Mesh mesh_;
   const tpu::TpuClient& client_;
   std::vector<int64_t> vertex_;
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<int, std::vector<std::string>, int64_t>, double> seconds_;
 };
 
 // Devices without an interconnect model (the host): a nominal 10 GB/s link with 10 us per

@@ -19,6 +19,16 @@
 //
 //   auto step = jx::jit(train_step, jx::in_shardings{replicated, replicated, batch_sharded});
 //   auto [params2, opt2, loss] = step(params, opt_state, batch);
+//
+// A dry run: lower() also takes jx::ShapeDtypeStructs (standing for Arrays) and
+// jx::ShapeDtypeTrees (standing for pytrees: eval_shape's result for a struct, or
+// nn::models::abstract_transformer_params) whose leaves' .sharding places them; nothing of
+// the global shapes is allocated. .compile().plan() predicts the step on the mesh's pod
+// (tpu::PodPlan: step time, communication, per-chip HBM peak, utilization) without running it.
+//
+//   jx::ShapeDtypeStruct x{{8192, 4096}, jx::bfloat16};
+//   x.sharding = std::make_shared<jx::NamedSharding>(rows);
+//   jx::tpu::PodPlan plan = mm.lower(x, w_abstract).compile().plan();
 #pragma once
 
 #include <initializer_list>

@@ -1,0 +1,92 @@
+// Host seconds to plan one training step of a 70B-class transformer (nn::models'
+// TransformerConfig::Llama70B: 80 layers, d_model 8192, 64 heads, d_ff 28672, seq 4096,
+// FSDP over 'data' x TP over 'model') from ShapeDtypeStructs alone: trace, propagate,
+// partition, lower, optimize, cost and lay out the step (jit(...).lower(...).compile().plan()).
+// Targets: under 10 s each on 4096 v4 chips (16x16x16, mesh data:256 x model:16) and on 9216 v7
+// chips (16x24x24, mesh replica:9 x data:64 x model:16: 9216 = 9 * 1024, and no weight dim
+// splits 576 ways, so FSDP spans 64 chips and the 9 replicas are pure data parallelism).
+// Each plan is printed once.
+//   --layers=N plans an N-layer model of the same width (quicker looks at the report).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <jx/jx.h>
+
+#include "jx/nn/models/transformer.h"
+
+namespace {
+
+using jx::nn::models::TransformerConfig;
+
+int64_t g_layers = 80;
+
+struct PodCase {
+  const char* generation;
+  std::vector<int64_t> torus;
+  int64_t replica, data, model, batch;  // replica 1: no pure data-parallel axis
+};
+
+void PlanStep(benchmark::State& state, const PodCase& c) {
+  TransformerConfig cfg = TransformerConfig::Llama70B(c.batch);
+  cfg.num_layers = g_layers;
+  const auto made = std::chrono::steady_clock::now();
+  jx::tpu::Pod pod = jx::tpu::make_pod(c.generation, c.torus);
+  if (c.replica > 1) cfg.replica_axis = "replica";
+  jx::Mesh mesh = c.replica > 1 ? jx::make_mesh({c.replica, c.data, c.model}, {"replica", "data", "model"}, pod.devices())
+                                : jx::make_mesh({c.data, c.model}, {"data", "model"}, pod.devices());
+  const double pod_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - made).count();
+  bool printed = false;
+  for (auto _ : state) {
+    // A fresh jit each time: nothing cached between iterations.
+    auto step = jx::jit(jx::nn::models::TransformerTrainStep{cfg, mesh}, jx::in_shardings{std::nullopt}, jx::name{"train_step"});
+    const auto began = std::chrono::steady_clock::now();
+    const jx::tpu::PodPlan plan = step.lower(jx::nn::models::abstract_transformer_params(cfg, mesh),
+                                             jx::nn::models::abstract_transformer_batch(cfg, mesh),
+                                             jx::nn::models::abstract_transformer_batch(cfg, mesh))
+                                      .compile()
+                                      .plan();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    state.SetIterationTime(seconds);
+    state.counters["plan_s"] = seconds;
+    state.counters["step_s"] = plan.step.wall_seconds;
+    state.counters["mfu"] = plan.mfu(cfg.train_flops_per_step());
+    state.counters["hbm_GiB"] = static_cast<double>(plan.hbm_peak_bytes) / (1 << 30);
+    if (!printed) {
+      std::cout << cfg.ToString() << " on " << mesh.ToString() << " (pod made in "
+                << pod_seconds << " s)\n"
+                << plan.ToString() << "MFU " << 100 * plan.mfu(cfg.train_flops_per_step()) << "% for "
+                << cfg.train_flops_per_step() << " model FLOPs per step\n\n";
+      printed = true;
+    }
+  }
+}
+
+void BM_PlanLlama70B_V4_4096(benchmark::State& state) { PlanStep(state, {"v4", {16, 16, 16}, 1, 256, 16, 1024}); }
+void BM_PlanLlama70B_V7_9216(benchmark::State& state) { PlanStep(state, {"v7", {16, 24, 24}, 9, 64, 16, 2304}); }
+
+BENCHMARK(BM_PlanLlama70B_V4_4096)->UseManualTime()->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_PlanLlama70B_V7_9216)->UseManualTime()->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--layers=", 9) == 0) {
+      g_layers = std::atoll(argv[i] + 9);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  int n = static_cast<int>(rest.size());
+  benchmark::Initialize(&n, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
