@@ -9,6 +9,7 @@
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
@@ -29,30 +30,6 @@ using cpu_device::ToMemoryAnalysis;
 
 constexpr double kMicros = 1e6;
 
-// The partitions that wait for each other at a collective: its replica groups (every
-// partition for {}), or for a collective-permute everyone that sends or receives.
-std::vector<std::vector<int64_t>> SyncGroupsOf(const hlo::HloInstruction& instr, int64_t num_partitions) {
-  if (instr.opcode() == hlo::HloOpcode::kCollectivePermute) {
-    std::vector<int64_t> members;
-    for (const auto& [s, t] : instr.source_target_pairs()) {
-      if (s == t) continue;
-      for (int64_t id : {s, t}) {
-        if (std::find(members.begin(), members.end(), id) == members.end()) members.push_back(id);
-      }
-    }
-    std::sort(members.begin(), members.end());
-    if (members.empty()) return {};
-    return {members};
-  }
-  std::vector<std::vector<int64_t>> groups = instr.replica_groups();
-  if (groups.empty()) {
-    groups.emplace_back();
-    for (int64_t p = 0; p < num_partitions; ++p) groups.back().push_back(p);
-  }
-  std::erase_if(groups, [](const std::vector<int64_t>& g) { return g.size() < 2; });
-  return groups;
-}
-
 }  // namespace
 
 PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module,
@@ -67,14 +44,11 @@ PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr
       chips_(std::move(chips)),
       out_avals_(std::move(out_avals)),
       what_(std::move(what)) {
-  std::map<std::string, const hlo::HloInstruction*> by_name;
-  for (const hlo::HloInstruction* instr : module_->entry_computation()->instructions()) by_name[instr->name()] = instr;
-  for (const InstructionCost& row : cost_.instructions) {
-    auto it = by_name.find(row.name);
-    const bool collective = it != by_name.end() && hlo::IsCollectiveOpcode(it->second->opcode());
-    sync_.push_back(collective ? SyncGroupsOf(*it->second, static_cast<int64_t>(chips_.size()))
-                               : std::vector<std::vector<int64_t>>{});
-  }
+  const IciCollectiveTimer timer(client_.torus(), chips_);
+  absl::StatusOr<std::vector<PodStepRow>> rows =
+      PodStepRowsOf(*module_, cost_, static_cast<int64_t>(chips_.size()), client_.spec(), &timer);
+  if (!rows.ok()) ThrowStatus(StrCat(what_, ": costing its loops' collectives failed"), rows.status());
+  rows_ = *std::move(rows);
 }
 
 PodProgram::~PodProgram() = default;
@@ -194,7 +168,7 @@ StepReport PodProgram::AdvanceClocks() const {
   const size_t n = chips_.size();
   std::vector<double> starts(n);
   for (size_t p = 0; p < n; ++p) starts[p] = chips_[p]->activity().now_seconds;
-  const PodTimelines step = SchedulePodStep(cost_, sync_, starts, chips_[0]->spec().hbm_bandwidth);
+  const PodTimelines step = SchedulePodStep(cost_, rows_, starts, chips_[0]->spec().hbm_bandwidth);
   StepReport report;
   report.what = what_;
   double first = 0, last = 0;
@@ -206,8 +180,9 @@ StepReport PodProgram::AdvanceClocks() const {
     c.start_seconds = t.start_seconds;
     c.end_seconds = t.start_seconds + t.seconds;
     c.communication_seconds = t.busy.ici;
+    c.exposed_communication_seconds = step.exposed_seconds[p];
     c.idle_seconds = step.idle_seconds[p];
-    c.compute_seconds = t.seconds - t.busy.ici - c.idle_seconds;
+    c.compute_seconds = t.seconds - c.exposed_communication_seconds - c.idle_seconds;
     c.hbm_high_water_bytes = chips_[p]->memory_stats().peak_bytes_in_use;
     first = p == 0 ? c.start_seconds : std::min(first, c.start_seconds);
     last = std::max(last, c.end_seconds);
@@ -230,16 +205,49 @@ StepReport PodProgram::AdvanceClocks() const {
     }
   }
   report.wall_seconds = last - first;
-  // Link bytes: every top-level collective's (each runs once per step).
-  std::map<int64_t, int64_t> link_bytes;
-  for (const InstructionCost& row : cost_.instructions) {
-    auto it = timings_.find(row.name);
-    if (it == timings_.end() || row.unit != "ici") continue;
-    for (const auto& [link, bytes] : it->second.link_bytes) link_bytes[link] += bytes;
+  // Per collective: its time and the part chips waited for; its links carry its bytes and
+  // are busy (and exposed) for as long.
+  struct LinkUse {
+    int64_t bytes = 0;
+    double busy = 0, exposed = 0;
+  };
+  std::map<int64_t, LinkUse> links;
+  // Collectives by name, loop bodies' included.
+  std::map<std::string, const hlo::HloInstruction*, std::less<>> collectives;
+  for (const hlo::HloComputation* computation : module_->computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (const hlo::HloInstruction* instr : computation->instructions()) {
+      if (hlo::IsCollectiveOpcode(instr->opcode())) collectives.emplace(instr->name(), instr);
+    }
+  }
+  for (const CollectiveRun& run : step.collectives) {
+    const InstructionCost& row = *run.row;
+    CollectiveStepEntry entry;
+    entry.name = row.name;
+    entry.runs = run.runs;
+    entry.seconds = run.seconds;
+    entry.exposed_seconds = run.exposed_seconds;
+    if (auto it = collectives.find(row.name); it != collectives.end()) {
+      const hlo::HloInstruction* instr = it->second;
+      entry.kind = std::string(hlo::HloOpcodeString(hlo::SyncCollectiveOpcode(instr->opcode())));
+      const hlo::Shape& shape = instr->shape();
+      entry.bytes = hlo::ShapeUtil::ByteSizeOf(shape.IsTuple() ? shape.tuple_shapes(1) : shape);
+    }
+    auto timing = timings_.find(row.name);
+    if (timing != timings_.end()) {
+      entry.algorithm = timing->second.algorithm;
+      for (const auto& [link, bytes] : timing->second.link_bytes) {
+        LinkUse& use = links[link];
+        use.bytes += bytes * run.runs;
+        use.busy += run.seconds;
+        use.exposed += run.exposed_seconds;
+      }
+    }
+    report.collectives.push_back(std::move(entry));
   }
   const ici::Torus& torus = client_.torus();
-  for (const auto& [link, bytes] : link_bytes) {
-    report.links.push_back({torus.Describe(torus.links()[link]), bytes});
+  for (const auto& [link, use] : links) {
+    report.links.push_back({torus.Describe(torus.links()[link]), use.bytes, use.busy, use.exposed});
   }
   std::stable_sort(report.links.begin(), report.links.end(),
                    [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
@@ -249,21 +257,33 @@ StepReport PodProgram::AdvanceClocks() const {
 std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
                                                     std::vector<const TpuChip*> chips,
                                                     std::vector<ShapedArray> out_avals, std::string what,
-                                                    std::vector<bool> donated) {
+                                                    std::vector<bool> donated, bool async_collectives) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
   const TpuChipSpec& spec = client.spec();
+  IciCollectiveTimer timer(client.torus(), chips);
   hlo::HloPassPipeline pipeline("tpu");
-  AddTpuPasses(pipeline, TpuTargetOptions(spec));
+  TpuTargetOptions options(spec);
+  options.collective_timer = &timer;
+  options.async_collectives = async_collectives;
+  AddTpuPasses(pipeline, options);
   if (absl::StatusOr<bool> ran = pipeline.Run(module.get()); !ran.ok()) {
     ThrowStatus(StrCat(what, ": optimization for ", chips.size(), " ", spec.generation, " chips failed"), ran.status());
   }
-  IciCollectiveTimer timer(client.torus(), chips);
   absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec, &timer);
   if (!cost.ok()) ThrowStatus(StrCat(what, ": TPU cost analysis failed"), cost.status());
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module->Clone();
   if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());
   if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
     ThrowStatus(StrCat(what, ": host layout assignment failed"), ran.status());
+  }
+  // The host runs the chips' order (the latency-hiding schedule), so its peak memory is the
+  // one the overlap implies.
+  for (const hlo::HloComputation* computation : module->computations()) {
+    hlo::HloComputation* host = (*host_module)->GetComputationWithName(computation->name());
+    if (computation->IsFusionComputation() || host == nullptr) continue;
+    std::vector<std::string> names;
+    for (const hlo::HloInstruction* instr : computation->MakeSequentialOrder()) names.push_back(instr->name());
+    host->set_schedule(hlo::OrderFollowingNames(*host, names));
   }
   std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(std::move(*host_module), donated, what);
   for (const TpuChip* chip : chips) {

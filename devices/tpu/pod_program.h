@@ -71,17 +71,19 @@ class PodProgram final : public Executable {
   std::vector<const TpuChip*> chips_;
   std::vector<ShapedArray> out_avals_;
   std::string what_;
-  SyncGroups sync_;  // per cost row
+  std::vector<PodStepRow> rows_;  // per cost row: collectives' partners, async pairs
   mutable std::mutex mu_;
   mutable StepReport last_step_;
 };
 
 // Optimizes an SPMD module for the chips' generation, costs it on the pod (collectives on its
 // torus) and compiles it for the host. Fails (ResourceExhaustedError) when its peak cannot
-// fit a chip's HBM. out_avals: the per-device outputs.
+// fit a chip's HBM. out_avals: the per-device outputs. async_collectives: collectives become
+// start/done pairs the latency-hiding scheduler spaces (false: they stay synchronous, each
+// fully exposed; for comparisons).
 std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
                                                     std::vector<const TpuChip*> chips,
                                                     std::vector<ShapedArray> out_avals, std::string what,
-                                                    std::vector<bool> donated = {});
+                                                    std::vector<bool> donated = {}, bool async_collectives = true);
 
 }  // namespace jx::tpu
