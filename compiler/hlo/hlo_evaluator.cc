@@ -352,6 +352,11 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateOpcode(const HloInstruction& instr
     case HloOpcode::kAllGather: case HloOpcode::kAllReduce: case HloOpcode::kAllToAll:
     case HloOpcode::kCollectivePermute: case HloOpcode::kReduceScatter:
     case HloOpcode::kPartitionId:
+    case HloOpcode::kAllGatherStart: case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllReduceStart: case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllToAllStart: case HloOpcode::kAllToAllDone:
+    case HloOpcode::kCollectivePermuteStart: case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kReduceScatterStart: case HloOpcode::kReduceScatterDone:
       return EvalCollective(instr, ops);
   }
   return absl::UnimplementedError(

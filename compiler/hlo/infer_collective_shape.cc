@@ -144,4 +144,29 @@ absl::StatusOr<Shape> ShapeInference::InferCollectivePermuteShape(const Shape& o
   return operand;
 }
 
+absl::StatusOr<Shape> ShapeInference::InferAsyncStartShape(HloOpcode start, const Shape& operand,
+                                                           const Shape& result) {
+  switch (start) {
+    case HloOpcode::kAllReduceStart:
+      return result;
+    case HloOpcode::kAllGatherStart: case HloOpcode::kCollectivePermuteStart:
+      return Shape::Tuple({operand, result});
+    case HloOpcode::kReduceScatterStart: case HloOpcode::kAllToAllStart:
+      return Shape::Tuple({Shape::Tuple({operand}), result});
+    default:
+      return Invalid(HloOpcodeString(start), " is not an asynchronous collective's start");
+  }
+}
+
+absl::StatusOr<Shape> ShapeInference::InferAsyncDoneShape(HloOpcode start, const Shape& start_shape) {
+  if (!IsAsyncCollectiveStart(start)) {
+    return Invalid(HloOpcodeString(start), " is not an asynchronous collective's start");
+  }
+  if (start == HloOpcode::kAllReduceStart) return start_shape;
+  if (!start_shape.IsTuple() || start_shape.tuple_shapes_size() != 2) {
+    return Invalid(HloOpcodeString(start), " must produce a pair (operand, result), got ", S(start_shape));
+  }
+  return start_shape.tuple_shapes(1);
+}
+
 }  // namespace jx::hlo

@@ -48,10 +48,11 @@ absl::StatusOr<int64_t> GroupSize(const HloInstruction& instr, const Shape& decl
   }
   const int64_t d = instr.dimensions(0);
   if (d < 0 || d >= operand.rank() || d >= declared.rank()) return int64_t{1};
-  const bool gathers = instr.opcode() == HloOpcode::kAllGather;
+  const HloOpcode op = SyncCollectiveOpcode(instr.opcode());
+  const bool gathers = op == HloOpcode::kAllGather;
   const int64_t big = gathers ? declared.dimensions()[d] : operand.dimensions()[d];
   const int64_t small = gathers ? operand.dimensions()[d] : declared.dimensions()[d];
-  if (instr.opcode() == HloOpcode::kAllToAll || small == 0 || big % small != 0) return int64_t{1};
+  if (op == HloOpcode::kAllToAll || small == 0 || big % small != 0) return int64_t{1};
   return big / small;
 }
 
@@ -60,6 +61,40 @@ absl::StatusOr<int64_t> OneDimension(const HloInstruction& instr) {
     return Invalid("dimensions=", IntListToString(instr.dimensions()), " must name one dimension");
   }
   return instr.dimensions(0);
+}
+
+// The result of a collective, or of the collective a start begins; declared is the result
+// the instruction states (for replica_groups={}).
+absl::StatusOr<Shape> InferCollectiveResult(const HloInstruction& instr, const Shape& operand,
+                                            const Shape& declared) {
+  using SI = ShapeInference;
+  switch (SyncCollectiveOpcode(instr.opcode())) {
+    case HloOpcode::kAllReduce: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      HLO_RETURN_IF_ERROR(SI::ReplicaGroupSize(instr.replica_groups()).status());
+      return SI::InferAllReduceShape(operand, f);
+    }
+    case HloOpcode::kAllGather: {
+      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      return SI::InferAllGatherShape(operand, d, n);
+    }
+    case HloOpcode::kReduceScatter: {
+      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
+      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      return SI::InferReduceScatterShape(operand, d, n, f);
+    }
+    case HloOpcode::kAllToAll: {
+      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      return SI::InferAllToAllShape(operand, d, n);
+    }
+    case HloOpcode::kCollectivePermute:
+      return SI::InferCollectivePermuteShape(operand, instr.source_target_pairs());
+    default:
+      return Invalid(HloOpcodeString(instr.opcode()), " is not a collective");
+  }
 }
 
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
@@ -240,29 +275,27 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
                        ", unsigned integer array), got ", declared.ToString(false));
       }
       return declared;
-    case HloOpcode::kAllReduce: {
-      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      HLO_RETURN_IF_ERROR(SI::ReplicaGroupSize(instr.replica_groups()).status());
-      return SI::InferAllReduceShape(shapes[0], f);
+    case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll: case HloOpcode::kCollectivePermute:
+      return InferCollectiveResult(instr, shapes[0], declared);
+    case HloOpcode::kAllReduceStart: case HloOpcode::kAllGatherStart:
+    case HloOpcode::kReduceScatterStart: case HloOpcode::kAllToAllStart:
+    case HloOpcode::kCollectivePermuteStart: {
+      absl::StatusOr<Shape> declared_result = SI::InferAsyncDoneShape(op, declared);
+      HLO_ASSIGN_OR_RETURN(Shape result, InferCollectiveResult(instr, shapes[0],
+                                                               declared_result.ok() ? *declared_result : Shape()));
+      return SI::InferAsyncStartShape(op, shapes[0], result);
     }
-    case HloOpcode::kAllGather: {
-      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
-      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
-      return SI::InferAllGatherShape(shapes[0], d, n);
+    case HloOpcode::kAllReduceDone: case HloOpcode::kAllGatherDone:
+    case HloOpcode::kReduceScatterDone: case HloOpcode::kAllToAllDone:
+    case HloOpcode::kCollectivePermuteDone: {
+      const HloOpcode start = instr.operand(0)->opcode();
+      if (!IsAsyncCollectiveStart(start) || SyncCollectiveOpcode(start) != SyncCollectiveOpcode(op)) {
+        return Invalid("operand must be a ", HloOpcodeString(*AsyncStartOpcode(SyncCollectiveOpcode(op))),
+                       ", got ", HloOpcodeString(start), " %", instr.operand(0)->name());
+      }
+      return SI::InferAsyncDoneShape(start, shapes[0]);
     }
-    case HloOpcode::kReduceScatter: {
-      HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
-      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
-      return SI::InferReduceScatterShape(shapes[0], d, n, f);
-    }
-    case HloOpcode::kAllToAll: {
-      HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
-      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
-      return SI::InferAllToAllShape(shapes[0], d, n);
-    }
-    case HloOpcode::kCollectivePermute:
-      return SI::InferCollectivePermuteShape(shapes[0], instr.source_target_pairs());
     case HloOpcode::kPartitionId:
       return ShapeUtil::MakeScalarShape(U32);
     default:

@@ -73,6 +73,42 @@ ExecutionUnit OpcodeUnit(HloOpcode opcode) {
   }
 }
 
+namespace {
+
+struct AsyncOpcodes {
+  HloOpcode sync, start, done;
+};
+constexpr AsyncOpcodes kAsyncOpcodes[] = {
+    {HloOpcode::kAllGather, HloOpcode::kAllGatherStart, HloOpcode::kAllGatherDone},
+    {HloOpcode::kAllReduce, HloOpcode::kAllReduceStart, HloOpcode::kAllReduceDone},
+    {HloOpcode::kAllToAll, HloOpcode::kAllToAllStart, HloOpcode::kAllToAllDone},
+    {HloOpcode::kCollectivePermute, HloOpcode::kCollectivePermuteStart, HloOpcode::kCollectivePermuteDone},
+    {HloOpcode::kReduceScatter, HloOpcode::kReduceScatterStart, HloOpcode::kReduceScatterDone},
+};
+
+}  // namespace
+
+HloOpcode SyncCollectiveOpcode(HloOpcode opcode) {
+  for (const AsyncOpcodes& a : kAsyncOpcodes) {
+    if (opcode == a.start || opcode == a.done) return a.sync;
+  }
+  return opcode;
+}
+
+std::optional<HloOpcode> AsyncStartOpcode(HloOpcode sync) {
+  for (const AsyncOpcodes& a : kAsyncOpcodes) {
+    if (sync == a.sync) return a.start;
+  }
+  return std::nullopt;
+}
+
+std::optional<HloOpcode> AsyncDoneOpcode(HloOpcode sync) {
+  for (const AsyncOpcodes& a : kAsyncOpcodes) {
+    if (sync == a.sync) return a.done;
+  }
+  return std::nullopt;
+}
+
 std::string_view ExecutionUnitName(ExecutionUnit unit) {
   switch (unit) {
     case ExecutionUnit::kNone: return "none";

@@ -40,6 +40,8 @@ inline constexpr uint32_t kOpExpensive = 1u << 2;       // too costly to compute
 inline constexpr uint32_t kOpNoArithmetic = 1u << 3;    // moves or reinterprets data only
 inline constexpr uint32_t kOpNoCode = 1u << 4;          // forwards values; no kernel runs
 inline constexpr uint32_t kOpLoopFusible = 1u << 5;     // a shape op loop fusion may contain
+inline constexpr uint32_t kOpAsyncStart = 1u << 6;      // begins an asynchronous collective
+inline constexpr uint32_t kOpAsyncDone = 1u << 7;       // waits for its operand, a start
 // The unit an op runs on (exactly one per opcode).
 inline constexpr uint32_t kOnNone = 1u << 8;
 inline constexpr uint32_t kOnVector = 1u << 9;
@@ -90,10 +92,26 @@ inline bool IsLoopFusibleOpcode(HloOpcode opcode) {
   return (HloOpcodeProperties(opcode) & (kOpElementwise | kOpLoopFusible)) != 0;
 }
 
-// all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute: the ops that
-// exchange data between the partitions of an SPMD program.
+// all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute (and their
+// asynchronous start/done pairs): the ops that exchange data between the partitions of an
+// SPMD program.
 inline bool IsCollectiveOpcode(HloOpcode opcode) {
   return (HloOpcodeProperties(opcode) & kOnNetwork) != 0;
 }
+// all-reduce-start, all-gather-start, ...: an asynchronous collective's start.
+inline bool IsAsyncCollectiveStart(HloOpcode opcode) {
+  return (HloOpcodeProperties(opcode) & kOpAsyncStart) != 0;
+}
+// all-reduce-done, all-gather-done, ...: waits for the start that is its operand.
+inline bool IsAsyncCollectiveDone(HloOpcode opcode) {
+  return (HloOpcodeProperties(opcode) & kOpAsyncDone) != 0;
+}
+// The synchronous collective a start or done runs asynchronously (kAllReduceStart ->
+// kAllReduce); any other opcode is returned as is.
+HloOpcode SyncCollectiveOpcode(HloOpcode opcode);
+// The start and done opcodes of a synchronous collective (kAllReduce -> kAllReduceStart,
+// kAllReduceDone); nullopt for other opcodes (partition-id, non-collectives).
+std::optional<HloOpcode> AsyncStartOpcode(HloOpcode sync);
+std::optional<HloOpcode> AsyncDoneOpcode(HloOpcode sync);
 
 }  // namespace jx::hlo

@@ -119,6 +119,13 @@ class ShapeInference {
   // Sources distinct, targets distinct, ids non-negative.
   static absl::StatusOr<Shape> InferCollectivePermuteShape(const Shape& operand,
                                                            const SourceTargetPairs& pairs);
+  // An asynchronous collective's start (opcode.def): around its collective's result R,
+  // all-reduce-start is R, all-gather-start and collective-permute-start (operand, R),
+  // reduce-scatter-start and all-to-all-start ((operand), R).
+  static absl::StatusOr<Shape> InferAsyncStartShape(HloOpcode start, const Shape& operand,
+                                                    const Shape& result);
+  // R of a start's shape (what its done produces).
+  static absl::StatusOr<Shape> InferAsyncDoneShape(HloOpcode start, const Shape& start_shape);
 };
 
 }  // namespace jx::hlo

@@ -1,6 +1,8 @@
 #include "jx/compiler/passes/hlo_scheduling.h"
 
 #include <algorithm>
+#include <limits>
+#include <string_view>
 #include <set>
 #include <utility>
 #include <vector>
@@ -237,6 +239,49 @@ std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computati
     return list;
   }
   return post_order;
+}
+
+std::vector<HloInstruction*> OrderFollowingNames(const HloComputation& computation,
+                                                 absl::Span<const std::string> names) {
+  absl::flat_hash_map<std::string_view, int64_t> named;
+  for (size_t i = 0; i < names.size(); ++i) named.emplace(names[i], static_cast<int64_t>(i));
+  const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+  const int64_t n = static_cast<int64_t>(post_order.size());
+  // Rank: the named position, else just before the first user's (users come later in the
+  // post order, so walk it backwards).
+  absl::flat_hash_map<const HloInstruction*, int64_t> rank;
+  constexpr int64_t kLast = std::numeric_limits<int64_t>::max();
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const HloInstruction* instr = post_order[i];
+    auto it = named.find(instr->name());
+    int64_t r = kLast;
+    if (it != named.end()) {
+      r = it->second;
+    } else {
+      for (const HloInstruction* user : instr->users()) {
+        auto u = rank.find(user);
+        if (u != rank.end()) r = std::min(r, u->second);
+      }
+    }
+    rank[instr] = r;
+  }
+  DependencyGraph g = BuildDependencies(post_order);
+  // Ready instructions by (rank, post order position).
+  std::set<std::pair<int64_t, int64_t>> ready;
+  for (int64_t i = 0; i < n; ++i) {
+    if (g.pending[i] == 0) ready.emplace(rank.at(post_order[i]), i);
+  }
+  std::vector<HloInstruction*> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int64_t i = ready.begin()->second;
+    ready.erase(ready.begin());
+    order.push_back(post_order[i]);
+    for (int s : g.successors[i]) {
+      if (--g.pending[s] == 0) ready.emplace(rank.at(post_order[s]), s);
+    }
+  }
+  return order;
 }
 
 absl::StatusOr<bool> HloScheduling::Run(HloModule* module) {

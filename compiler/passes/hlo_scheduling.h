@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -53,5 +54,11 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
 // The order HloScheduling stores: the list schedule if its peak is lower than the post
 // order's, else the post order.
 std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation);
+
+// An order of `computation` that follows `names` (the schedule of another copy of it, by
+// instruction name): named instructions keep that order, ones it does not name (added since,
+// such as a layout pass's copies) run right before their first user.
+std::vector<HloInstruction*> OrderFollowingNames(const HloComputation& computation,
+                                                 absl::Span<const std::string> names);
 
 }  // namespace jx::hlo

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
+#include <memory>
 #include <utility>
 
 namespace jx::tpu {
@@ -20,23 +20,126 @@ int64_t Renumber(const std::vector<Key>& keys, std::vector<int64_t>* out) {
   return static_cast<int64_t>(ids.size());
 }
 
-// The distinct classes of a group's members, sorted.
-std::vector<int64_t> ClassesOf(const std::vector<int64_t>& group, const std::vector<int64_t>& cls,
-                               std::vector<int64_t>* stamp, int64_t mark) {
-  std::vector<int64_t> out;
-  for (int64_t q : group) {
-    const int64_t c = cls[q];
-    if ((*stamp)[c] == mark) continue;
-    (*stamp)[c] = mark;
-    out.push_back(c);
+// The partner sets of a collective with these groups: per chip, an index into `sets` (the
+// sorted classes of the chips it waits for, itself included), or -1 for a chip that takes no
+// part. A chip in one group (every collective but a permute) shares its group's set.
+std::vector<int64_t> PartnerSets(const std::vector<std::vector<int64_t>>& groups, const std::vector<int64_t>& cls,
+                                 std::vector<std::vector<int64_t>>* sets) {
+  std::map<std::vector<int64_t>, int64_t> ids;
+  auto id_of = [&](std::vector<int64_t> set) {
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+    auto [it, inserted] = ids.emplace(set, static_cast<int64_t>(sets->size()));
+    if (inserted) sets->push_back(std::move(set));
+    return it->second;
+  };
+  std::vector<int64_t> group_of(cls.size(), -1);  // a chip's group; -2 when in several
+  std::vector<int64_t> group_set(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<int64_t> set;
+    set.reserve(groups[g].size());
+    for (int64_t q : groups[g]) {
+      set.push_back(cls[q]);
+      group_of[q] = group_of[q] == -1 ? static_cast<int64_t>(g) : -2;
+    }
+    group_set[g] = id_of(std::move(set));
   }
-  std::sort(out.begin(), out.end());
+  std::vector<int64_t> out(cls.size(), -1);
+  for (size_t p = 0; p < cls.size(); ++p) {
+    if (group_of[p] >= 0) out[p] = group_set[group_of[p]];
+  }
+  std::map<int64_t, std::vector<int64_t>> union_of;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (int64_t q : groups[g]) {
+      if (group_of[q] != -2) continue;
+      const std::vector<int64_t>& set = (*sets)[group_set[g]];
+      std::vector<int64_t>& u = union_of[q];
+      u.insert(u.end(), set.begin(), set.end());
+    }
+  }
+  for (auto& [q, u] : union_of) out[q] = id_of(std::move(u));
   return out;
 }
 
-int64_t Find(std::vector<int64_t>& parent, int64_t x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
+// Splits classes row by row (see the header); returns the number of classes.
+class Refiner {
+ public:
+  Refiner(std::vector<int64_t> cls, int64_t num) : cls_(std::move(cls)), num_(num) {}
+
+  void Walk(absl::Span<const PodStepRow> rows) {
+    for (const PodStepRow& row : rows) {
+      if (row.loop != nullptr) {
+        // Each pass over the body can only split; a pass that splits nothing is a fixed point.
+        for (int64_t trip = 0; trip < row.loop->trips; ++trip) {
+          const int64_t before = num_;
+          Walk(row.loop->rows);
+          if (num_ == before) break;
+        }
+      } else if (!row.groups.empty()) {
+        Split(row.groups);
+      }
+    }
+  }
+
+  const std::vector<int64_t>& classes() const { return cls_; }
+  int64_t num() const { return num_; }
+
+ private:
+  void Split(const std::vector<std::vector<int64_t>>& groups) {
+    std::vector<std::vector<int64_t>> sets;
+    const std::vector<int64_t> sig = PartnerSets(groups, cls_, &sets);
+    // Most collectives split nothing: every chip of a class has its class's set.
+    std::vector<int64_t> first(static_cast<size_t>(num_), -3);
+    bool splits = false;
+    for (size_t p = 0; p < cls_.size() && !splits; ++p) {
+      int64_t& f = first[cls_[p]];
+      if (f == -3) f = sig[p];
+      splits = f != sig[p];
+    }
+    if (!splits) return;
+    std::vector<std::pair<int64_t, int64_t>> keys(cls_.size());
+    for (size_t p = 0; p < cls_.size(); ++p) keys[p] = {cls_[p], sig[p]};
+    num_ = Renumber(keys, &cls_);
+  }
+
+  std::vector<int64_t> cls_;
+  int64_t num_;
+};
+
+// A row over classes: each class's representative's partners (see the header).
+std::vector<PodStepRow> ClassRows(absl::Span<const PodStepRow> rows, const std::vector<int64_t>& cls,
+                                  const std::vector<int64_t>& representative) {
+  std::vector<PodStepRow> out(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PodStepRow& row = rows[i];
+    out[i].async_start = row.async_start;
+    out[i].start_row = row.start_row;
+    if (row.loop != nullptr) {
+      auto loop = std::make_shared<PodStepLoop>();
+      loop->trips = row.loop->trips;
+      loop->costs = row.loop->costs;
+      loop->rows = ClassRows(row.loop->rows, cls, representative);
+      out[i].loop = std::move(loop);
+    }
+    if (row.groups.empty()) continue;
+    std::vector<std::vector<int64_t>> sets;
+    const std::vector<int64_t> sig = PartnerSets(row.groups, cls, &sets);
+    // A pair per class and partner class; from both sides, since the partners of classes that
+    // had equal clocks at this row are interchangeable.
+    std::vector<std::vector<int64_t>> pairs;
+    for (size_t c = 0; c < representative.size(); ++c) {
+      const auto self = static_cast<int64_t>(c);
+      const int64_t set = sig[static_cast<size_t>(representative[c])];
+      if (set < 0) continue;  // its chips take no part
+      for (int64_t d : sets[static_cast<size_t>(set)]) {
+        pairs.push_back(d == self ? std::vector<int64_t>{self} : std::vector<int64_t>{std::min(self, d), std::max(self, d)});
+      }
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    out[i].groups = std::move(pairs);
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,62 +151,22 @@ std::vector<double> ChipClasses::RepresentativeStarts(absl::Span<const double> s
   return out;
 }
 
-ChipClasses GroupIdenticalChips(const SyncGroups& sync, absl::Span<const double> starts) {
+ChipClasses GroupIdenticalChips(absl::Span<const PodStepRow> rows, absl::Span<const double> starts) {
   const size_t n = starts.size();
-  std::vector<int64_t> cls;
-  int64_t num = Renumber(std::vector<double>(starts.begin(), starts.end()), &cls);
-  std::vector<int64_t> stamp(n, -1);
-  int64_t mark = 0;
-  for (const std::vector<std::vector<int64_t>>& groups : sync) {
-    if (groups.empty()) continue;
-    // Each chip's group as the set of classes in it (-1: in no group).
-    std::map<std::vector<int64_t>, int64_t> signatures;
-    std::vector<int64_t> sig(n, -1);
-    for (const std::vector<int64_t>& g : groups) {
-      auto [it, inserted] = signatures.emplace(ClassesOf(g, cls, &stamp, mark++), static_cast<int64_t>(signatures.size()));
-      for (int64_t q : g) sig[q] = it->second;
-    }
-    if (signatures.size() == 1 && *std::min_element(sig.begin(), sig.end()) >= 0) continue;  // nothing splits
-    std::vector<std::pair<int64_t, int64_t>> keys(n);
-    for (size_t p = 0; p < n; ++p) keys[p] = {cls[p], sig[p]};
-    num = Renumber(keys, &cls);
-  }
+  std::vector<int64_t> initial;
+  const int64_t num = Renumber(std::vector<double>(starts.begin(), starts.end()), &initial);
+  Refiner refiner(std::move(initial), num);
+  refiner.Walk(rows);
   ChipClasses out;
-  out.class_of = cls;
-  out.representative.assign(static_cast<size_t>(num), -1);
-  out.size.assign(static_cast<size_t>(num), 0);
+  out.class_of = refiner.classes();
+  out.representative.assign(static_cast<size_t>(refiner.num()), -1);
+  out.size.assign(static_cast<size_t>(refiner.num()), 0);
   for (size_t p = 0; p < n; ++p) {
-    if (out.representative[cls[p]] < 0) out.representative[cls[p]] = static_cast<int64_t>(p);
-    ++out.size[cls[p]];
+    const int64_t c = out.class_of[p];
+    if (out.representative[c] < 0) out.representative[c] = static_cast<int64_t>(p);
+    ++out.size[c];
   }
-  // Each row's groups over final classes. Two groups holding one class are merged: the
-  // class's chips had equal clocks in both, so the merged group starts when each would have.
-  std::vector<int64_t> class_stamp(static_cast<size_t>(num), -1);
-  out.sync.resize(sync.size());
-  for (size_t r = 0; r < sync.size(); ++r) {
-    if (sync[r].empty()) continue;
-    std::vector<std::vector<int64_t>> sets;
-    for (const std::vector<int64_t>& g : sync[r]) sets.push_back(ClassesOf(g, cls, &class_stamp, mark++));
-    std::vector<int64_t> parent(sets.size());
-    std::iota(parent.begin(), parent.end(), 0);
-    std::vector<int64_t> set_of(static_cast<size_t>(num), -1);
-    for (size_t s = 0; s < sets.size(); ++s) {
-      for (int64_t c : sets[s]) {
-        if (set_of[c] >= 0) parent[Find(parent, static_cast<int64_t>(s))] = Find(parent, set_of[c]);
-        else set_of[c] = static_cast<int64_t>(s);
-      }
-    }
-    std::map<int64_t, std::vector<int64_t>> merged;
-    for (size_t s = 0; s < sets.size(); ++s) {
-      std::vector<int64_t>& m = merged[Find(parent, static_cast<int64_t>(s))];
-      m.insert(m.end(), sets[s].begin(), sets[s].end());
-    }
-    for (auto& [root, m] : merged) {
-      std::sort(m.begin(), m.end());
-      m.erase(std::unique(m.begin(), m.end()), m.end());
-      out.sync[r].push_back(std::move(m));
-    }
-  }
+  out.rows = ClassRows(rows, out.class_of, out.representative);
   return out;
 }
 

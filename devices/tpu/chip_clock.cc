@@ -1,6 +1,10 @@
 #include "jx/devices/tpu/chip_clock.h"
 
 #include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace jx::tpu {
@@ -29,11 +33,42 @@ StepTimeline ScheduleStep(const CostAnalysis& cost, double start_seconds, double
     if (!LaneOfUnit(row.unit).empty()) total += row.seconds;
   }
   const double scale = total > step.seconds && total > 0 ? step.seconds / total : 1.0;
-  double t = start_seconds;
+  double t = start_seconds;    // where the program stands
+  double ici = start_seconds;  // when the ICI lane is free
+  // Asynchronous collectives in flight, per kind ("all-reduce"): when each ends, in order.
+  std::map<std::string, std::deque<double>, std::less<>> in_flight;
   for (const InstructionCost& row : cost.instructions) {
     const std::string_view lane = LaneOfUnit(row.unit);
     const double seconds = row.seconds * scale;
-    if (lane.empty() || seconds <= 0) continue;
+    const std::string_view opcode = row.opcode;
+    if (opcode.ends_with("-done")) {
+      // Waits for the oldest collective of its kind (the scheduler keeps one per kind in flight).
+      auto it = in_flight.find(opcode.substr(0, opcode.size() - 5));
+      if (it != in_flight.end() && !it->second.empty()) {
+        t = std::max(t, it->second.front());
+        it->second.pop_front();
+      }
+      continue;
+    }
+    if (lane.empty()) continue;
+    if (opcode.ends_with("-start")) {
+      const double begin = std::max(t, ici);
+      if (seconds > 0) {
+        step.instructions.push_back({row.name, std::string(lane), begin, seconds, &row});
+        *BusySecondsOf(step.busy, lane) += seconds;
+      }
+      ici = begin + std::max(seconds, 0.0);
+      in_flight[std::string(opcode.substr(0, opcode.size() - 6))].push_back(ici);
+      continue;
+    }
+    if (seconds <= 0) continue;
+    if (lane == "ICI") {
+      const double begin = std::max(t, ici);
+      step.instructions.push_back({row.name, std::string(lane), begin, seconds, &row});
+      step.busy.ici += seconds;
+      t = ici = begin + seconds;
+      continue;
+    }
     step.instructions.push_back({row.name, std::string(lane), t, seconds, &row});
     *BusySecondsOf(step.busy, lane) += seconds;
     if (lane != "DMA" && row.bytes > 0 && hbm_bandwidth > 0) {
@@ -43,6 +78,8 @@ StepTimeline ScheduleStep(const CostAnalysis& cost, double start_seconds, double
     }
     t += seconds;
   }
+  // Overlapped collectives end the step sooner than the rows' sum.
+  if (!in_flight.empty()) step.seconds = std::min(step.seconds, std::max(t, ici) - start_seconds);
   return step;
 }
 

@@ -48,7 +48,9 @@ std::string_view LaneOfUnit(std::string_view unit);
 double* BusySecondsOf(UnitSeconds& busy, std::string_view lane);
 
 // Lays out one run of a program with this cost starting at start_seconds: instructions in
-// program order, each after the previous, on the lane of its unit; an MXU/VPU instruction's
+// program order, each after the previous, on the lane of its unit. An asynchronous
+// collective's start puts its collective on the ICI lane (once the lane is free) and the
+// program goes on; its done waits for the collective's end. An MXU/VPU instruction's
 // HBM bytes also occupy the DMA lane from its start for bytes / hbm_bandwidth (at most the
 // instruction's time: the transfer overlaps the compute). Should the instructions' times add
 // up to more than the predicted time (a cost model that overlaps them), they are scaled into

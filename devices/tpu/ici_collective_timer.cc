@@ -50,9 +50,17 @@ absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Cost(const hlo::HloInstruct
     return torus_index_[partition];
   };
   const int64_t operand_bytes = hlo::ShapeUtil::ByteSizeOf(instr.operand(0)->shape());
+  // A start runs its collective: its result is the second element of the start's pair.
+  const HloOpcode opcode = hlo::SyncCollectiveOpcode(instr.opcode());
+  if (hlo::IsAsyncCollectiveDone(instr.opcode())) {
+    return absl::InvalidArgumentError(StrCat("%", instr.name(), " waits for its start, which runs the collective"));
+  }
+  const hlo::Shape& result = hlo::IsAsyncCollectiveStart(instr.opcode()) && instr.shape().IsTuple()
+                                 ? instr.shape().tuple_shapes(1)
+                                 : instr.shape();
   ici::CollectiveCost cost;
   try {
-    if (instr.opcode() == HloOpcode::kCollectivePermute) {
+    if (opcode == HloOpcode::kCollectivePermute) {
       std::vector<std::pair<int64_t, int64_t>> pairs;
       for (const auto& [s, t] : instr.source_target_pairs()) {
         absl::StatusOr<int64_t> cs = chip_of(s), ct = chip_of(t);
@@ -78,11 +86,11 @@ absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Cost(const hlo::HloInstruct
       const int64_t group_size = static_cast<int64_t>(groups.front().size());
       ici::CollectiveKind kind;
       int64_t bytes = operand_bytes;  // V: the full array of one group
-      switch (instr.opcode()) {
+      switch (opcode) {
         case HloOpcode::kAllReduce: kind = ici::CollectiveKind::kAllReduce; break;
         case HloOpcode::kAllGather:
           kind = ici::CollectiveKind::kAllGather;
-          bytes = hlo::ShapeUtil::ByteSizeOf(instr.shape());
+          bytes = hlo::ShapeUtil::ByteSizeOf(result);
           break;
         case HloOpcode::kReduceScatter: kind = ici::CollectiveKind::kReduceScatter; break;
         case HloOpcode::kAllToAll:

@@ -12,6 +12,7 @@
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
@@ -33,43 +34,6 @@ using cpu_device::ToMemoryAnalysis;
 
 constexpr double kMicros = 1e6;
 
-// The partitions that wait for each other at a collective: its replica groups (every
-// partition for {}), or for a collective-permute everyone that sends or receives.
-std::vector<std::vector<int64_t>> SyncGroupsOf(const hlo::HloInstruction& instr, int64_t num_partitions) {
-  if (instr.opcode() == hlo::HloOpcode::kCollectivePermute) {
-    std::vector<int64_t> members;
-    for (const auto& [s, t] : instr.source_target_pairs()) {
-      if (s == t) continue;
-      for (int64_t id : {s, t}) {
-        if (std::find(members.begin(), members.end(), id) == members.end()) members.push_back(id);
-      }
-    }
-    std::sort(members.begin(), members.end());
-    if (members.empty()) return {};
-    return {members};
-  }
-  std::vector<std::vector<int64_t>> groups = instr.replica_groups();
-  if (groups.empty()) {
-    groups.emplace_back();
-    for (int64_t p = 0; p < num_partitions; ++p) groups.back().push_back(p);
-  }
-  std::erase_if(groups, [](const std::vector<int64_t>& g) { return g.size() < 2; });
-  return groups;
-}
-
-// Per cost row: the groups that synchronize at it (empty for rows that are not collectives).
-SyncGroups SyncGroupsOfRows(const hlo::HloModule& module, const CostAnalysis& cost, int64_t num_partitions) {
-  std::map<std::string, const hlo::HloInstruction*> by_name;
-  for (const hlo::HloInstruction* instr : module.entry_computation()->instructions()) by_name[instr->name()] = instr;
-  SyncGroups sync;
-  for (const InstructionCost& row : cost.instructions) {
-    auto it = by_name.find(row.name);
-    const bool collective = it != by_name.end() && hlo::IsCollectiveOpcode(it->second->opcode());
-    sync.push_back(collective ? SyncGroupsOf(*it->second, num_partitions) : std::vector<std::vector<int64_t>>{});
-  }
-  return sync;
-}
-
 // The optimized module's memory on one chip: buffer assignment after the host layout, as the
 // host compile computes it (loop bodies' own scratch is not counted).
 MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<bool>& donated, const std::string& what) {
@@ -81,9 +45,20 @@ MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<boo
     if (!ran.ok()) ThrowStatus(StrCat(what, ": planning the memory failed"), ran.status());
   }
   const hlo::HloComputation& entry = *m.entry_computation();
-  absl::StatusOr<cpu::BufferAssignment> assignment = cpu::BufferAssignment::Run(entry, entry.MakeSequentialOrder(), donated);
+  absl::StatusOr<cpu::BufferAssignment> assignment =
+      cpu::BufferAssignment::Run(entry, entry.MakeSequentialOrder(), donated);
   if (!assignment.ok()) ThrowStatus(StrCat(what, ": buffer assignment failed"), assignment.status());
   return ToMemoryAnalysis(assignment->memory());
+}
+
+// The pod step's rows of an optimized module (loop bodies' collectives timed on the pod).
+std::vector<PodStepRow> StepRowsOf(const hlo::HloModule& module, const CostAnalysis& cost, const TpuClient& client,
+                                   const std::vector<const TpuChip*>& chips, const std::string& what) {
+  const IciCollectiveTimer timer(client.torus(), chips);
+  absl::StatusOr<std::vector<PodStepRow>> rows =
+      PodStepRowsOf(module, cost, static_cast<int64_t>(chips.size()), client.spec(), &timer);
+  if (!rows.ok()) ThrowStatus(StrCat(what, ": costing its loops' collectives failed"), rows.status());
+  return *std::move(rows);
 }
 
 }  // namespace
@@ -100,11 +75,11 @@ PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr
       chips_(std::move(chips)),
       out_avals_(std::move(out_avals)),
       what_(std::move(what)),
-      sync_(SyncGroupsOfRows(*module_, cost_, static_cast<int64_t>(chips_.size()))) {}
+      rows_(StepRowsOf(*module_, cost_, client_, chips_, what_)) {}
 
 PodProgram::PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
-                       Timings timings, const TpuClient& client,
-                       std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what)
+                       Timings timings, const TpuClient& client, std::vector<const TpuChip*> chips,
+                       std::vector<ShapedArray> out_avals, std::string what)
     : module_(std::move(module)),
       cost_(std::move(cost)),
       memory_(memory),
@@ -113,7 +88,7 @@ PodProgram::PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost
       chips_(std::move(chips)),
       out_avals_(std::move(out_avals)),
       what_(std::move(what)),
-      sync_(SyncGroupsOfRows(*module_, cost_, static_cast<int64_t>(chips_.size()))) {}
+      rows_(StepRowsOf(*module_, cost_, client_, chips_, what_)) {}
 
 PodProgram::~PodProgram() = default;
 
@@ -236,24 +211,14 @@ StepReport PodProgram::AdvanceClocks() const {
   const size_t n = chips_.size();
   std::vector<double> starts(n);
   for (size_t p = 0; p < n; ++p) starts[p] = chips_[p]->activity().now_seconds;
-  const PodTimelines step = SchedulePodStep(cost_, sync_, starts, chips_[0]->spec().hbm_bandwidth);
-  StepReport report;
-  report.what = what_;
-  double first = 0, last = 0;
+  const PodTimelines step = SchedulePodStep(cost_, rows_, starts, chips_[0]->spec().hbm_bandwidth);
+  std::vector<int64_t> identity(n);
+  for (size_t p = 0; p < n; ++p) identity[p] = static_cast<int64_t>(p);
+  StepReport report = Report(step, identity);
   for (size_t p = 0; p < n; ++p) {
     const StepTimeline& t = step.chips[p];
     chips_[p]->CommitStep(t);
-    ChipStepReport c;
-    c.chip = chips_[p]->ToString();
-    c.start_seconds = t.start_seconds;
-    c.end_seconds = t.start_seconds + t.seconds;
-    c.communication_seconds = t.busy.ici;
-    c.idle_seconds = step.idle_seconds[p];
-    c.compute_seconds = t.seconds - t.busy.ici - c.idle_seconds;
-    c.hbm_high_water_bytes = chips_[p]->memory_stats().peak_bytes_in_use;
-    first = p == 0 ? c.start_seconds : std::min(first, c.start_seconds);
-    last = std::max(last, c.end_seconds);
-    report.chips.push_back(std::move(c));
+    report.chips[p].hbm_high_water_bytes = chips_[p]->memory_stats().peak_bytes_in_use;
     if (profiler::is_tracing()) {
       std::vector<profiler::Slice> slices;
       slices.push_back({.lane = std::string(profiler::kStepsLane),
@@ -271,38 +236,87 @@ StepReport PodProgram::AdvanceClocks() const {
       profiler::Record(*chips_[p], std::move(slices));
     }
   }
-  report.wall_seconds = last - first;
-  AddLinkTraffic(&report);
   return report;
 }
 
-void PodProgram::AddLinkTraffic(StepReport* report) const {
-  // Link bytes: every top-level collective's (each runs once per step), each distinct timing
-  // added once times the collectives sharing it.
-  std::map<const CollectiveTiming*, int64_t> runs;
-  for (const InstructionCost& row : cost_.instructions) {
-    auto it = timings_.find(row.name);
-    if (it == timings_.end() || row.unit != "ici") continue;
-    ++runs[it->second.get()];
+StepReport PodProgram::Report(const PodTimelines& step, absl::Span<const int64_t> timeline_of) const {
+  const size_t n = chips_.size();
+  StepReport report;
+  report.what = what_;
+  report.chips.reserve(n);
+  double first = 0, last = 0;
+  for (size_t p = 0; p < n; ++p) {
+    const int64_t k = timeline_of[p];
+    const StepTimeline& t = step.chips[k];
+    ChipStepReport c;
+    c.chip = chips_[p]->ToString();
+    c.start_seconds = t.start_seconds;
+    c.end_seconds = t.start_seconds + t.seconds;
+    c.communication_seconds = t.busy.ici;
+    c.exposed_communication_seconds = step.exposed_seconds[k];
+    c.idle_seconds = step.idle_seconds[k];
+    c.compute_seconds = t.seconds - c.exposed_communication_seconds - c.idle_seconds;
+    c.hbm_high_water_bytes = memory_.peak_memory_in_bytes;
+    first = p == 0 ? c.start_seconds : std::min(first, c.start_seconds);
+    last = std::max(last, c.end_seconds);
+    report.chips.push_back(std::move(c));
+  }
+  report.wall_seconds = last - first;
+  // Per collective: its time and the part chips waited for; its links carry its bytes and
+  // are busy (and exposed) for as long.
+  struct LinkUse {
+    int64_t bytes = 0;
+    double busy = 0, exposed = 0;
+  };
+  std::map<int64_t, LinkUse> links;
+  // Collectives by name, loop bodies' included.
+  std::map<std::string, const hlo::HloInstruction*, std::less<>> collectives;
+  for (const hlo::HloComputation* computation : module_->computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (const hlo::HloInstruction* instr : computation->instructions()) {
+      if (hlo::IsCollectiveOpcode(instr->opcode())) collectives.emplace(instr->name(), instr);
+    }
+  }
+  for (const CollectiveRun& run : step.collectives) {
+    const InstructionCost& row = *run.row;
+    CollectiveStepEntry entry;
+    entry.name = row.name;
+    entry.runs = run.runs;
+    entry.seconds = run.seconds;
+    entry.exposed_seconds = run.exposed_seconds;
+    if (auto it = collectives.find(row.name); it != collectives.end()) {
+      const hlo::HloInstruction* instr = it->second;
+      entry.kind = std::string(hlo::HloOpcodeString(hlo::SyncCollectiveOpcode(instr->opcode())));
+      const hlo::Shape& shape = instr->shape();
+      entry.bytes = hlo::ShapeUtil::ByteSizeOf(shape.IsTuple() ? shape.tuple_shapes(1) : shape);
+    }
+    auto timing = timings_.find(row.name);
+    if (timing != timings_.end()) {
+      entry.algorithm = timing->second->algorithm;
+      for (const auto& [link, bytes] : timing->second->link_bytes) {
+        LinkUse& use = links[link];
+        use.bytes += bytes * run.runs;
+        use.busy += run.seconds;
+        use.exposed += run.exposed_seconds;
+      }
+    }
+    report.collectives.push_back(std::move(entry));
   }
   const ici::Torus& torus = client_.torus();
-  std::vector<int64_t> link_bytes(torus.links().size(), 0);
-  for (const auto& [timing, n] : runs) {
-    for (const auto& [link, bytes] : timing->link_bytes) link_bytes[static_cast<size_t>(link)] += bytes * n;
+  for (const auto& [link, use] : links) {
+    report.links.push_back({torus.Describe(torus.links()[link]), use.bytes, use.busy, use.exposed});
   }
-  for (size_t link = 0; link < link_bytes.size(); ++link) {
-    if (link_bytes[link] > 0) report->links.push_back({torus.Describe(torus.links()[link]), link_bytes[link]});
-  }
-  std::stable_sort(report->links.begin(), report->links.end(),
+  std::stable_sort(report.links.begin(), report.links.end(),
                    [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
+  return report;
 }
 
 PodPlan PodProgram::Plan() const {
   const size_t n = chips_.size();
   const std::vector<double> starts(n, 0.0);
-  const ChipClasses classes = GroupIdenticalChips(sync_, starts);
+  const ChipClasses classes = GroupIdenticalChips(rows_, starts);
   const PodTimelines step =
-      SchedulePodStep(cost_, classes.sync, classes.RepresentativeStarts(starts), chips_[0]->spec().hbm_bandwidth);
+      SchedulePodStep(cost_, classes.rows, classes.RepresentativeStarts(starts), chips_[0]->spec().hbm_bandwidth);
   const TpuChipSpec& spec = client_.spec();
   PodPlan plan;
   plan.what = what_;
@@ -313,54 +327,26 @@ PodPlan PodProgram::Plan() const {
   plan.hbm_peak_bytes = memory_.peak_memory_in_bytes;
   plan.hbm_capacity_bytes = spec.hbm_bytes;
   plan.num_timeline_classes = classes.num_classes();
-  StepReport& report = plan.step;
-  report.what = what_;
-  report.chips.reserve(n);
-  for (size_t p = 0; p < n; ++p) {
-    const int64_t c = classes.class_of[p];
-    const StepTimeline& t = step.chips[c];
-    ChipStepReport r;
-    r.chip = chips_[p]->ToString();
-    r.start_seconds = t.start_seconds;
-    r.end_seconds = t.start_seconds + t.seconds;
-    r.communication_seconds = t.busy.ici;
-    r.idle_seconds = step.idle_seconds[c];
-    r.compute_seconds = t.seconds - t.busy.ici - r.idle_seconds;
-    r.hbm_high_water_bytes = memory_.peak_memory_in_bytes;
-    report.wall_seconds = std::max(report.wall_seconds, r.end_seconds);
-    report.chips.push_back(std::move(r));
-  }
-  // The collectives, each run once, synchronous today: all of their time is exposed.
-  std::map<std::string, const hlo::HloInstruction*> by_name;
-  for (const hlo::HloInstruction* instr : module_->entry_computation()->instructions()) by_name[instr->name()] = instr;
-  for (const InstructionCost& row : cost_.instructions) {
-    auto timing = timings_.find(row.name);
-    auto instr = by_name.find(row.name);
-    if (timing == timings_.end() || instr == by_name.end() || row.unit != "ici") continue;
-    report.collectives.push_back({.name = row.name,
-                                  .kind = row.opcode,
-                                  .runs = 1,
-                                  .bytes = hlo::ShapeUtil::ByteSizeOf(instr->second->shape()),
-                                  .seconds = row.seconds,
-                                  .exposed_seconds = row.seconds,
-                                  .algorithm = timing->second->algorithm});
-  }
-  AddLinkTraffic(&report);
+  plan.step = Report(step, classes.class_of);
   return plan;
 }
 
 namespace {
 
-// The TPU pipeline and the cost model on the pod (collectives timed on its torus).
+// The TPU pipeline and the cost model on the pod (collectives timed on its torus; the
+// latency-hiding scheduler reads the same timer).
 CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, const std::vector<const TpuChip*>& chips,
-                             const std::string& what, PodProgram::Timings* timings) {
+                             const std::string& what, bool async_collectives, PodProgram::Timings* timings) {
   const TpuChipSpec& spec = client.spec();
+  IciCollectiveTimer timer(client.torus(), chips);
   hlo::HloPassPipeline pipeline("tpu");
-  AddTpuPasses(pipeline, TpuTargetOptions(spec));
+  TpuTargetOptions options(spec);
+  options.collective_timer = &timer;
+  options.async_collectives = async_collectives;
+  AddTpuPasses(pipeline, options);
   if (absl::StatusOr<bool> ran = pipeline.Run(module); !ran.ok()) {
     ThrowStatus(StrCat(what, ": optimization for ", chips.size(), " ", spec.generation, " chips failed"), ran.status());
   }
-  IciCollectiveTimer timer(client.torus(), chips);
   absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec, &timer);
   if (!cost.ok()) ThrowStatus(StrCat(what, ": TPU cost analysis failed"), cost.status());
   *timings = timer.shared_timings();
@@ -375,7 +361,7 @@ std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule>
                                                  std::vector<bool> donated) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
   PodProgram::Timings timings;
-  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, &timings);
+  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, /*async_collectives=*/true, &timings);
   const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
   return std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
                                       std::move(chips), std::move(out_avals), std::move(what));
@@ -384,14 +370,23 @@ std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule>
 std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
                                                     std::vector<const TpuChip*> chips,
                                                     std::vector<ShapedArray> out_avals, std::string what,
-                                                    std::vector<bool> donated) {
+                                                    std::vector<bool> donated, bool async_collectives) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
   PodProgram::Timings timings;
-  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, &timings);
+  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, &timings);
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module->Clone();
   if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());
   if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
     ThrowStatus(StrCat(what, ": host layout assignment failed"), ran.status());
+  }
+  // The host runs the chips' order (the latency-hiding schedule), so its peak memory is the
+  // one the overlap implies.
+  for (const hlo::HloComputation* computation : module->computations()) {
+    hlo::HloComputation* host = (*host_module)->GetComputationWithName(computation->name());
+    if (computation->IsFusionComputation() || host == nullptr) continue;
+    std::vector<std::string> names;
+    for (const hlo::HloInstruction* instr : computation->MakeSequentialOrder()) names.push_back(instr->name());
+    host->set_schedule(hlo::OrderFollowingNames(*host, names));
   }
   std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(std::move(*host_module), donated, what);
   for (const TpuChip* chip : chips) {

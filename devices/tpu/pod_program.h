@@ -64,10 +64,10 @@ class PodProgram final : public Executable {
   CostAnalysis cost_analysis() const override { return cost_; }
   MemoryAnalysis memory_analysis() const override { return memory_; }
   const std::vector<const TpuChip*>& chips() const { return chips_; }
+  int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
   // The program's all-reduces: runs per step (loops included), bytes and ICI time (defined
   // with the tally, all_reduce_tally.cc).
   AllReduceTally all_reduces() const;
-  int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
   // The report of the latest run (empty before the first).
   StepReport last_step() const;
   // The step laid out as a run from clocks at zero would lay it out (SchedulePodStep), without
@@ -80,8 +80,8 @@ class PodProgram final : public Executable {
 
  private:
   StepReport AdvanceClocks() const;
-  // The links' bytes (every top-level collective's), busiest first.
-  void AddLinkTraffic(StepReport* report) const;
+  // The report of a step laid out as `step` (timeline t of chip p: step.chips[timeline_of[p]]).
+  StepReport Report(const PodTimelines& step, absl::Span<const int64_t> timeline_of) const;
 
   std::unique_ptr<cpu::CpuExecutable> host_;
   std::unique_ptr<hlo::HloModule> module_;
@@ -92,7 +92,7 @@ class PodProgram final : public Executable {
   std::vector<const TpuChip*> chips_;
   std::vector<ShapedArray> out_avals_;
   std::string what_;
-  SyncGroups sync_;  // per cost row
+  std::vector<PodStepRow> rows_;  // per cost row: collectives' partners, async pairs, loops
   mutable std::mutex mu_;
   mutable StepReport last_step_;
 };
@@ -107,10 +107,12 @@ std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule>
 
 // Optimizes an SPMD module for the chips' generation, costs it on the pod (collectives on its
 // torus) and compiles it for the host. Fails (ResourceExhaustedError) when its peak cannot
-// fit a chip's HBM. out_avals: the per-device outputs.
+// fit a chip's HBM. out_avals: the per-device outputs. async_collectives: collectives become
+// start/done pairs the latency-hiding scheduler spaces (false: they stay synchronous, each
+// fully exposed; for comparisons).
 std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
                                                     std::vector<const TpuChip*> chips,
                                                     std::vector<ShapedArray> out_avals, std::string what,
-                                                    std::vector<bool> donated = {});
+                                                    std::vector<bool> donated = {}, bool async_collectives = true);
 
 }  // namespace jx::tpu

@@ -1,62 +1,224 @@
 #include "jx/devices/tpu/pod_step.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+#include <string>
 
 #include "absl/strings/str_format.h"
+#include "jx/compiler/analysis/hlo_cost_analysis.h"
+#include "jx/compiler/backend/tpu/tpu_cost_model.h"
 
 namespace jx::tpu {
 
-PodTimelines SchedulePodStep(const CostAnalysis& cost, const SyncGroups& sync, absl::Span<const double> starts,
-                             double hbm_bandwidth) {
-  const size_t n = starts.size();
-  PodTimelines out;
-  out.chips.resize(n);
-  out.idle_seconds.assign(n, 0);
-  std::vector<double> t(starts.begin(), starts.end());
+namespace {
+
+// The partners of a collective: its replica groups (every partition for {}), or for a
+// collective-permute each pair that moves data.
+std::vector<std::vector<int64_t>> PartnersOf(const hlo::HloInstruction& instr, int64_t num_partitions) {
+  if (hlo::SyncCollectiveOpcode(instr.opcode()) == hlo::HloOpcode::kCollectivePermute) {
+    std::vector<std::vector<int64_t>> pairs;
+    for (const auto& [s, t] : instr.source_target_pairs()) {
+      if (s != t) pairs.push_back({s, t});
+    }
+    return pairs;
+  }
+  std::vector<std::vector<int64_t>> groups = instr.replica_groups();
+  if (groups.empty()) {
+    groups.emplace_back();
+    for (int64_t p = 0; p < num_partitions; ++p) groups.back().push_back(p);
+  }
+  std::erase_if(groups, [](const std::vector<int64_t>& g) { return g.size() < 2; });
+  return groups;
+}
+
+// Whether a computation (or one it calls, fusions aside) holds a collective.
+bool HasCollectives(const hlo::HloComputation& computation) {
+  for (const hlo::HloInstruction* instr : computation.instructions()) {
+    if (hlo::IsCollectiveOpcode(instr->opcode())) return true;
+    if (instr->opcode() == hlo::HloOpcode::kFusion) continue;
+    for (const hlo::HloComputation* callee : instr->called_computations()) {
+      if (callee != nullptr && HasCollectives(*callee)) return true;
+    }
+  }
+  return false;
+}
+
+// The rows of one computation, for its cost rows.
+absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& computation,
+                                               absl::Span<const InstructionCost> costs, int64_t num_partitions,
+                                               const TpuChipSpec& spec, const CollectiveTimer* timer) {
+  std::map<std::string, const hlo::HloInstruction*, std::less<>> by_name;
+  for (const hlo::HloInstruction* instr : computation.instructions()) by_name[instr->name()] = instr;
+  std::map<std::string, int64_t, std::less<>> row_of;
+  std::vector<PodStepRow> rows(costs.size());
+  for (size_t i = 0; i < costs.size(); ++i) {
+    row_of[costs[i].name] = static_cast<int64_t>(i);
+    auto it = by_name.find(costs[i].name);
+    if (it == by_name.end()) continue;
+    const hlo::HloInstruction& instr = *it->second;
+    const hlo::HloOpcode op = instr.opcode();
+    if (hlo::IsAsyncCollectiveDone(op)) {
+      auto start = row_of.find(instr.operand(0)->name());
+      if (start != row_of.end()) rows[i].start_row = start->second;
+    } else if (hlo::IsCollectiveOpcode(op)) {
+      rows[i].groups = PartnersOf(instr, num_partitions);
+      rows[i].async_start = hlo::IsAsyncCollectiveStart(op);
+    } else if (op == hlo::HloOpcode::kWhile && instr.while_body() != nullptr && HasCollectives(*instr.while_body())) {
+      // Without a known trip count the loop's row stands (the cost model counts one trip).
+      const std::optional<int64_t> trips = hlo::ConstantWhileTripCount(instr);
+      if (!trips.has_value()) continue;
+      auto loop = std::make_shared<PodStepLoop>();
+      loop->trips = *trips;
+      absl::StatusOr<std::vector<InstructionCost>> body = TpuInstructionCosts(*instr.while_body(), spec, timer);
+      if (!body.ok()) return body.status();
+      loop->costs = *std::move(body);
+      absl::StatusOr<std::vector<PodStepRow>> body_rows =
+          RowsOf(*instr.while_body(), loop->costs, num_partitions, spec, timer);
+      if (!body_rows.ok()) return body_rows.status();
+      loop->rows = *std::move(body_rows);
+      rows[i].loop = std::move(loop);
+    }
+  }
+  return rows;
+}
+
+// Lays out rows on every chip's lanes (see the header): one instance per step.
+class PodStepScheduler {
+ public:
+  PodStepScheduler(absl::Span<const double> starts, double scale, double hbm_bandwidth)
+      : n_(starts.size()), scale_(scale), hbm_bandwidth_(hbm_bandwidth), t_(starts.begin(), starts.end()),
+        ici_(starts.begin(), starts.end()) {
+    out_.chips.resize(n_);
+    out_.idle_seconds.assign(n_, 0);
+    out_.exposed_seconds.assign(n_, 0);
+  }
+
+  void Run(absl::Span<const InstructionCost> costs, absl::Span<const PodStepRow> rows) {
+    const PodStepRow no_row;
+    for (size_t i = 0; i < costs.size(); ++i) {
+      const PodStepRow& info = i < rows.size() ? rows[i] : no_row;
+      if (info.loop != nullptr) {
+        for (int64_t trip = 0; trip < info.loop->trips; ++trip) Run(info.loop->costs, info.loop->rows);
+      } else if (info.start_row >= 0) {
+        Done(&costs[info.start_row]);
+      } else {
+        Place(costs[i], info);
+      }
+    }
+  }
+
+  PodTimelines Finish(absl::Span<const double> starts) {
+    for (size_t p = 0; p < n_; ++p) {
+      out_.chips[p].start_seconds = starts[p];
+      out_.chips[p].seconds = std::max(t_[p], ici_[p]) - starts[p];
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // Each chip that took part in the start waits for the collective's end.
+  void Done(const InstructionCost* start) {
+    auto in_flight = in_flight_.find(start);
+    if (in_flight == in_flight_.end()) return;  // the start moved nothing between chips
+    const auto& [begin, end] = in_flight->second;
+    double exposed = 0;
+    for (size_t q = 0; q < n_; ++q) {
+      if (end[q] <= t_[q]) continue;  // hidden, or the chip took no part
+      const double comm = end[q] - std::max(t_[q], begin[q]);
+      out_.idle_seconds[q] += std::max(0.0, begin[q] - t_[q]);
+      out_.exposed_seconds[q] += comm;
+      exposed = std::max(exposed, comm);
+      t_[q] = end[q];
+    }
+    out_.collectives[run_of_.at(start)].exposed_seconds += exposed;
+    in_flight_.erase(in_flight);
+  }
+
+  void Place(const InstructionCost& row, const PodStepRow& info) {
+    const std::string_view lane = LaneOfUnit(row.unit);
+    const double seconds = row.seconds * scale_;
+    if (lane.empty() || seconds <= 0) return;
+    if (info.groups.empty()) {
+      Compute(row, lane, seconds);
+      return;
+    }
+    // Each chip begins when its partners have arrived and their ICI lanes are free.
+    std::vector<double> arrive(n_), begin(n_, -1), end(n_, 0);
+    for (size_t q = 0; q < n_; ++q) arrive[q] = std::max(t_[q], ici_[q]);
+    for (const std::vector<int64_t>& group : info.groups) {
+      double b = 0;
+      for (int64_t q : group) b = std::max(b, arrive[q]);
+      for (int64_t q : group) begin[q] = std::max(begin[q], b);
+    }
+    auto [it, fresh] = run_of_.emplace(&row, out_.collectives.size());
+    if (fresh) out_.collectives.push_back({.row = &row});
+    CollectiveRun& run = out_.collectives[it->second];
+    ++run.runs;
+    run.seconds += seconds;
+    for (size_t q = 0; q < n_; ++q) {
+      if (begin[q] < 0) continue;  // a chip in no group skips the collective
+      out_.chips[q].instructions.push_back({row.name, std::string(lane), begin[q], seconds, &row});
+      *BusySecondsOf(out_.chips[q].busy, lane) += seconds;
+      end[q] = ici_[q] = begin[q] + seconds;
+      if (!info.async_start) {
+        out_.idle_seconds[q] += begin[q] - t_[q];
+        out_.exposed_seconds[q] += seconds;
+        t_[q] = end[q];
+      }
+    }
+    if (info.async_start) {
+      in_flight_[&row] = {std::move(begin), std::move(end)};
+    } else {
+      run.exposed_seconds += seconds;
+    }
+  }
+
+  void Compute(const InstructionCost& row, std::string_view lane, double seconds) {
+    for (size_t p = 0; p < n_; ++p) {
+      StepTimeline& chip = out_.chips[p];
+      chip.instructions.push_back({row.name, std::string(lane), t_[p], seconds, &row});
+      *BusySecondsOf(chip.busy, lane) += seconds;
+      if (lane != "DMA" && row.bytes > 0 && hbm_bandwidth_ > 0) {
+        const double transfer = std::min(row.bytes / hbm_bandwidth_ * scale_, seconds);
+        chip.instructions.push_back({row.name, "DMA", t_[p], transfer, &row});
+        chip.busy.dma += transfer;
+      }
+      t_[p] += seconds;
+    }
+  }
+
+  const size_t n_;
+  const double scale_, hbm_bandwidth_;
+  std::vector<double> t_;    // where each chip's program stands
+  std::vector<double> ici_;  // when each chip's ICI lane is free
+  PodTimelines out_;
+  std::map<const InstructionCost*, size_t> run_of_;  // a collective's entry in out_.collectives
+  // Started collectives: per chip, when each began and ends.
+  std::map<const InstructionCost*, std::pair<std::vector<double>, std::vector<double>>> in_flight_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<PodStepRow>> PodStepRowsOf(const hlo::HloModule& module, const CostAnalysis& cost,
+                                                      int64_t num_partitions, const TpuChipSpec& spec,
+                                                      const CollectiveTimer* timer) {
+  return RowsOf(*module.entry_computation(), cost.instructions, num_partitions, spec, timer);
+}
+
+PodTimelines SchedulePodStep(const CostAnalysis& cost, absl::Span<const PodStepRow> rows,
+                             absl::Span<const double> starts, double hbm_bandwidth) {
   // As ScheduleStep: rows that add up past the predicted time are scaled into it.
   double total = 0;
   for (const InstructionCost& row : cost.instructions) {
     if (!LaneOfUnit(row.unit).empty()) total += row.seconds;
   }
   const double scale = total > cost.predicted_seconds && total > 0 ? cost.predicted_seconds / total : 1.0;
-  for (size_t i = 0; i < cost.instructions.size(); ++i) {
-    const InstructionCost& row = cost.instructions[i];
-    const std::string_view lane = LaneOfUnit(row.unit);
-    const double seconds = row.seconds * scale;
-    if (lane.empty() || seconds <= 0) continue;
-    const bool collective = i < sync.size() && !sync[i].empty();
-    std::vector<bool> synced(n, false);
-    if (collective) {
-      for (const std::vector<int64_t>& group : sync[i]) {
-        double start = 0;
-        for (int64_t q : group) start = std::max(start, t[q]);
-        for (int64_t q : group) {
-          out.idle_seconds[q] += start - t[q];
-          out.chips[q].instructions.push_back({row.name, std::string(lane), start, seconds, &row});
-          *BusySecondsOf(out.chips[q].busy, lane) += seconds;
-          t[q] = start + seconds;
-          synced[q] = true;
-        }
-      }
-    }
-    for (size_t p = 0; p < n; ++p) {
-      if (synced[p] || collective) continue;  // a chip in no group skips the collective
-      StepTimeline& chip = out.chips[p];
-      chip.instructions.push_back({row.name, std::string(lane), t[p], seconds, &row});
-      *BusySecondsOf(chip.busy, lane) += seconds;
-      if (lane != "DMA" && row.bytes > 0 && hbm_bandwidth > 0) {
-        const double transfer = std::min(row.bytes / hbm_bandwidth * scale, seconds);
-        chip.instructions.push_back({row.name, "DMA", t[p], transfer, &row});
-        chip.busy.dma += transfer;
-      }
-      t[p] += seconds;
-    }
-  }
-  for (size_t p = 0; p < n; ++p) {
-    out.chips[p].start_seconds = starts[p];
-    out.chips[p].seconds = t[p] - starts[p];
-  }
-  return out;
+  PodStepScheduler scheduler(starts, scale, hbm_bandwidth);
+  scheduler.Run(cost.instructions, rows);
+  return scheduler.Finish(starts);
 }
 
 int64_t StepReport::total_link_bytes() const {
@@ -83,16 +245,29 @@ std::string StepReport::ToString() const {
   size_t w = 4;
   for (const ChipStepReport& c : chips) w = std::max(w, c.chip.size());
   const int width = static_cast<int>(w);
-  absl::StrAppendFormat(&out, "%-*s %12s %12s %12s %12s %14s\n", width, "chip", "total(us)", "compute(us)", "comm(us)",
-                        "idle(us)", "hbm peak(B)");
+  absl::StrAppendFormat(&out, "%-*s %12s %12s %12s %12s %12s %14s\n", width, "chip", "total(us)", "compute(us)",
+                        "comm(us)", "exposed(us)", "idle(us)", "hbm peak(B)");
   for (const ChipStepReport& c : chips) {
-    absl::StrAppendFormat(&out, "%-*s %12.3f %12.3f %12.3f %12.3f %14d\n", width, c.chip,
+    absl::StrAppendFormat(&out, "%-*s %12.3f %12.3f %12.3f %12.3f %12.3f %14d\n", width, c.chip,
                           (c.end_seconds - c.start_seconds) * 1e6, c.compute_seconds * 1e6,
-                          c.communication_seconds * 1e6, c.idle_seconds * 1e6, c.hbm_high_water_bytes);
+                          c.communication_seconds * 1e6, c.exposed_communication_seconds * 1e6, c.idle_seconds * 1e6,
+                          c.hbm_high_water_bytes);
+  }
+  if (!collectives.empty()) {
+    absl::StrAppendFormat(&out, "communication %.3f us: exposed %.3f us, overlapped %.3f us\n",
+                          communication_seconds() * 1e6, exposed_communication_seconds() * 1e6,
+                          overlapped_communication_seconds() * 1e6);
+    for (const CollectiveStepEntry& c : collectives) {
+      absl::StrAppendFormat(&out, "  %s (%s, %d run%s, %d bytes): %.3f us, exposed %.3f us, overlapped %.3f us%s%s\n",
+                            c.name, c.kind, c.runs, c.runs == 1 ? "" : "s", c.bytes, c.seconds * 1e6,
+                            c.exposed_seconds * 1e6, (c.seconds - c.exposed_seconds) * 1e6,
+                            c.algorithm.empty() ? "" : "; ", c.algorithm);
+    }
   }
   const size_t shown = std::min<size_t>(links.size(), 8);
   for (size_t i = 0; i < shown; ++i) {
-    absl::StrAppendFormat(&out, "  link %s: %d bytes\n", links[i].link, links[i].bytes);
+    absl::StrAppendFormat(&out, "  link %s: %d bytes, busy %.3f us, exposed %.3f us\n", links[i].link, links[i].bytes,
+                          links[i].busy_seconds * 1e6, links[i].exposed_seconds * 1e6);
   }
   if (links.size() > shown) absl::StrAppendFormat(&out, "  ... %d more links\n", static_cast<int>(links.size() - shown));
   return out;

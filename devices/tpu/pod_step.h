@@ -1,19 +1,32 @@
 // One step of an SPMD program on the chips of a pod, in simulated time: every chip runs the
-// program's instructions from its own clock; at each collective the members of a group
-// synchronize: the collective starts when the last member arrives (the others wait: idle
-// time), occupies every member's ICI lane for the interconnect's time, and ends for all at
-// once. StepReport is what a run of a pod program reports (PodProgram::last_step()).
+// program's instructions (the cost rows, in the schedule's order) from its own clock. At a
+// collective the partners synchronize: a group's members (replica_groups), or for a
+// collective-permute each chip with the chips it sends to and receives from. The collective
+// begins when the last partner arrives and its ICI lanes are free, and runs on every
+// member's ICI lane for the interconnect's time.
+//   - A synchronous collective holds its chips until it ends: all of it is exposed.
+//   - An asynchronous one (a start/done pair the latency-hiding scheduler spaced) lets the
+//     chips go on with the compute after the start; the done waits for the collective's end.
+//     Only that wait is exposed; the rest overlapped compute.
+// Time a chip waits for a late partner is idle. StepReport is what a run of a pod program
+// reports (PodProgram::last_step()).
 //
-//   std::vector<StepTimeline> steps = SchedulePodStep(cost, sync_groups, starts, hbm_bw);
+//   std::vector<PodStepRow> rows = PodStepRowsOf(*module, cost, num_chips, spec, &timer).value();
+//   PodTimelines step = SchedulePodStep(cost, rows, starts, hbm_bw);
 //   StepReport report = ...;                // built by the pod program after the run
-//   std::cout << report.ToString();         // wall time, per chip compute/comm/idle, links
+//   std::cout << report.ToString();         // wall time, per chip and per collective split
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "jx/compiler/backend/tpu/collective_timer.h"
+#include "jx/compiler/backend/tpu/tpu_chip_spec.h"
+#include "jx/compiler/hlo/hlo_module.h"
 #include "jx/core/executable.h"
 #include "jx/devices/tpu/chip_clock.h"
 
@@ -21,19 +34,52 @@ namespace jx::tpu {
 
 class TpuChip;
 
-// Per row of cost.instructions: the groups (partition indices) that synchronize at it; empty
-// for rows that are not collectives.
-using SyncGroups = std::vector<std::vector<std::vector<int64_t>>>;
+struct PodStepLoop;
+
+// What the pod step needs of a cost row beyond its time.
+struct PodStepRow {
+  // A collective's (or a start's) partners: the replica groups (every partition for {}), or
+  // a collective-permute's (source, target) pairs. Empty: not a collective, or one that
+  // moves nothing between chips.
+  std::vector<std::vector<int64_t>> groups;
+  bool async_start = false;  // a start: the chips go on; its done waits
+  int64_t start_row = -1;    // a done: the row of its start (in the same list)
+  // A while loop with a known trip count whose body has collectives: the body's rows run
+  // trip-count times in place of the loop's own row (its collectives synchronize each trip).
+  std::shared_ptr<const PodStepLoop> loop;
+};
+
+struct PodStepLoop {
+  int64_t trips = 0;
+  std::vector<InstructionCost> costs;  // the body's rows, in the order it runs
+  std::vector<PodStepRow> rows;        // one per cost
+};
+
+// The rows of an optimized module's entry (one per row of `cost`, found by name); loop
+// bodies are costed on `spec`, their collectives timed by `timer`.
+absl::StatusOr<std::vector<PodStepRow>> PodStepRowsOf(const hlo::HloModule& module, const CostAnalysis& cost,
+                                                      int64_t num_partitions, const TpuChipSpec& spec,
+                                                      const CollectiveTimer* timer);
+
+// One collective's time over the step (a synchronous collective's or a start's row).
+struct CollectiveRun {
+  const InstructionCost* row = nullptr;  // in the cost analysis, or a loop body's costs
+  int64_t runs = 0;
+  double seconds = 0;          // on the interconnect, all runs
+  double exposed_seconds = 0;  // what the chip that waited longest waited for it, all runs
+};
 
 // Lays out one run on chips whose clocks stand at starts[p] (as ScheduleStep does for one
 // chip, collectives synchronized as above). Returns one timeline per chip; each timeline's
-// busy.ici is the chip's communication time and idle_seconds[p] its waiting.
+// busy.ici is the chip's communication time.
 struct PodTimelines {
   std::vector<StepTimeline> chips;
-  std::vector<double> idle_seconds;
+  std::vector<double> idle_seconds;     // per chip: waiting for partners
+  std::vector<double> exposed_seconds;  // per chip: waiting for collectives to end
+  std::vector<CollectiveRun> collectives;  // in program order
 };
-PodTimelines SchedulePodStep(const CostAnalysis& cost, const SyncGroups& sync, absl::Span<const double> starts,
-                             double hbm_bandwidth);
+PodTimelines SchedulePodStep(const CostAnalysis& cost, absl::Span<const PodStepRow> rows,
+                             absl::Span<const double> starts, double hbm_bandwidth);
 
 struct ChipStepReport {
   std::string chip;               // "TPU_3(process=0,(1,1,0,0))"
@@ -41,7 +87,8 @@ struct ChipStepReport {
   double end_seconds = 0;
   double compute_seconds = 0;     // busy on MXU/VPU/DMA (HBM traffic not overlapped)
   double communication_seconds = 0;  // collectives on the ICI lane
-  double idle_seconds = 0;        // waiting for the group at collectives
+  double exposed_communication_seconds = 0;  // of that, what the chip waited for (not hidden)
+  double idle_seconds = 0;        // waiting for partners at collectives
   int64_t hbm_high_water_bytes = 0;  // the chip's HBM peak so far
 };
 
@@ -80,7 +127,8 @@ struct StepReport {
   double overlapped_communication_seconds() const {
     return communication_seconds() - exposed_communication_seconds();
   }
-  // A table: one line per chip (times in us), then the busiest links.
+  // A table: one line per chip (times in us), the collectives (overlapped and exposed), then
+  // the busiest links.
   std::string ToString() const;
 };
 

@@ -81,8 +81,10 @@ TEST(SpmdJitTest, SmallResultOfALongContractionReducesAfter) {
   EXPECT_THAT(compiled.as_text(), Not(HasSubstr("all_gather")));
   ASSERT_FALSE(compiled.program().log().empty());
   EXPECT_THAT(absl::StrJoin(compiled.program().log(), "\n"), HasSubstr("multiply then all-reduce"));
-  // The compiled per-device HLO (one program for the 8 chips) has the all-reduce.
-  EXPECT_THAT(compiled.as_text(), HasSubstr("all-reduce("));
+  // The compiled per-device HLO (one program for the 8 chips) has the all-reduce, made
+  // asynchronous (a start/done pair) by the TPU pipeline.
+  EXPECT_THAT(compiled.as_text(), HasSubstr("all-reduce-start("));
+  EXPECT_THAT(compiled.as_text(), HasSubstr("all-reduce-done("));
 }
 
 TEST(SpmdJitTest, LargeResultOfAShortContractionGathersFirst) {

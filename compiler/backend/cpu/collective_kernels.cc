@@ -1,5 +1,6 @@
 // The collective kernels: all-reduce, all-gather, reduce-scatter, all-to-all,
-// collective-permute and partition-id, on the run's CollectiveContext (the partition this run
+// collective-permute and partition-id (and the asynchronous start/done pairs: a start runs
+// its collective, a done forwards the result), on the run's CollectiveContext (the partition this run
 // is and the rendezvous with the others). Data moves between the partitions' own buffers: a
 // member reads every peer's operand during the exchange and writes only its own result.
 // Reductions fold the members in group order, so every member computes the same bits.
@@ -99,7 +100,7 @@ absl::StatusOr<FoldFn> FoldFor(const HloInstruction& instr) {
       instr.to_apply() == nullptr ? std::nullopt : SimpleBinaryReducer(*instr.to_apply());
   FoldFn fn = nullptr;
   if (op.has_value()) {
-    VisitType(instr.shape().element_type(), [&](auto e) {
+    VisitType(instr.operand(0)->shape().element_type(), [&](auto e) {
       using E = decltype(e);
       VisitReducer<E>(*op, [&](auto k) { fn = &Fold<E, decltype(k)::value>; });
     });
@@ -107,7 +108,7 @@ absl::StatusOr<FoldFn> FoldFor(const HloInstruction& instr) {
   if (fn == nullptr) {
     return absl::UnimplementedError(StrCat(
         "collective reducer must be one add/multiply/maximum/minimum/and/or/xor of its two "
-        "parameters for ", hlo::PrimitiveTypeName(instr.shape().element_type())));
+        "parameters for ", hlo::PrimitiveTypeName(instr.operand(0)->shape().element_type())));
   }
   return fn;
 }
@@ -140,14 +141,21 @@ class CollectiveKernel final : public Kernel {
       return absl::OkStatus();
     }
     const void* in = operands[0];
-    if (instr_.opcode() == HloOpcode::kCollectivePermute) return Permute(ctx, in, out);
+    const HloOpcode op = hlo::SyncCollectiveOpcode(instr_.opcode());
+    if (hlo::IsAsyncCollectiveStart(instr_.opcode()) && instr_.opcode() != HloOpcode::kAllReduceStart) {
+      // (operand, result) or ((operand), result): the operand leaf keeps a copy of the input
+      // (XLA aliases it; the copy is the host's price for running the pair).
+      std::memcpy(results[0], in, hlo::ShapeUtil::ByteSizeOf(instr_.operand(0)->shape()));
+      out = results[1];
+    }
+    if (op == HloOpcode::kCollectivePermute) return Permute(ctx, in, out);
     absl::StatusOr<std::vector<int64_t>> group = GroupOf(instr_, ctx);
     if (!group.ok()) return group.status();
     const int64_t n = static_cast<int64_t>(group->size());
     const int64_t rank = IndexIn(*group, ctx.partition_id());
     const hlo::Shape& in_shape = instr_.operand(0)->shape();
     const int64_t elem = hlo::ByteSizeOfPrimitiveType(in_shape.element_type());
-    switch (instr_.opcode()) {
+    switch (op) {
       case HloOpcode::kAllReduce: {
         const int64_t count = hlo::ShapeUtil::ElementsIn(in_shape);
         return ctx.Exchange(instr_, *group, in, [&](absl::Span<const void* const> peers) {
@@ -208,7 +216,7 @@ class CollectiveKernel final : public Kernel {
       }
       if (t == me) source = s;
     }
-    const int64_t bytes = hlo::ShapeUtil::ByteSizeOf(instr_.shape());
+    const int64_t bytes = hlo::ShapeUtil::ByteSizeOf(instr_.operand(0)->shape());
     return ctx.Exchange(instr_, all, in, [&](absl::Span<const void* const> peers) {
       if (source < 0) {
         std::memset(out, 0, bytes);
@@ -220,6 +228,22 @@ class CollectiveKernel final : public Kernel {
 
   const HloInstruction& instr_;
   FoldFn fold_;
+};
+
+// An asynchronous collective's done: its start did the exchange (the host runs it at once);
+// the done forwards the result leaf of the start's value.
+class AsyncDoneKernel final : public Kernel {
+ public:
+  explicit AsyncDoneKernel(int64_t bytes) : bytes_(bytes) {}
+  std::string_view kind() const override { return "collective"; }
+  absl::Status Run(absl::Span<const void* const> operands, absl::Span<void* const> results) const override {
+    // The start's leaves: the result is the last one.
+    std::memcpy(results[0], operands.back(), bytes_);
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t bytes_;
 };
 
 }  // namespace
@@ -234,11 +258,18 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeCollectiveKernel(const HloInstructio
   if (op != HloOpcode::kPartitionId && !hlo::IsCollectiveOpcode(op)) {
     return absl::UnimplementedError("not a collective");
   }
-  if (op != HloOpcode::kPartitionId && !instr.shape().IsArray()) {
+  if (hlo::IsAsyncCollectiveDone(op)) {
+    if (!instr.shape().IsArray()) {
+      return absl::UnimplementedError("collectives of tuples are not supported; one array per collective");
+    }
+    return std::make_unique<AsyncDoneKernel>(hlo::ShapeUtil::ByteSizeOf(instr.shape()));
+  }
+  if (op != HloOpcode::kPartitionId && !instr.operand(0)->shape().IsArray()) {
     return absl::UnimplementedError("collectives of tuples are not supported; one array per collective");
   }
   FoldFn fold = nullptr;
-  if (op == HloOpcode::kAllReduce || op == HloOpcode::kReduceScatter) {
+  const HloOpcode sync = hlo::SyncCollectiveOpcode(op);
+  if (sync == HloOpcode::kAllReduce || sync == HloOpcode::kReduceScatter) {
     absl::StatusOr<FoldFn> f = FoldFor(instr);
     if (!f.ok()) return f.status();
     fold = *f;

@@ -104,6 +104,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       break;
     case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll: case HloOpcode::kCollectivePermute: case HloOpcode::kPartitionId:
+    case HloOpcode::kAllGatherStart: case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllReduceStart: case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllToAllStart: case HloOpcode::kAllToAllDone:
+    case HloOpcode::kCollectivePermuteStart: case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kReduceScatterStart: case HloOpcode::kReduceScatterDone:
       kernel = attempt(MakeCollectiveKernel(instr));
       break;
     case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kSlice:

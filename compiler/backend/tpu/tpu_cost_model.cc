@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "jx/compiler/backend/module_cost_conversion.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
@@ -202,7 +204,7 @@ namespace {
 
 // Whether every group of a collective is one partition (it moves nothing between chips).
 bool IsLocalCollective(const HloInstruction& instr) {
-  if (instr.opcode() == HloOpcode::kCollectivePermute) {
+  if (hlo::SyncCollectiveOpcode(instr.opcode()) == HloOpcode::kCollectivePermute) {
     for (const auto& [source, target] : instr.source_target_pairs()) {
       if (source != target) return false;
     }
@@ -220,7 +222,8 @@ bool IsLocalCollective(const HloInstruction& instr) {
 void TpuCostModel::AddNetworkTime(const HloInstruction& instr, HloCost* cost) const {
   hlo::TargetCost& t = cost->target;
   t = hlo::TargetCost{};
-  if (IsLocalCollective(instr)) return;
+  // A done waits for its start's collective: the pod's step times the wait.
+  if (hlo::IsAsyncCollectiveDone(instr.opcode()) || IsLocalCollective(instr)) return;
   if (timer_ == nullptr) {
     if (network_status_.ok()) {
       network_status_ = absl::FailedPreconditionError(hlo::StrCat(
@@ -289,7 +292,39 @@ std::string BoundBy(const hlo::TargetCost& t) {
   return t.compute_seconds >= t.memory_seconds ? "compute" : "memory";
 }
 
+// One instruction's row.
+InstructionCost MakeRow(const HloInstruction& instr, const HloCost& c) {
+  InstructionCost row;
+  row.name = instr.name();
+  row.opcode = std::string(hlo::HloOpcodeString(instr.opcode()));
+  // Collectives (their starts and dones too) are rows of the ICI.
+  row.unit = hlo::OpcodeUnit(instr.opcode()) == ExecutionUnit::kNetwork ? "ici" : RowUnit(c.target);
+  row.flops = c.flops;
+  row.transcendentals = c.transcendentals;
+  row.bytes = c.target.hbm_bytes;
+  row.seconds = c.target.seconds;
+  row.bound_by = BoundBy(c.target);
+  return row;
+}
+
+// Whether an instruction gets a row: it runs code (not parameters, tuples, MXU feeds).
+bool HasRow(const HloInstruction& instr) {
+  return hlo::OpcodeUnit(instr.opcode()) != ExecutionUnit::kNone && !IsMxuFeed(instr);
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<InstructionCost>> TpuInstructionCosts(const hlo::HloComputation& computation,
+                                                                 const TpuChipSpec& spec,
+                                                                 const CollectiveTimer* timer) {
+  TpuCostModel model(spec, timer);
+  std::vector<InstructionCost> rows;
+  for (const HloInstruction* instr : computation.MakeSequentialOrder()) {
+    if (HasRow(*instr)) rows.push_back(MakeRow(*instr, model.Cost(*instr)));
+  }
+  if (absl::Status st = model.network_status(); !st.ok()) return st;
+  return rows;
+}
 
 absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
                                             const TpuChipSpec& spec,
@@ -312,22 +347,14 @@ absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
   out.padding_waste =
       m.target.matrix_flops > 0 ? 1 - m.target.matrix_useful_flops / m.target.matrix_flops : 0;
   out.f64_emulated = m.target.emulated;
-  // per_instruction follows the entry's post order.
-  const std::vector<HloInstruction*> order = module.entry_computation()->MakeInstructionPostOrder();
-  for (size_t i = 0; i < order.size() && i < m.per_instruction.size(); ++i) {
-    const HloInstruction* instr = order[i];
-    const HloCost& c = m.per_instruction[i].second;
-    if (hlo::OpcodeUnit(instr->opcode()) == ExecutionUnit::kNone || IsMxuFeed(*instr)) continue;
-    InstructionCost row;
-    row.name = instr->name();
-    row.opcode = std::string(hlo::HloOpcodeString(instr->opcode()));
-    row.unit = RowUnit(c.target);
-    row.flops = c.flops;
-    row.transcendentals = c.transcendentals;
-    row.bytes = c.target.hbm_bytes;
-    row.seconds = c.target.seconds;
-    row.bound_by = BoundBy(c.target);
-    out.instructions.push_back(std::move(row));
+  // Rows in the order the entry runs (the schedule: a start before the compute that hides
+  // it, its done after).
+  absl::flat_hash_map<std::string_view, const HloCost*> by_name;
+  for (const auto& [name, c] : m.per_instruction) by_name[name] = &c;
+  for (const HloInstruction* instr : module.entry_computation()->MakeSequentialOrder()) {
+    auto it = by_name.find(instr->name());
+    if (it == by_name.end()) continue;
+    if (HasRow(*instr)) out.instructions.push_back(MakeRow(*instr, *it->second));
   }
   return out;
 }

@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
@@ -125,6 +126,13 @@ class TpuCostModel : public hlo::HloCostAnalysis {
 absl::StatusOr<CostAnalysis> AnalyzeTpuCost(const hlo::HloModule& module,
                                             const TpuChipSpec& spec,
                                             const CollectiveTimer* timer = nullptr);
+
+// The rows of one computation (a while body's), in the order it runs (its schedule), each
+// instruction costed as a kernel as AnalyzeTpuCost's rows are; its collectives timed by the
+// timer (it fails as AnalyzeTpuCost does without one).
+absl::StatusOr<std::vector<InstructionCost>> TpuInstructionCosts(const hlo::HloComputation& computation,
+                                                                 const TpuChipSpec& spec,
+                                                                 const CollectiveTimer* timer = nullptr);
 
 // The per-instruction table, one line per row, slowest first:
 //   name          opcode   unit  flops     bytes     time(us)  bound by

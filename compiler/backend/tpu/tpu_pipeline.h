@@ -9,7 +9,12 @@
 //   layout-assignment   row-major minor_to_major (the CPU's)
 //   tpu-layout-assignment  (8,128) tiles, HBM for parameters and outputs
 //   mxu-tiling          mxu_tiling={...} on every dot and convolution
-//   hlo-scheduling      the order the VMEM pass walks
+//   hlo-scheduling      the order of least live memory
+//   latency-hiding-scheduler  (programs with collectives, when the options name a chip)
+//                       async-collective-creator (after dot-transpose-folding) made every
+//                       collective a start/done pair; this order runs each start early and
+//                       each done late, so compute hides the collective (the cost model and
+//                       the collective timer give the times); the order the VMEM pass walks
 //   vmem-tiling         vmem_tiling={...} on kernels bigger than VMEM; VMEM residency (S(1))
 // The module that comes out is what the cost model reads. To run it on the host, compile
 // it with the CPU backend after the CPU's layout assignment (which drops the tiles and

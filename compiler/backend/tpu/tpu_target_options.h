@@ -7,8 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 
+#include "jx/compiler/backend/tpu/collective_timer.h"
 #include "jx/compiler/backend/tpu/tpu_chip_spec.h"
 #include "jx/compiler/hlo/hlo_attributes.h"
 
@@ -22,6 +25,16 @@ struct TpuTargetOptions {
   // The least precision of every dot and convolution (those that state none run at it);
   // the numerics pass reads it.
   hlo::Precision default_precision = hlo::Precision::kDefault;
+  // Collectives become start/done pairs the latency-hiding scheduler spaces, timing
+  // instructions on `chip` (the cost model) and collectives with collective_timer (the pod's
+  // torus; null for a program on one chip). Without a chip they stay synchronous.
+  bool async_collectives = true;
+  std::optional<TpuChipSpec> chip;
+  const CollectiveTimer* collective_timer = nullptr;
+  // Collectives of one kind in flight at once, and the most bytes a schedule may keep live
+  // (overlap extends live ranges).
+  int64_t max_in_flight_per_kind = 1;
+  int64_t schedule_memory_limit_bytes = std::numeric_limits<int64_t>::max();
 
   TpuTargetOptions() = default;
   // One core's view of the chip: megacore chips (v4, v5p) run one program over both
@@ -30,7 +43,9 @@ struct TpuTargetOptions {
       : generation(spec.generation),
         mxu_dim(spec.mxu_dim),
         num_mxus(spec.num_mxus()),
-        vmem_bytes(spec.vmem_bytes) {}
+        vmem_bytes(spec.vmem_bytes),
+        chip(spec),
+        schedule_memory_limit_bytes(spec.hbm_bytes) {}
 };
 
 }  // namespace jx::tpu

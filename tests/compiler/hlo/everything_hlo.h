@@ -178,6 +178,16 @@ ENTRY %main (p0: f32[4], p1: f32[2,3], p2: f32[3,4], p3: s32[4], p4: u64[2], p5:
   %e_a2a = f32[2,3]{1,0} all-to-all(f32[2,3]{1,0} %p1), channel_id=4, replica_groups={{0}}, dimensions={1}
   %e_cp = f32[4]{0} collective-permute(f32[4]{0} %p0), channel_id=5, source_target_pairs={{0,0}}
   %e_pid = u32[] partition-id()
+  %e_ars = f32[4]{0} all-reduce-start(f32[4]{0} %p0), channel_id=6, replica_groups={{0}}, use_global_device_ids=true, to_apply=%add
+  %e_ard = f32[4]{0} all-reduce-done(f32[4]{0} %e_ars)
+  %e_ags = (f32[2,3]{1,0}, f32[2,3]{1,0}) all-gather-start(f32[2,3]{1,0} %p1), channel_id=7, replica_groups={{0}}, dimensions={0}, use_global_device_ids=true
+  %e_agd = f32[2,3]{1,0} all-gather-done((f32[2,3]{1,0}, f32[2,3]{1,0}) %e_ags)
+  %e_rss = ((f32[4]{0}), f32[4]{0}) reduce-scatter-start(f32[4]{0} %p0), channel_id=8, replica_groups={{0}}, dimensions={0}, use_global_device_ids=true, to_apply=%add
+  %e_rsd = f32[4]{0} reduce-scatter-done(((f32[4]{0}), f32[4]{0}) %e_rss)
+  %e_a2as = ((f32[2,3]{1,0}), f32[2,3]{1,0}) all-to-all-start(f32[2,3]{1,0} %p1), channel_id=9, replica_groups={{0}}, dimensions={1}
+  %e_a2ad = f32[2,3]{1,0} all-to-all-done(((f32[2,3]{1,0}), f32[2,3]{1,0}) %e_a2as)
+  %e_cps = (f32[4]{0}, f32[4]{0}) collective-permute-start(f32[4]{0} %p0), channel_id=10, source_target_pairs={{0,0}}
+  %e_cpd = f32[4]{0} collective-permute-done((f32[4]{0}, f32[4]{0}) %e_cps)
   ROOT %e_root = (f32[4]{0}, f32[2,4]{1,0}) tuple(f32[4]{0} %e_fusion, f32[2,4]{1,0} %e_dot)
 }
 )";

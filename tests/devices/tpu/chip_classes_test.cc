@@ -25,18 +25,33 @@ std::vector<int64_t> Range(int64_t lo, int64_t hi) {
   return v;
 }
 
+// Per cost row: the groups that synchronize at it (empty for rows that are not collectives).
+using SyncGroups = std::vector<std::vector<std::vector<int64_t>>>;
+
+std::vector<PodStepRow> RowsOf(const SyncGroups& sync) {
+  std::vector<PodStepRow> rows(sync.size());
+  for (size_t i = 0; i < sync.size(); ++i) rows[i].groups = sync[i];
+  return rows;
+}
+
 // Every chip's timeline from the classes equals the one scheduling all chips gives.
-void ExpectSameAsFullSchedule(const CostAnalysis& cost, const SyncGroups& sync, const std::vector<double>& starts) {
-  const PodTimelines full = SchedulePodStep(cost, sync, starts, 1e12);
-  const ChipClasses c = GroupIdenticalChips(sync, starts);
-  const PodTimelines reps = SchedulePodStep(cost, c.sync, c.RepresentativeStarts(starts), 1e12);
+void ExpectSameAsFullSchedule(const CostAnalysis& cost, const std::vector<PodStepRow>& rows,
+                              const std::vector<double>& starts) {
+  const PodTimelines full = SchedulePodStep(cost, rows, starts, 1e12);
+  const ChipClasses c = GroupIdenticalChips(rows, starts);
+  const PodTimelines reps = SchedulePodStep(cost, c.rows, c.RepresentativeStarts(starts), 1e12);
   for (size_t p = 0; p < starts.size(); ++p) {
     const int64_t k = c.class_of[p];
     EXPECT_DOUBLE_EQ(reps.chips[k].start_seconds, full.chips[p].start_seconds) << "chip " << p;
     EXPECT_DOUBLE_EQ(reps.chips[k].seconds, full.chips[p].seconds) << "chip " << p;
     EXPECT_DOUBLE_EQ(reps.idle_seconds[k], full.idle_seconds[p]) << "chip " << p;
     EXPECT_DOUBLE_EQ(reps.chips[k].busy.ici, full.chips[p].busy.ici) << "chip " << p;
+    EXPECT_DOUBLE_EQ(reps.exposed_seconds[k], full.exposed_seconds[p]) << "chip " << p;
   }
+}
+
+void ExpectSameAsFullSchedule(const CostAnalysis& cost, const SyncGroups& sync, const std::vector<double>& starts) {
+  ExpectSameAsFullSchedule(cost, RowsOf(sync), starts);
 }
 
 TEST(ChipClassesTest, ChipsOfOneUniformProgramAreOneClass) {
@@ -47,11 +62,11 @@ TEST(ChipClassesTest, ChipsOfOneUniformProgramAreOneClass) {
   SyncGroups sync(3);
   for (int64_t g = 0; g < n / 16; ++g) sync[1].push_back(Range(g * 16, g * 16 + 16));
   const std::vector<double> starts(n, 0.0);
-  const ChipClasses c = GroupIdenticalChips(sync, starts);
+  const ChipClasses c = GroupIdenticalChips(RowsOf(sync), starts);
   EXPECT_EQ(c.num_classes(), 1);
   EXPECT_EQ(c.size[0], n);
-  ASSERT_EQ(c.sync[1].size(), 1u);
-  EXPECT_EQ(c.sync[1][0], std::vector<int64_t>{0});
+  ASSERT_EQ(c.rows[1].groups.size(), 1u);
+  EXPECT_EQ(c.rows[1].groups[0], std::vector<int64_t>{0});
   ExpectSameAsFullSchedule(cost, sync, starts);
 }
 
@@ -65,13 +80,13 @@ TEST(ChipClassesTest, ChipsOutsideACollectiveAndLateStartersSplitOff) {
   sync[1] = {{0, 1, 2}};
   sync[3] = {{0, 1}, {2, 3}};
   std::vector<double> starts{0, 0, 0, 0};
-  const ChipClasses c = GroupIdenticalChips(sync, starts);
+  const ChipClasses c = GroupIdenticalChips(RowsOf(sync), starts);
   EXPECT_EQ(c.class_of[0], c.class_of[1]);
   EXPECT_NE(c.class_of[2], c.class_of[3]);
   ExpectSameAsFullSchedule(cost, sync, starts);
   // A chip that starts late makes its group wait.
   starts = {0, 0, 5e-4, 0};
-  EXPECT_EQ(GroupIdenticalChips(sync, starts).num_classes(), 3);
+  EXPECT_EQ(GroupIdenticalChips(RowsOf(sync), starts).num_classes(), 3);
   ExpectSameAsFullSchedule(cost, sync, starts);
 }
 
@@ -93,6 +108,34 @@ TEST(ChipClassesTest, ManyDifferentGroupsMatchTheFullSchedule) {
   starts[5] = 3e-4;
   starts[17] = 1e-4;
   ExpectSameAsFullSchedule(cost, sync, starts);
+}
+
+// A collective-permute synchronizes pairs: a chip of a line waits for its two neighbours, so
+// the ends and a late starter's neighbours split off; an asynchronous start lets compute run
+// until its done; a loop's body runs per trip.
+TEST(ChipClassesTest, PermutePairsAsyncPairsAndLoopsMatchTheFullSchedule) {
+  CostAnalysis cost;
+  cost.instructions = {Row("a", "mxu", 1e-3), Row("perm-start", "ici", 2e-3), Row("b", "vpu", 1.5e-3),
+                       Row("perm-done", "", 0),  Row("loop", "vpu", 1e-3),      Row("c", "mxu", 1e-3)};
+  cost.predicted_seconds = 1;
+  const int64_t n = 12;
+  std::vector<PodStepRow> rows(cost.instructions.size());
+  for (int64_t p = 0; p + 1 < n; ++p) rows[1].groups.push_back({p, p + 1});  // a shift along a line
+  rows[1].async_start = true;
+  rows[3].start_row = 1;
+  auto loop = std::make_shared<PodStepLoop>();
+  loop->trips = 3;
+  loop->costs = {Row("body", "mxu", 2e-4), Row("ring", "ici", 5e-4)};
+  loop->rows.resize(2);
+  for (int64_t p = 0; p < n; ++p) loop->rows[1].groups.push_back({p, (p + 1) % n});  // a ring shift
+  rows[4].loop = loop;
+  std::vector<double> starts(n, 0.0);
+  ExpectSameAsFullSchedule(cost, rows, starts);
+  starts[6] = 7e-4;
+  ExpectSameAsFullSchedule(cost, rows, starts);
+  const ChipClasses c = GroupIdenticalChips(rows, starts);
+  EXPECT_LT(c.num_classes(), n);  // the far ends of the line stay alike until the ring
+  EXPECT_GT(c.num_classes(), 2);
 }
 
 }  // namespace

@@ -224,7 +224,8 @@ TEST(PodProgramTest, TheTraceHasAnIciLanePerChipWithTheCollective) {
     const int pid = e.get<int>("pid");
     const std::string ph = e.get<std::string>("ph"), name = e.get<std::string>("name");
     if (ph == "M" && name == "thread_name") lanes[pid].insert(e.get<std::string>("args.name"));
-    if (ph == "X" && name == "ar") ++all_reduce_slices[pid];
+    // The all-reduce runs as a start/done pair: its slice on the ICI lane is the start's.
+    if (ph == "X" && name.rfind("all-reduce-start", 0) == 0) ++all_reduce_slices[pid];
   }
   for (const Device* d : pod.devices()) {
     EXPECT_TRUE(lanes[d->id()].count("ICI")) << d->ToString();

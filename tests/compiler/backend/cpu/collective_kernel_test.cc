@@ -50,6 +50,41 @@ ENTRY %main (p: f32[4]) -> (f32[4], f32[4], u32[]) {
   EXPECT_EQ(out[2], hlo::Literal::CreateR0<uint32_t>(0));
 }
 
+// The asynchronous pairs: a start runs its collective (and keeps its operand in the pair), a
+// done forwards the result; a one-device run gives what the synchronous collectives give.
+TEST(CollectiveKernelTest, StartsRunTheCollectiveAndDonesForwardIt) {
+  auto exe = Compile(R"(HloModule m
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+ENTRY %main (p: f32[2,2]) -> (f32[2,2], f32[2,2], f32[2,2], f32[2,2], f32[2,2]) {
+  %p = f32[2,2]{1,0} parameter(0)
+  %ars = f32[2,2]{1,0} all-reduce-start(f32[2,2]{1,0} %p), replica_groups={{0}}, to_apply=%sum
+  %ard = f32[2,2]{1,0} all-reduce-done(f32[2,2]{1,0} %ars)
+  %ags = (f32[2,2]{1,0}, f32[2,2]{1,0}) all-gather-start(f32[2,2]{1,0} %ard), replica_groups={{0}}, dimensions={0}
+  %agd = f32[2,2]{1,0} all-gather-done((f32[2,2]{1,0}, f32[2,2]{1,0}) %ags)
+  %rss = ((f32[2,2]{1,0}), f32[2,2]{1,0}) reduce-scatter-start(f32[2,2]{1,0} %agd), replica_groups={{0}}, dimensions={1}, to_apply=%sum
+  %rsd = f32[2,2]{1,0} reduce-scatter-done(((f32[2,2]{1,0}), f32[2,2]{1,0}) %rss)
+  %a2as = ((f32[2,2]{1,0}), f32[2,2]{1,0}) all-to-all-start(f32[2,2]{1,0} %rsd), replica_groups={{0}}, dimensions={1}
+  %a2ad = f32[2,2]{1,0} all-to-all-done(((f32[2,2]{1,0}), f32[2,2]{1,0}) %a2as)
+  %cps = (f32[2,2]{1,0}, f32[2,2]{1,0}) collective-permute-start(f32[2,2]{1,0} %a2ad), source_target_pairs={{0,0}}
+  %cpd = f32[2,2]{1,0} collective-permute-done((f32[2,2]{1,0}, f32[2,2]{1,0}) %cps)
+  ROOT %t = (f32[2,2]{1,0}, f32[2,2]{1,0}, f32[2,2]{1,0}, f32[2,2]{1,0}, f32[2,2]{1,0}) tuple(%ard, %agd, %rsd, %a2ad, %cpd)
+}
+)");
+  ASSERT_NE(exe, nullptr);
+  for (std::string_view name : {"ars", "ard", "ags", "agd", "rss", "rsd", "a2as", "a2ad", "cps", "cpd"}) {
+    EXPECT_EQ(exe->KernelKind(name), "collective") << name;
+  }
+  hlo::Literal x(hlo::Shape(hlo::F32, {2, 2}));
+  for (int i = 0; i < 4; ++i) x.SetFromDouble(i, 1.5 * i - 2);
+  std::vector<hlo::Literal> out = exe->Run({&x}).value();
+  ASSERT_EQ(out.size(), 5u);
+  for (const hlo::Literal& o : out) EXPECT_EQ(o, x);
+}
+
 TEST(CollectiveKernelTest, OtherPartitionsNeedAMultiDeviceRun) {
   auto exe = Compile(R"(HloModule m
 %sum (x: f32[], y: f32[]) -> f32[] {

@@ -1,0 +1,248 @@
+#include "jx/compiler/passes/latency_hiding_scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/str_util.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
+
+namespace jx::hlo {
+namespace {
+
+bool LogCompiles() {
+  const char* v = std::getenv("JX_LOG_COMPILES");
+  return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
+}
+
+int64_t LeafBytes(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.IsArray() ? ShapeUtil::ByteSizeOf(shape) : 0;
+  int64_t total = 0;
+  for (const Shape& e : shape.tuple_shapes()) total += LeafBytes(e);
+  return total;
+}
+
+// The dependency graph over `base` (an order with every instruction after its operands):
+// operands, plus the relative order of side-effecting instructions.
+struct Graph {
+  std::vector<std::vector<int>> successors;
+  std::vector<int> pending;  // unscheduled predecessors
+};
+
+Graph BuildGraph(absl::Span<HloInstruction* const> base) {
+  const int n = static_cast<int>(base.size());
+  absl::flat_hash_map<const HloInstruction*, int> index;
+  for (int i = 0; i < n; ++i) index[base[i]] = i;
+  Graph g;
+  g.successors.resize(n);
+  g.pending.assign(n, 0);
+  int last_side_effect = -1;
+  std::vector<int> preds;
+  for (int i = 0; i < n; ++i) {
+    preds.clear();
+    for (const HloInstruction* operand : base[i]->operands()) {
+      auto it = index.find(operand);
+      if (it != index.end()) preds.push_back(it->second);
+    }
+    if (base[i]->HasSideEffect()) {
+      if (last_side_effect >= 0) preds.push_back(last_side_effect);
+      last_side_effect = i;
+    }
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    for (int p : preds) g.successors[p].push_back(i);
+    g.pending[i] = static_cast<int>(preds.size());
+  }
+  return g;
+}
+
+// One top-down pass. serialize: starts whose collective runs without overlap (scheduled in
+// the base order, their done right after).
+LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base,
+                                   const LatencyHidingSchedulerOptions& options,
+                                   const absl::flat_hash_set<const HloInstruction*>& serialize) {
+  const int n = static_cast<int>(base.size());
+  Graph g = BuildGraph(base);
+  std::vector<double> seconds(n, 0);
+  for (int i = 0; i < n; ++i) {
+    if (!IsAsyncCollectiveDone(base[i]->opcode())) seconds[i] = std::max(0.0, options.estimate_seconds(*base[i]));
+  }
+  absl::flat_hash_map<const HloInstruction*, int> index;
+  for (int i = 0; i < n; ++i) index[base[i]] = i;
+
+  // Compute a start needs goes first (the start then begins as early as it can).
+  std::vector<bool> feeds_start(n, false);
+  for (int i = n - 1; i >= 0; --i) {
+    for (int s : g.successors[i]) {
+      if (feeds_start[s] || (IsAsyncCollectiveStart(base[s]->opcode()) && !serialize.contains(base[s]))) {
+        feeds_start[i] = true;
+        break;
+      }
+    }
+  }
+  // Ready instructions by kind: starts by base position, compute feeding starts first.
+  std::set<int> ready_starts;
+  std::set<std::pair<bool, int>> ready_compute;
+  std::set<std::pair<double, int>> ready_dones;  // (collective's end, done)
+  std::vector<double> end_of(n, 0);              // a start's collective ends then
+  std::map<HloOpcode, int64_t> in_flight;        // per collective kind
+  auto start_of = [&](int done) { return index.at(base[done]->operand(0)); };
+  auto make_ready = [&](int i) {
+    const HloOpcode op = base[i]->opcode();
+    if (IsAsyncCollectiveStart(op) && !serialize.contains(base[i])) {
+      ready_starts.insert(i);
+    } else if (IsAsyncCollectiveDone(op)) {
+      ready_dones.emplace(end_of[start_of(i)], i);
+    } else {
+      ready_compute.emplace(!feeds_start[i], i);
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    if (g.pending[i] == 0) make_ready(i);
+  }
+
+  LatencyHidingSchedule out;
+  out.order.reserve(n);
+  double now = 0;
+  std::vector<double> began(n, 0);  // per start: the clock when it began
+  absl::flat_hash_set<int> serialized_done;  // dones to run right after their start
+  auto schedule = [&](int i) {
+    out.order.push_back(base[i]);
+    for (int s : g.successors[i]) {
+      if (--g.pending[s] == 0) make_ready(s);
+    }
+  };
+  while (static_cast<int>(out.order.size()) < n) {
+    // A serialized collective's done follows its start at once.
+    if (!serialized_done.empty()) {
+      const int d = *serialized_done.begin();
+      serialized_done.erase(serialized_done.begin());
+      ready_dones.erase({end_of[start_of(d)], d});
+      now = std::max(now, end_of[start_of(d)]);
+      schedule(d);
+      continue;
+    }
+    // A done whose collective has ended costs nothing.
+    if (!ready_dones.empty() && ready_dones.begin()->first <= now) {
+      const int d = ready_dones.begin()->second;
+      ready_dones.erase(ready_dones.begin());
+      --in_flight[SyncCollectiveOpcode(base[d]->opcode())];
+      if (now > began[start_of(d)]) ++out.overlapped;
+      schedule(d);
+      continue;
+    }
+    int start = -1;
+    for (int s : ready_starts) {
+      if (in_flight[SyncCollectiveOpcode(base[s]->opcode())] < options.max_in_flight_per_kind) {
+        start = s;
+        break;
+      }
+    }
+    if (start >= 0) {
+      ready_starts.erase(start);
+      ++in_flight[SyncCollectiveOpcode(base[start]->opcode())];
+      end_of[start] = now + seconds[start];
+      began[start] = now;
+      schedule(start);
+      continue;
+    }
+    if (!ready_compute.empty()) {
+      const int c = ready_compute.begin()->second;
+      ready_compute.erase(ready_compute.begin());
+      if (IsAsyncCollectiveStart(base[c]->opcode())) {
+        // Serialized: runs now, its done next.
+        end_of[c] = now + seconds[c];
+        schedule(c);
+        for (const HloInstruction* user : base[c]->users()) {
+          if (IsAsyncCollectiveDone(user->opcode())) serialized_done.insert(index.at(user));
+        }
+        continue;
+      }
+      now += seconds[c];
+      schedule(c);
+      continue;
+    }
+    if (ready_dones.empty()) break;  // a cycle: cannot happen for a verified computation
+    const int d = ready_dones.begin()->second;
+    ready_dones.erase(ready_dones.begin());
+    if (now > began[start_of(d)]) ++out.overlapped;
+    now = std::max(now, end_of[start_of(d)]);
+    --in_flight[SyncCollectiveOpcode(base[d]->opcode())];
+    schedule(d);
+  }
+  out.estimated_seconds = now;
+  return out;
+}
+
+bool HasAsyncCollectives(const HloComputation& computation) {
+  for (const HloInstruction* instr : computation.instructions()) {
+    if (IsAsyncCollectiveStart(instr->opcode())) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation,
+                                               const LatencyHidingSchedulerOptions& options) {
+  const std::vector<HloInstruction*> base = computation.MakeSequentialOrder();
+  absl::flat_hash_set<const HloInstruction*> serialize;
+  // Overlapped collectives, largest first: the ones to serialize should memory run out.
+  std::vector<const HloInstruction*> starts;
+  for (const HloInstruction* instr : base) {
+    if (IsAsyncCollectiveStart(instr->opcode())) starts.push_back(instr);
+  }
+  std::stable_sort(starts.begin(), starts.end(), [](const HloInstruction* a, const HloInstruction* b) {
+    return LeafBytes(a->shape()) > LeafBytes(b->shape());
+  });
+  for (size_t serialized = 0;; ++serialized) {
+    LatencyHidingSchedule s = ListSchedule(base, options, serialize);
+    s.peak_memory_bytes = PeakMemoryBytes(computation, s.order);
+    s.serialized = static_cast<int64_t>(serialize.size());
+    if (s.peak_memory_bytes <= options.memory_limit_bytes) return s;
+    if (serialized == starts.size()) break;
+    serialize.insert(starts[serialized]);
+  }
+  // Even without overlap the list schedule is over the limit: keep the order the computation had.
+  LatencyHidingSchedule kept;
+  kept.order = base;
+  kept.serialized = static_cast<int64_t>(starts.size());
+  kept.peak_memory_bytes = PeakMemoryBytes(computation, base);
+  kept.estimated_seconds = ListSchedule(base, options, serialize).estimated_seconds;
+  if (LogCompiles()) {
+    std::fprintf(stderr,
+                 "latency-hiding-scheduler: %s: no overlapping order stays under the memory limit of %lld bytes; "
+                 "keeping its order (peak %lld bytes)\n",
+                 computation.name().c_str(), static_cast<long long>(options.memory_limit_bytes),
+                 static_cast<long long>(kept.peak_memory_bytes));
+  }
+  return kept;
+}
+
+absl::StatusOr<bool> LatencyHidingScheduler::Run(HloModule* module) {
+  if (!options_.estimate_seconds) {
+    return absl::InvalidArgumentError("latency-hiding-scheduler: options.estimate_seconds is required");
+  }
+  if (options_.max_in_flight_per_kind < 1) {
+    return absl::InvalidArgumentError(StrCat("latency-hiding-scheduler: max_in_flight_per_kind=",
+                                             options_.max_in_flight_per_kind, " (need at least 1)"));
+  }
+  bool changed = false;
+  for (HloComputation* computation : module->computations()) {
+    if (computation->IsFusionComputation() || !HasAsyncCollectives(*computation)) continue;
+    std::vector<HloInstruction*> before = computation->MakeSequentialOrder();
+    LatencyHidingSchedule s = ScheduleForLatencyHiding(*computation, options_);
+    changed |= s.order != before;
+    computation->set_schedule(std::move(s.order));
+  }
+  return changed;
+}
+
+}  // namespace jx::hlo

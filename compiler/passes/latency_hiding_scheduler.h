@@ -1,0 +1,74 @@
+// LatencyHidingScheduler ("latency-hiding-scheduler", XLA's LHS in spirit): orders every
+// computation that holds asynchronous collectives (start/done pairs, made by the target's
+// AsyncCollectiveCreator) so that each start runs as early and each done as late as the
+// dependencies allow, and the independent compute in between hides the collective's time.
+// The order is stored with HloComputation::set_schedule: the order the cost rows, a pod's
+// simulated step and the host program follow.
+//
+// A top-down list scheduler over the dependency graph (operands; side-effecting custom-calls
+// keep their order) with a simulated clock:
+//   - a done whose collective has finished by now is scheduled at once (it costs nothing and
+//     frees its kind's slot);
+//   - else a ready start, if fewer than max_in_flight_per_kind collectives of its kind are in
+//     flight (XLA's default: one of each kind);
+//   - else ready compute: what a pending start needs first, then in the order the
+//     computation had (HloScheduling's memory order); the clock advances by its seconds;
+//   - else the done that finishes first (the clock jumps to its end: exposed time).
+// Times come from options.estimate_seconds (on a TPU, the cost model, whose collective timer
+// times a start's collective on the torus). Overlap extends live ranges (the operand and the
+// result of an in-flight collective, and what the compute in between needs, are live at
+// once), so after scheduling the peak of live bytes (hlo::PeakMemoryBytes) is checked against
+// options.memory_limit_bytes: while it is over, the largest overlapped collective runs
+// without overlap (its done right after its start), until the order fits or nothing overlaps
+// (then the computation keeps the order it had, which is logged when that one is over too).
+//
+//   LatencyHidingSchedulerOptions options;
+//   options.estimate_seconds = [&](const HloInstruction& i) { return model.Cost(i).target.seconds; };
+//   HLO_ASSIGN_OR_RETURN(bool changed, LatencyHidingScheduler(options).Run(module));
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_pass.h"
+
+namespace jx::hlo {
+
+struct LatencyHidingSchedulerOptions {
+  // Seconds an instruction runs for; for a start, its collective's time on the network (a
+  // done's estimate is not used). Required.
+  std::function<double(const HloInstruction&)> estimate_seconds;
+  // Collectives of one kind (all-reduce, all-gather, ...) in flight at once.
+  int64_t max_in_flight_per_kind = 1;
+  // The most bytes live at once (PeakMemoryBytes) a schedule may reach.
+  int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
+};
+
+// What scheduling one computation did.
+struct LatencyHidingSchedule {
+  std::vector<HloInstruction*> order;
+  int64_t overlapped = 0;       // collectives with compute time between start and done
+  int64_t serialized = 0;       // collectives run without overlap to stay under the limit
+  double estimated_seconds = 0;  // the simulated clock at the end
+  int64_t peak_memory_bytes = 0;
+};
+
+// The schedule of one computation (every instruction once, operands first).
+LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation,
+                                               const LatencyHidingSchedulerOptions& options);
+
+class LatencyHidingScheduler : public HloPass {
+ public:
+  explicit LatencyHidingScheduler(LatencyHidingSchedulerOptions options) : options_(std::move(options)) {}
+  std::string_view name() const override { return "latency-hiding-scheduler"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  LatencyHidingSchedulerOptions options_;
+};
+
+}  // namespace jx::hlo

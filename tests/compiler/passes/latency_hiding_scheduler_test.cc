@@ -1,0 +1,201 @@
+// The latency-hiding scheduler: starts early and dones late where the dependencies allow
+// (independent compute between them), never where they do not, one collective of a kind in
+// flight by default, and a memory limit that forbids an overlap a looser one allows.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
+#include "jx/compiler/passes/latency_hiding_scheduler.h"
+
+namespace jx::hlo {
+namespace {
+
+std::unique_ptr<HloModule> Parse(std::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(VerifyHloModule(**module).ok()) << VerifyHloModule(**module);
+  return *std::move(module);
+}
+
+// Collectives take 10 us on the network, dots 4 us, everything else nothing.
+LatencyHidingSchedulerOptions Options() {
+  LatencyHidingSchedulerOptions options;
+  options.estimate_seconds = [](const HloInstruction& instr) {
+    if (IsAsyncCollectiveStart(instr.opcode())) return 10e-6;
+    if (instr.opcode() == HloOpcode::kDot) return 4e-6;
+    return 0.0;
+  };
+  return options;
+}
+
+int64_t PositionOf(const std::vector<HloInstruction*>& order, std::string_view name) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i]->name() == name) return static_cast<int64_t>(i);
+  }
+  ADD_FAILURE() << name << " is not scheduled";
+  return -1;
+}
+
+constexpr std::string_view kSum = R"(HloModule m
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+)";
+
+// %ar's all-reduce of p; %d1 = w @ w needs none of it; %d2 consumes the all-reduce.
+constexpr std::string_view kIndependentDot = R"(
+ENTRY %main (p: f32[64,64], w: f32[64,64]) -> (f32[64,64], f32[64,64]) {
+  %p = f32[64,64]{1,0} parameter(0)
+  %w = f32[64,64]{1,0} parameter(1)
+  %ars = f32[64,64]{1,0} all-reduce-start(f32[64,64]{1,0} %p), replica_groups={{0,1}}, to_apply=%sum
+  %ard = f32[64,64]{1,0} all-reduce-done(f32[64,64]{1,0} %ars)
+  %d2 = f32[64,64]{1,0} dot(f32[64,64]{1,0} %ard, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %d1 = f32[64,64]{1,0} dot(f32[64,64]{1,0} %w, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (f32[64,64]{1,0}, f32[64,64]{1,0}) tuple(f32[64,64]{1,0} %d1, f32[64,64]{1,0} %d2)
+}
+)";
+
+TEST(LatencyHidingSchedulerTest, IndependentComputeRunsBetweenStartAndDone) {
+  auto module = Parse(std::string(kSum) + std::string(kIndependentDot));
+  const HloComputation& entry = *module->entry_computation();
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, Options());
+  ASSERT_EQ(s.order.size(), static_cast<size_t>(entry.instruction_count()));
+  EXPECT_LT(PositionOf(s.order, "ars"), PositionOf(s.order, "d1"));
+  EXPECT_LT(PositionOf(s.order, "d1"), PositionOf(s.order, "ard"));
+  // The dot that consumes the result waits for the done.
+  EXPECT_LT(PositionOf(s.order, "ard"), PositionOf(s.order, "d2"));
+  EXPECT_EQ(s.overlapped, 1);
+  // 4 us of the 10 us collective hidden: 10 + 4 instead of 10 + 4 + 4.
+  EXPECT_NEAR(s.estimated_seconds, 14e-6, 1e-12);
+
+  LatencyHidingScheduler pass(Options());
+  absl::StatusOr<bool> changed = pass.Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  const std::vector<HloInstruction*> order = entry.MakeSequentialOrder();
+  EXPECT_LT(PositionOf(order, "d1"), PositionOf(order, "ard"));
+  EXPECT_LT(PositionOf(order, "ars"), PositionOf(order, "d1"));
+  EXPECT_FALSE(*pass.Run(module.get()));  // a second run keeps the order
+}
+
+TEST(LatencyHidingSchedulerTest, NoOverlapWhereEverythingDependsOnTheCollective) {
+  auto module = Parse(std::string(kSum) + R"(
+ENTRY %main (p: f32[64,64], w: f32[64,64]) -> f32[64,64] {
+  %p = f32[64,64]{1,0} parameter(0)
+  %w = f32[64,64]{1,0} parameter(1)
+  %ars = f32[64,64]{1,0} all-reduce-start(f32[64,64]{1,0} %p), replica_groups={{0,1}}, to_apply=%sum
+  %ard = f32[64,64]{1,0} all-reduce-done(f32[64,64]{1,0} %ars)
+  ROOT %d2 = f32[64,64]{1,0} dot(f32[64,64]{1,0} %ard, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), Options());
+  EXPECT_EQ(s.overlapped, 0);
+  EXPECT_LT(PositionOf(s.order, "ard"), PositionOf(s.order, "d2"));
+  EXPECT_NEAR(s.estimated_seconds, 14e-6, 1e-12);  // the whole collective exposed
+}
+
+// Two all-reduces and two all-gathers of independent values, and a dot of neither.
+constexpr std::string_view kTwoOfEachKind = R"(
+ENTRY %main (p: f32[64,64], q: f32[64,64], w: f32[64,64]) -> (f32[64,64], f32[64,64], f32[128,64], f32[128,64], f32[64,64]) {
+  %p = f32[64,64]{1,0} parameter(0)
+  %q = f32[64,64]{1,0} parameter(1)
+  %w = f32[64,64]{1,0} parameter(2)
+  %ar1s = f32[64,64]{1,0} all-reduce-start(f32[64,64]{1,0} %p), replica_groups={{0,1}}, to_apply=%sum
+  %ar1d = f32[64,64]{1,0} all-reduce-done(f32[64,64]{1,0} %ar1s)
+  %ar2s = f32[64,64]{1,0} all-reduce-start(f32[64,64]{1,0} %q), replica_groups={{0,1}}, to_apply=%sum
+  %ar2d = f32[64,64]{1,0} all-reduce-done(f32[64,64]{1,0} %ar2s)
+  %ag1s = (f32[64,64]{1,0}, f32[128,64]{1,0}) all-gather-start(f32[64,64]{1,0} %p), replica_groups={{0,1}}, dimensions={0}
+  %ag1d = f32[128,64]{1,0} all-gather-done((f32[64,64]{1,0}, f32[128,64]{1,0}) %ag1s)
+  %ag2s = (f32[64,64]{1,0}, f32[128,64]{1,0}) all-gather-start(f32[64,64]{1,0} %q), replica_groups={{0,1}}, dimensions={0}
+  %ag2d = f32[128,64]{1,0} all-gather-done((f32[64,64]{1,0}, f32[128,64]{1,0}) %ag2s)
+  %d = f32[64,64]{1,0} dot(f32[64,64]{1,0} %w, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (f32[64,64]{1,0}, f32[64,64]{1,0}, f32[128,64]{1,0}, f32[128,64]{1,0}, f32[64,64]{1,0}) tuple(%ar1d, %ar2d, %ag1d, %ag2d, %d)
+}
+)";
+
+// How many collectives of each kind are in flight at most along the order.
+std::map<HloOpcode, int> MaxInFlight(const std::vector<HloInstruction*>& order) {
+  std::map<HloOpcode, int> now, most;
+  for (const HloInstruction* instr : order) {
+    const HloOpcode kind = SyncCollectiveOpcode(instr->opcode());
+    if (IsAsyncCollectiveStart(instr->opcode())) most[kind] = std::max(most[kind], ++now[kind]);
+    if (IsAsyncCollectiveDone(instr->opcode())) --now[kind];
+  }
+  return most;
+}
+
+TEST(LatencyHidingSchedulerTest, OneCollectiveOfEachKindInFlightByDefault) {
+  auto module = Parse(std::string(kSum) + std::string(kTwoOfEachKind));
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), Options());
+  std::map<HloOpcode, int> most = MaxInFlight(s.order);
+  EXPECT_EQ(most[HloOpcode::kAllReduce], 1);
+  EXPECT_EQ(most[HloOpcode::kAllGather], 1);
+  // Kinds overlap each other: an all-gather starts while an all-reduce is in flight.
+  EXPECT_LT(PositionOf(s.order, "ag1s"), PositionOf(s.order, "ar1d"));
+
+  LatencyHidingSchedulerOptions two = Options();
+  two.max_in_flight_per_kind = 2;
+  most = MaxInFlight(ScheduleForLatencyHiding(*module->entry_computation(), two).order);
+  EXPECT_EQ(most[HloOpcode::kAllReduce], 2);
+  EXPECT_EQ(most[HloOpcode::kAllGather], 2);
+
+  LatencyHidingSchedulerOptions none = Options();
+  none.max_in_flight_per_kind = 0;
+  EXPECT_FALSE(LatencyHidingScheduler(none).Run(module.get()).ok());
+}
+
+TEST(LatencyHidingSchedulerTest, ATightMemoryLimitForbidsTheOverlapALooseOneAllows) {
+  // The all-reduce of a 1 MiB value overlapping a dot keeps both the collective's buffers
+  // and the dot's live at once.
+  auto module = Parse(std::string(kSum) + R"(
+ENTRY %main (p: f32[512,512], w: f32[64,64]) -> (f32[64,64], f32[64,64]) {
+  %p = f32[512,512]{1,0} parameter(0)
+  %w = f32[64,64]{1,0} parameter(1)
+  %e = f32[512,512]{1,0} exponential(f32[512,512]{1,0} %p)
+  %ars = f32[512,512]{1,0} all-reduce-start(f32[512,512]{1,0} %e), replica_groups={{0,1}}, to_apply=%sum
+  %ard = f32[512,512]{1,0} all-reduce-done(f32[512,512]{1,0} %ars)
+  %sl = f32[64,64]{1,0} slice(f32[512,512]{1,0} %ard), slice={[0:64], [0:64]}
+  %d1 = f32[64,64]{1,0} dot(f32[64,64]{1,0} %w, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %d2 = f32[64,64]{1,0} dot(f32[64,64]{1,0} %d1, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (f32[64,64]{1,0}, f32[64,64]{1,0}) tuple(f32[64,64]{1,0} %sl, f32[64,64]{1,0} %d2)
+}
+)");
+  const HloComputation& entry = *module->entry_computation();
+  const LatencyHidingSchedule loose = ScheduleForLatencyHiding(entry, Options());
+  EXPECT_EQ(loose.overlapped, 1);
+  EXPECT_EQ(loose.serialized, 0);
+  EXPECT_LT(PositionOf(loose.order, "d1"), PositionOf(loose.order, "ard"));
+
+  // The serialized order's peak: the limit just below what the overlap needs.
+  LatencyHidingSchedulerOptions tight = Options();
+  tight.memory_limit_bytes = loose.peak_memory_bytes - 1;
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, tight);
+  EXPECT_LE(s.peak_memory_bytes, tight.memory_limit_bytes);
+  EXPECT_EQ(s.overlapped, 0);
+  EXPECT_EQ(s.serialized, 1);
+  EXPECT_EQ(PositionOf(s.order, "ard"), PositionOf(s.order, "ars") + 1);
+  EXPECT_EQ(PeakMemoryBytes(entry, s.order), s.peak_memory_bytes);
+  EXPECT_GT(s.estimated_seconds, loose.estimated_seconds);
+
+  // A limit no order meets: the computation keeps the order it had (logged under
+  // JX_LOG_COMPILES), nothing overlapped.
+  LatencyHidingSchedulerOptions impossible = Options();
+  impossible.memory_limit_bytes = 1;
+  const LatencyHidingSchedule kept = ScheduleForLatencyHiding(entry, impossible);
+  EXPECT_EQ(kept.order, entry.MakeSequentialOrder());
+  EXPECT_EQ(kept.overlapped, 0);
+  EXPECT_EQ(kept.serialized, 1);
+}
+
+}  // namespace
+}  // namespace jx::hlo

@@ -1,0 +1,164 @@
+// A pod's step in simulated time: a synchronous collective holds its chips; an asynchronous
+// one (start/done) runs on the ICI lane while the chips compute, and only the wait at the
+// done is exposed; a collective-permute synchronizes each source with its target only; the
+// report prints overlapped against exposed time.
+#include "jx/devices/tpu/pod_step.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace jx::tpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+InstructionCost Compute(std::string name, double seconds) {
+  return {.name = std::move(name), .opcode = "fusion", .unit = "vpu", .seconds = seconds, .bound_by = "compute"};
+}
+InstructionCost Network(std::string name, std::string opcode, double seconds) {
+  return {.name = std::move(name), .opcode = std::move(opcode), .unit = "ici", .seconds = seconds, .bound_by = ""};
+}
+
+CostAnalysis Costs(std::vector<InstructionCost> rows) {
+  CostAnalysis cost;
+  for (const InstructionCost& r : rows) cost.predicted_seconds += r.seconds;
+  cost.instructions = std::move(rows);
+  return cost;
+}
+
+const std::vector<std::vector<int64_t>> kAllFour = {{0, 1, 2, 3}};
+
+TEST(PodStepTest, ASynchronousCollectiveIsAllExposed) {
+  // a (4 us), all-reduce (10 us), b (4 us).
+  const CostAnalysis cost = Costs({Compute("a", 4e-6), Network("ar", "all-reduce", 10e-6), Compute("b", 4e-6)});
+  std::vector<PodStepRow> rows(3);
+  rows[1].groups = kAllFour;
+  const PodTimelines step = SchedulePodStep(cost, rows, {0, 0, 0, 0}, 0);
+  for (int p = 0; p < 4; ++p) {
+    EXPECT_NEAR(step.chips[p].seconds, 18e-6, 1e-15);
+    EXPECT_NEAR(step.chips[p].busy.ici, 10e-6, 1e-15);
+    EXPECT_NEAR(step.exposed_seconds[p], 10e-6, 1e-15);
+  }
+  ASSERT_EQ(step.collectives.size(), 1u);
+  EXPECT_EQ(step.collectives[0].row, &cost.instructions[1]);
+  EXPECT_EQ(step.collectives[0].runs, 1);
+  EXPECT_NEAR(step.collectives[0].exposed_seconds, 10e-6, 1e-15);
+}
+
+TEST(PodStepTest, IndependentComputeHidesAnAsynchronousCollective) {
+  // start (10 us on the ICI), a (4 us) beside it, done, b (4 us).
+  const CostAnalysis cost = Costs({Network("ars", "all-reduce-start", 10e-6), Compute("a", 4e-6),
+                                   Network("ard", "all-reduce-done", 0), Compute("b", 4e-6)});
+  std::vector<PodStepRow> rows(4);
+  rows[0].groups = kAllFour;
+  rows[0].async_start = true;
+  rows[2].start_row = 0;
+  const PodTimelines step = SchedulePodStep(cost, rows, {0, 0, 0, 0}, 0);
+  for (int p = 0; p < 4; ++p) {
+    SCOPED_TRACE(p);
+    // 14 us instead of the rows' 18: a's 4 us ran while the collective did.
+    EXPECT_NEAR(step.chips[p].seconds, 14e-6, 1e-15);
+    EXPECT_NEAR(step.exposed_seconds[p], 6e-6, 1e-15);
+    EXPECT_NEAR(step.idle_seconds[p], 0, 1e-15);
+    // The collective on the ICI lane from 0, a on the VPU from 0: side by side.
+    ASSERT_GE(step.chips[p].instructions.size(), 2u);
+    EXPECT_EQ(step.chips[p].instructions[0].lane, "ICI");
+    EXPECT_DOUBLE_EQ(step.chips[p].instructions[0].start_seconds, 0);
+    EXPECT_EQ(step.chips[p].instructions[1].lane, "VPU");
+    EXPECT_DOUBLE_EQ(step.chips[p].instructions[1].start_seconds, 0);
+  }
+  ASSERT_EQ(step.collectives.size(), 1u);
+  EXPECT_NEAR(step.collectives[0].seconds, 10e-6, 1e-15);
+  EXPECT_NEAR(step.collectives[0].exposed_seconds, 6e-6, 1e-15);
+
+  // The same rows with the done before a (a consumes the result): nothing hidden.
+  const CostAnalysis dependent = Costs({Network("ars", "all-reduce-start", 10e-6), Network("ard", "all-reduce-done", 0),
+                                        Compute("a", 4e-6), Compute("b", 4e-6)});
+  std::vector<PodStepRow> dependent_rows(4);
+  dependent_rows[0] = rows[0];
+  dependent_rows[1].start_row = 0;
+  const PodTimelines waits = SchedulePodStep(dependent, dependent_rows, {0, 0, 0, 0}, 0);
+  EXPECT_NEAR(waits.chips[0].seconds, 18e-6, 1e-15);
+  EXPECT_NEAR(waits.collectives[0].exposed_seconds, 10e-6, 1e-15);
+}
+
+TEST(PodStepTest, ALatePartnerIsIdleTimeNotCommunication) {
+  const CostAnalysis cost = Costs({Network("ars", "all-reduce-start", 10e-6), Compute("a", 4e-6),
+                                   Network("ard", "all-reduce-done", 0)});
+  std::vector<PodStepRow> rows(3);
+  rows[0].groups = kAllFour;
+  rows[0].async_start = true;
+  rows[2].start_row = 0;
+  // Chip 3 starts 20 us late: the collective begins at 20 us for everyone.
+  const PodTimelines step = SchedulePodStep(cost, rows, {0, 0, 0, 20e-6}, 0);
+  EXPECT_NEAR(step.chips[0].start_seconds + step.chips[0].seconds, 30e-6, 1e-15);
+  EXPECT_NEAR(step.chips[3].start_seconds + step.chips[3].seconds, 30e-6, 1e-15);
+  EXPECT_NEAR(step.idle_seconds[0], 16e-6, 1e-15);  // from a's end (4 us) to the start (20 us)
+  EXPECT_NEAR(step.exposed_seconds[0], 10e-6, 1e-15);
+  EXPECT_NEAR(step.idle_seconds[3], 0, 1e-15);
+  EXPECT_NEAR(step.exposed_seconds[3], 6e-6, 1e-15);
+  EXPECT_NEAR(step.collectives[0].exposed_seconds, 10e-6, 1e-15);  // the chip that waited longest
+}
+
+TEST(PodStepTest, CollectivePermuteSynchronizesEachPairOnly) {
+  const CostAnalysis cost = Costs({Network("cp", "collective-permute", 2e-6)});
+  std::vector<PodStepRow> rows(1);
+  rows[0].groups = {{0, 1}, {2, 3}};  // 0 -> 1, 2 -> 3
+  const PodTimelines step = SchedulePodStep(cost, rows, {0, 0, 0, 5e-6}, 0);
+  // Chips 0 and 1 do not wait for chip 3.
+  EXPECT_NEAR(step.chips[0].seconds, 2e-6, 1e-15);
+  EXPECT_NEAR(step.chips[1].seconds, 2e-6, 1e-15);
+  EXPECT_NEAR(step.idle_seconds[0], 0, 1e-15);
+  EXPECT_NEAR(step.idle_seconds[2], 5e-6, 1e-15);
+  EXPECT_NEAR(step.chips[2].seconds, 7e-6, 1e-15);
+}
+
+TEST(PodStepTest, ALoopsCollectiveRunsOncePerTrip) {
+  // A loop whose row stands for 3 trips of its body: compute (2 us), all-reduce (5 us).
+  const CostAnalysis cost = Costs({Compute("before", 1e-6), {.name = "while.1", .opcode = "while", .unit = "ici",
+                                                             .seconds = 21e-6, .bound_by = ""}});
+  auto loop = std::make_shared<PodStepLoop>();
+  loop->trips = 3;
+  loop->costs = {Compute("body.a", 2e-6), Network("body.ar", "all-reduce", 5e-6)};
+  loop->rows.resize(2);
+  loop->rows[1].groups = kAllFour;
+  std::vector<PodStepRow> rows(2);
+  rows[1].loop = loop;
+  // Chip 1 starts 1 us late: every trip's all-reduce waits for it once, the first.
+  const PodTimelines step = SchedulePodStep(cost, rows, {0, 1e-6, 0, 0}, 0);
+  ASSERT_EQ(step.collectives.size(), 1u);
+  EXPECT_EQ(step.collectives[0].row, &loop->costs[1]);
+  EXPECT_EQ(step.collectives[0].runs, 3);
+  EXPECT_NEAR(step.collectives[0].seconds, 15e-6, 1e-15);
+  EXPECT_NEAR(step.collectives[0].exposed_seconds, 15e-6, 1e-15);
+  EXPECT_NEAR(step.chips[0].start_seconds + step.chips[0].seconds, 23e-6, 1e-15);
+  EXPECT_NEAR(step.idle_seconds[0], 1e-6, 1e-15);
+  EXPECT_NEAR(step.chips[0].busy.ici, 15e-6, 1e-15);
+  EXPECT_NEAR(step.chips[0].busy.vpu, 7e-6, 1e-15);
+}
+
+TEST(PodStepTest, ReportPrintsOverlappedAndExposedTime) {
+  StepReport report;
+  report.what = "jit(f)";
+  report.wall_seconds = 14e-6;
+  report.chips.push_back({.chip = "TPU_0", .end_seconds = 14e-6, .compute_seconds = 8e-6,
+                          .communication_seconds = 10e-6, .exposed_communication_seconds = 6e-6});
+  report.collectives.push_back({.name = "all-reduce-start.1", .kind = "all-reduce", .runs = 1, .bytes = 4096,
+                                .seconds = 10e-6, .exposed_seconds = 6e-6, .algorithm = "bidi ring"});
+  report.links.push_back({.link = "chip 0 -> chip 1", .bytes = 4096, .busy_seconds = 10e-6, .exposed_seconds = 6e-6});
+  EXPECT_NEAR(report.communication_seconds(), 10e-6, 1e-15);
+  EXPECT_NEAR(report.exposed_communication_seconds(), 6e-6, 1e-15);
+  EXPECT_NEAR(report.overlapped_communication_seconds(), 4e-6, 1e-15);
+  const std::string text = report.ToString();
+  EXPECT_THAT(text, HasSubstr("communication 10.000 us: exposed 6.000 us, overlapped 4.000 us"));
+  EXPECT_THAT(text, HasSubstr("all-reduce-start.1 (all-reduce, 1 run, 4096 bytes): 10.000 us, exposed 6.000 us, "
+                              "overlapped 4.000 us; bidi ring"));
+  EXPECT_THAT(text, HasSubstr("link chip 0 -> chip 1: 4096 bytes, busy 10.000 us, exposed 6.000 us"));
+}
+
+}  // namespace
+}  // namespace jx::tpu
