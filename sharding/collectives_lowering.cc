@@ -33,23 +33,12 @@ namespace {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-// A channel id no collective of the module has yet.
-int64_t NextChannelId(LowerContext& ctx) {
-  int64_t next = 1;
-  for (const hlo::HloComputation* c : ctx.module().computations()) {
-    for (const HloInstruction* instr : c->instructions()) {
-      if (instr->has_channel_id()) next = std::max(next, instr->channel_id() + 1);
-    }
-  }
-  return next;
-}
-
 absl::StatusOr<hlo::HloComputation*> ScalarReducer(LowerContext& ctx, HloOpcode op, hlo::PrimitiveType type) {
   return ctx.ScalarBinaryComputation(op, type, StrCat(hlo::HloOpcodeString(op), "_reducer"));
 }
 
 hlo::HloBuilder::CollectiveOptions Groups(LowerContext& ctx) {
-  return {ReplicaGroups(ctx.params()), NextChannelId(ctx)};
+  return {ReplicaGroups(ctx.params()), ctx.NewChannelId()};
 }
 
 LowerRule AllReduceRule(HloOpcode op) {
@@ -110,7 +99,7 @@ absl::Status AllToAllRule(LowerContext& ctx) {
   ydims[split] = in[split] / n;
   ydims.insert(ydims.begin() + split, n);
   HLO_ASSIGN_OR_RETURN(HloInstruction * y, b.Reshape(x, ydims));
-  HLO_ASSIGN_OR_RETURN(y, b.AllToAll(y, split, {groups, NextChannelId(ctx)}));
+  HLO_ASSIGN_OR_RETURN(y, b.AllToAll(y, split, {groups, ctx.NewChannelId()}));
   // Member i's block now sits at index i of the group dimension: move it before the concat
   // dimension (y's numbering) and merge the two.
   const int64_t target = concat + (concat >= split ? 1 : 0);
@@ -136,7 +125,7 @@ absl::Status AllToAllRule(LowerContext& ctx) {
 
 absl::Status PpermuteRule(LowerContext& ctx) {
   HLO_ASSIGN_OR_RETURN(HloInstruction * y,
-                       ctx.builder().CollectivePermute(ctx.operand(0), PermutePairs(ctx.params()), NextChannelId(ctx)));
+                       ctx.builder().CollectivePermute(ctx.operand(0), PermutePairs(ctx.params()), ctx.NewChannelId()));
   ctx.SetOutputs({y});
   return absl::OkStatus();
 }

@@ -21,6 +21,7 @@ LowerContext::LowerContext(lower_internal::Lowerer& lowerer, hlo::HloBuilder& bu
       name_stack_(std::move(name_stack)) {}
 
 hlo::HloModule& LowerContext::module() { return *lowerer_.module(); }
+int64_t LowerContext::NewChannelId() { return lowerer_.NewChannelId(); }
 
 const std::string& LowerContext::platform() const { return lowerer_.platform(); }
 

@@ -56,6 +56,8 @@ class LowerContext {
 
   hlo::HloBuilder& builder() { return builder_; }
   hlo::HloModule& module();
+  // A channel id no collective of the module has yet (collectives' lowering rules).
+  int64_t NewChannelId();
   // The platform being lowered for ("cpu", "tpu"; LowerOptions::platform).
   const std::string& platform() const;
   // The enclosing scopes ("jit(f)", "jit(f)/while/body"); op_name() appends the primitive.

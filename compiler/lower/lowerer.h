@@ -1,6 +1,7 @@
 // The lowering driver shared by LowerJaxpr and LowerContext (internal to compiler/lower).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,8 @@ class Lowerer {
   hlo::HloModule* module() const { return module_; }
   // The target platform: which of a primitive's per-platform lowering rules apply.
   const std::string& platform() const { return platform_; }
+  // A channel id no collective of the module has yet (one lowerer makes a module's ids).
+  int64_t NewChannelId() { return next_channel_id_++; }
 
   // Emits jaxpr's equations into builder on args (one per invar). Constvars read
   // const_args when given (one per constvar), else the ClosedJaxpr's consts as constants.
@@ -30,6 +33,7 @@ class Lowerer {
  private:
   hlo::HloModule* module_;
   std::string platform_;
+  int64_t next_channel_id_ = 1;
 };
 
 }  // namespace jx::lower_internal

@@ -43,7 +43,7 @@ std::string AllReduceTally::ToString() const {
   return out;
 }
 
-AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std::string, CollectiveTiming>& timings) {
+AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std::string, std::shared_ptr<const CollectiveTiming>>& timings) {
   const hlo::ComputationRuns runs = hlo::CountComputationRuns(module);
   AllReduceTally tally;
   std::vector<hlo::HloComputation*> order = module.MakeComputationPostOrder();
@@ -60,8 +60,8 @@ AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std:
                       .seconds = 0,
                       .algorithm = {}};
       if (auto it = timings.find(instr->name()); it != timings.end()) {
-        a.seconds = it->second.seconds;
-        a.algorithm = it->second.algorithm;
+        a.seconds = it->second->seconds;
+        a.algorithm = it->second->algorithm;
       }
       tally.all_reduces.push_back(std::move(a));
     }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,6 @@ struct AllReduceTally {
 };
 
 // timings: the collectives' times by instruction name (IciCollectiveTimer::timings()).
-AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std::string, CollectiveTiming>& timings);
+AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std::string, std::shared_ptr<const CollectiveTiming>>& timings);
 
 }  // namespace jx::tpu

@@ -42,7 +42,7 @@ AllReduceTally TimeAllReduces(const hlo::HloModule& module, const TpuClient& cli
       }
     }
   }
-  return TallyAllReduces(module, timer.timings());
+  return TallyAllReduces(module, timer.shared_timings());
 }
 
 }  // namespace

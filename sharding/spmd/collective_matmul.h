@@ -38,6 +38,9 @@ namespace jx::spmd {
 
 enum class CollectiveMatmulMode { kAuto, kOn, kOff };
 
+// Under kAuto, collective matmuls of more steps than this are not taken (they are unrolled).
+inline constexpr int64_t kMaxAutoCollectiveMatmulSteps = 16;
+
 // JX_COLLECTIVE_MATMUL: unset or "auto" -> kAuto, "on" -> kOn, "off" -> kOff; anything else
 // throws ValueError naming the variable and the values it takes.
 CollectiveMatmulMode CollectiveMatmulModeFromEnv();
