@@ -7,6 +7,9 @@
 // splits 576 ways, so FSDP spans 64 chips and the 9 replicas are pure data parallelism).
 // Each plan is printed once.
 //   --layers=N plans an N-layer model of the same width (quicker looks at the report).
+//   --remat rematerializes each layer (TransformerConfig::remat). Today the plan's HBM peak
+//   barely drops with it: the HLO schedule runs the recomputation early (no memory-aware
+//   scheduler yet), so the recomputed activations are live at once.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -25,6 +28,7 @@ namespace {
 using jx::nn::models::TransformerConfig;
 
 int64_t g_layers = 80;
+bool g_remat = false;
 
 struct PodCase {
   const char* generation;
@@ -35,6 +39,7 @@ struct PodCase {
 void PlanStep(benchmark::State& state, const PodCase& c) {
   TransformerConfig cfg = TransformerConfig::Llama70B(c.batch);
   cfg.num_layers = g_layers;
+  cfg.remat = g_remat;
   const auto made = std::chrono::steady_clock::now();
   jx::tpu::Pod pod = jx::tpu::make_pod(c.generation, c.torus);
   if (c.replica > 1) cfg.replica_axis = "replica";
@@ -80,6 +85,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--layers=", 9) == 0) {
       g_layers = std::atoll(argv[i] + 9);
+    } else if (std::strcmp(argv[i], "--remat") == 0) {
+      g_remat = true;
     } else {
       rest.push_back(argv[i]);
     }

@@ -91,6 +91,15 @@ std::string PodPlan::ToString(size_t max_lines) const {
                           static_cast<int>(sorted.size() - lines));
     line(sorted.back());
   }
+  if (!costliest_instructions.empty()) {
+    absl::StrAppendFormat(&out, "costliest instructions:\n");
+    for (size_t i = 0; i < std::min(costliest_instructions.size(), max_lines); ++i) {
+      const InstructionCost& c = costliest_instructions[i];
+      absl::StrAppendFormat(&out, "  %-28s %-14s %12s on %s, %s bound, %.4g FLOPs, %s\n", c.name, c.opcode,
+                            Seconds(c.seconds), c.unit, c.bound_by.empty() ? "?" : c.bound_by, c.flops,
+                            Bytes(c.bytes));
+    }
+  }
   if (!step.collectives.empty()) {
     std::vector<const CollectiveStepEntry*> costliest;
     for (const CollectiveStepEntry& c : step.collectives) costliest.push_back(&c);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "jx/devices/tpu/pod_step.h"
 
@@ -33,6 +34,9 @@ struct PodPlan {
   int64_t hbm_peak_bytes = 0;      // the largest per-chip HBM high-water mark
   int64_t hbm_capacity_bytes = 0;  // one chip's HBM
   bool fits() const { return hbm_peak_bytes <= hbm_capacity_bytes; }
+  // The per-device program's costliest instructions (collectives excluded), slowest first: what
+  // the compute time is made of.
+  std::vector<InstructionCost> costliest_instructions;
   int64_t num_timeline_classes = 0;  // chips with distinct timelines (scheduled once each)
   double planning_seconds = 0;     // host time to trace, partition, compile and plan
   // A summary: the step time and its split (compute, exposed and overlapped communication,

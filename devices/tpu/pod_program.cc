@@ -328,6 +328,12 @@ PodPlan PodProgram::Plan() const {
   plan.hbm_capacity_bytes = spec.hbm_bytes;
   plan.num_timeline_classes = classes.num_classes();
   plan.step = Report(step, classes.class_of);
+  for (const InstructionCost& row : cost_.instructions) {
+    if (row.unit != "ici" && row.seconds > 0) plan.costliest_instructions.push_back(row);
+  }
+  std::stable_sort(plan.costliest_instructions.begin(), plan.costliest_instructions.end(),
+                   [](const InstructionCost& a, const InstructionCost& b) { return a.seconds > b.seconds; });
+  if (plan.costliest_instructions.size() > 16) plan.costliest_instructions.resize(16);
   return plan;
 }
 

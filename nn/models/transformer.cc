@@ -15,6 +15,7 @@
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/transforms/api.h"
+#include "jx/transforms/checkpoint.h"
 
 namespace jx::nn::models {
 namespace jnp = jx::numpy;
@@ -95,8 +96,9 @@ TransformerConfig TransformerConfig::Llama70B(int64_t batch_size) {
 
 std::string TransformerConfig::ToString() const {
   return absl::StrFormat(
-      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params)", num_layers,
-      d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params());
+      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params%s)",
+      num_layers, d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
+      remat ? ", remat" : "");
 }
 
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key) {
@@ -132,11 +134,11 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
   const PartitionSpec activations = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
   Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, activations);
-  for (const TransformerLayer& l : params.layers) {
-    x = x + Attention(l, RmsNorm(x, l.attn_norm), cfg);
-    x = x + Mlp(l, RmsNorm(x, l.mlp_norm));
-    x = Constrain(x, mesh, activations);
-  }
+  auto block = [&cfg, mesh, &activations](const TransformerLayer& l, const Array& x0) {
+    const Array h = x0 + Attention(l, RmsNorm(x0, l.attn_norm), cfg);
+    return Constrain(h + Mlp(l, RmsNorm(h, l.mlp_norm)), mesh, activations);
+  };
+  for (const TransformerLayer& l : params.layers) x = cfg.remat ? checkpoint(block)(l, x) : block(l, x);
   return jnp::einsum("btd,dv->btv", RmsNorm(x, params.final_norm), params.unembed);
 }
 

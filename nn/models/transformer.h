@@ -48,6 +48,9 @@ struct TransformerConfig {
   int64_t batch_size = 8;  // global batch (sequences per step)
   DType dtype = bfloat16;  // parameters and activations; the loss is f32
   double learning_rate = 1e-2;
+  // Rematerialize each block in the backward pass (jax.checkpoint around a layer): only the
+  // blocks' inputs are saved, the rest is recomputed, as large models train.
+  bool remat = false;
   std::string data_axis = "data";    // FSDP + batch
   std::string model_axis = "model";  // tensor parallelism (heads, d_ff)
   // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)

@@ -1,5 +1,6 @@
 // nn::models' transformer training step: the FSDP x TP sharded step on a simulated 8-chip
 // pod computes what the unsharded step computes, and its shardings cover every leaf.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "jx/jx.h"
@@ -69,6 +70,22 @@ TEST(TransformerModelTest, AbstractParamsMatchTheRealOnes) {
   EXPECT_EQ(count, cfg.num_params());
   // Llama-2-70B's shape with full multi-head attention: about 78e9 parameters.
   EXPECT_NEAR(TransformerConfig::Llama70B().num_params(), 7.8e10, 0.1e10);
+}
+
+TEST(TransformerModelTest, RematComputesTheSameStep) {
+  TransformerConfig cfg = Tiny();
+  TransformerParams params = init_transformer(cfg, random::key(0));
+  Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  Array targets = jnp::roll(tokens, -1, 1);
+  auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  cfg.remat = true;
+  auto step = jit(TransformerTrainStep{cfg, Mesh()});
+  EXPECT_THAT(step.lower(params, tokens, targets).jaxpr().ToString(), ::testing::HasSubstr("checkpoint"));
+  auto [got_params, got_loss] = step(params, tokens, targets);
+  EXPECT_NEAR(got_loss.item<float>(), want_loss.item<float>(), 1e-6);
+  auto [got, def] = tree::flatten(got_params);
+  auto [want, want_def] = tree::flatten(want_params);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(jnp::allclose(got[i], want[i], 1e-5, 1e-6)) << def.KeyPath(i);
 }
 
 TEST(TransformerModelTest, InvalidConfigIsAValueError) {
