@@ -51,10 +51,28 @@ Arrays PartitionedEval(const ClosedJaxpr& jaxpr, const ShardingPlan& plan, const
                        const SpmdCostModel& cost, absl::Span<const Array> args, std::vector<std::string>* log,
                        std::vector<DotDecision>* decisions = nullptr);
 
+// One step of a reshard: an all_to_all moving `axes` from dim `source_dim` to dim `dim`, an
+// all_gather of `axes` off dim `dim`, or a local slice of dim `dim` by the position on `axes`.
+struct ReshardStep {
+  enum Kind { kAllToAll, kAllGather, kSlice };
+  Kind kind;
+  int64_t dim;
+  int64_t source_dim;  // kAllToAll only
+  std::vector<std::string> axes;
+};
+
+// The steps that move a value of rank `rank` from sharding `from` to `to`: all_to_alls where
+// an axis moves whole between dims, then all_gathers of the axes `to` drops, then slices.
+std::vector<ReshardStep> ReshardSteps(int64_t rank, const DimShardings& from, const DimShardings& to);
+
 // Per-device value x of a tensor of global aval `global` moved from sharding `from` to `to`
-// (inside a shard_map body over the mesh's axes).
+// (inside a shard_map body over the mesh's axes): ReshardSteps' collectives.
 Array Reshard(const Array& x, const ShapedArray& global, const DimShardings& from, const DimShardings& to,
               const Mesh& mesh);
+
+// What Reshard's collectives cost on the mesh (slices are free).
+double ReshardSeconds(const ShapedArray& global, const DimShardings& from, const DimShardings& to, const Mesh& mesh,
+                      const SpmdCostModel& cost);
 
 // The local (per-device) shape of `global` under sharding s.
 Shape LocalShape(const Shape& global, const DimShardings& s, const Mesh& mesh);

@@ -31,6 +31,17 @@ class TorusCostModel final : public SpmdCostModel {
     }
     return ici::CostCollective(client_.torus(), kind, groups, bytes).seconds;
   }
+  double RingShiftSeconds(const std::string& axis, int64_t shift, int64_t bytes) const override {
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (const std::vector<int64_t>& g : mesh_.AxisGroups({axis})) {
+      const auto n = static_cast<int64_t>(g.size());
+      for (int64_t j = 0; j < n; ++j) {
+        pairs.emplace_back(vertex_[static_cast<size_t>(g[static_cast<size_t>(j)])],
+                           vertex_[static_cast<size_t>(g[static_cast<size_t>(((j + shift) % n + n) % n)])]);
+      }
+    }
+    return ici::CostPermute(client_.torus(), pairs, bytes).seconds;
+  }
   double DotSeconds(double flops) const override { return flops / client_.spec().bf16_flops; }
   std::string Describe() const override {
     return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");
@@ -54,6 +65,10 @@ class HostCostModel final : public SpmdCostModel {
     const double moved = static_cast<double>(bytes) * static_cast<double>(n - 1) / static_cast<double>(n);
     const double factor = kind == ici::CollectiveKind::kAllReduce ? 2.0 : 1.0;
     return 1e-5 + factor * moved / 1e10;
+  }
+  double RingShiftSeconds(const std::string& axis, int64_t shift, int64_t bytes) const override {
+    if (mesh_.axis_size(axis) == 1 || shift % mesh_.axis_size(axis) == 0) return 0;
+    return 1e-5 + static_cast<double>(bytes) / 1e10;
   }
   double DotSeconds(double flops) const override { return flops / 1e11; }
   std::string Describe() const override { return "host (nominal 10 GB/s, 100 GFLOP/s)"; }

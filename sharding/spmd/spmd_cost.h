@@ -2,7 +2,8 @@
 // devices (the interconnect's model: devices/interconnect/collective_cost.h, on the torus of
 // the mesh's chips) and a dot's compute time on one device. The partitioner compares, for each
 // dot_general with a sharded contraction, all-gathering the operands first against multiplying
-// the shards and reducing (all-reduce or reduce-scatter) after.
+// the shards and reducing (all-reduce or reduce-scatter) after, and both against the
+// collective matmul's loop of ring shifts (collective_matmul.h).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,10 @@ class SpmdCostModel {
   // array of one group, as ici::CostCollective takes it.
   virtual double CollectiveSeconds(ici::CollectiveKind kind, const std::vector<std::string>& axes,
                                    int64_t bytes) const = 0;
+  // Seconds of a ppermute over mesh axis `axis` (every group at once) in which every device
+  // sends `bytes` to its neighbour `shift` positions on along the axis, wrapping round (a
+  // ring shift: the collective matmul's step).
+  virtual double RingShiftSeconds(const std::string& axis, int64_t shift, int64_t bytes) const = 0;
   // Seconds of `flops` of matmul work on one device.
   virtual double DotSeconds(double flops) const = 0;
   // "v5e 4x2 torus" (for the log).
