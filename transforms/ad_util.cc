@@ -14,6 +14,14 @@ Array AddAny(const Array& a, const Array& b) {
 }
 
 Array Zeros(const ShapedArray& aval) {
+  // Under a trace, a large zero is a staged broadcast of a scalar (JAX's instantiate_zeros is
+  // lax.full): a jit over global shapes (a dry run of a pod step) holds no global-size constant.
+  constexpr int64_t kStagedZeroBytes = 1 << 16;
+  if (aval.nbytes() >= kStagedZeroBytes && CurrentInterpreter() != nullptr) {
+    static const Primitive kBroadcastInDim = Primitive::Intern("broadcast_in_dim");
+    return Bind1(kBroadcastInDim, {Zeros(ShapedArray{{}, aval.dtype, aval.weak_type})},
+                 ParamMap{{"shape", aval.shape}, {"broadcast_dimensions", std::vector<int64_t>{}}, {"sharding", ParamNone{}}});
+  }
   Array z = Array::Empty(ShapedArray{aval.shape, aval.dtype, aval.weak_type});
   if (z.nbytes() > 0) std::memset(z.mutable_data(), 0, static_cast<size_t>(z.nbytes()));
   return z;

@@ -14,7 +14,8 @@ namespace jx {
 inline const Primitive kAddAny = Primitive::Intern("add_any");
 
 Array AddAny(const Array& a, const Array& b);
-// A concrete array of zeros.
+// An array of zeros: concrete, or under a trace for 64 KiB and more a staged broadcast of a
+// scalar zero (nothing of the full size is allocated while tracing).
 Array Zeros(const ShapedArray& aval);
 // x with axis `from` moved to position `to` (a transpose; no-op when equal).
 Array MoveAxis(const Array& x, int64_t from, int64_t to);

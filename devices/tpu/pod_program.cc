@@ -5,7 +5,10 @@
 #include <thread>
 #include <utility>
 
+#include "jx/compiler/backend/cpu/buffer_assignment.h"
 #include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/cpu/masked_gather_fusion.h"
+#include "jx/compiler/backend/cpu/widened_window_fusion.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
@@ -17,6 +20,7 @@
 #include "jx/devices/cpu/cpu_program.h"
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/profiler/profiler.h"
+#include "jx/devices/tpu/chip_classes.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
 #include "jx/devices/tpu/pod_rendezvous.h"
 #include "jx/devices/tpu/tpu_client.h"
@@ -53,6 +57,35 @@ std::vector<std::vector<int64_t>> SyncGroupsOf(const hlo::HloInstruction& instr,
   return groups;
 }
 
+// Per cost row: the groups that synchronize at it (empty for rows that are not collectives).
+SyncGroups SyncGroupsOfRows(const hlo::HloModule& module, const CostAnalysis& cost, int64_t num_partitions) {
+  std::map<std::string, const hlo::HloInstruction*> by_name;
+  for (const hlo::HloInstruction* instr : module.entry_computation()->instructions()) by_name[instr->name()] = instr;
+  SyncGroups sync;
+  for (const InstructionCost& row : cost.instructions) {
+    auto it = by_name.find(row.name);
+    const bool collective = it != by_name.end() && hlo::IsCollectiveOpcode(it->second->opcode());
+    sync.push_back(collective ? SyncGroupsOf(*it->second, num_partitions) : std::vector<std::vector<int64_t>>{});
+  }
+  return sync;
+}
+
+// The optimized module's memory on one chip: buffer assignment after the host layout, as the
+// host compile computes it (loop bodies' own scratch is not counted).
+MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<bool>& donated, const std::string& what) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> clone = module.Clone();
+  if (!clone.ok()) ThrowStatus(StrCat(what, ": clone failed"), clone.status());
+  hlo::HloModule& m = **clone;
+  for (absl::StatusOr<bool> ran : {hlo::LayoutAssignment().Run(&m), cpu::WidenedWindowFusion().Run(&m),
+                                   cpu::MaskedGatherFusion().Run(&m)}) {
+    if (!ran.ok()) ThrowStatus(StrCat(what, ": planning the memory failed"), ran.status());
+  }
+  const hlo::HloComputation& entry = *m.entry_computation();
+  absl::StatusOr<cpu::BufferAssignment> assignment = cpu::BufferAssignment::Run(entry, entry.MakeSequentialOrder(), donated);
+  if (!assignment.ok()) ThrowStatus(StrCat(what, ": buffer assignment failed"), assignment.status());
+  return ToMemoryAnalysis(assignment->memory());
+}
+
 }  // namespace
 
 PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module,
@@ -66,16 +99,21 @@ PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr
       client_(client),
       chips_(std::move(chips)),
       out_avals_(std::move(out_avals)),
-      what_(std::move(what)) {
-  std::map<std::string, const hlo::HloInstruction*> by_name;
-  for (const hlo::HloInstruction* instr : module_->entry_computation()->instructions()) by_name[instr->name()] = instr;
-  for (const InstructionCost& row : cost_.instructions) {
-    auto it = by_name.find(row.name);
-    const bool collective = it != by_name.end() && hlo::IsCollectiveOpcode(it->second->opcode());
-    sync_.push_back(collective ? SyncGroupsOf(*it->second, static_cast<int64_t>(chips_.size()))
-                               : std::vector<std::vector<int64_t>>{});
-  }
-}
+      what_(std::move(what)),
+      sync_(SyncGroupsOfRows(*module_, cost_, static_cast<int64_t>(chips_.size()))) {}
+
+PodProgram::PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
+                       std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+                       std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what)
+    : module_(std::move(module)),
+      cost_(std::move(cost)),
+      memory_(memory),
+      timings_(std::move(timings)),
+      client_(client),
+      chips_(std::move(chips)),
+      out_avals_(std::move(out_avals)),
+      what_(std::move(what)),
+      sync_(SyncGroupsOfRows(*module_, cost_, static_cast<int64_t>(chips_.size()))) {}
 
 PodProgram::~PodProgram() = default;
 
@@ -117,6 +155,10 @@ Arrays PodProgram::Execute(absl::Span<const Array> args) const {
 
 std::vector<Arrays> PodProgram::ExecuteShards(const std::vector<Arrays>& args) const {
   const size_t n = chips_.size();
+  if (host_ == nullptr) {
+    throw ValueError(StrCat(what_, " was planned, not compiled (a dry run from shapes): it has no program to run; "
+                            "compile it from the same lowering to run it"));
+  }
   const std::vector<hlo::Shape>& params = host_->argument_shapes();
   if (args.size() != n) {
     throw ValueError(StrCat(what_, ": the program runs on ", n, " chips; got arguments for ", args.size()));
@@ -230,6 +272,11 @@ StepReport PodProgram::AdvanceClocks() const {
     }
   }
   report.wall_seconds = last - first;
+  AddLinkTraffic(&report);
+  return report;
+}
+
+void PodProgram::AddLinkTraffic(StepReport* report) const {
   // Link bytes: every top-level collective's (each runs once per step).
   std::map<int64_t, int64_t> link_bytes;
   for (const InstructionCost& row : cost_.instructions) {
@@ -239,11 +286,94 @@ StepReport PodProgram::AdvanceClocks() const {
   }
   const ici::Torus& torus = client_.torus();
   for (const auto& [link, bytes] : link_bytes) {
-    report.links.push_back({torus.Describe(torus.links()[link]), bytes});
+    report->links.push_back({torus.Describe(torus.links()[link]), bytes});
   }
-  std::stable_sort(report.links.begin(), report.links.end(),
+  std::stable_sort(report->links.begin(), report->links.end(),
                    [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
-  return report;
+}
+
+PodPlan PodProgram::Plan() const {
+  const size_t n = chips_.size();
+  const std::vector<double> starts(n, 0.0);
+  const ChipClasses classes = GroupIdenticalChips(sync_, starts);
+  const PodTimelines step =
+      SchedulePodStep(cost_, classes.sync, classes.RepresentativeStarts(starts), chips_[0]->spec().hbm_bandwidth);
+  const TpuChipSpec& spec = client_.spec();
+  PodPlan plan;
+  plan.what = what_;
+  plan.pod = client_.torus().ToString();
+  plan.num_chips = static_cast<int64_t>(n);
+  plan.flops_per_chip = cost_.flops;
+  plan.peak_flops_per_chip = spec.bf16_flops;
+  plan.hbm_peak_bytes = memory_.peak_memory_in_bytes;
+  plan.hbm_capacity_bytes = spec.hbm_bytes;
+  plan.num_timeline_classes = classes.num_classes();
+  StepReport& report = plan.step;
+  report.what = what_;
+  report.chips.reserve(n);
+  for (size_t p = 0; p < n; ++p) {
+    const int64_t c = classes.class_of[p];
+    const StepTimeline& t = step.chips[c];
+    ChipStepReport r;
+    r.chip = chips_[p]->ToString();
+    r.start_seconds = t.start_seconds;
+    r.end_seconds = t.start_seconds + t.seconds;
+    r.communication_seconds = t.busy.ici;
+    r.idle_seconds = step.idle_seconds[c];
+    r.compute_seconds = t.seconds - t.busy.ici - r.idle_seconds;
+    r.hbm_high_water_bytes = memory_.peak_memory_in_bytes;
+    report.wall_seconds = std::max(report.wall_seconds, r.end_seconds);
+    report.chips.push_back(std::move(r));
+  }
+  // The collectives, each run once, synchronous today: all of their time is exposed.
+  std::map<std::string, const hlo::HloInstruction*> by_name;
+  for (const hlo::HloInstruction* instr : module_->entry_computation()->instructions()) by_name[instr->name()] = instr;
+  for (const InstructionCost& row : cost_.instructions) {
+    auto timing = timings_.find(row.name);
+    auto instr = by_name.find(row.name);
+    if (timing == timings_.end() || instr == by_name.end() || row.unit != "ici") continue;
+    report.collectives.push_back({.name = row.name,
+                                  .kind = row.opcode,
+                                  .runs = 1,
+                                  .bytes = hlo::ShapeUtil::ByteSizeOf(instr->second->shape()),
+                                  .seconds = row.seconds,
+                                  .exposed_seconds = row.seconds,
+                                  .algorithm = timing->second.algorithm});
+  }
+  AddLinkTraffic(&report);
+  return plan;
+}
+
+namespace {
+
+// The TPU pipeline and the cost model on the pod (collectives timed on its torus).
+CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, const std::vector<const TpuChip*>& chips,
+                             const std::string& what, std::map<std::string, CollectiveTiming>* timings) {
+  const TpuChipSpec& spec = client.spec();
+  hlo::HloPassPipeline pipeline("tpu");
+  AddTpuPasses(pipeline, TpuTargetOptions(spec));
+  if (absl::StatusOr<bool> ran = pipeline.Run(module); !ran.ok()) {
+    ThrowStatus(StrCat(what, ": optimization for ", chips.size(), " ", spec.generation, " chips failed"), ran.status());
+  }
+  IciCollectiveTimer timer(client.torus(), chips);
+  absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec, &timer);
+  if (!cost.ok()) ThrowStatus(StrCat(what, ": TPU cost analysis failed"), cost.status());
+  *timings = timer.timings();
+  return *std::move(cost);
+}
+
+}  // namespace
+
+std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
+                                                 std::vector<const TpuChip*> chips,
+                                                 std::vector<ShapedArray> out_avals, std::string what,
+                                                 std::vector<bool> donated) {
+  if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
+  std::map<std::string, CollectiveTiming> timings;
+  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, &timings);
+  const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
+  return std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
+                                      std::move(chips), std::move(out_avals), std::move(what));
 }
 
 std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
@@ -251,15 +381,8 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
                                                     std::vector<ShapedArray> out_avals, std::string what,
                                                     std::vector<bool> donated) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
-  const TpuChipSpec& spec = client.spec();
-  hlo::HloPassPipeline pipeline("tpu");
-  AddTpuPasses(pipeline, TpuTargetOptions(spec));
-  if (absl::StatusOr<bool> ran = pipeline.Run(module.get()); !ran.ok()) {
-    ThrowStatus(StrCat(what, ": optimization for ", chips.size(), " ", spec.generation, " chips failed"), ran.status());
-  }
-  IciCollectiveTimer timer(client.torus(), chips);
-  absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec, &timer);
-  if (!cost.ok()) ThrowStatus(StrCat(what, ": TPU cost analysis failed"), cost.status());
+  std::map<std::string, CollectiveTiming> timings;
+  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, &timings);
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module->Clone();
   if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());
   if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
@@ -269,7 +392,7 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
   for (const TpuChip* chip : chips) {
     chip->hbm()->CheckCapacity(exe->memory_analysis().peak_bytes, StrCat("compiling ", what, ", whose peak is"));
   }
-  return std::make_shared<PodProgram>(std::move(exe), std::move(module), *std::move(cost), timer.timings(), client,
+  return std::make_shared<PodProgram>(std::move(exe), std::move(module), std::move(cost), std::move(timings), client,
                                       std::move(chips), std::move(out_avals), std::move(what));
 }
 

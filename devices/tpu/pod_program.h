@@ -26,6 +26,7 @@
 #include "jx/compiler/backend/tpu/collective_timer.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/core/executable.h"
+#include "jx/devices/tpu/pod_plan.h"
 #include "jx/devices/tpu/pod_step.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
@@ -44,6 +45,11 @@ class PodProgram final : public Executable {
   PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module, CostAnalysis cost,
              std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
              std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
+  // A plan-only program (a dry run): no host program, so it cannot run; Plan() lays out its
+  // step. memory: the per-chip memory analysis of the optimized module.
+  PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
+             std::map<std::string, CollectiveTiming> timings, const TpuClient& client,
+             std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
   ~PodProgram() override;
 
   Arrays Execute(absl::Span<const Array> args) const override;
@@ -58,9 +64,18 @@ class PodProgram final : public Executable {
   int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
   // The report of the latest run (empty before the first).
   StepReport last_step() const;
+  // The step laid out as a run from clocks at zero would lay it out (SchedulePodStep), without
+  // running it or moving any clock: chips with provably identical timelines (chip_classes.h)
+  // are scheduled once. Each chip's HBM peak is the memory analysis' peak; a plan that does not
+  // fit says so (PodPlan::fits), it does not throw.
+  PodPlan Plan() const;
+  // Whether this program was compiled for the host (false: plan-only).
+  bool runnable() const { return host_ != nullptr; }
 
  private:
   StepReport AdvanceClocks() const;
+  // The links' bytes (every top-level collective's), busiest first.
+  void AddLinkTraffic(StepReport* report) const;
 
   std::unique_ptr<cpu::CpuExecutable> host_;
   std::unique_ptr<hlo::HloModule> module_;
@@ -75,6 +90,14 @@ class PodProgram final : public Executable {
   mutable std::mutex mu_;
   mutable StepReport last_step_;
 };
+
+// Optimizes and costs an SPMD module as CompilePodProgram does, without compiling it for the
+// host: a plan-only program (PodProgram::Plan) whose memory comes from buffer assignment on
+// the optimized module. A peak above a chip's HBM is reported by the plan, not thrown.
+std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
+                                                 std::vector<const TpuChip*> chips,
+                                                 std::vector<ShapedArray> out_avals, std::string what,
+                                                 std::vector<bool> donated = {});
 
 // Optimizes an SPMD module for the chips' generation, costs it on the pod (collectives on its
 // torus) and compiles it for the host. Fails (ResourceExhaustedError) when its peak cannot

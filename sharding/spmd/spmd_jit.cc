@@ -13,13 +13,6 @@
 namespace jx::spmd {
 namespace {
 
-const NamedSharding* NamedShardingOf(const Array& x) {
-  if (!x.is_concrete()) return nullptr;
-  const auto& c = static_cast<const ConcreteArray&>(*x.impl());
-  if (!c.is_sharded()) return nullptr;
-  return dynamic_cast<const NamedSharding*>(c.sharded()->sharding.get());
-}
-
 bool ExplainCacheMisses() {
   const char* v = std::getenv("JX_EXPLAIN_CACHE_MISSES");
   return v != nullptr && v[0] != '\0' && v[0] != '0';
@@ -27,13 +20,29 @@ bool ExplainCacheMisses() {
 
 }  // namespace
 
+std::optional<NamedSharding> NamedShardingOf(const Array& x) {
+  if (!x.is_concrete()) return std::nullopt;
+  const auto& c = static_cast<const ConcreteArray&>(*x.impl());
+  if (!c.is_sharded()) return std::nullopt;
+  if (const auto* s = dynamic_cast<const NamedSharding*>(c.sharded()->sharding.get())) return *s;
+  return std::nullopt;
+}
+
+std::optional<NamedSharding> AbstractSharding(const ShapeDtypeStruct& s, const std::string& leaf_name) {
+  if (s.sharding == nullptr) return std::nullopt;
+  if (const auto* named = dynamic_cast<const NamedSharding*>(s.sharding.get())) return *named;
+  throw TypeError(StrCat("jit with shardings: ", leaf_name, " is a ShapeDtypeStruct whose sharding ",
+                         s.sharding->ToString(), " is not a NamedSharding"));
+}
+
 SpmdJitState::SpmdJitState(std::string name, std::vector<std::optional<NamedSharding>> in,
                            std::vector<std::optional<NamedSharding>> out)
     : name_(std::move(name)), in_(std::move(in)), out_(std::move(out)) {
   RegisterSpmdPrimitives();
 }
 
-std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, absl::Span<const Array> leaves,
+std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, absl::Span<const ShapedArray> avals,
+                                                            absl::Span<const std::optional<NamedSharding>> own,
                                                             const SpmdCall& call, tree::TreeDef* out_def) {
   const std::string what = StrCat("jit(", name_, ")");
   if (in_.size() > 1 && in_.size() != call.num_args) {
@@ -46,19 +55,17 @@ std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, a
   std::vector<std::optional<NamedSharding>> leaf_shardings;
   std::vector<std::string> parts;
   std::optional<Mesh> mesh;
-  for (size_t i = 0; i < leaves.size(); ++i) {
+  for (size_t i = 0; i < avals.size(); ++i) {
     std::optional<NamedSharding> s;
     if (!in_.empty()) s = in_.size() == 1 ? in_[0] : in_[call.arg_of_leaf[i]];
-    if (!s) {
-      if (const NamedSharding* own = NamedShardingOf(leaves[i])) s = *own;
-    }
+    if (!s) s = own[i];
     if (s && !mesh) mesh = s->mesh();
     if (s && mesh && !(s->mesh() == *mesh)) {
       throw ValueError(StrCat(what, ": ", call.leaf_names[i], "'s sharding ", s->ToString(),
                               " is on another mesh than ", mesh->ToString(),
                               "; every sharding of one call must share its mesh"));
     }
-    const ShapedArray& a = leaves[i].aval();
+    const ShapedArray& a = avals[i];
     parts.push_back(StrCat(call.leaf_names[i], ": ", ShapedArray{a.shape, a.dtype, a.weak_type}.str(), " sharded ",
                            s ? s->spec().ToString() : "by propagation"));
     leaf_shardings.push_back(std::move(s));
@@ -85,13 +92,13 @@ std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, a
     }
     std::cerr << "[jx] " << what << " cache miss: " << why << "\n";
   }
-  std::vector<ShapedArray> avals;
-  for (const Array& x : leaves) avals.push_back(ShapedArray{x.shape(), x.dtype(), x.weak_type()});
+  std::vector<ShapedArray> trace_avals;
+  for (const ShapedArray& a : avals) trace_avals.push_back(ShapedArray{a.shape, a.dtype, a.weak_type});
   SpmdOutputs outputs;
-  ClosedJaxpr global = TraceToJaxpr([&](absl::Span<const Array> xs) { return fn(xs, &outputs); }, avals, name_);
+  ClosedJaxpr global = TraceToJaxpr([&](absl::Span<const Array> xs) { return fn(xs, &outputs); }, trace_avals, name_);
   std::vector<MaybeSharding> in, out;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    in.push_back(leaf_shardings[i] ? MaybeSharding(leaf_shardings[i]->TypeSpec(leaves[i].ndim())) : std::nullopt);
+  for (size_t i = 0; i < avals.size(); ++i) {
+    in.push_back(leaf_shardings[i] ? MaybeSharding(leaf_shardings[i]->TypeSpec(avals[i].ndim())) : std::nullopt);
   }
   const Jaxpr& j = *global.jaxpr;
   if (out_.size() > 1 && out_.size() != outputs.num_groups) {
@@ -102,7 +109,7 @@ std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, a
     const auto& s = out_.size() == 1 ? out_[0] : out_[outputs.group_of_leaf[k]];
     out.push_back(s ? MaybeSharding(s->TypeSpec(j.aval(j.outvars[k]).ndim())) : std::nullopt);
   }
-  auto program = SpmdProgram::Build(global, *mesh, in, out);
+  auto program = SpmdProgram::Build(global, *mesh, in, out, name_);
   cache_.emplace(key, Entry{program, outputs.def});
   last_key_parts_ = std::move(parts);
   last_structure_ = call.structure;

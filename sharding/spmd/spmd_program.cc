@@ -1,12 +1,16 @@
 #include "jx/sharding/spmd/spmd_program.h"
 
+#include <chrono>
+
 #include "absl/strings/str_join.h"
+#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/device_put.h"
 #include "jx/devices/tpu/pod_program.h"
+#include "jx/devices/tpu/tpu_client.h"
 #include "jx/sharding/collective_eval.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/manual_context.h"
@@ -82,9 +86,11 @@ PartitionSpec SpecOf(const DimShardings& s, int64_t rank) {
 
 std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global, const Mesh& mesh,
                                                       absl::Span<const MaybeSharding> in,
-                                                      absl::Span<const MaybeSharding> out) {
+                                                      absl::Span<const MaybeSharding> out, const std::string& name) {
   RegisterSpmdPrimitives();
+  const auto began = std::chrono::steady_clock::now();
   auto p = std::make_shared<SpmdProgram>();
+  p->name_ = name;
   p->global_ = global;
   p->mesh_ = mesh;
   const Jaxpr& j = *global.jaxpr;
@@ -110,10 +116,11 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
   p->log_.insert(p->log_.end(), log.begin(), log.end());
   if (IsTpuMesh(mesh)) {
     LoweringOptions options;
-    options.name = "spmd";
+    options.name = name;
     options.device_assignment = mesh.devices();
     p->lowering_ = mesh.devices().front()->client().Lower(p->local_, options);
   }
+  p->build_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return p;
 }
 
@@ -131,6 +138,32 @@ std::shared_ptr<const Executable> SpmdProgram::executable() const {
   std::lock_guard<std::mutex> lock(compile_mu_);
   if (executable_ == nullptr) executable_ = lowering_->Compile();
   return executable_;
+}
+
+tpu::PodPlan SpmdProgram::Plan() const {
+  if (lowering_ == nullptr) {
+    throw ValueError(StrCat("jit(", name_, "): a plan needs a mesh of simulated TPU chips of one pod; this one is ",
+                            mesh_.ToString(), " on ", mesh_.devices().front()->ToString()));
+  }
+  const auto began = std::chrono::steady_clock::now();
+  std::shared_ptr<const tpu::PodProgram> planned;
+  {
+    std::lock_guard<std::mutex> lock(compile_mu_);
+    if (planned_ == nullptr) {
+      const auto* client = dynamic_cast<const tpu::TpuClient*>(&mesh_.devices().front()->client());
+      std::vector<const tpu::TpuChip*> chips;
+      for (const Device* d : mesh_.devices()) chips.push_back(static_cast<const tpu::TpuChip*>(d));
+      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(lowering_->as_text());
+      if (!module.ok()) throw InternalError(StrCat("jit(", name_, "): re-reading the lowered program failed: ", module.status().message()));
+      planned_ = tpu::PlanPodProgram(*std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(),
+                                     StrCat("jit(", name_, ")"));
+    }
+    planned = planned_;
+  }
+  tpu::PodPlan plan = planned->Plan();
+  plan.planning_seconds =
+      build_seconds_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return plan;
 }
 
 Arrays SpmdProgram::Run(absl::Span<const Array> args) const {

@@ -22,10 +22,15 @@
 #include "jx/core/array.h"
 #include "jx/core/executable.h"
 #include "jx/core/jaxpr.h"
+#include "jx/devices/tpu/pod_plan.h"
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/named_sharding.h"
 #include "jx/sharding/spmd/partitioner.h"
 #include "jx/sharding/spmd/propagation.h"
+
+namespace jx::tpu {
+class PodProgram;
+}
 
 namespace jx::spmd {
 
@@ -33,9 +38,10 @@ class SpmdProgram {
  public:
   // Partitions `global` (no spec in its types) for `mesh`: `in` per invar and `out` per
   // outvar (or empty) fix shardings; the rest is propagated.
+  // name: the program's ("train_step": reports say jit(train_step)).
   static std::shared_ptr<const SpmdProgram> Build(const ClosedJaxpr& global, const Mesh& mesh,
                                                   absl::Span<const MaybeSharding> in,
-                                                  absl::Span<const MaybeSharding> out);
+                                                  absl::Span<const MaybeSharding> out, const std::string& name = "spmd");
 
   const ClosedJaxpr& global_jaxpr() const { return global_; }
   const ClosedJaxpr& local_jaxpr() const { return local_; }
@@ -52,6 +58,12 @@ class SpmdProgram {
   // The N-chip executable (compiled on first use; nullptr on a mesh that is not of TPU chips).
   std::shared_ptr<const Executable> executable() const;
 
+  // A dry run on a mesh of simulated TPU chips: the per-device program optimized and costed
+  // for the pod, its step laid out as a run would lay it out, its memory from buffer
+  // assignment, without compiling it for the host or touching any chip (tpu::PodProgram::Plan).
+  // A ValueError on a mesh that is not of one pod's TPU chips.
+  tpu::PodPlan Plan() const;
+
   // Runs on global arguments (each placed by its in_sharding first, if it is not already);
   // returns sharded arrays laid out by out_shardings.
   Arrays Run(absl::Span<const Array> args) const;
@@ -64,8 +76,11 @@ class SpmdProgram {
   std::vector<std::string> log_;
   std::vector<DotDecision> dot_decisions_;
   std::shared_ptr<const Lowering> lowering_;  // on a mesh of TPU chips
+  std::string name_;
+  double build_seconds_ = 0;  // tracing is the caller's; propagation, partitioning, lowering
   mutable std::mutex compile_mu_;
   mutable std::shared_ptr<const Executable> executable_;
+  mutable std::shared_ptr<const tpu::PodProgram> planned_;
 };
 
 // The PartitionSpec of a sharding of `rank` dims: one entry per dim (P() when replicated),

@@ -1,0 +1,225 @@
+#include "jx/nn/models/transformer.h"
+
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "jx/core/errors.h"
+#include "jx/core/str_util.h"
+#include "jx/lax/numpy/numpy.h"
+#include "jx/lax/random/random.h"
+#include "jx/lax/convert_ops.h"
+#include "jx/lax/shape_ops.h"
+#include "jx/nn/functions.h"
+#include "jx/nn/losses.h"
+#include "jx/devices/device_put.h"
+#include "jx/sharding/sharded_put.h"
+#include "jx/sharding/spmd/sharding_constraint.h"
+#include "jx/transforms/api.h"
+
+namespace jx::nn::models {
+namespace jnp = jx::numpy;
+namespace {
+
+// RMSNorm in f32 (as Llama's), scaled and cast back to x's dtype.
+Array RmsNorm(const Array& x, const Array& scale) {
+  const Array x32 = lax::convert_element_type(x, float32);
+  const Array ms = jnp::mean(jnp::square(x32), -1, /*keepdims=*/true);
+  return lax::convert_element_type(x32 * jnp::rsqrt(ms + 1e-6), x.dtype()) * scale;
+}
+
+// The batch dim's mesh axes: (replica, data) or data.
+DimSpec BatchAxes(const TransformerConfig& cfg) {
+  return cfg.replica_axis.empty() ? DimSpec(cfg.data_axis) : DimSpec({cfg.replica_axis, cfg.data_axis});
+}
+
+Array Constrain(const Array& x, const Mesh* mesh, const PartitionSpec& spec) {
+  return mesh == nullptr ? x : lax::with_sharding_constraint(x, NamedSharding(*mesh, spec));
+}
+
+// Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
+// the model axis splits them like any dim.
+Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
+  const Array q = jnp::einsum("btd,dhk->bthk", x, l.wq);
+  const Array k = jnp::einsum("btd,dhk->bthk", x, l.wk);
+  const Array v = jnp::einsum("btd,dhk->bthk", x, l.wv);
+  const int64_t t = x.shape()[1];
+  Array scores = lax::convert_element_type(jnp::einsum("bthk,bshk->bhts", q, k), float32) *
+                 (1.0 / std::sqrt(static_cast<double>(cfg.head_dim())));
+  const Array causal = lax::broadcasted_iota(int32, {t, t}, 0) >= lax::broadcasted_iota(int32, {t, t}, 1);
+  scores = jnp::where(causal, scores, -1e9f);
+  const Array probs = lax::convert_element_type(nn::softmax(scores, -1), x.dtype());
+  const Array o = jnp::einsum("bhts,bshk->bthk", probs, v);
+  return jnp::einsum("bthk,hkd->btd", o, l.wo);
+}
+
+Array Mlp(const TransformerLayer& l, const Array& x) {
+  const Array gate = nn::silu(jnp::einsum("btd,df->btf", x, l.w_gate));
+  const Array up = jnp::einsum("btd,df->btf", x, l.w_up);
+  return jnp::einsum("btf,fd->btd", gate * up, l.w_down);
+}
+
+void CheckConfig(const TransformerConfig& cfg) {
+  if (cfg.num_layers < 1 || cfg.d_model < 1 || cfg.num_heads < 1 || cfg.d_ff < 1 || cfg.vocab_size < 1 ||
+      cfg.seq_len < 1 || cfg.batch_size < 1 || cfg.d_model % cfg.num_heads != 0) {
+    throw ValueError(StrCat("transformer: invalid config ", cfg.ToString(),
+                            " (every size positive, d_model a multiple of num_heads)"));
+  }
+}
+
+}  // namespace
+
+double TransformerConfig::num_params() const {
+  const double d = static_cast<double>(d_model);
+  const double per_layer = 4 * d * d + 3 * d * static_cast<double>(d_ff) + 2 * d;
+  return static_cast<double>(num_layers) * per_layer + 2 * static_cast<double>(vocab_size) * d + d;
+}
+
+double TransformerConfig::train_flops_per_step() const {
+  const double attention = 12.0 * static_cast<double>(num_layers) * static_cast<double>(seq_len) *
+                           static_cast<double>(d_model);
+  return (6.0 * num_params() + attention) * static_cast<double>(tokens_per_step());
+}
+
+TransformerConfig TransformerConfig::Llama70B(int64_t batch_size) {
+  TransformerConfig c;
+  c.num_layers = 80;
+  c.d_model = 8192;
+  c.num_heads = 64;
+  c.d_ff = 28672;
+  c.vocab_size = 32000;
+  c.seq_len = 4096;
+  c.batch_size = batch_size;
+  c.dtype = bfloat16;
+  return c;
+}
+
+std::string TransformerConfig::ToString() const {
+  return absl::StrFormat(
+      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params)", num_layers,
+      d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params());
+}
+
+TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key) {
+  CheckConfig(cfg);
+  const Array keys = random::split(key, cfg.num_layers + 2);
+  auto weight = [&](const Array& k, const Shape& shape, int64_t fan_in) {
+    return (random::normal(k, shape) * (1.0 / std::sqrt(static_cast<double>(fan_in)))).astype(cfg.dtype);
+  };
+  const int64_t d = cfg.d_model, h = cfg.num_heads, hd = cfg.head_dim(), f = cfg.d_ff, v = cfg.vocab_size;
+  TransformerParams p;
+  p.embed = weight(keys[0], {v, d}, 1);
+  p.unembed = weight(keys[1], {d, v}, d);
+  p.final_norm = jnp::ones({d}, cfg.dtype);
+  for (int64_t i = 0; i < cfg.num_layers; ++i) {
+    const Array k = random::split(keys[2 + i], 7);
+    TransformerLayer l;
+    l.attn_norm = jnp::ones({d}, cfg.dtype);
+    l.wq = weight(k[0], {d, h, hd}, d);
+    l.wk = weight(k[1], {d, h, hd}, d);
+    l.wv = weight(k[2], {d, h, hd}, d);
+    l.wo = weight(k[3], {h, hd, d}, d);
+    l.mlp_norm = jnp::ones({d}, cfg.dtype);
+    l.w_gate = weight(k[4], {d, f}, d);
+    l.w_up = weight(k[5], {d, f}, d);
+    l.w_down = weight(k[6], {f, d}, f);
+    p.layers.push_back(std::move(l));
+  }
+  return p;
+}
+
+Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
+                          const Mesh* mesh) {
+  const PartitionSpec activations = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
+  const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
+  Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, activations);
+  for (const TransformerLayer& l : params.layers) {
+    x = x + Attention(l, RmsNorm(x, l.attn_norm), cfg);
+    x = x + Mlp(l, RmsNorm(x, l.mlp_norm));
+    x = Constrain(x, mesh, activations);
+  }
+  return jnp::einsum("btd,dv->btv", RmsNorm(x, params.final_norm), params.unembed);
+}
+
+Array transformer_loss(const TransformerParams& params, const Array& tokens, const Array& targets,
+                       const TransformerConfig& cfg, const Mesh* mesh) {
+  const Array logits = lax::convert_element_type(transformer_forward(params, tokens, cfg, mesh), float32);
+  return jnp::mean(nn::softmax_cross_entropy(logits, nn::one_hot(targets, cfg.vocab_size)));
+}
+
+std::vector<NamedSharding> transformer_param_shardings(const TransformerConfig& cfg, const Mesh& mesh) {
+  const std::string& dp = cfg.data_axis;
+  const std::string& tp = cfg.model_axis;
+  const NamedSharding replicated(mesh, P()), qkv(mesh, P(dp, tp, none)), out(mesh, P(tp, none, dp)),
+      up(mesh, P(dp, tp)), down(mesh, P(tp, dp)), embed(mesh, P(tp, dp)), unembed(mesh, P(dp, tp));
+  // Leaf order of TransformerParams: embed, layers (in TransformerLayer's field order),
+  // final_norm, unembed.
+  std::vector<NamedSharding> s{embed};
+  for (int64_t i = 0; i < cfg.num_layers; ++i) {
+    s.insert(s.end(), {replicated, qkv, qkv, qkv, out, replicated, up, up, down});
+  }
+  s.push_back(replicated);
+  s.push_back(unembed);
+  return s;
+}
+
+NamedSharding transformer_batch_sharding(const TransformerConfig& cfg, const Mesh& mesh) {
+  return NamedSharding(mesh, P(BatchAxes(cfg), none));
+}
+
+TransformerParams shard_transformer_params(const TransformerParams& params, const TransformerConfig& cfg,
+                                           const Mesh& mesh) {
+  auto [leaves, def] = tree::flatten(params);
+  const std::vector<NamedSharding> shardings = transformer_param_shardings(cfg, mesh);
+  if (leaves.size() != shardings.size()) {
+    throw ValueError(StrCat("shard_transformer_params: the params have ", leaves.size(), " leaves; the config (",
+                            cfg.ToString(), ") gives ", shardings.size()));
+  }
+  std::vector<Array> placed;
+  for (size_t i = 0; i < leaves.size(); ++i) placed.push_back(device_put(leaves[i], shardings[i]));
+  return tree::unflatten<TransformerParams>(def, placed);
+}
+
+ShapeDtypeTree abstract_transformer_params(const TransformerConfig& cfg, const Mesh& mesh) {
+  CheckConfig(cfg);
+  // The structure from a one-layer-sized skeleton of scalars: nothing of the model's size.
+  TransformerParams skeleton;
+  const Array s = jnp::zeros({}, cfg.dtype);
+  skeleton.embed = skeleton.final_norm = skeleton.unembed = s;
+  skeleton.layers.assign(static_cast<size_t>(cfg.num_layers), TransformerLayer{s, s, s, s, s, s, s, s, s});
+  auto [leaves, def] = tree::flatten(skeleton);
+  const int64_t d = cfg.d_model, h = cfg.num_heads, hd = cfg.head_dim(), f = cfg.d_ff, v = cfg.vocab_size;
+  std::vector<Shape> shapes{{v, d}};
+  for (int64_t i = 0; i < cfg.num_layers; ++i) {
+    shapes.insert(shapes.end(), {{d}, {d, h, hd}, {d, h, hd}, {d, h, hd}, {h, hd, d}, {d}, {d, f}, {d, f}, {f, d}});
+  }
+  shapes.push_back({d});
+  shapes.push_back({d, v});
+  const std::vector<NamedSharding> shardings = transformer_param_shardings(cfg, mesh);
+  ShapeDtypeTree out{std::move(def), {}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    out.leaves.push_back(ShapeDtypeStruct{.shape = shapes[i],
+                                          .dtype = cfg.dtype,
+                                          .sharding = std::make_shared<NamedSharding>(shardings[i])});
+  }
+  return out;
+}
+
+ShapeDtypeStruct abstract_transformer_batch(const TransformerConfig& cfg, const Mesh& mesh) {
+  return ShapeDtypeStruct{.shape = {cfg.batch_size, cfg.seq_len},
+                          .dtype = int32,
+                          .sharding = std::make_shared<NamedSharding>(transformer_batch_sharding(cfg, mesh))};
+}
+
+std::pair<TransformerParams, Array> TransformerTrainStep::operator()(const TransformerParams& params,
+                                                                     const Array& tokens,
+                                                                     const Array& targets) const {
+  const Mesh* m = mesh.empty() ? nullptr : &mesh;
+  auto loss = [&](const TransformerParams& p) { return transformer_loss(p, tokens, targets, cfg, m); };
+  auto [value, grads] = value_and_grad(loss)(params);
+  TransformerParams next = tree::map(
+      [lr = cfg.learning_rate](const Array& w, const Array& g) { return w - (g * lr).astype(w.dtype()); }, params,
+      grads);
+  return {std::move(next), value};
+}
+
+}  // namespace jx::nn::models
