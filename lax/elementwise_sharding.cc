@@ -1,9 +1,11 @@
 // Sharding rules of the elementwise families (unary, binary, comparison, select_n, clamp and
 // the dtype conversions that keep the shape): every operand and result dimension is one
 // pass-through factor ([i, j], [i, j])->([i, j]), so a sharded operand shards the result alike.
+// add_any, the cotangent sum grads are full of, is one of them.
 #include "jx/core/registry.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/sharding_rules.h"
+#include "jx/transforms/ad_util.h"
 
 namespace jx::lax::internal {
 
@@ -17,6 +19,8 @@ void RegisterElementwiseSharding(Registry& r) {
       // binary
       kAdd, kSub, kMul, kDiv, kRem, kPow, kMax, kMin, kAtan2, kAnd, kOr, kXor, kShiftLeft, kShiftRightLogical,
       kShiftRightArithmetic, kNextafter,
+      // the cotangent sum of reverse mode (JAX's add_jaxvals)
+      kAddAny,
       // comparisons, selection
       kEq, kNe, kLt, kLe, kGt, kGe, kSelectN, kClamp,
       // conversions that keep the shape

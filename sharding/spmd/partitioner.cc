@@ -8,12 +8,14 @@
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/str_util.h"
+#include "jx/lax/control_flow.h"
 #include "jx/lax/dot_general.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/lax/primitives.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/spmd/collective_matmul.h"
+#include "jx/sharding/spmd/regions.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
 namespace jx::spmd {
@@ -62,19 +64,30 @@ class Partitioner {
   }
 
   Arrays Run(absl::Span<const Array> args) {
-    for (size_t i = 0; i < jaxpr_.constvars.size(); ++i) env_[jaxpr_.constvars[i].index] = Local{closed_.consts[i], {}};
-    for (size_t i = 0; i < jaxpr_.invars.size(); ++i) {
-      env_[jaxpr_.invars[i].index] = Local{args[i], plan_.sharding(jaxpr_.invars[i])};
-    }
-    for (size_t i = 0; i < jaxpr_.eqns.size(); ++i) Visit(i);
+    std::vector<Local> locals;
+    for (size_t i = 0; i < jaxpr_.invars.size(); ++i) locals.push_back(Local{args[i], plan_.sharding(jaxpr_.invars[i])});
     Arrays outs;
-    for (const Atom& a : jaxpr_.outvars) {
-      if (const Var* v = std::get_if<Var>(&a)) {
-        const Local& l = env_[v->index];
-        outs.push_back(Reshard(l.value, jaxpr_.aval(*v), l.sharding, plan_.sharding(*v), mesh_));
-      } else {
-        outs.push_back(std::get<Literal>(a).value);
+    for (Local& l : RunRegion(locals, {})) outs.push_back(std::move(l.value));
+    return outs;
+  }
+
+  // Runs the jaxpr on per-device arguments with the shardings they have; each output comes
+  // back resharded to want[k] when given (else to its planned sharding).
+  std::vector<Local> RunRegion(const std::vector<Local>& args, const std::vector<std::optional<DimShardings>>& want) {
+    for (size_t i = 0; i < jaxpr_.constvars.size(); ++i) env_[jaxpr_.constvars[i].index] = Local{closed_.consts[i], {}};
+    for (size_t i = 0; i < jaxpr_.invars.size(); ++i) env_[jaxpr_.invars[i].index] = args[i];
+    for (size_t i = 0; i < jaxpr_.eqns.size(); ++i) Visit(i);
+    std::vector<Local> outs;
+    for (size_t k = 0; k < jaxpr_.outvars.size(); ++k) {
+      const Atom& a = jaxpr_.outvars[k];
+      const Local l = Get(a);
+      DimShardings to;
+      if (k < want.size() && want[k]) {
+        to = *want[k];
+      } else if (const Var* v = std::get_if<Var>(&a)) {
+        to = plan_.sharding(*v);
       }
+      outs.push_back(Local{Reshard(l.value, jaxpr_.aval(a), l.sharding, to, mesh_), to});
     }
     return outs;
   }
@@ -103,7 +116,10 @@ class Partitioner {
       return;
     }
     std::optional<ShardingRule> rule = RuleOf(jaxpr_, e);
-    if (!rule) return VisitReplicated(e);
+    if (!rule) {
+      if (std::optional<Regions> regions = RegionsOf(e)) return VisitRegions(i, *regions);
+      return VisitReplicated(e);
+    }
     std::vector<Axes> factors = plan_.eqn_factor_axes[i];
     DotPlan dot;
     if (e.primitive == lax::kDotGeneral) dot = PlanDot(e, *rule, factors);
@@ -145,6 +161,122 @@ class Partitioner {
       Local l{outs[k], out_shardings[k]};
       if (!partial.empty()) l = Combine(e, l, partial, rule->combiner, plan_.sharding(out), jaxpr_.aval(out).ndim());
       env_[out.index] = std::move(l);
+    }
+  }
+
+  // A region's body partitioned as its plan says, on per-device arguments with the given
+  // shardings; outputs resharded to want (per output, when given).
+  std::vector<Local> RunBody(const Region& region, const ShardingPlan& plan, const std::vector<Local>& args,
+                             const std::vector<std::optional<DimShardings>>& want) const {
+    Partitioner body(region.body, plan, mesh_, cost_, log_, decisions_);
+    return body.RunRegion(args, want);
+  }
+
+  static Arrays Values(const std::vector<Local>& ls) {
+    Arrays out;
+    for (const Local& l : ls) out.push_back(l.value);
+    return out;
+  }
+
+  // Control flow and inner calls (regions.h): the loop or branch primitive is bound again on
+  // per-device values with each body partitioned by its own plan. Operands enter resharded
+  // to the body's planned input shardings (a scan's xs with the scanned dim whole), a loop's
+  // carry keeps the body input's sharding on every iteration, and a call is inlined.
+  void VisitRegions(size_t i, const Regions& regions) {
+    const Eqn& e = jaxpr_.eqns[i];
+    const std::vector<ShardingPlan>& plans = plan_.regions[i];
+    // Operand k resharded to what body input j of region r is planned to be.
+    auto enter = [&](const Region& r, const ShardingPlan& plan, size_t j) {
+      const size_t k = static_cast<size_t>(r.invar_operand[j]);
+      const DimShardings& in = plan.sharding(r.body.jaxpr->invars[j]);
+      const DimShardings s = r.invar_stacked[j] ? StackedSharding(in) : in;
+      return Local{Operand(e, k, s), s};
+    };
+    auto planned_out = [](const Region& r, const ShardingPlan& plan, size_t m) -> DimShardings {
+      const Var* v = std::get_if<Var>(&r.body.jaxpr->outvars[m]);
+      return v == nullptr ? DimShardings{} : plan.sharding(*v);
+    };
+    switch (regions.kind) {
+      case Regions::Kind::kCall: {
+        std::vector<Local> args;
+        for (const Atom& a : e.inputs) args.push_back(Get(a));
+        std::vector<Local> outs = RunBody(regions.regions[0], plans[0], args, {});
+        for (size_t k = 0; k < e.outputs.size(); ++k) env_[e.outputs[k].index] = outs[k];
+        return;
+      }
+      case Regions::Kind::kScan: {
+        const Region& r = regions.regions[0];
+        const ShardingPlan& plan = plans[0];
+        const size_t nc = static_cast<size_t>(e.params.GetInt("num_consts"));
+        const size_t ncarry = static_cast<size_t>(e.params.GetInt("num_carry"));
+        const size_t nx = e.inputs.size() - nc - ncarry;
+        std::vector<Local> consts, init, xs;
+        for (size_t j = 0; j < nc; ++j) consts.push_back(enter(r, plan, j));
+        for (size_t j = nc; j < nc + ncarry; ++j) init.push_back(enter(r, plan, j));
+        for (size_t j = nc + ncarry; j < e.inputs.size(); ++j) xs.push_back(enter(r, plan, j));
+        std::vector<std::optional<DimShardings>> want(r.body.jaxpr->outvars.size());
+        for (size_t k = 0; k < ncarry; ++k) want[k] = init[k].sharding;
+        auto body = [&](absl::Span<const Array> leaves) {
+          std::vector<Local> args = consts;
+          for (size_t k = 0; k < ncarry; ++k) args.push_back(Local{leaves[k], init[k].sharding});
+          for (size_t k = 0; k < nx; ++k) args.push_back(Local{leaves[ncarry + k], SliceSharding(xs[k].sharding)});
+          return Values(RunBody(r, plan, args, want));
+        };
+        Arrays outs = lax::scan_flat(body, Values(init), Values(xs), e.params.GetInt("length"),
+                                     e.params.GetBool("reverse"), e.params.GetInt("unroll"));
+        for (size_t k = 0; k < e.outputs.size(); ++k) {
+          const DimShardings s = k < ncarry ? init[k].sharding : StackedSharding(planned_out(r, plan, k));
+          env_[e.outputs[k].index] = Local{outs[k], s};
+        }
+        return;
+      }
+      case Regions::Kind::kWhile: {
+        const Region &cr = regions.regions[0], &br = regions.regions[1];
+        const size_t cc = static_cast<size_t>(e.params.GetInt("cond_nconsts"));
+        const size_t bc = static_cast<size_t>(e.params.GetInt("body_nconsts"));
+        std::vector<Local> cond_consts, body_consts, init;
+        for (size_t j = 0; j < cc; ++j) cond_consts.push_back(enter(cr, plans[0], j));
+        for (size_t j = 0; j < bc; ++j) body_consts.push_back(enter(br, plans[1], j));
+        for (size_t j = bc; j < br.body.jaxpr->invars.size(); ++j) init.push_back(enter(br, plans[1], j));
+        std::vector<std::optional<DimShardings>> want;
+        for (const Local& l : init) want.push_back(l.sharding);
+        auto with_carry = [&](std::vector<Local> args, absl::Span<const Array> carry) {
+          for (size_t k = 0; k < carry.size(); ++k) args.push_back(Local{carry[k], init[k].sharding});
+          return args;
+        };
+        auto cond_fn = [&](absl::Span<const Array> carry) {
+          return Values(RunBody(cr, plans[0], with_carry(cond_consts, carry),
+                                std::vector<std::optional<DimShardings>>{DimShardings{}}));
+        };
+        auto body_fn = [&](absl::Span<const Array> carry) {
+          return Values(RunBody(br, plans[1], with_carry(body_consts, carry), want));
+        };
+        Arrays outs = lax::while_loop_flat(cond_fn, body_fn, Values(init));
+        for (size_t k = 0; k < e.outputs.size(); ++k) env_[e.outputs[k].index] = Local{outs[k], init[k].sharding};
+        return;
+      }
+      case Regions::Kind::kCond: {
+        // Every branch takes the operands as the first branch's plan has them and returns its
+        // results as the equation's plan has them.
+        const Array index = Operand(e, 0, {});
+        std::vector<Local> operands;
+        for (size_t j = 0; j < regions.regions[0].body.jaxpr->invars.size(); ++j) {
+          operands.push_back(enter(regions.regions[0], plans[0], j));
+        }
+        std::vector<std::optional<DimShardings>> want;
+        for (const Var& v : e.outputs) want.push_back(plan_.sharding(v));
+        std::vector<ArraysFn> branches;
+        for (size_t b = 0; b < regions.regions.size(); ++b) {
+          branches.push_back([&, b](absl::Span<const Array> leaves) {
+            std::vector<Local> args;
+            for (size_t k = 0; k < leaves.size(); ++k) args.push_back(Local{leaves[k], operands[k].sharding});
+            return Values(RunBody(regions.regions[b], plans[b], args, want));
+          });
+        }
+        Arrays outs = lax::cond_flat(index, branches, Values(operands));
+        for (size_t k = 0; k < e.outputs.size(); ++k) env_[e.outputs[k].index] = Local{outs[k], *want[k]};
+        return;
+      }
     }
   }
 

@@ -7,7 +7,9 @@
 // sharded, pmax/pmin). For each dot_general with a sharded contraction it chooses between
 // all-gathering the operands first and multiplying the shards then reducing, by the
 // interconnect's cost plus the dot's compute time (spmd_cost.h), and logs why
-// (JX_LOG_SPMD=1). Equations without a sharding rule get replicated operands, logged.
+// (JX_LOG_SPMD=1). scan, while, cond and inner calls (regions.h) are bound again on the
+// per-device values with each body partitioned by its own plan (a loop's carry keeps one
+// sharding); other equations without a sharding rule get replicated operands, logged.
 //
 // Run it while tracing a shard_map body over every mesh axis (spmd_jit.h does):
 //   Arrays outs = spmd::PartitionedEval(jaxpr, plan, mesh, *cost, local_args, &log);

@@ -5,6 +5,10 @@
 // results factor by factor, forward and backward, until nothing changes. Given shardings
 // never change; a choice another operand contradicts stays with the first (the partitioner
 // reshards the other) and is logged. An axis never shards a dimension it does not divide.
+// Control flow and inner calls (regions.h) carry shardings into and out of their bodies: an
+// operand's sharding reaches the body input it feeds (a scan's xs without the scanned dim),
+// a body output's reaches the result, and a loop's carry goes round until it stops changing,
+// so a scan over stacked, sharded layer weights runs its body on the shards.
 //
 //   spmd::ShardingPlan plan = spmd::PropagateShardings(jaxpr, mesh, {P("x")-ish spec, {}}, {});
 //   plan.sharding(jaxpr.outvars[0]);   // {{"x"}, {}}
@@ -29,6 +33,9 @@ struct ShardingPlan {
   std::vector<DimShardings> vars;
   // Per equation: the mesh axes on each factor of its rule (empty for equations without one).
   std::vector<std::vector<std::vector<std::string>>> eqn_factor_axes;
+  // Per equation holding regions (scan, while, cond, an inner jit: regions.h): each region's
+  // plan, its body's values sharded as the equation's operands and results (empty otherwise).
+  std::vector<std::vector<ShardingPlan>> regions;
   // Why a value ended replicated or an operand needs resharding (one line per decision).
   std::vector<std::string> notes;
 
