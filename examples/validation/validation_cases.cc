@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,8 @@
 #include <jx/devices/interconnect/collective_cost.h>
 #include <jx/devices/interconnect/torus.h>
 #include <jx/devices/tpu/chip_specs.h>
+#include <jx/devices/tpu/pod_plan.h>
+#include <jx/nn/models/transformer.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -121,32 +126,91 @@ double BookV2ReduceScatterSeconds() {
 
 // ---- the sharded matmul of [book10] --------------------------------------------------------------
 
-// jit(A @ W) with A and W sharded as given on a v5e 2x4 slice: the predicted time of the
-// per-device program (compute and its collectives, one chip). With `lhs_constraint`, A is
-// first constrained to it (with_sharding_constraint), fixing where the all-gather happens.
-double ShardedMatmulSeconds(const PartitionSpec& a_spec, const PartitionSpec& w_spec,
-                            std::optional<PartitionSpec> lhs_constraint = std::nullopt) {
+// jit(A @ W) with A and W sharded as given on a v5e 2x4 slice, lowered and compiled (nothing
+// runs).
+spmd::SpmdCompiled CompileShardedMatmul(const PartitionSpec& a_spec, const PartitionSpec& w_spec) {
   static const tpu::Pod pod = tpu::make_pod("v5e", {2, 4});
   const Mesh mesh = make_mesh({2, 4}, {"X", "Y"}, pod.devices());
   const NamedSharding a_sharding(mesh, a_spec), w_sharding(mesh, w_spec), out(mesh, P("X", "Y"));
-  std::optional<NamedSharding> constraint;
-  if (lhs_constraint) constraint = NamedSharding(mesh, *lhs_constraint);
-  auto matmul = jit(
-      [constraint](const Array& a, const Array& w) {
-        return jnp::matmul(constraint ? lax::with_sharding_constraint(a, *constraint) : a, w);
-      },
-      in_shardings{a_sharding, w_sharding}, out_shardings{out});
+  auto matmul = jit([](const Array& a, const Array& w) { return jnp::matmul(a, w); },
+                    in_shardings{a_sharding, w_sharding}, out_shardings{out});
   // jnp.arange(...) in the book: int32 operands.
   const Array a = jnp::zeros({1024, 2048}, int32);
   const Array w = jnp::zeros({2048, 8192}, int32);
-  return matmul.lower(a, w).compile().program().executable()->cost_analysis().predicted_seconds;
+  return matmul.lower(a, w).compile();
 }
 
-// What the example's jit does: A[B_X, D_Y] @ W[D, F_Y], the partitioner's choice.
-double JitMatmulSeconds() { return ShardedMatmulSeconds(P("X", "Y"), P(none, "Y")); }
-// XLA's partition of it: all-gather A over Y, then the local dot against W's own columns.
-double AllGatherThenMatmulSeconds() { return ShardedMatmulSeconds(P("X", "Y"), P(none, "Y"), P("X", none)); }
-double UnshardedContractionSeconds() { return ShardedMatmulSeconds(P("X", none), P(none, "Y")); }
+// The predicted time of the per-device program (compute and its collectives, one chip).
+double PredictedSeconds(const spmd::SpmdCompiled& compiled) {
+  return compiled.program().executable()->cost_analysis().predicted_seconds;
+}
+
+// The example's jit: A[B_X, D_Y] @ W[D, F_Y] -> [B_X, F_Y].
+spmd::SpmdCompiled JitMatmul() { return CompileShardedMatmul(P("X", "Y"), P(none, "Y")); }
+double JitMatmulSeconds() { return PredictedSeconds(JitMatmul()); }
+double UnshardedContractionSeconds() { return PredictedSeconds(CompileShardedMatmul(P("X", none), P(none, "Y"))); }
+
+// The partitioner's predicted seconds for the collective-matmul candidate of the example's dot
+// (whether or not it won).
+double CollectiveMatmulCandidateSeconds() {
+  const spmd::SpmdCompiled compiled = JitMatmul();
+  for (const spmd::DotDecision& decision : compiled.program().dot_decisions()) {
+    for (const spmd::DotCandidate& candidate : decision.candidates) {
+      if (candidate.strategy.starts_with("collective matmul")) return candidate.predicted_seconds;
+    }
+  }
+  throw std::runtime_error("the partitioner priced no collective matmul for A[B_X, D_Y] @ W[D, F_Y]");
+}
+
+// ---- utilization of published training runs ([maxtext], [palm]) --------------------------------
+
+// A dry run (shapes and shardings only) of nn::models' FSDP x TP transformer step for `cfg` on
+// a `generation` slice of `pod_shape`, mesh (data, model) = `mesh_shape`: the plan's MFU by the
+// config's useful FLOPs (6 * params * tokens + attention, PaLM's count).
+double PlannedMfu(const nn::models::TransformerConfig& cfg, const std::string& generation,
+                  const std::vector<int64_t>& pod_shape, const std::vector<int64_t>& mesh_shape) {
+  const tpu::Pod pod = tpu::make_pod(generation, pod_shape);
+  const Mesh mesh = make_mesh(mesh_shape, {cfg.data_axis, cfg.model_axis}, pod.devices());
+  const NamedSharding batch = nn::models::transformer_batch_sharding(cfg, mesh);
+  auto step = jit(nn::models::TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
+  const tpu::PodPlan plan = step.lower(nn::models::abstract_transformer_params(cfg, mesh),
+                                       nn::models::abstract_transformer_batch(cfg, mesh),
+                                       nn::models::abstract_transformer_batch(cfg, mesh))
+                                .compile()
+                                .plan();
+  if (std::getenv("JX_VALIDATION_PRINT_PLANS") != nullptr) std::cerr << plan.ToString() << "\n";
+  return plan.mfu(cfg.train_flops_per_step());
+}
+
+// MaxText's default decoder at global_parameter_scale s (pyconfig.get_individual_scales over
+// base.yml's emb 2048, 16 heads of 128, mlp 7168, 16 layers, vocab 32000): scale 32 multiplies
+// emb, heads and mlp by 3 and layers by 2; scale 64 all four by 3. seq 2048.
+nn::models::TransformerConfig MaxTextDefault(int64_t scale, int64_t global_batch) {
+  nn::models::TransformerConfig cfg;
+  const int64_t wide = 3, deep = scale == 32 ? 2 : 3;
+  cfg.d_model = 2048 * wide;
+  cfg.num_heads = 16 * wide;
+  cfg.d_ff = 7168 * wide;
+  cfg.num_layers = 16 * deep;
+  cfg.vocab_size = 32000;
+  cfg.seq_len = 2048;
+  cfg.batch_size = global_batch;
+  return cfg;
+}
+
+// PaLM 540B as nn::models' step can hold it: 118 layers, d_model 18432, 48 heads, d_ff 73728
+// (SwiGLU), vocab 256k, seq 2048; one pod's half of the 2048-sequence batch.
+nn::models::TransformerConfig Palm540B() {
+  nn::models::TransformerConfig cfg;
+  cfg.num_layers = 118;
+  cfg.d_model = 18432;
+  cfg.num_heads = 48;
+  cfg.d_ff = 73728;
+  cfg.vocab_size = 256008;  // 256k padded to a multiple of the 12-way model axis
+  cfg.seq_len = 2048;
+  cfg.batch_size = 1024;
+  return cfg;
+}
 
 std::vector<Case> MakeCases() {
   std::vector<Case> cases;
@@ -246,30 +310,30 @@ std::vector<Case> MakeCases() {
 
   // (b) The sharded matmul of the collective-matmul example (int32 operands).
   cases.push_back(Case{
-      .id = "book10.jit_matmul",
+      .id = "book10.allgather_then_matmul",
       .what = "jit A[B_X, D_Y] @ W[D, F_Y] -> [B_X, F_Y], B=1024 D=2048 F=8192 int32, v5e 2x4",
       .source = "[book10] profile",
-      .published = 311 * kUs,
-      .unit = "us",
-      .ratio_lo = 3.5,
-      .ratio_hi = 5.0,
-      .gap = true,
-      .note = "jx's partitioner sees 'Y' on A's D and W's F, keeps A's (\"the first operand's "
-              "choice\"), so it all-gathers W (64 MB, 1.16 ms) as well as A and slices the product; "
-              "XLA gathers A only (next row)",
-      .predict = [] { return JitMatmulSeconds(); }});
-  cases.push_back(Case{
-      .id = "book10.allgather_then_matmul",
-      .what = "the same with A constrained to [B_X, D] first (all-gather A, then the local dot)",
-      .source = "[book10] profile of jit: 311 us",
       .published = 311 * kUs,
       .unit = "us",
       .ratio_lo = 0.25,
       .ratio_hi = 0.45,
       .gap = true,
-      .note = "jx costs an int32 dot as one bf16 MXU pass (22 us of compute); the profile's "
-              "int32 matmul ran ~10x slower than bf16 (the baseline row)",
-      .predict = [] { return AllGatherThenMatmulSeconds(); }});
+      .note = "jx all-gathers A then multiplies, as XLA does, but costs an int32 dot as one bf16 MXU "
+              "pass (22 us of compute); the profile's int32 matmul ran ~10x slower (next rows)",
+      .predict = [] { return JitMatmulSeconds(); }});
+  cases.push_back(Case{
+      .id = "book10.collective_matmul",
+      .what = "the same as a collective matmul (4 steps of a partial dot + ppermute), v5e 2x4",
+      .source = "[book10] profile",
+      .published = 244 * kUs,
+      .unit = "us",
+      .ratio_lo = 0.45,
+      .ratio_hi = 0.65,
+      .gap = true,
+      .note = "the partitioner's collective-matmul candidate by XLA's formula, max(Tc, Tm*m) + 2 Tm*m/N: "
+              "with jx's 22 us of int32 compute the loop is bound by its 3 ppermutes instead of hiding "
+              "them, so jx keeps all-gather-then-matmul (101 us) where the chip gains from the loop",
+      .predict = [] { return CollectiveMatmulCandidateSeconds(); }});
   cases.push_back(Case{
       .id = "book10.unsharded_contraction",
       .what = "jit A[B_X, D] @ W[D, F_Y] (no collective), same shapes, int32, v5e 2x4",
@@ -292,7 +356,58 @@ std::vector<Case> MakeCases() {
       .ratio_hi = 1.25,
       .note = "AllGather_Y of int32[512, 2048] on a line of 4 (no wraparound on a 2x4 v5e): 3 hops "
               "of 1 MiB at eta*W plus t0; the dtype's matmul rate cancels out",
-      .predict = [] { return AllGatherThenMatmulSeconds() - UnshardedContractionSeconds(); }});
+      .predict = [] { return JitMatmulSeconds() - UnshardedContractionSeconds(); }});
+
+  // (d) Utilization of published training runs: dry runs of whole pods (slow: table only).
+  cases.push_back(Case{
+      .id = "maxtext.v5e_256.32b",
+      .what = "MaxText 32B (d_model 6144, 48 heads, d_ff 21504, 32 layers), 1024 x 2048 tokens, "
+              "FSDP 256 on v5e 16x16: MFU",
+      .source = "[maxtext] README, 1x v5e-256",
+      .published = 0.6686,
+      .unit = "%",
+      .ratio_lo = 0.4,
+      .ratio_hi = 0.65,
+      .gap = true,
+      .slow = true,
+      .note = "the plan: 12.7 s of compute for 4.7 s of FLOPs at peak (the f32 attention scores "
+              "are materialized and the softmax is memory-bound: MaxText uses flash attention), 0.9 s "
+              "of exposed FSDP collectives (no overlap before the latency-hiding scheduler), and "
+              "316 GiB of HBM per chip (no rematerialization: MaxText's remat_policy=full), so it "
+              "does not fit; SGD instead of AdamW",
+      .predict = [] { return PlannedMfu(MaxTextDefault(32, 1024), "v5e", {16, 16}, {256, 1}); }});
+  cases.push_back(Case{
+      .id = "maxtext.v5e_256.64b",
+      .what = "MaxText 64B (d_model 6144, 48 heads, d_ff 21504, 48 layers), 512 x 2048 tokens, "
+              "FSDP 256 on v5e 16x16: MFU",
+      .source = "[maxtext] README, 1x v5e-256",
+      .published = 0.5990,
+      .unit = "%",
+      .ratio_lo = 0.35,
+      .ratio_hi = 0.6,
+      .gap = true,
+      .slow = true,
+      .note = "as the 32B row: 11.1 s of compute for 3.5 s of FLOPs at peak, 1.3 s exposed "
+              "communication, 238 GiB of HBM per chip",
+      .predict = [] { return PlannedMfu(MaxTextDefault(64, 512), "v5e", {16, 16}, {256, 1}); }});
+  cases.push_back(Case{
+      .id = "palm.540b",
+      .what = "PaLM 540B (118 layers, d_model 18432, 48 heads, d_ff 73728), 256-way FSDP x 12-way "
+              "TP per 3072-chip v4 pod (16x16x12), 1024 x 2048 tokens per pod: MFU",
+      .source = "[palm] Table 3, 6144 v4 chips",
+      .published = 0.462,
+      .unit = "%",
+      .ratio_lo = 0.12,
+      .ratio_hi = 0.3,
+      .gap = true,
+      .slow = true,
+      .note = "one of PaLM's two pods (the cross-pod gradient exchange over DCN overlaps the step, "
+              "per the paper). 94 s of compute for 10 s of FLOPs at peak: on v4's 16 MiB of VMEM the "
+              "cost model's VMEM tiling re-reads the operands of large dots (the vocab projection "
+              "[8192,18432] @ [18432,21334] is charged 103 GB of HBM traffic, 116 ms vs 23 ms at "
+              "peak); 8.9 s of exposed collectives; 674 GiB of HBM per chip. jx's step also has "
+              "multi-head attention where PaLM has multi-query attention with 256-wide heads",
+      .predict = [] { return PlannedMfu(Palm540B(), "v4", {16, 16, 12}, {256, 12}); }});
   return cases;
 }
 
