@@ -221,6 +221,25 @@ void ApplyShardingRuleToTypes(std::string_view op, const ShardingRule& rule, abs
                               "outside explicit mode");
     }
   }
+  // A result dim of several factors (a reshape merging dims) holds each device's pieces
+  // contiguously only if every factor before a sharded one is split too: [8, 4@y] -> [32]
+  // would leave each device strided elements, which no sharding of [32] describes.
+  for (size_t i = 0; i < out.size() && i < rule.results.size(); ++i) {
+    for (size_t d = 0; d < rule.results[i].size(); ++d) {
+      const DimFactors& fs = rule.results[i][d];
+      for (size_t k = 1; k < fs.size(); ++k) {
+        if (axes[fs[k]].empty()) continue;
+        for (size_t m = 0; m < k; ++m) {
+          if (!axes[fs[m]].empty() || rule.factor_sizes[fs[m]] == 1) continue;
+          ThrowOpError<TypeError>(op, "operation with inputs: ", types(), " merges dimensions into dimension ", d,
+                                  " of its result (size ", out[i].shape[d], ") with a minor one sharded over ",
+                                  AxesText(axes[fs[k]]), " and a major one (size ", rule.factor_sizes[fs[m]],
+                                  ") whole: each device would hold strided elements. Reshard the operand so the ",
+                                  "major dimension is sharded (or it is replicated) first");
+        }
+      }
+    }
+  }
   for (size_t i = 0; i < out.size() && i < rule.results.size(); ++i) {
     out[i].spec = TensorSharding(rule.results[i], axes);
   }

@@ -1,10 +1,12 @@
 #include "jx/devices/device_put.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
+#include "jx/devices/sharded_gather_hook.h"
 
 namespace jx {
 namespace {
@@ -26,10 +28,14 @@ std::shared_ptr<Buffer> CopyTo(const Array& x, const Device& device) {
   return buffer;
 }
 
+std::atomic<ShardedGatherHook> g_gather_hook{nullptr};
+
 // The type of a sharded array's value once it is whole on one device (no sharding in it).
 ShapedArray Unsharded(const ShapedArray& aval) { return ShapedArray{aval.shape, aval.dtype, aval.weak_type}; }
 
 }  // namespace
+
+ShardedGatherHook SetShardedGatherHook(ShardedGatherHook hook) { return g_gather_hook.exchange(hook); }
 
 std::vector<const Device*> devices(std::string_view platform) {
   RegisterBuiltinClients();
@@ -41,7 +47,9 @@ Array device_put(const Array& x, const Device* device) {
   const ConcreteArray& c = PlacedValue(x, "device_put");
   RegisterBuiltinClients();
   if (c.is_sharded()) {
-    // Gathers the shards: the global value, assembled on the host, copied into device's memory.
+    // Gathers the shards: the global value, assembled on the host, copied into device's memory;
+    // the shards' moves are costed by the sharding layer's hook (ICI transfers on a TPU slice).
+    if (ShardedGatherHook hook = g_gather_hook.load()) hook(x, device);
     return Array(std::make_shared<ConcreteArray>(Unsharded(x.aval()), CopyTo(x, *device), device, /*committed=*/true));
   }
   const Device* from = c.device() != nullptr ? c.device() : DefaultDevice();

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "jx/core/sharding.h"
 #include "jx/devices/interconnect/collective_cost.h"
+#include "jx/devices/sharded_gather_hook.h"
 #include "jx/devices/tpu/tpu_chip.h"
 #include "jx/devices/tpu/tpu_client.h"
 #include "jx/sharding/collectives.h"
@@ -28,7 +30,55 @@ const tpu::TpuClient* SliceOf(const std::vector<const Device*>& devices, std::ve
   return client;
 }
 
+// Each chip's clock moves to `start` (the latest chip's time) plus seconds, on its ICI lane.
+void CommitTransfer(const std::vector<const tpu::TpuChip*>& chips, std::string name, double seconds) {
+  double start = 0;
+  for (const tpu::TpuChip* c : chips) start = std::max(start, c->activity().now_seconds);
+  tpu::StepTimeline step;
+  step.start_seconds = start;
+  step.seconds = seconds;
+  step.busy.ici = seconds;
+  step.instructions.push_back(tpu::PlacedInstruction{std::move(name), "ICI", start, seconds, nullptr});
+  for (const tpu::TpuChip* c : chips) c->CommitStep(step);
+}
+
+void GatherHook(const Array& sharded, const Device* target) { AdvanceClocksForGather(sharded, target); }
+
 }  // namespace
+
+double AdvanceClocksForGather(const Array& sharded, const Device* target) {
+  std::vector<const Device*> devices;
+  std::vector<Shard> sources;
+  for (Shard& s : sharded.addressable_shards()) {
+    if (s.replica_id != 0 || s.device == target) continue;
+    devices.push_back(s.device);
+    sources.push_back(std::move(s));
+  }
+  if (sources.empty()) return 0;
+  devices.push_back(target);
+  std::vector<const tpu::TpuChip*> chips;
+  std::vector<int64_t> vertex;
+  const tpu::TpuClient* client = SliceOf(devices, &chips, &vertex);
+  if (client == nullptr) return 0;
+  // The target takes in the pieces through its links as fast as an all-gather over the chips
+  // involved delivers them to each of its members (a permutation, ici::CostPermute, sends to
+  // a chip at most once).
+  std::vector<std::vector<int64_t>> group = {vertex};
+  std::sort(group[0].begin(), group[0].end());
+  group[0].erase(std::unique(group[0].begin(), group[0].end()), group[0].end());
+  const int64_t bytes = sources.front().data.nbytes() * static_cast<int64_t>(group[0].size());
+  const double seconds = ici::CostCollective(client->torus(), ici::CollectiveKind::kAllGather, group, bytes).seconds;
+  CommitTransfer(chips, "device_put gather", seconds);
+  return seconds;
+}
+
+void InstallShardedGatherCost() {
+  static const bool installed = [] {
+    SetShardedGatherHook(GatherHook);
+    return true;
+  }();
+  (void)installed;
+}
 
 double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<Array>& inputs,
                                   const std::vector<const Device*>& devices) {
@@ -70,14 +120,9 @@ double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std
   }
   // Each group starts when its last chip arrives.
   for (const auto& g : groups) {
-    double start = 0;
-    for (int64_t d : g) start = std::max(start, chips[static_cast<size_t>(d)]->activity().now_seconds);
-    tpu::StepTimeline step;
-    step.start_seconds = start;
-    step.seconds = cost.seconds;
-    step.busy.ici = cost.seconds;
-    step.instructions.push_back(tpu::PlacedInstruction{std::string(p.name()), "ICI", start, cost.seconds, nullptr});
-    for (int64_t d : g) chips[static_cast<size_t>(d)]->CommitStep(step);
+    std::vector<const tpu::TpuChip*> members;
+    for (int64_t d : g) members.push_back(chips[static_cast<size_t>(d)]);
+    CommitTransfer(members, std::string(p.name()), cost.seconds);
   }
   return cost.seconds;
 }

@@ -4,7 +4,7 @@
 // ici::CostPermute for ppermute), on each chip's ICI lane; the clocks move past it, as a
 // compiled pod step's collectives synchronize the chips (devices/tpu/pod_step.h).
 // Devices without a clock (the host) and the collectives that move nothing (axis_index,
-// pvary) leave the clocks alone.
+// pvary) leave the clocks alone. device_put of a sharded array to one chip is costed alike.
 //
 //   std::vector<Array> out = EvalCollective(p, per_device, params);
 //   AdvanceClocksForCollective(p, params, per_device, devices);
@@ -23,5 +23,14 @@ namespace jx::shard_map_internal {
 // the collective's modeled seconds (0 when no clock moved).
 double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<Array>& inputs,
                                   const std::vector<const Device*>& devices);
+
+// device_put of a sharded array to one chip of the slice its shards are on: each piece (one
+// copy of each) not already there is sent to it over the ICI, timed as an all-gather over
+// the chips involved (the rate at which the target's links take the pieces in); those chips
+// wait for the latest of them and their clocks move past the transfer. Returns its seconds
+// (0: nothing moved or no slice). Installed as device_put's gather hook
+// (InstallShardedGatherCost).
+double AdvanceClocksForGather(const Array& sharded, const Device* target);
+void InstallShardedGatherCost();
 
 }  // namespace jx::shard_map_internal

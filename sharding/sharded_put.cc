@@ -11,6 +11,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
+#include "jx/sharding/eager_collective_clock.h"
 
 namespace jx {
 namespace {
@@ -87,6 +88,7 @@ void FillPiece(const Array& x, const ConcreteArray& c, const ShardIndex& index, 
 }  // namespace
 
 Array sharding_internal::DevicePutSharded(const Array& x, const NamedSharding& sharding) {
+  shard_map_internal::InstallShardedGatherCost();  // gathering it back is costed on the ICI
   if (!x.defined()) ThrowOpError<ValueError>("device_put", "argument is an empty Array handle");
   if (!x.is_concrete()) {
     ThrowOpError<TypeError>("device_put", "got a traced ", x.aval().str(), " value: device_put places concrete "
@@ -117,6 +119,7 @@ Array sharding_internal::DevicePutSharded(const Array& x, const NamedSharding& s
 
 Array make_array_from_single_device_arrays(const Shape& shape, const NamedSharding& sharding,
                                            std::vector<Array> arrays) {
+  shard_map_internal::InstallShardedGatherCost();
   const std::vector<const Device*>& devices = sharding.device_set();
   if (arrays.size() != devices.size()) {
     ThrowOpError<ValueError>("make_array_from_single_device_arrays", "got ", arrays.size(), " arrays for a sharding over ",

@@ -3,7 +3,8 @@
 // equal eager execution within the record's tolerance, outputs' dtypes and weak types
 // included. The column compiles with the reference-evaluator fallback turned into an error
 // (JX_CPU_FALLBACK=error), so it also proves every primitive runs native CPU kernels on
-// every dtype it is sampled in: no primitive is exempt.
+// every dtype it is sampled in: no primitive is exempt. The collectives' samples compile for
+// their mesh's simulated chips instead (one SPMD program run on every chip).
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -42,10 +43,9 @@ class OpInfoJitTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(OpInfoJitTest, JitMatchesEager) {
   const OpInfo& info = FindOpInfo(GetParam());
   ScopedForbidFallback forbid;
-  if (info.collective) {
-    GTEST_SKIP() << info.name << " runs inside shard_map over several chips: its compiled form is one program "
-                 << "per chip (shard_map_compiled_test.cc, collectives_lowering_test.cc), not a one-device jit";
-  }
+  // A collective's samples are shard_maps over a mesh of chips: jit compiles each into one
+  // program for the mesh's chips (its HLO collectives move the data) and the result equals
+  // the eager lockstep evaluation.
   int ran = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {

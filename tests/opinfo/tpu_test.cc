@@ -81,8 +81,8 @@ TEST_P(OpInfoTpuTest, ChipMatchesHostEager) {
   const OpInfo& info = FindOpInfo(GetParam());
   const Device* chip = Chip();
   if (info.collective) {
-    GTEST_SKIP() << info.name << " runs inside shard_map over several chips: its compiled form is one program "
-                 << "per chip (shard_map_compiled_test.cc, collectives_lowering_test.cc), not a one-device jit";
+    GTEST_SKIP() << info.name << " runs inside shard_map over several chips, compiled for them in the jit column "
+                 << "(one program per chip), not on one chip";
   }
   int ran = 0;
   for (DType d : info.dtypes) {

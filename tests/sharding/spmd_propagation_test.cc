@@ -170,5 +170,31 @@ TEST(ExplicitShardingTypesTest, ResultsCarryTheRuleSpec) {
   EXPECT_EQ(AbstractEval(lax::kReduceSum, sum_in, ParamMap{{"axes", std::vector<int64_t>{0}}})[0].str(), "f32[4]");
 }
 
+TEST(ExplicitShardingTypesTest, AReshapeMergingAMinorShardedDimIsATypeError) {
+  lax::RegisterAll();
+  const ParamMap merge{{"new_sizes", std::vector<int64_t>{32}}, {"dimensions", ParamNone{}}, {"sharding", ParamNone{}}};
+  ShapedArray major{{8, 4}};
+  major.spec = {{"x"}, {}};
+  const ShapedArray* major_in[] = {&major};
+  EXPECT_EQ(AbstractEval(lax::kReshape, major_in, merge)[0].str(), "f32[32@x]");
+  // [8, 4@y] -> [32]: each device's elements would be strided.
+  ShapedArray minor{{8, 4}};
+  minor.spec = {{}, {"y"}};
+  const ShapedArray* minor_in[] = {&minor};
+  try {
+    AbstractEval(lax::kReshape, minor_in, merge);
+    FAIL() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[reshape]"));
+    EXPECT_THAT(e.what(), HasSubstr("f32[8,4@y]"));
+    EXPECT_THAT(e.what(), HasSubstr("strided"));
+  }
+  // Both sharded, major first: the merged dim is split over (x, y).
+  ShapedArray both{{8, 4}};
+  both.spec = {{"x"}, {"y"}};
+  const ShapedArray* both_in[] = {&both};
+  EXPECT_EQ(AbstractEval(lax::kReshape, both_in, merge)[0].str(), "f32[32@(x,y)]");
+}
+
 }  // namespace
 }  // namespace jx
