@@ -46,6 +46,10 @@ bool HasCollectives(const hlo::HloComputation& computation) {
   return false;
 }
 
+absl::StatusOr<std::shared_ptr<PodStepLoop>> LoopOf(const hlo::HloComputation& body, int64_t trips,
+                                                    int64_t num_partitions, const TpuChipSpec& spec,
+                                                    const CollectiveTimer* timer);
+
 // The rows of one computation, for its cost rows.
 absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& computation,
                                                absl::Span<const InstructionCost> costs, int64_t num_partitions,
@@ -70,19 +74,46 @@ absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& comput
       // Without a known trip count the loop's row stands (the cost model counts one trip).
       const std::optional<int64_t> trips = hlo::ConstantWhileTripCount(instr);
       if (!trips.has_value()) continue;
-      auto loop = std::make_shared<PodStepLoop>();
-      loop->trips = *trips;
-      absl::StatusOr<std::vector<InstructionCost>> body = TpuInstructionCosts(*instr.while_body(), spec, timer);
-      if (!body.ok()) return body.status();
-      loop->costs = *std::move(body);
-      absl::StatusOr<std::vector<PodStepRow>> body_rows =
-          RowsOf(*instr.while_body(), loop->costs, num_partitions, spec, timer);
-      if (!body_rows.ok()) return body_rows.status();
-      loop->rows = *std::move(body_rows);
-      rows[i].loop = std::move(loop);
+      absl::StatusOr<std::shared_ptr<PodStepLoop>> loop =
+          LoopOf(*instr.while_body(), *trips, num_partitions, spec, timer);
+      if (!loop.ok()) return loop.status();
+      rows[i].loop = *std::move(loop);
+    } else if (op == hlo::HloOpcode::kConditional) {
+      // The branch the cost model charges (the costliest) runs once, its collectives
+      // synchronized; a branch without collectives leaves the conditional's row as it is.
+      const hlo::HloComputation* costliest = nullptr;
+      std::shared_ptr<PodStepLoop> chosen;
+      double most = -1;
+      for (const hlo::HloComputation* branch : instr.branch_computations()) {
+        if (branch == nullptr) continue;
+        absl::StatusOr<std::shared_ptr<PodStepLoop>> once = LoopOf(*branch, 1, num_partitions, spec, timer);
+        if (!once.ok()) return once.status();
+        double seconds = 0;
+        for (const InstructionCost& c : (*once)->costs) seconds += c.seconds;
+        if (seconds > most) {
+          most = seconds;
+          costliest = branch;
+          chosen = *std::move(once);
+        }
+      }
+      if (costliest != nullptr && HasCollectives(*costliest)) rows[i].loop = std::move(chosen);
     }
   }
   return rows;
+}
+
+absl::StatusOr<std::shared_ptr<PodStepLoop>> LoopOf(const hlo::HloComputation& body, int64_t trips,
+                                                    int64_t num_partitions, const TpuChipSpec& spec,
+                                                    const CollectiveTimer* timer) {
+  auto loop = std::make_shared<PodStepLoop>();
+  loop->trips = trips;
+  absl::StatusOr<std::vector<InstructionCost>> costs = TpuInstructionCosts(body, spec, timer);
+  if (!costs.ok()) return costs.status();
+  loop->costs = *std::move(costs);
+  absl::StatusOr<std::vector<PodStepRow>> rows = RowsOf(body, loop->costs, num_partitions, spec, timer);
+  if (!rows.ok()) return rows.status();
+  loop->rows = *std::move(rows);
+  return loop;
 }
 
 // Lays out rows on every chip's lanes (see the header): one instance per step.

@@ -46,6 +46,8 @@ struct PodStepRow {
   int64_t start_row = -1;    // a done: the row of its start (in the same list)
   // A while loop with a known trip count whose body has collectives: the body's rows run
   // trip-count times in place of the loop's own row (its collectives synchronize each trip).
+  // A conditional whose costliest branch (the one the cost model charges) has collectives:
+  // that branch's rows, once.
   std::shared_ptr<const PodStepLoop> loop;
 };
 
