@@ -20,6 +20,12 @@ using ::testing::Not;
 
 constexpr int kChips = 8;
 
+std::vector<const TpuChip*> ChipsOf(const Pod& pod) {
+  std::vector<const TpuChip*> chips;
+  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
+  return chips;
+}
+
 constexpr std::string_view kOverlap = R"(HloModule spmd
 
 %sum (x: f32[], y: f32[]) -> f32[] {
@@ -41,9 +47,7 @@ ENTRY %main (p: f32[256,256], w: f32[256,256]) -> (f32[256,256], f32[256,256]) {
 std::shared_ptr<const PodProgram> Compile(const Pod& pod, bool async) {
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kOverlap);
   EXPECT_TRUE(module.ok()) << module.status();
-  std::vector<const TpuChip*> chips;
-  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
-  return CompilePodProgram(*std::move(module), pod.client(), chips,
+  return CompilePodProgram(*std::move(module), pod.client(), ChipsOf(pod),
                            {ShapedArray{{256, 256}, float32}, ShapedArray{{256, 256}, float32}}, "jit(spmd)", {},
                            async);
 }
@@ -150,9 +154,8 @@ TEST(PodOverlapTest, ALoopsCollectiveIsTimedOncePerTrip) {
   Pod pod = make_pod("v5e", {4, 2});
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kLoop);
   ASSERT_TRUE(module.ok()) << module.status();
-  std::vector<const TpuChip*> chips;
-  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
-  auto program = CompilePodProgram(*std::move(module), pod.client(), chips, {ShapedArray{{64}, float32}}, "jit(loop)");
+  auto program =
+      CompilePodProgram(*std::move(module), pod.client(), ChipsOf(pod), {ShapedArray{{64}, float32}}, "jit(loop)");
   std::vector<Arrays> args;
   for (int p = 0; p < kChips; ++p) args.push_back({device_put(numpy::ones({64}), pod.devices()[p])});
   const std::vector<Arrays> outs = program->ExecuteShards(args);
@@ -204,9 +207,8 @@ TEST(PodOverlapTest, AConditionalsCollectiveIsTimed) {
   Pod pod = make_pod("v5e", {4, 2});
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kConditional);
   ASSERT_TRUE(module.ok()) << module.status();
-  std::vector<const TpuChip*> chips;
-  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
-  auto program = CompilePodProgram(*std::move(module), pod.client(), chips, {ShapedArray{{64}, float32}}, "jit(cond)");
+  auto program =
+      CompilePodProgram(*std::move(module), pod.client(), ChipsOf(pod), {ShapedArray{{64}, float32}}, "jit(cond)");
   std::vector<Arrays> args;
   for (int p = 0; p < kChips; ++p) {
     args.push_back({device_put(numpy::zeros({}, int32), pod.devices()[p]),
