@@ -252,6 +252,65 @@ PodTimelines SchedulePodStep(const CostAnalysis& cost, absl::Span<const PodStepR
   return scheduler.Finish(starts);
 }
 
+ChipStepReport ChipStepReportOf(const PodTimelines& step, size_t partition, std::string chip) {
+  const StepTimeline& t = step.chips[partition];
+  ChipStepReport c;
+  c.chip = std::move(chip);
+  c.start_seconds = t.start_seconds;
+  c.end_seconds = t.start_seconds + t.seconds;
+  c.communication_seconds = t.busy.ici;
+  c.exposed_communication_seconds = step.exposed_seconds[partition];
+  c.idle_seconds = step.idle_seconds[partition];
+  c.compute_seconds = t.seconds - c.exposed_communication_seconds - c.idle_seconds;
+  return c;
+}
+
+void AddCollectivesAndLinks(const PodTimelines& step, const hlo::HloModule& module,
+                            absl::FunctionRef<const CollectiveTiming*(std::string_view)> timing_of,
+                            absl::FunctionRef<std::string(int64_t)> describe_link, StepReport* report) {
+  // Collectives by name, loop bodies' and branches' included.
+  std::map<std::string, const hlo::HloInstruction*, std::less<>> collectives;
+  for (const hlo::HloComputation* computation : module.computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (const hlo::HloInstruction* instr : computation->instructions()) {
+      if (hlo::IsCollectiveOpcode(instr->opcode())) collectives.emplace(instr->name(), instr);
+    }
+  }
+  // A link carries its collectives' bytes and is busy (and exposed) for as long as they are.
+  std::map<int64_t, LinkTraffic> links;
+  for (const CollectiveRun& run : step.collectives) {
+    const InstructionCost& row = *run.row;
+    CollectiveStepEntry entry;
+    entry.name = row.name;
+    entry.runs = run.runs;
+    entry.seconds = run.seconds;
+    entry.exposed_seconds = run.exposed_seconds;
+    if (auto it = collectives.find(row.name); it != collectives.end()) {
+      const hlo::HloInstruction& instr = *it->second;
+      entry.kind = std::string(hlo::HloOpcodeString(hlo::SyncCollectiveOpcode(instr.opcode())));
+      // A start's result is the second element of its pair.
+      const hlo::Shape& shape = instr.shape();
+      entry.bytes = hlo::ShapeUtil::ByteSizeOf(shape.IsTuple() ? shape.tuple_shapes(1) : shape);
+    }
+    if (const CollectiveTiming* timing = timing_of(row.name)) {
+      entry.algorithm = timing->algorithm;
+      for (const auto& [link, bytes] : timing->link_bytes) {
+        LinkTraffic& l = links[link];
+        l.bytes += bytes * run.runs;
+        l.busy_seconds += run.seconds;
+        l.exposed_seconds += run.exposed_seconds;
+      }
+    }
+    report->collectives.push_back(std::move(entry));
+  }
+  for (auto& [link, traffic] : links) {
+    traffic.link = describe_link(link);
+    report->links.push_back(std::move(traffic));
+  }
+  std::stable_sort(report->links.begin(), report->links.end(),
+                   [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
+}
+
 int64_t StepReport::total_link_bytes() const {
   int64_t total = 0;
   for (const LinkTraffic& l : links) total += l.bytes;
