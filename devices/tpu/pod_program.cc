@@ -246,68 +246,21 @@ StepReport PodProgram::Report(const PodTimelines& step, absl::Span<const int64_t
   report.chips.reserve(n);
   double first = 0, last = 0;
   for (size_t p = 0; p < n; ++p) {
-    const int64_t k = timeline_of[p];
-    const StepTimeline& t = step.chips[k];
-    ChipStepReport c;
-    c.chip = chips_[p]->ToString();
-    c.start_seconds = t.start_seconds;
-    c.end_seconds = t.start_seconds + t.seconds;
-    c.communication_seconds = t.busy.ici;
-    c.exposed_communication_seconds = step.exposed_seconds[k];
-    c.idle_seconds = step.idle_seconds[k];
-    c.compute_seconds = t.seconds - c.exposed_communication_seconds - c.idle_seconds;
+    ChipStepReport c = ChipStepReportOf(step, static_cast<size_t>(timeline_of[p]), chips_[p]->ToString());
     c.hbm_high_water_bytes = memory_.peak_memory_in_bytes;
     first = p == 0 ? c.start_seconds : std::min(first, c.start_seconds);
     last = std::max(last, c.end_seconds);
     report.chips.push_back(std::move(c));
   }
   report.wall_seconds = last - first;
-  // Per collective: its time and the part chips waited for; its links carry its bytes and
-  // are busy (and exposed) for as long.
-  struct LinkUse {
-    int64_t bytes = 0;
-    double busy = 0, exposed = 0;
-  };
-  std::map<int64_t, LinkUse> links;
-  // Collectives by name, loop bodies' included.
-  std::map<std::string, const hlo::HloInstruction*, std::less<>> collectives;
-  for (const hlo::HloComputation* computation : module_->computations()) {
-    if (computation->IsFusionComputation()) continue;
-    for (const hlo::HloInstruction* instr : computation->instructions()) {
-      if (hlo::IsCollectiveOpcode(instr->opcode())) collectives.emplace(instr->name(), instr);
-    }
-  }
-  for (const CollectiveRun& run : step.collectives) {
-    const InstructionCost& row = *run.row;
-    CollectiveStepEntry entry;
-    entry.name = row.name;
-    entry.runs = run.runs;
-    entry.seconds = run.seconds;
-    entry.exposed_seconds = run.exposed_seconds;
-    if (auto it = collectives.find(row.name); it != collectives.end()) {
-      const hlo::HloInstruction* instr = it->second;
-      entry.kind = std::string(hlo::HloOpcodeString(hlo::SyncCollectiveOpcode(instr->opcode())));
-      const hlo::Shape& shape = instr->shape();
-      entry.bytes = hlo::ShapeUtil::ByteSizeOf(shape.IsTuple() ? shape.tuple_shapes(1) : shape);
-    }
-    auto timing = timings_.find(row.name);
-    if (timing != timings_.end()) {
-      entry.algorithm = timing->second->algorithm;
-      for (const auto& [link, bytes] : timing->second->link_bytes) {
-        LinkUse& use = links[link];
-        use.bytes += bytes * run.runs;
-        use.busy += run.seconds;
-        use.exposed += run.exposed_seconds;
-      }
-    }
-    report.collectives.push_back(std::move(entry));
-  }
   const ici::Torus& torus = client_.torus();
-  for (const auto& [link, use] : links) {
-    report.links.push_back({torus.Describe(torus.links()[link]), use.bytes, use.busy, use.exposed});
-  }
-  std::stable_sort(report.links.begin(), report.links.end(),
-                   [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
+  AddCollectivesAndLinks(
+      step, *module_,
+      [&](std::string_view name) -> const CollectiveTiming* {
+        auto it = timings_.find(std::string(name));
+        return it == timings_.end() ? nullptr : it->second.get();
+      },
+      [&](int64_t link) { return torus.Describe(torus.links()[link]); }, &report);
   return report;
 }
 

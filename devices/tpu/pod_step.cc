@@ -46,6 +46,10 @@ bool HasCollectives(const hlo::HloComputation& computation) {
   return false;
 }
 
+absl::StatusOr<std::shared_ptr<PodStepLoop>> LoopOf(const hlo::HloComputation& body, int64_t trips,
+                                                    int64_t num_partitions, const TpuChipSpec& spec,
+                                                    const CollectiveTimer* timer);
+
 // The rows of one computation, for its cost rows.
 absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& computation,
                                                absl::Span<const InstructionCost> costs, int64_t num_partitions,
@@ -70,19 +74,46 @@ absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& comput
       // Without a known trip count the loop's row stands (the cost model counts one trip).
       const std::optional<int64_t> trips = hlo::ConstantWhileTripCount(instr);
       if (!trips.has_value()) continue;
-      auto loop = std::make_shared<PodStepLoop>();
-      loop->trips = *trips;
-      absl::StatusOr<std::vector<InstructionCost>> body = TpuInstructionCosts(*instr.while_body(), spec, timer);
-      if (!body.ok()) return body.status();
-      loop->costs = *std::move(body);
-      absl::StatusOr<std::vector<PodStepRow>> body_rows =
-          RowsOf(*instr.while_body(), loop->costs, num_partitions, spec, timer);
-      if (!body_rows.ok()) return body_rows.status();
-      loop->rows = *std::move(body_rows);
-      rows[i].loop = std::move(loop);
+      absl::StatusOr<std::shared_ptr<PodStepLoop>> loop =
+          LoopOf(*instr.while_body(), *trips, num_partitions, spec, timer);
+      if (!loop.ok()) return loop.status();
+      rows[i].loop = *std::move(loop);
+    } else if (op == hlo::HloOpcode::kConditional) {
+      // The branch the cost model charges (the costliest) runs once, its collectives
+      // synchronized; a branch without collectives leaves the conditional's row as it is.
+      const hlo::HloComputation* costliest = nullptr;
+      std::shared_ptr<PodStepLoop> chosen;
+      double most = -1;
+      for (const hlo::HloComputation* branch : instr.branch_computations()) {
+        if (branch == nullptr) continue;
+        absl::StatusOr<std::shared_ptr<PodStepLoop>> once = LoopOf(*branch, 1, num_partitions, spec, timer);
+        if (!once.ok()) return once.status();
+        double seconds = 0;
+        for (const InstructionCost& c : (*once)->costs) seconds += c.seconds;
+        if (seconds > most) {
+          most = seconds;
+          costliest = branch;
+          chosen = *std::move(once);
+        }
+      }
+      if (costliest != nullptr && HasCollectives(*costliest)) rows[i].loop = std::move(chosen);
     }
   }
   return rows;
+}
+
+absl::StatusOr<std::shared_ptr<PodStepLoop>> LoopOf(const hlo::HloComputation& body, int64_t trips,
+                                                    int64_t num_partitions, const TpuChipSpec& spec,
+                                                    const CollectiveTimer* timer) {
+  auto loop = std::make_shared<PodStepLoop>();
+  loop->trips = trips;
+  absl::StatusOr<std::vector<InstructionCost>> costs = TpuInstructionCosts(body, spec, timer);
+  if (!costs.ok()) return costs.status();
+  loop->costs = *std::move(costs);
+  absl::StatusOr<std::vector<PodStepRow>> rows = RowsOf(body, loop->costs, num_partitions, spec, timer);
+  if (!rows.ok()) return rows.status();
+  loop->rows = *std::move(rows);
+  return loop;
 }
 
 // Lays out rows on every chip's lanes (see the header): one instance per step.
@@ -219,6 +250,65 @@ PodTimelines SchedulePodStep(const CostAnalysis& cost, absl::Span<const PodStepR
   PodStepScheduler scheduler(starts, scale, hbm_bandwidth);
   scheduler.Run(cost.instructions, rows);
   return scheduler.Finish(starts);
+}
+
+ChipStepReport ChipStepReportOf(const PodTimelines& step, size_t partition, std::string chip) {
+  const StepTimeline& t = step.chips[partition];
+  ChipStepReport c;
+  c.chip = std::move(chip);
+  c.start_seconds = t.start_seconds;
+  c.end_seconds = t.start_seconds + t.seconds;
+  c.communication_seconds = t.busy.ici;
+  c.exposed_communication_seconds = step.exposed_seconds[partition];
+  c.idle_seconds = step.idle_seconds[partition];
+  c.compute_seconds = t.seconds - c.exposed_communication_seconds - c.idle_seconds;
+  return c;
+}
+
+void AddCollectivesAndLinks(const PodTimelines& step, const hlo::HloModule& module,
+                            absl::FunctionRef<const CollectiveTiming*(std::string_view)> timing_of,
+                            absl::FunctionRef<std::string(int64_t)> describe_link, StepReport* report) {
+  // Collectives by name, loop bodies' and branches' included.
+  std::map<std::string, const hlo::HloInstruction*, std::less<>> collectives;
+  for (const hlo::HloComputation* computation : module.computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (const hlo::HloInstruction* instr : computation->instructions()) {
+      if (hlo::IsCollectiveOpcode(instr->opcode())) collectives.emplace(instr->name(), instr);
+    }
+  }
+  // A link carries its collectives' bytes and is busy (and exposed) for as long as they are.
+  std::map<int64_t, LinkTraffic> links;
+  for (const CollectiveRun& run : step.collectives) {
+    const InstructionCost& row = *run.row;
+    CollectiveStepEntry entry;
+    entry.name = row.name;
+    entry.runs = run.runs;
+    entry.seconds = run.seconds;
+    entry.exposed_seconds = run.exposed_seconds;
+    if (auto it = collectives.find(row.name); it != collectives.end()) {
+      const hlo::HloInstruction& instr = *it->second;
+      entry.kind = std::string(hlo::HloOpcodeString(hlo::SyncCollectiveOpcode(instr.opcode())));
+      // A start's result is the second element of its pair.
+      const hlo::Shape& shape = instr.shape();
+      entry.bytes = hlo::ShapeUtil::ByteSizeOf(shape.IsTuple() ? shape.tuple_shapes(1) : shape);
+    }
+    if (const CollectiveTiming* timing = timing_of(row.name)) {
+      entry.algorithm = timing->algorithm;
+      for (const auto& [link, bytes] : timing->link_bytes) {
+        LinkTraffic& l = links[link];
+        l.bytes += bytes * run.runs;
+        l.busy_seconds += run.seconds;
+        l.exposed_seconds += run.exposed_seconds;
+      }
+    }
+    report->collectives.push_back(std::move(entry));
+  }
+  for (auto& [link, traffic] : links) {
+    traffic.link = describe_link(link);
+    report->links.push_back(std::move(traffic));
+  }
+  std::stable_sort(report->links.begin(), report->links.end(),
+                   [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });
 }
 
 int64_t StepReport::total_link_bytes() const {

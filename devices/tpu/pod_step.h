@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/backend/tpu/collective_timer.h"
@@ -46,6 +48,8 @@ struct PodStepRow {
   int64_t start_row = -1;    // a done: the row of its start (in the same list)
   // A while loop with a known trip count whose body has collectives: the body's rows run
   // trip-count times in place of the loop's own row (its collectives synchronize each trip).
+  // A conditional whose costliest branch (the one the cost model charges) has collectives:
+  // that branch's rows, once.
   std::shared_ptr<const PodStepLoop> loop;
 };
 
@@ -131,5 +135,18 @@ struct StepReport {
   // the busiest links.
   std::string ToString() const;
 };
+
+// A chip's line of a step's report from its timeline (hbm_high_water_bytes is the caller's):
+// compute is what the chip was neither waiting for partners (idle) nor for collectives
+// (exposed communication).
+ChipStepReport ChipStepReportOf(const PodTimelines& step, size_t partition, std::string chip);
+
+// Fills report->collectives (per collective: runs, time, exposed time, its kind and per-chip
+// bytes from `module`, its algorithm) and report->links (per link: bytes, and busy and exposed
+// seconds of the collectives using it; busiest first). timing_of: a collective's timing by
+// name (null when untimed); describe_link: a link id's words.
+void AddCollectivesAndLinks(const PodTimelines& step, const hlo::HloModule& module,
+                            absl::FunctionRef<const CollectiveTiming*(std::string_view)> timing_of,
+                            absl::FunctionRef<std::string(int64_t)> describe_link, StepReport* report);
 
 }  // namespace jx::tpu

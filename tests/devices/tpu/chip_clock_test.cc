@@ -53,6 +53,27 @@ TEST(ChipClockTest, InstructionsLongerThanTheStepAreScaledIntoIt) {
   EXPECT_DOUBLE_EQ(step.busy.mxu + step.busy.vpu, 5e-6);
 }
 
+TEST(ChipClockTest, AnAsynchronousCollectiveRunsBesideTheCompute) {
+  CostAnalysis cost;
+  cost.predicted_seconds = 18e-6;  // the rows' sum
+  cost.instructions = {
+      {.name = "all-reduce-start.1", .opcode = "all-reduce-start", .unit = "ici", .seconds = 10e-6, .bound_by = ""},
+      {.name = "fusion.2", .opcode = "fusion", .unit = "vpu", .seconds = 4e-6, .bound_by = "compute"},
+      {.name = "all-reduce-done.3", .opcode = "all-reduce-done", .unit = "ici", .seconds = 0, .bound_by = ""},
+      {.name = "fusion.4", .opcode = "fusion", .unit = "vpu", .seconds = 4e-6, .bound_by = "compute"},
+  };
+  const StepTimeline step = ScheduleStep(cost, 0, 0);
+  // fusion.2 runs while the collective does; the done waits until 10 us.
+  EXPECT_NEAR(step.seconds, 14e-6, 1e-15);
+  ASSERT_EQ(step.instructions.size(), 3u);
+  EXPECT_EQ(step.instructions[0].lane, "ICI");
+  EXPECT_DOUBLE_EQ(step.instructions[0].start_seconds, 0);
+  EXPECT_EQ(step.instructions[1].name, "fusion.2");
+  EXPECT_DOUBLE_EQ(step.instructions[1].start_seconds, 0);
+  EXPECT_NEAR(step.instructions[2].start_seconds, 10e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(step.busy.ici, 10e-6);
+}
+
 TEST(ChipClockTest, ClockAdvancesByThePredictedTime) {
   ChipClock clock;
   const CostAnalysis cost = TwoKernels();

@@ -20,6 +20,12 @@ using ::testing::Not;
 
 constexpr int kChips = 8;
 
+std::vector<const TpuChip*> ChipsOf(const Pod& pod) {
+  std::vector<const TpuChip*> chips;
+  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
+  return chips;
+}
+
 constexpr std::string_view kOverlap = R"(HloModule spmd
 
 %sum (x: f32[], y: f32[]) -> f32[] {
@@ -41,9 +47,7 @@ ENTRY %main (p: f32[256,256], w: f32[256,256]) -> (f32[256,256], f32[256,256]) {
 std::shared_ptr<const PodProgram> Compile(const Pod& pod, bool async) {
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kOverlap);
   EXPECT_TRUE(module.ok()) << module.status();
-  std::vector<const TpuChip*> chips;
-  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
-  return CompilePodProgram(*std::move(module), pod.client(), chips,
+  return CompilePodProgram(*std::move(module), pod.client(), ChipsOf(pod),
                            {ShapedArray{{256, 256}, float32}, ShapedArray{{256, 256}, float32}}, "jit(spmd)", {},
                            async);
 }
@@ -150,9 +154,8 @@ TEST(PodOverlapTest, ALoopsCollectiveIsTimedOncePerTrip) {
   Pod pod = make_pod("v5e", {4, 2});
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kLoop);
   ASSERT_TRUE(module.ok()) << module.status();
-  std::vector<const TpuChip*> chips;
-  for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
-  auto program = CompilePodProgram(*std::move(module), pod.client(), chips, {ShapedArray{{64}, float32}}, "jit(loop)");
+  auto program =
+      CompilePodProgram(*std::move(module), pod.client(), ChipsOf(pod), {ShapedArray{{64}, float32}}, "jit(loop)");
   std::vector<Arrays> args;
   for (int p = 0; p < kChips; ++p) args.push_back({device_put(numpy::ones({64}), pod.devices()[p])});
   const std::vector<Arrays> outs = program->ExecuteShards(args);
@@ -171,6 +174,56 @@ TEST(PodOverlapTest, ALoopsCollectiveIsTimedOncePerTrip) {
   EXPECT_THAT(report.ToString(), HasSubstr("(all-reduce, 3 runs, 256 bytes)"));
   ASSERT_FALSE(report.links.empty());
   EXPECT_NEAR(report.links[0].busy_seconds, c.seconds, 1e-12);
+}
+
+// A conditional whose first branch all-reduces over the 8 chips (every chip takes it).
+constexpr std::string_view kConditional = R"(HloModule spmd
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+
+%reduce_branch (a: f32[64]) -> f32[64] {
+  %a = f32[64] parameter(0)
+  %e = f32[64] exponential(%a)
+  ROOT %ar = f32[64] all-reduce(%e), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%sum
+}
+
+%negate_branch (b: f32[64]) -> f32[64] {
+  %b = f32[64] parameter(0)
+  ROOT %n = f32[64] negate(%b)
+}
+
+ENTRY %main (index: s32[], v: f32[64]) -> f32[64] {
+  %index = s32[] parameter(0)
+  %v = f32[64] parameter(1)
+  ROOT %c = f32[64] conditional(%index, %v, %v), branch_computations={%reduce_branch, %negate_branch}
+}
+)";
+
+TEST(PodOverlapTest, AConditionalsCollectiveIsTimed) {
+  Pod pod = make_pod("v5e", {4, 2});
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kConditional);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto program =
+      CompilePodProgram(*std::move(module), pod.client(), ChipsOf(pod), {ShapedArray{{64}, float32}}, "jit(cond)");
+  std::vector<Arrays> args;
+  for (int p = 0; p < kChips; ++p) {
+    args.push_back({device_put(numpy::zeros({}, int32), pod.devices()[p]),
+                    device_put(numpy::zeros({64}), pod.devices()[p])});
+  }
+  const std::vector<Arrays> outs = program->ExecuteShards(args);
+  for (int p = 0; p < kChips; ++p) EXPECT_EQ(outs[p][0].to_vector<float>(), std::vector<float>(64, 8.f)) << p;
+  const StepReport report = program->last_step();
+  ASSERT_EQ(report.collectives.size(), 1u);
+  EXPECT_EQ(report.collectives[0].kind, "all-reduce");
+  EXPECT_EQ(report.collectives[0].runs, 1);
+  EXPECT_GT(report.collectives[0].seconds, 0);
+  for (const ChipStepReport& chip : report.chips) {
+    EXPECT_NEAR(chip.communication_seconds, report.collectives[0].seconds, 1e-12);
+  }
 }
 
 }  // namespace
