@@ -266,6 +266,37 @@ void ComputeIndices(const std::vector<IndexStage>& stages, int64_t start, int64_
   }
 }
 
+// Runs of a stage followed strip by strip: the odometer (q, lin) of the current position,
+// set by division once per Evaluate call and then advanced without dividing, as a strip
+// moves on by less than twice a dim's extent.
+constexpr int kCursorRank = 8;
+struct RunCursor {
+  int64_t q[kCursorRank];
+  int64_t lin;
+  void Start(const IndexStage& s, int64_t pos) {
+    lin = s.offset;
+    for (int k = static_cast<int>(s.dims.size()) - 1; k >= 0; --k) {
+      q[k] = pos % s.dims[k];
+      pos /= s.dims[k];
+      lin += q[k] * s.strides[k];
+    }
+  }
+  void Advance(const IndexStage& s, int64_t m) {
+    for (int k = static_cast<int>(s.dims.size()) - 1; k >= 0 && m > 0; --k) {
+      int64_t next = q[k] + m;
+      if (next < s.dims[k]) {
+        lin += m * s.strides[k];
+        q[k] = next;
+        return;
+      }
+      m = next < 2 * s.dims[k] ? 1 : next / s.dims[k];
+      next -= m * s.dims[k];
+      lin += (next - q[k]) * s.strides[k];
+      q[k] = next;
+    }
+  }
+};
+
 // Output elements [start, start + n) loaded through a single index stage, one run along its
 // innermost dim at a time: a run with stride 1 is copied, a run with stride 0 (a broadcast
 // along the inner dim) is one value splatted, any other stride a strided copy. No index is
@@ -386,6 +417,12 @@ struct TileProgram::Node {
   std::vector<int> operands;          // ops
   TileOpFn fn = nullptr;              // kNative
   unsigned scalar_operands = 0;       // kNative: operands read as one value (tile_ops.h)
+  // kNative: the op's loop for each set of operands read as one value (nullptr where it has
+  // none), for strips where a broadcast-run operand is one value.
+  TileOpFn with_scalars[8] = {};
+  // kRunGather with a stride-0 or stride-1 innermost dim: its run length (0 otherwise). A
+  // strip inside one run reads the source in place, or as one value for stride 0.
+  int64_t run = 0;
   bool splat = false;                 // kScalar: some reader needs the value as a tile
   const HloInstruction* fallback = nullptr;  // kFallback: the op on [tile] operands
   int reg = -1;
@@ -429,6 +466,11 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     } else {
       n.kind = stages.size() == 1 ? Node::kRunGather : Node::kGather;
       for (IndexStage& s : stages) s = Simplified(s);
+      if (n.kind == Node::kRunGather && !stages[0].dims.empty() &&
+          stages[0].dims.size() <= kCursorRank &&
+          (stages[0].strides.back() == 0 || stages[0].strides.back() == 1)) {
+        n.run = stages[0].dims.back();
+      }
       n.stages = std::move(stages);
     }
     p->nodes_.push_back(std::move(n));
@@ -553,6 +595,14 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         n.fn = FindNativeTileOp(*f.instr);
       }
       n.kind = n.fn != nullptr ? Node::kNative : Node::kFallback;
+      if (n.kind == Node::kNative && n.operands.size() <= 3) {
+        for (unsigned mask = 1; mask < (1u << n.operands.size()); ++mask) {
+          if ((mask & n.scalar_operands) == n.scalar_operands) {
+            n.with_scalars[mask] = FindNativeTileOp(*f.instr, mask);
+          }
+        }
+        n.with_scalars[n.scalar_operands] = n.fn;
+      }
       if (n.kind == Node::kFallback) {
         // Slow path: the op runs through the reference evaluator on [tile] literals.
         if (p->fallback_module_ == nullptr) {
@@ -649,6 +699,14 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   int native_ops = 0;
   for (const Node& n : p->nodes_) native_ops += n.kind == Node::kNative;
   if (native_ops >= 2 && !restarts_per_strip) strip = std::min(strip, kChainStripBytes / max_esize);
+  // Broadcast runs shorter than a strip: strips of one run each (tiles hold whole runs), so
+  // that every strip reads its runs in place or as one value, without copies.
+  int64_t run = 0;
+  for (Node& n : p->nodes_) {
+    if (fallback_count > 0) n.run = 0;  // the evaluator reads every operand as a tile
+    if (n.kind == Node::kRunGather && n.run > 0) run = run == 0 ? n.run : std::min(run, n.run);
+  }
+  if (run >= 64 && run < strip && tile % run == 0) strip = run;
   p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip / 16 * 16, 64, tile);
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   return p;
@@ -710,9 +768,12 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
   // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
   const size_t reg_bytes = static_cast<size_t>(strip_) * 8 + 320;
   uint8_t* scratch = ThreadScratch(reg_bytes * (num_registers_ + 1) +
-                                   nodes_.size() * sizeof(const void*));
+                                   nodes_.size() * (sizeof(RunCursor) + sizeof(const void*) + 1));
   int64_t* idx = reinterpret_cast<int64_t*>(scratch + reg_bytes * num_registers_);
-  const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * (num_registers_ + 1));
+  RunCursor* cursor = reinterpret_cast<RunCursor*>(scratch + reg_bytes * (num_registers_ + 1));
+  const void** ptr = reinterpret_cast<const void**>(cursor + nodes_.size());
+  // Per node: its value in this strip is one element at ptr (a stride-0 run).
+  uint8_t* one_value = reinterpret_cast<uint8_t*>(ptr + nodes_.size());
   const int root = static_cast<int>(nodes_.size()) - 1;
   // Streamed inputs and the output: the next strip is prefetched while this one computes,
   // a few lines before each op (the hardware prefetcher falls behind while the ops run,
@@ -782,10 +843,26 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
             ptr[i] = dest;
           }
           break;
-        case Node::kRunGather:
+        case Node::kRunGather: {
+          one_value[i] = 0;
+          if (node.run > 0 && i != root) {
+            RunCursor& c = cursor[i];
+            if (s == 0) {
+              c.Start(node.stages[0], pos);
+            } else {
+              c.Advance(node.stages[0], strip_);
+            }
+            if (c.q[node.stages[0].dims.size() - 1] + m <= node.run) {
+              // The strip lies in one run: read in place, or as one value.
+              ptr[i] = src + c.lin * node.esize;
+              one_value[i] = node.stages[0].strides.back() == 0;
+              break;
+            }
+          }
           GatherRunsBytes(node.stages[0], src, pos, m, node.esize, dest);
           ptr[i] = dest;
           break;
+        }
         case Node::kGather:
           ComputeIndices(node.stages, pos, m, idx);
           GatherBytes(src, idx, m, node.esize, dest);
@@ -798,8 +875,29 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
           break;
         case Node::kNative: {
           const void* args[3];
-          for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[node.operands[k]];
-          node.fn(args, dest, m);
+          unsigned scalars = node.scalar_operands;
+          for (size_t k = 0; k < node.operands.size(); ++k) {
+            args[k] = ptr[node.operands[k]];
+            if (nodes_[node.operands[k]].kind == Node::kRunGather && one_value[node.operands[k]]) {
+              scalars |= 1u << k;
+            }
+          }
+          TileOpFn fn = node.fn;
+          if (scalars != node.scalar_operands) {
+            fn = node.with_scalars[scalars];
+            if (fn == nullptr) {  // no loop for these scalars: splat them into their registers
+              for (size_t k = 0; k < node.operands.size(); ++k) {
+                const int op = node.operands[k];
+                if (((scalars & ~node.scalar_operands) >> k & 1) == 0 || !one_value[op]) continue;
+                uint8_t* reg = scratch + reg_bytes * nodes_[op].reg;
+                SplatBytes(ptr[op], m, nodes_[op].esize, reg);
+                ptr[op] = args[k] = reg;
+                one_value[op] = 0;
+              }
+              fn = node.fn;
+            }
+          }
+          fn(args, dest, m);
           ptr[i] = dest;
           break;
         }

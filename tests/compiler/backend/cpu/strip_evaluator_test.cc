@@ -440,13 +440,22 @@ ENTRY %main (e0: f32[256,256], e1: f32[256], e2: f32[1,256], e3: f32[1,256], e4:
   std::vector<const void*> inputs;
   for (const Literal& a : args) inputs.push_back(a.untyped_data().data());
   const int64_t n = 256 * 256;
+  // Strips of one 256-element row: each reads its broadcast runs in place (the row of m) or
+  // as one value (the element of r4), at aligned windows; unaligned ones copy the runs.
+  EXPECT_EQ(p.strip_elements(), 256);
   for (auto [start, len] : std::vector<std::pair<int64_t, int64_t>>{
-           {0, 1}, {0, 17}, {255, 2}, {250, 600}, {1, 4095}, {n - 4096, 4096}, {n - 3, 3}}) {
+           {0, 1}, {0, 17}, {255, 2}, {250, 600}, {1, 4095}, {256, 256}, {512, 1024},
+           {n - 4096, 4096}, {n - 3, 3}}) {
     std::vector<float> got(len);
     p.Evaluate(inputs.data(), start, len, got.data());
     EXPECT_EQ(std::memcmp(got.data(), want->untyped_data().data() + start * 4, len * 4), 0)
         << "window [" << start << ", " << start + len << ")";
   }
+  std::vector<float> all(n);
+  for (int64_t s = 0; s < n; s += p.tile_elements()) {
+    p.Evaluate(inputs.data(), s, std::min(p.tile_elements(), n - s), all.data() + s);
+  }
+  EXPECT_EQ(std::memcmp(all.data(), want->untyped_data().data(), n * 4), 0);
 }
 
 // In place (the output aliases an input read at the same positions): each strip is staged in
