@@ -220,58 +220,11 @@ uint8_t* ThreadScratch(size_t bytes) {
   return buf.data;
 }
 
-// Linear source positions for output elements [start, start + n) through `stages`.
-void ComputeIndices(const std::vector<IndexStage>& stages, int64_t start, int64_t n,
-                    int64_t* idx) {
-  const IndexStage& s0 = stages[0];
-  const int r = static_cast<int>(s0.dims.size());
-  int64_t q[kMaxRank];
-  int64_t rem = start, lin = s0.offset;
-  for (int k = r - 1; k >= 0; --k) {
-    q[k] = rem % s0.dims[k];
-    rem /= s0.dims[k];
-    lin += q[k] * s0.strides[k];
-  }
-  if (r == 0) {
-    for (int64_t j = 0; j < n; ++j) idx[j] = lin;
-  } else {
-    const int64_t inner = s0.dims[r - 1], inner_stride = s0.strides[r - 1];
-    int64_t j = 0;
-    while (j < n) {
-      // A run along the innermost dim, then one odometer carry.
-      const int64_t run = std::min(inner - q[r - 1], n - j);
-      for (int64_t t = 0; t < run; ++t) idx[j + t] = lin + t * inner_stride;
-      j += run;
-      lin += run * inner_stride;
-      q[r - 1] += run;
-      for (int k = r - 1; k > 0 && q[k] == s0.dims[k]; --k) {
-        lin -= s0.strides[k] * s0.dims[k];
-        q[k] = 0;
-        ++q[k - 1];
-        lin += s0.strides[k - 1];
-      }
-    }
-  }
-  for (size_t si = 1; si < stages.size(); ++si) {
-    const IndexStage& s = stages[si];
-    const int rk = static_cast<int>(s.dims.size());
-    for (int64_t j = 0; j < n; ++j) {
-      int64_t v = idx[j], l = s.offset;
-      for (int k = rk - 1; k >= 0; --k) {
-        l += (v % s.dims[k]) * s.strides[k];
-        v /= s.dims[k];
-      }
-      idx[j] = l;
-    }
-  }
-}
-
-// Runs of a stage followed strip by strip: the odometer (q, lin) of the current position,
-// set by division once per Evaluate call and then advanced without dividing, as a strip
-// moves on by less than twice a dim's extent.
-constexpr int kCursorRank = 8;
+// The odometer of a stage: q, the current output position delinearized over the stage's
+// dims, and lin, its source position. Set by division once, then advanced without dividing
+// as long as a step is shorter than twice a dim's extent (a run, or a strip).
 struct RunCursor {
-  int64_t q[kCursorRank];
+  int64_t q[kMaxRank];
   int64_t lin;
   void Start(const IndexStage& s, int64_t pos) {
     lin = s.offset;
@@ -297,6 +250,39 @@ struct RunCursor {
   }
 };
 
+// Linear source positions for output elements [start, start + n) through `stages`.
+void ComputeIndices(const std::vector<IndexStage>& stages, int64_t start, int64_t n,
+                    int64_t* idx) {
+  const IndexStage& s0 = stages[0];
+  const int r = static_cast<int>(s0.dims.size());
+  RunCursor c;
+  c.Start(s0, start);
+  if (r == 0) {
+    for (int64_t j = 0; j < n; ++j) idx[j] = c.lin;
+  } else {
+    const int64_t inner = s0.dims[r - 1], inner_stride = s0.strides[r - 1];
+    for (int64_t j = 0; j < n;) {
+      // A run along the innermost dim, then one odometer carry.
+      const int64_t run = std::min(inner - c.q[r - 1], n - j);
+      for (int64_t t = 0; t < run; ++t) idx[j + t] = c.lin + t * inner_stride;
+      j += run;
+      c.Advance(s0, run);
+    }
+  }
+  for (size_t si = 1; si < stages.size(); ++si) {
+    const IndexStage& s = stages[si];
+    const int rk = static_cast<int>(s.dims.size());
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t v = idx[j], l = s.offset;
+      for (int k = rk - 1; k >= 0; --k) {
+        l += (v % s.dims[k]) * s.strides[k];
+        v /= s.dims[k];
+      }
+      idx[j] = l;
+    }
+  }
+}
+
 // Output elements [start, start + n) loaded through a single index stage, one run along its
 // innermost dim at a time: a run with stride 1 is copied, a run with stride 0 (a broadcast
 // along the inner dim) is one value splatted, any other stride a strided copy. No index is
@@ -310,18 +296,12 @@ void GatherRuns(const IndexStage& s, const void* src, int64_t start, int64_t n, 
     std::fill(o, o + n, in[s.offset]);
     return;
   }
-  int64_t q[kMaxRank];
-  int64_t rem = start, lin = s.offset;
-  for (int k = r - 1; k >= 0; --k) {
-    q[k] = rem % s.dims[k];
-    rem /= s.dims[k];
-    lin += q[k] * s.strides[k];
-  }
+  RunCursor c;
+  c.Start(s, start);
   const int64_t inner = s.dims[r - 1], inner_stride = s.strides[r - 1];
-  int64_t j = 0;
-  while (j < n) {
-    const int64_t run = std::min(inner - q[r - 1], n - j);
-    const Bits* from = in + lin;
+  for (int64_t j = 0; j < n;) {
+    const int64_t run = std::min(inner - c.q[r - 1], n - j);
+    const Bits* from = in + c.lin;
     if (inner_stride == 1) {
       std::memcpy(o + j, from, run * sizeof(Bits));
     } else if (inner_stride == 0) {
@@ -330,14 +310,7 @@ void GatherRuns(const IndexStage& s, const void* src, int64_t start, int64_t n, 
       for (int64_t t = 0; t < run; ++t) o[j + t] = from[t * inner_stride];
     }
     j += run;
-    lin += run * inner_stride;
-    q[r - 1] += run;
-    for (int k = r - 1; k > 0 && q[k] == s.dims[k]; --k) {
-      lin -= s.strides[k] * s.dims[k];
-      q[k] = 0;
-      ++q[k - 1];
-      lin += s.strides[k - 1];
-    }
+    c.Advance(s, run);
   }
 }
 void GatherRunsBytes(const IndexStage& s, const void* src, int64_t start, int64_t n,
@@ -467,7 +440,6 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       n.kind = stages.size() == 1 ? Node::kRunGather : Node::kGather;
       for (IndexStage& s : stages) s = Simplified(s);
       if (n.kind == Node::kRunGather && !stages[0].dims.empty() &&
-          stages[0].dims.size() <= kCursorRank &&
           (stages[0].strides.back() == 0 || stages[0].strides.back() == 1)) {
         n.run = stages[0].dims.back();
       }

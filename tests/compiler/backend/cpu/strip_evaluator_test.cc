@@ -315,6 +315,27 @@ TEST(StripEvaluatorTest, ChainsRunKilobyteStripsLoneOpsLonger) {
   }
 }
 
+// Values uniform in [-4, 4] for each parameter of f.
+std::vector<Literal> RandomArgs(const hlo::HloComputation& f, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-4, 4);
+  std::vector<Literal> args;
+  for (const HloInstruction* param : f.parameter_instructions()) {
+    Literal lit(param->shape());
+    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
+    args.push_back(std::move(lit));
+  }
+  return args;
+}
+
+// f on args by the reference evaluator.
+absl::StatusOr<Literal> Evaluated(const hlo::HloComputation& f, const std::vector<Literal>& args) {
+  std::vector<const Literal*> arg_ptrs;
+  for (const Literal& a : args) arg_ptrs.push_back(&a);
+  hlo::HloEvaluator evaluator;
+  return evaluator.Evaluate(f, arg_ptrs);
+}
+
 // Loads that are not plain streams (offset slices, gathers through transposes and
 // broadcasts, iota, a scalar parameter) change per strip too: strips of a 2-D program
 // against the reference evaluator (add and multiply are correctly rounded, so the bits
@@ -353,18 +374,8 @@ ENTRY %main (e0: f32[40,130], e1: f32[130,40], e2: f32[130], e3: f32[]) -> f32[4
   ASSERT_TRUE(program.ok()) << program.status();
   const TileProgram& p = **program;
   ASSERT_LT(p.strip_elements(), 1024);
-  std::mt19937 rng(3);
-  std::vector<Literal> args;
-  for (const HloInstruction* param : f->parameter_instructions()) {
-    Literal lit(param->shape());
-    std::uniform_real_distribution<double> dist(-4, 4);
-    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
-    args.push_back(std::move(lit));
-  }
-  std::vector<const Literal*> arg_ptrs;
-  for (const Literal& a : args) arg_ptrs.push_back(&a);
-  hlo::HloEvaluator evaluator;
-  absl::StatusOr<Literal> want = evaluator.Evaluate(*f, arg_ptrs);
+  std::vector<Literal> args = RandomArgs(*f, 3);
+  absl::StatusOr<Literal> want = Evaluated(*f, args);
   ASSERT_TRUE(want.ok()) << want.status();
   const void* inputs[4];
   for (int k = 0; k < 4; ++k) inputs[k] = args[k].untyped_data().data();
@@ -424,18 +435,8 @@ ENTRY %main (e0: f32[256,256], e1: f32[256], e2: f32[1,256], e3: f32[1,256], e4:
   ASSERT_TRUE(program.ok()) << program.status();
   const TileProgram& p = **program;
   EXPECT_EQ(p.num_indexed_loads(), 0);
-  std::mt19937 rng(7);
-  std::vector<Literal> args;
-  for (const HloInstruction* param : f->parameter_instructions()) {
-    Literal lit(param->shape());
-    std::uniform_real_distribution<double> dist(-4, 4);
-    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
-    args.push_back(std::move(lit));
-  }
-  std::vector<const Literal*> arg_ptrs;
-  for (const Literal& a : args) arg_ptrs.push_back(&a);
-  hlo::HloEvaluator evaluator;
-  absl::StatusOr<Literal> want = evaluator.Evaluate(*f, arg_ptrs);
+  std::vector<Literal> args = RandomArgs(*f, 7);
+  absl::StatusOr<Literal> want = Evaluated(*f, args);
   ASSERT_TRUE(want.ok()) << want.status();
   std::vector<const void*> inputs;
   for (const Literal& a : args) inputs.push_back(a.untyped_data().data());
