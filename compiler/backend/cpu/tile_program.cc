@@ -220,36 +220,53 @@ uint8_t* ThreadScratch(size_t bytes) {
   return buf.data;
 }
 
+// The odometer of a stage: q, the current output position delinearized over the stage's
+// dims, and lin, its source position. Set by division once, then advanced without dividing
+// as long as a step is shorter than twice a dim's extent (a run, or a strip).
+struct RunCursor {
+  int64_t q[kMaxRank];
+  int64_t lin;
+  void Start(const IndexStage& s, int64_t pos) {
+    lin = s.offset;
+    for (int k = static_cast<int>(s.dims.size()) - 1; k >= 0; --k) {
+      q[k] = pos % s.dims[k];
+      pos /= s.dims[k];
+      lin += q[k] * s.strides[k];
+    }
+  }
+  void Advance(const IndexStage& s, int64_t m) {
+    for (int k = static_cast<int>(s.dims.size()) - 1; k >= 0 && m > 0; --k) {
+      int64_t next = q[k] + m;
+      if (next < s.dims[k]) {
+        lin += m * s.strides[k];
+        q[k] = next;
+        return;
+      }
+      m = next < 2 * s.dims[k] ? 1 : next / s.dims[k];
+      next -= m * s.dims[k];
+      lin += (next - q[k]) * s.strides[k];
+      q[k] = next;
+    }
+  }
+};
+
 // Linear source positions for output elements [start, start + n) through `stages`.
 void ComputeIndices(const std::vector<IndexStage>& stages, int64_t start, int64_t n,
                     int64_t* idx) {
   const IndexStage& s0 = stages[0];
   const int r = static_cast<int>(s0.dims.size());
-  int64_t q[kMaxRank];
-  int64_t rem = start, lin = s0.offset;
-  for (int k = r - 1; k >= 0; --k) {
-    q[k] = rem % s0.dims[k];
-    rem /= s0.dims[k];
-    lin += q[k] * s0.strides[k];
-  }
+  RunCursor c;
+  c.Start(s0, start);
   if (r == 0) {
-    for (int64_t j = 0; j < n; ++j) idx[j] = lin;
+    for (int64_t j = 0; j < n; ++j) idx[j] = c.lin;
   } else {
     const int64_t inner = s0.dims[r - 1], inner_stride = s0.strides[r - 1];
-    int64_t j = 0;
-    while (j < n) {
+    for (int64_t j = 0; j < n;) {
       // A run along the innermost dim, then one odometer carry.
-      const int64_t run = std::min(inner - q[r - 1], n - j);
-      for (int64_t t = 0; t < run; ++t) idx[j + t] = lin + t * inner_stride;
+      const int64_t run = std::min(inner - c.q[r - 1], n - j);
+      for (int64_t t = 0; t < run; ++t) idx[j + t] = c.lin + t * inner_stride;
       j += run;
-      lin += run * inner_stride;
-      q[r - 1] += run;
-      for (int k = r - 1; k > 0 && q[k] == s0.dims[k]; --k) {
-        lin -= s0.strides[k] * s0.dims[k];
-        q[k] = 0;
-        ++q[k - 1];
-        lin += s0.strides[k - 1];
-      }
+      c.Advance(s0, run);
     }
   }
   for (size_t si = 1; si < stages.size(); ++si) {
@@ -279,18 +296,12 @@ void GatherRuns(const IndexStage& s, const void* src, int64_t start, int64_t n, 
     std::fill(o, o + n, in[s.offset]);
     return;
   }
-  int64_t q[kMaxRank];
-  int64_t rem = start, lin = s.offset;
-  for (int k = r - 1; k >= 0; --k) {
-    q[k] = rem % s.dims[k];
-    rem /= s.dims[k];
-    lin += q[k] * s.strides[k];
-  }
+  RunCursor c;
+  c.Start(s, start);
   const int64_t inner = s.dims[r - 1], inner_stride = s.strides[r - 1];
-  int64_t j = 0;
-  while (j < n) {
-    const int64_t run = std::min(inner - q[r - 1], n - j);
-    const Bits* from = in + lin;
+  for (int64_t j = 0; j < n;) {
+    const int64_t run = std::min(inner - c.q[r - 1], n - j);
+    const Bits* from = in + c.lin;
     if (inner_stride == 1) {
       std::memcpy(o + j, from, run * sizeof(Bits));
     } else if (inner_stride == 0) {
@@ -299,14 +310,7 @@ void GatherRuns(const IndexStage& s, const void* src, int64_t start, int64_t n, 
       for (int64_t t = 0; t < run; ++t) o[j + t] = from[t * inner_stride];
     }
     j += run;
-    lin += run * inner_stride;
-    q[r - 1] += run;
-    for (int k = r - 1; k > 0 && q[k] == s.dims[k]; --k) {
-      lin -= s.strides[k] * s.dims[k];
-      q[k] = 0;
-      ++q[k - 1];
-      lin += s.strides[k - 1];
-    }
+    c.Advance(s, run);
   }
 }
 void GatherRunsBytes(const IndexStage& s, const void* src, int64_t start, int64_t n,
@@ -386,6 +390,12 @@ struct TileProgram::Node {
   std::vector<int> operands;          // ops
   TileOpFn fn = nullptr;              // kNative
   unsigned scalar_operands = 0;       // kNative: operands read as one value (tile_ops.h)
+  // kNative: the op's loop for each set of operands read as one value (nullptr where it has
+  // none), for strips where a broadcast-run operand is one value.
+  TileOpFn with_scalars[8] = {};
+  // kRunGather with a stride-0 or stride-1 innermost dim: its run length (0 otherwise). A
+  // strip inside one run reads the source in place, or as one value for stride 0.
+  int64_t run = 0;
   bool splat = false;                 // kScalar: some reader needs the value as a tile
   const HloInstruction* fallback = nullptr;  // kFallback: the op on [tile] operands
   int reg = -1;
@@ -429,6 +439,10 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     } else {
       n.kind = stages.size() == 1 ? Node::kRunGather : Node::kGather;
       for (IndexStage& s : stages) s = Simplified(s);
+      if (n.kind == Node::kRunGather && !stages[0].dims.empty() &&
+          (stages[0].strides.back() == 0 || stages[0].strides.back() == 1)) {
+        n.run = stages[0].dims.back();
+      }
       n.stages = std::move(stages);
     }
     p->nodes_.push_back(std::move(n));
@@ -553,6 +567,14 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         n.fn = FindNativeTileOp(*f.instr);
       }
       n.kind = n.fn != nullptr ? Node::kNative : Node::kFallback;
+      if (n.kind == Node::kNative && n.operands.size() <= 3) {
+        for (unsigned mask = 1; mask < (1u << n.operands.size()); ++mask) {
+          if ((mask & n.scalar_operands) == n.scalar_operands) {
+            n.with_scalars[mask] = FindNativeTileOp(*f.instr, mask);
+          }
+        }
+        n.with_scalars[n.scalar_operands] = n.fn;
+      }
       if (n.kind == Node::kFallback) {
         // Slow path: the op runs through the reference evaluator on [tile] literals.
         if (p->fallback_module_ == nullptr) {
@@ -649,6 +671,14 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   int native_ops = 0;
   for (const Node& n : p->nodes_) native_ops += n.kind == Node::kNative;
   if (native_ops >= 2 && !restarts_per_strip) strip = std::min(strip, kChainStripBytes / max_esize);
+  // Broadcast runs shorter than a strip: strips of one run each (tiles hold whole runs), so
+  // that every strip reads its runs in place or as one value, without copies.
+  int64_t run = 0;
+  for (Node& n : p->nodes_) {
+    if (fallback_count > 0) n.run = 0;  // the evaluator reads every operand as a tile
+    if (n.kind == Node::kRunGather && n.run > 0) run = run == 0 ? n.run : std::min(run, n.run);
+  }
+  if (run >= 64 && run < strip && tile % run == 0) strip = run;
   p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip / 16 * 16, 64, tile);
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   return p;
@@ -710,9 +740,12 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
   // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
   const size_t reg_bytes = static_cast<size_t>(strip_) * 8 + 320;
   uint8_t* scratch = ThreadScratch(reg_bytes * (num_registers_ + 1) +
-                                   nodes_.size() * sizeof(const void*));
+                                   nodes_.size() * (sizeof(RunCursor) + sizeof(const void*) + 1));
   int64_t* idx = reinterpret_cast<int64_t*>(scratch + reg_bytes * num_registers_);
-  const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * (num_registers_ + 1));
+  RunCursor* cursor = reinterpret_cast<RunCursor*>(scratch + reg_bytes * (num_registers_ + 1));
+  const void** ptr = reinterpret_cast<const void**>(cursor + nodes_.size());
+  // Per node: its value in this strip is one element at ptr (a stride-0 run).
+  uint8_t* one_value = reinterpret_cast<uint8_t*>(ptr + nodes_.size());
   const int root = static_cast<int>(nodes_.size()) - 1;
   // Streamed inputs and the output: the next strip is prefetched while this one computes,
   // a few lines before each op (the hardware prefetcher falls behind while the ops run,
@@ -782,10 +815,26 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
             ptr[i] = dest;
           }
           break;
-        case Node::kRunGather:
+        case Node::kRunGather: {
+          one_value[i] = 0;
+          if (node.run > 0 && i != root) {
+            RunCursor& c = cursor[i];
+            if (s == 0) {
+              c.Start(node.stages[0], pos);
+            } else {
+              c.Advance(node.stages[0], strip_);
+            }
+            if (c.q[node.stages[0].dims.size() - 1] + m <= node.run) {
+              // The strip lies in one run: read in place, or as one value.
+              ptr[i] = src + c.lin * node.esize;
+              one_value[i] = node.stages[0].strides.back() == 0;
+              break;
+            }
+          }
           GatherRunsBytes(node.stages[0], src, pos, m, node.esize, dest);
           ptr[i] = dest;
           break;
+        }
         case Node::kGather:
           ComputeIndices(node.stages, pos, m, idx);
           GatherBytes(src, idx, m, node.esize, dest);
@@ -798,8 +847,29 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
           break;
         case Node::kNative: {
           const void* args[3];
-          for (size_t k = 0; k < node.operands.size(); ++k) args[k] = ptr[node.operands[k]];
-          node.fn(args, dest, m);
+          unsigned scalars = node.scalar_operands;
+          for (size_t k = 0; k < node.operands.size(); ++k) {
+            args[k] = ptr[node.operands[k]];
+            if (nodes_[node.operands[k]].kind == Node::kRunGather && one_value[node.operands[k]]) {
+              scalars |= 1u << k;
+            }
+          }
+          TileOpFn fn = node.fn;
+          if (scalars != node.scalar_operands) {
+            fn = node.with_scalars[scalars];
+            if (fn == nullptr) {  // no loop for these scalars: splat them into their registers
+              for (size_t k = 0; k < node.operands.size(); ++k) {
+                const int op = node.operands[k];
+                if (((scalars & ~node.scalar_operands) >> k & 1) == 0 || !one_value[op]) continue;
+                uint8_t* reg = scratch + reg_bytes * nodes_[op].reg;
+                SplatBytes(ptr[op], m, nodes_[op].esize, reg);
+                ptr[op] = args[k] = reg;
+                one_value[op] = 0;
+              }
+              fn = node.fn;
+            }
+          }
+          fn(args, dest, m);
           ptr[i] = dest;
           break;
         }

@@ -315,6 +315,27 @@ TEST(StripEvaluatorTest, ChainsRunKilobyteStripsLoneOpsLonger) {
   }
 }
 
+// Values uniform in [-4, 4] for each parameter of f.
+std::vector<Literal> RandomArgs(const hlo::HloComputation& f, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-4, 4);
+  std::vector<Literal> args;
+  for (const HloInstruction* param : f.parameter_instructions()) {
+    Literal lit(param->shape());
+    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
+    args.push_back(std::move(lit));
+  }
+  return args;
+}
+
+// f on args by the reference evaluator.
+absl::StatusOr<Literal> Evaluated(const hlo::HloComputation& f, const std::vector<Literal>& args) {
+  std::vector<const Literal*> arg_ptrs;
+  for (const Literal& a : args) arg_ptrs.push_back(&a);
+  hlo::HloEvaluator evaluator;
+  return evaluator.Evaluate(f, arg_ptrs);
+}
+
 // Loads that are not plain streams (offset slices, gathers through transposes and
 // broadcasts, iota, a scalar parameter) change per strip too: strips of a 2-D program
 // against the reference evaluator (add and multiply are correctly rounded, so the bits
@@ -353,18 +374,8 @@ ENTRY %main (e0: f32[40,130], e1: f32[130,40], e2: f32[130], e3: f32[]) -> f32[4
   ASSERT_TRUE(program.ok()) << program.status();
   const TileProgram& p = **program;
   ASSERT_LT(p.strip_elements(), 1024);
-  std::mt19937 rng(3);
-  std::vector<Literal> args;
-  for (const HloInstruction* param : f->parameter_instructions()) {
-    Literal lit(param->shape());
-    std::uniform_real_distribution<double> dist(-4, 4);
-    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
-    args.push_back(std::move(lit));
-  }
-  std::vector<const Literal*> arg_ptrs;
-  for (const Literal& a : args) arg_ptrs.push_back(&a);
-  hlo::HloEvaluator evaluator;
-  absl::StatusOr<Literal> want = evaluator.Evaluate(*f, arg_ptrs);
+  std::vector<Literal> args = RandomArgs(*f, 3);
+  absl::StatusOr<Literal> want = Evaluated(*f, args);
   ASSERT_TRUE(want.ok()) << want.status();
   const void* inputs[4];
   for (int k = 0; k < 4; ++k) inputs[k] = args[k].untyped_data().data();
@@ -424,29 +435,28 @@ ENTRY %main (e0: f32[256,256], e1: f32[256], e2: f32[1,256], e3: f32[1,256], e4:
   ASSERT_TRUE(program.ok()) << program.status();
   const TileProgram& p = **program;
   EXPECT_EQ(p.num_indexed_loads(), 0);
-  std::mt19937 rng(7);
-  std::vector<Literal> args;
-  for (const HloInstruction* param : f->parameter_instructions()) {
-    Literal lit(param->shape());
-    std::uniform_real_distribution<double> dist(-4, 4);
-    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, dist(rng));
-    args.push_back(std::move(lit));
-  }
-  std::vector<const Literal*> arg_ptrs;
-  for (const Literal& a : args) arg_ptrs.push_back(&a);
-  hlo::HloEvaluator evaluator;
-  absl::StatusOr<Literal> want = evaluator.Evaluate(*f, arg_ptrs);
+  std::vector<Literal> args = RandomArgs(*f, 7);
+  absl::StatusOr<Literal> want = Evaluated(*f, args);
   ASSERT_TRUE(want.ok()) << want.status();
   std::vector<const void*> inputs;
   for (const Literal& a : args) inputs.push_back(a.untyped_data().data());
   const int64_t n = 256 * 256;
+  // Strips of one 256-element row: each reads its broadcast runs in place (the row of m) or
+  // as one value (the element of r4), at aligned windows; unaligned ones copy the runs.
+  EXPECT_EQ(p.strip_elements(), 256);
   for (auto [start, len] : std::vector<std::pair<int64_t, int64_t>>{
-           {0, 1}, {0, 17}, {255, 2}, {250, 600}, {1, 4095}, {n - 4096, 4096}, {n - 3, 3}}) {
+           {0, 1}, {0, 17}, {255, 2}, {250, 600}, {1, 4095}, {256, 256}, {512, 1024},
+           {n - 4096, 4096}, {n - 3, 3}}) {
     std::vector<float> got(len);
     p.Evaluate(inputs.data(), start, len, got.data());
     EXPECT_EQ(std::memcmp(got.data(), want->untyped_data().data() + start * 4, len * 4), 0)
         << "window [" << start << ", " << start + len << ")";
   }
+  std::vector<float> all(n);
+  for (int64_t s = 0; s < n; s += p.tile_elements()) {
+    p.Evaluate(inputs.data(), s, std::min(p.tile_elements(), n - s), all.data() + s);
+  }
+  EXPECT_EQ(std::memcmp(all.data(), want->untyped_data().data(), n * 4), 0);
 }
 
 // In place (the output aliases an input read at the same positions): each strip is staged in
