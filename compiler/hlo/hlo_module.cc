@@ -181,9 +181,9 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
 std::string HloModule::UniqueInstructionName(std::string_view prefix, bool exact_if_free) {
   std::string name(prefix);
   if (!exact_if_free || instruction_names_.contains(AsAbsl(name))) {
-    do {
-      name = StrCat(prefix, ".", next_unique_id_);
-    } while (instruction_names_.contains(AsAbsl(name)));
+    // The counter moves past a taken name (it would otherwise retry the same one forever).
+    name = StrCat(prefix, ".", next_unique_id_);
+    while (instruction_names_.contains(AsAbsl(name))) name = StrCat(prefix, ".", ++next_unique_id_);
   }
   instruction_names_.insert(name);
   return name;

@@ -34,17 +34,32 @@ using cpu_device::ToMemoryAnalysis;
 
 constexpr double kMicros = 1e6;
 
-// The optimized module's memory on one chip: buffer assignment after the host layout, as the
+// The program the chips' threads run: the optimized module with the host's layouts, in the
+// chips' order (the latency-hiding schedule), so its peak memory is the one the overlap implies.
+std::unique_ptr<hlo::HloModule> HostModuleOf(const hlo::HloModule& module, const std::string& what) {
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module.Clone();
+  if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());
+  if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
+    ThrowStatus(StrCat(what, ": host layout assignment failed"), ran.status());
+  }
+  for (const hlo::HloComputation* computation : module.computations()) {
+    hlo::HloComputation* host = (*host_module)->GetComputationWithName(computation->name());
+    if (computation->IsFusionComputation() || host == nullptr) continue;
+    std::vector<std::string> names;
+    for (const hlo::HloInstruction* instr : computation->MakeSequentialOrder()) names.push_back(instr->name());
+    host->set_schedule(hlo::OrderFollowingNames(*host, names));
+  }
+  return *std::move(host_module);
+}
+
+// The optimized module's memory on one chip: buffer assignment of the host program, as the
 // host compile computes it (loop bodies' own scratch is not counted).
 MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<bool>& donated, const std::string& what) {
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> clone = module.Clone();
-  if (!clone.ok()) ThrowStatus(StrCat(what, ": clone failed"), clone.status());
-  hlo::HloModule& m = **clone;
-  for (absl::StatusOr<bool> ran : {hlo::LayoutAssignment().Run(&m), cpu::WidenedWindowFusion().Run(&m),
-                                   cpu::MaskedGatherFusion().Run(&m)}) {
+  std::unique_ptr<hlo::HloModule> host = HostModuleOf(module, what);
+  for (absl::StatusOr<bool> ran : {cpu::WidenedWindowFusion().Run(host.get()), cpu::MaskedGatherFusion().Run(host.get())}) {
     if (!ran.ok()) ThrowStatus(StrCat(what, ": planning the memory failed"), ran.status());
   }
-  const hlo::HloComputation& entry = *m.entry_computation();
+  const hlo::HloComputation& entry = *host->entry_computation();
   absl::StatusOr<cpu::BufferAssignment> assignment =
       cpu::BufferAssignment::Run(entry, entry.MakeSequentialOrder(), donated);
   if (!assignment.ok()) ThrowStatus(StrCat(what, ": buffer assignment failed"), assignment.status());
@@ -333,21 +348,7 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
   PodProgram::Timings timings;
   CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, &timings);
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module->Clone();
-  if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());
-  if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
-    ThrowStatus(StrCat(what, ": host layout assignment failed"), ran.status());
-  }
-  // The host runs the chips' order (the latency-hiding schedule), so its peak memory is the
-  // one the overlap implies.
-  for (const hlo::HloComputation* computation : module->computations()) {
-    hlo::HloComputation* host = (*host_module)->GetComputationWithName(computation->name());
-    if (computation->IsFusionComputation() || host == nullptr) continue;
-    std::vector<std::string> names;
-    for (const hlo::HloInstruction* instr : computation->MakeSequentialOrder()) names.push_back(instr->name());
-    host->set_schedule(hlo::OrderFollowingNames(*host, names));
-  }
-  std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(std::move(*host_module), donated, what);
+  std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(HostModuleOf(*module, what), donated, what);
   for (const TpuChip* chip : chips) {
     chip->hbm()->CheckCapacity(exe->memory_analysis().peak_bytes, StrCat("compiling ", what, ", whose peak is"));
   }

@@ -153,6 +153,20 @@ c {
   EXPECT_NE(module->UniqueInstructionName("n"), "n");
 }
 
+// Two generated names with one prefix in a row differ (the second once retried forever).
+TEST(HloParserTest, GeneratedNamesWithOnePrefixDiffer) {
+  auto module = MustParse(R"(
+HloModule m
+c {
+  p = f32[2] parameter(0)
+  ROOT n = f32[2] negate(p)
+})");
+  ASSERT_NE(module, nullptr);
+  const std::string a = module->UniqueInstructionName("x", /*exact_if_free=*/false);
+  const std::string b = module->UniqueInstructionName("x", /*exact_if_free=*/false);
+  EXPECT_NE(a, b);
+}
+
 struct ErrorCase {
   const char* text;
   const char* where;    // "line L, column C"
