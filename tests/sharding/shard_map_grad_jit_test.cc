@@ -55,5 +55,28 @@ TEST(ShardMapGradJitTest, JitOfGradOutsideShardMapWithSplitWeights) {
   ExpectClose(j2, r2, 1e-4);
 }
 
+// The same with a shard_map manual over "model" only (axis_names): "data" stays automatic,
+// the body sees the whole batch on every chip of a "data" row.
+TEST(ShardMapGradJitTest, PartialManualShardMapInsideAJitOfItsGrad) {
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  auto sharded = shard_map(
+      [](const Array& w1, const Array& w2, const Array& x) {
+        const Array out = lax::psum(jnp::matmul(jnp::tanh(jnp::matmul(x, w1)), w2), "model");
+        return jnp::sum(out * out);
+      },
+      mesh, in_specs{P(none, "model"), P("model", none), P()}, out_specs{P()}, {.axis_names = {"model"}});
+  auto ref = [](const Array& a, const Array& b, const Array& x) {
+    const Array out = jnp::matmul(jnp::tanh(jnp::matmul(x, a)), b);
+    return jnp::sum(out * out);
+  };
+  const Array w1 = Ramp({8, 6}, 0.3), w2 = Ramp({6, 5}, 0.7), x = Ramp({8, 8}, 0.2);
+  default_matmul_precision highest("highest");
+  auto g = [&](const Array& a, const Array& b, const Array& x_) {
+    return grad([&](const Array& a_) { return sharded(a_, b, x_); })(a);
+  };
+  ExpectClose(jit(g)(w1, w2, x), grad(ref)(w1, w2, x), 1e-4);
+}
+
 }  // namespace
 }  // namespace jx
