@@ -166,6 +166,20 @@ class FusionPlanner {
     return false;
   }
 
+  static bool IsFreeToDuplicate(const HloInstruction& instr) {
+    return instr.opcode() == HloOpcode::kConstant || instr.opcode() == HloOpcode::kIota ||
+           instr.opcode() == HloOpcode::kBroadcast;
+  }
+
+  // Whether a user of producer already joined several groups (is computed more than once).
+  bool FeedsDuplicatedMember(const HloInstruction& producer) const {
+    for (const HloInstruction* user : producer.users()) {
+      auto it = groups_of_.find(user);
+      if (it != groups_of_.end() && it->second.size() > 1) return true;
+    }
+    return false;
+  }
+
   bool TryJoin(HloInstruction* producer) {
     if (producer->IsRoot() || producer->user_count() == 0) return false;
     const bool contraction = IsContraction(*producer);
@@ -179,9 +193,13 @@ class FusionPlanner {
       }
     }
     // Joining several groups computes the producer once per group: the cost analysis
-    // judges whether that is cheaper than writing and re-reading its value.
+    // judges whether that is cheaper than writing and re-reading its value. A producer of a
+    // value that is itself duplicated is not duplicated again unless it is free (a constant,
+    // an iota, a broadcast): chains of cheap ops (a residual stream's adds, each read by its
+    // layer) would otherwise be copied into every later consumer, quadratic in depth.
     if (targets.size() > 1 && (contraction || cost_analysis_.IsExpensiveToDuplicate(*producer) ||
-                               FeedsExpandingBroadcast(*producer))) {
+                               FeedsExpandingBroadcast(*producer) ||
+                               (!IsFreeToDuplicate(*producer) && FeedsDuplicatedMember(*producer)))) {
       return false;
     }
     if (contraction) {

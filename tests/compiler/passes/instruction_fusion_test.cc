@@ -315,6 +315,30 @@ ENTRY %main {
 // [256] consumer and an outer product through broadcasts. Fused into the outer product it
 // would be recomputed for each of 65536 elements; it is computed once instead, in its own
 // fusion, and the outer product reads it through the broadcast.
+// A residual stream: r_i = r_(i-1) + r_(i-1), each read by its own reduction too. Duplicating
+// the cheap adds into every consumer would copy the whole chain into each later reduction
+// (n^2 / 2 adds); a duplicated add's producer stays out, so the fused adds stay linear.
+TEST(InstructionFusionTest, ChainOfSharedCheapOpsIsNotCopiedIntoEveryConsumer) {
+  constexpr int kDepth = 16;
+  std::string text = "HloModule m\n%sum {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+                     "  ROOT %s = f32[] add(%a, %b)\n}\nENTRY %main {\n  %r0 = f32[64]{0} parameter(0)\n"
+                     "  %zero = f32[] constant(0)\n";
+  std::string outs;
+  for (int i = 1; i <= kDepth; ++i) {
+    const std::string r = "%r" + std::to_string(i), prev = "%r" + std::to_string(i - 1);
+    text += "  " + r + " = f32[64]{0} add(" + prev + ", " + prev + ")\n";
+    text += "  %s" + std::to_string(i) + " = f32[] reduce(" + r + ", %zero), dimensions={0}, to_apply=%sum\n";
+    outs += "f32[], ";
+  }
+  text += "  ROOT %t = (" + outs + "f32[64]{0}) tuple(";
+  for (int i = 1; i <= kDepth; ++i) text += "%s" + std::to_string(i) + ", ";
+  text += "%r" + std::to_string(kDepth) + ")\n}\n";
+  auto module = Fuse(text);
+  const int adds = CountOpcode(*module, HloOpcode::kAdd) - 1;  // the reducer's add
+  EXPECT_LE(adds, 2 * kDepth) << module->ToString();
+  EXPECT_GE(adds, kDepth);
+}
+
 TEST(InstructionFusionTest, SharedProducerOfAnExpandingBroadcastIsComputedOnce) {
   auto module = Fuse(R"(HloModule m
 ENTRY %main {
