@@ -65,15 +65,11 @@ Graph BuildGraph(absl::Span<HloInstruction* const> base) {
 
 // One top-down pass. serialize: starts whose collective runs without overlap (scheduled in
 // the base order, their done right after).
-LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base,
+LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base, absl::Span<const double> seconds,
                                    const LatencyHidingSchedulerOptions& options,
                                    const absl::flat_hash_set<const HloInstruction*>& serialize) {
   const int n = static_cast<int>(base.size());
   Graph g = BuildGraph(base);
-  std::vector<double> seconds(n, 0);
-  for (int i = 0; i < n; ++i) {
-    if (!IsAsyncCollectiveDone(base[i]->opcode())) seconds[i] = std::max(0.0, options.estimate_seconds(*base[i]));
-  }
   absl::flat_hash_map<const HloInstruction*, int> index;
   for (int i = 0; i < n; ++i) index[base[i]] = i;
 
@@ -193,7 +189,6 @@ bool HasAsyncCollectives(const HloComputation& computation) {
 LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation,
                                                const LatencyHidingSchedulerOptions& options) {
   const std::vector<HloInstruction*> base = computation.MakeSequentialOrder();
-  absl::flat_hash_set<const HloInstruction*> serialize;
   // Overlapped collectives, largest first: the ones to serialize should memory run out.
   std::vector<const HloInstruction*> starts;
   for (const HloInstruction* instr : base) {
@@ -202,20 +197,39 @@ LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation
   std::stable_sort(starts.begin(), starts.end(), [](const HloInstruction* a, const HloInstruction* b) {
     return LeafBytes(a->shape()) > LeafBytes(b->shape());
   });
-  for (size_t serialized = 0;; ++serialized) {
-    LatencyHidingSchedule s = ListSchedule(base, options, serialize);
-    s.peak_memory_bytes = PeakMemoryBytes(computation, s.order);
-    s.serialized = static_cast<int64_t>(serialize.size());
-    if (s.peak_memory_bytes <= options.memory_limit_bytes) return s;
-    if (serialized == starts.size()) break;
-    serialize.insert(starts[serialized]);
+  // Each instruction's time, estimated once (a TPU estimate plans VMEM tiling and routes
+  // collectives: too dear to repeat per attempt).
+  std::vector<double> seconds(base.size(), 0);
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (!IsAsyncCollectiveDone(base[i]->opcode())) seconds[i] = std::max(0.0, options.estimate_seconds(*base[i]));
   }
+  // The schedule with the `k` largest overlapped collectives serialized.
+  auto attempt = [&](size_t k) {
+    absl::flat_hash_set<const HloInstruction*> serialize(starts.begin(), starts.begin() + static_cast<ptrdiff_t>(k));
+    LatencyHidingSchedule s = ListSchedule(base, seconds, options, serialize);
+    s.peak_memory_bytes = PeakMemoryBytes(computation, s.order);
+    s.serialized = static_cast<int64_t>(k);
+    return s;
+  };
+  LatencyHidingSchedule first = attempt(0);
+  if (first.peak_memory_bytes <= options.memory_limit_bytes) return first;
+  // The fewest collectives to serialize, largest first, found by bisection: serializing more
+  // shortens live ranges, so the peak does not grow with k.
+  if (!starts.empty() && attempt(starts.size()).peak_memory_bytes <= options.memory_limit_bytes) {
+    size_t lo = 0, hi = starts.size();  // lo over the limit, hi under it
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (attempt(mid).peak_memory_bytes <= options.memory_limit_bytes ? hi : lo) = mid;
+    }
+    return attempt(hi);
+  }
+  absl::flat_hash_set<const HloInstruction*> serialize(starts.begin(), starts.end());
   // Even without overlap the list schedule is over the limit: keep the order the computation had.
   LatencyHidingSchedule kept;
   kept.order = base;
   kept.serialized = static_cast<int64_t>(starts.size());
   kept.peak_memory_bytes = PeakMemoryBytes(computation, base);
-  kept.estimated_seconds = ListSchedule(base, options, serialize).estimated_seconds;
+  kept.estimated_seconds = ListSchedule(base, seconds, options, serialize).estimated_seconds;
   if (LogCompiles()) {
     std::fprintf(stderr,
                  "latency-hiding-scheduler: %s: no overlapping order stays under the memory limit of %lld bytes; "

@@ -41,7 +41,24 @@ class TorusCostModel final : public SpmdCostModel {
   }
   double RingShiftSeconds(const std::string& axis, const std::vector<int64_t>& shifts,
                           int64_t bytes) const override {
-    // Each shift routed alone, then their link loads added: the busiest link sets the time.
+    // Costed once per (axis, shifts, bytes), as CollectiveSeconds: routing every pair of a
+    // 256-chip ring per dot made partitioning a pod-scale model take minutes.
+    auto key = std::make_tuple(axis, shifts, bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = shift_seconds_.find(key); it != shift_seconds_.end()) return it->second;
+    const double seconds = RouteRingShifts(axis, shifts, bytes);
+    shift_seconds_.emplace(std::move(key), seconds);
+    return seconds;
+  }
+
+  double DotSeconds(double flops) const override { return flops / client_.spec().bf16_flops; }
+  std::string Describe() const override {
+    return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");
+  }
+
+ private:
+  // Each shift routed alone, then their link loads added: the busiest link sets the time.
+  double RouteRingShifts(const std::string& axis, const std::vector<int64_t>& shifts, int64_t bytes) const {
     std::map<int64_t, int64_t> loads;
     double fixed = 0, latency = 0;
     for (int64_t shift : shifts) {
@@ -63,17 +80,13 @@ class TorusCostModel final : public SpmdCostModel {
     if (busiest == 0) return 0;
     return fixed + latency + static_cast<double>(busiest) / client_.torus().link().effective_bandwidth();
   }
-  double DotSeconds(double flops) const override { return flops / client_.spec().bf16_flops; }
-  std::string Describe() const override {
-    return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");
-  }
 
- private:
   Mesh mesh_;
   const tpu::TpuClient& client_;
   std::vector<int64_t> vertex_;
   mutable std::mutex mu_;
   mutable std::map<std::tuple<int, std::vector<std::string>, int64_t>, double> seconds_;
+  mutable std::map<std::tuple<std::string, std::vector<int64_t>, int64_t>, double> shift_seconds_;
 };
 
 // Devices without an interconnect model (the host): a nominal 10 GB/s link with 10 us per
