@@ -223,21 +223,16 @@ LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation
     }
     return attempt(hi);
   }
-  absl::flat_hash_set<const HloInstruction*> serialize(starts.begin(), starts.end());
-  // Even without overlap the list schedule is over the limit: keep the order the computation had.
-  LatencyHidingSchedule kept;
-  kept.order = base;
-  kept.serialized = static_cast<int64_t>(starts.size());
-  kept.peak_memory_bytes = PeakMemoryBytes(computation, base);
-  kept.estimated_seconds = ListSchedule(base, seconds, options, serialize).estimated_seconds;
+  // Even without overlap the program is over the limit: it does not fit either way, so it
+  // keeps the overlapped order (the step's time as it would run; its peak is reported).
   if (LogCompiles()) {
     std::fprintf(stderr,
-                 "latency-hiding-scheduler: %s: no overlapping order stays under the memory limit of %lld bytes; "
-                 "keeping its order (peak %lld bytes)\n",
+                 "latency-hiding-scheduler: %s: no order stays under the memory limit of %lld bytes; keeping the "
+                 "overlapped order (peak %lld bytes)\n",
                  computation.name().c_str(), static_cast<long long>(options.memory_limit_bytes),
-                 static_cast<long long>(kept.peak_memory_bytes));
+                 static_cast<long long>(first.peak_memory_bytes));
   }
-  return kept;
+  return first;
 }
 
 absl::StatusOr<bool> LatencyHidingScheduler::Run(HloModule* module) {

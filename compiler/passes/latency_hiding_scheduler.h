@@ -18,9 +18,10 @@
 // times a start's collective on the torus). Overlap extends live ranges (the operand and the
 // result of an in-flight collective, and what the compute in between needs, are live at
 // once), so after scheduling the peak of live bytes (hlo::PeakMemoryBytes) is checked against
-// options.memory_limit_bytes: while it is over, the largest overlapped collective runs
-// without overlap (its done right after its start), until the order fits or nothing overlaps
-// (then the computation keeps the order it had, which is logged when that one is over too).
+// options.memory_limit_bytes: while it is over, the largest overlapped collectives run
+// without overlap (their done right after their start; the fewest such, by bisection) until
+// the order fits. A program that fits in no order keeps the overlapped one (it does not fit
+// either way; the step's time is the one it would run in), logged under JX_LOG_COMPILES.
 //
 //   LatencyHidingSchedulerOptions options;
 //   options.estimate_seconds = [&](const HloInstruction& i) { return model.Cost(i).target.seconds; };
