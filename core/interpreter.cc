@@ -78,12 +78,12 @@ OperandVmaHook SetOperandVmaHook(OperandVmaHook hook) {
   return saved;
 }
 
-Arrays JoinOperandVma(Primitive p, absl::Span<const Array> inputs) {
+void JoinOperandVma(Primitive p, std::vector<Array>* operands) {
+  OperandVmaHook hook = t_operand_vma_hook;
+  if (hook == nullptr || operands->size() < 2) return;
   Arrays joined;
-  if (OperandVmaHook hook = t_operand_vma_hook; hook != nullptr && inputs.size() > 1 && hook(p, inputs, &joined)) {
-    return joined;
-  }
-  return Arrays(inputs.begin(), inputs.end());
+  if (!hook(p, *operands, &joined)) return;
+  for (size_t i = 0; i < operands->size(); ++i) (*operands)[i] = std::move(joined[i]);
 }
 
 Arrays Bind(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {

@@ -4,6 +4,8 @@
 // the outputs' axes itself (the collectives: psum makes its result invariant) opt out.
 #pragma once
 
+#include <vector>
+
 #include "absl/types/span.h"
 #include "jx/core/array.h"
 #include "jx/core/primitive.h"
@@ -23,9 +25,9 @@ using OperandVmaHook = bool (*)(Primitive p, absl::Span<const Array> inputs, Arr
 OperandVmaHook SetOperandVmaHook(OperandVmaHook hook);
 
 // The operands of an op about to be broadcast together (jnp's shape promotion) made to vary
-// over the same manual axes through the hook (unchanged without one). Joining before the
-// broadcast pvaries a bias, not its activation-sized broadcast, so reverse mode psums the
-// bias's cotangent rather than an activation-sized one.
-Arrays JoinOperandVma(Primitive p, absl::Span<const Array> inputs);
+// over the same manual axes through the hook, in place (untouched, at no cost, without one:
+// eager dispatch). Joining before the broadcast pvaries a bias, not its activation-sized
+// broadcast, so reverse mode psums the bias's cotangent rather than an activation-sized one.
+void JoinOperandVma(Primitive p, std::vector<Array>* operands);
 
 }  // namespace jx

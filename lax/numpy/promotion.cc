@@ -1,7 +1,5 @@
 #include "jx/lax/numpy/promotion.h"
 
-#include "jx/core/vma.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +7,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/vma.h"
 #include "jx/lax/convert_ops.h"
+#include "jx/lax/primitives.h"
 #include "jx/lax/shape_ops.h"
 
 namespace jx::numpy {
@@ -210,10 +209,9 @@ std::vector<Array> ConvertAndBroadcast(std::string_view op, const std::vector<Ar
   if (!reshaped) return out;
   // Inside a shard_map body, operands agree on their varying axes before the broadcast (a
   // bias is pvary'd, not its broadcast), as lax's binary op would make them after it.
-  static const Primitive kBroadcastInDim = Primitive::Intern("broadcast_in_dim");
-  Arrays joined = JoinOperandVma(kBroadcastInDim, out);
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = joined[i].shape() != shape ? broadcast_to(joined[i], shape) : std::move(joined[i]);
+  JoinOperandVma(lax::kBroadcastInDim, &out);
+  for (Array& x : out) {
+    if (x.shape() != shape) x = broadcast_to(x, shape);
   }
   return out;
 }
