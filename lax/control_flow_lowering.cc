@@ -3,7 +3,7 @@
 // scan -> while with a loop counter that dynamic-slices xs and dynamic-update-slices ys
 // buffers (reverse walks the counter down). custom_jvp_call, custom_vjp_call and checkpoint
 // only matter to differentiation, and a nested jit to caching: they lower their inner jaxpr
-// inline. stop_gradient is the identity.
+// inline (a checkpoint's rematerialization behind an opt-barrier). stop_gradient is the identity.
 #include <vector>
 
 #include "jx/compiler/hlo/status_macros.h"
@@ -11,6 +11,7 @@
 #include "jx/core/registry.h"
 #include "jx/lax/stop_gradient.h"
 #include "jx/transforms/jaxpr_util.h"
+#include "jx/transforms/optimization_barrier.h"
 
 namespace jx::lax::internal {
 namespace {
@@ -183,6 +184,28 @@ LowerRule InlineCall(std::string name) {
   };
 }
 
+// Values through one opt-barrier over their tuple.
+absl::StatusOr<std::vector<HloInstruction*>> Fence(HloBuilder& b, absl::Span<HloInstruction* const> values) {
+  if (values.empty()) return std::vector<HloInstruction*>{};
+  HLO_ASSIGN_OR_RETURN(HloInstruction * tuple, b.Tuple(values));
+  HLO_ASSIGN_OR_RETURN(HloInstruction * fenced, b.OptimizationBarrier(tuple));
+  return Unpack(b, fenced, 0, static_cast<int64_t>(values.size()));
+}
+
+// checkpoint: inline, but a rematerialization (the backward pass's copy of the forward part,
+// `differentiated` with prevent_cse) first passes all its operands through one opt-barrier, as
+// JAX's remat lowering does (transforms/optimization_barrier.h says why).
+absl::Status LowerCheckpoint(LowerContext& ctx) {
+  std::vector<HloInstruction*> operands(ctx.operands().begin(), ctx.operands().end());
+  if (ctx.params().GetBool("differentiated") && ctx.params().GetBool("prevent_cse")) {
+    HLO_ASSIGN_OR_RETURN(operands, Fence(ctx.builder(), operands));
+  }
+  HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> outs,
+                       ctx.InlineJaxpr(ctx.builder(), GetJaxpr(ctx.params(), "jaxpr"), operands, ""));
+  ctx.SetOutputs(outs);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterControlFlowLowering(Registry& r) {
@@ -191,7 +214,7 @@ void RegisterControlFlowLowering(Registry& r) {
   r.Define(Primitive::Intern("scan")).lower = LowerScan;
   r.Define(Primitive::Intern("custom_jvp_call")).lower = InlineCall("call_jaxpr");
   r.Define(Primitive::Intern("custom_vjp_call")).lower = InlineCall("call_jaxpr");
-  r.Define(Primitive::Intern("checkpoint")).lower = InlineCall("jaxpr");
+  r.Define(Primitive::Intern("checkpoint")).lower = LowerCheckpoint;
   // A nested jit lowers inline (XLA would inline the call anyway).
   r.Define(Primitive::Intern("jit")).lower = InlineCall("jaxpr");
   r.Define(Primitive::Intern("custom_lin")).unsupported["lower"] =
@@ -199,6 +222,11 @@ void RegisterControlFlowLowering(Registry& r) {
       "jaxpr handed to jit contains it";
   r.Define(kStopGradient).lower = [](LowerContext& ctx) -> absl::Status {
     ctx.SetOutputs({ctx.operand(0)});
+    return absl::OkStatus();
+  };
+  r.Define(OptimizationBarrierPrimitive()).lower = [](LowerContext& ctx) -> absl::Status {
+    HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> outs, Fence(ctx.builder(), ctx.operands()));
+    ctx.SetOutputs(outs);
     return absl::OkStatus();
   };
   // checkpoint_name: a tag for checkpoint policies, the identity once compiled.

@@ -7,6 +7,7 @@
 #include "jx/transforms/ad_util.h"
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/transforms/jvp.h"
+#include "jx/transforms/optimization_barrier.h"
 #include "jx/transforms/vmap.h"
 
 namespace jx {
@@ -14,6 +15,7 @@ namespace {
 
 const Primitive kCheckpoint = Primitive::Intern("checkpoint");
 const Primitive kName = Primitive::Intern("name");
+const Primitive kOptimizationBarrier = Primitive::Intern("optimization_barrier");
 
 using PolicyPtr = std::shared_ptr<const CheckpointPolicy>;
 
@@ -294,6 +296,12 @@ std::vector<std::string> SavedResidualsFlat(const ArraysFn& fn, absl::Span<const
   return lines;
 }
 
+Primitive OptimizationBarrierPrimitive() { return kOptimizationBarrier; }
+
+Arrays OptimizationBarrier(absl::Span<const Array> values) {
+  return values.empty() ? Arrays{} : Bind(kOptimizationBarrier, values, ParamMap{});
+}
+
 const std::string* CheckpointNameOf(Primitive p, const ParamMap& params) {
   if (!(p == kName)) return nullptr;
   return &std::get<std::string>(params.Find("name")->value);
@@ -325,6 +333,48 @@ void RegisterCheckpoint(Registry& r) {
   };
   name.batch = [](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t, const ParamMap& params) {
     return BatchResult{Bind(kName, args, params), {dims[0]}};
+  };
+
+  // optimization_barrier (JAX's lax.optimization_barrier_p): the identity on its operands,
+  // which the compiler may neither move computations across nor CSE through.
+  PrimitiveRules& barrier = r.Define(kOptimizationBarrier);
+  barrier.abstract_eval = [](InAvals in, const ParamMap&) {
+    Avals out;
+    for (const ShapedArray* a : in) out.push_back(*a);
+    return out;
+  };
+  barrier.impl = [](absl::Span<const Array> in, const ParamMap&, absl::Span<const ShapedArray>) {
+    return Arrays(in.begin(), in.end());
+  };
+  // As JAX's: the primals pass one barrier and the tangents another (one joint barrier would
+  // make the primal results depend on the tangents under linearize).
+  barrier.jvp = [](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap&) {
+    Arrays defined;
+    for (const Array& t : tangents) {
+      if (t.defined()) defined.push_back(t);
+    }
+    const Arrays fenced = OptimizationBarrier(defined);
+    JvpResult r{OptimizationBarrier(primals), Arrays(primals.size())};
+    for (size_t i = 0, n = 0; i < tangents.size(); ++i) {
+      if (tangents[i].defined()) r.tangents_out[i] = fenced[n++];
+    }
+    return r;
+  };
+  // Linear in each operand: the cotangents pass a barrier of their own.
+  barrier.transpose = [](absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap&) {
+    Arrays defined;
+    for (size_t i = 0; i < cts.size(); ++i) {
+      if (args[i].is_linear() && cts[i].defined()) defined.push_back(cts[i]);
+    }
+    const Arrays fenced = OptimizationBarrier(defined);
+    Arrays out(args.size());
+    for (size_t i = 0, n = 0; i < cts.size(); ++i) {
+      if (args[i].is_linear() && cts[i].defined()) out[i] = fenced[n++];
+    }
+    return out;
+  };
+  barrier.batch = [](absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t, const ParamMap&) {
+    return BatchResult{OptimizationBarrier(args), std::vector<int64_t>(dims.begin(), dims.end())};
   };
 }
 

@@ -18,6 +18,7 @@
 #include "jx/sharding/spmd/nested_shard_map.h"
 #include "jx/sharding/spmd/regions.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
+#include "jx/transforms/optimization_barrier.h"
 
 namespace jx::spmd {
 namespace {
@@ -29,6 +30,13 @@ struct Local {
   Array value;
   DimShardings sharding;
 };
+
+// The backward pass's copy of a checkpoint's forward part (checkpoint's transpose binds it
+// with differentiated and prevent_cse).
+bool IsRematerialization(const Eqn& e) {
+  static const Primitive kCheckpoint = Primitive::Intern("checkpoint");
+  return e.primitive == kCheckpoint && e.params.GetBool("differentiated") && e.params.GetBool("prevent_cse");
+}
 
 class Partitioner {
  public:
@@ -184,6 +192,12 @@ class Partitioner {
       case Regions::Kind::kCall: {
         std::vector<Local> args;
         for (const Atom& a : e.inputs) args.push_back(Get(a));
+        if (IsRematerialization(e)) {
+          // Inlined, a rematerialization keeps the opt-barrier its lowering would put on its
+          // operands (transforms/optimization_barrier.h).
+          const Arrays fenced = OptimizationBarrier(Values(args));
+          for (size_t k = 0; k < args.size(); ++k) args[k].value = fenced[k];
+        }
         std::vector<Local> outs = RunBody(regions.regions[0], plans[0], args, {});
         for (size_t k = 0; k < e.outputs.size(); ++k) env_[e.outputs[k].index] = outs[k];
         return;

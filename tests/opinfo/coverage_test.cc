@@ -20,6 +20,7 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"custom_lin", "tests/transforms/custom_derivatives_test.cc"},
     {"checkpoint", "tests/transforms/custom_derivatives_test.cc, checkpoint_policies_test.cc"},
     {"name", "tests/transforms/checkpoint_policies_test.cc (checkpoint_name)"},
+    {"optimization_barrier", "tests/transforms/optimization_barrier_test.cc"},
     {"jit", "tests/transforms/jit_test.cc"},
     {"shard_map", "tests/sharding/shard_map_collectives_test.cc, shard_map_transforms_test.cc"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
