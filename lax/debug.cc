@@ -1,5 +1,6 @@
 #include "jx/lax/debug.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include "jx/core/host_callback.h"
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
+#include "jx/lax/debug_format.h"
 #include "jx/lax/debug_internal.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/registration.h"
@@ -118,66 +120,55 @@ void callback(std::function<void(absl::Span<const Array> args)> fn, std::vector<
   Stage(std::move(fn), "<callback>", std::move(args));
 }
 
-std::string format(std::string_view fmt, absl::Span<const Array> args) {
-  auto fail = [&](std::string_view why) {
-    return ValueError(StrCat("[debug.print] format \"", fmt, "\": ", why));
-  };
+namespace {
+
+std::vector<std::string> NamesOf(absl::Span<const NamedArg> named) {
+  std::vector<std::string> names;
+  for (const NamedArg& a : named) {
+    if (std::find(names.begin(), names.end(), a.name) != names.end()) {
+      throw ValueError(StrCat("[debug.print] named argument '", a.name, "' is given twice"));
+    }
+    names.push_back(a.name);
+  }
+  return names;
+}
+
+std::string Render(std::string_view fmt, absl::Span<const internal::FormatPiece> pieces,
+                   absl::Span<const Array> values) {
   std::string out;
-  size_t next_auto = 0;
-  bool used_auto = false, used_manual = false;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    const char c = fmt[i];
-    if (c == '}') {
-      if (i + 1 < fmt.size() && fmt[i + 1] == '}') {
-        out += '}';
-        ++i;
-        continue;
-      }
-      throw fail("single '}' encountered");
-    }
-    if (c != '{') {
-      out += c;
-      continue;
-    }
-    if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
-      out += '{';
-      ++i;
-      continue;
-    }
-    const size_t close = fmt.find('}', i + 1);
-    if (close == std::string_view::npos) throw fail("single '{' encountered");
-    const std::string_view field = fmt.substr(i + 1, close - i - 1);
-    size_t index = 0;
-    if (field.empty()) {
-      if (used_manual) throw fail("cannot switch from manual field numbering to automatic");
-      used_auto = true;
-      index = next_auto++;
-    } else if (field.find_first_not_of("0123456789") == std::string_view::npos) {
-      if (used_auto) throw fail("cannot switch from automatic field numbering to manual");
-      used_manual = true;
-      index = static_cast<size_t>(std::stoul(std::string(field)));
+  for (const internal::FormatPiece& piece : pieces) {
+    if (const auto* text = std::get_if<std::string>(&piece)) {
+      out += *text;
     } else {
-      throw fail(StrCat("field {", field,
-                        "} is not supported: use {} or {N} (named fields and format specs are not)"));
+      const auto& field = std::get<internal::ReplacementField>(piece);
+      out += internal::FormatField(fmt, field, values[field.arg]);
     }
-    if (index >= args.size()) {
-      throw fail(StrCat("replacement index ", index, " out of range for ", args.size(), " argument(s)"));
-    }
-    out += args[index].str();
-    i = close;
   }
   return out;
 }
 
-void print_values(std::string fmt, std::vector<Array> args) {
-  // Checked now, against the avals, so a bad format fails where it is written.
-  std::vector<Array> placeholders;
-  for (const Array& a : args) placeholders.push_back(Array::Scalar(0, a.dtype()));
-  format(fmt, placeholders);
+}  // namespace
+
+std::string format(std::string_view fmt, absl::Span<const Array> args, absl::Span<const NamedArg> named) {
+  const auto pieces = internal::ParseFormat(fmt, args.size(), NamesOf(named));
+  std::vector<Array> values(args.begin(), args.end());
+  for (const NamedArg& a : named) values.push_back(a.value);
+  return Render(fmt, pieces, values);
+}
+
+void print_values(std::string fmt, std::vector<Array> args, std::vector<NamedArg> named) {
+  // Parsed and checked now, against the avals, so a bad format fails where it is written.
+  auto pieces = internal::ParseFormat(fmt, args.size(), NamesOf(named));
+  for (NamedArg& a : named) args.push_back(std::move(a.value));
+  for (const internal::FormatPiece& piece : pieces) {
+    if (const auto* field = std::get_if<internal::ReplacementField>(&piece)) {
+      internal::CheckField(fmt, *field, args[field->arg].aval());
+    }
+  }
   std::string label = StrCat("<debug print '", fmt, "'>");
   Stage(
-      [fmt = std::move(fmt)](absl::Span<const Array> values) {
-        const std::string text = format(fmt, values) + "\n";
+      [fmt = std::move(fmt), pieces = std::move(pieces)](absl::Span<const Array> values) {
+        const std::string text = Render(fmt, pieces, values) + "\n";
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
       },

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -322,6 +324,7 @@ void HloCostAnalysis::InstallDefaultHandlers() {
       handlers_[i] = bind(&HloCostAnalysis::HandleMovesData);
     }
   }
+  SetHandler(HloOpcode::kCustomCall, bind(&HloCostAnalysis::HandleCustomCall));
   SetHandler(HloOpcode::kSlice, bind(&HloCostAnalysis::HandleReadsOutputSizedPart));
   SetHandler(HloOpcode::kDynamicSlice, bind(&HloCostAnalysis::HandleReadsOutputSizedPart));
   SetHandler(HloOpcode::kGather, bind(&HloCostAnalysis::HandleReadsOutputSizedPart));
@@ -509,6 +512,37 @@ void HloCostAnalysis::HandleElementwise(const HloInstruction& instr, HloCost* co
 }
 
 void HloCostAnalysis::HandleMovesData(const HloInstruction& instr, HloCost* cost) {
+  FinishBoundaryBytes(instr, cost);
+}
+
+namespace {
+
+struct CustomCallCosts {
+  std::mutex mu;
+  absl::flat_hash_map<std::string, std::shared_ptr<const HloCostAnalysis::CustomCallCost>> rules;
+};
+
+CustomCallCosts& GlobalCustomCallCosts() {
+  static auto* costs = new CustomCallCosts;
+  return *costs;
+}
+
+}  // namespace
+
+void HloCostAnalysis::RegisterCustomCallCost(std::string target, CustomCallCost rule) {
+  CustomCallCosts& costs = GlobalCustomCallCosts();
+  std::lock_guard<std::mutex> lock(costs.mu);
+  costs.rules[std::move(target)] = std::make_shared<const CustomCallCost>(std::move(rule));
+}
+
+void HloCostAnalysis::HandleCustomCall(const HloInstruction& instr, HloCost* cost) {
+  std::shared_ptr<const CustomCallCost> rule;
+  {
+    CustomCallCosts& costs = GlobalCustomCallCosts();
+    std::lock_guard<std::mutex> lock(costs.mu);
+    if (auto it = costs.rules.find(instr.custom_call_target()); it != costs.rules.end()) rule = it->second;
+  }
+  if (rule) (*rule)(instr, cost);
   FinishBoundaryBytes(instr, cost);
 }
 

@@ -22,6 +22,8 @@
 //    boundary (fused intermediates never touch memory): each fused parameter read once (or
 //    only its sliced parts when every user is a slice), non-scalar fused constants, and the
 //    output (only the update when the root is an in-place dynamic-update-slice).
+//  - custom-call: the flops a rule registered for its target gives (RegisterCustomCallCost:
+//    the linalg calls' LAPACK counts), else none; bytes as data movement.
 //  - call: the callee's totals. conditional: the per-property maximum over the branches, plus
 //    reading the branch index. while: the body `trip count` times and the condition
 //    `trip count + 1` times when ConstantWhileTripCount finds a trip count (an integer
@@ -166,6 +168,14 @@ class HloCostAnalysis {
   // flop per output element (the work of what it calls included).
   bool IsExpensiveToDuplicate(const HloInstruction& instruction);
 
+  // The arithmetic of a library custom-call (LAPACK-style linalg and the like), which the
+  // analysis cannot see into: a rule sets cost->flops and cost->transcendentals from the
+  // instruction's shapes and backend_config (bytes stay the data-movement default: operands
+  // read once, the output written). A custom-call without a rule costs only its bytes.
+  using CustomCallCost = std::function<void(const HloInstruction& instruction, HloCost* cost)>;
+  // Registers (or replaces) a process-wide rule for custom-calls to `target`; thread-safe.
+  static void RegisterCustomCallCost(std::string target, CustomCallCost rule);
+
  protected:
   void SetHandler(HloOpcode opcode, Handler handler);
   // Runs `hook` after the opcode's current handler (a target adds its time this way).
@@ -191,6 +201,7 @@ class HloCostAnalysis {
   void HandleNoCode(const HloInstruction& instr, HloCost* cost);
   void HandleElementwise(const HloInstruction& instr, HloCost* cost);
   void HandleMovesData(const HloInstruction& instr, HloCost* cost);
+  void HandleCustomCall(const HloInstruction& instr, HloCost* cost);
   void HandleReadsOutputSizedPart(const HloInstruction& instr, HloCost* cost);
   void HandleDynamicUpdateSlice(const HloInstruction& instr, HloCost* cost);
   void HandleScatter(const HloInstruction& instr, HloCost* cost);

@@ -10,6 +10,7 @@
 
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/linalg_cost.h"
 #include "jx/compiler/backend/module_cost_conversion.h"
 #include "jx/compiler/hlo/hlo_graphviz.h"
 #include "jx/compiler/hlo/hlo_parser.h"
@@ -76,6 +77,7 @@ class CpuLowering final : public Lowering {
     }
     timer.Lap("passes", &pipeline);
     dump_.Write((*module)->name(), ".dot", dump_.enabled() ? hlo::HloModuleToDot(**module) : "");
+    ::jx::backend::RegisterLinalgCustomCallCosts();
     absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(**module);
     if (!cost.ok()) ThrowStatus(StrCat(what_, ": cost analysis failed"), cost.status());
     timer.Lap("cost-analysis");

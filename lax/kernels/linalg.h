@@ -81,4 +81,19 @@ std::optional<LinalgCall> DecodeLinalgCall(std::string_view target, std::string_
 void RunLinalg(const LinalgCall& call, DType dtype, absl::Span<const Shape> operand_shapes,
                absl::Span<const void* const> operands, absl::Span<void* const> results);
 
+// The floating-point operations of call on operands of operand_shapes: LAPACK's counts
+// (LAPACK Working Note 41; Golub & Van Loan, Matrix Computations, table 8.6.1 for the
+// eigen- and singular-value solvers) per matrix, times the batch. For an m x n matrix:
+//   cholesky (potrf)          n^3/3 + n^2/2 + n/6
+//   triangular_solve (trsm)   m^2 n (left side; n^2 m right side), less m n (n m) with a
+//                             unit diagonal
+//   lu (getrf), m >= n        m n^2 - n^3/3 - n^2/2 + 5n/6 (m and n swapped when m < n)
+//   qr (geqrf + orgqr)        2 m n^2 - 2n^3/3 + m n + n^2 + 14n/3 (k = min(m, n) reflectors;
+//                             m < n: 2 n m^2 - 2m^3/3 + 3 m n - m^2 + 14m/3), plus forming
+//                             Q (m x q columns): 4 m q k - 2 (m + q) k^2 + 4k^3/3
+//   eigh (syev)               9n^3 (eigenvalues and eigenvectors)
+//   svd (gesvd), m >= n       values only 4 m n^2 - 4n^3/3; with thin U and V 14 m n^2 + 8n^3;
+//                             with full U 4 m^2 n + 8 m n^2 + 9n^3 (m < n: transposed)
+double LinalgFlops(const LinalgCall& call, absl::Span<const Shape> operand_shapes);
+
 }  // namespace jx::lax::kernels

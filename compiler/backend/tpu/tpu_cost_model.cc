@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "jx/compiler/backend/linalg_cost.h"
 #include "jx/compiler/backend/module_cost_conversion.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
@@ -153,6 +154,13 @@ MxuWork MatmulOnMxu(const TpuChipSpec& spec, const hlo::MxuTiling& plan, int64_t
 
 TpuCostModel::TpuCostModel(const TpuChipSpec& spec, const CollectiveTimer* timer)
     : spec_(spec), timer_(timer) {
+  ::jx::backend::RegisterLinalgCustomCallCosts();
+  // A library custom-call's flops (the linalg calls' LAPACK counts) run on the vector units:
+  // XLA's TPU linalg expanders are panel loops of vector ops around the MXU updates, so the
+  // VPU rate is the bound that holds at every size.
+  AppendHandler(HloOpcode::kCustomCall, [this](const HloInstruction& x, HloCost* c) {
+    if (c->flops > 0) AddVectorTime(x, c);
+  });
   for (int i = 0; i < hlo::kHloOpcodeCount; ++i) {
     const HloOpcode opcode = static_cast<HloOpcode>(i);
     switch (hlo::OpcodeUnit(opcode)) {
