@@ -1,8 +1,8 @@
 // The reference evaluator's collectives: it runs one partition on its own (partition 0), so
 // a collective whose groups have one member each is a copy (a collective-permute that sends
 // partition 0 to itself), one whose groups have more members needs a multi-device run
-// (the CPU backend's collective kernels with a CollectiveContext). A start evaluates its
-// collective; its done forwards the result.
+// (the CPU backend's collective kernels with a CollectiveContext). A collective of several
+// operands does this for each. A start evaluates its collective; its done forwards the result.
 #include "jx/compiler/hlo/hlo_evaluator_internal.h"
 #include "jx/compiler/hlo/shape_inference.h"
 #include "jx/compiler/hlo/status_macros.h"
@@ -56,17 +56,26 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction& instr, Operands ops
     if (instr.operand(0)->opcode() == HloOpcode::kAllReduceStart) return *ops[0];
     return ops[0]->tuple_elements().at(1);
   }
-  if (!IsAsyncCollectiveStart(op)) return EvalSyncCollective(instr, instr.shape(), *ops[0]);
-  HLO_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferAsyncDoneShape(op, instr.shape()));
-  HLO_ASSIGN_OR_RETURN(Literal value, EvalSyncCollective(instr, result, *ops[0]));
-  switch (op) {
-    case HloOpcode::kAllReduceStart:
-      return value;
-    case HloOpcode::kAllGatherStart: case HloOpcode::kCollectivePermuteStart:
-      return Literal::CreateTuple({*ops[0], std::move(value)});
-    default:  // reduce-scatter-start, all-to-all-start: ((operand), result)
-      return Literal::CreateTuple({Literal::CreateTuple({*ops[0]}), std::move(value)});
+  // One result per operand (a tuple of them for several, as XLA's variadic collectives).
+  Shape result = instr.shape();
+  if (IsAsyncCollectiveStart(op)) {
+    HLO_ASSIGN_OR_RETURN(result, ShapeInference::InferAsyncDoneShape(op, instr.shape()));
   }
+  const size_t n = ops.size();
+  std::vector<Literal> values, operands;
+  for (size_t i = 0; i < n; ++i) {
+    const Shape& result_i = n == 1 ? result : result.tuple_shapes(static_cast<int64_t>(i));
+    HLO_ASSIGN_OR_RETURN(Literal value, EvalSyncCollective(instr, result_i, *ops[i]));
+    values.push_back(std::move(value));
+    operands.push_back(*ops[i]);
+  }
+  Literal value = n == 1 ? std::move(values[0]) : Literal::CreateTuple(std::move(values));
+  if (!IsAsyncCollectiveStart(op) || op == HloOpcode::kAllReduceStart) return value;
+  // ((operands...), results) for several; one: (operand, R), or ((operand), R) for the
+  // async-wrapped reduce-scatter and all-to-all.
+  const bool wrapped = n > 1 || op == HloOpcode::kReduceScatterStart || op == HloOpcode::kAllToAllStart;
+  Literal sent = wrapped ? Literal::CreateTuple(std::move(operands)) : std::move(operands[0]);
+  return Literal::CreateTuple({std::move(sent), std::move(value)});
 }
 
 }  // namespace jx::hlo::eval_internal

@@ -158,6 +158,22 @@ absl::StatusOr<Shape> ShapeInference::InferAsyncStartShape(HloOpcode start, cons
   }
 }
 
+absl::StatusOr<Shape> ShapeInference::InferAsyncStartShape(HloOpcode start, absl::Span<const Shape> operands,
+                                                           absl::Span<const Shape> results) {
+  if (operands.empty() || operands.size() != results.size()) {
+    return Invalid(HloOpcodeString(start), " needs one result per operand, got ", operands.size(), " operand(s) and ",
+                   results.size(), " result(s)");
+  }
+  if (operands.size() == 1) return InferAsyncStartShape(start, operands[0], results[0]);
+  if (start == HloOpcode::kCollectivePermuteStart) {
+    return Invalid("collective-permute-start takes one operand, got ", operands.size());
+  }
+  Shape all_results = Shape::Tuple(std::vector<Shape>(results.begin(), results.end()));
+  if (start == HloOpcode::kAllReduceStart) return all_results;
+  if (!IsAsyncCollectiveStart(start)) return Invalid(HloOpcodeString(start), " is not an asynchronous collective's start");
+  return Shape::Tuple({Shape::Tuple(std::vector<Shape>(operands.begin(), operands.end())), std::move(all_results)});
+}
+
 absl::StatusOr<Shape> ShapeInference::InferAsyncDoneShape(HloOpcode start, const Shape& start_shape) {
   if (!IsAsyncCollectiveStart(start)) {
     return Invalid(HloOpcodeString(start), " is not an asynchronous collective's start");

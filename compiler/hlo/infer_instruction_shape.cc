@@ -39,10 +39,9 @@ Shape WithResultType(Shape inferred, const Shape& declared) {
 
 // The partitions per group. replica_groups={} (every partition, a count the HLO does not
 // state) takes it from the declared result: gathered / operand size along the dimension.
-absl::StatusOr<int64_t> GroupSize(const HloInstruction& instr, const Shape& declared) {
+absl::StatusOr<int64_t> GroupSize(const HloInstruction& instr, const Shape& operand, const Shape& declared) {
   HLO_ASSIGN_OR_RETURN(int64_t size, ShapeInference::ReplicaGroupSize(instr.replica_groups()));
   if (size > 0) return size;
-  const Shape& operand = instr.operand(0)->shape();
   if (!declared.valid() || !declared.IsArray() || !operand.IsArray() || instr.dimensions().size() != 1) {
     return Invalid("replica_groups={} (every partition) needs the result shape to tell the group size");
   }
@@ -76,18 +75,18 @@ absl::StatusOr<Shape> InferCollectiveResult(const HloInstruction& instr, const S
     }
     case HloOpcode::kAllGather: {
       HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
-      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, operand, declared));
       return SI::InferAllGatherShape(operand, d, n);
     }
     case HloOpcode::kReduceScatter: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
       HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
-      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, operand, declared));
       return SI::InferReduceScatterShape(operand, d, n, f);
     }
     case HloOpcode::kAllToAll: {
       HLO_ASSIGN_OR_RETURN(int64_t d, OneDimension(instr));
-      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, declared));
+      HLO_ASSIGN_OR_RETURN(int64_t n, GroupSize(instr, operand, declared));
       return SI::InferAllToAllShape(operand, d, n);
     }
     case HloOpcode::kCollectivePermute:
@@ -95,6 +94,31 @@ absl::StatusOr<Shape> InferCollectiveResult(const HloInstruction& instr, const S
     default:
       return Invalid(HloOpcodeString(instr.opcode()), " is not a collective");
   }
+}
+
+// The results of a collective (or of the one a start begins) over each of its operands, as
+// XLA's variadic all-reduce, all-gather, reduce-scatter and all-to-all: one result per
+// operand, each by the opcode's rule. declared: the result the instruction states (one
+// array, or a tuple of one per operand).
+absl::StatusOr<std::vector<Shape>> InferCollectiveResults(const HloInstruction& instr, absl::Span<const Shape> operands,
+                                                          const Shape& declared) {
+  if (operands.empty()) return Invalid("takes at least one operand");
+  std::vector<Shape> results;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Shape declared_i;
+    if (operands.size() == 1) {
+      declared_i = declared;
+    } else if (declared.valid() && declared.IsTuple() && declared.tuple_shapes_size() == static_cast<int64_t>(operands.size())) {
+      declared_i = declared.tuple_shapes(static_cast<int64_t>(i));
+    }
+    absl::StatusOr<Shape> result = InferCollectiveResult(instr, operands[i], declared_i);
+    if (!result.ok()) {
+      if (operands.size() == 1) return result.status();
+      return Invalid("operand ", i, " (of ", operands.size(), "): ", result.status().message());
+    }
+    results.push_back(*std::move(result));
+  }
+  return results;
 }
 
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
@@ -275,16 +299,20 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
                        ", unsigned integer array), got ", declared.ToString(false));
       }
       return declared;
-    case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
-    case HloOpcode::kAllToAll: case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermute:
       return InferCollectiveResult(instr, shapes[0], declared);
+    case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll: {
+      HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferCollectiveResults(instr, all, declared));
+      return results.size() == 1 ? results[0] : Shape::Tuple(std::move(results));
+    }
     case HloOpcode::kAllReduceStart: case HloOpcode::kAllGatherStart:
     case HloOpcode::kReduceScatterStart: case HloOpcode::kAllToAllStart:
     case HloOpcode::kCollectivePermuteStart: {
       absl::StatusOr<Shape> declared_result = SI::InferAsyncDoneShape(op, declared);
-      HLO_ASSIGN_OR_RETURN(Shape result, InferCollectiveResult(instr, shapes[0],
-                                                               declared_result.ok() ? *declared_result : Shape()));
-      return SI::InferAsyncStartShape(op, shapes[0], result);
+      HLO_ASSIGN_OR_RETURN(std::vector<Shape> results,
+                           InferCollectiveResults(instr, all, declared_result.ok() ? *declared_result : Shape()));
+      return SI::InferAsyncStartShape(op, all, results);
     }
     case HloOpcode::kAllReduceDone: case HloOpcode::kAllGatherDone:
     case HloOpcode::kReduceScatterDone: case HloOpcode::kAllToAllDone:

@@ -124,6 +124,11 @@ class ShapeInference {
   // reduce-scatter-start and all-to-all-start ((operand), R).
   static absl::StatusOr<Shape> InferAsyncStartShape(HloOpcode start, const Shape& operand,
                                                     const Shape& result);
+  // The start of a collective of several operands (XLA's variadic all-reduce, all-gather,
+  // reduce-scatter, all-to-all; results[i] of operands[i]): one operand gives the shapes
+  // above; several give all-reduce-start (R0, R1, ...) and the others ((a, b, ...), (R0, R1, ...)).
+  static absl::StatusOr<Shape> InferAsyncStartShape(HloOpcode start, absl::Span<const Shape> operands,
+                                                    absl::Span<const Shape> results);
   // R of a start's shape (what its done produces).
   static absl::StatusOr<Shape> InferAsyncDoneShape(HloOpcode start, const Shape& start_shape);
 };

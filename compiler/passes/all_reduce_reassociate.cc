@@ -17,7 +17,7 @@ bool IsReassociable(const HloInstruction* combine) {
   const HloInstruction* a = combine->operand(0);
   const HloInstruction* b = combine->operand(1);
   if (a == b || a->opcode() != HloOpcode::kAllReduce || b->opcode() != HloOpcode::kAllReduce) return false;
-  if (AllReduceCombiner(*a) != combine->opcode() || AllReduceCombiner(*b) != combine->opcode()) return false;
+  if (AllReduceReductionOp(*a) != combine->opcode() || AllReduceReductionOp(*b) != combine->opcode()) return false;
   if (a->user_count() != 1 || b->user_count() != 1 || a->IsRoot() || b->IsRoot()) return false;
   if (!SameAllReduceGroups(*a, *b)) return false;
   return ShapeUtil::Compatible(a->shape(), b->shape()) && ShapeUtil::Compatible(a->shape(), combine->shape());

@@ -34,8 +34,11 @@ std::optional<HloOpcode> ScalarCombinerOf(const HloComputation& c) {
 
 }  // namespace
 
-std::optional<HloOpcode> AllReduceCombiner(const HloInstruction& all_reduce) {
-  if (all_reduce.opcode() != HloOpcode::kAllReduce || all_reduce.to_apply() == nullptr) return std::nullopt;
+std::optional<HloOpcode> AllReduceReductionOp(const HloInstruction& all_reduce) {
+  if (all_reduce.opcode() != HloOpcode::kAllReduce || all_reduce.to_apply() == nullptr ||
+      all_reduce.operand_count() != 1) {
+    return std::nullopt;
+  }
   return ScalarCombinerOf(*all_reduce.to_apply());
 }
 

@@ -2,7 +2,7 @@
 // what an all-reduce reduces with, whether two all-reduces exchange over the same partitions,
 // and making an all-reduce like another over a new operand.
 //
-//   if (AllReduceCombiner(*ar) == HloOpcode::kAdd && SameAllReduceGroups(*ar, *other)) ...
+//   if (AllReduceReductionOp(*ar) == HloOpcode::kAdd && SameAllReduceGroups(*ar, *other)) ...
 //   HLO_ASSIGN_OR_RETURN(HloInstruction * moved, AddAllReduceLike(c, *ar, sum, reducer));
 #pragma once
 
@@ -14,9 +14,10 @@
 
 namespace jx::hlo {
 
-// The binary op an all-reduce combines with, when its to_apply is one commutative binary op of
-// its two parameters (add, multiply, maximum, minimum, and, or, xor); nullopt otherwise.
-std::optional<HloOpcode> AllReduceCombiner(const HloInstruction& all_reduce);
+// The binary op an all-reduce of one operand combines with, when its to_apply is one
+// commutative binary op of its two parameters (add, multiply, maximum, minimum, and, or,
+// xor); nullopt otherwise (and for an all-reduce of several operands).
+std::optional<HloOpcode> AllReduceReductionOp(const HloInstruction& all_reduce);
 
 // Whether a and b exchange over the same partitions the same way: equal replica groups, the
 // same use_global_device_ids, and both or neither cross-partition (channel_id).

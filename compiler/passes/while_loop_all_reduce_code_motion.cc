@@ -129,7 +129,7 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
     reader_operand = std::find(v->operands().begin(), v->operands().end(), below) - v->operands().begin();
   }
   HloInstruction* reduced = reader->mutable_operand(reader_operand);
-  if (reduced->user_count() != 1 || AllReduceCombiner(*reduced) != HloOpcode::kAdd) return std::nullopt;
+  if (reduced->user_count() != 1 || AllReduceReductionOp(*reduced) != HloOpcode::kAdd) return std::nullopt;
   return Accumulation{.index = index, .all_reduce = reduced, .reader = reader, .reader_operand = reader_operand};
 }
 

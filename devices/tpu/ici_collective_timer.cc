@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "jx/compiler/hlo/shape.h"
+#include "jx/compiler/hlo/shape_inference.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/interconnect/collective_cost.h"
 
@@ -10,6 +11,14 @@ namespace jx::tpu {
 namespace {
 
 using hlo::HloOpcode;
+
+// Bytes of every operand together: a collective of several operands runs as one (one
+// latency, their bytes together on the links), as XLA's combined collectives do.
+int64_t OperandBytes(const hlo::HloInstruction& instr) {
+  int64_t bytes = 0;
+  for (const hlo::HloInstruction* operand : instr.operands()) bytes += hlo::ShapeUtil::ByteSizeOf(operand->shape());
+  return bytes;
+}
 
 }  // namespace
 
@@ -19,7 +28,7 @@ IciCollectiveTimer::IciCollectiveTimer(const ici::Torus& torus, const std::vecto
 }
 
 absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Time(const hlo::HloInstruction& instr) const {
-  const Key key{static_cast<int>(instr.opcode()), hlo::ShapeUtil::ByteSizeOf(instr.operand(0)->shape()),
+  const Key key{static_cast<int>(instr.opcode()), OperandBytes(instr),
                 instr.opcode() == HloOpcode::kCollectivePermute ? std::vector<std::vector<int64_t>>{}
                                                                 : instr.replica_groups(),
                 instr.opcode() == HloOpcode::kCollectivePermute ? instr.source_target_pairs()
@@ -49,15 +58,19 @@ absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Cost(const hlo::HloInstruct
     }
     return torus_index_[partition];
   };
-  const int64_t operand_bytes = hlo::ShapeUtil::ByteSizeOf(instr.operand(0)->shape());
-  // A start runs its collective: its result is the second element of the start's pair.
+  const int64_t operand_bytes = OperandBytes(instr);
+  // A start runs its collective: its result is what its done gives (the second element of
+  // the start's pair, or the start's value for all-reduce-start).
   const HloOpcode opcode = hlo::SyncCollectiveOpcode(instr.opcode());
   if (hlo::IsAsyncCollectiveDone(instr.opcode())) {
     return absl::InvalidArgumentError(StrCat("%", instr.name(), " waits for its start, which runs the collective"));
   }
-  const hlo::Shape& result = hlo::IsAsyncCollectiveStart(instr.opcode()) && instr.shape().IsTuple()
-                                 ? instr.shape().tuple_shapes(1)
-                                 : instr.shape();
+  hlo::Shape result = instr.shape();
+  if (hlo::IsAsyncCollectiveStart(instr.opcode())) {
+    absl::StatusOr<hlo::Shape> done = hlo::ShapeInference::InferAsyncDoneShape(instr.opcode(), instr.shape());
+    if (!done.ok()) return done.status();
+    result = *std::move(done);
+  }
   ici::CollectiveCost cost;
   try {
     if (opcode == HloOpcode::kCollectivePermute) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
+#include "jx/compiler/hlo/shape_inference.h"
 
 namespace jx::tpu {
 
@@ -288,9 +289,11 @@ void AddCollectivesAndLinks(const PodTimelines& step, const hlo::HloModule& modu
     if (auto it = collectives.find(row.name); it != collectives.end()) {
       const hlo::HloInstruction& instr = *it->second;
       entry.kind = std::string(hlo::HloOpcodeString(hlo::SyncCollectiveOpcode(instr.opcode())));
-      // A start's result is the second element of its pair.
-      const hlo::Shape& shape = instr.shape();
-      entry.bytes = hlo::ShapeUtil::ByteSizeOf(shape.IsTuple() ? shape.tuple_shapes(1) : shape);
+      // A start's result is what its done gives (of several operands, every result).
+      absl::StatusOr<hlo::Shape> result = hlo::IsAsyncCollectiveStart(instr.opcode())
+                                              ? hlo::ShapeInference::InferAsyncDoneShape(instr.opcode(), instr.shape())
+                                              : absl::StatusOr<hlo::Shape>(instr.shape());
+      if (result.ok()) entry.bytes = hlo::ShapeUtil::ByteSizeOf(*result);
     }
     if (const CollectiveTiming* timing = timing_of(row.name)) {
       entry.algorithm = timing->algorithm;

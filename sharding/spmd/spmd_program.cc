@@ -5,13 +5,12 @@
 #include "absl/strings/str_join.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/core/errors.h"
-#include "jx/core/interpreter.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/device_put.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/devices/tpu/tpu_client.h"
-#include "jx/sharding/collective_eval.h"
+#include "jx/sharding/lockstep_eval.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/manual_context.h"
 #include "jx/sharding/sharded_put.h"
@@ -26,45 +25,6 @@ namespace {
 std::shared_ptr<const CollectiveMesh> AllManual(const Mesh& mesh) {
   return std::make_shared<CollectiveMesh>(mesh.axis_names(), mesh.axis_sizes(), mesh.axis_names());
 }
-
-// Runs the per-device jaxpr on every device in lockstep: ordinary equations per device,
-// collectives across the devices' values.
-std::vector<Arrays> RunLockstep(const ClosedJaxpr& closed, std::vector<Arrays> per_device_args) {
-  const Jaxpr& j = *closed.jaxpr;
-  const size_t n = per_device_args.size();
-  std::vector<std::vector<Array>> env(n, std::vector<Array>(j.num_vars()));
-  for (size_t d = 0; d < n; ++d) {
-    for (size_t i = 0; i < j.constvars.size(); ++i) env[d][j.constvars[i].index] = closed.consts[i];
-    for (size_t i = 0; i < j.invars.size(); ++i) env[d][j.invars[i].index] = per_device_args[d][i];
-  }
-  auto read = [&](size_t d, const Atom& a) {
-    if (const Var* v = std::get_if<Var>(&a)) return env[d][v->index];
-    return std::get<Literal>(a).value;
-  };
-  for (const Eqn& e : j.eqns) {
-    if (lax::IsCollective(e.primitive)) {
-      std::vector<Array> ins;
-      for (size_t d = 0; d < n && !e.inputs.empty(); ++d) ins.push_back(read(d, e.inputs[0]));
-      std::vector<Array> outs = shard_map_internal::EvalCollective(e.primitive, ins, e.params);
-      for (size_t d = 0; d < n; ++d) env[d][e.outputs[0].index] = outs[d];
-      continue;
-    }
-    for (size_t d = 0; d < n; ++d) {
-      Arrays ins;
-      for (const Atom& a : e.inputs) ins.push_back(read(d, a));
-      Arrays outs = EvalPrimitive(e.primitive, ins, e.params);
-      for (size_t k = 0; k < outs.size(); ++k) env[d][e.outputs[k].index] = outs[k];
-    }
-  }
-  std::vector<Arrays> results(n);
-  for (size_t d = 0; d < n; ++d) {
-    for (const Atom& a : j.outvars) results[d].push_back(read(d, a));
-  }
-  return results;
-}
-
-// The host copy of a device's piece (the lockstep evaluation runs on the host).
-Array HostCopy(const Array& x) { return device_put(x, DefaultDevice()); }
 
 // Every device a chip of one simulated TPU slice: the program compiles for the pod.
 bool IsTpuMesh(const Mesh& mesh) {
@@ -169,15 +129,29 @@ tpu::PodPlan SpmdProgram::Plan() const {
 
 Arrays SpmdProgram::Run(absl::Span<const Array> args) const {
   const size_t n = static_cast<size_t>(mesh_.size());
-  std::vector<Arrays> per_device(n);
-  const auto* pod = dynamic_cast<const tpu::PodProgram*>(executable().get());
+  std::vector<Arrays> per_device(n);                    // [device][argument]
+  std::vector<shard_map_internal::PerDevice> per_arg;  // [argument][device]
   for (size_t i = 0; i < args.size(); ++i) {
     Array placed = device_put(args[i], in_shardings_[i]);
     std::vector<Shard> shards = placed.addressable_shards();
-    for (size_t d = 0; d < n; ++d) per_device[d].push_back(pod != nullptr ? shards[d].data : HostCopy(shards[d].data));
+    per_arg.emplace_back(n);
+    for (size_t d = 0; d < n; ++d) {
+      per_device[d].push_back(shards[d].data);
+      per_arg.back()[d] = shards[d].data;
+    }
   }
-  std::vector<Arrays> results =
-      pod != nullptr ? pod->ExecuteShards(per_device) : RunLockstep(local_, std::move(per_device));
+  // One TPU slice runs the compiled pod program; any other mesh (the host, chips of several
+  // pods) runs the partitioned program in lockstep over its devices, collectives in loop and
+  // branch bodies included.
+  std::vector<Arrays> results(n);
+  if (const auto* pod = dynamic_cast<const tpu::PodProgram*>(executable().get())) {
+    results = pod->ExecuteShards(per_device);
+  } else {
+    std::vector<shard_map_internal::PerDevice> outs = shard_map_internal::EvalLockstep(local_, per_arg, mesh_.devices());
+    for (const shard_map_internal::PerDevice& out : outs) {
+      for (size_t d = 0; d < n; ++d) results[d].push_back(out[d]);
+    }
+  }
   Arrays outs;
   const Jaxpr& g = *global_.jaxpr;
   for (size_t k = 0; k < g.outvars.size(); ++k) {

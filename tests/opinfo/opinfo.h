@@ -60,8 +60,8 @@ struct OpInfo {
   bool differentiable = true;
   // A collective: its samples run it inside a shard_map over a mesh of simulated chips
   // (tests/opinfo/collectives_opinfo.cc), so the eager column already runs it on chips. The
-  // one-device compiled columns (jit, lowering, tpu) skip these records saying so: compiled,
-  // a shard_map is one program per chip (tests/sharding/shard_map_compiled_test.cc).
+  // compiled columns (jit, lowering, tpu) compile its shard_map for the mesh's chips: one
+  // program per chip whose HLO collectives move the data.
   bool collective = false;
 };
 

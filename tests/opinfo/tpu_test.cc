@@ -1,5 +1,6 @@
 // The "tpu" column of the opinfo suite: every record's samples run on a simulated TPU chip
-// (one v5e chip; the arguments are device_put to it and the op runs under jx::jit, so the
+// (the collectives' on the 2x2 v5e mesh their shard_maps name, RunOnTheMesh below; the others on
+// one v5e chip; the arguments are device_put to it and the op runs under jx::jit, so the
 // chip's client compiles it with the TPU pipeline: tiled layouts, MXU/VMEM tiling, TPU
 // numerics, the cost model) and must equal eager execution on the host within the record's
 // tolerance, outputs' dtypes and weak types included, with every output committed to the
@@ -75,15 +76,76 @@ const KnownDivergence* FindKnownDivergence(const std::string& record, DType d, c
   return nullptr;
 }
 
+// The ICI seconds each simulated TPU chip among `devices` has been busy for.
+std::vector<double> IciBusySeconds(const std::vector<const Device*>& devices) {
+  std::vector<double> out;
+  for (const Device* d : devices) {
+    const auto* chip = dynamic_cast<const tpu::TpuChip*>(d);
+    out.push_back(chip != nullptr ? chip->activity().busy.ici : 0.0);
+  }
+  return out;
+}
+
+// Collectives that move no data between chips: pvary only retypes its operand and
+// axis_index reads the partition id, so their programs keep the ICI idle.
+bool MovesData(const std::string& record) { return record != "pvary" && record != "axis_index"; }
+
+// A collective's samples are shard_maps over a small mesh of v5e chips (2x2): compiled under
+// jx::jit for those chips (the TPU pipeline, one program per chip, the HLO collectives moving
+// the chips' buffers and the ICI model timing them), every output must be a sharded array on
+// the mesh's TPU chips, equal the eager evaluation, and the chips' ICI lanes must have been
+// busy for the collective (every chip of a group; a ppermute's partners) or idle for the
+// records that move nothing.
+void RunOnTheMesh(const OpInfo& info) {
+  int ran = 0;
+  for (DType d : info.dtypes) {
+    for (const Sample& s : SamplesFor(info, d)) {
+      const std::string where = StrCat(info.name, " ", s.description);
+      const std::vector<Array> want = s.op(s.args);  // eager: the body in lockstep over the chips
+      ASSERT_FALSE(want.empty()) << where;
+      const std::vector<const Device*> chips = want[0].devices();
+      for (const Device* chip : chips) ASSERT_EQ(chip->platform(), "tpu") << where;
+      auto jitted = jx::jit([&s](const std::vector<Array>& args) { return s.op(args); });
+      std::vector<Array> got;
+      const std::vector<double> ici_before = IciBusySeconds(chips);
+      try {
+        got = jitted(s.args);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << where << " threw: " << e.what();
+        continue;
+      }
+      const std::vector<double> ici_after = IciBusySeconds(chips);
+      ASSERT_EQ(got.size(), want.size()) << where;
+      for (size_t k = 0; k < want.size(); ++k) {
+        const std::string out = StrCat(where, " output ", k);
+        EXPECT_EQ(got[k].devices(), chips) << out;
+        EXPECT_TRUE(got[k].committed()) << out;
+        EXPECT_EQ(got[k].aval().weak_type, want[k].aval().weak_type) << out;
+        ExpectArraysClose(got[k], want[k], info.tolerance(want[k].dtype()), out);
+      }
+      // Every chip of a group takes part; a ppermute's chips outside its pairs stay idle.
+      double busy = 0;
+      for (size_t c = 0; c < chips.size(); ++c) {
+        busy += ici_after[c] - ici_before[c];
+        if (!MovesData(info.name)) {
+          EXPECT_EQ(ici_after[c], ici_before[c]) << where << ": " << chips[c]->ToString() << "'s ICI was busy";
+        } else if (info.name != "ppermute") {
+          EXPECT_GT(ici_after[c], ici_before[c]) << where << ": " << chips[c]->ToString() << "'s ICI stayed idle";
+        }
+      }
+      if (MovesData(info.name)) EXPECT_GT(busy, 0) << where << ": no chip's ICI was busy";
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0) << info.name << " has no samples";
+}
+
 class OpInfoTpuTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpInfoTpuTest, ChipMatchesHostEager) {
   const OpInfo& info = FindOpInfo(GetParam());
   const Device* chip = Chip();
-  if (info.collective) {
-    GTEST_SKIP() << info.name << " runs inside shard_map over several chips, compiled for them in the jit column "
-                 << "(one program per chip), not on one chip";
-  }
+  if (info.collective) return RunOnTheMesh(info);
   int ran = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {

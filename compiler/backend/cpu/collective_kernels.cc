@@ -1,11 +1,14 @@
 // The collective kernels: all-reduce, all-gather, reduce-scatter, all-to-all,
 // collective-permute and partition-id (and the asynchronous start/done pairs: a start runs
-// its collective, a done forwards the result), on the run's CollectiveContext (the partition this run
+// its collective, a done forwards the result), of one operand or several (XLA's variadic
+// all-reduce, all-gather, reduce-scatter and all-to-all: one meeting of the group, one result
+// per operand), on the run's CollectiveContext (the partition this run
 // is and the rendezvous with the others). Data moves between the partitions' own buffers: a
 // member reads every peer's operand during the exchange and writes only its own result.
 // Reductions fold the members in group order, so every member computes the same bits.
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jx/compiler/backend/cpu/collective_context.h"
@@ -134,73 +137,82 @@ class CollectiveKernel final : public Kernel {
   absl::Status Run(absl::Span<const void* const> operands,
                    absl::Span<void* const> results) const override {
     CollectiveContext& ctx = Context();
-    void* out = results[0];
     if (instr_.opcode() == HloOpcode::kPartitionId) {
       const uint32_t id = static_cast<uint32_t>(ctx.partition_id());
-      std::memcpy(out, &id, sizeof(id));
+      std::memcpy(results[0], &id, sizeof(id));
       return absl::OkStatus();
     }
-    const void* in = operands[0];
-    const HloOpcode op = hlo::SyncCollectiveOpcode(instr_.opcode());
+    const size_t n = operands.size();  // several for XLA's variadic collectives: one result each
+    absl::Span<void* const> outs = results;
     if (hlo::IsAsyncCollectiveStart(instr_.opcode()) && instr_.opcode() != HloOpcode::kAllReduceStart) {
-      // (operand, result) or ((operand), result): the operand leaf keeps a copy of the input
-      // (XLA aliases it; the copy is the host's price for running the pair).
-      std::memcpy(results[0], in, hlo::ShapeUtil::ByteSizeOf(instr_.operand(0)->shape()));
-      out = results[1];
+      // (operand, result), ((operand), result) or ((operands...), (results...)): the operand
+      // leaves keep a copy of the inputs (XLA aliases them; the copy is the host's price for
+      // running the pair).
+      for (size_t i = 0; i < n; ++i) {
+        std::memcpy(results[i], operands[i], hlo::ShapeUtil::ByteSizeOf(instr_.operand(static_cast<int64_t>(i))->shape()));
+      }
+      outs = results.subspan(n);
     }
-    if (op == HloOpcode::kCollectivePermute) return Permute(ctx, in, out);
+    const HloOpcode op = hlo::SyncCollectiveOpcode(instr_.opcode());
+    if (op == HloOpcode::kCollectivePermute) return Permute(ctx, operands[0], outs[0]);
     absl::StatusOr<std::vector<int64_t>> group = GroupOf(instr_, ctx);
     if (!group.ok()) return group.status();
-    const int64_t n = static_cast<int64_t>(group->size());
     const int64_t rank = IndexIn(*group, ctx.partition_id());
-    const hlo::Shape& in_shape = instr_.operand(0)->shape();
+    // One meeting for all the operands: each member publishes its table of operand buffers.
+    return ctx.Exchange(instr_, *group, operands.data(), [&](absl::Span<const void* const> tables) {
+      std::vector<const void*> peers(tables.size());
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t p = 0; p < tables.size(); ++p) peers[p] = static_cast<const void* const*>(tables[p])[i];
+        Combine(op, instr_.operand(static_cast<int64_t>(i))->shape(), peers, rank, outs[i]);
+      }
+    });
+  }
+
+ private:
+  // One operand's part of the collective: `peers` holds every member's buffer of it (group
+  // order), `out` this member's result.
+  void Combine(HloOpcode op, const hlo::Shape& in_shape, absl::Span<const void* const> peers, int64_t rank,
+               void* out) const {
+    const int64_t n = static_cast<int64_t>(peers.size());
     const int64_t elem = hlo::ByteSizeOfPrimitiveType(in_shape.element_type());
     switch (op) {
-      case HloOpcode::kAllReduce: {
-        const int64_t count = hlo::ShapeUtil::ElementsIn(in_shape);
-        return ctx.Exchange(instr_, *group, in, [&](absl::Span<const void* const> peers) {
-          fold_(peers, 0, count, out);
-        });
-      }
+      case HloOpcode::kAllReduce:
+        fold_(peers, 0, hlo::ShapeUtil::ElementsIn(in_shape), out);
+        return;
       case HloOpcode::kAllGather: {
         const Split s = SplitAt(in_shape, instr_.collective_dimension());
-        return ctx.Exchange(instr_, *group, in, [&](absl::Span<const void* const> peers) {
-          for (int64_t o = 0; o < s.outer; ++o) {
-            for (int64_t j = 0; j < n; ++j) {
-              std::memcpy(static_cast<char*>(out) + (o * n + j) * s.inner_bytes,
-                          static_cast<const char*>(peers[j]) + o * s.inner_bytes, s.inner_bytes);
-            }
+        for (int64_t o = 0; o < s.outer; ++o) {
+          for (int64_t j = 0; j < n; ++j) {
+            std::memcpy(static_cast<char*>(out) + (o * n + j) * s.inner_bytes,
+                        static_cast<const char*>(peers[j]) + o * s.inner_bytes, s.inner_bytes);
           }
-        });
+        }
+        return;
       }
       case HloOpcode::kReduceScatter: {
         const Split s = SplitAt(in_shape, instr_.collective_dimension());
         const int64_t block = s.inner_bytes / n / elem;  // elements of one member's block
-        return ctx.Exchange(instr_, *group, in, [&](absl::Span<const void* const> peers) {
-          for (int64_t o = 0; o < s.outer; ++o) {
-            fold_(peers, o * (s.inner_bytes / elem) + rank * block, block,
-                  static_cast<char*>(out) + o * block * elem);
-          }
-        });
+        for (int64_t o = 0; o < s.outer; ++o) {
+          fold_(peers, o * (s.inner_bytes / elem) + rank * block, block, static_cast<char*>(out) + o * block * elem);
+        }
+        return;
       }
       case HloOpcode::kAllToAll: {
         const Split s = SplitAt(in_shape, instr_.collective_dimension());
         const int64_t block = s.inner_bytes / n;  // bytes
-        return ctx.Exchange(instr_, *group, in, [&](absl::Span<const void* const> peers) {
-          for (int64_t o = 0; o < s.outer; ++o) {
-            for (int64_t i = 0; i < n; ++i) {
-              std::memcpy(static_cast<char*>(out) + o * s.inner_bytes + i * block,
-                          static_cast<const char*>(peers[i]) + o * s.inner_bytes + rank * block, block);
-            }
+        for (int64_t o = 0; o < s.outer; ++o) {
+          for (int64_t i = 0; i < n; ++i) {
+            std::memcpy(static_cast<char*>(out) + o * s.inner_bytes + i * block,
+                        static_cast<const char*>(peers[i]) + o * s.inner_bytes + rank * block, block);
           }
-        });
+        }
+        return;
       }
       default:
-        return absl::InternalError(StrCat("not a collective: ", hlo::HloOpcodeString(instr_.opcode())));
+        return;  // MakeCollectiveKernel admits only the opcodes above
     }
   }
 
- private:
   // Every partition meets (sources and targets may be anyone); a partition that no pair
   // targets receives zeros, as XLA's collective-permute.
   absl::Status Permute(CollectiveContext& ctx, const void* in, void* out) const {
@@ -231,19 +243,19 @@ class CollectiveKernel final : public Kernel {
 };
 
 // An asynchronous collective's done: its start did the exchange (the host runs it at once);
-// the done forwards the result leaf of the start's value.
+// the done forwards the result leaves of the start's value (its last ones).
 class AsyncDoneKernel final : public Kernel {
  public:
-  explicit AsyncDoneKernel(int64_t bytes) : bytes_(bytes) {}
+  explicit AsyncDoneKernel(std::vector<int64_t> result_bytes) : result_bytes_(std::move(result_bytes)) {}
   std::string_view kind() const override { return "collective"; }
   absl::Status Run(absl::Span<const void* const> operands, absl::Span<void* const> results) const override {
-    // The start's leaves: the result is the last one.
-    std::memcpy(results[0], operands.back(), bytes_);
+    const size_t first = operands.size() - result_bytes_.size();
+    for (size_t i = 0; i < result_bytes_.size(); ++i) std::memcpy(results[i], operands[first + i], result_bytes_[i]);
     return absl::OkStatus();
   }
 
  private:
-  int64_t bytes_;
+  std::vector<int64_t> result_bytes_;
 };
 
 }  // namespace
@@ -259,13 +271,21 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeCollectiveKernel(const HloInstructio
     return absl::UnimplementedError("not a collective");
   }
   if (hlo::IsAsyncCollectiveDone(op)) {
-    if (!instr.shape().IsArray()) {
-      return absl::UnimplementedError("collectives of tuples are not supported; one array per collective");
+    // One array, or a tuple of arrays (a collective of several operands).
+    std::vector<int64_t> bytes;
+    if (instr.shape().IsArray()) {
+      bytes.push_back(hlo::ShapeUtil::ByteSizeOf(instr.shape()));
+    } else {
+      for (const hlo::Shape& leaf : instr.shape().tuple_shapes()) bytes.push_back(hlo::ShapeUtil::ByteSizeOf(leaf));
     }
-    return std::make_unique<AsyncDoneKernel>(hlo::ShapeUtil::ByteSizeOf(instr.shape()));
+    return std::make_unique<AsyncDoneKernel>(std::move(bytes));
   }
-  if (op != HloOpcode::kPartitionId && !instr.operand(0)->shape().IsArray()) {
-    return absl::UnimplementedError("collectives of tuples are not supported; one array per collective");
+  for (const HloInstruction* operand : instr.operands()) {
+    if (!operand->shape().IsArray()) {
+      return absl::InvalidArgumentError(StrCat(hlo::HloOpcodeString(op), " %", instr.name(), ": operand %",
+                                               operand->name(), " is ", operand->shape().ToString(false),
+                                               "; a collective takes arrays (several of them for a tuple result)"));
+    }
   }
   FoldFn fold = nullptr;
   const HloOpcode sync = hlo::SyncCollectiveOpcode(op);

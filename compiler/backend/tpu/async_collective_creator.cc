@@ -30,10 +30,17 @@ void CopyCollectiveAttributes(const HloInstruction& from, HloInstruction* to) {
 absl::Status MakeAsync(hlo::HloComputation* computation, HloInstruction* collective) {
   const HloOpcode start_op = *hlo::AsyncStartOpcode(collective->opcode());
   const HloOpcode done_op = *hlo::AsyncDoneOpcode(collective->opcode());
-  HloInstruction* operand = collective->mutable_operand(0);
+  // One operand or several (one result each, a tuple of them).
+  std::vector<HloInstruction*> operands;
+  std::vector<hlo::Shape> operand_shapes, results;
+  for (int64_t i = 0; i < collective->operand_count(); ++i) {
+    operands.push_back(collective->mutable_operand(i));
+    operand_shapes.push_back(operands.back()->shape());
+    results.push_back(collective->operand_count() == 1 ? collective->shape() : collective->shape().tuple_shapes(i));
+  }
   HLO_ASSIGN_OR_RETURN(hlo::Shape start_shape,
-                       hlo::ShapeInference::InferAsyncStartShape(start_op, operand->shape(), collective->shape()));
-  std::unique_ptr<HloInstruction> start = HloInstruction::Create(start_op, start_shape, {operand});
+                       hlo::ShapeInference::InferAsyncStartShape(start_op, operand_shapes, results));
+  std::unique_ptr<HloInstruction> start = HloInstruction::Create(start_op, start_shape, operands);
   CopyCollectiveAttributes(*collective, start.get());
   HloInstruction* start_instr = computation->AddInstruction(std::move(start));
   std::unique_ptr<HloInstruction> done = HloInstruction::Create(done_op, collective->shape(), {start_instr});

@@ -7,6 +7,7 @@
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
+#include "jx/compiler/passes/all_reduce_combiner.h"
 #include "jx/compiler/passes/all_reduce_reassociate.h"
 #include "jx/compiler/passes/cse.h"
 #include "jx/compiler/passes/dce.h"
@@ -48,6 +49,9 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
   pipeline.AddPass<hlo::InstructionFusion>();
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();
+  // Independent all-reduces over the same partitions run as one (psum of a pytree: one
+  // all-reduce of its leaves), paying one collective's latency.
+  pipeline.AddPass<hlo::AllReduceCombiner>();
   if (async) pipeline.AddPass<AsyncCollectiveCreator>();
   pipeline.AddPass<hlo::LayoutAssignment>();
   pipeline.AddPass<TpuLayoutAssignment>();
