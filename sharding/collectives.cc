@@ -71,7 +71,11 @@ std::vector<std::vector<int64_t>> CollectiveMesh::Groups(const std::vector<std::
   std::vector<size_t> pos;
   for (const std::string& a : axes) {
     axis_size(a);  // validates
-    pos.push_back(AxisPosition(axis_names_, a));
+    const size_t p = AxisPosition(axis_names_, a);
+    if (std::find(pos.begin(), pos.end(), p) != pos.end()) {
+      throw ValueError(StrCat("collective over mesh axes ", Quoted(axes), ": axis '", a, "' is named twice"));
+    }
+    pos.push_back(p);
   }
   // Groups keyed by the coordinates along the other axes, in row-major order of those (the
   // group index is computed, not searched: meshes of thousands of devices).
@@ -81,22 +85,25 @@ std::vector<std::vector<int64_t>> CollectiveMesh::Groups(const std::vector<std::
   for (size_t i = 0; i < axis_sizes_.size(); ++i) {
     if (!grouped[i]) num_groups *= axis_sizes_[i];
   }
-  std::vector<std::vector<int64_t>> groups(static_cast<size_t>(num_groups));
-  std::vector<int64_t> along;  // per device: its position along `axes`, in the order given
   const int64_t n = num_devices();
-  along.reserve(static_cast<size_t>(n));
+  const int64_t group_size = n / num_groups;
+  // Device d joins group g (its coordinates along the other axes) at its position along
+  // `axes`: written in place, no per-device allocation or sort (pods of thousands of chips
+  // lower thousands of collectives).
+  std::vector<std::vector<int64_t>> groups(static_cast<size_t>(num_groups),
+                                           std::vector<int64_t>(static_cast<size_t>(group_size)));
+  std::vector<int64_t> c(axis_sizes_.size(), 0);  // d's coordinates, counted up row-major
   for (int64_t d = 0; d < n; ++d) {
-    const std::vector<int64_t> c = Coords(d, axis_sizes_);
     int64_t g = 0, a = 0;
     for (size_t i = 0; i < c.size(); ++i) {
       if (!grouped[i]) g = g * axis_sizes_[i] + c[i];
     }
     for (size_t p : pos) a = a * axis_sizes_[p] + c[p];
-    groups[static_cast<size_t>(g)].push_back(d);
-    along.push_back(a);
-  }
-  for (auto& group : groups) {
-    std::stable_sort(group.begin(), group.end(), [&](int64_t x, int64_t y) { return along[x] < along[y]; });
+    groups[static_cast<size_t>(g)][static_cast<size_t>(a)] = d;
+    for (size_t i = c.size(); i-- > 0;) {
+      if (++c[i] < axis_sizes_[i]) break;
+      c[i] = 0;
+    }
   }
   return groups;
 }

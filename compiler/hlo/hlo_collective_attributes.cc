@@ -1,6 +1,9 @@
 // Text forms of the collectives' attributes (declared in hlo_attributes.h): replica_groups
 // and source_target_pairs, as XLA prints and parses them.
+#include <algorithm>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -110,9 +113,83 @@ std::string NestedToString(const std::vector<std::vector<int64_t>>& lists) {
   return StrCat("{", absl::StrJoin(parts, ","), "}");
 }
 
+// XLA's IotaReplicaGroupList text for `groups` when they are one: read group by group, the
+// ids are iota(prod(dims)) reshaped to dims and transposed by perm (a mesh's groups over some
+// of its axes). Found from the innermost dimension out: each level is the longest run of a
+// constant stride over blocks of the levels inside it; the result is then regenerated and
+// compared, so a list that is no transposed iota (or that the runs misread) gets nullopt.
+std::optional<std::string> IotaReplicaGroupsString(const ReplicaGroups& groups) {
+  if (groups.empty() || groups[0].empty()) return std::nullopt;
+  const int64_t size = static_cast<int64_t>(groups[0].size());
+  for (const std::vector<int64_t>& g : groups) {
+    if (static_cast<int64_t>(g.size()) != size) return std::nullopt;
+  }
+  const int64_t count = static_cast<int64_t>(groups.size()) * size;
+  auto at = [&](int64_t k) { return groups[static_cast<size_t>(k / size)][static_cast<size_t>(k % size)]; };
+  if (at(0) != 0) return std::nullopt;
+  struct Level {
+    int64_t extent, stride;
+  };
+  std::vector<Level> levels;  // innermost first
+  for (int64_t block = 1; block < count;) {
+    const int64_t stride = at(block);
+    if (stride <= 0) return std::nullopt;
+    int64_t extent = 1;
+    while (extent * block < count && at(extent * block) == extent * stride) ++extent;
+    if ((count / block) % extent != 0) return std::nullopt;
+    levels.push_back({extent, stride});
+    block *= extent;
+  }
+  if (levels.empty()) levels.push_back({1, 1});
+  // The iota's dims: the levels by stride, largest first, must be a row-major layout.
+  std::vector<size_t> by_stride(levels.size());
+  std::iota(by_stride.begin(), by_stride.end(), 0);
+  std::sort(by_stride.begin(), by_stride.end(), [&](size_t a, size_t b) { return levels[a].stride > levels[b].stride; });
+  std::vector<int64_t> dims, dim_of(levels.size());
+  int64_t expected = 1;
+  for (size_t i = by_stride.size(); i-- > 0;) {
+    const Level& l = levels[by_stride[i]];
+    if (l.stride != expected) return std::nullopt;
+    expected *= l.extent;
+  }
+  for (size_t i = 0; i < by_stride.size(); ++i) {
+    dims.push_back(levels[by_stride[i]].extent);
+    dim_of[by_stride[i]] = static_cast<int64_t>(i);
+  }
+  std::vector<int64_t> perm;  // the transposed dims, outermost first
+  for (size_t i = levels.size(); i-- > 0;) perm.push_back(dim_of[i]);
+  // Regenerate: walk the transposed index (innermost level fastest).
+  std::vector<int64_t> index(levels.size(), 0);
+  int64_t id = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    if (at(k) != id) return std::nullopt;
+    for (size_t i = 0; i < levels.size(); ++i) {
+      id += levels[i].stride;
+      if (++index[i] < levels[i].extent) break;
+      id -= levels[i].stride * levels[i].extent;
+      index[i] = 0;
+    }
+  }
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+  return StrCat("[", groups.size(), ",", size, "]<=[", identity ? StrCat(count) : absl::StrJoin(dims, ","), "]",
+                identity ? "" : StrCat("T(", absl::StrJoin(perm, ","), ")"));
+}
+
+// Lists of more ids than this print in the iota form when they have one: a pod's groups
+// (thousands of ids per collective) would otherwise be most of a module's text.
+constexpr int64_t kMaxExplicitReplicaGroupIds = 64;
+
 }  // namespace
 
-std::string ReplicaGroupsToString(const ReplicaGroups& groups) { return NestedToString(groups); }
+std::string ReplicaGroupsToString(const ReplicaGroups& groups) {
+  int64_t ids = 0;
+  for (const std::vector<int64_t>& g : groups) ids += static_cast<int64_t>(g.size());
+  if (ids > kMaxExplicitReplicaGroupIds) {
+    if (std::optional<std::string> iota = IotaReplicaGroupsString(groups)) return *std::move(iota);
+  }
+  return NestedToString(groups);
+}
 
 absl::StatusOr<ReplicaGroups> ParseReplicaGroups(std::string_view s) {
   if (StripAsciiWhitespace(s).rfind('[', 0) == 0) return ParseIotaReplicaGroups(s);

@@ -278,7 +278,16 @@ void AddCollectivesAndLinks(const PodTimelines& step, const hlo::HloModule& modu
     }
   }
   // A link carries its collectives' bytes and is busy (and exposed) for as long as they are.
-  std::map<int64_t, LinkTraffic> links;
+  // Equal collectives share one timing (IciCollectiveTimer), so their runs are summed per
+  // timing first and each timing's links (thousands on a pod) are walked once.
+  // (In the order they first appear, so sums do not depend on addresses.)
+  struct TimingUse {
+    const CollectiveTiming* timing = nullptr;
+    int64_t runs = 0;
+    double seconds = 0, exposed_seconds = 0;
+  };
+  std::vector<TimingUse> uses;
+  std::map<const CollectiveTiming*, size_t> use_of;
   for (const CollectiveRun& run : step.collectives) {
     const InstructionCost& row = *run.row;
     CollectiveStepEntry entry;
@@ -297,18 +306,34 @@ void AddCollectivesAndLinks(const PodTimelines& step, const hlo::HloModule& modu
     }
     if (const CollectiveTiming* timing = timing_of(row.name)) {
       entry.algorithm = timing->algorithm;
-      for (const auto& [link, bytes] : timing->link_bytes) {
-        LinkTraffic& l = links[link];
-        l.bytes += bytes * run.runs;
-        l.busy_seconds += run.seconds;
-        l.exposed_seconds += run.exposed_seconds;
-      }
+      auto [it, fresh] = use_of.emplace(timing, uses.size());
+      if (fresh) uses.push_back({.timing = timing});
+      TimingUse& use = uses[it->second];
+      use.runs += run.runs;
+      use.seconds += run.seconds;
+      use.exposed_seconds += run.exposed_seconds;
     }
     report->collectives.push_back(std::move(entry));
   }
-  for (auto& [link, traffic] : links) {
-    traffic.link = describe_link(link);
-    report->links.push_back(std::move(traffic));
+  int64_t num_links = 0;
+  for (const TimingUse& use : uses) {
+    for (const auto& [link, bytes] : use.timing->link_bytes) num_links = std::max(num_links, link + 1);
+  }
+  std::vector<LinkTraffic> links(static_cast<size_t>(num_links));
+  std::vector<bool> used(static_cast<size_t>(num_links), false);
+  for (const TimingUse& use : uses) {
+    for (const auto& [link, bytes] : use.timing->link_bytes) {
+      LinkTraffic& l = links[static_cast<size_t>(link)];
+      used[static_cast<size_t>(link)] = true;
+      l.bytes += bytes * use.runs;
+      l.busy_seconds += use.seconds;
+      l.exposed_seconds += use.exposed_seconds;
+    }
+  }
+  for (size_t link = 0; link < links.size(); ++link) {
+    if (!used[link]) continue;
+    links[link].link = describe_link(static_cast<int64_t>(link));
+    report->links.push_back(std::move(links[link]));
   }
   std::stable_sort(report->links.begin(), report->links.end(),
                    [](const LinkTraffic& a, const LinkTraffic& b) { return a.bytes > b.bytes; });

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
+#include "jx/lax/control_flow.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/sharding/collectives.h"
@@ -31,6 +36,43 @@ std::vector<std::pair<int64_t, int64_t>> RingShift(int64_t n, int64_t shift) {
   std::vector<std::pair<int64_t, int64_t>> perm;
   for (int64_t j = 0; j < n; ++j) perm.emplace_back(j, ((j + shift) % n + n) % n);
   return perm;
+}
+
+// What a step of the gather loop does (AllGatherMatmul).
+struct GatherStep {
+  bool first = false;           // its dot starts the result
+  bool shift_forward = false;   // the forward shards move on for the next step
+  bool shift_backward = false;  // the backward shards move on
+  bool backward_dot = false;    // the backward shards are multiplied too
+  friend bool operator==(const GatherStep&, const GatherStep&) = default;
+};
+
+// What a step of the reduce-scatter loop does (ReduceScatterMatmul).
+struct ScatterStep {
+  bool first = false;  // its partial products start the sums (nothing to shift yet)
+  friend bool operator==(const ScatterStep&, const ScatterStep&) = default;
+};
+
+// Steps 0..count-1 of a collective matmul, rolled: step s does what step_at(s) says, as
+// run(step, s, state) -> state with s an int32 scalar. Each run of two or more equal steps is
+// one loop (lax::fori_loop: a while loop of known trip count whose body is one step, so the
+// program does not grow with the ring and the pod step costs it per trip); a step unlike its
+// neighbours (the first, a last one without shifts) is emitted on its own.
+template <typename Step, typename StepAt, typename Run>
+std::vector<Array> RunSteps(int64_t count, const StepAt& step_at, const Run& run, std::vector<Array> state) {
+  for (int64_t s = 0; s < count;) {
+    const Step step = step_at(s);
+    int64_t end = s + 1;
+    while (end < count && step_at(end) == step) ++end;
+    if (end - s == 1) {
+      state = run(step, Array::Scalar(static_cast<double>(s), int32), state);
+    } else {
+      state = lax::fori_loop(
+          s, end, [&](const Array& i, const std::vector<Array>& carry) { return run(step, i, carry); }, state);
+    }
+    s = end;
+  }
+  return state;
 }
 
 void CheckOperands(std::string_view what, size_t num_operands, size_t num_dims) {
@@ -73,45 +115,61 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
   const auto from_next = RingShift(n, -1), from_prev = RingShift(n, 1);
   const int64_t rounds = ShiftRounds(loop);
   auto backward = [&](int64_t s) { return loop.bidirectional && 2 * s < n; };
-  auto shift = [&](const Arrays& held, const std::vector<std::pair<int64_t, int64_t>>& perm) {
-    Arrays moved = held;
-    for (size_t k = 0; k < held.size(); ++k) {
-      if (loop.looped[k]) moved[k] = lax::ppermute(held[k], loop.axis, perm);
-    }
-    return moved;
-  };
-  Array result;
-  bool first = true;
-  auto accumulate = [&](const Arrays& held, const Array& position) {
+  std::vector<size_t> looped;  // the operands that travel
+  for (size_t k = 0; k < operands.size(); ++k) {
+    if (loop.looped[k]) looped.push_back(k);
+  }
+  const size_t m = looped.size();
+  // The result with the partial product of `held` (the operands at `position`) added.
+  auto accumulate = [&](std::optional<Array> result, const Arrays& held, const Array& position) {
     Arrays ins = held;
     for (size_t k = 0; k < ins.size(); ++k) {
       if (!loop.looped[k] && loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], position, n);
     }
     const Array partial = dot(ins[0], ins[1]);
-    if (loop.result_dim < 0) {
-      result = first ? partial : result + partial;
-    } else {
-      if (first) result = lax::pvary(jnp::zeros(result_shape, result_dtype), loop.axis);
-      const int64_t size = partial.shape()[static_cast<size_t>(loop.result_dim)];
-      std::vector<Array> starts;
-      for (int64_t d = 0; d < partial.ndim(); ++d) {
-        starts.push_back(d == loop.result_dim ? position * size : jnp::zeros({}, int32));
-      }
-      result = lax::dynamic_update_slice(result, partial, starts);
+    if (loop.result_dim < 0) return result ? *result + partial : partial;
+    if (!result) result = lax::pvary(jnp::zeros(result_shape, result_dtype), loop.axis);
+    const int64_t size = partial.shape()[static_cast<size_t>(loop.result_dim)];
+    std::vector<Array> starts;
+    for (int64_t d = 0; d < partial.ndim(); ++d) {
+      starts.push_back(d == loop.result_dim ? position * size : jnp::zeros({}, int32));
     }
-    first = false;
+    return lax::dynamic_update_slice(*result, partial, starts);
   };
-  Arrays fwd(operands.begin(), operands.end()), bwd = fwd;
-  for (int64_t s = 0; s <= rounds; ++s) {
-    // The next round's shards start moving before this round's dots (they are independent).
-    const Arrays next_fwd = s < rounds ? shift(fwd, from_next) : fwd;
-    const Arrays next_bwd = s < rounds && backward(s + 1) ? shift(bwd, from_prev) : bwd;
-    accumulate(fwd, (idx + s) % n);
-    if (s > 0 && backward(s)) accumulate(bwd, (idx + (n - s)) % n);
-    fwd = next_fwd;
-    bwd = next_bwd;
+  // Step s: the dots of the shards held (forward, and backward from the second on) while the
+  // next step's shards move (they are independent, so the shifts overlap the dots). The
+  // state: the forward shards, the backward ones, then the result (from step 1 on).
+  auto step_at = [&](int64_t s) {
+    return GatherStep{.first = s == 0,
+                      .shift_forward = s < rounds,
+                      .shift_backward = s < rounds && backward(s + 1),
+                      .backward_dot = s > 0 && backward(s)};
+  };
+  auto run = [&](const GatherStep& step, const Array& s, const std::vector<Array>& state) {
+    Arrays fwd(operands.begin(), operands.end()), bwd = fwd;
+    for (size_t i = 0; i < m; ++i) {
+      fwd[looped[i]] = state[i];
+      if (loop.bidirectional) bwd[looped[i]] = state[m + i];
+    }
+    std::vector<Array> next;
+    for (size_t i = 0; i < m; ++i) next.push_back(step.shift_forward ? lax::ppermute(state[i], loop.axis, from_next) : state[i]);
+    if (loop.bidirectional) {
+      for (size_t i = 0; i < m; ++i) {
+        next.push_back(step.shift_backward ? lax::ppermute(state[m + i], loop.axis, from_prev) : state[m + i]);
+      }
+    }
+    std::optional<Array> result;
+    if (!step.first) result = state.back();
+    result = accumulate(result, fwd, (idx + s) % n);
+    if (step.backward_dot) result = accumulate(result, bwd, (idx - s + n) % n);
+    next.push_back(*result);
+    return next;
+  };
+  std::vector<Array> state;
+  for (int pass = 0; pass < (loop.bidirectional ? 2 : 1); ++pass) {
+    for (size_t k : looped) state.push_back(operands[k]);
   }
-  return result;
+  return RunSteps<GatherStep>(rounds + 1, step_at, run, std::move(state)).back();
 }
 
 Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> operands, const DotFn& dot) {
@@ -123,8 +181,8 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
   // backward (to i-1) it starts on b-1: block (i+1+s) mod n. Both ways round, forward carries
   // each block's first half and backward its second.
   const int64_t directions = loop.bidirectional ? 2 : 1;
-  auto partial = [&](int64_t s, int64_t direction) {
-    const Array block = direction == 0 ? (idx + (n - 1 - s)) % n : (idx + (1 + s)) % n;
+  auto partial = [&](const Array& s, int64_t direction) {
+    const Array block = direction == 0 ? (idx - s + (n - 1)) % n : (idx + s + 1) % n;
     const Array piece = directions == 1 ? block : block * 2 + direction;
     Arrays ins(operands.begin(), operands.end());
     for (size_t k = 0; k < ins.size(); ++k) {
@@ -132,15 +190,19 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
     }
     return dot(ins[0], ins[1]);
   };
-  std::vector<Array> acc;
-  for (int64_t dir = 0; dir < directions; ++dir) acc.push_back(partial(0, dir));
-  for (int64_t s = 1; s < n; ++s) {
+  // Step 0 starts each direction's sum; every later step shifts it (overlapping the step's
+  // partial dots, which do not depend on it) and adds its own.
+  auto run = [&](const ScatterStep& step, const Array& s, const std::vector<Array>& acc) {
+    std::vector<Array> next;
     for (int64_t dir = 0; dir < directions; ++dir) {
-      // The shift overlaps the next partial dots.
-      const Array moved = lax::ppermute(acc[dir], loop.axis, RingShift(n, dir == 0 ? 1 : -1));
-      acc[dir] = moved + partial(s, dir);
+      const Array mine = partial(s, dir);
+      next.push_back(step.first ? mine
+                                : lax::ppermute(acc[static_cast<size_t>(dir)], loop.axis, RingShift(n, dir == 0 ? 1 : -1)) + mine);
     }
-  }
+    return next;
+  };
+  const std::vector<Array> acc =
+      RunSteps<ScatterStep>(n, [](int64_t s) { return ScatterStep{.first = s == 0}; }, run, {});
   return directions == 1 ? acc[0] : jnp::concatenate(acc, loop.result_dim);
 }
 

@@ -1,8 +1,12 @@
 // Collective matmul (XLA's windowed einsum; the scaling book's "collective matmul", Wang et
 // al. 2023): a dot_general whose operand would be all-gathered over a mesh axis, or whose
 // result would be reduce-scattered over one, becomes N steps (N the axis' size) of a partial
-// dot plus a ppermute to the ring neighbour, unrolled in the per-device program, so the async
-// scheduler overlaps each ppermute with the next partial dot.
+// dot plus a ppermute to the ring neighbour, rolled in the per-device program (as XLA's windowed
+// einsum loop): the steps that do the same work are one while loop of known trip count whose
+// body is one step (its position in the ring a traced index, blocks taken and written with
+// dynamic slices), so the program does not grow with the ring and the pod step costs the
+// body per trip. Within a trip the ppermute of the next step's shard is independent of this
+// step's partial dot, so the async scheduler overlaps them.
 //
 //  * All-gather variant: the looped operand travels round the ring (device i receives from
 //    i+1); at step s device i holds the shard of position (i+s) mod N and multiplies it with
@@ -37,9 +41,6 @@
 namespace jx::spmd {
 
 enum class CollectiveMatmulMode { kAuto, kOn, kOff };
-
-// Under kAuto, collective matmuls of more steps than this are not taken (they are unrolled).
-inline constexpr int64_t kMaxAutoCollectiveMatmulSteps = 16;
 
 // JX_COLLECTIVE_MATMUL: unset or "auto" -> kAuto, "on" -> kOn, "off" -> kOff; anything else
 // throws ValueError naming the variable and the values it takes.

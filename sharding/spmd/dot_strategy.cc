@@ -326,13 +326,9 @@ class DotPlanner {
 
   // The cheapest option; JX_COLLECTIVE_MATMUL=on takes the cheapest collective matmul there
   // is, =off never takes one. Ties keep the earlier (plain) option, as XLA's condition does.
-  // The loop is unrolled into the program, so by default one of more than
-  // kMaxAutoCollectiveMatmulSteps steps is listed but not taken (it would multiply the program
-  // and its compile time by the axis size; a rolled loop is the way to take it).
   size_t Choose(const std::vector<Strategy>& options) const {
     auto allowed = [&](const Strategy& s) {
       if (mode_ == CollectiveMatmulMode::kOff) return !s.loop_cost;
-      if (mode_ == CollectiveMatmulMode::kAuto && s.loop_cost) return s.loop_cost->steps <= kMaxAutoCollectiveMatmulSteps;
       if (mode_ == CollectiveMatmulMode::kOn) {
         const bool any =
             std::any_of(options.begin(), options.end(), [](const Strategy& o) { return o.loop_cost.has_value(); });
@@ -373,11 +369,6 @@ class DotPlanner {
     if (loop != nullptr) {
       StrAppend(&d.why, "; XLA's condition for ", loop == &options[chosen] ? "it" : "the cheapest collective matmul",
                 ": ", loop->loop_cost->ToString());
-    }
-    if (mode_ == CollectiveMatmulMode::kAuto && loop != nullptr && loop != &options[chosen] &&
-        loop->loop_cost->steps > kMaxAutoCollectiveMatmulSteps) {
-      StrAppend(&d.why, "; a collective matmul of ", loop->loop_cost->steps, " unrolled steps is not taken (more than ",
-                kMaxAutoCollectiveMatmulSteps, "; JX_COLLECTIVE_MATMUL=on forces it)");
     }
     if (forced) {
       StrAppend(&d.why, "; forced by JX_COLLECTIVE_MATMUL=",

@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_evaluator.h"
@@ -93,6 +96,59 @@ TEST(HloCollectivesTest, ParsesIotaReplicaGroups) {
   EXPECT_FALSE(ParseReplicaGroups("[3,3]<=[8]").ok());
   EXPECT_FALSE(ParseReplicaGroups("{{0,1},{2}").ok());
   EXPECT_FALSE(ParseSourceTargetPairs("{{0,1,2}}").ok());
+}
+
+// A pod's groups (thousands of ids) print in XLA's iota form; short lists, and lists that are
+// no transposed iota, print every id.
+TEST(HloCollectivesTest, PrintsLongMeshGroupsInIotaForm) {
+  // Mesh (9, 64, 16) of 9216 partitions, row-major: groups over each axis and over two.
+  auto groups_over = [](std::vector<int64_t> dims, std::vector<int> axes) {
+    std::map<std::vector<int64_t>, std::vector<int64_t>> by_rest;
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    for (int64_t id = 0; id < n; ++id) {
+      std::vector<int64_t> index(dims.size());
+      for (size_t i = dims.size(), rest = static_cast<size_t>(id); i-- > 0;) {
+        index[i] = static_cast<int64_t>(rest % dims[i]);
+        rest /= dims[i];
+      }
+      std::vector<int64_t> key;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (std::find(axes.begin(), axes.end(), static_cast<int>(i)) == axes.end()) key.push_back(index[i]);
+      }
+      by_rest[key].push_back(id);
+    }
+    ReplicaGroups out;
+    for (auto& [key, g] : by_rest) out.push_back(g);
+    return out;
+  };
+  const std::vector<int64_t> mesh = {9, 64, 16};
+  EXPECT_EQ(ReplicaGroupsToString(groups_over(mesh, {2})), "[576,16]<=[9216]");
+  EXPECT_EQ(ReplicaGroupsToString(groups_over(mesh, {1})), "[144,64]<=[9,64,16]T(0,2,1)");
+  EXPECT_EQ(ReplicaGroupsToString(groups_over(mesh, {0})), "[1024,9]<=[9,1024]T(1,0)");
+  EXPECT_EQ(ReplicaGroupsToString(groups_over(mesh, {0, 2})), "[64,144]<=[9,64,16]T(1,0,2)");
+  for (const std::vector<int>& axes : std::vector<std::vector<int>>{{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}}) {
+    const ReplicaGroups g = groups_over(mesh, axes);
+    const std::string text = ReplicaGroupsToString(g);
+    EXPECT_LT(text.size(), 64u) << text;
+    absl::StatusOr<ReplicaGroups> back = ParseReplicaGroups(text);
+    ASSERT_TRUE(back.ok()) << text << ": " << back.status();
+    EXPECT_EQ(*back, g) << text;
+  }
+  // Short lists stay explicit.
+  EXPECT_EQ(ReplicaGroupsToString({{0, 2}, {1, 3}}), "{{0,2},{1,3}}");
+  // No transposed iota: every id, and the text reads back.
+  ReplicaGroups shuffled = groups_over(mesh, {2});
+  std::swap(shuffled[3][5], shuffled[3][6]);
+  ReplicaGroups offset = {{}};
+  for (int64_t id = 1; id <= 100; ++id) offset[0].push_back(id);
+  for (const ReplicaGroups& g : {shuffled, offset}) {
+    const std::string text = ReplicaGroupsToString(g);
+    EXPECT_EQ(text.substr(0, 2), "{{");
+    absl::StatusOr<ReplicaGroups> back = ParseReplicaGroups(text);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, g);
+  }
 }
 
 TEST(HloCollectivesTest, VerifierChecksShapesAndGroups) {

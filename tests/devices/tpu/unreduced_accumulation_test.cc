@@ -16,29 +16,20 @@
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/shard_map_compiled.h"
 #include "jx/sharding/shard_map_internal.h"
+#include "tests/devices/tpu/microbatched_loss.h"
 
 namespace jx::tpu {
 namespace {
 
 namespace jnp = jx::numpy;
 
-constexpr int64_t kLayers = 2, kMicrobatches = 4, kRowsPerChip = 2, kDim = 4, kChips = 8;
-
-// One microbatch's loss: 0.5 |x w1 w2|^2 (a two-layer linear net regressing to zero).
-Array Loss(const std::vector<Array>& ws, const Array& x) {
-  Array h = x;
-  for (const Array& w : ws) h = jnp::matmul(h, w);
-  return jnp::sum(h * h) * 0.5f;
-}
-
-// Small integers in {-1, 0, 1}: every product and sum below is exact in bf16 and f32.
-Array SmallInts(std::vector<int64_t> shape, int seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>((i * 7 + seed * 3) % 3 - 1);
-  return jnp::array(v, Shape(shape.begin(), shape.end()));
-}
+using testing::kChips;
+using testing::kDim;
+using testing::kLayers;
+using testing::kMicrobatches;
+using testing::kRowsPerChip;
+using testing::Loss;
+using testing::SmallInts;
 
 struct Step {
   Pod pod = make_pod("v5e", {4, 2});

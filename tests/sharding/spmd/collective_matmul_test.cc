@@ -306,6 +306,38 @@ TEST(CollectiveMatmulDecision, FlipsWhereXlasConditionSays) {
   }
 }
 
+// The loop is rolled: on a ring of 64 chips (a v4 4x4x4 pod as one mesh axis) the default mode
+// takes the collective matmul where it pays, the per-device program holds one scan whose
+// body is a step (a handful of ppermutes in the text, not 63), and the dry run charges the
+// body per trip: the ring's 63 shifts all run, nearly all of them hidden behind the dots.
+TEST(CollectiveMatmulDecision, RolledLoopOnALargeRing) {
+  tpu::Pod pod = tpu::make_pod("v4", {4, 4, 4});
+  const Mesh mesh = make_mesh({64}, {"y"}, pod.devices());
+  const ClosedJaxpr global =
+      TraceToJaxpr([](absl::Span<const Array> x) { return Arrays{jnp::matmul(x[0], x[1])}; },
+                   {ShapedArray{{1024, 8192}, bfloat16}, ShapedArray{{8192, 1048576}, bfloat16}}, "matmul");
+  const spmd::MaybeSharding in[] = {DimShardings{{}, {"y"}}, DimShardings{{}, {"y"}}};
+  const spmd::MaybeSharding out[] = {DimShardings{{}, {"y"}}};
+  const auto prog = spmd::SpmdProgram::Build(global, mesh, in, out);
+  ASSERT_EQ(prog->dot_decisions().size(), 1u);
+  const spmd::DotDecision& d = prog->dot_decisions()[0];
+  EXPECT_THAT(d.candidates[d.chosen].strategy, HasSubstr("collective matmul")) << d.why;
+  const std::string text = prog->local_jaxpr().ToString();
+  EXPECT_THAT(text, HasSubstr("scan"));
+  size_t ppermutes = 0;
+  for (size_t at = text.find("ppermute"); at != std::string::npos; at = text.find("ppermute", at + 1)) ++ppermutes;
+  EXPECT_GT(ppermutes, 0u);
+  EXPECT_LE(ppermutes, 6u) << text;
+  const tpu::PodPlan plan = prog->Plan();
+  int64_t shifts = 0;
+  for (const auto& c : plan.step.collectives) {
+    if (c.kind == "collective-permute") shifts += c.runs;
+  }
+  EXPECT_EQ(shifts, 63) << plan.ToString();
+  // Each trip's shift overlaps its partial dot (the scheduler works inside the loop body).
+  EXPECT_LT(plan.step.exposed_communication_seconds(), 0.05 * plan.step.communication_seconds()) << plan.ToString();
+}
+
 TEST(CollectiveMatmulDecision, ForcedOffNeverLoopsAndOnAlwaysDoes) {
   Pod2x4 v;
   auto plan = [&](const char* mode, int64_t f) {
