@@ -16,6 +16,7 @@
 #include "jx/lax/rule_util.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
+#include "jx/lax/indexing_internal.h"
 
 namespace jx::lax {
 namespace internal {
@@ -716,11 +717,12 @@ Array gather(const Array& operand, const Array& start_indices, const GatherDimen
 }
 
 namespace {
-ParamMap ScatterParams(const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+ParamMap ScatterParams(const ScatterDimensionNumbers& dn, GatherScatterMode mode, bool indices_are_sorted = false,
+                       bool unique_indices = false) {
   return ParamMap{{"dimension_numbers", internal::Obj(std::make_shared<const internal::ScatterDnParam>(dn))},
                   {"mode", internal::Obj(std::make_shared<const internal::ModeParam>(mode))},
-                  {"indices_are_sorted", false},
-                  {"unique_indices", false},
+                  {"indices_are_sorted", indices_are_sorted},
+                  {"unique_indices", unique_indices},
                   {"update_consts", ParamList{}},
                   {"update_jaxpr", ParamNone{}}};
 }
@@ -738,9 +740,8 @@ Array scatter_add(const Array& operand, const Array& scatter_indices, const Arra
 
 Array scatter_mul(const Array& operand, const Array& scatter_indices, const Array& updates,
                   const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode, bool unique_indices) {
-  ParamMap p = ScatterParams(dimension_numbers, mode);
-  p.Set("unique_indices", unique_indices);
-  return internal::BindOp1(kScatterMul, {operand, scatter_indices, updates}, p);
+  return internal::BindOp1(kScatterMul, {operand, scatter_indices, updates},
+                           ScatterParams(dimension_numbers, mode, false, unique_indices));
 }
 
 Array scatter_min(const Array& operand, const Array& scatter_indices, const Array& updates,
@@ -752,5 +753,23 @@ Array scatter_max(const Array& operand, const Array& scatter_indices, const Arra
                   const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode) {
   return internal::BindOp1(kScatterMax, {operand, scatter_indices, updates}, ScatterParams(dimension_numbers, mode));
 }
+
+namespace internal {
+
+Array ScatterOp(UpdateOp op, const Array& operand, const Array& scatter_indices, const Array& updates,
+                const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode, const ScatterHints& hints) {
+  Primitive p = kScatter;
+  switch (op) {
+    case UpdateOp::kSet: p = kScatter; break;
+    case UpdateOp::kAdd: p = kScatterAdd; break;
+    case UpdateOp::kMultiply: p = kScatterMul; break;
+    case UpdateOp::kMin: p = kScatterMin; break;
+    case UpdateOp::kMax: p = kScatterMax; break;
+  }
+  return BindOp1(p, {operand, scatter_indices, updates},
+                 ScatterParams(dimension_numbers, mode, hints.indices_are_sorted, hints.unique_indices));
+}
+
+}  // namespace internal
 
 }  // namespace jx::lax

@@ -4,11 +4,14 @@
 #include <vector>
 
 #include "jx/lax/binary_ops.h"
+#include "jx/lax/control_flow.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/indexing.h"
 #include "jx/lax/indexing_internal.h"
 #include "jx/lax/numpy/promotion.h"
+#include "jx/lax/reduction_ops.h"
 #include "jx/lax/shape_ops.h"
+#include "jx/transforms/vmap.h"
 
 namespace jx::lax::internal {
 namespace {
@@ -100,7 +103,9 @@ Array BasicUpdate(const Array& x, const std::vector<IndexEntry>& entries, const 
   }
   const Shape indexed_shape = ResultShape(x, entries, sizes, {});
   const Array v = PrepareValues(x, values, indexed_shape, op);
-  if (statically_dropped || std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return x;
+  if (statically_dropped || std::find(sizes.begin(), sizes.end(), 0) != sizes.end() || NumElements(indexed_shape) == 0) {
+    return x;
+  }
   const Array window_values = reshape(v, sizes);
   const bool needs_old = op != UpdateOp::kSet || in_bounds.defined();
   const Array old_values = needs_old ? dynamic_slice(x, starts, sizes) : Array();
@@ -116,7 +121,7 @@ Array BasicUpdate(const Array& x, const std::vector<IndexEntry>& entries, const 
 // vectors are the (broadcast, normalized) integer indices plus each slice's start, and whose
 // windows are the slices (JAX's _index_to_gather, used for scatter). O(updates) work.
 Array DirectScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, const Array& values, UpdateOp op,
-                          GatherScatterMode mode) {
+                          GatherScatterMode mode, const ScatterHints& hints) {
   const DType idt = IndexDTypeFor(x, entries);
   std::vector<Array> adv;
   std::vector<int64_t> adv_dims;
@@ -159,15 +164,7 @@ Array DirectScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries
   dn.inserted_window_dims = adv_dims;
   const GatherLayout layout = LayoutOf(entries, sliced_shape, batch);
   dn.update_window_dims = layout.offset_dims;
-  const Array updates = reshape(v, layout.out_shape);
-  switch (op) {
-    case UpdateOp::kSet: return scatter(x, indices, updates, dn, mode);
-    case UpdateOp::kAdd: return scatter_add(x, indices, updates, dn, mode);
-    case UpdateOp::kMultiply: return scatter_mul(x, indices, updates, dn, mode);
-    case UpdateOp::kMin: return scatter_min(x, indices, updates, dn, mode);
-    case UpdateOp::kMax: return scatter_max(x, indices, updates, dn, mode);
-  }
-  return x;
+  return ScatterOp(op, x, indices, reshape(v, layout.out_shape), dn, mode, hints);
 }
 
 bool HasStridedSlice(const std::vector<IndexEntry>& entries) {
@@ -180,7 +177,7 @@ bool HasStridedSlice(const std::vector<IndexEntry>& entries) {
 // Strided slices: scatter into x flattened, at the flat positions x[index] reads (the same index
 // applied to an iota; out-of-bounds positions become -1 and are dropped unless clamped).
 Array ScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, const Array& values, UpdateOp op,
-                    GatherScatterMode mode) {
+                    GatherScatterMode mode, const ScatterHints& hints) {
   const DType idt = x.size() > std::numeric_limits<int32_t>::max() ? int64 : int32;
   const Array positions_of_x = reshape(iota(idt, x.size()), x.shape());
   const GatherScatterMode read_mode =
@@ -194,26 +191,76 @@ Array ScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, cons
   const Array indices = reshape(positions, index_shape);
   const GatherScatterMode scatter_mode =
       mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kFillOrDrop : GatherScatterMode::kPromiseInBounds;
-  Array out;
-  switch (op) {
-    case UpdateOp::kSet: out = scatter(flat, indices, v, dn, scatter_mode); break;
-    case UpdateOp::kAdd: out = scatter_add(flat, indices, v, dn, scatter_mode); break;
-    case UpdateOp::kMultiply: out = scatter_mul(flat, indices, v, dn, scatter_mode); break;
-    case UpdateOp::kMin: out = scatter_min(flat, indices, v, dn, scatter_mode); break;
-    case UpdateOp::kMax: out = scatter_max(flat, indices, v, dn, scatter_mode); break;
-  }
-  return reshape(out, x.shape());
+  return reshape(ScatterOp(op, flat, indices, v, dn, scatter_mode, hints), x.shape());
+}
+
+// fn over every element of values (vmapped over them flattened), checked to keep the dtype.
+Array MapElements(const std::function<Array(const Array&)>& fn, const Array& values) {
+  if (values.size() == 0) return values;
+  const Array flat = values.ndim() == 1 ? values : reshape(values, {values.size()});
+  const ArraysFn one = [&fn](absl::Span<const Array> e) {
+    Array r = fn(e[0]);
+    if (!r.defined()) ThrowOpError<ValueError>("at[].apply", "fn returned an empty Array handle");
+    if (r.ndim() != 0) {
+      ThrowOpError<ShapeError>("at[].apply", "fn must map a scalar to a scalar; for ", e[0].aval().str(),
+                               " it returned ", r.aval().str());
+    }
+    if (r.dtype() != e[0].dtype()) {
+      if (!r.weak_type()) {
+        ThrowOpError<TypeError>("at[].apply", "fn must keep the element type ", dtype_name(e[0].dtype()),
+                                "; it returned ", r.aval().str());
+      }
+      r = convert_element_type(r, e[0].dtype());
+    }
+    return Arrays{r};
+  };
+  const Array mapped = VmapCall(one, {flat}, {0}, {0})[0];
+  return mapped.shape() == values.shape() ? mapped : reshape(mapped, values.shape());
 }
 
 }  // namespace
 
+Array ApplyItem(const Array& x, absl::Span<const Index> indices, const std::function<Array(const Array&)>& fn,
+                GatherScatterMode mode, const ScatterHints& hints) {
+  if (!fn) ThrowOpError<ValueError>("at[].apply", "fn is empty");
+  const std::vector<IndexEntry> entries = ParseIndex(x, indices, "at[].apply");
+  const GatherScatterMode read_mode =
+      mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kClip : mode;
+  if (IsBasic(entries) || hints.unique_indices) {
+    // Each element is named at most once: fn over x[idx], set back.
+    return UpdateItem(x, indices, MapElements(fn, GetItem(x, indices, read_mode)), UpdateOp::kSet, mode, hints);
+  }
+  // An array index may name an element several times: fn applies once per time (scatter's
+  // update computation runs per update). Rounds of fn over x where the count is positive.
+  const Array count = UpdateItem(broadcast_in_dim(Array::Scalar(0, int32), x.shape(), {}), indices,
+                                 Array::Scalar(1, int32), UpdateOp::kAdd, mode, hints);
+  std::vector<int64_t> all_axes(static_cast<size_t>(x.ndim()));
+  for (int64_t d = 0; d < x.ndim(); ++d) all_axes[static_cast<size_t>(d)] = d;
+  const Array zero = Array::Scalar(0, int32), one = Array::Scalar(1, int32);
+  const ArraysFn cond = [&](absl::Span<const Array> s) {
+    const Array left = gt(s[1], zero);
+    return Arrays{x.ndim() == 0 ? left : reduce_or(left, all_axes)};
+  };
+  const ArraysFn body = [&](absl::Span<const Array> s) {
+    const Array left = gt(s[1], zero);
+    return Arrays{select(left, MapElements(fn, s[0]), s[0]), sub(s[1], one)};
+  };
+  const Arrays out = while_loop_flat(cond, body, std::vector<Array>{x, count});
+  return out[0];
+}
+
 Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& values, UpdateOp op,
                  GatherScatterMode mode) {
+  return UpdateItem(x, indices, values, op, mode, ScatterHints{});
+}
+
+Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& values, UpdateOp op,
+                 GatherScatterMode mode, const ScatterHints& hints) {
   if (!values.defined()) ThrowOpError<ValueError>(OpName(op), "values is an empty Array handle");
   const std::vector<IndexEntry> entries = ParseIndex(x, indices, OpName(op));
   if (IsBasic(entries)) return BasicUpdate(x, entries, values, op, mode);
-  return HasStridedSlice(entries) ? ScatterUpdate(x, entries, values, op, mode)
-                                  : DirectScatterUpdate(x, entries, values, op, mode);
+  return HasStridedSlice(entries) ? ScatterUpdate(x, entries, values, op, mode, hints)
+                                  : DirectScatterUpdate(x, entries, values, op, mode, hints);
 }
 
 }  // namespace jx::lax::internal

@@ -62,11 +62,24 @@ std::vector<Array> MaskToIndices(const Array& mask, const Shape& indexed_dims, i
   return out;
 }
 
+// The value of a 0-d boolean index, which must be concrete (JAX's rule for boolean indices).
+bool ScalarBoolValue(const Array& b, std::string_view op) {
+  const ConcreteArray* value = b.impl()->ConcreteValue();
+  if (value == nullptr) {
+    ThrowOpError<NonConcreteBooleanIndexError>(
+        op, "Array boolean indices must be concrete; got ", b.aval().str(),
+        " (its value decides the result's shape). Use lax::cond or jnp::where instead.", b.impl()->Provenance());
+  }
+  bool flag = false;
+  ConvertElements<bool>(b.dtype(), value->data(), 1, &flag);
+  return flag;
+}
+
 }  // namespace
 
 std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indices, std::string_view op) {
   const int64_t rank = x.ndim();
-  int64_t consumed = 0, ellipses = 0;
+  int64_t consumed = 0, ellipses = 0, scalar_bools = 0, arrays = 0;
   for (const Index& index : indices) {
     const Index::Value& v = index.value();
     if (std::holds_alternative<EllipsisType>(v)) {
@@ -74,29 +87,32 @@ std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indic
     } else if (const Array* a = std::get_if<Array>(&v)) {
       if (!a->defined()) ThrowOpError<ValueError>(op, "an index array is empty (a default-constructed Array)");
       if (IsBool(a->dtype())) {
-        if (a->ndim() == 0) {
-          ThrowOpError<IndexError>(op, "a 0-d boolean index (x[true]) is not supported; index with "
-                                   "jx::newaxis and a slice instead");
-        }
-        consumed += a->ndim();
+        consumed += a->ndim();  // a 0-d boolean consumes no dim (NumPy's x[True])
+        if (a->ndim() == 0) ++scalar_bools;
+        if (a->ndim() > 0) ++arrays;
       } else {
         if (!IsInteger(a->dtype())) {
           ThrowOpError<TypeError>(op, "Indexer must have integer or boolean type, got indexer with type ",
                                   dtype_name(a->dtype()), " (", a->aval().str(), ") for array ", x.aval().str());
         }
         ++consumed;
+        if (a->ndim() > 0) ++arrays;
       }
     } else if (!std::holds_alternative<NewAxis>(v)) {
       ++consumed;
     }
   }
   if (ellipses > 1) ThrowOpError<IndexError>(op, "an index can only have a single ellipsis ('...')");
+  if (scalar_bools > 0 && arrays > 0) {
+    ThrowOpError<IndexError>(op, "a 0-d boolean index (x[true]) cannot be combined with integer-array or "
+                             "boolean-mask indices; apply them in two steps");
+  }
   if (consumed > rank) {
     ThrowOpError<IndexError>(op, "too many indices for array: array is ", rank, "-dimensional (", x.aval().str(),
                              "), but ", consumed, " were indexed");
   }
   std::vector<IndexEntry> out;
-  int64_t dim = 0;
+  int64_t dim = 0, first_scalar_bool = -1;
   auto full_slices = [&](int64_t count) {
     for (int64_t k = 0; k < count; ++k) out.push_back(IndexEntry{IndexEntry::kSlice, 0, Slice{}, {}, dim++});
   };
@@ -105,7 +121,7 @@ std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indic
     if (std::holds_alternative<EllipsisType>(v)) {
       full_slices(rank - consumed);
     } else if (std::holds_alternative<NewAxis>(v)) {
-      out.push_back(IndexEntry{IndexEntry::kNewAxis, 0, Slice{}, {}, -1});
+      out.push_back(IndexEntry{IndexEntry::kNewAxis, 1, Slice{}, {}, -1});
     } else if (const int64_t* i = std::get_if<int64_t>(&v)) {
       out.push_back(IndexEntry{IndexEntry::kInt, *i, Slice{}, {}, dim++});
     } else if (const Slice* s = std::get_if<Slice>(&v)) {
@@ -113,7 +129,17 @@ std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indic
       out.push_back(IndexEntry{IndexEntry::kSlice, 0, *s, {}, dim++});
     } else {
       const Array& a = std::get<Array>(v);
-      if (IsBool(a.dtype())) {
+      if (IsBool(a.dtype()) && a.ndim() == 0) {
+        // NumPy's (and JAX's) scalar boolean: one new axis, of size 1 when every 0-d boolean
+        // of the index is true and 0 otherwise, where the first one stands.
+        const bool value = ScalarBoolValue(a, op);
+        if (first_scalar_bool < 0) {
+          first_scalar_bool = static_cast<int64_t>(out.size());
+          out.push_back(IndexEntry{IndexEntry::kNewAxis, value ? 1 : 0, Slice{}, {}, -1});
+        } else if (!value) {
+          out[static_cast<size_t>(first_scalar_bool)].i = 0;
+        }
+      } else if (IsBool(a.dtype())) {
         const Shape dims(x.shape().begin() + dim, x.shape().begin() + dim + a.ndim());
         // The mask's coordinates are adjacent integer-array indices, as in NumPy.
         for (Array& c : MaskToIndices(a, dims, dim)) {
@@ -268,7 +294,7 @@ Shape ResultShape(const Array& x, const std::vector<IndexEntry>& entries, const 
   bool placed = !adjacent;
   for (const IndexEntry& e : entries) {
     switch (e.kind) {
-      case IndexEntry::kNewAxis: out.push_back(1); break;
+      case IndexEntry::kNewAxis: out.push_back(e.i); break;
       case IndexEntry::kSlice: out.push_back(sliced_shape[static_cast<size_t>(e.dim)]); break;
       case IndexEntry::kInt:
       case IndexEntry::kArray:
@@ -345,7 +371,25 @@ Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, Gath
 
 Array GetItem(const Array& x, absl::Span<const Index> indices, GatherScatterMode mode,
               std::optional<double> fill_value) {
-  const std::vector<IndexEntry> entries = ParseIndex(x, indices, kOp);
+  std::vector<IndexEntry> entries = ParseIndex(x, indices, kOp);
+  bool empty_axis = false;
+  for (IndexEntry& e : entries) {
+    if (e.kind == IndexEntry::kNewAxis && e.i == 0) {
+      empty_axis = true;
+      e.i = 1;
+    }
+  }
+  if (empty_axis) {
+    // x[False]: x[None] with the new axis sliced to size 0 (only basic indices come with it).
+    std::vector<IndexEntry> with_empty = ParseIndex(x, indices, kOp);
+    Shape shape;
+    for (const IndexEntry& e : with_empty) {
+      if (e.kind == IndexEntry::kNewAxis) shape.push_back(e.i);
+      if (e.kind == IndexEntry::kSlice) shape.push_back(ResolveSlice(e.slice, x.shape()[static_cast<size_t>(e.dim)]).length);
+    }
+    const Array y = BasicGetItem(x, entries);
+    return slice(y, std::vector<int64_t>(static_cast<size_t>(y.ndim()), 0), shape);
+  }
   bool gather_needed = false, any_int = false;
   for (const IndexEntry& e : entries) {
     if (e.kind == IndexEntry::kArray && e.array.ndim() > 0) gather_needed = true;

@@ -2,6 +2,7 @@
 // paths. Internal to lax.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -9,14 +10,17 @@
 #include "absl/types/span.h"
 #include "jx/core/array.h"
 #include "jx/lax/indexing.h"
+#include "jx/lax/slicing_ops.h"
 
 namespace jx::lax::internal {
 
 // One entry per operand dim (plus newaxis entries) after the ellipsis is expanded, trailing
-// full slices added and boolean masks replaced by their nonzero coordinates.
+// full slices added, boolean masks replaced by their nonzero coordinates and 0-d booleans by
+// one new axis of size 1 or 0.
 struct IndexEntry {
   enum Kind { kInt, kSlice, kNewAxis, kArray } kind;
-  int64_t i = 0;     // kInt: as written (may be negative or out of bounds)
+  int64_t i = 0;     // kInt: as written (may be negative or out of bounds); kNewAxis: its size (1, or
+                     // 0 for a false 0-d boolean index)
   Slice slice;       // kSlice
   Array array;       // kArray: an integer array (any rank; 0-d when a traced integer)
   int64_t dim = -1;  // the operand dim it indexes (-1 for newaxis)
@@ -47,6 +51,32 @@ struct GatherLayout {
   Shape out_shape;
 };
 GatherLayout LayoutOf(const std::vector<IndexEntry>& entries, const Shape& sliced_shape, const Shape& batch_shape);
+// JAX's indices_are_sorted / unique_indices promises (x.at[idx].op(..., unique_indices=True)),
+// recorded on the scatter equations; unique_indices lets scatter_mul differentiate in its
+// updates, as in JAX.
+struct ScatterHints {
+  bool indices_are_sorted = false;
+  bool unique_indices = false;
+};
+
+// UpdateItem with the caller's promises.
+Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& values, UpdateOp op,
+                 GatherScatterMode mode, const ScatterHints& hints);
+
+// x.at[indices].apply(fn) (JAX's scatter_apply): fn, a function of one element, replaces each
+// element the index names, once per time it is named (a duplicated index applies fn twice, as
+// scatter's update computation runs per update). A basic index, or an array index promised
+// unique, maps fn over x[indices] (vmapped) and sets the results; other array indices count
+// how often each element is named and apply fn that many rounds over x where the count is
+// still positive (a while loop: max-multiplicity passes over x).
+Array ApplyItem(const Array& x, absl::Span<const Index> indices, const std::function<Array(const Array&)>& fn,
+                GatherScatterMode mode, const ScatterHints& hints);
+
+// The scatter primitive that combines as op does (scatter for kSet, scatter_add, scatter_mul,
+// scatter_min, scatter_max) with the hints in its params.
+Array ScatterOp(UpdateOp op, const Array& operand, const Array& scatter_indices, const Array& updates,
+                const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode, const ScatterHints& hints);
+
 // The gather path of GetItem (also used with kFillOrDrop for flat positions of updates).
 Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, GatherScatterMode mode,
                     std::optional<double> fill_value);

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "jx/compiler/hlo/donated_aliases.h"
 #include "jx/compiler/hlo/hlo_module.h"
 
 namespace jx::hlo {
@@ -110,17 +112,23 @@ struct DependencyGraph {
   std::vector<std::vector<int>> successors;  // distinct
 };
 
-DependencyGraph BuildDependencies(absl::Span<HloInstruction* const> order) {
+DependencyGraph BuildDependencies(absl::Span<HloInstruction* const> order,
+                                  absl::Span<const OrderingEdge> edges = {}) {
   const size_t n = order.size();
   absl::flat_hash_map<const HloInstruction*, int> index;
   for (size_t i = 0; i < n; ++i) index[order[i]] = static_cast<int>(i);
   DependencyGraph g;
   g.pending.assign(n, 0);
   g.successors.resize(n);
+  std::vector<std::vector<int>> edge_preds(n);
+  for (const OrderingEdge& e : edges) {
+    auto before = index.find(e.before), after = index.find(e.after);
+    if (before != index.end() && after != index.end()) edge_preds[after->second].push_back(before->second);
+  }
   int last_side_effect = -1;
   std::vector<int> preds;
   for (size_t i = 0; i < n; ++i) {
-    preds.clear();
+    preds = edge_preds[i];
     for (const HloInstruction* operand : order[i]->operands()) {
       auto it = index.find(operand);
       if (it != index.end()) preds.push_back(it->second);
@@ -168,11 +176,12 @@ int64_t PeakMemoryBytes(const HloComputation& computation,
   return peak;
 }
 
-std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation) {
+std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
+                                               absl::Span<const OrderingEdge> edges) {
   const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
   const int n = static_cast<int>(post_order.size());
   const BufferModel m = BuildModel(computation, post_order);
-  DependencyGraph g = BuildDependencies(post_order);
+  DependencyGraph g = BuildDependencies(post_order, edges);
 
   std::vector<int> unread(m.size.size(), 0);  // readers not yet scheduled
   std::vector<std::vector<int>> readers(m.size.size());
@@ -231,9 +240,106 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
   return order;
 }
 
-std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation) {
+namespace {
+
+// The post order, with each edge's `before` run no later than its `after` needs: ready
+// instructions in post order position.
+std::vector<HloInstruction*> ConstrainedPostOrder(const HloComputation& computation,
+                                                  absl::Span<const OrderingEdge> edges) {
   std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
-  std::vector<HloInstruction*> list = ListScheduleOrder(computation);
+  if (edges.empty()) return post_order;
+  DependencyGraph g = BuildDependencies(post_order, edges);
+  std::set<int> ready;
+  for (int i = 0; i < static_cast<int>(post_order.size()); ++i) {
+    if (g.pending[i] == 0) ready.insert(i);
+  }
+  std::vector<HloInstruction*> order;
+  order.reserve(post_order.size());
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(post_order[i]);
+    for (int s : g.successors[i]) {
+      if (--g.pending[s] == 0) ready.insert(s);
+    }
+  }
+  return order;
+}
+
+// Whether `to` is reachable from `from` through users and the extra edges.
+bool Reaches(const HloInstruction* from, const HloInstruction* to,
+             const absl::flat_hash_map<const HloInstruction*, std::vector<const HloInstruction*>>& extra) {
+  std::vector<const HloInstruction*> work{from};
+  absl::flat_hash_set<const HloInstruction*> seen{from};
+  while (!work.empty()) {
+    const HloInstruction* v = work.back();
+    work.pop_back();
+    if (v == to) return true;
+    auto visit = [&](const HloInstruction* u) {
+      if (seen.insert(u).second) work.push_back(u);
+    };
+    for (const HloInstruction* u : v->users()) visit(u);
+    if (auto it = extra.find(v); it != extra.end()) {
+      for (const HloInstruction* u : it->second) visit(u);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<OrderingEdge> DonationOrderingEdges(const HloComputation& computation, const std::vector<bool>& donated) {
+  std::vector<OrderingEdge> edges;
+  const std::vector<DonatedAlias> pairs = PairDonatedArguments(computation, donated);
+  if (pairs.empty()) return edges;
+  // The parameter holding each argument leaf (array parameters only: a tuple parameter's
+  // leaves are read through get-tuple-elements).
+  std::vector<const HloInstruction*> parameter_of_leaf;
+  for (int64_t p = 0; p < computation.num_parameters(); ++p) {
+    const HloInstruction* param = computation.parameter_instruction(p);
+    const size_t leaves = ArrayLeaves(param->shape()).size();
+    for (size_t k = 0; k < leaves; ++k) parameter_of_leaf.push_back(param->shape().IsArray() ? param : nullptr);
+  }
+  // The instruction writing each output leaf: the root, or an array operand of a root tuple.
+  const HloInstruction* root = computation.root_instruction();
+  auto producer = [&](int64_t leaf) -> const HloInstruction* {
+    if (root->shape().IsArray()) return leaf == 0 ? root : nullptr;
+    if (root->opcode() != HloOpcode::kTuple || leaf >= root->operand_count()) return nullptr;
+    for (const HloInstruction* op : root->operands()) {
+      if (!op->shape().IsArray()) return nullptr;  // leaves are not the operands
+    }
+    return root->operand(leaf);
+  };
+  absl::flat_hash_map<const HloInstruction*, std::vector<const HloInstruction*>> extra;
+  for (const DonatedAlias& pair : pairs) {
+    const HloInstruction* writer = producer(pair.output_leaf);
+    const HloInstruction* param = static_cast<size_t>(pair.argument_leaf) < parameter_of_leaf.size()
+                                      ? parameter_of_leaf[pair.argument_leaf]
+                                      : nullptr;
+    if (writer == nullptr || param == nullptr || writer == param) continue;
+    std::vector<const HloInstruction*> readers;
+    bool possible = true;
+    for (const HloInstruction* reader : param->users()) {
+      if (reader == writer) continue;
+      if (Reaches(writer, reader, extra)) {  // the reader needs the output: no order helps
+        possible = false;
+        break;
+      }
+      readers.push_back(reader);
+    }
+    if (!possible) continue;
+    for (const HloInstruction* reader : readers) {
+      edges.push_back({reader, writer});
+      extra[reader].push_back(writer);
+    }
+  }
+  return edges;
+}
+
+std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation,
+                                                 absl::Span<const OrderingEdge> edges) {
+  std::vector<HloInstruction*> post_order = ConstrainedPostOrder(computation, edges);
+  std::vector<HloInstruction*> list = ListScheduleOrder(computation, edges);
   if (list.size() == post_order.size() &&
       PeakMemoryBytes(computation, list) < PeakMemoryBytes(computation, post_order)) {
     return list;
@@ -289,7 +395,10 @@ absl::StatusOr<bool> HloScheduling::Run(HloModule* module) {
   for (HloComputation* computation : module->computations()) {
     if (computation->IsFusionComputation()) continue;
     std::vector<HloInstruction*> before = computation->MakeSequentialOrder();
-    std::vector<HloInstruction*> order = ScheduleComputation(*computation);
+    const std::vector<OrderingEdge> edges = computation == module->entry_computation() && !donated_.empty()
+                                                ? DonationOrderingEdges(*computation, donated_)
+                                                : std::vector<OrderingEdge>{};
+    std::vector<HloInstruction*> order = ScheduleComputation(*computation, edges);
     changed |= order != before;
     computation->set_schedule(std::move(order));
   }

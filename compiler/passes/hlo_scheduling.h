@@ -14,6 +14,14 @@
 // side effects keep their relative post order. Run returns whether the order a computation
 // runs in (MakeSequentialOrder) changed; a second Run returns false.
 //
+// Donation: given jit's donation flags for the entry computation's argument leaves, each
+// donated argument paired with an output (hlo::PairDonatedArguments, JAX's pairing) has its
+// other readers scheduled before that output's producer, as XLA orders the readers of an
+// aliased parameter before the instruction that overwrites it, so buffer assignment can write
+// the output into the argument's memory (an optimizer step's loss reading `w` runs before the
+// fusion writing the new `w`). A pairing whose producer feeds one of those readers gets no
+// edges (that output needs other memory).
+//
 // Memory model (PeakMemoryBytes): every array leaf an instruction produces is a buffer of
 // ByteSizeOf bytes, live from the instruction to its last reader; tuple and
 // get-tuple-element alias their operands' buffers (their readers extend those buffers'
@@ -29,6 +37,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -39,21 +48,40 @@ namespace jx::hlo {
 
 class HloScheduling : public HloPass {
  public:
+  HloScheduling() = default;
+  // One flag per argument leaf of the entry computation (empty: nothing is donated).
+  explicit HloScheduling(std::vector<bool> donated_entry_arguments)
+      : donated_(std::move(donated_entry_arguments)) {}
   std::string_view name() const override { return "hlo-scheduling"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  std::vector<bool> donated_;
 };
+
+// An order a schedule keeps beyond the operand edges: `before` runs before `after`.
+struct OrderingEdge {
+  const HloInstruction* before;
+  const HloInstruction* after;
+};
+
+// The edges that let donated argument leaves hold their paired outputs (see above).
+std::vector<OrderingEdge> DonationOrderingEdges(const HloComputation& computation, const std::vector<bool>& donated);
 
 // The most bytes live at once when `computation` runs in `order`, which must hold every
 // instruction of the computation once, each after its operands.
 int64_t PeakMemoryBytes(const HloComputation& computation,
                         absl::Span<HloInstruction* const> order);
 
-// The greedy list scheduler's order for `computation` (every instruction, operands first).
-std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation);
+// The greedy list scheduler's order for `computation` (every instruction, operands first,
+// and each edge's `before` first).
+std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
+                                               absl::Span<const OrderingEdge> edges = {});
 
 // The order HloScheduling stores: the list schedule if its peak is lower than the post
-// order's, else the post order.
-std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation);
+// order's (the post order with each edge's `before` moved early enough), else the latter.
+std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation,
+                                                 absl::Span<const OrderingEdge> edges = {});
 
 // An order of `computation` that follows `names` (the schedule of another copy of it, by
 // instruction name): named instructions keep that order, ones it does not name (added since,

@@ -70,7 +70,7 @@ class CpuLowering final : public Lowering {
     if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
     timer.Lap("clone");
     hlo::HloPassPipeline pipeline("cpu");
-    AddCpuPasses(pipeline);
+    AddCpuPasses(pipeline, donated_);
     dump_.AttachTo(pipeline);
     if (absl::StatusOr<bool> ran = pipeline.Run(module->get()); !ran.ok()) {
       ThrowStatus(StrCat(what_, ": optimization failed"), ran.status());

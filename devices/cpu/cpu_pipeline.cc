@@ -9,13 +9,13 @@
 
 namespace jx {
 
-void AddCpuPasses(hlo::HloPassPipeline& pipeline) {
+void AddCpuPasses(hlo::HloPassPipeline& pipeline, const std::vector<bool>& donated) {
   hlo::AddSimplificationPasses(pipeline);
   pipeline.AddPass<hlo::InstructionFusion>();
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();
   pipeline.AddPass<hlo::LayoutAssignment>();
-  pipeline.AddPass<hlo::HloScheduling>();
+  pipeline.AddPass<hlo::HloScheduling>(donated);
 }
 
 }  // namespace jx

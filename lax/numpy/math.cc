@@ -45,9 +45,11 @@ Array PromoteOneNumeric(A x) {
   return x.as(t.dtype, t.weak);
 }
 
-// promote_args for the arithmetic lax accepts a 0-d operand of (its scalar promotion, read
+// promote_args for ops whose lax primitive accepts a 0-d operand (its scalar promotion, read
 // with stride 0): with exactly one 0-d operand nothing is broadcast, as JAX's _promote_shapes
-// leaves it to lax, so `x * 3.0` stages `mul a 3.0:f32[]` rather than a broadcast_in_dim.
+// leaves it to lax, so `x * 3.0` stages `mul a 3.0:f32[]` and `x > 0.0` stages
+// `gt a 0.0:f32[]` rather than a broadcast_in_dim. Every jnp binary ufunc that binds one lax
+// primitive (or a chain of elementwise ones) takes its operands this way, as JAX's do.
 std::array<Array, 2> PromoteArithmetic(std::string_view op, A x, A y, bool inexact) {
   if (x.shape().empty() == y.shape().empty()) {
     if (!inexact) return promote_args(op, x, y);
@@ -60,7 +62,7 @@ std::array<Array, 2> PromoteArithmetic(std::string_view op, A x, A y, bool inexa
 }
 
 Array ApplyBinary(std::string_view op, A x, A y, Binary f) {
-  auto [a, b] = promote_args(op, x, y);
+  auto [a, b] = PromoteArithmetic(op, x, y, false);
   return f(a, b);
 }
 
@@ -120,7 +122,7 @@ Array true_divide(A x, A y) {
 Array divide(A x, A y) { return true_divide(x, y); }
 
 Array floor_divide(A x, A y) {
-  auto [a, b] = promote_args("floor_divide", x, y);
+  auto [a, b] = PromoteArithmetic("floor_divide", x, y, false);
   const DType d = a.dtype();
   if (IsBool(d)) ThrowOpError<TypeError>("floor_divide", "does not support boolean inputs, got ", a.aval().str());
   if (IsUnsignedInt(d)) return lax::div(a, b);
@@ -139,7 +141,7 @@ Array floor_divide(A x, A y) {
 }
 
 Array remainder(A x, A y) {
-  auto [a, b] = promote_args("remainder", x, y);
+  auto [a, b] = PromoteArithmetic("remainder", x, y, false);
   RequireNonBool("remainder", a);
   // Integer x % 0 is 0, as in jnp.
   if (IsInteger(b.dtype())) b = lax::select(lax::eq(b, Like(b, 0)), Like(b, 1), b);
@@ -151,7 +153,7 @@ Array remainder(A x, A y) {
 Array mod(A x, A y) { return remainder(x, y); }
 
 Array fmod(A x, A y) {
-  auto [a, b] = promote_args("fmod", x, y);
+  auto [a, b] = PromoteArithmetic("fmod", x, y, false);
   RequireNonBool("fmod", a);
   if (IsInteger(b.dtype())) b = lax::select(lax::eq(b, Like(b, 0)), Like(b, 1), b);
   return lax::rem(a, b);
@@ -160,12 +162,17 @@ Array fmod(A x, A y) {
 Array power(A x, A y) {
   // A C++ integer exponent: binary exponentiation in x's own dtype (lax.integer_pow).
   if (y.is_integer_scalar()) return lax::integer_pow(PromoteOneNumeric(x), y.int_value());
-  auto [a, b] = promote_args("power", x, y);
+  auto [a, b] = PromoteArithmetic("power", x, y, false);
+  if (IsFloating(a.dtype())) return lax::pow(a, b);  // `pow a 2.0:f32[]`, as JAX's
+  {
+    auto [pa, pb] = promote_args("power", x, y);  // the integer steps select over one shape
+    a = std::move(pa);
+    b = std::move(pb);
+  }
   if (IsBool(a.dtype())) {
     a = lax::convert_element_type(a, int32, a.weak_type());
     b = lax::convert_element_type(b, int32, b.weak_type());
   }
-  if (IsFloating(a.dtype())) return lax::pow(a, b);
   // Integer ** integer: 6 squaring steps (more would overflow for any |x| > 1), as jnp.
   Array one = Like(b, 1);
   Array acc = lax::select(lax::bitwise_and(lax::eq(a, Like(a, 0)), lax::ne(b, Like(b, 0))), Like(a, 0), Like(a, 1));
@@ -249,8 +256,8 @@ Array arccosh(A x) { return ApplyInexact(x, lax::acosh); }
 Array arctanh(A x) { return ApplyInexact(x, lax::atanh); }
 
 Array arctan2(A y, A x) {
-  auto args = promote_args_inexact("arctan2", {y, x});
-  return lax::atan2(args[0], args[1]);
+  auto [a, b] = PromoteArithmetic("arctan2", y, x, true);
+  return lax::atan2(a, b);
 }
 
 Array hypot(A x, A y) {
@@ -423,11 +430,11 @@ namespace {
 Array LogicalBinary(std::string_view op, A x, A y, Binary f) {
   Array a = ToBool(x);
   Array b = ToBool(y);
-  auto [pa, pb] = promote_args(op, a, b);
+  auto [pa, pb] = PromoteArithmetic(op, a, b, false);
   return f(pa, pb);
 }
 Array BitwiseBinary(std::string_view op, A x, A y, Binary f) {
-  auto [a, b] = promote_args(op, x, y);
+  auto [a, b] = PromoteArithmetic(op, x, y, false);
   RequireIntegerOrBool(op, a);
   return f(a, b);
 }
@@ -449,13 +456,13 @@ Array bitwise_not(A x) {
 Array invert(A x) { return bitwise_not(x); }
 
 Array left_shift(A x, A y) {
-  auto [a, b] = promote_args("left_shift", x, y);
+  auto [a, b] = PromoteArithmetic("left_shift", x, y, false);
   if (!IsInteger(a.dtype())) ThrowOpError<TypeError>("left_shift", "only integer inputs are supported, got ", a.aval().str());
   return lax::shift_left(a, b);
 }
 
 Array right_shift(A x, A y) {
-  auto [a, b] = promote_args("right_shift", x, y);
+  auto [a, b] = PromoteArithmetic("right_shift", x, y, false);
   if (!IsInteger(a.dtype())) ThrowOpError<TypeError>("right_shift", "only integer inputs are supported, got ", a.aval().str());
   return IsSignedInt(a.dtype()) ? lax::shift_right_arithmetic(a, b) : lax::shift_right_logical(a, b);
 }

@@ -183,6 +183,53 @@ Array RnnLoss(const Rnn& p, const Array& xs) {
   return lax::reduce_sum(lax::mul(hs, hs), {0, 1});
 }
 
+// A weakly typed init (a C++ scalar) takes the carry type the body returns, as JAX's scan
+// (lax/control_flow/loops.py, _promote_weak_typed_inputs): in JAX
+//   jax.lax.scan(lambda c, x: (c + x, c), 0, jnp.arange(3.0))
+//   -> (Array(3., dtype=float32), Array([0., 0., 1.], dtype=float32))
+// while a strongly typed init that differs raises JAX's TypeError ("scan body function carry
+// input and carry output must have equal types ...").
+TEST(ScanTest, WeakTypedInitFollowsTheBodysCarryType) {
+  auto body = [](const Array& c, const Array& x) { return std::pair{c + x, c}; };
+  auto [carry, ys] = lax::scan(body, Array(0), jnp::arange(3).astype(float32));
+  EXPECT_EQ(carry.dtype(), float32);
+  EXPECT_FALSE(carry.weak_type());  // converted, as JAX's convert_element_type
+  EXPECT_EQ(carry.item<float>(), 3.0f);
+  EXPECT_EQ(ys.dtype(), float32);
+  EXPECT_EQ(ys.to_vector<float>(), (std::vector<float>{0, 0, 1}));
+  // A weak float32 init with bfloat16 xs: the carry is bfloat16 (weak f32 + bf16 -> bf16).
+  auto [hc, hys] = lax::scan(body, Array(0.5), jnp::ones({2}).astype(bfloat16));
+  EXPECT_EQ(hc.dtype(), bfloat16);
+  EXPECT_EQ(hc.item<float>(), 2.5f);
+  // In the jaxpr the init enters converted and the scan carries f32[].
+  const std::string text =
+      make_jaxpr([&](const Array& xs) { return lax::scan(body, Array(0), xs).first; })(jnp::ones({3})).ToString();
+  EXPECT_NE(text.find("b:f32[] = convert_element_type[new_dtype=float32 sharding=None weak_type=False] 0:i32[]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("c:f32[] d:f32[3] = scan["), std::string::npos) << text;
+  // Under jit and grad (the carry is float, so it is differentiable).
+  EXPECT_EQ(jit([&](const Array& xs) { return lax::scan(body, Array(0), xs).first; })(jnp::ones({4})).item<float>(), 4);
+  EXPECT_EQ(grad([&](const Array& xs) { return lax::scan(body, Array(0), xs).first; })(jnp::ones({2})).to_vector<float>(),
+            (std::vector<float>{1, 1}));
+  // A strong init of another dtype is JAX's TypeError, naming both types.
+  try {
+    lax::scan(body, Array::Scalar(0, int32), jnp::ones({3}));
+    ADD_FAILURE() << "expected TypeError";
+  } catch (const TypeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("scan body function carry input and carry output must have equal types"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("has type i32[] but the corresponding output carry component has type f32[], so the dtypes "
+                       "do not match"),
+              std::string::npos)
+        << msg;
+  }
+  // So is a weak init whose shape differs (promotion never changes shapes).
+  EXPECT_THROW(lax::scan([](const Array& c, const Array& x) { return std::pair{c + x, x}; }, Array(0.0),
+                         jnp::ones({3, 2})),
+               TypeError);
+}
+
 TEST(ScanTest, RnnGradientsMatchFiniteDifferences) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> n(0, 0.5);

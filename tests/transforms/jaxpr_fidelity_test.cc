@@ -38,6 +38,53 @@ TEST(JaxprFidelity, ScalarOperandsAreLiterals) {
             (std::vector<float>{0.5f, 0.5f, 0.5f}));
 }
 
+// Every jnp binary ufunc stages a C++ scalar as a literal, as JAX's do with Python scalars
+// (jnp's promote_shapes leaves a 0-d operand to lax): the page's jaxprs and `jax.make_jaxpr`
+// of the same lines read
+//   jnp.power(x, 2.0)        ->  pow a 2.0:f32[]
+//   jnp.maximum(x, 0.0)      ->  max a 0.0:f32[]        (jax.nn.relu's jaxpr)
+//   jnp.minimum(1.0, x)      ->  min 1.0:f32[] a
+//   x > 0.0                  ->  gt a 0.0:f32[]
+//   x == 1                   ->  eq a 1:i32[]           (x int32)
+//   jnp.fmod(x, 2.0)         ->  rem a 2.0:f32[]
+//   jnp.arctan2(x, 1.0)      ->  atan2 a 1.0:f32[]
+//   x & 3, x << 1            ->  and a 3:i32[], shift_left a 1:i32[]
+TEST(JaxprFidelity, EveryBinaryOpStagesScalarLiterals) {
+  auto jaxpr_of = [](auto f, const Array& x) { return make_jaxpr(f)(x).ToString(); };
+  const Array xf = jnp::ones({3});
+  const Array xi = jnp::arange(3);
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::power(x, 2.0f); }, xf),
+            "{ lambda ; a:f32[3]. let b:f32[3] = pow a 2.0:f32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::maximum(x, 0.0f); }, xf),
+            "{ lambda ; a:f32[3]. let b:f32[3] = max a 0.0:f32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::minimum(1.0f, x); }, xf),
+            "{ lambda ; a:f32[3]. let b:f32[3] = min 1.0:f32[] a in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return x > 0.0f; }, xf),
+            "{ lambda ; a:f32[3]. let b:bool[3] = gt a 0.0:f32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return x == 1; }, xi),
+            "{ lambda ; a:i32[3]. let b:bool[3] = eq a 1:i32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::fmod(x, 2.0f); }, xf),
+            "{ lambda ; a:f32[3]. let b:f32[3] = rem a 2.0:f32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::arctan2(x, 1.0f); }, xf),
+            "{ lambda ; a:f32[3]. let b:f32[3] = atan2 a 1.0:f32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::bitwise_and(x, 3); }, xi),
+            "{ lambda ; a:i32[3]. let b:i32[3] = and a 3:i32[] in (b,) }");
+  EXPECT_EQ(jaxpr_of([](const Array& x) { return jnp::left_shift(x, 1); }, xi),
+            "{ lambda ; a:i32[3]. let b:i32[3] = shift_left a 1:i32[] in (b,) }");
+  // Values, gradients and batching are unchanged with the 0-d operand.
+  const Array v = jnp::array({-1.f, 2.f, 3.f});
+  EXPECT_EQ(jnp::maximum(v, 0.0f).to_vector<float>(), (std::vector<float>{0, 2, 3}));
+  EXPECT_EQ(jit([](const Array& x) { return jnp::power(x, 2.0f); })(v).to_vector<float>(),
+            (std::vector<float>{1, 4, 9}));
+  EXPECT_EQ(grad([](const Array& x) { return jnp::sum(jnp::power(x, 2.0f)); })(v).to_vector<float>(),
+            (std::vector<float>{-2, 4, 6}));
+  EXPECT_EQ(grad([](const Array& x) { return jnp::sum(jnp::maximum(x, 0.0f)); })(v).to_vector<float>(),
+            (std::vector<float>{0, 1, 1}));
+  EXPECT_EQ(vmap([](const Array& x) { return jnp::arctan2(x, 1.0f) > 0.5f; })(v).to_vector<bool>(),
+            (std::vector<bool>{false, true, true}));
+  EXPECT_EQ((jnp::arange(5) % 3).to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 0, 1}));
+}
+
 TEST(JaxprFidelity, FloatLiteralsPrintAsPythonFloats) {
   EXPECT_EQ(make_jaxpr([](const Array& x) { return x * 10000.0f; })(Array::Scalar(1.0, float32)).ToString(),
             "{ lambda ; a:f32[]. let b:f32[] = mul a 10000.0:f32[] in (b,) }");

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 
+#include "jx/compiler/hlo/donated_aliases.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -224,13 +225,13 @@ class BufferAssigner {
     }
   }
 
-  // A dynamic-update-slice, or a while leaf, whose result may live in the buffer of the
-  // operand leaf it replaces: a temp read last by this instruction (XLA's in-place
-  // dynamic-update-slice and loop state). The merged buffer lives as long as both did.
+  // A dynamic-update-slice, a scatter, or a while leaf, whose result may live in the buffer
+  // of the operand leaf it replaces: a temp read last by this instruction (XLA's in-place
+  // dynamic-update-slice, scatter and loop state). The merged buffer lives as long as both did.
   void ShareInPlaceUpdates() {
     for (HloInstruction* instr : schedule_) {
       std::vector<std::pair<size_t, int>> candidates;  // (result leaf, operand buffer)
-      if (instr->opcode() == HloOpcode::kDynamicUpdateSlice) {
+      if (instr->opcode() == HloOpcode::kDynamicUpdateSlice || instr->opcode() == HloOpcode::kScatter) {
         const std::vector<int>& ob = ba_.buffers_of_.at(instr->operand(0));
         if (ob.size() == 1) candidates.push_back({0, ob[0]});
       } else if (instr->opcode() == HloOpcode::kWhile) {
@@ -313,7 +314,10 @@ class BufferAssigner {
     return absl::OkStatus();
   }
 
-  // Donated argument leaves that outputs may be written into.
+  // Donated argument leaves that outputs may be written into: a maximum matching of output
+  // leaves to the donated argument leaves they may overwrite (same shape, dead in time),
+  // seeded with JAX's pairing (hlo::PairDonatedArguments: each output its own argument), so a
+  // JAX pair stays unless moving it lets one more output alias.
   absl::Status AliasDonatedArguments(const std::vector<bool>& donated) {
     if (donated.empty()) return absl::OkStatus();
     if (static_cast<int64_t>(donated.size()) != ba_.num_argument_leaves_) {
@@ -323,22 +327,40 @@ class BufferAssigner {
     }
     const std::vector<int> argument_buffer = ArgumentBuffers();
     const std::vector<int>& root_bufs = ba_.buffers_of_.at(ba_.root_);
-    std::vector<bool> taken(ba_.num_argument_leaves_, false);
-    for (size_t leaf = 0; leaf < root_bufs.size(); ++leaf) {
+    const size_t n = root_bufs.size();
+    std::vector<int64_t> wish(n, -1);
+    for (const hlo::DonatedAlias& pair : hlo::PairDonatedArguments(computation_, donated)) {
+      if (pair.output_leaf < static_cast<int64_t>(n)) wish[pair.output_leaf] = pair.argument_leaf;
+    }
+    std::vector<std::vector<int64_t>> options(n);  // JAX's pair first
+    for (size_t leaf = 0; leaf < n; ++leaf) {
       const LogicalBuffer& out = ba_.buffers_[root_bufs[leaf]];
       if (out.kind != LogicalBuffer::kOutput || out.index != static_cast<int64_t>(leaf)) continue;
-      for (int64_t a = 0; a < ba_.num_argument_leaves_; ++a) {
+      auto usable = [&](int64_t a) {
         const int pb = argument_buffer[a];
-        if (!donated[a] || taken[a] || pb < 0 ||
-            !SameArrayShape(ba_.output_shapes_[leaf], ba_.buffers_[pb].defining->shape()) ||
-            !CanOverwrite(pb, root_bufs[leaf])) {
-          continue;
-        }
-        taken[a] = true;
-        ba_.output_aliases_.push_back({static_cast<int64_t>(leaf), a});
-        ba_.memory_.alias_bytes += out.size;
-        break;
+        return donated[a] && pb >= 0 &&
+               SameArrayShape(ba_.output_shapes_[leaf], ba_.buffers_[pb].defining->shape()) &&
+               CanOverwrite(pb, root_bufs[leaf]);
+      };
+      if (wish[leaf] >= 0 && usable(wish[leaf])) options[leaf].push_back(wish[leaf]);
+      for (int64_t a = 0; a < ba_.num_argument_leaves_; ++a) {
+        if (a != wish[leaf] && usable(a)) options[leaf].push_back(a);
       }
+    }
+    std::vector<int64_t> argument_of(n, -1), output_of(ba_.num_argument_leaves_, -1);
+    for (size_t leaf = 0; leaf < n; ++leaf) {
+      if (!options[leaf].empty() && options[leaf][0] == wish[leaf] && output_of[wish[leaf]] < 0) {
+        argument_of[leaf] = wish[leaf];
+        output_of[wish[leaf]] = static_cast<int64_t>(leaf);
+      }
+    }
+    for (size_t leaf = 0; leaf < n; ++leaf) {
+      if (argument_of[leaf] < 0 && !options[leaf].empty()) Augment(leaf, options, argument_of, output_of);
+    }
+    for (size_t leaf = 0; leaf < n; ++leaf) {
+      if (argument_of[leaf] < 0) continue;
+      ba_.output_aliases_.push_back({static_cast<int64_t>(leaf), argument_of[leaf]});
+      ba_.memory_.alias_bytes += ba_.buffers_[root_bufs[leaf]].size;
     }
     return absl::OkStatus();
   }
@@ -388,6 +410,37 @@ class BufferAssigner {
     b.defined_at = b.last_use = position_.at(def);
     ba_.buffers_.push_back(b);
     return static_cast<int>(ba_.buffers_.size() - 1);
+  }
+
+  // An augmenting path (breadth first, iterative) from the unmatched output leaf `start`
+  // through the matching: on reaching a free argument, every output on the path moves to the
+  // argument that reached it. Returns whether start got an argument.
+  static bool Augment(size_t start, const std::vector<std::vector<int64_t>>& options,
+                      std::vector<int64_t>& argument_of, std::vector<int64_t>& output_of) {
+    std::vector<int64_t> reached_from(output_of.size(), -1);
+    std::vector<bool> seen(output_of.size(), false);
+    std::vector<size_t> queue{start};
+    for (size_t head = 0; head < queue.size(); ++head) {
+      const size_t leaf = queue[head];
+      for (int64_t a : options[leaf]) {
+        if (seen[a]) continue;
+        seen[a] = true;
+        reached_from[a] = static_cast<int64_t>(leaf);
+        if (output_of[a] >= 0) {
+          queue.push_back(static_cast<size_t>(output_of[a]));
+          continue;
+        }
+        for (int64_t arg = a; arg >= 0;) {
+          const size_t l = static_cast<size_t>(reached_from[arg]);
+          const int64_t previous = argument_of[l];
+          argument_of[l] = arg;
+          output_of[arg] = static_cast<int64_t>(l);
+          arg = l == start ? -1 : previous;
+        }
+        return true;
+      }
+    }
+    return false;
   }
 
   int Find(int b) const {
@@ -446,8 +499,11 @@ class BufferAssigner {
     };
     switch (user.opcode()) {
       case HloOpcode::kDynamicUpdateSlice:
-        // Outside the window each element is its own; the window reads only the update.
-        if (leaf != 0 || !is_only_b(user.operand(0))) return false;
+      case HloOpcode::kScatter:
+        // Outside the window (the scattered elements) each element is its own; a written
+        // element reads only itself and the updates (the kernel copies the operand only when
+        // its memory differs). Indices, updates and start indices must not read b.
+        if (leaf != 0 || !user.shape().IsArray() || !is_only_b(user.operand(0))) return false;
         for (int64_t i = 1; i < user.operand_count(); ++i) {
           if (reads_b(user.operand(i))) return false;
         }

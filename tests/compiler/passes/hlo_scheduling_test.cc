@@ -237,5 +237,50 @@ TEST(HloSchedulingTest, StaleScheduleFallsBackToPostOrder) {
   EXPECT_TRUE(c->schedule().empty());
 }
 
+// An optimizer step: the new w (output 0) reads w in place, and so does the second output.
+// Both allocate as much, so the order is the post order: %e runs after the new w is written
+// and a donated w could not hold it. With w donated, %e (w's other reader) runs first.
+constexpr char kStepReadingW[] = R"(ENTRY %main {
+  %w = f32[1024]{0} parameter(0)
+  %g = f32[1024]{0} parameter(1)
+  %nw = f32[1024]{0} subtract(%w, %g)
+  %e = f32[1024]{0} exponential(%w)
+  ROOT %root = (f32[1024]{0}, f32[1024]{0}) tuple(%nw, %e)
+})";
+
+TEST(HloSchedulingTest, DonatedArgumentsOtherReadersRunBeforeItsOutputIsWritten) {
+  auto plain = ParseHloModule(WithAdd(kStepReadingW)).value();
+  ASSERT_TRUE(HloScheduling().Run(plain.get()).ok());
+  EXPECT_THAT(Names(plain->entry_computation()->MakeSequentialOrder()), ElementsAre("w", "g", "nw", "e", "root"));
+
+  auto module = ParseHloModule(WithAdd(kStepReadingW)).value();
+  const HloComputation& c = *module->entry_computation();
+  const std::vector<OrderingEdge> edges = DonationOrderingEdges(c, {true, false});
+  ASSERT_EQ(edges.size(), 1u);
+  EXPECT_EQ(edges[0].before->name(), "e");
+  EXPECT_EQ(edges[0].after->name(), "nw");
+  EXPECT_TRUE(DonationOrderingEdges(c, {false, true}).empty());  // g's only reader writes the output
+  ASSERT_TRUE(HloScheduling({true, false}).Run(module.get()).ok());
+  EXPECT_THAT(Names(c.MakeSequentialOrder()), ElementsAre("w", "g", "e", "nw", "root"));
+  // A second run keeps it.
+  EXPECT_FALSE(HloScheduling({true, false}).Run(module.get()).value());
+}
+
+TEST(HloSchedulingTest, NoDonationEdgeWhereTheReaderNeedsTheOutput) {
+  // %m reads w and the new w: it cannot run before %nw, so w's pairing adds no edges (the
+  // output takes other memory).
+  auto module = ParseHloModule(WithAdd(R"(ENTRY %main {
+  %w = f32[1024]{0} parameter(0)
+  %g = f32[1024]{0} parameter(1)
+  %nw = f32[1024]{0} subtract(%w, %g)
+  %m = f32[1024]{0} multiply(%w, %nw)
+  ROOT %root = (f32[1024]{0}, f32[1024]{0}) tuple(%nw, %m)
+})"))
+                    .value();
+  EXPECT_TRUE(DonationOrderingEdges(*module->entry_computation(), {true, false}).empty());
+  ASSERT_TRUE(HloScheduling({true, false}).Run(module.get()).ok());
+  EXPECT_THAT(Names(module->entry_computation()->MakeSequentialOrder()), ElementsAre("w", "g", "nw", "m", "root"));
+}
+
 }  // namespace
 }  // namespace jx::hlo

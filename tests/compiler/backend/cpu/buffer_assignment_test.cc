@@ -213,6 +213,92 @@ ENTRY %main (x: f32[8]) -> (f32[8]) {
             AliasList{});
 }
 
+// A scatter of rows into the exponential of x: XLA updates a scatter's operand in place.
+constexpr char kScatterOfTemp[] = R"(HloModule s
+%comb (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = f32[] add(%a, %b)
+}
+ENTRY %main (x: f32[16,4], i: s32[3,1], u: f32[3,4]) -> f32[16,4] {
+  %x = f32[16,4] parameter(0)
+  %i = s32[3,1] parameter(1)
+  %u = f32[3,4] parameter(2)
+  %e = f32[16,4] exponential(%x)
+  ROOT %s = f32[16,4] scatter(%e, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%comb
+})";
+
+TEST(BufferAssignmentTest, ScatterUpdatesADeadOperandInPlace) {
+  // The exponential is read last by the scatter: the scatter writes into its buffer, which
+  // is the output, so the program has no temps (the kernel skips the operand copy).
+  Assigned a = Assign(kScatterOfTemp);
+  EXPECT_EQ(a.ba.BuffersOf(a.module->entry_computation()->GetInstructionWithName("e")),
+            a.ba.BuffersOf(a.module->entry_computation()->GetInstructionWithName("s")));
+  EXPECT_EQ(a.Of("s").kind, LogicalBuffer::kOutput);
+  EXPECT_EQ(a.ba.memory().temp_bytes, 0);
+  // Still the evaluator's numbers (duplicate and out-of-bounds indices included).
+  EXPECT_NE(testing::CheckAgainstEvaluator(kScatterOfTemp, 1e-5, 1e-6, {}, {-2, 18}), nullptr);
+  // A donated x holds the scatter of itself.
+  EXPECT_EQ(Aliases(R"(HloModule s
+%comb (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  ROOT %b = f32[] parameter(1)
+}
+ENTRY %main (x: f32[16,4], i: s32[3,1], u: f32[3,4]) -> (f32[16,4]) {
+  %x = f32[16,4] parameter(0)
+  %i = s32[3,1] parameter(1)
+  %u = f32[3,4] parameter(2)
+  %s = f32[16,4] scatter(%x, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%comb
+  ROOT %t = (f32[16,4]) tuple(%s)
+})",
+                    {true, false, false}),
+            (AliasList{{0, 0}}));
+  // An operand read again after the scatter keeps its buffer.
+  Assigned kept = Assign(R"(HloModule s
+%comb (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  ROOT %b = f32[] parameter(1)
+}
+ENTRY %main (x: f32[16,4], i: s32[3,1], u: f32[3,4]) -> (f32[16,4], f32[16,4]) {
+  %x = f32[16,4] parameter(0)
+  %i = s32[3,1] parameter(1)
+  %u = f32[3,4] parameter(2)
+  %e = f32[16,4] exponential(%x)
+  %s = f32[16,4] scatter(%e, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%comb
+  %n = f32[16,4] negate(%e)
+  ROOT %t = (f32[16,4], f32[16,4]) tuple(%s, %n)
+})");
+  EXPECT_NE(kept.ba.BuffersOf(kept.module->entry_computation()->GetInstructionWithName("e")),
+            kept.ba.BuffersOf(kept.module->entry_computation()->GetInstructionWithName("s")));
+}
+
+TEST(BufferAssignmentTest, DonatedOutputsTakeTheirOwnArgumentsOrTheMostAliases) {
+  // Both arguments are dead before either output is written: JAX's pairing (output k takes
+  // the k-th donated argument of its shape) decides.
+  constexpr char kBoth[] = R"(HloModule m
+ENTRY %main (a: f32[8], b: f32[8]) -> (f32[8], f32[8]) {
+  %a = f32[8] parameter(0)
+  %b = f32[8] parameter(1)
+  %s = f32[8] add(%a, %b)
+  %o1 = f32[8] exponential(%s)
+  %o0 = f32[8] negate(%s)
+  ROOT %r = (f32[8], f32[8]) tuple(%o0, %o1)
+})";
+  EXPECT_EQ(Aliases(kBoth, {true, true}), (AliasList{{0, 0}, {1, 1}}));
+  // Output 0 cannot take a (a is read after it), so its pair gives way: it takes b and output
+  // 1 takes a, two aliases where JAX's pairs alone would give one.
+  EXPECT_EQ(Aliases(R"(HloModule m
+ENTRY %main (a: f32[8], b: f32[8]) -> (f32[8], f32[8]) {
+  %a = f32[8] parameter(0)
+  %b = f32[8] parameter(1)
+  %o0 = f32[8] negate(%b)
+  %o1 = f32[8] add(%a, %o0)
+  ROOT %r = (f32[8], f32[8]) tuple(%o0, %o1)
+})",
+                    {true, true}),
+            (AliasList{{0, 1}, {1, 0}}));
+}
+
 TEST(BufferAssignmentTest, DonationFlagsMustMatchTheArguments) {
   auto module = hlo::ParseHloModule(kChain).value();
   const hlo::HloComputation& entry = *module->entry_computation();
