@@ -18,6 +18,7 @@
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_program.h"
+#include "jx/sharding/use_mesh.h"
 #include "jx/transforms/staging.h"
 
 namespace jx::spmd {
@@ -103,6 +104,7 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     if (it != cache->end()) program = it->second;
   }
   if (program == nullptr) {
+    const use_mesh in_context(*mesh);  // explicit types in the program refer to this mesh
     ClosedJaxpr j = jit_program != nullptr
                         ? jit_program->closed()
                         : TraceToJaxpr([&](absl::Span<const Array> xs) { return Bind(p, xs, params); }, avals,
