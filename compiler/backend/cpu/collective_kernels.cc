@@ -159,6 +159,13 @@ class CollectiveKernel final : public Kernel {
     if (!group.ok()) return group.status();
     const int64_t rank = IndexIn(*group, ctx.partition_id());
     // One meeting for all the operands: each member publishes its table of operand buffers.
+    if (op == HloOpcode::kAllToAll && instr_.dimensions().empty()) {
+      // XLA's tuple all-to-all: result i is member i's operand `rank` (one per member).
+      const int64_t bytes = hlo::ShapeUtil::ByteSizeOf(instr_.operand(0)->shape());
+      return ctx.Exchange(instr_, *group, operands.data(), [&](absl::Span<const void* const> tables) {
+        for (size_t i = 0; i < n; ++i) std::memcpy(outs[i], static_cast<const void* const*>(tables[i])[rank], bytes);
+      });
+    }
     return ctx.Exchange(instr_, *group, operands.data(), [&](absl::Span<const void* const> tables) {
       std::vector<const void*> peers(tables.size());
       for (size_t i = 0; i < n; ++i) {

@@ -1,6 +1,7 @@
 // Collectives of several operands, as XLA writes them: all-reduce(a, b) gives (A, B), and
-// likewise all-gather, reduce-scatter and all-to-all, each operand by its opcode's rule; their
-// starts are all-reduce-start -> (A, B) and ((a, b), (A, B)) for the others. Text round trip,
+// likewise all-gather and reduce-scatter, each operand by its opcode's rule; all-to-all of
+// several operands is XLA's tuple form (no dimensions=, one operand per group member, one
+// shape); their starts are all-reduce-start -> (A, B) and ((a, b), (A, B)) for the others. Text round trip,
 // verifier errors naming the operand, the evaluator (one partition) and async pairs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -47,10 +48,10 @@ TEST(HloVariadicCollectivesTest, EachOperandGetsItsResultInATuple) {
       "replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true\n"
       "  %rs = (f32[4,4]{1,0}, f32[1]{0}) reduce-scatter(f32[8,4]{1,0} %p, f32[2]{0} %q), channel_id=3, "
       "replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true, to_apply=%sum\n"
-      "  %a2a = (f32[8,4]{1,0}, f32[2]{0}) all-to-all(f32[8,4]{1,0} %p, f32[2]{0} %q), channel_id=4, "
-      "replica_groups={{0,1}}, dimensions={0}\n"
+      "  %a2a = (f32[2]{0}, f32[2]{0}) all-to-all(f32[2]{0} %q, f32[2]{0} %q), channel_id=4, "
+      "replica_groups={{0,1}}\n"
       "  ROOT %t = ((f32[8,4]{1,0}, f32[2]{0}), (f32[16,4]{1,0}, f32[4]{0}), (f32[4,4]{1,0}, f32[1]{0}), "
-      "(f32[8,4]{1,0}, f32[2]{0})) tuple(%ar, %ag, %rs, %a2a)");
+      "(f32[2]{0}, f32[2]{0})) tuple(%ar, %ag, %rs, %a2a)");
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   ASSERT_TRUE(VerifyHloModule(**module).ok()) << VerifyHloModule(**module);
@@ -78,6 +79,14 @@ TEST(HloVariadicCollectivesTest, VerifierNamesTheOperandThatDoesNotFit) {
             "operand 0 (of 2): dimension 0 of f32[8,4] does not split into 3 equal blocks"},
            {"ROOT %ar = f32[8,4]{1,0} all-reduce(), replica_groups={{0,1}}, to_apply=%sum",
             "takes at least one operand"},
+           {"ROOT %a2a = (f32[8,4]{1,0}, f32[2]{0}) all-to-all(f32[8,4]{1,0} %p, f32[2]{0} %q), "
+            "replica_groups={{0,1}}, dimensions={0}",
+            "with dimensions= (its split dimension) takes one operand, got 2"},
+           {"ROOT %a2a = (f32[2]{0}, f32[2]{0}) all-to-all(f32[2]{0} %q, f32[2]{0} %q), replica_groups={{0,1,2,3}}",
+            "an all-to-all of 2 operands without dimensions= sends operand i to member i of its group, but "
+            "replica_groups={{0,1,2,3}} has groups of 4"},
+           {"ROOT %a2a = (f32[8,4]{1,0}, f32[2]{0}) all-to-all(f32[8,4]{1,0} %p, f32[2]{0} %q), replica_groups={{0,1}}",
+            "the operands of a tuple all-to-all must have one shape: operand 0 is f32[8,4], operand 1 is f32[2]"},
        }) {
     absl::Status st = ParseAndVerify(Entry(c.body));
     EXPECT_FALSE(st.ok()) << c.body;
