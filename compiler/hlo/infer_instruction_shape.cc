@@ -147,6 +147,15 @@ absl::StatusOr<std::vector<Shape>> InferTupleAllToAllResults(const HloInstructio
   return std::vector<Shape>(operands.size(), operands[0]);
 }
 
+// XLA's array all-to-all (dimensions= names its split dimension) takes one operand.
+absl::Status CheckArrayAllToAllOperands(const HloInstruction& instr) {
+  if (SyncCollectiveOpcode(instr.opcode()) != HloOpcode::kAllToAll || instr.operand_count() == 1) {
+    return absl::OkStatus();
+  }
+  return Invalid("an ", HloOpcodeString(instr.opcode()), " with dimensions= (its split dimension) takes one operand, got ",
+                 instr.operand_count(), "; several operands are the tuple form, without dimensions=");
+}
+
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
   using SI = ShapeInference;
   const HloOpcode op = instr.opcode();
@@ -333,10 +342,7 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
         HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, all));
         return Shape::Tuple(std::move(results));
       }
-      if (op == HloOpcode::kAllToAll && all.size() != 1) {
-        return Invalid("an all-to-all with dimensions= (its split dimension) takes one operand, got ", all.size(),
-                       "; several operands are the tuple form, without dimensions=");
-      }
+      HLO_RETURN_IF_ERROR(CheckArrayAllToAllOperands(instr));
       HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferCollectiveResults(instr, all, declared));
       return results.size() == 1 ? results[0] : Shape::Tuple(std::move(results));
     }
@@ -347,10 +353,7 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
         HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, all));
         return Shape::Tuple({Shape::Tuple(std::vector<Shape>(all.begin(), all.end())), Shape::Tuple(std::move(results))});
       }
-      if (op == HloOpcode::kAllToAllStart && all.size() != 1) {
-        return Invalid("an all-to-all-start with dimensions= (its split dimension) takes one operand, got ", all.size(),
-                       "; several operands are the tuple form, without dimensions=");
-      }
+      HLO_RETURN_IF_ERROR(CheckArrayAllToAllOperands(instr));
       absl::StatusOr<Shape> declared_result = SI::InferAsyncDoneShape(op, declared);
       HLO_ASSIGN_OR_RETURN(std::vector<Shape> results,
                            InferCollectiveResults(instr, all, declared_result.ok() ? *declared_result : Shape()));
