@@ -226,6 +226,30 @@ TEST(SpmdLockstepMeshTest, WhileAndCondBodiesWithCollectivesOnChipsOfTwoPods) {
   EXPECT_THAT(local, ::testing::AnyOf(HasSubstr("all_gather"), HasSubstr("psum")));
 }
 
+TEST(SpmdLockstepMeshTest, JitOfAShardMapWithCollectivesInAScanOffOneTpuSlice) {
+  // No one program runs on chips of two pods: jit(shard_map) runs its body in lockstep, the
+  // psum inside the scan included, and equals the eager shard_map.
+  TwoPods m;
+  Mesh line(m.Chips(), {4}, {"i"});
+  auto body = [](const Array& x) {
+    auto step = [](const Array& c, const Array& row) { return std::pair<Array, Array>{c + lax::psum(row, "i"), c}; };
+    return lax::scan(step, jnp::zeros({3}), x).first;
+  };
+  auto sm = shard_map(body, line, in_specs{P("i")}, out_specs{P("i")});
+  const Array x = jnp::arange(24, float32).reshape({8, 3});
+  const Array got = jit(sm)(x);
+  EXPECT_EQ(got.sharding()->ToString(), NamedSharding(line, P("i")).ToString());
+  // Each chip's carry: the rows summed over the chips, 2 steps: (0+6+12+18 + 3+9+15+21) + (0, 1, 2) x 8.
+  const std::vector<float> want = {84, 92, 100};
+  const std::vector<float> values = device_put(got, DefaultDevice()).to_vector<float>();
+  for (size_t k = 0; k < values.size(); ++k) EXPECT_EQ(values[k], want[k % 3]) << k;
+  EXPECT_EQ(values, device_put(sm(x), DefaultDevice()).to_vector<float>());
+  // The host as a one-device mesh: one carry of every row.
+  Mesh host({jx::devices("cpu")[0]}, {1}, {"i"});
+  auto on_host = shard_map(body, host, in_specs{P("i")}, out_specs{P("i")});
+  EXPECT_EQ(device_put(jit(on_host)(x), DefaultDevice()).to_vector<float>(), want);
+}
+
 TEST(SpmdLockstepMeshTest, ScanBodyWithCollectivesOnTheHost) {
   // The host CPU as a one-device mesh: the same program runs there (the collectives over
   // axes of size 1 move nothing) and equals the host's unsharded result.
