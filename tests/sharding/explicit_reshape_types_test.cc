@@ -77,14 +77,23 @@ TEST(ExplicitReshapeTypesTest, SplittingHandsTheAxesToThePiecesTheySplitWhole) {
   EXPECT_THAT(Reshape(Typed({32}, {{"y"}}), {2, 16}), HasSubstr("'y' (size 4) does not divide the piece of size 2"));
 }
 
-TEST(ExplicitReshapeTypesTest, TracingWithTheMeshInContextChecksTheProgram) {
+TEST(ExplicitReshapeTypesTest, TracesCheckWithTheArgumentsMeshOrTheOneInContext) {
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   Mesh mesh = make_mesh({4, 2}, {"x", "y"}, pod.devices());
   const Array x = device_put(numpy::ones({8, 4}), NamedSharding(mesh, P("x", "y")));
   auto merge = [](const Array& a) { return a.reshape({32}); };
+  const Array rows = device_put(numpy::ones({8, 4}), NamedSharding(mesh, P("x", none)));
+  // jit traces its arguments with their mesh in context, as JAX's jit reads it from their types.
+  try {
+    jit(merge)(x);
+    FAIL() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a major one (size 8) split only 4 ways over 'x' (size 4)"));
+  }
+  EXPECT_EQ(jit(merge)(rows).sharding()->ToString(), NamedSharding(mesh, P("x")).ToString());
+  // make_jaxpr reads the mesh in context.
   use_mesh in_context(mesh);
   EXPECT_THROW(make_jaxpr(merge)(x), TypeError);
-  const Array rows = device_put(numpy::ones({8, 4}), NamedSharding(mesh, P("x", none)));
   EXPECT_THAT(make_jaxpr(merge)(rows).ToString(), HasSubstr("f32[32@x]"));
 }
 
