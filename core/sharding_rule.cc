@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/str_join.h"
+#include "jx/core/abstract_mesh_context.h"
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
 
@@ -192,6 +194,73 @@ DimShardings TensorSharding(const TensorFactors& factors, const std::vector<std:
   return out;
 }
 
+namespace {
+
+// The number of pieces the axes split a dimension into, from the mesh in context (nullopt
+// without one, or for an axis it lacks).
+std::optional<int64_t> ContextPieces(const std::vector<std::string>& axes) {
+  int64_t n = 1;
+  for (const std::string& a : axes) {
+    const std::optional<int64_t> size = ContextMeshAxisSize(a);
+    if (!size.has_value()) return std::nullopt;
+    n *= *size;
+  }
+  return n;
+}
+
+// "'x' (size 4)", "('x', 'y') (4 x 2)".
+std::string AxesWithSizes(const std::vector<std::string>& axes) {
+  std::vector<std::string> sizes;
+  for (const std::string& a : axes) sizes.push_back(std::to_string(ContextMeshAxisSize(a).value_or(0)));
+  return StrCat(AxesText(axes), axes.size() == 1 ? " (size " : " (", absl::StrJoin(sizes, " x "), ")");
+}
+
+// With axis sizes in context: an operand dimension that becomes several result dimensions (a
+// reshape's split, [32] -> [2, 16]) hands its axes to its pieces major first, as JAX's split
+// rule does: a piece takes axes while they divide it and passes on once they split it whole,
+// so each device keeps one block ([32@(x,y)] with x:2, y:4 -> [2@x, 16@y]). Axes that fit no
+// piece that way would leave a device a piece no sharding of the result describes: TypeError.
+void SplitDimensionAxes(std::string_view op, const ShardingRule& rule, absl::Span<const ShapedArray* const> in,
+                        std::vector<std::vector<std::string>>& axes, const std::string& types) {
+  for (size_t i = 0; i < in.size() && i < rule.operands.size(); ++i) {
+    const DimShardings& spec = in[i]->spec;
+    for (size_t d = 0; d < rule.operands[i].size() && d < spec.size(); ++d) {
+      std::vector<int> pieces;  // the dimension's factors of size > 1, major first
+      for (int f : rule.operands[i][d]) {
+        if (rule.factor_sizes[f] > 1) pieces.push_back(f);
+      }
+      if (pieces.size() < 2 || spec[d].empty() || axes[pieces[0]] != spec[d] || !ContextPieces(spec[d])) continue;
+      for (int f : pieces) axes[f].clear();
+      size_t k = 0;
+      int64_t used = 1;  // how many ways piece k is split so far
+      for (const std::string& a : spec[d]) {
+        const int64_t n = *ContextMeshAxisSize(a);
+        while (k < pieces.size() && rule.factor_sizes[pieces[k]] % (used * n) != 0 &&
+               used == rule.factor_sizes[pieces[k]]) {
+          ++k;
+          used = 1;
+        }
+        if (k == pieces.size() || rule.factor_sizes[pieces[k]] % (used * n) != 0) {
+          std::vector<int64_t> sizes;
+          for (int f : pieces) sizes.push_back(rule.factor_sizes[f]);
+          ThrowOpError<TypeError>(
+              op, op == "reshape" ? "This reshape is not supported: " : "", "operation with inputs: ", types,
+              " splits dimension ", d, " of operand ", i, " (size ", in[i]->shape[d], ", sharded over ",
+              AxesWithSizes(spec[d]), ") into pieces of sizes (", absl::StrJoin(sizes, ", "), "): ",
+              AxesWithSizes({a}), " does not divide ", k < pieces.size() ? "the piece of size " : "any piece",
+              k < pieces.size() ? std::to_string(rule.factor_sizes[pieces[k]] / used) : "",
+              ", so a device's elements would not be one block of the result. Reshard the operand first "
+              "(lax::with_sharding_constraint or jx::device_put)");
+        }
+        axes[pieces[k]].push_back(a);
+        used *= n;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void ApplyShardingRuleToTypes(std::string_view op, const ShardingRule& rule, absl::Span<const ShapedArray* const> in,
                               absl::Span<ShapedArray> out) {
   std::vector<const DimShardings*> ins;
@@ -207,6 +276,8 @@ void ApplyShardingRuleToTypes(std::string_view op, const ShardingRule& rule, abs
     ThrowOpError<TypeError>(op, "operation with inputs: ", types(), " produces an incompatible sharding: ", conflict,
                             ". Reshard the operands (lax::with_sharding_constraint or jx::device_put) so they agree");
   }
+  const bool sizes_known = ContextMeshAxes() != nullptr;
+  if (sizes_known) SplitDimensionAxes(op, rule, in, axes, types());
   for (int f = 0; f < rule.num_factors(); ++f) {
     if (axes[f].empty()) continue;
     if (rule.NeedsReplication(f)) {
@@ -222,20 +293,30 @@ void ApplyShardingRuleToTypes(std::string_view op, const ShardingRule& rule, abs
     }
   }
   // A result dim of several factors (a reshape merging dims) holds each device's pieces
-  // contiguously only if every factor before a sharded one is split too: [8, 4@y] -> [32]
-  // would leave each device strided elements, which no sharding of [32] describes.
+  // contiguously only if every factor before a sharded one is split whole: [8, 4@y] -> [32]
+  // would leave each device strided elements, which no sharding of [32] describes; so would
+  // [8@x, 4@y] -> [32] unless x splits the 8 rows into single rows (its size is 8). Without a
+  // mesh in context the sizes are unknown, and a major factor split at all is taken as whole.
   for (size_t i = 0; i < out.size() && i < rule.results.size(); ++i) {
     for (size_t d = 0; d < rule.results[i].size(); ++d) {
       const DimFactors& fs = rule.results[i][d];
       for (size_t k = 1; k < fs.size(); ++k) {
         if (axes[fs[k]].empty()) continue;
         for (size_t m = 0; m < k; ++m) {
-          if (!axes[fs[m]].empty() || rule.factor_sizes[fs[m]] == 1) continue;
-          ThrowOpError<TypeError>(op, "operation with inputs: ", types(), " merges dimensions into dimension ", d,
+          const int64_t size = rule.factor_sizes[fs[m]];
+          if (size == 1) continue;
+          const std::optional<int64_t> pieces = sizes_known ? ContextPieces(axes[fs[m]]) : std::nullopt;
+          if (pieces.has_value() ? *pieces == size : !axes[fs[m]].empty()) continue;
+          const std::string major =
+              axes[fs[m]].empty() ? StrCat("a major one (size ", size, ") whole")
+                                  : StrCat("a major one (size ", size, ") split only ", pieces.value_or(0),
+                                           " ways over ", AxesWithSizes(axes[fs[m]]));
+          ThrowOpError<TypeError>(op, op == "reshape" ? "This reshape is not supported: " : "",
+                                  "operation with inputs: ", types(), " merges dimensions into dimension ", d,
                                   " of its result (size ", out[i].shape[d], ") with a minor one sharded over ",
-                                  AxesText(axes[fs[k]]), " and a major one (size ", rule.factor_sizes[fs[m]],
-                                  ") whole: each device would hold strided elements. Reshard the operand so the ",
-                                  "major dimension is sharded (or it is replicated) first");
+                                  sizes_known ? AxesWithSizes(axes[fs[k]]) : AxesText(axes[fs[k]]), " and ", major,
+                                  ": each device would hold strided elements. Reshard the operand so the major ",
+                                  "dimension is split whole (or the minor one is replicated) first");
         }
       }
     }

@@ -233,4 +233,13 @@ std::vector<PerDevice> EvalLockstep(const ClosedJaxpr& closed, const std::vector
   return EvalClosedLockstep(closed, args, devices);
 }
 
+bool IsOneTpuSlice(const std::vector<const Device*>& devices) {
+  if (devices.empty()) return false;
+  const Client* client = &devices.front()->client();
+  for (const Device* d : devices) {
+    if (d->platform() != "tpu" || &d->client() != client) return false;
+  }
+  return true;
+}
+
 }  // namespace jx::shard_map_internal

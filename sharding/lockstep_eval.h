@@ -28,4 +28,8 @@ using PerDevice = std::vector<Array>;  // one value per device of the mesh
 std::vector<PerDevice> EvalLockstep(const ClosedJaxpr& closed, const std::vector<PerDevice>& args,
                                     const std::vector<const Device*>& devices);
 
+// Whether every device is a chip of one simulated TPU slice (one pod's client): such a mesh
+// compiles an SPMD program into one pod program; any other runs it in lockstep (above).
+bool IsOneTpuSlice(const std::vector<const Device*>& devices);
+
 }  // namespace jx::shard_map_internal

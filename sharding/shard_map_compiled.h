@@ -7,7 +7,10 @@
 //
 //   Arrays outs = shard_map_internal::ShardMapCompiled(args, eqn.params, out_avals);
 //
-// jit's sharded path (spmd's handler) calls this for a program that is one shard_map.
+// jit's sharded path (spmd's handler) calls this for a program that is one shard_map. On a
+// mesh that is not the chips of one TPU slice (the host, chips of several pods) no one program
+// runs on its devices: the call runs the body in lockstep (shard_map's eager evaluation,
+// lockstep_eval.h), said once on stderr.
 #pragma once
 
 #include "absl/types/span.h"
@@ -18,7 +21,7 @@
 namespace jx::shard_map_internal {
 
 // The compiled per-device program of a shard_map equation (compiled on first use, then
-// fetched from the program cache).
+// fetched from the program cache). ValueError for a mesh that is not one TPU slice.
 std::shared_ptr<const Executable> CompileShardMap(const ParamMap& params);
 
 // Runs a shard_map equation through CompileShardMap. out_avals: the equation's (global) types.

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <ostream>
 
+#include "jx/core/abstract_mesh_context.h"
 #include "jx/core/apply_primitive.h"
 #include "jx/core/config.h"
 #include "jx/core/device.h"
@@ -251,6 +253,12 @@ std::shared_ptr<const Traced> JitState::Lookup(Signature& sig, absl::Span<const 
     }
   }
   const auto start = std::chrono::steady_clock::now();
+  // Arguments sharded over a mesh put it in context while they trace (JAX's jit reads the mesh
+  // from their types): explicit-sharding type rules then see its axis sizes.
+  std::optional<ScopedContextMeshAxes> arguments_mesh;
+  if (ContextMeshAxes() == nullptr) {
+    if (std::optional<MeshAxisSizes> axes = MeshAxesOfArguments(leaves)) arguments_mesh.emplace(*std::move(axes));
+  }
   std::shared_ptr<const Traced> traced = trace(sig);
   std::lock_guard<std::mutex> lock(mutex_);
   ++num_traces_;

@@ -56,20 +56,22 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction& instr, Operands ops
     if (instr.operand(0)->opcode() == HloOpcode::kAllReduceStart) return *ops[0];
     return ops[0]->tuple_elements().at(1);
   }
-  // One result per operand (a tuple of them for several, as XLA's variadic collectives).
+  // One result per operand (a tuple of them for several, as XLA's variadic collectives, and
+  // for the tuple all-to-all of any number).
   Shape result = instr.shape();
   if (IsAsyncCollectiveStart(op)) {
     HLO_ASSIGN_OR_RETURN(result, ShapeInference::InferAsyncDoneShape(op, instr.shape()));
   }
   const size_t n = ops.size();
+  const bool tuple_result = result.IsTuple();
   std::vector<Literal> values, operands;
   for (size_t i = 0; i < n; ++i) {
-    const Shape& result_i = n == 1 ? result : result.tuple_shapes(static_cast<int64_t>(i));
+    const Shape& result_i = tuple_result ? result.tuple_shapes(static_cast<int64_t>(i)) : result;
     HLO_ASSIGN_OR_RETURN(Literal value, EvalSyncCollective(instr, result_i, *ops[i]));
     values.push_back(std::move(value));
     operands.push_back(*ops[i]);
   }
-  Literal value = n == 1 ? std::move(values[0]) : Literal::CreateTuple(std::move(values));
+  Literal value = tuple_result ? Literal::CreateTuple(std::move(values)) : std::move(values[0]);
   if (!IsAsyncCollectiveStart(op) || op == HloOpcode::kAllReduceStart) return value;
   // ((operands...), results) for several; one: (operand, R), or ((operand), R) for the
   // async-wrapped reduce-scatter and all-to-all.

@@ -121,6 +121,41 @@ absl::StatusOr<std::vector<Shape>> InferCollectiveResults(const HloInstruction& 
   return results;
 }
 
+// XLA's tuple all-to-all (no dimensions=): one operand per member of a group, all of one
+// shape; member r's result i is member i's operand r. Its result is a tuple of the operands'
+// shape, however many there are.
+bool IsTupleAllToAll(const HloInstruction& instr) {
+  return SyncCollectiveOpcode(instr.opcode()) == HloOpcode::kAllToAll && instr.dimensions().empty();
+}
+
+absl::StatusOr<std::vector<Shape>> InferTupleAllToAllResults(const HloInstruction& instr,
+                                                             absl::Span<const Shape> operands) {
+  if (operands.empty()) return Invalid("takes at least one operand");
+  HLO_ASSIGN_OR_RETURN(int64_t group_size, ShapeInference::ReplicaGroupSize(instr.replica_groups()));
+  if (group_size > 0 && group_size != static_cast<int64_t>(operands.size())) {
+    return Invalid("an all-to-all of ", operands.size(), " operands without dimensions= sends operand i to member i ",
+                   "of its group, but replica_groups=", ReplicaGroupsToString(instr.replica_groups()),
+                   " has groups of ", group_size);
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i].IsArray()) return Invalid("operand ", i, " must be an array, got ", operands[i].ToString(false));
+    if (!ShapeUtil::Compatible(operands[i], operands[0])) {
+      return Invalid("the operands of a tuple all-to-all must have one shape: operand 0 is ",
+                     operands[0].ToString(false), ", operand ", i, " is ", operands[i].ToString(false));
+    }
+  }
+  return std::vector<Shape>(operands.size(), operands[0]);
+}
+
+// XLA's array all-to-all (dimensions= names its split dimension) takes one operand.
+absl::Status CheckArrayAllToAllOperands(const HloInstruction& instr) {
+  if (SyncCollectiveOpcode(instr.opcode()) != HloOpcode::kAllToAll || instr.operand_count() == 1) {
+    return absl::OkStatus();
+  }
+  return Invalid("an ", HloOpcodeString(instr.opcode()), " with dimensions= (its split dimension) takes one operand, got ",
+                 instr.operand_count(), "; several operands are the tuple form, without dimensions=");
+}
+
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
   using SI = ShapeInference;
   const HloOpcode op = instr.opcode();
@@ -303,12 +338,22 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
       return InferCollectiveResult(instr, shapes[0], declared);
     case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll: {
+      if (IsTupleAllToAll(instr)) {
+        HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, all));
+        return Shape::Tuple(std::move(results));
+      }
+      HLO_RETURN_IF_ERROR(CheckArrayAllToAllOperands(instr));
       HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferCollectiveResults(instr, all, declared));
       return results.size() == 1 ? results[0] : Shape::Tuple(std::move(results));
     }
     case HloOpcode::kAllReduceStart: case HloOpcode::kAllGatherStart:
     case HloOpcode::kReduceScatterStart: case HloOpcode::kAllToAllStart:
     case HloOpcode::kCollectivePermuteStart: {
+      if (IsTupleAllToAll(instr)) {
+        HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, all));
+        return Shape::Tuple({Shape::Tuple(std::vector<Shape>(all.begin(), all.end())), Shape::Tuple(std::move(results))});
+      }
+      HLO_RETURN_IF_ERROR(CheckArrayAllToAllOperands(instr));
       absl::StatusOr<Shape> declared_result = SI::InferAsyncDoneShape(op, declared);
       HLO_ASSIGN_OR_RETURN(std::vector<Shape> results,
                            InferCollectiveResults(instr, all, declared_result.ok() ? *declared_result : Shape()));

@@ -4,8 +4,10 @@
 // jit call with sharded arguments arrives as its `jit` equation: its program is partitioned
 // the same way (the arguments' shardings act as in_shardings).
 #include <map>
+#include <optional>
 #include <mutex>
 
+#include "jx/core/abstract_mesh_context.h"
 #include "jx/core/apply_primitive.h"
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
@@ -18,6 +20,7 @@
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_program.h"
+#include "jx/sharding/use_mesh.h"
 #include "jx/transforms/staging.h"
 
 namespace jx::spmd {
@@ -103,6 +106,7 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     if (it != cache->end()) program = it->second;
   }
   if (program == nullptr) {
+    const use_mesh in_context(*mesh);  // explicit types in the program refer to this mesh
     ClosedJaxpr j = jit_program != nullptr
                         ? jit_program->closed()
                         : TraceToJaxpr([&](absl::Span<const Array> xs) { return Bind(p, xs, params); }, avals,
@@ -114,8 +118,19 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
   return program->Run(inputs);
 }
 
+// The mesh axes of a NamedSharding, for core's traces (jit puts its arguments' mesh in
+// context while it traces them).
+std::optional<MeshAxisSizes> MeshAxesOfNamedSharding(const Sharding& sharding) {
+  const auto* named = dynamic_cast<const NamedSharding*>(&sharding);
+  if (named == nullptr) return std::nullopt;
+  return named->mesh().shape();
+}
+
 }  // namespace
 
-void InstallShardedEagerHandler() { SetShardedEagerHandler(RunSharded); }
+void InstallShardedEagerHandler() {
+  SetShardedEagerHandler(RunSharded);
+  SetMeshAxesOfSharding(MeshAxesOfNamedSharding);
+}
 
 }  // namespace jx::spmd

@@ -8,6 +8,7 @@
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
+#include "jx/sharding/use_mesh.h"
 #include "jx/transforms/staging.h"
 
 namespace jx::spmd {
@@ -95,6 +96,7 @@ std::shared_ptr<const SpmdProgram> SpmdJitState::ProgramFor(const TraceFn& fn, a
   std::vector<ShapedArray> trace_avals;
   for (const ShapedArray& a : avals) trace_avals.push_back(ShapedArray{a.shape, a.dtype, a.weak_type});
   SpmdOutputs outputs;
+  const use_mesh in_context(*mesh);  // explicit types in the program refer to this mesh
   ClosedJaxpr global = TraceToJaxpr([&](absl::Span<const Array> xs) { return fn(xs, &outputs); }, trace_avals, name_);
   std::vector<MaybeSharding> in, out;
   for (size_t i = 0; i < avals.size(); ++i) {

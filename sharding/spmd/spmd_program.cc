@@ -26,15 +26,6 @@ std::shared_ptr<const CollectiveMesh> AllManual(const Mesh& mesh) {
   return std::make_shared<CollectiveMesh>(mesh.axis_names(), mesh.axis_sizes(), mesh.axis_names());
 }
 
-// Every device a chip of one simulated TPU slice: the program compiles for the pod.
-bool IsTpuMesh(const Mesh& mesh) {
-  const Client* client = &mesh.devices().front()->client();
-  for (const Device* d : mesh.devices()) {
-    if (d->platform() != "tpu" || &d->client() != client) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 PartitionSpec SpecOf(const DimShardings& s, int64_t rank) {
@@ -75,7 +66,7 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
     p->local_ = TraceToJaxpr(body, local_args, "spmd");
   }
   p->log_.insert(p->log_.end(), log.begin(), log.end());
-  if (IsTpuMesh(mesh)) {
+  if (shard_map_internal::IsOneTpuSlice(mesh.devices())) {
     LoweringOptions options;
     options.name = name;
     options.device_assignment = mesh.devices();

@@ -133,7 +133,9 @@ void RunOnTheMesh(const OpInfo& info) {
           EXPECT_GT(ici_after[c], ici_before[c]) << where << ": " << chips[c]->ToString() << "'s ICI stayed idle";
         }
       }
-      if (MovesData(info.name)) EXPECT_GT(busy, 0) << where << ": no chip's ICI was busy";
+      if (MovesData(info.name)) {
+        EXPECT_GT(busy, 0) << where << ": no chip's ICI was busy";
+      }
       ++ran;
     }
   }

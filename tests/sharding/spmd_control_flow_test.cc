@@ -1,12 +1,14 @@
 // SPMD jit through control flow and inner calls: scan, while, cond and an inner jit carry
 // shardings into their bodies, and the partitioner partitions each body, so a scan over
 // stacked layer weights sharded on their non-leading dims runs on the shards (no full-size
-// weight in the per-device program) and gives the unsharded result.
+// weight in the per-device program) and gives the unsharded result. On a mesh that is not one
+// TPU slice the partitioned program runs in lockstep, collectives in bodies included.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "jx/jx.h"
 #include "jx/sharding/spmd/propagation.h"
@@ -166,6 +168,96 @@ TEST(SpmdControlFlowTest, InnerJitIsPartitionedInline) {
   const std::string local = LocalProgram(f, a, b);
   EXPECT_THAT(local, Not(HasSubstr("all_gather")));
   EXPECT_THAT(local, HasSubstr("f32[2,4]"));
+}
+
+// SPMD jit on meshes that are not one TPU slice (chips of two pods, the host CPU): the
+// partitioned program runs in lockstep, loop and branch bodies with their collectives
+// included, and equals the program run on one device.
+
+// Four chips, two from each of two v5e pods: no one slice holds them, so the partitioned
+// program runs in lockstep (chip by chip, collectives moved between the chips' buffers).
+struct TwoPods {
+  tpu::Pod a = tpu::make_pod("v5e", {2, 1}), b = tpu::make_pod("v5e", {2, 1});
+  Mesh mesh = Mesh(Chips(), {2, 2}, {"x", "y"});
+  std::vector<const Device*> Chips() const {
+    std::vector<const Device*> chips = a.devices();
+    for (const Device* d : b.devices()) chips.push_back(d);
+    return chips;
+  }
+  NamedSharding S(PartitionSpec p) const { return NamedSharding(mesh, std::move(p)); }
+  // The reference on one chip (chips multiply at the TPU's default precision).
+  Array OnChip(const Array& x) const { return device_put(x, a.devices()[0]); }
+};
+
+TEST(SpmdLockstepMeshTest, ScanBodyWithCollectivesOnChipsOfTwoPods) {
+  // Megatron's split per layer: the body's row-split product is psum'd once per layer.
+  TwoPods m;
+  Array h = Iota({8, 16}), w1 = Iota({3, 16, 32}, 0.003f), w2 = Iota({3, 32, 16}, 0.005f);
+  auto f = jit(ScannedMlp, in_shardings{m.S(P("x", none)), m.S(P(none, none, "y")), m.S(P(none, "y", none))});
+  Array out = f(h, w1, w2);
+  ExpectClose(out, ScannedMlp(m.OnChip(h), m.OnChip(w1), m.OnChip(w2)));
+  EXPECT_EQ(out.sharding()->ToString(), m.S(P("x", none)).ToString());
+  const std::string program = f.lower(h, w1, w2).compile().as_text();
+  EXPECT_THAT(program, HasSubstr("scan["));
+  EXPECT_THAT(program, HasSubstr("psum"));
+  EXPECT_THAT(program, Not(HasSubstr("HloModule")));  // no pod program: lockstep
+}
+
+TEST(SpmdLockstepMeshTest, WhileAndCondBodiesWithCollectivesOnChipsOfTwoPods) {
+  // w's columns split over 'y' against a batch-split carry: the body gathers w's columns
+  // (or reduces the product) each trip; the branch taken must agree on every chip.
+  TwoPods m;
+  Array x = Iota({8, 16}), w = Iota({16, 16}, 0.02f);
+  auto f = [](const Array& x, const Array& w, const Array& n) {
+    using Carry = std::pair<Array, Array>;
+    Array y = lax::while_loop([&](const Carry& c) { return c.first < n; },
+                              [&](const Carry& c) { return Carry{c.first + 1, jnp::tanh(jnp::matmul(c.second, w))}; },
+                              Carry{Array(0), x})
+                  .second;
+    return lax::cond(n > 2, [&](const Array& a) { return jnp::matmul(a, w.T()); }, [](const Array& a) { return -a; }, y);
+  };
+  auto g = jit(f, in_shardings{m.S(P("x", none)), m.S(P("y", none)), m.S(P())});
+  for (int n : {3, 1}) {
+    ExpectClose(g(x, w, Array(n)), f(m.OnChip(x), m.OnChip(w), Array(n)));
+  }
+  const std::string local = LocalProgram(g, x, w, Array(3));
+  EXPECT_THAT(local, HasSubstr("while["));
+  EXPECT_THAT(local, HasSubstr("cond["));
+  EXPECT_THAT(local, ::testing::AnyOf(HasSubstr("all_gather"), HasSubstr("psum")));
+}
+
+TEST(SpmdLockstepMeshTest, JitOfAShardMapWithCollectivesInAScanOffOneTpuSlice) {
+  // No one program runs on chips of two pods: jit(shard_map) runs its body in lockstep, the
+  // psum inside the scan included, and equals the eager shard_map.
+  TwoPods m;
+  Mesh line(m.Chips(), {4}, {"i"});
+  auto body = [](const Array& x) {
+    auto step = [](const Array& c, const Array& row) { return std::pair<Array, Array>{c + lax::psum(row, "i"), c}; };
+    return lax::scan(step, jnp::zeros({3}), x).first;
+  };
+  auto sm = shard_map(body, line, in_specs{P("i")}, out_specs{P("i")});
+  const Array x = jnp::arange(24, float32).reshape({8, 3});
+  const Array got = jit(sm)(x);
+  EXPECT_EQ(got.sharding()->ToString(), NamedSharding(line, P("i")).ToString());
+  // Each chip's carry: the rows summed over the chips, 2 steps: (0+6+12+18 + 3+9+15+21) + (0, 1, 2) x 8.
+  const std::vector<float> want = {84, 92, 100};
+  const std::vector<float> values = device_put(got, DefaultDevice()).to_vector<float>();
+  for (size_t k = 0; k < values.size(); ++k) EXPECT_EQ(values[k], want[k % 3]) << k;
+  EXPECT_EQ(values, device_put(sm(x), DefaultDevice()).to_vector<float>());
+  // The host as a one-device mesh: one carry of every row.
+  Mesh host({jx::devices("cpu")[0]}, {1}, {"i"});
+  auto on_host = shard_map(body, host, in_specs{P("i")}, out_specs{P("i")});
+  EXPECT_EQ(device_put(jit(on_host)(x), DefaultDevice()).to_vector<float>(), want);
+}
+
+TEST(SpmdLockstepMeshTest, ScanBodyWithCollectivesOnTheHost) {
+  // The host CPU as a one-device mesh: the same program runs there (the collectives over
+  // axes of size 1 move nothing) and equals the host's unsharded result.
+  Mesh mesh({jx::devices("cpu")[0]}, {1, 1}, {"x", "y"});
+  auto S = [&](PartitionSpec p) { return NamedSharding(mesh, std::move(p)); };
+  Array h = Iota({8, 16}), w1 = Iota({3, 16, 32}, 0.003f), w2 = Iota({3, 32, 16}, 0.005f);
+  auto f = jit(ScannedMlp, in_shardings{S(P("x", none)), S(P(none, none, "y")), S(P(none, "y", none))});
+  ExpectClose(f(h, w1, w2), ScannedMlp(h, w1, w2));
 }
 
 }  // namespace

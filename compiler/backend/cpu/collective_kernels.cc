@@ -159,26 +159,35 @@ class CollectiveKernel final : public Kernel {
     if (!group.ok()) return group.status();
     const int64_t rank = IndexIn(*group, ctx.partition_id());
     // One meeting for all the operands: each member publishes its table of operand buffers.
-    return ctx.Exchange(instr_, *group, operands.data(), [&](absl::Span<const void* const> tables) {
+    if (op == HloOpcode::kAllToAll && instr_.dimensions().empty()) {
+      // XLA's tuple all-to-all: result i is member i's operand `rank` (one per member).
+      const int64_t bytes = hlo::ShapeUtil::ByteSizeOf(instr_.operand(0)->shape());
+      return ctx.Exchange(instr_, *group, operands.data(), [&](absl::Span<const void* const> tables) {
+        for (size_t i = 0; i < n; ++i) std::memcpy(outs[i], static_cast<const void* const*>(tables[i])[rank], bytes);
+      });
+    }
+    absl::Status combined = absl::OkStatus();
+    absl::Status met = ctx.Exchange(instr_, *group, operands.data(), [&](absl::Span<const void* const> tables) {
       std::vector<const void*> peers(tables.size());
-      for (size_t i = 0; i < n; ++i) {
+      for (size_t i = 0; i < n && combined.ok(); ++i) {
         for (size_t p = 0; p < tables.size(); ++p) peers[p] = static_cast<const void* const*>(tables[p])[i];
-        Combine(op, instr_.operand(static_cast<int64_t>(i))->shape(), peers, rank, outs[i]);
+        combined = Combine(op, instr_.operand(static_cast<int64_t>(i))->shape(), peers, rank, outs[i]);
       }
     });
+    return met.ok() ? combined : met;
   }
 
  private:
   // One operand's part of the collective: `peers` holds every member's buffer of it (group
   // order), `out` this member's result.
-  void Combine(HloOpcode op, const hlo::Shape& in_shape, absl::Span<const void* const> peers, int64_t rank,
-               void* out) const {
+  absl::Status Combine(HloOpcode op, const hlo::Shape& in_shape, absl::Span<const void* const> peers, int64_t rank,
+                       void* out) const {
     const int64_t n = static_cast<int64_t>(peers.size());
     const int64_t elem = hlo::ByteSizeOfPrimitiveType(in_shape.element_type());
     switch (op) {
       case HloOpcode::kAllReduce:
         fold_(peers, 0, hlo::ShapeUtil::ElementsIn(in_shape), out);
-        return;
+        return absl::OkStatus();
       case HloOpcode::kAllGather: {
         const Split s = SplitAt(in_shape, instr_.collective_dimension());
         for (int64_t o = 0; o < s.outer; ++o) {
@@ -187,7 +196,7 @@ class CollectiveKernel final : public Kernel {
                         static_cast<const char*>(peers[j]) + o * s.inner_bytes, s.inner_bytes);
           }
         }
-        return;
+        return absl::OkStatus();
       }
       case HloOpcode::kReduceScatter: {
         const Split s = SplitAt(in_shape, instr_.collective_dimension());
@@ -195,7 +204,7 @@ class CollectiveKernel final : public Kernel {
         for (int64_t o = 0; o < s.outer; ++o) {
           fold_(peers, o * (s.inner_bytes / elem) + rank * block, block, static_cast<char*>(out) + o * block * elem);
         }
-        return;
+        return absl::OkStatus();
       }
       case HloOpcode::kAllToAll: {
         const Split s = SplitAt(in_shape, instr_.collective_dimension());
@@ -206,10 +215,10 @@ class CollectiveKernel final : public Kernel {
                         static_cast<const char*>(peers[i]) + o * s.inner_bytes + rank * block, block);
           }
         }
-        return;
+        return absl::OkStatus();
       }
       default:
-        return;  // MakeCollectiveKernel admits only the opcodes above
+        return absl::InternalError(StrCat("not a collective: ", hlo::HloOpcodeString(instr_.opcode())));
     }
   }
 

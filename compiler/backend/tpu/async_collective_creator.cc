@@ -36,10 +36,16 @@ absl::Status MakeAsync(hlo::HloComputation* computation, HloInstruction* collect
   for (int64_t i = 0; i < collective->operand_count(); ++i) {
     operands.push_back(collective->mutable_operand(i));
     operand_shapes.push_back(operands.back()->shape());
-    results.push_back(collective->operand_count() == 1 ? collective->shape() : collective->shape().tuple_shapes(i));
+    results.push_back(collective->shape().IsTuple() ? collective->shape().tuple_shapes(i) : collective->shape());
   }
-  HLO_ASSIGN_OR_RETURN(hlo::Shape start_shape,
-                       hlo::ShapeInference::InferAsyncStartShape(start_op, operand_shapes, results));
+  // The tuple all-to-all (no dimensions=) keeps tuples of any size: ((operands), (results)).
+  const bool tuple_all_to_all = collective->opcode() == HloOpcode::kAllToAll && collective->dimensions().empty();
+  hlo::Shape start_shape;
+  if (tuple_all_to_all) {
+    start_shape = hlo::Shape::Tuple({hlo::Shape::Tuple(operand_shapes), collective->shape()});
+  } else {
+    HLO_ASSIGN_OR_RETURN(start_shape, hlo::ShapeInference::InferAsyncStartShape(start_op, operand_shapes, results));
+  }
   std::unique_ptr<HloInstruction> start = HloInstruction::Create(start_op, start_shape, operands);
   CopyCollectiveAttributes(*collective, start.get());
   HloInstruction* start_instr = computation->AddInstruction(std::move(start));

@@ -15,6 +15,7 @@
 namespace jx::hlo {
 namespace {
 
+using ::jx::hlo::testing::CountAllReduces;
 using ::jx::hlo::testing::EntryLines;
 using ::jx::hlo::testing::ParseAndRun;
 using ::testing::ElementsAre;
@@ -36,14 +37,6 @@ std::string AllReduce(std::string_view name, std::string_view shape, std::string
                       std::string_view reducer = "%sum", std::string_view groups = "{{0}}") {
   return StrCat("  %", name, " = ", shape, " all-reduce(%", operand, "), channel_id=", channel,
                 ", replica_groups=", groups, ", use_global_device_ids=true, to_apply=", reducer, "\n");
-}
-
-int64_t CountAllReduces(const HloModule& module) {
-  int64_t n = 0;
-  for (const HloInstruction* instr : module.entry_computation()->instructions()) {
-    n += instr->opcode() == HloOpcode::kAllReduce;
-  }
-  return n;
 }
 
 TEST(AllReduceCombinerTest, IndependentSumsBecomeOneAllReduceOfSeveralOperands) {

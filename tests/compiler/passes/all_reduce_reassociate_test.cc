@@ -13,6 +13,7 @@
 namespace jx::hlo {
 namespace {
 
+using ::jx::hlo::testing::CountAllReduces;
 using ::jx::hlo::testing::EntryLines;
 using ::jx::hlo::testing::ParseAndRun;
 using ::testing::ElementsAre;
@@ -57,14 +58,6 @@ std::string Module(const TwoAllReduces& t) {
     StrAppend(&text, "  ROOT %r = s32[4]{0} ", t.op, "(%ra, %rb)\n}\n");
   }
   return text;
-}
-
-int64_t CountAllReduces(const HloModule& module) {
-  int64_t n = 0;
-  for (const HloInstruction* instr : module.entry_computation()->instructions()) {
-    n += instr->opcode() == HloOpcode::kAllReduce;
-  }
-  return n;
 }
 
 TEST(AllReduceReassociateTest, AddOfTwoSumsIsTheSumOfTheAdd) {

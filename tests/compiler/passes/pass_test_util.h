@@ -45,6 +45,15 @@ inline std::vector<std::string> Opcodes(const HloComputation& computation) {
   return out;
 }
 
+// The all-reduces of the entry computation.
+inline int64_t CountAllReduces(const HloModule& module) {
+  int64_t n = 0;
+  for (const HloInstruction* instr : module.entry_computation()->instructions()) {
+    n += instr->opcode() == HloOpcode::kAllReduce;
+  }
+  return n;
+}
+
 // Deterministic arguments for the entry computation: floats in [-2, 2), signed integers in
 // [-5, 5], unsigned in [0, 10], preds alternating. Empty if a parameter is not an array.
 inline std::vector<Literal> MakeArguments(const HloModule& module) {

@@ -50,39 +50,34 @@ TEST(VariadicCollectivesTest, EachOperandGetsWhatItsOwnCollectiveGives) {
   // The same collectives of one operand each are the reference: both programs run on the chips.
   Pod pod = make_pod("v5e", {4, 2});
   const std::string groups = "replica_groups={{0,1},{2,3},{4,5},{6,7}}";
-  const std::string variadic = StrCat(kHeader, R"(ENTRY %main (a: f32[4], b: f32[2]) -> ((f32[4], f32[2]), (f32[8], f32[4]), (f32[2], f32[1]), (f32[4], f32[2])) {
+  const std::string variadic = StrCat(kHeader, R"(ENTRY %main (a: f32[4], b: f32[2]) -> ((f32[4], f32[2]), (f32[8], f32[4]), (f32[2], f32[1])) {
   %a = f32[4]{0} parameter(0)
   %b = f32[2]{0} parameter(1)
   %ar = (f32[4]{0}, f32[2]{0}) all-reduce(%a, %b), channel_id=1, )", groups, R"(, use_global_device_ids=true, to_apply=%sum
   %ag = (f32[8]{0}, f32[4]{0}) all-gather(%a, %b), channel_id=2, )", groups, R"(, dimensions={0}, use_global_device_ids=true
   %rs = (f32[2]{0}, f32[1]{0}) reduce-scatter(%a, %b), channel_id=3, )", groups, R"(, dimensions={0}, use_global_device_ids=true, to_apply=%sum
-  %a2a = (f32[4]{0}, f32[2]{0}) all-to-all(%a, %b), channel_id=4, )", groups, R"(, dimensions={0}
-  ROOT %t = ((f32[4]{0}, f32[2]{0}), (f32[8]{0}, f32[4]{0}), (f32[2]{0}, f32[1]{0}), (f32[4]{0}, f32[2]{0})) tuple(%ar, %ag, %rs, %a2a)
+  ROOT %t = ((f32[4]{0}, f32[2]{0}), (f32[8]{0}, f32[4]{0}), (f32[2]{0}, f32[1]{0})) tuple(%ar, %ag, %rs)
 })");
   auto one_each = [&](std::string_view x, std::string_view shape, int64_t n) {
     const std::string gathered = StrCat("f32[", 2 * n, "]{0}"), scattered = StrCat("f32[", n / 2, "]{0}");
-    return StrCat(kHeader, "ENTRY %main (", x, ": ", shape, ") -> (", shape, ", ", gathered, ", ", scattered, ", ",
-                  shape, ") {\n  %", x, " = ", shape, "{0} parameter(0)\n",
+    return StrCat(kHeader, "ENTRY %main (", x, ": ", shape, ") -> (", shape, ", ", gathered, ", ", scattered,
+                  ") {\n  %", x, " = ", shape, "{0} parameter(0)\n",
                   "  %ar = ", shape, "{0} all-reduce(%", x, "), channel_id=1, ", groups,
                   ", use_global_device_ids=true, to_apply=%sum\n",
                   "  %ag = ", gathered, " all-gather(%", x, "), channel_id=2, ", groups,
                   ", dimensions={0}, use_global_device_ids=true\n",
                   "  %rs = ", scattered, " reduce-scatter(%", x, "), channel_id=3, ", groups,
                   ", dimensions={0}, use_global_device_ids=true, to_apply=%sum\n",
-                  "  %a2a = ", shape, "{0} all-to-all(%", x, "), channel_id=4, ", groups, ", dimensions={0}\n",
-                  "  ROOT %t = (", shape, "{0}, ", gathered, ", ", scattered, ", ", shape, "{0}) tuple(%ar, %ag, %rs, %a2a)\n}\n");
+                  "  ROOT %t = (", shape, "{0}, ", gathered, ", ", scattered, ") tuple(%ar, %ag, %rs)\n}\n");
   };
   auto program = Compile(pod, variadic,
                          {ShapedArray{{4}, float32}, ShapedArray{{2}, float32}, ShapedArray{{8}, float32},
-                          ShapedArray{{4}, float32}, ShapedArray{{2}, float32}, ShapedArray{{1}, float32},
-                          ShapedArray{{4}, float32}, ShapedArray{{2}, float32}});
+                          ShapedArray{{4}, float32}, ShapedArray{{2}, float32}, ShapedArray{{1}, float32}});
   EXPECT_THAT(program->as_text(), ::testing::HasSubstr("all-reduce-start(")) << program->as_text();
   auto only_a = Compile(pod, one_each("a", "f32[4]", 4),
-                        {ShapedArray{{4}, float32}, ShapedArray{{8}, float32}, ShapedArray{{2}, float32},
-                         ShapedArray{{4}, float32}});
+                        {ShapedArray{{4}, float32}, ShapedArray{{8}, float32}, ShapedArray{{2}, float32}});
   auto only_b = Compile(pod, one_each("b", "f32[2]", 2),
-                        {ShapedArray{{2}, float32}, ShapedArray{{4}, float32}, ShapedArray{{1}, float32},
-                         ShapedArray{{2}, float32}});
+                        {ShapedArray{{2}, float32}, ShapedArray{{4}, float32}, ShapedArray{{1}, float32}});
   const std::vector<Arrays> args = Args(pod);
   std::vector<Arrays> a_args, b_args;
   for (const Arrays& p : args) {
@@ -92,13 +87,43 @@ TEST(VariadicCollectivesTest, EachOperandGetsWhatItsOwnCollectiveGives) {
   const std::vector<Arrays> got = program->ExecuteShards(args);
   const std::vector<Arrays> want_a = only_a->ExecuteShards(a_args), want_b = only_b->ExecuteShards(b_args);
   for (int p = 0; p < kChips; ++p) {
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 3; ++k) {
       EXPECT_EQ(got[p][2 * k].to_vector<float>(), want_a[p][k].to_vector<float>()) << "chip " << p << " op " << k;
       EXPECT_EQ(got[p][2 * k + 1].to_vector<float>(), want_b[p][k].to_vector<float>()) << "chip " << p << " op " << k;
     }
   }
   // A spot check by hand: chip 3's all-reduce over {2, 3}.
   EXPECT_EQ(got[3][1].to_vector<float>(), (std::vector<float>{-5.f, 500.f}));
+}
+
+TEST(VariadicCollectivesTest, TupleAllToAllSendsOperandIToMemberI) {
+  // XLA's tuple all-to-all over groups of 4: chip r's result i is chip i's (in its group)
+  // operand r, here the f32[2] {100 x chip + 10 x operand, the same + 1}.
+  Pod pod = make_pod("v5e", {4, 2});
+  auto program = Compile(pod, StrCat(kHeader, R"(ENTRY %main {
+  %p0 = f32[2]{0} parameter(0)
+  %p1 = f32[2]{0} parameter(1)
+  %p2 = f32[2]{0} parameter(2)
+  %p3 = f32[2]{0} parameter(3)
+  ROOT %a2a = (f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}) all-to-all(%p0, %p1, %p2, %p3), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}
+})"),
+                         std::vector<ShapedArray>(4, ShapedArray{{2}, float32}));
+  EXPECT_THAT(program->as_text(), ::testing::HasSubstr("all-to-all-start(")) << program->as_text();
+  std::vector<Arrays> args(kChips);
+  for (int p = 0; p < kChips; ++p) {
+    for (int k = 0; k < 4; ++k) {
+      const float v = 100.f * p + 10.f * k;
+      args[p].push_back(device_put(numpy::array(std::vector<float>{v, v + 1}, {2}), pod.devices()[p]));
+    }
+  }
+  const std::vector<Arrays> out = program->ExecuteShards(args);
+  for (int p = 0; p < kChips; ++p) {
+    const int group = p / 4, rank = p % 4;
+    for (int i = 0; i < 4; ++i) {
+      const float v = 100.f * (4 * group + i) + 10.f * rank;
+      EXPECT_EQ(out[p][i].to_vector<float>(), (std::vector<float>{v, v + 1})) << "chip " << p << " result " << i;
+    }
+  }
 }
 
 TEST(VariadicCollectivesTest, SeveralOperandsAreTimedAsOneCollectiveOfTheirBytes) {
