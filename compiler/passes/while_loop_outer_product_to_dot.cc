@@ -139,7 +139,8 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
     return std::nullopt;
   }
   acc.type = acc.product->shape().element_type();
-  acc.metadata = acc.product->metadata();
+  // Simplification may have left the product without metadata; the add has the source op's.
+  acc.metadata = acc.product->metadata().empty() ? next->metadata() : acc.product->metadata();
   return acc;
 }
 
@@ -151,16 +152,99 @@ Shape StackShape(const HloInstruction* factor, int64_t trips) {
   return ShapeUtil::MakeShape(factor->shape().element_type(), dims);
 }
 
-// In the body: the accumulators pass through unchanged and the factors are written into their
-// stacks (state elements first_stack, first_stack + 1, ... in pairs) at the trip index.
-absl::Status StackFactorsInBody(HloInstruction* loop, const Counter& counter, const std::vector<Accumulation>& accs,
-                                int64_t first_stack) {
+// Whether `index` (in the body) takes each value of [0, trips) once over the trips: the trip
+// index, or its reverse trips - 1 - t (how a reverse scan, or the transpose of a scan, reads).
+bool TakesEachRowOnce(const HloInstruction* index, const HloInstruction& loop, const Counter& c) {
+  const HloInstruction* param = loop.while_body()->parameter_instruction(0);
+  auto is_counter = [&](const HloInstruction* v) {
+    return v->opcode() == HloOpcode::kGetTupleElement && v->operand(0) == param && v->tuple_index() == c.index;
+  };
+  if (is_counter(index)) return c.start == 0;
+  if (index->opcode() != HloOpcode::kSubtract) return false;
+  const std::optional<int64_t> k0 = IntegerConstant(index->operand(0));
+  const std::optional<int64_t> k1 = IntegerConstant(index->operand(1));
+  if (k0 && is_counter(index->operand(1))) return *k0 - c.start == c.trips - 1;  // k - (start + t)
+  return k1 && is_counter(index->operand(0)) && *k1 == c.start;                  // (start + t) - start
+}
+
+// A factor that is one whole row of a stack the loop carries unchanged, at an index taking each
+// row once: [reshape of] dynamic-slice(stack, index, 0, ..., 0). After the loop the stack holds
+// the factor's rows as they are: nothing needs stacking.
+struct CarriedRow {
+  int64_t source = 0;  // the stack's state element
+  HloInstruction* index = nullptr;
+};
+
+std::optional<CarriedRow> RowOfCarriedStack(const HloInstruction* factor, const HloInstruction& loop, const Counter& c) {
+  const HloInstruction* slice = factor->opcode() == HloOpcode::kReshape ? factor->operand(0) : factor;
+  if (slice->opcode() != HloOpcode::kDynamicSlice) return std::nullopt;
+  const HloInstruction* stack = slice->operand(0);
+  const HloComputation* body = loop.while_body();
+  if (stack->opcode() != HloOpcode::kGetTupleElement || stack->operand(0) != body->parameter_instruction(0)) {
+    return std::nullopt;
+  }
+  const int64_t source = stack->tuple_index();
+  const HloInstruction* next = body->root_instruction()->operand(source);
+  if (next->opcode() != HloOpcode::kGetTupleElement || next->operand(0) != stack->operand(0) ||
+      next->tuple_index() != source) {
+    return std::nullopt;  // the loop writes it
+  }
+  const std::vector<int64_t>& dims = stack->shape().dimensions();
+  const std::vector<int64_t>& sizes = slice->dynamic_slice_sizes();
+  if (dims.empty() || dims[0] != c.trips || sizes[0] != 1) return std::nullopt;
+  for (size_t d = 1; d < dims.size(); ++d) {
+    if (sizes[d] != dims[d] || IntegerConstant(slice->operand(static_cast<int64_t>(d) + 1)) != 0) return std::nullopt;
+  }
+  if (!TakesEachRowOnce(slice->operand(1), loop, c)) return std::nullopt;
+  return CarriedRow{.source = source, .index = slice->mutable_operand(1)};
+}
+
+// How one accumulation is rewritten: each factor's rows over the trips come from a stack the
+// loop already carries (source >= 0) or from a new one written at `row` (slot: its state
+// element; the first new stack takes the accumulator's element, which the loop no longer needs).
+struct Rewrite {
+  Accumulation acc;
+  std::array<int64_t, 2> source = {-1, -1};
+  std::array<int64_t, 2> slot = {-1, -1};
+  HloInstruction* row = nullptr;  // null: the trip index
+  std::array<Shape, 2> stacks;    // [trips] + each factor's shape (the factors go with the body's rewrite)
+};
+
+Rewrite PlanRewrite(const Accumulation& acc, const HloInstruction& loop, const Counter& c) {
+  Rewrite r;
+  r.acc = acc;
+  r.stacks = {StackShape(acc.factors[0], c.trips), StackShape(acc.factors[1], c.trips)};
+  const std::optional<CarriedRow> rows[2] = {RowOfCarriedStack(acc.factors[0], loop, c),
+                                             RowOfCarriedStack(acc.factors[1], loop, c)};
+  // Both factors' rows must pair up trip by trip: one index for every stack.
+  for (int f = 0; f < 2 && r.row == nullptr; ++f) {
+    if (!rows[f]) continue;
+    r.row = rows[f]->index;
+    r.source[f] = rows[f]->source;
+    const int g = 1 - f;
+    if (rows[g] && rows[g]->index == r.row) r.source[g] = rows[g]->source;
+  }
+  return r;
+}
+
+int64_t NewStackBytes(const Rewrite& r) {
+  int64_t bytes = 0;
+  for (int f = 0; f < 2; ++f) {
+    if (r.source[f] < 0) bytes += ShapeUtil::ByteSizeOf(r.stacks[f]);
+  }
+  return bytes;
+}
+
+// In the body: each factor without a carried stack is written into its new stack at its row;
+// the accumulations are removed.
+absl::Status StackFactorsInBody(HloInstruction* loop, const Counter& counter, const std::vector<Rewrite>& rewrites) {
   HloComputation* body = loop->while_body();
   HloInstruction* param = body->parameter_instruction(0);
   HloInstruction* old_root = body->root_instruction();
   HloBuilder b(body);
   b.set_metadata(old_root->metadata());
   std::vector<HloInstruction*> elements(old_root->operands().begin(), old_root->operands().end());
+  elements.resize(static_cast<size_t>(loop->shape().tuple_shapes_size()), nullptr);
   HLO_ASSIGN_OR_RETURN(HloInstruction * trip, b.GetTupleElement(param, counter.index));
   const PrimitiveType index_type = trip->shape().element_type();
   if (counter.start != 0) {
@@ -168,24 +252,25 @@ absl::Status StackFactorsInBody(HloInstruction* loop, const Counter& counter, co
     HLO_ASSIGN_OR_RETURN(trip, b.Subtract(trip, start));
   }
   HLO_ASSIGN_OR_RETURN(HloInstruction * zero, b.Constant(Literal::CreateScalar(index_type, 0)));
-  int64_t stack = first_stack;
-  for (const Accumulation& acc : accs) {
-    elements[static_cast<size_t>(acc.index)] = acc.add->mutable_operand(acc.add->operand(0) == acc.product ? 1 : 0);
-    for (HloInstruction* factor : acc.factors) {
-      HLO_ASSIGN_OR_RETURN(HloInstruction * stacked, b.GetTupleElement(param, stack++));
+  for (const Rewrite& r : rewrites) {
+    // Until a stack takes it, the accumulator's element passes through.
+    HloInstruction* read = r.acc.add->mutable_operand(r.acc.add->operand(0) == r.acc.product ? 1 : 0);
+    elements[static_cast<size_t>(r.acc.index)] = read;
+    for (int f = 0; f < 2; ++f) {
+      if (r.source[f] >= 0) continue;
+      HLO_ASSIGN_OR_RETURN(HloInstruction * stacked, b.GetTupleElement(param, r.slot[f]));
       std::vector<int64_t> row = stacked->shape().dimensions();
       row[0] = 1;
-      HLO_ASSIGN_OR_RETURN(HloInstruction * update, b.Reshape(factor, row));
+      HLO_ASSIGN_OR_RETURN(HloInstruction * update, b.Reshape(r.acc.factors[f], row));
       std::vector<HloInstruction*> starts(row.size(), zero);
-      starts[0] = trip;
-      HLO_ASSIGN_OR_RETURN(HloInstruction * written, b.DynamicUpdateSlice(stacked, update, starts));
-      elements.push_back(written);
+      starts[0] = r.row != nullptr ? r.row : trip;
+      HLO_ASSIGN_OR_RETURN(elements[static_cast<size_t>(r.slot[f])], b.DynamicUpdateSlice(stacked, update, starts));
     }
   }
   HLO_ASSIGN_OR_RETURN(HloInstruction * root, b.Tuple(elements));
   body->set_root_instruction(root);
   HLO_RETURN_IF_ERROR(body->RemoveInstruction(old_root));
-  for (const Accumulation& acc : accs) HLO_RETURN_IF_ERROR(body->RemoveInstructionAndUnusedOperands(acc.add));
+  for (const Rewrite& r : rewrites) HLO_RETURN_IF_ERROR(body->RemoveInstructionAndUnusedOperands(r.acc.add));
   return absl::OkStatus();
 }
 
@@ -202,81 +287,101 @@ absl::StatusOr<bool> RewriteLoop(HloInstruction* loop, int64_t max_stack_bytes) 
   const auto body_reads = TupleReads(*body, size);
   const auto cond_reads = TupleReads(*loop->while_condition(), size);
   if (!body_reads || !cond_reads) return false;
-  std::vector<Accumulation> accs;
+  std::vector<Rewrite> rewrites;
   int64_t stack_bytes = 0;
   for (int64_t i = 0; i < size; ++i) {
     const auto k = static_cast<size_t>(i);
     std::optional<Accumulation> acc = MatchAccumulation(*loop, i, (*body_reads)[k], !(*cond_reads)[k].empty());
     if (!acc) continue;
-    const int64_t bytes = ShapeUtil::ByteSizeOf(StackShape(acc->factors[0], counter->trips)) +
-                          ShapeUtil::ByteSizeOf(StackShape(acc->factors[1], counter->trips));
+    Rewrite r = PlanRewrite(*acc, *loop, *counter);
+    const int64_t bytes = NewStackBytes(r);
     if (stack_bytes + bytes > max_stack_bytes) continue;
     stack_bytes += bytes;
-    accs.push_back(*std::move(acc));
+    rewrites.push_back(std::move(r));
   }
-  if (accs.empty()) return false;
+  if (rewrites.empty()) return false;
 
-  // The state grows by two stacks per accumulation.
+  // The new stacks: the first of an accumulation replaces its accumulator, the others append.
   std::vector<Shape> shapes = loop->shape().tuple_shapes();
-  for (const Accumulation& acc : accs) {
-    for (const HloInstruction* factor : acc.factors) shapes.push_back(StackShape(factor, counter->trips));
+  for (Rewrite& r : rewrites) {
+    bool accumulator_free = true;
+    for (int f = 0; f < 2; ++f) {
+      if (r.source[f] >= 0) continue;
+      const Shape& stack = r.stacks[f];
+      if (accumulator_free) {
+        r.slot[f] = r.acc.index;
+        shapes[static_cast<size_t>(r.acc.index)] = stack;
+        accumulator_free = false;
+      } else {
+        r.slot[f] = static_cast<int64_t>(shapes.size());
+        shapes.push_back(stack);
+      }
+    }
   }
+  HloInstruction* init = loop->mutable_operand(0);
+  std::vector<HloInstruction*> initial(init->operands().begin(), init->operands().end());
+  const std::vector<HloInstruction*> users = loop->users();
+
   const Shape state = ShapeUtil::MakeTupleShape(shapes);
   *body->parameter_instruction(0)->mutable_shape() = state;
   *loop->while_condition()->parameter_instruction(0)->mutable_shape() = state;
   *loop->mutable_shape() = state;
-  HLO_RETURN_IF_ERROR(StackFactorsInBody(loop, *counter, accs, size));
+  HLO_RETURN_IF_ERROR(StackFactorsInBody(loop, *counter, rewrites));
 
-  // Into the loop: the stacks start at zero.
+  // Into the loop: the new stacks start at zero.
   HloBuilder pb(parent);
   pb.set_metadata(loop->metadata());
-  HloInstruction* init = loop->mutable_operand(0);
-  std::vector<HloInstruction*> elements(init->operands().begin(), init->operands().end());
-  for (int64_t i = size; i < state.tuple_shapes_size(); ++i) {
-    HLO_ASSIGN_OR_RETURN(HloInstruction * zeros, Zeros(pb, state.tuple_shapes(i)));
-    elements.push_back(zeros);
+  std::vector<HloInstruction*> elements = initial;
+  elements.resize(shapes.size(), nullptr);
+  for (const Rewrite& r : rewrites) {
+    for (int64_t slot : r.slot) {
+      if (slot < 0) continue;
+      HLO_ASSIGN_OR_RETURN(elements[static_cast<size_t>(slot)], Zeros(pb, state.tuple_shapes(slot)));
+    }
   }
   HLO_ASSIGN_OR_RETURN(HloInstruction * new_init, pb.Tuple(elements));
   loop->DetachFromOperands();  // the state's shape changed: ReplaceOperandWith would refuse it
   loop->AppendOperand(new_init);
 
-  // After the loop: the accumulator's reads become init + dot(stack_a, stack_b) over the trips.
-  const std::vector<HloInstruction*> users = loop->users();
-  int64_t stack = size;
-  for (const Accumulation& acc : accs) {
-    const int64_t a_index = stack, b_index = stack + 1;
-    stack += 2;
+  // After the loop: the accumulator's reads become init + dot(rows of a, rows of b) over the trips.
+  for (const Rewrite& r : rewrites) {
     std::vector<HloInstruction*> reads;
     for (HloInstruction* user : users) {
-      if (user->tuple_index() == acc.index) reads.push_back(user);
+      if (user->tuple_index() == r.acc.index) reads.push_back(user);
     }
     if (reads.empty()) continue;
-    pb.set_metadata(acc.metadata);
-    HLO_ASSIGN_OR_RETURN(HloInstruction * as, pb.GetTupleElement(loop, a_index));
-    HLO_ASSIGN_OR_RETURN(HloInstruction * bs, pb.GetTupleElement(loop, b_index));
+    pb.set_metadata(r.acc.metadata);
+    std::array<HloInstruction*, 2> rows = {};
+    for (int f = 0; f < 2; ++f) {
+      const int64_t element = r.source[f] >= 0 ? r.source[f] : r.slot[f];
+      HLO_ASSIGN_OR_RETURN(rows[f], pb.GetTupleElement(loop, element));
+      if (rows[f]->shape().dimensions() != r.stacks[f].dimensions()) {
+        HLO_ASSIGN_OR_RETURN(rows[f], pb.Reshape(rows[f], r.stacks[f].dimensions()));
+      }
+    }
     DotDimensionNumbers dn;
     dn.lhs_contracting_dims = {0};
     dn.rhs_contracting_dims = {0};
-    HLO_ASSIGN_OR_RETURN(HloInstruction * sum, pb.Dot(as, bs, dn, acc.type));
+    HLO_ASSIGN_OR_RETURN(HloInstruction * sum, pb.Dot(rows[0], rows[1], dn, r.acc.type));
     // The dot's dimensions are the first factor's then the second's; the product's interleave.
-    std::vector<int64_t> permutation(acc.dims[0].size() + acc.dims[1].size());
+    std::vector<int64_t> permutation(r.acc.dims[0].size() + r.acc.dims[1].size());
     int64_t at = 0;
-    for (const std::vector<int64_t>& dims : acc.dims) {
+    for (const std::vector<int64_t>& dims : r.acc.dims) {
       for (int64_t d : dims) permutation[static_cast<size_t>(d)] = at++;
     }
     if (!std::is_sorted(permutation.begin(), permutation.end())) {
       HLO_ASSIGN_OR_RETURN(sum, pb.Transpose(sum, permutation));
     }
-    HloInstruction* initial = elements[static_cast<size_t>(acc.index)];
-    if (!Match(initial, m::ConstantSplat(0))) {
-      HLO_ASSIGN_OR_RETURN(sum, pb.Add(initial, sum));
+    HloInstruction* start = initial[static_cast<size_t>(r.acc.index)];
+    if (!Match(start, m::ConstantSplat(0))) {
+      HLO_ASSIGN_OR_RETURN(sum, pb.Add(start, sum));
     }
     for (HloInstruction* read : reads) {
       HLO_RETURN_IF_ERROR(read->ReplaceAllUsesWith(sum));
       HLO_RETURN_IF_ERROR(parent->RemoveInstruction(read));
     }
   }
-  if (init->user_count() == 0 && !init->IsRoot()) HLO_RETURN_IF_ERROR(parent->RemoveInstruction(init));
+  if (init->user_count() == 0 && !init->IsRoot()) HLO_RETURN_IF_ERROR(parent->RemoveInstructionAndUnusedOperands(init));
   return true;
 }
 

@@ -21,9 +21,10 @@ namespace {
 using ::jx::hlo::testing::ComputationLines;
 using ::jx::hlo::testing::ParseAndRun;
 
-// Trips i = $START .. $LIMIT-1 of acc += outer(a, b), a = xs[i - $START] (f[4]) and
-// b = ys * i (f[3]); acc is $ACC_SHAPE, the product $PRODUCT (over %ba/%bb or %a/%b), $EXTRA
-// more body lines, $COND_EXTRA more condition lines, $X state element 2's next value.
+// Trips i = $START .. $START+4 of acc += outer(a, b), a = $FIRST_FACTOR (by default xs[$ROW], $ROW
+// i - $START: a row of the carried xs) and b = ys * i; acc is $ACC_SHAPE, the product $PRODUCT
+// (over %ba/%bb or %a/%b), $EXTRA more body lines, $COND_EXTRA more condition lines, $X state
+// element 2's next value.
 constexpr std::string_view kLoop = R"(HloModule m
 %cond (cs: (s32[], s32[5,4], s32[3], $ACC_SHAPE)) -> pred[] {
   %cs = (s32[], s32[5,4]{1,0}, s32[3]{0}, $ACC_SHAPE) parameter(0)
@@ -41,9 +42,9 @@ constexpr std::string_view kLoop = R"(HloModule m
   %z = s32[] constant(0)
   %start = s32[] constant($START)
   %next = s32[] add(%i, %one)
-  %row = s32[] subtract(%i, %start)
+  $ROW
   %xrow = s32[1,4]{1,0} dynamic-slice(%xs, %row, %z), dynamic_slice_sizes={1,4}
-  %a = s32[4]{0} reshape(%xrow)
+  $FIRST_FACTOR
   %bi = s32[3]{0} broadcast(%i), dimensions={}
   %b = s32[3]{0} multiply(%ys, %bi)
   $PRODUCT
@@ -69,6 +70,8 @@ constexpr std::string_view kOuter =
     "  %product = s32[4,3]{1,0} multiply(%ba, %bb)";
 
 struct LoopOptions {
+  std::string row = "%row = s32[] subtract(%i, %start)";
+  std::string a = "%a = s32[4]{0} reshape(%xrow)";
   std::string acc_shape = "s32[4,3]{1,0}";
   std::string product = std::string(kOuter);
   std::string start = "0";
@@ -83,11 +86,10 @@ struct LoopOptions {
 
 std::string Loop(const LoopOptions& o) {
   std::string text(kLoop);
-  const std::string limit = o.limit;
   const std::vector<std::pair<std::string, std::string>> subs = {
       {"$COND_EXTRA", o.limit + "\n  " + o.cond_extra},
       {"$START_PLUS_5", std::to_string(std::stoi(o.start) + 5)},
-      {"$ACC_SHAPE", o.acc_shape}, {"$PRODUCT", o.product}, {"$START", o.start},
+      {"$ROW", o.row}, {"$FIRST_FACTOR", o.a}, {"$ACC_SHAPE", o.acc_shape}, {"$PRODUCT", o.product}, {"$START", o.start},
       {"$COMPARE", o.compare}, {"$DIRECTION", o.direction}, {"$EXTRA", o.extra}, {"$X", o.x},
       {"$INIT", o.init}};
   for (const auto& [from, to] : subs) {
@@ -104,23 +106,69 @@ int64_t Count(const HloComputation& c, HloOpcode opcode) {
   return n;
 }
 
+// a computed in the body (not a row of a carried stack).
+constexpr std::string_view kComputedA = "%x4 = s32[4]{0} reshape(%xrow)\n  %a = s32[4]{0} negate(%x4)";
+
 TEST(WhileLoopOuterProductToDotTest, StacksTheFactorsAndContractsThemAfterTheLoop) {
-  auto module = ParseAndRun<WhileLoopOuterProductToDot>(Loop({}), true);
+  auto module = ParseAndRun<WhileLoopOuterProductToDot>(Loop({.a = std::string(kComputedA)}), true);
   const HloComputation* body = module->GetComputationWithName("body");
-  // No [4,3] product in the loop: the accumulator passes through, a and b go to their stacks.
+  // No [4,3] product in the loop: a and b go to their stacks, a's in the accumulator's place.
   EXPECT_EQ(Count(*body, HloOpcode::kBroadcast), 1);  // %bi only
   EXPECT_EQ(Count(*body, HloOpcode::kDynamicUpdateSlice), 2);
-  const HloInstruction* loop = module->entry_computation()->root_instruction();
-  ASSERT_EQ(loop->opcode(), HloOpcode::kAdd);
-  EXPECT_EQ(loop->operand(0)->name(), "init");
-  const HloInstruction* dot = loop->operand(1);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(root->operand(0)->name(), "init");
+  const HloInstruction* dot = root->operand(1);
   ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
   EXPECT_EQ(dot->operand(0)->shape().dimensions(), (std::vector<int64_t>{5, 4}));
   EXPECT_EQ(dot->operand(1)->shape().dimensions(), (std::vector<int64_t>{5, 3}));
   EXPECT_EQ(dot->dot_dimension_numbers().lhs_contracting_dims, (std::vector<int64_t>{0}));
   EXPECT_EQ(dot->dot_dimension_numbers().rhs_contracting_dims, (std::vector<int64_t>{0}));
+  EXPECT_EQ(dot->operand(0)->tuple_index(), 3);
+  EXPECT_EQ(dot->operand(1)->tuple_index(), 4);
   EXPECT_EQ(dot->operand(0)->operand(0)->opcode(), HloOpcode::kWhile);
-  EXPECT_EQ(dot->operand(0)->operand(0)->shape().tuple_shapes_size(), 6);
+  EXPECT_EQ(dot->operand(0)->operand(0)->shape().tuple_shapes_size(), 5);
+}
+
+// a is row i of xs, which the loop carries unchanged: the dot reads xs itself and only b is
+// stacked (in the accumulator's place), written at a's row.
+TEST(WhileLoopOuterProductToDotTest, ARowOfACarriedStackIsReadFromIt) {
+  auto module = ParseAndRun<WhileLoopOuterProductToDot>(Loop({}), true);
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kDynamicUpdateSlice), 1);
+  EXPECT_EQ(Count(*body, HloOpcode::kDynamicSlice), 0);  // a's slice is gone with the product
+  const HloInstruction* dot = module->entry_computation()->root_instruction()->operand(1);
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dot->operand(0)->tuple_index(), 1);  // xs
+  EXPECT_EQ(dot->operand(1)->tuple_index(), 3);  // b's rows
+  EXPECT_EQ(dot->operand(0)->operand(0)->shape().tuple_shapes_size(), 4);
+  // Read in reverse (a scan's transpose reads its residuals from the last row): b is written
+  // at the same reversed row. The evaluator's values (ParseAndRun) check the pairing.
+  module = ParseAndRun<WhileLoopOuterProductToDot>(
+      Loop({.row = "%last = s32[] constant(4)\n  %row = s32[] subtract(%last, %i)"}), true);
+  EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kDynamicUpdateSlice), 1);
+  module = ParseAndRun<WhileLoopOuterProductToDot>(
+      Loop({.row = "%last = s32[] constant(11)\n  %row = s32[] subtract(%last, %i)", .start = "7"}), true);
+  EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kDynamicUpdateSlice), 1);
+  // Both factors rows of xs at the same index: nothing is stacked; the dot reads xs twice.
+  module = ParseAndRun<WhileLoopOuterProductToDot>(
+      Loop({.acc_shape = "s32[4,4]{1,0}",
+            .product = "%ba = s32[4,4]{1,0} broadcast(%a), dimensions={0}\n"
+                       "  %bb = s32[4,4]{1,0} broadcast(%a), dimensions={1}\n"
+                       "  %product = s32[4,4]{1,0} multiply(%ba, %bb)",
+            .init = "%init = s32[4,4]{1,0} copy(%pinit)"}),
+      true);
+  EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kDynamicUpdateSlice), 0);
+  dot = module->entry_computation()->root_instruction()->operand(1);
+  EXPECT_EQ(dot->operand(0)->tuple_index(), 1);
+  EXPECT_EQ(dot->operand(1)->tuple_index(), 1);
+  // A row index that does not visit each row once (always row 0; or reversed from the wrong
+  // end): a is stacked by trip like any value.
+  module = ParseAndRun<WhileLoopOuterProductToDot>(Loop({.row = "%row = s32[] constant(0)"}), true);
+  EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kDynamicUpdateSlice), 2);
+  module = ParseAndRun<WhileLoopOuterProductToDot>(
+      Loop({.row = "%last = s32[] constant(5)\n  %row = s32[] subtract(%last, %i)"}), true);
+  EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kDynamicUpdateSlice), 2);
 }
 
 TEST(WhileLoopOuterProductToDotTest, AZeroStartNeedsNoAddAfterTheLoop) {
@@ -223,9 +271,13 @@ TEST(WhileLoopOuterProductToDotTest, LeavesLoopsWithoutAKnownTripIndex) {
 }
 
 TEST(WhileLoopOuterProductToDotTest, LeavesLoopsWhoseStacksExceedTheBudget) {
-  // 5 * (4 + 3) s32 = 140 bytes of stacks.
-  ParseAndRun<WhileLoopOuterProductToDot>(Loop({}), false, WhileLoopOuterProductToDot(139));
-  ParseAndRun<WhileLoopOuterProductToDot>(Loop({}), true, WhileLoopOuterProductToDot(140));
+  // 5 * (4 + 3) s32 = 140 bytes of new stacks.
+  const std::string computed_a = Loop({.a = std::string(kComputedA)});
+  ParseAndRun<WhileLoopOuterProductToDot>(computed_a, false, WhileLoopOuterProductToDot(139));
+  ParseAndRun<WhileLoopOuterProductToDot>(computed_a, true, WhileLoopOuterProductToDot(140));
+  // a read from xs: 5 * 3 s32 = 60 bytes.
+  ParseAndRun<WhileLoopOuterProductToDot>(Loop({}), false, WhileLoopOuterProductToDot(59));
+  ParseAndRun<WhileLoopOuterProductToDot>(Loop({}), true, WhileLoopOuterProductToDot(60));
 }
 
 }  // namespace
