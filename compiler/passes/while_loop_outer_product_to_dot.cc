@@ -134,6 +134,10 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
   acc.index = index;
   acc.add = next;
   acc.product = next->mutable_operand(next->operand(0) == read ? 1 : 0);
+  // Sums a GEMM can take in another order: floats (reassociated) and integers (exact, wrapping);
+  // not pred (whose add and multiply are or and and).
+  const PrimitiveType type = next->shape().element_type();
+  if (!IsIntegralType(type) && !IsFloatingPointType(type)) return std::nullopt;
   if (acc.product == read || acc.product->user_count() != 1 ||
       acc.product->shape().element_type() != next->shape().element_type() || !MatchOuterProduct(acc.product, acc)) {
     return std::nullopt;

@@ -255,6 +255,21 @@ TEST(WhileLoopOuterProductToDotTest, LeavesProductsThatAreNotOuterProducts) {
       false);
 }
 
+// pred's add and multiply are or and and: not a sum a dot may take.
+TEST(WhileLoopOuterProductToDotTest, LeavesPredAccumulators) {
+  ParseAndRun<WhileLoopOuterProductToDot>(
+      Loop({.acc_shape = "pred[4,3]{1,0}",
+            .product = "%z4 = s32[4]{0} broadcast(%z), dimensions={}\n"
+                       "  %pa = pred[4]{0} compare(%a, %z4), direction=GT\n"
+                       "  %z3 = s32[3]{0} broadcast(%z), dimensions={}\n"
+                       "  %pb = pred[3]{0} compare(%b, %z3), direction=GT\n"
+                       "  %ba = pred[4,3]{1,0} broadcast(%pa), dimensions={0}\n"
+                       "  %bb = pred[4,3]{1,0} broadcast(%pb), dimensions={1}\n"
+                       "  %product = pred[4,3]{1,0} multiply(%ba, %bb)",
+            .init = "%init = pred[4,3]{1,0} copy(%pinit)"}),
+      false);
+}
+
 TEST(WhileLoopOuterProductToDotTest, LeavesLoopsWithoutAKnownTripIndex) {
   // The limit is carried state, not a constant.
   ParseAndRun<WhileLoopOuterProductToDot>(
