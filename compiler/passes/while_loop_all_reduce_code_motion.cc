@@ -13,6 +13,7 @@
 #include "jx/compiler/hlo/pattern_matcher.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/passes/all_reduce_utils.h"
+#include "jx/compiler/passes/while_loop_utils.h"
 
 namespace jx::hlo {
 namespace {
@@ -57,20 +58,6 @@ HloInstruction* LinearOperand(HloInstruction* v) {
     default:
       return nullptr;
   }
-}
-
-// The get-tuple-elements of a computation's tuple parameter, by index; nullopt when the
-// parameter is read any other way (then a tuple element may be read without us seeing it).
-std::optional<std::vector<std::vector<HloInstruction*>>> TupleReads(const HloComputation& c, int64_t size) {
-  if (c.num_parameters() != 1) return std::nullopt;
-  const HloInstruction* param = c.parameter_instruction(0);
-  if (param->IsRoot()) return std::nullopt;
-  std::vector<std::vector<HloInstruction*>> reads(static_cast<size_t>(size));
-  for (HloInstruction* user : param->users()) {
-    if (user->opcode() != HloOpcode::kGetTupleElement) return std::nullopt;
-    reads[static_cast<size_t>(user->tuple_index())].push_back(user);
-  }
-  return reads;
 }
 
 // For acc' = dynamic-update-slice(acc, dynamic-slice(acc, idx) + reduced, idx): the add, and
@@ -131,13 +118,6 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
   HloInstruction* reduced = reader->mutable_operand(reader_operand);
   if (reduced->user_count() != 1 || AllReduceReductionOp(*reduced) != HloOpcode::kAdd) return std::nullopt;
   return Accumulation{.index = index, .all_reduce = reduced, .reader = reader, .reader_operand = reader_operand};
-}
-
-// A splat of zeros of `shape` in b's computation.
-absl::StatusOr<HloInstruction*> Zeros(HloBuilder& b, const Shape& shape) {
-  HLO_ASSIGN_OR_RETURN(HloInstruction * zero, b.Constant(Literal::CreateScalar(shape.element_type(), 0)));
-  if (shape.rank() == 0) return zero;
-  return b.Broadcast(zero, shape.dimensions(), {});
 }
 
 absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
@@ -219,25 +199,12 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
-  // A body or condition shared by several loops is left alone: rewriting it for one loop
-  // would change the others.
-  absl::flat_hash_map<const HloComputation*, int64_t> callers;
-  for (HloComputation* c : module->computations()) {
-    for (const HloInstruction* instr : c->instructions()) {
-      for (const HloComputation* callee : instr->called_computations()) ++callers[callee];
-    }
-  }
+  const auto callers = CallerCounts(*module);
   bool changed = false;
   // Callees first: an all-reduce moved out of an inner loop may then leave the outer one.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
-    std::vector<HloInstruction*> loops;
-    for (HloInstruction* instr : computation->instructions()) {
-      if (instr->opcode() == HloOpcode::kWhile && callers[instr->while_body()] == 1 &&
-          callers[instr->while_condition()] == 1) {
-        loops.push_back(instr);
-      }
-    }
+    const std::vector<HloInstruction*> loops = LoopsWithOwnComputations(*computation, callers);
     for (HloInstruction* loop : loops) {
       HLO_ASSIGN_OR_RETURN(bool moved, MoveAllReducesOutOf(loop));
       changed |= moved;

@@ -1,16 +1,22 @@
 #include "jx/devices/cpu/cpu_pipeline.h"
 
+#include "jx/compiler/passes/cse.h"
 #include "jx/compiler/passes/dce.h"
 #include "jx/compiler/passes/dot_transpose_folding.h"
 #include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/instruction_fusion.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/compiler/passes/simplification_passes.h"
+#include "jx/compiler/passes/while_loop_outer_product_to_dot.h"
 
 namespace jx {
 
 void AddCpuPasses(hlo::HloPassPipeline& pipeline, const std::vector<bool>& donated) {
   hlo::AddSimplificationPasses(pipeline);
+  // After simplification (outer products are canonical multiplies of broadcasts by then);
+  // CSE merges the trip index it reads with the loop's own.
+  pipeline.AddPass<hlo::WhileLoopOuterProductToDot>();
+  pipeline.AddPass<hlo::HloCSE>();
   pipeline.AddPass<hlo::InstructionFusion>();
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();

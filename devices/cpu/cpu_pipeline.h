@@ -1,11 +1,12 @@
 // The HLO pass pipeline jit runs for the CPU target. Order matters: simplification and
 // canonicalization first (so CSE and folding see canonical forms), then constant folding and
-// a second simplification round over what folding exposed, DCE, and fusion last among the
-// rewrites (it only fuses what survives), dot-transpose folding (it looks into the loop
-// fusions that read dots), then layout assignment and scheduling, which the CPU backend's
-// buffer assignment follows. donated (one flag per entry argument leaf, jit's donate_argnums)
-// lets the scheduler order the readers of a donated argument before the output that takes
-// its memory.
+// a second simplification round over what folding exposed, DCE, loops' outer-product
+// accumulations turned into one dot after the loop (WhileLoopOuterProductToDot), and fusion
+// last among the rewrites (it only fuses what survives), dot-transpose folding (it looks into
+// the loop fusions that read dots), then layout assignment and scheduling, which the CPU
+// backend's buffer assignment follows. donated (one flag per entry argument leaf, jit's
+// donate_argnums) lets the scheduler order the readers of a donated argument before the
+// output that takes its memory.
 //
 //   hlo::HloPassPipeline pipeline("cpu");
 //   AddCpuPasses(pipeline);

@@ -1,9 +1,17 @@
 // grad of a scan (issue 16 item 1): the forward body runs once per step (one forward scan
 // saving residuals, one backward scan), and residuals that are loop-invariant consts or the
 // xs themselves are passed as they are, never re-stacked per step by a scan of their own.
+// "Runs" counts equations as executed: an equation inside a scan counts once per step. Under
+// jit on the CPU, the weight cotangent the backward loop accumulated as one outer product per
+// step (dW += h_t^T g_t) is one dot over the steps after the loop (WhileLoopOuterProductToDot
+// in the CPU pipeline), and the gradients equal eager's.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "jx/jx.h"
 
@@ -16,6 +24,49 @@ int64_t Count(const std::string& text, const std::string& what) {
   int64_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+void ExpectAllClose(const Array& got, const Array& want, double tol) {
+  ASSERT_EQ(got.shape(), want.shape());
+  ASSERT_EQ(got.dtype(), want.dtype());
+  const std::vector<double> g = got.astype(float64).to_vector<double>();
+  const std::vector<double> w = want.astype(float64).to_vector<double>();
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "element " << i;
+}
+
+// The computation of the optimized module named `name` (up to its closing brace).
+std::string Computation(const std::string& module, const std::string& name) {
+  const size_t at = module.find("%" + name + " ");
+  if (at == std::string::npos) return "";
+  return module.substr(at, module.find("\n}", at) - at);
+}
+
+// How many times each primitive's equations run when `jaxpr` runs `times` times: a scan body
+// runs `length` times per run of its scan, other sub-jaxprs (pjit, cond branches, custom
+// rules) once.
+void CountRuns(const Jaxpr& jaxpr, int64_t times, std::map<std::string, int64_t>& runs) {
+  for (const Eqn& eqn : jaxpr.eqns) {
+    const std::string name(eqn.primitive.name());
+    runs[name] += times;
+    const int64_t body_times = name == "scan" ? times * eqn.params.GetInt("length") : times;
+    auto visit = [&](const Param& p) {
+      if (const auto* obj = std::get_if<std::shared_ptr<const ParamObject>>(&p.value)) {
+        if (const auto* sub = dynamic_cast<const JaxprParam*>(obj->get())) CountRuns(*sub->closed().jaxpr, body_times, runs);
+      }
+    };
+    for (const auto& [key, value] : eqn.params) {
+      visit(value);
+      if (const auto* list = std::get_if<ParamList>(&value.value)) {
+        for (const Param& p : *list) visit(p);
+      }
+    }
+  }
+}
+
+std::map<std::string, int64_t> Runs(const ClosedJaxpr& closed) {
+  std::map<std::string, int64_t> runs;
+  CountRuns(*closed.jaxpr, 1, runs);
+  return runs;
 }
 
 Array RnnLoss(const Array& w, const Array& h0, const Array& xs) {
@@ -38,6 +89,86 @@ TEST(ScanGradTest, RnnGradRunsOneForwardAndOneBackwardScan) {
   EXPECT_EQ(Count(text, "f32[20,8,8]"), 0) << text;
   // And the gradients are right.
   jx::check_grads([&](const Array& w_, const Array& h_) { return RnnLoss(w_, h_, xs); }, std::tuple{w, h0}, 1);
+}
+
+// Executed, the forward body's tanh runs once per step (the backward scan reads its saved
+// 1 - tanh^2, it does not run the forward again); the matmuls: one forward and two backward
+// (the hidden state's cotangent and the weight's) per step.
+TEST(ScanGradTest, RnnGradRunsTheForwardBodyOncePerStep) {
+  const Array w = jx::random::normal(jx::random::key(0), {8, 8}) * 0.3f;
+  const Array h0 = jnp::zeros({8});
+  const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+  std::map<std::string, int64_t> runs = Runs(make_jaxpr(jx::grad(RnnLoss, jx::argnums{0, 1}))(w, h0, xs));
+  EXPECT_EQ(runs["tanh"], 20);
+  EXPECT_EQ(runs["dot_general"], 60);
+  runs = Runs(make_jaxpr(RnnLoss)(w, h0, xs));
+  EXPECT_EQ(runs["tanh"], 20);
+  EXPECT_EQ(runs["dot_general"], 20);
+}
+
+// v <- tanh(v W) seven times with fori_loop's static bounds; the loss reads only the end.
+Array ForiLoss(const Array& w, const Array& v0) {
+  return jnp::sum(lax::fori_loop(0, 7, [w](const Array&, const Array& v) { return jnp::tanh(jnp::matmul(v, w)); }, v0));
+}
+
+// fori_loop with static bounds (a scan over the trip index): the same, and the same gradients
+// as the loop unrolled by hand.
+TEST(ScanGradTest, ForiLoopGradRunsTheForwardBodyOncePerStep) {
+  const Array w = jx::random::normal(jx::random::key(3), {6, 6}) * 0.4f;
+  const Array v0 = jx::random::normal(jx::random::key(4), {6});
+  auto loop = ForiLoss;
+  auto unrolled = [](const Array& w, const Array& v0) {
+    Array v = v0;
+    for (int i = 0; i < 7; ++i) v = jnp::tanh(jnp::matmul(v, w));
+    return jnp::sum(v);
+  };
+  std::map<std::string, int64_t> runs = Runs(make_jaxpr(jx::grad(loop, jx::argnums{0, 1}))(w, v0));
+  EXPECT_EQ(runs["scan"], 2);
+  EXPECT_EQ(runs["tanh"], 7);
+  EXPECT_EQ(runs["dot_general"], 21);
+  const auto [gw, gv] = jx::grad(loop, jx::argnums{0, 1})(w, v0);
+  const auto [uw, uv] = jx::grad(unrolled, jx::argnums{0, 1})(w, v0);
+  EXPECT_TRUE(jnp::allclose(gw, uw, 1e-6, 1e-6));
+  EXPECT_TRUE(jnp::allclose(gv, uv, 1e-6, 1e-6));
+  jx::check_grads(loop, std::tuple{w, v0}, 1);
+}
+
+TEST(ScanGradJitTest, RnnWeightCotangentIsOneDotAfterTheBackwardLoop) {
+  const Array w = jx::random::normal(jx::random::key(0), {16, 16}) * 0.3f;
+  const Array h0 = jx::random::normal(jx::random::key(2), {16});
+  const Array xs = jx::random::normal(jx::random::key(1), {40, 16});
+  auto grad_fn = jx::grad(RnnLoss, jx::argnums{0, 1});
+  auto jitted = jit(grad_fn);
+  const std::string hlo = jitted.lower(w, h0, xs).compile().as_text();
+  // The backward loop's body (the second loop) holds no [16,16] update; the entry contracts
+  // the 40 steps' rows of h (the forward's residual stack) and of the backward's per-step
+  // cotangent into the weight's cotangent.
+  const std::string backward = Computation(hlo, "scan_body.1");
+  ASSERT_FALSE(backward.empty()) << hlo;
+  EXPECT_EQ(backward.find("f32[16,16]{1,0} add("), std::string::npos) << backward;
+  EXPECT_EQ(backward.find("f32[16,16]{1,0} fusion("), std::string::npos) << backward;
+  EXPECT_NE(hlo.find("f32[16,16]{1,0} dot(f32[40,16]{1,0}"), std::string::npos) << hlo;
+  const auto [gw, gh] = jitted(w, h0, xs);
+  const auto [ew, eh] = grad_fn(w, h0, xs);
+  // The steps' outer products are summed in the GEMM's order instead of one after another.
+  ExpectAllClose(gw, ew, 1e-5);
+  ExpectAllClose(gh, eh, 1e-5);
+  // And both are the float64 gradient, to float32's rounding.
+  const auto [dw, dh] = grad_fn(w.astype(float64), h0.astype(float64), xs.astype(float64));
+  ExpectAllClose(gw, dw.astype(float32), 1e-4);
+  ExpectAllClose(gh, dh.astype(float32), 1e-4);
+}
+
+TEST(ScanGradJitTest, ForiLoopWeightCotangentIsOneDotAfterTheBackwardLoop) {
+  const Array w = jx::random::normal(jx::random::key(3), {12, 12}) * 0.4f;
+  const Array v0 = jx::random::normal(jx::random::key(4), {12});
+  auto grad_fn = jx::grad(ForiLoss, jx::argnums{0, 1});
+  auto jitted = jit(grad_fn);
+  EXPECT_NE(jitted.lower(w, v0).compile().as_text().find("f32[12,12]{1,0} dot(f32[7,12]{1,0}"), std::string::npos);
+  const auto [gw, gv] = jitted(w, v0);
+  const auto [ew, ev] = grad_fn(w, v0);
+  ExpectAllClose(gw, ew, 1e-5);
+  ExpectAllClose(gv, ev, 1e-5);
 }
 
 }  // namespace
