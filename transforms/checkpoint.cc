@@ -5,6 +5,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/dce.h"
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/vmap.h"
@@ -57,32 +58,6 @@ Avals CheckpointAbstractEval(InAvals in, const ParamMap& params) {
   if (!ok) throw InternalError("checkpoint: operands do not match its jaxpr");
   const std::vector<ShapedArray> outs = j.jaxpr->out_avals();
   return Avals(outs.begin(), outs.end());
-}
-
-// j without the equations whose outputs nothing reads (equations with no outputs, such as
-// debug callbacks, stay).
-std::shared_ptr<Jaxpr> Pruned(const Jaxpr& j) {
-  std::vector<bool> live(j.num_vars(), false);
-  for (const Atom& a : j.outvars) {
-    if (const Var* v = std::get_if<Var>(&a)) live[v->index] = true;
-  }
-  std::vector<bool> keep(j.eqns.size(), false);
-  for (size_t k = j.eqns.size(); k-- > 0;) {
-    const Eqn& e = j.eqns[k];
-    bool needed = e.outputs.empty();
-    for (const Var& v : e.outputs) needed = needed || live[v.index];
-    if (!needed) continue;
-    keep[k] = true;
-    for (const Atom& a : e.inputs) {
-      if (const Var* v = std::get_if<Var>(&a)) live[v->index] = true;
-    }
-  }
-  auto copy = std::make_shared<Jaxpr>(j);
-  copy->eqns.clear();
-  for (size_t k = 0; k < keep.size(); ++k) {
-    if (keep[k]) copy->eqns.push_back(j.eqns[k]);
-  }
-  return copy;
 }
 
 bool Reads(const Jaxpr& j, Var v) {
@@ -160,7 +135,7 @@ PolicySplit SplitByPolicy(const ClosedJaxpr& j, const CheckpointPolicy& policy, 
     if (!(eqn_known[k] && saved)) tangent->eqns.push_back(J.eqns[k]);
   }
   tangent->outvars.assign(J.outvars.begin() + static_cast<ptrdiff_t>(nout), J.outvars.end());
-  tangent = Pruned(*tangent);
+  tangent = DceJaxpr(*tangent);
   std::vector<Var> saved;
   for (const Var& v : saveable) {
     if (Reads(*tangent, v)) saved.push_back(v);
@@ -177,7 +152,7 @@ PolicySplit SplitByPolicy(const ClosedJaxpr& j, const CheckpointPolicy& policy, 
   forward->invars.assign(J.invars.begin(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np));
   forward->outvars.assign(J.outvars.begin(), J.outvars.begin() + static_cast<ptrdiff_t>(nout));
   forward->outvars.insert(forward->outvars.end(), saved.begin(), saved.end());
-  forward = Pruned(*forward);
+  forward = DceJaxpr(*forward);
   return PolicySplit{ClosedJaxpr{std::move(forward), {}}, ClosedJaxpr{std::move(tangent), {}}, Arrays(jvp.consts.begin(), jvp.consts.end()), saved.size()};
 }
 
@@ -226,7 +201,7 @@ JvpResult CheckpointJvp(absl::Span<const Array> primals, absl::Span<const Array>
         },
         AvalsOf(Cat({primals, nonzero})), "checkpoint jvp");
     // The jvp's primal outputs are not returned: their last equations need not rerun.
-    tangent_fn.jaxpr.jaxpr = Pruned(*tangent_fn.jaxpr.jaxpr);
+    tangent_fn.jaxpr.jaxpr = DceJaxpr(*tangent_fn.jaxpr.jaxpr);
     touts = BindCheckpoint(tangent_fn, Cat({primals, nonzero}), false, policy);
   }
   for (size_t f = 0; f < float_outs.size(); ++f) r.tangents_out[float_outs[f]] = touts[f];
