@@ -1,5 +1,6 @@
 #include "jx/devices/cpu/cpu_pipeline.h"
 
+#include "jx/compiler/backend/cpu/generic_reduce_expander.h"
 #include "jx/compiler/passes/dce.h"
 #include "jx/compiler/passes/dot_transpose_folding.h"
 #include "jx/compiler/passes/hlo_scheduling.h"
@@ -11,6 +12,7 @@ namespace jx {
 
 void AddCpuPasses(hlo::HloPassPipeline& pipeline) {
   hlo::AddSimplificationPasses(pipeline);
+  pipeline.AddPass<cpu::GenericReduceExpander>();
   pipeline.AddPass<hlo::InstructionFusion>();
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();
