@@ -143,9 +143,11 @@ std::string ParamsStr(const ParamMap& params, int indent, Namer& n) {
   return out + std::string(static_cast<size_t>(indent), ' ') + "]";
 }
 
-std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent) {
+// An output nothing reads prints as `_` and takes no name (JAX's DropVar: to_jaxpr drops the
+// outputs no equation or jaxpr output reads; pe.dce_jaxpr drops them from equations it keeps).
+std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent, const std::vector<bool>& read) {
   std::vector<std::string> outs, ins;
-  for (Var v : e.outputs) outs.push_back(Binder(j, v, n));
+  for (Var v : e.outputs) outs.push_back(read[v.index] ? Binder(j, v, n) : StrCat("_:", TypeStr(j.aval(v))));
   for (const Atom& a : e.inputs) ins.push_back(AtomStr(j, a, n));
   std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n), ins.empty() ? "" : " ",
                            absl::StrJoin(ins, " "));
@@ -158,7 +160,16 @@ std::string JaxprStr(const Jaxpr& j, Namer& n) {
   std::vector<std::string> consts, ins, eqn_strs, outs;
   for (Var v : j.constvars) consts.push_back(Binder(j, v, n));
   for (Var v : j.invars) ins.push_back(Binder(j, v, n));
-  for (const Eqn& e : j.eqns) eqn_strs.push_back(EqnStr(j, e, n, 4));
+  std::vector<bool> read(j.num_vars(), false);
+  for (const Eqn& e : j.eqns) {
+    for (const Atom& a : e.inputs) {
+      if (const Var* v = std::get_if<Var>(&a)) read[v->index] = true;
+    }
+  }
+  for (const Atom& a : j.outvars) {
+    if (const Var* v = std::get_if<Var>(&a)) read[v->index] = true;
+  }
+  for (const Eqn& e : j.eqns) eqn_strs.push_back(EqnStr(j, e, n, 4, read));
   for (const Atom& a : j.outvars) outs.push_back(AtomStr(j, a, n));
   std::string head = StrCat("{ lambda ", absl::StrJoin(consts, " "), consts.empty() ? "" : "", "; ",
                             absl::StrJoin(ins, " "), ". let");

@@ -3,6 +3,8 @@
 // evaluated as a tree of vmapped calls (see reduce_generic.h).
 #include "jx/lax/reduce_generic.h"
 
+#include "jx/lax/reduce_generic_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,7 +15,11 @@
 #include "jx/lax/reduction_ops.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
+#include "jx/core/registry.h"
+#include "jx/transforms/ad_util.h"
 #include "jx/transforms/jaxpr_util.h"
+#include "jx/transforms/jvp.h"
+#include "jx/transforms/staging.h"
 #include "jx/transforms/vmap.h"
 
 namespace jx::lax {
@@ -138,18 +144,14 @@ Arrays Broadcast(absl::Span<const Array> inits, const Shape& shape) {
 // x[:, start:stop] of a 2-d array.
 Array Columns(const Array& x, int64_t start, int64_t stop) { return slice(x, {0, start}, {x.shape()[0], stop}); }
 
-}  // namespace
-
-Arrays reduce_flat(const ReducerFn& computation, absl::Span<const Array> operands, absl::Span<const Array> init_values,
-                   const std::vector<int64_t>& dimensions) {
-  const Arrays inits = CheckInits("reduce", operands, init_values);
+// The reduction evaluated as a tree: the columns of the [kept, reduced] operands are halved
+// log2(n) times, each round one vmapped call of computation (JAX's _reduce_tree, which its
+// reduce jvp differentiates). dimensions are canonical and distinct.
+Arrays TreeReduce(const ReducerFn& computation, absl::Span<const Array> operands, absl::Span<const Array> inits,
+                  const std::vector<int64_t>& dimensions) {
   const int64_t rank = operands[0].ndim();
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
-  for (int64_t d : dimensions) {
-    const int64_t a = CanonicalizeAxis(d, rank, "reduce");
-    if (reduced[static_cast<size_t>(a)]) ThrowOpError<ValueError>("reduce", "dimension ", d, " appears twice");
-    reduced[static_cast<size_t>(a)] = true;
-  }
+  for (int64_t d : dimensions) reduced[static_cast<size_t>(d)] = true;
   std::vector<int64_t> axes, perm;
   Shape kept;
   int64_t m = 1, n = 1;
@@ -163,22 +165,13 @@ Arrays reduce_flat(const ReducerFn& computation, absl::Span<const Array> operand
       m *= operands[0].shape()[d];
     }
   }
-  if (const std::optional<Primitive> p = Monoid(computation, operands, inits)) {
-    const Array& x = operands[0];
-    if (*p == kAdd) return {reduce_sum(x, axes)};
-    if (*p == kMul) return {reduce_prod(x, axes)};
-    if (*p == kMax) return {reduce_max(x, axes)};
-    if (*p == kMin) return {reduce_min(x, axes)};
-    if (*p == kAnd) return {reduce_and(x, axes)};
-    return {reduce_or(x, axes)};
-  }
   if (m == 0 || n == 0) return Broadcast(inits, kept);
   perm.insert(perm.end(), axes.begin(), axes.end());
   Arrays cols;  // [m, n]: kept elements by reduced elements
   for (const Array& x : operands) cols.push_back(reshape(transpose(x, perm), {m, n}));
   // Halve the columns, the first half combined with the second; an odd last column is
   // combined into acc (which starts as the init values).
-  Arrays acc = inits;
+  Arrays acc(inits.begin(), inits.end());
   bool acc_mapped = false;
   while (n > 1) {
     const int64_t h = n / 2;
@@ -200,6 +193,140 @@ Arrays reduce_flat(const ReducerFn& computation, absl::Span<const Array> operand
   Arrays out = Combine("reduce", computation, acc, acc_mapped, Flat(cols), m);
   for (Array& o : out) o = reshape(o, kept);
   return out;
+}
+
+// The reducer (a..., b...) -> c... over scalars of the operands' dtypes, as a closed jaxpr
+// (JAX's _variadic_reduction_jaxpr). It may close over concrete arrays, not over tracers.
+ClosedJaxpr ReducerJaxpr(const ReducerFn& computation, absl::Span<const Array> operands) {
+  const size_t n = operands.size();
+  std::vector<ShapedArray> avals;
+  for (int k = 0; k < 2; ++k) {
+    for (const Array& x : operands) avals.push_back(ShapedArray{Shape{}, x.dtype(), false});
+  }
+  ClosedJaxpr j = TraceToJaxpr([&](absl::Span<const Array> ab) { return computation(ab.subspan(0, n), ab.subspan(n)); },
+                               avals, "reduce computation");
+  for (const Array& c : j.consts) {
+    if (!c.is_concrete()) {
+      ThrowOpError<TypeError>("reduce", "the computation closes over a traced value (", c.aval().str(),
+                              "); pass it as an operand instead");
+    }
+  }
+  const std::vector<ShapedArray> outs = j.jaxpr->out_avals();
+  if (outs.size() != n) ThrowOpError<TypeError>("reduce", "computation returned ", outs.size(), " values for ", n, " operands");
+  for (size_t i = 0; i < n; ++i) {
+    if (outs[i].ndim() != 0 || outs[i].dtype != operands[i].dtype()) {
+      ThrowOpError<TypeError>("reduce", "computation must return scalars of the operand dtypes; for operand ", i, " (",
+                              dtype_name(operands[i].dtype()), ") it returned ", outs[i].str());
+    }
+  }
+  return j;
+}
+
+ReducerFn AsReducer(const ClosedJaxpr& j) {
+  return [j](absl::Span<const Array> a, absl::Span<const Array> b) { return AsFn(j)(Cat({a, b})); };
+}
+
+// The `computation` param: JAX keeps the Python callable; here it only names the reducer in
+// printed jaxprs (the body jaxpr carries the semantics, so any two are equal).
+class ReducerLabel final : public ParamObject {
+ public:
+  size_t Hash() const override { return 0x7ed0ce; }
+  bool Equals(const ParamObject& other) const override { return dynamic_cast<const ReducerLabel*>(&other) != nullptr; }
+  std::string ToString() const override { return "<reducer>"; }
+};
+
+Arrays BindReduce(const ClosedJaxpr& reducer, absl::Span<const Array> operands, absl::Span<const Array> inits,
+                  const std::vector<int64_t>& dimensions) {
+  return Bind(kReduce, Cat({operands, inits}),
+              ParamMap{{"computation", Param(std::shared_ptr<const ParamObject>(std::make_shared<ReducerLabel>()))},
+                       {"dimensions", dimensions},
+                       {"jaxpr", JaxprParamOf(reducer)}});
+}
+
+Avals ReduceAbstractEval(InAvals in, const ParamMap& params) {
+  const size_t n = in.size() / 2;
+  const std::vector<int64_t> dims = params.GetInts("dimensions");
+  const ShapedArray& x = *in[0];
+  Shape kept;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(x.shape[static_cast<size_t>(d)]);
+  }
+  Avals out;
+  for (size_t i = 0; i < n; ++i) out.push_back(ShapedArray{kept, in[i]->dtype, false});
+  return out;
+}
+
+// JAX's _reduce_jvp_rule: the jvp of the tree reduction; tangents of the init values must be
+// zero (JAX raises the same NotImplementedError).
+JvpResult ReduceJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
+  const size_t n = primals.size() / 2;
+  for (size_t i = n; i < 2 * n; ++i) {
+    if (tangents[i].defined()) {
+      throw NotImplementedError(
+          "Gradient of general lax.reduce with non-zero tangents for initial values to reduction not implemented");
+    }
+  }
+  const ReducerFn reducer = AsReducer(GetJaxpr(params, "jaxpr"));
+  const std::vector<int64_t> dims = params.GetInts("dimensions");
+  const Arrays inits(primals.begin() + static_cast<ptrdiff_t>(n), primals.end());
+  auto [outs, touts] = JvpCall([&](absl::Span<const Array> xs) { return TreeReduce(reducer, xs, inits, dims); },
+                               primals.subspan(0, n), tangents.subspan(0, n));
+  return JvpResult{outs, touts};
+}
+
+// JAX's _reduce_batch_rule: mapped operands move their axis to the front (unmapped ones are
+// broadcast) and the reduce is bound again with its dimensions shifted. Mapped init values
+// (JAX raises NotImplementedError) reduce as the vmapped tree.
+BatchResult ReduceBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size,
+                        const ParamMap& params) {
+  const size_t n = args.size() / 2;
+  const ClosedJaxpr& reducer = GetJaxpr(params, "jaxpr");
+  const std::vector<int64_t> dimensions = params.GetInts("dimensions");
+  const bool init_mapped = std::any_of(dims.begin() + static_cast<ptrdiff_t>(n), dims.end(),
+                                       [](int64_t d) { return d != kNotMapped; });
+  if (init_mapped) {
+    Arrays outs = VmapCall(
+        [&](absl::Span<const Array> a) { return TreeReduce(AsReducer(reducer), a.subspan(0, n), a.subspan(n), dimensions); },
+        args, std::vector<int64_t>(dims.begin(), dims.end()), {0}, size);
+    return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
+  }
+  Arrays operands;
+  for (size_t i = 0; i < n; ++i) {
+    operands.push_back(dims[i] == kNotMapped ? broadcast(args[i], {size}) : MoveAxis(args[i], dims[i], 0));
+  }
+  std::vector<int64_t> shifted;
+  for (int64_t d : dimensions) shifted.push_back(d + 1);
+  Arrays outs = BindReduce(reducer, operands, args.subspan(n), shifted);
+  return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
+}
+
+
+}  // namespace
+
+Arrays reduce_flat(const ReducerFn& computation, absl::Span<const Array> operands, absl::Span<const Array> init_values,
+                   const std::vector<int64_t>& dimensions) {
+  const Arrays inits = CheckInits("reduce", operands, init_values);
+  const int64_t rank = operands[0].ndim();
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  std::vector<int64_t> axes;
+  for (int64_t d : dimensions) {
+    const int64_t a = CanonicalizeAxis(d, rank, "reduce");
+    if (reduced[static_cast<size_t>(a)]) ThrowOpError<ValueError>("reduce", "dimension ", d, " appears twice");
+    reduced[static_cast<size_t>(a)] = true;
+    axes.push_back(a);
+  }
+  if (const std::optional<Primitive> p = Monoid(computation, operands, inits)) {
+    const Array& x = operands[0];
+    std::vector<int64_t> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (*p == kAdd) return {reduce_sum(x, sorted)};
+    if (*p == kMul) return {reduce_prod(x, sorted)};
+    if (*p == kMax) return {reduce_max(x, sorted)};
+    if (*p == kMin) return {reduce_min(x, sorted)};
+    if (*p == kAnd) return {reduce_and(x, sorted)};
+    return {reduce_or(x, sorted)};
+  }
+  return BindReduce(ReducerJaxpr(computation, operands), operands, inits, axes);
 }
 
 Arrays reduce_window_flat(const ReducerFn& computation, absl::Span<const Array> operands,
@@ -263,4 +390,19 @@ Arrays reduce_window_flat(const ReducerFn& computation, absl::Span<const Array> 
   return acc;
 }
 
+namespace internal {
+
+void RegisterGenericReduce(Registry& r) {
+  PrimitiveRules& rules = r.Define(kReduce);
+  rules.abstract_eval = ReduceAbstractEval;
+  rules.impl = [](absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray>) {
+    const size_t n = in.size() / 2;
+    return TreeReduce(AsReducer(GetJaxpr(params, "jaxpr")), in.subspan(0, n), in.subspan(n),
+                      params.GetInts("dimensions"));
+  };
+  rules.jvp = ReduceJvp;
+  rules.batch = ReduceBatch;
+}
+
+}  // namespace internal
 }  // namespace jx::lax

@@ -6,10 +6,15 @@
 // As JAX, a computation that is one add/mul/max/min/and/or with its identity as the init value
 // binds that monoid's primitive (reduce_sum, reduce_max, reduce_window_min, ...). Any other
 // computation must be associative and commutative with init_values its identity (XLA's
-// contract); jx then evaluates it as a tree: log2(n) rounds, each one vmapped call of the
-// computation on half of the remaining elements (slices and the computation's own ops, so it
-// runs natively under jit and differentiates under grad). The jaxpr shows those ops, not one
-// generic `reduce` equation as JAX's does.
+// contract); lax::reduce then binds ONE `reduce` equation carrying the computation as a body
+// jaxpr over scalars, as JAX's reduce_p:
+//   d:f32[3] e:i32[3] = reduce[computation=<reducer> dimensions=(1,) jaxpr={ lambda ; ... }] a b c 0:i32[]
+// It lowers to one HLO reduce whose to_apply is that jaxpr; eager mode evaluates it as a tree
+// (log2(n) rounds, each one vmapped call of the computation), which is also what its jvp
+// differentiates (JAX's _reduce_jvp; non-zero tangents of the init values raise as JAX's).
+// vmap moves the mapped axis to the front and binds it again (JAX's _reduce_batch_rule).
+// reduce_window with a generic computation is evaluated as window taps (slices combined by
+// vmapped calls of the computation), native under jit.
 //
 //   // lax.reduce(x, -jnp.inf, lax.max, (0,))  -> reduce_max
 //   Array m = lax::reduce(x, Array(-INFINITY), [](Array a, Array b) { return lax::max(a, b); }, {0});

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "jx/lax/reduce_generic_internal.h"
 #include "jx/lax/sharding_rules.h"
 #include "jx/transforms/checkpoint.h"
 #include "jx/transforms/custom_derivatives.h"
@@ -38,6 +39,7 @@ void RegisterAll() {
     internal::RegisterBinaryOps(r);
     internal::RegisterConvertOps(r);
     internal::RegisterReductionOps(r);
+    internal::RegisterGenericReduce(r);
     internal::RegisterCumulativeOps(r);
     internal::RegisterShapeOps(r);
     internal::RegisterSlicingOps(r);
@@ -58,6 +60,7 @@ void RegisterAll() {
     internal::RegisterComparisonLowering(r);
     internal::RegisterConvertLowering(r);
     internal::RegisterReductionLowering(r);
+    internal::RegisterGenericReduceLowering(r);
     internal::RegisterCumulativeLowering(r);
     internal::RegisterWindowLowering(r);
     internal::RegisterShapeLowering(r);

@@ -103,7 +103,8 @@ void RegisterJvps(Registry& r) {
   DefineTangent(r, kLogistic, [](A t, A, A y, P) { return mul(t, mul(y, sub(Like(y, 1), y))); });
 
   DefineTangent(r, kSin, [](A t, A x, A, P) { return mul(t, cos(x)); });
-  DefineTangent(r, kCos, [](A t, A x, A, P) { return mul(t, neg(sin(x))); });
+  // JAX's cos jvp, neg(g * sin(x)): the neg stays on the tangent side, as make_jaxpr shows it.
+  DefineTangent(r, kCos, [](A t, A x, A, P) { return neg(mul(t, sin(x))); });
   DefineTangent(r, kTan, [](A t, A, A y, P) { return mul(t, add(Like(y, 1), square(y))); });
   DefineTangent(r, kAsin, [](A t, A x, A, P) { return mul(t, rsqrt(sub(Like(x, 1), square(x)))); });
   DefineTangent(r, kAcos, [](A t, A x, A, P) { return mul(t, neg(rsqrt(sub(Like(x, 1), square(x))))); });

@@ -5,9 +5,11 @@
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/dce.h"
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/optimization_barrier.h"
+#include "jx/transforms/remat_partial_eval.h"
 #include "jx/transforms/vmap.h"
 
 namespace jx {
@@ -61,49 +63,13 @@ Avals CheckpointAbstractEval(InAvals in, const ParamMap& params) {
   return Avals(outs.begin(), outs.end());
 }
 
-// j without the equations whose outputs nothing reads (equations with no outputs, such as
-// debug callbacks, stay).
-std::shared_ptr<Jaxpr> Pruned(const Jaxpr& j) {
-  std::vector<bool> live(j.num_vars(), false);
-  for (const Atom& a : j.outvars) {
-    if (const Var* v = std::get_if<Var>(&a)) live[v->index] = true;
-  }
-  std::vector<bool> keep(j.eqns.size(), false);
-  for (size_t k = j.eqns.size(); k-- > 0;) {
-    const Eqn& e = j.eqns[k];
-    bool needed = e.outputs.empty();
-    for (const Var& v : e.outputs) needed = needed || live[v.index];
-    if (!needed) continue;
-    keep[k] = true;
-    for (const Atom& a : e.inputs) {
-      if (const Var* v = std::get_if<Var>(&a)) live[v->index] = true;
-    }
-  }
-  auto copy = std::make_shared<Jaxpr>(j);
-  copy->eqns.clear();
-  for (size_t k = 0; k < keep.size(); ++k) {
-    if (keep[k]) copy->eqns.push_back(j.eqns[k]);
-  }
-  return copy;
-}
-
-bool Reads(const Jaxpr& j, Var v) {
-  for (const Eqn& e : j.eqns) {
-    for (const Atom& a : e.inputs) {
-      if (const Var* u = std::get_if<Var>(&a); u != nullptr && *u == v) return true;
-    }
-  }
-  for (const Atom& a : j.outvars) {
-    if (const Var* u = std::get_if<Var>(&a); u != nullptr && *u == v) return true;
-  }
-  return false;
-}
-
-// The jvp of a checkpointed function split by a policy, as JAX's remat partial evaluation:
-// `forward` (consts..., primals...) -> (primal outputs..., saved...) runs the primal
-// equations; `tangent` (consts..., primals..., saved..., tangents...) -> tangent outputs reads
-// the saved values and recomputes the other primal values it needs (under linearize it is
-// staged with them as residuals, and its transpose reruns its primal part).
+// The jvp of a checkpointed function split by a policy, as JAX's remat partial evaluation
+// (pe.partial_eval_jaxpr_custom): `forward` (consts..., primals...) -> (primal outputs...,
+// saved...) runs the primal equations; `tangent` (saved..., tangents...) -> tangent outputs
+// reads the saved values and recomputes the other primal values it needs (under linearize it
+// is staged with them as residuals, and its transpose reruns its primal part). The policy
+// reaches into scan/cond bodies: their partial_eval rules split them under it, and the
+// values a body saves are stacked per iteration and saved.
 struct PolicySplit {
   ClosedJaxpr forward, tangent;
   Arrays consts;
@@ -133,54 +99,19 @@ PolicySplit SplitByPolicy(const ClosedJaxpr& j, const CheckpointPolicy& policy, 
       AvalsOf(Cat({primals, nonzero})), "checkpoint jvp");
   const Jaxpr& J = *jvp.jaxpr.jaxpr;
   const size_t nc = jvp.consts.size();
-  // Known: what depends on consts and primals only.
-  std::vector<bool> known(J.num_vars(), false);
-  for (size_t i = 0; i < nc + np; ++i) known[J.invars[i].index] = true;
-  std::vector<bool> eqn_known(J.eqns.size(), false);
-  std::vector<Var> saveable;
-  std::vector<ShapedArray> in_avals;
-  for (size_t k = 0; k < J.eqns.size(); ++k) {
-    const Eqn& e = J.eqns[k];
-    bool all = true;
-    in_avals.clear();
-    for (const Atom& a : e.inputs) {
-      in_avals.push_back(J.aval(a));
-      if (const Var* v = std::get_if<Var>(&a)) all = all && known[v->index];
-    }
-    eqn_known[k] = all;
-    if (!all) continue;
-    for (const Var& v : e.outputs) known[v.index] = true;
-    if (policy.saveable(e.primitive, in_avals, e.params)) saveable.insert(saveable.end(), e.outputs.begin(), e.outputs.end());
+  std::vector<bool> in_unknown(J.invars.size(), true);
+  std::fill(in_unknown.begin(), in_unknown.begin() + static_cast<ptrdiff_t>(nc + np), false);
+  std::vector<bool> force(J.outvars.size(), false);
+  std::fill(force.begin() + static_cast<ptrdiff_t>(nout), force.end(), true);
+  const SaveablePolicy saveable = policy.saveable;
+  const ScopedRematPolicy scope(&saveable);
+  PartialEvalResult pe = PartialEvalJaxprCustom(jvp.jaxpr, in_unknown, force, saveable);
+  for (size_t k = 0; k < nout; ++k) {
+    if (pe.out_unknown[k]) throw InternalError("checkpoint: a primal output depends on a tangent");
   }
-  // The tangent side: the saveable equations removed (their outputs become inputs), pruned to
-  // the tangent outputs; what it still reads of the saveable outputs is saved.
-  auto tangent = std::make_shared<Jaxpr>(J);
-  tangent->eqns.clear();
-  for (size_t k = 0; k < J.eqns.size(); ++k) {
-    bool saved = false;
-    for (const Var& v : J.eqns[k].outputs) saved = saved || std::find(saveable.begin(), saveable.end(), v) != saveable.end();
-    if (!(eqn_known[k] && saved)) tangent->eqns.push_back(J.eqns[k]);
-  }
-  tangent->outvars.assign(J.outvars.begin() + static_cast<ptrdiff_t>(nout), J.outvars.end());
-  tangent = Pruned(*tangent);
-  std::vector<Var> saved;
-  for (const Var& v : saveable) {
-    if (Reads(*tangent, v)) saved.push_back(v);
-  }
-  tangent->invars.assign(J.invars.begin(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np));
-  tangent->invars.insert(tangent->invars.end(), saved.begin(), saved.end());
-  tangent->invars.insert(tangent->invars.end(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np), J.invars.end());
-  // The forward side: the known equations, to the primal outputs and the saved values.
-  auto forward = std::make_shared<Jaxpr>(J);
-  forward->eqns.clear();
-  for (size_t k = 0; k < J.eqns.size(); ++k) {
-    if (eqn_known[k]) forward->eqns.push_back(J.eqns[k]);
-  }
-  forward->invars.assign(J.invars.begin(), J.invars.begin() + static_cast<ptrdiff_t>(nc + np));
-  forward->outvars.assign(J.outvars.begin(), J.outvars.begin() + static_cast<ptrdiff_t>(nout));
-  forward->outvars.insert(forward->outvars.end(), saved.begin(), saved.end());
-  forward = Pruned(*forward);
-  return PolicySplit{ClosedJaxpr{std::move(forward), {}}, ClosedJaxpr{std::move(tangent), {}}, Arrays(jvp.consts.begin(), jvp.consts.end()), saved.size()};
+  Arrays consts(pe.known.consts.begin(), pe.known.consts.end());
+  consts.insert(consts.end(), jvp.consts.begin(), jvp.consts.end());
+  return PolicySplit{pe.known.jaxpr, pe.unknown, consts, pe.residual_avals.size()};
 }
 
 // Forward mode: the primal outputs by the function itself, the tangents by a second
@@ -212,7 +143,7 @@ JvpResult CheckpointJvp(absl::Span<const Array> primals, absl::Span<const Array>
     Arrays all = BindCheckpoint(Hoisted{split.forward, {}}, Cat({split.consts, primals}), false, policy);
     r.primals_out.assign(all.begin(), all.begin() + static_cast<ptrdiff_t>(out_avals.size()));
     const Arrays saved(all.begin() + static_cast<ptrdiff_t>(out_avals.size()), all.end());
-    touts = BindCheckpoint(Hoisted{split.tangent, {}}, Cat({split.consts, primals, saved, nonzero}), false, policy);
+    touts = BindCheckpoint(Hoisted{split.tangent, {}}, Cat({saved, nonzero}), false, policy);
   } else {
     r.primals_out = BindCheckpoint(Hoisted{j, {}}, primals, false, policy);
     Hoisted tangent_fn = TraceHoisted(
@@ -228,7 +159,7 @@ JvpResult CheckpointJvp(absl::Span<const Array> primals, absl::Span<const Array>
         },
         AvalsOf(Cat({primals, nonzero})), "checkpoint jvp");
     // The jvp's primal outputs are not returned: their last equations need not rerun.
-    tangent_fn.jaxpr.jaxpr = Pruned(*tangent_fn.jaxpr.jaxpr);
+    tangent_fn.jaxpr.jaxpr = DceJaxpr(*tangent_fn.jaxpr.jaxpr);
     touts = BindCheckpoint(tangent_fn, Cat({primals, nonzero}), false, policy);
   }
   for (size_t f = 0; f < float_outs.size(); ++f) r.tangents_out[float_outs[f]] = touts[f];

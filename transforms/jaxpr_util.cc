@@ -3,6 +3,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/remat_partial_eval.h"
 #include "jx/transforms/staging.h"
 
 namespace jx {
@@ -46,6 +47,10 @@ bool SameShapeDType(const ShapedArray& a, const ShapedArray& b) { return a.shape
 
 PartialEvalResult PartialEvalJaxpr(const ClosedJaxpr& j, const std::vector<bool>& in_unknown,
                                    const std::vector<bool>& force_out_unknown) {
+  // Inside a checkpoint with a policy (a scan's body split while the checkpoint splits).
+  if (const SaveablePolicy* policy = CurrentRematPolicy()) {
+    return PartialEvalJaxprCustom(j, in_unknown, force_out_unknown, *policy);
+  }
   const std::vector<ShapedArray> in_avals = j.jaxpr->in_avals();
   // The known program is staged by an outer interpreter; a partial-evaluation interpreter
   // inside it stages only what depends on unknown inputs and runs the rest on the known one.

@@ -1,5 +1,6 @@
 #include "jx/devices/cpu/cpu_pipeline.h"
 
+#include "jx/compiler/backend/cpu/generic_reduce_expander.h"
 #include "jx/compiler/passes/cse.h"
 #include "jx/compiler/passes/dce.h"
 #include "jx/compiler/passes/dot_transpose_folding.h"
@@ -17,6 +18,7 @@ void AddCpuPasses(hlo::HloPassPipeline& pipeline, const std::vector<bool>& donat
   // CSE merges the trip index it reads with the loop's own.
   pipeline.AddPass<hlo::WhileLoopOuterProductToDot>();
   pipeline.AddPass<hlo::HloCSE>();
+  pipeline.AddPass<cpu::GenericReduceExpander>();
   pipeline.AddPass<hlo::InstructionFusion>();
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();

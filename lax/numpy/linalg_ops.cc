@@ -16,6 +16,8 @@
 #include "jx/lax/numpy/promotion.h"
 #include "jx/lax/numpy/reductions.h"
 #include "jx/lax/shape_ops.h"
+#include "jx/lax/slicing_ops.h"
+#include "jx/transforms/custom_derivatives.h"
 
 namespace jx::numpy::linalg {
 namespace {
@@ -181,11 +183,69 @@ Array cholesky(const Array& a_in, bool upper) {
   return upper ? matrix_transpose(l) : l;
 }
 
-Array det(const Array& a_in) {
-  const Array a = SquareMatrices("det", a_in);
+namespace {
+
+// det of square matrices from the LU's diagonal and its pivots' parity.
+Array LuDet(const Array& a) {
   auto [diag, parity] = LuDiagonalAndParity(a);
   const Array sign = 1 - 2 * lax::convert_element_type(parity % 2, a.dtype());
   return sign * prod(diag, -1);
+}
+
+// Rows [start, stop) of a batch of matrices.
+Array MatrixRows(const Array& x, int64_t start, int64_t stop) {
+  std::vector<int64_t> lo(static_cast<size_t>(x.ndim()), 0);
+  std::vector<int64_t> hi(x.shape().begin(), x.shape().end());
+  lo[lo.size() - 2] = start;
+  hi[hi.size() - 2] = stop;
+  return lax::slice(x, lo, hi);
+}
+
+// (det(a), det(a) * solve(a, b)) for square a and b of a's shape, defined when a has rank
+// n - 1 too (JAX's _cofactor_solve): with a = P L U, det(a) solve(a, b) = det(a) U^-1 L^-1
+// P^T b; U's last diagonal entry (zero at rank n - 1) is replaced by the inverse of the
+// determinant of the rest, and the rows of L^-1 P^T b but the last are scaled by det(a), which
+// gives the same result where a is invertible and the adjugate's where it is not. Where rank
+// < n - 1 (the solve with the modified U is not finite), the result is zero, as JAX's.
+std::pair<Array, Array> CofactorSolve(const Array& a, const Array& b) {
+  const int64_t n = a.shape().back();
+  if (n == 1) return {squeeze(a, std::vector<int64_t>{-2, -1}), b};
+  auto [lu, pivots, perm] = llinalg::lu(a);
+  const DType dt = a.dtype();
+  const Array swaps = count_nonzero(pivots != lax::broadcasted_iota(int32, {n}, 0), -1);
+  const Array sign = 1 - 2 * lax::convert_element_type(swaps % 2, dt);
+  const Array partial_det = cumprod(diagonal(lu, 0, -2, -1), -1) * expand_dims(sign, -1);
+  const Array det_a = take(partial_det, n - 1, -1), det_rest = take(partial_det, n - 2, -1);
+  const Array corner =
+      logical_and(lax::broadcasted_iota(int32, {n, n}, 0) == n - 1, lax::broadcasted_iota(int32, {n, n}, 1) == n - 1);
+  const Array u = where(corner, expand_dims(1 / det_rest, std::vector<int64_t>{-2, -1}), lu);
+  // Rank < n - 1: a row of ones solved against the modified U is not finite.
+  Shape ones_shape = BatchShape(a);
+  ones_shape.insert(ones_shape.end(), {1, n});
+  const Array probe = llinalg::triangular_solve(u, ones(ones_shape, dt), {.left_side = false, .lower = false});
+  const Array low_rank = expand_dims(any(logical_or(isnan(probe), isinf(probe)), std::vector<int64_t>{-2, -1}),
+                                     std::vector<int64_t>{-2, -1});
+  Array x = where(low_rank, 0, b);
+  x = llinalg::triangular_solve(lu, PermuteRows(x, perm), {.left_side = true, .lower = true, .unit_diagonal = true});
+  x = concatenate({MatrixRows(x, 0, n - 1) * expand_dims(det_a, std::vector<int64_t>{-2, -1}), MatrixRows(x, n - 1, n)},
+                  -2);
+  x = llinalg::triangular_solve(u, x, {.left_side = true, .lower = false});
+  return {det_a, where(low_rank, 0, x)};
+}
+
+}  // namespace
+
+// jnp.linalg.det with JAX's custom jvp (_det_jvp): the tangent is trace(det(a) solve(a, g))
+// through CofactorSolve, so the derivative at a singular matrix of rank n - 1 is the
+// adjugate's, not NaN.
+Array det(const Array& a_in) {
+  const Array a = SquareMatrices("det", a_in);
+  static const auto impl = custom_jvp([](const Array& x) { return LuDet(x); },
+                                      [](const std::tuple<Array>& primals, const std::tuple<Array>& tangents) {
+                                        auto [y, z] = CofactorSolve(std::get<0>(primals), std::get<0>(tangents));
+                                        return std::pair{y, trace(z, 0, -2, -1)};
+                                      });
+  return impl(a);
 }
 
 SlogdetResult slogdet(const Array& a_in) {

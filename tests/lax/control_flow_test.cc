@@ -281,12 +281,12 @@ TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
   };
   EXPECT_EQ(make_jaxpr(g)(jnp::ones({5})).ToString(),
             "{ lambda ; a:f32[5]. let\n"
-            "    b:f32[] c:f32[5] = scan[\n"
+            "    _:f32[] b:f32[5] = scan[\n"  // the unused final carry: JAX's DropVar
             "      _split_transpose=False\n"
-            "      jaxpr={ lambda ; d:f32[] e:f32[]. let\n"
-            "          f:f32[] = add d e\n"
-            "          g:f32[] = mul f 2.0:f32[]\n"
-            "        in (f, g) }\n"
+            "      jaxpr={ lambda ; c:f32[] d:f32[]. let\n"
+            "          e:f32[] = add c d\n"
+            "          f:f32[] = mul e 2.0:f32[]\n"
+            "        in (e, f) }\n"
             "      length=5\n"
             "      linear=(False, False)\n"
             "      num_carry=1\n"
@@ -294,7 +294,7 @@ TEST(ControlFlowJaxprTest, PrintsSubJaxprsIndented) {
             "      reverse=False\n"
             "      unroll=1\n"
             "    ] 0.0:f32[] a\n"
-            "  in (c,) }");
+            "  in (b,) }");
 }
 
 // Linearize splits a jvp'd scan with its partial_eval rule: the primal loop runs once, now,

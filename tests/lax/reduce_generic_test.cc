@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <jx/jx.h>
@@ -23,7 +25,9 @@ Array Add(const Array& a, const Array& b) { return lax::add(a, b); }
 Array LogAddExp(const Array& a, const Array& b) {
   Array m = lax::max(a, b);
   Array safe = lax::select(lax::eq(m, Array::Scalar(-INFINITY, m.dtype())), Array::Scalar(0, m.dtype()), m);
-  return lax::add(safe, lax::log(lax::add(lax::exp(lax::sub(a, safe)), lax::exp(lax::sub(b, safe)))));
+  Array ea = lax::exp(lax::sub(a, safe));  // named, so the traced order does not depend on
+  Array eb = lax::exp(lax::sub(b, safe));  // the compiler's argument evaluation order
+  return lax::add(safe, lax::log(lax::add(ea, eb)));
 }
 // a + b + ab = (1 + a)(1 + b) - 1: associative and commutative, identity 0, smooth.
 Array ProductOfOnePlus(const Array& a, const Array& b) { return a + b + a * b; }
@@ -103,6 +107,75 @@ TEST(ReduceTest, UnderJitVmapAndGrad) {
   Array g = grad([&](const Array& v) { return jnp::sum(lse(v)); })(x);
   EXPECT_TRUE(jnp::allclose(g, jnp::exp(x) / jnp::sum(jnp::exp(x), 1, true), 1e-12, 1e-12));
   check_grads(lse, std::tuple{x}, 2);
+}
+
+// JAX's form: one `reduce` equation carrying the computation as a body jaxpr over scalars
+// (jax.lax.reduce with a non-monoid computation binds reduce_p with computation, dimensions
+// and jaxpr params), lowering to one HLO reduce whose to_apply is that body.
+TEST(ReduceTest, GenericReducerIsOneReduceEquationWithABodyJaxpr) {
+  Array x = jnp::zeros({3, 4});
+  auto lse = [](const Array& v) { return lax::reduce(v, Array(-INFINITY), LogAddExp, {1}); };
+  const std::string text = make_jaxpr(lse)(x).ToString();
+  EXPECT_EQ(text,
+            "{ lambda ; a:f32[3,4]. let\n"
+            "    b:f32[3] = reduce[\n"
+            "      computation=<reducer>\n"
+            "      dimensions=(1,)\n"
+            "      jaxpr={ lambda ; c:f32[] d:f32[]. let\n"
+            "          e:f32[] = max c d\n"
+            "          f:bool[] = eq e -inf:f32[]\n"
+            "          g:f32[] = select_n f e 0.0:f32[]\n"
+            "          h:f32[] = sub c g\n"
+            "          i:f32[] = exp h\n"
+            "          j:f32[] = sub d g\n"
+            "          k:f32[] = exp j\n"
+            "          l:f32[] = add i k\n"
+            "          m:f32[] = log l\n"
+            "          n:f32[] = add g m\n"
+            "        in (n,) }\n"
+            "    ] a -inf:f32[]\n"
+            "  in (b,) }")
+      << text;
+  const std::string hlo = jit(lse).lower(x).as_text();
+  size_t reduces = 0;
+  for (size_t at = hlo.find(" reduce("); at != std::string::npos; at = hlo.find(" reduce(", at + 1)) ++reduces;
+  EXPECT_EQ(reduces, 1u) << hlo;
+  EXPECT_NE(hlo.find("to_apply="), std::string::npos) << hlo;
+  // vmap binds it again with the dimensions shifted past the mapped axis.
+  const std::string batched = make_jaxpr(vmap(lse, in_axes{1}))(jnp::zeros({3, 5, 4})).ToString();
+  EXPECT_NE(batched.find("dimensions=(2,)"), std::string::npos) << batched;
+}
+
+// Three operands (a variadic reducer no kernel knows) run natively under jit, equal to eager
+// bit for bit (the CPU pipeline expands the reduce into the tree eager evaluates).
+TEST(ReduceTest, VariadicReducerUnderJitMatchesEagerExactly) {
+  Array x = jnp::sin(jnp::arange(5 * 9).astype(float32).reshape({5, 9}));
+  Array y = jnp::cos(jnp::arange(5 * 9).astype(float32).reshape({5, 9}));
+  Array idx = lax::broadcasted_iota(int32, {5, 9}, 1);
+  using Triple = std::tuple<Array, Array, Array>;
+  // Keeps the (x, y, index) whose x + y is largest, the smaller index on ties.
+  auto pick = [](const Triple& a, const Triple& b) {
+    Array sa = std::get<0>(a) + std::get<1>(a), sb = std::get<0>(b) + std::get<1>(b);
+    Array take_b = lax::bitwise_or(lax::gt(sb, sa), lax::bitwise_and(lax::eq(sb, sa), lax::lt(std::get<2>(b), std::get<2>(a))));
+    return Triple{lax::select(take_b, std::get<0>(b), std::get<0>(a)), lax::select(take_b, std::get<1>(b), std::get<1>(a)),
+                  lax::select(take_b, std::get<2>(b), std::get<2>(a))};
+  };
+  auto f = [&](const Array& a, const Array& b, const Array& i) {
+    return lax::reduce(Triple{a, b, i}, Triple{Array(-INFINITY), Array(-INFINITY), Array::Scalar(0, int32)}, pick, {1});
+  };
+  const Triple eager = f(x, y, idx);
+  WithoutFallback([&] {
+    const Triple compiled = jit(f)(x, y, idx);
+    EXPECT_EQ(std::get<0>(compiled).to_vector<float>(), std::get<0>(eager).to_vector<float>());
+    EXPECT_EQ(std::get<2>(compiled).to_vector<int32_t>(), std::get<2>(eager).to_vector<int32_t>());
+  });
+  EXPECT_EQ(std::get<2>(eager).to_vector<int32_t>(), jnp::argmax(x + y, 1).to_vector<int32_t>());
+}
+
+// JAX's _reduce_jvp_rule raises for a differentiated init value.
+TEST(ReduceTest, InitTangentRaisesAsJax) {
+  auto f = [](const Array& v) { return jnp::sum(lax::reduce(jnp::ones({3}), v, ProductOfOnePlus, {0})); };
+  EXPECT_THROW(grad(f)(Array(0.0f)), NotImplementedError);
 }
 
 TEST(ReduceWindowGenericTest, MinPoolingFromALambdaIsTheMonoid) {

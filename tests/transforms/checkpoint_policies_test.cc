@@ -4,6 +4,7 @@
 // policy saves exactly what it says; gradients equal the plain function's in every case.
 #include "jx/lax/checkpoint_policies.h"
 
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -131,6 +132,39 @@ TEST(CheckpointPolicyTest, SavedResiduals) {
   EXPECT_EQ(computed, 3) << ::testing::PrintToString(lines);
   for (const char* want : {"f32[5] computed", "f32[6] computed", "f32[7] computed"}) {
     EXPECT_NE(::testing::PrintToString(lines).find(want), std::string::npos) << ::testing::PrintToString(lines);
+  }
+}
+
+// A policy sees the equations inside a scan body (JAX's saveable policies reach into scan's
+// jaxpr through partial_eval_jaxpr_custom): the known scan saves what the body's split keeps,
+// stacked over the steps. Both policies keep each step's carry (a body input, as JAX's
+// scan rule does); dots_saveable keeps each step's matmul output too (one more
+// "f32[3,4] computed in the forward pass"), nothing_saveable recomputes it. The gradients are
+// the un-checkpointed ones either way.
+TEST(CheckpointPolicyTest, PoliciesReachIntoScanBodies) {
+  const Array w = jnp::sin(jnp::arange(16).astype(float32).reshape({4, 4}));
+  const Array xs = jnp::cos(jnp::arange(12).astype(float32).reshape({3, 4}));
+  auto body = [](const Array& w, const Array& xs) {
+    auto step = [&](const Array& c, const Array& x) {
+      Array h = jnp::sin(jnp::dot(w, c) + x);
+      return std::pair{h, h};
+    };
+    return jnp::sum(lax::scan(step, jnp::zeros({4}), xs).second);
+  };
+  auto count = [](const std::vector<std::string>& lines, const std::string& want) {
+    return std::count(lines.begin(), lines.end(), want);
+  };
+  auto dots = [&](const Array& w, const Array& xs) { return checkpoint(body, policies::dots_saveable)(w, xs); };
+  auto nothing = [&](const Array& w, const Array& xs) { return checkpoint(body, policies::nothing_saveable)(w, xs); };
+  const std::vector<std::string> saved_dots = ad_checkpoint::saved_residuals(dots, w, xs);
+  const std::vector<std::string> saved_nothing = ad_checkpoint::saved_residuals(nothing, w, xs);
+  const std::string stacked = "f32[3,4] computed in the forward pass";
+  EXPECT_EQ(count(saved_dots, stacked), count(saved_nothing, stacked) + 1)
+      << ::testing::PrintToString(saved_dots) << " vs " << ::testing::PrintToString(saved_nothing);
+  const auto want = grad(body, argnums{0, 1})(w, xs);
+  for (const auto& got : {grad(dots, argnums{0, 1})(w, xs), grad(nothing, argnums{0, 1})(w, xs)}) {
+    EXPECT_TRUE(jnp::allclose(std::get<0>(got), std::get<0>(want), 1e-6, 1e-6));
+    EXPECT_TRUE(jnp::allclose(std::get<1>(got), std::get<1>(want), 1e-6, 1e-6));
   }
 }
 

@@ -337,6 +337,42 @@ TEST(LinalgGrad, MatchesFiniteDifferences) {
   }
 }
 
+// jnp.linalg.det's custom jvp (JAX's _det_jvp / _cofactor_solve, from jax-ml/jax#2809): the
+// gradient at a singular matrix of rank n - 1 is its cofactor matrix, not NaN; at rank
+// n - 2 it is zero (to rounding: the LU of a rank-1 matrix in float64 leaves 1e-14 pivots, not
+// exact zeros). The matrices are JAX's testDetGradOfSingularMatrixCorank1/Corank2.
+TEST(LinalgGrad, DetAtSingularMatrices) {
+  const Array a = jnp::array(std::vector<double>{50, -30, 45, -30, 90, -81, 45, -81, 81}, {3, 3});
+  std::vector<double> cofactor(9);
+  const std::vector<double> m = a.to_vector<double>();
+  auto at = [&](int i, int j) { return m[static_cast<size_t>(3 * i + j)]; };
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      const int r0 = i == 0 ? 1 : 0, r1 = i == 2 ? 1 : 2, c0 = j == 0 ? 1 : 0, c1 = j == 2 ? 1 : 2;
+      const double minor = at(r0, c0) * at(r1, c1) - at(r0, c1) * at(r1, c0);
+      cofactor[static_cast<size_t>(3 * i + j)] = ((i + j) % 2 == 0 ? 1 : -1) * minor;
+    }
+  }
+  EXPECT_NEAR(la::det(a).item<double>(), 0.0, 1e-9);
+  const std::vector<double> g = jx::grad([](const Array& x) { return la::det(x); })(a).to_vector<double>();
+  for (size_t k = 0; k < 9; ++k) {
+    EXPECT_TRUE(std::isfinite(g[k])) << k;
+    EXPECT_NEAR(g[k], cofactor[k], 1e-6 * (1 + std::abs(cofactor[k]))) << k;
+  }
+  const Array b = jnp::array(std::vector<double>{36, -42, 18, -42, 49, -21, 18, -21, 9}, {3, 3});
+  for (double v : jx::grad([](const Array& x) { return la::det(x); })(b).to_vector<double>()) EXPECT_NEAR(v, 0.0, 1e-9);
+  // Exact zero pivots (rank 0): the solve with the modified U is not finite, so zeros.
+  for (double v : jx::grad([](const Array& x) { return la::det(x); })(jnp::zeros({3, 3}, float64)).to_vector<double>()) {
+    EXPECT_EQ(v, 0.0);
+  }
+  // Batched, and the 1x1 case (the derivative of det [x] is 1).
+  const Array batch = jnp::stack({a, jnp::eye(3, std::nullopt, 0, float64)});
+  const Array gb = jx::grad([](const Array& x) { return jnp::sum(la::det(x)); })(batch);
+  EXPECT_NEAR(gb.to_vector<double>()[1], cofactor[1], 1e-6 * (1 + std::abs(cofactor[1])));
+  EXPECT_EQ(jx::grad([](const Array& x) { return la::det(x); })(jnp::array(std::vector<double>{4}, {1, 1})).item<double>(),
+            1.0);
+}
+
 // The backend_config the lowering writes and the CPU backend reads: every flag round-trips,
 // and anything else is refused (the backend then declines the instruction, loudly).
 TEST(LinalgCustomCall, ConfigRoundTripsAndRejectsMalformed) {
