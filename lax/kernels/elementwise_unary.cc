@@ -41,6 +41,22 @@ P ExpF32InRange(const P& x) {
   return pldexp_fast_impl<P>::run(y, m);
 }
 
+// Whether every lane of x lies in [lo, hi] (a NaN lane does not). With AVX-512 two compares
+// into one mask register: the generic form (compare masks as vectors, and, a horizontal any)
+// took a quarter of exp's time.
+template <typename P>
+bool AllWithin(const P& x, const P& lo, const P& hi) {
+  return !predux_any(pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi))));
+}
+#if defined(EIGEN_VECTORIZE_AVX512)
+inline bool AllWithin(const Packet16f& x, const Packet16f& lo, const Packet16f& hi) {
+  return _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ), x, hi, _CMP_LE_OQ) == 0xffff;
+}
+inline bool AllWithin(const Packet8d& x, const Packet8d& lo, const Packet8d& hi) {
+  return _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(x, lo, _CMP_GE_OQ), x, hi, _CMP_LE_OQ) == 0xff;
+}
+#endif
+
 // exp, correct over the whole range: Eigen's pexp clamps its argument to about +-88.72 (f32)
 // / +-709.4 (f64), so it overflows early and never gives a denormal. Outside [lo, hi] (NaN
 // included) the result is exp(x/2)^2 (one extra rounding), inf and 0 included.
@@ -55,8 +71,8 @@ P Exp(const P& x) {
   } else {
     r = pexp(x);
   }
-  const P outside = pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi)));
-  if (EIGEN_PREDICT_FALSE(predux_any(outside))) {
+  if (EIGEN_PREDICT_FALSE(!AllWithin(x, lo, hi))) {
+    const P outside = pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi)));
     const P h = pexp(pmul(x, pset1<P>(S(0.5))));
     r = pselect(outside, pmul(h, h), r);
   }
