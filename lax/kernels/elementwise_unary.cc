@@ -246,48 +246,73 @@ struct ErfInvF32Op {
   }
 };
 
-// erf_inv for f64 (scalar: Eigen has no f64 packet erf): for |x| >= 0.5 the exact identity
-// erfinv(x) = -ndtri((1 - |x|) / 2) / sqrt(2) (1 - |x| is exact there); below, Giles' central
-// polynomial refined by two Newton steps on erf, which converge quadratically from ~1e-7.
-inline double ErfInvF64(double x) {
-  const double a = std::fabs(x);
-  if (!(a <= 1.0)) return std::numeric_limits<double>::quiet_NaN();
-  if (a == 1.0) return x * std::numeric_limits<double>::infinity();
-  double y;
-  if (a >= 0.5) {
-    y = -Eigen::numext::ndtri((1.0 - a) * 0.5) * 0.70710678118654752440;
-  } else {
-    double w = -std::log((1.0 - a) * (1.0 + a)) - 2.5;
-    double p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-    y = p * a;
-    for (int i = 0; i < 2; ++i) {
-      y -= (std::erf(y) - a) / (1.12837916709551257390 * std::exp(-y * y));
-    }
+// erf_inv for f64 (erf_inv.h): the same kind of sequence with Giles' three double-precision
+// polynomials; the scalar form where the build has no f64 packet log.
+inline double ErfInvF64Scalar(double x) {
+  const double w = -std::log((1.0 - x) * (1.0 + x));
+  const bool central = w < kErfInvF64MiddleW, middle = !central && w < kErfInvF64TailW;
+  const double ws = central ? w - 3.125 : std::sqrt(w) - (middle ? 3.25 : 5.0);
+  const double* c = central ? kErfInvF64Central : middle ? kErfInvF64Middle : kErfInvF64Tail;
+  const int size = central ? kErfInvF64CentralSize : middle ? kErfInvF64MiddleSize : kErfInvF64TailSize;
+  double p = c[0];
+  for (int i = 1; i < size; ++i) {
+    const volatile double product = p * ws;  // no contraction into a fused multiply-add
+    p = c[i] + product;
   }
-  return std::copysign(y, x);
+  if (std::fabs(x) == 1.0) return x * std::numeric_limits<double>::infinity();
+  return p * x;
 }
 
+struct ErfInvF64Op {
+  template <typename P>
+  P packetOp(const P& x) const {
+    const P one = pset1<P>(1.0);
+    const P w = NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+    const P central = pcmp_lt(w, pset1<P>(kErfInvF64MiddleW));
+    const P middle = pcmp_lt(w, pset1<P>(kErfInvF64TailW));  // or central
+    const P ws = pselect(central, psub(w, pset1<P>(3.125)),
+                         psub(ExactSqrt(w), pselect(middle, pset1<P>(3.25), pset1<P>(5.0))));
+    auto coefficient = [&](int i) {
+      P c = pset1<P>(kErfInvF64Central[i]);
+      if (i < kErfInvF64MiddleSize) c = pselect(central, c, pset1<P>(kErfInvF64Middle[i]));
+      if (i < kErfInvF64TailSize) c = pselect(middle, c, pset1<P>(kErfInvF64Tail[i]));
+      return c;
+    };
+    P p = coefficient(0);
+    for (int i = 1; i < kErfInvF64CentralSize; ++i) {
+      const P next = PinnedAdd(coefficient(i), PinnedMul(p, ws));
+      if (i < kErfInvF64TailSize) {
+        p = next;
+      } else {
+        p = pselect(i < kErfInvF64MiddleSize ? middle : central, next, p);
+      }
+    }
+    const P inf = pset1<P>(std::numeric_limits<double>::infinity());
+    return pselect(pcmp_eq(pabs(x), one), PinnedMul(x, inf), PinnedMul(p, x));
+  }
+};
+
+// One sequence per type for eager and jit (erf_inv.h); vectorized exactly when the log kernel
+// jit runs is, so both compute log the same way.
 struct ErfInvOp {
   template <typename S>
-  static constexpr bool kVectorized = std::is_same_v<S, float> && packet_traits<float>::HasLog && kHasExactSqrt;
+  static constexpr bool kVectorized = LogOp::kVectorized<S> && kHasExactSqrt;
   template <typename S>
   S Scalar(S x) const {
     if constexpr (std::is_same_v<S, float>) {
       return ErfInvF32Scalar(x);
     } else {
-      return ErfInvF64(x);
+      return ErfInvF64Scalar(x);
     }
   }
   template <typename P>
-  P Packet(const P& x) const { return ErfInvF32Op().packetOp(x); }
+  P Packet(const P& x) const {
+    if constexpr (std::is_same_v<ScalarOf<P>, float>) {
+      return ErfInvF32Op().packetOp(x);
+    } else {
+      return ErfInvF64Op().packetOp(x);
+    }
+  }
 };
 
 struct TanFn {
