@@ -212,18 +212,25 @@ struct SignOp {
   }
 };
 
+// c[0] ws^(size-1) + ... + c[size-1] by Horner's rule, every product and sum rounded to T
+// (never fused into a multiply-add), as the HLO ops of the lowering are.
+template <typename T>
+T PinnedHorner(const double* c, int size, T ws) {
+  T p = static_cast<T>(c[0]);
+  for (int i = 1; i < size; ++i) {
+    const volatile T product = p * ws;
+    p = static_cast<T>(c[i]) + product;
+  }
+  return p;
+}
+
 // erf_inv for f32 (erf_inv.h): the sequence of ops the lowering emits, each one rounded
 // (pinned add and multiply, never fused), log and sqrt the library kernels jit runs.
 inline float ErfInvF32Scalar(float x) {
   const float w = -std::log((1.0f - x) * (1.0f + x));
   const bool central = w < static_cast<float>(kErfInvTailW);
   const float ws = central ? w - 2.5f : std::sqrt(w) - 3.0f;
-  const double* c = central ? kErfInvCentral : kErfInvTail;
-  float p = static_cast<float>(c[0]);
-  for (int i = 1; i < 9; ++i) {
-    const volatile float product = p * ws;  // no contraction into a fused multiply-add
-    p = static_cast<float>(c[i]) + product;
-  }
+  const float p = PinnedHorner(central ? kErfInvCentral : kErfInvTail, 9, ws);
   if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
   return p * x;
 }
@@ -252,13 +259,9 @@ inline double ErfInvF64Scalar(double x) {
   const double w = -std::log((1.0 - x) * (1.0 + x));
   const bool central = w < kErfInvF64MiddleW, middle = !central && w < kErfInvF64TailW;
   const double ws = central ? w - 3.125 : std::sqrt(w) - (middle ? 3.25 : 5.0);
-  const double* c = central ? kErfInvF64Central : middle ? kErfInvF64Middle : kErfInvF64Tail;
-  const int size = central ? kErfInvF64CentralSize : middle ? kErfInvF64MiddleSize : kErfInvF64TailSize;
-  double p = c[0];
-  for (int i = 1; i < size; ++i) {
-    const volatile double product = p * ws;  // no contraction into a fused multiply-add
-    p = c[i] + product;
-  }
+  const double p = central  ? PinnedHorner(kErfInvF64Central, kErfInvF64CentralSize, ws)
+                   : middle ? PinnedHorner(kErfInvF64Middle, kErfInvF64MiddleSize, ws)
+                            : PinnedHorner(kErfInvF64Tail, kErfInvF64TailSize, ws);
   if (std::fabs(x) == 1.0) return x * std::numeric_limits<double>::infinity();
   return p * x;
 }
