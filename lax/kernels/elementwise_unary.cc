@@ -235,11 +235,23 @@ inline float ErfInvF32Scalar(float x) {
   return p * x;
 }
 
+// The packet forms' first and last steps (both types): w = -log((1 - x) * (1 + x)), and
+// r = |x| == 1 ? x * inf : p * x.
+template <typename P>
+P ErfInvW(const P& x) {
+  const P one = pset1<P>(ScalarOf<P>(1));
+  return NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+}
+template <typename P>
+P ErfInvResult(const P& x, const P& p) {
+  const P inf = pset1<P>(std::numeric_limits<ScalarOf<P>>::infinity());
+  return pselect(pcmp_eq(pabs(x), pset1<P>(ScalarOf<P>(1))), PinnedMul(x, inf), PinnedMul(p, x));
+}
+
 struct ErfInvF32Op {
   template <typename P>
   P packetOp(const P& x) const {
-    const P one = pset1<P>(1.0f);
-    const P w = NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+    const P w = ErfInvW(x);
     const P central = pcmp_lt(w, pset1<P>(static_cast<float>(kErfInvTailW)));
     const P ws = pselect(central, psub(w, pset1<P>(2.5f)), psub(ExactSqrt(w), pset1<P>(3.0f)));
     auto coefficient = [&](int i) {
@@ -248,8 +260,7 @@ struct ErfInvF32Op {
     };
     P p = coefficient(0);
     for (int i = 1; i < 9; ++i) p = PinnedAdd(coefficient(i), PinnedMul(p, ws));
-    const P inf = pset1<P>(std::numeric_limits<float>::infinity());
-    return pselect(pcmp_eq(pabs(x), one), PinnedMul(x, inf), PinnedMul(p, x));
+    return ErfInvResult(x, p);
   }
 };
 
@@ -269,8 +280,7 @@ inline double ErfInvF64Scalar(double x) {
 struct ErfInvF64Op {
   template <typename P>
   P packetOp(const P& x) const {
-    const P one = pset1<P>(1.0);
-    const P w = NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+    const P w = ErfInvW(x);
     const P central = pcmp_lt(w, pset1<P>(kErfInvF64MiddleW));
     const P middle = pcmp_lt(w, pset1<P>(kErfInvF64TailW));  // or central
     const P ws = pselect(central, psub(w, pset1<P>(3.125)),
@@ -290,8 +300,7 @@ struct ErfInvF64Op {
         p = pselect(i < kErfInvF64MiddleSize ? middle : central, next, p);
       }
     }
-    const P inf = pset1<P>(std::numeric_limits<double>::infinity());
-    return pselect(pcmp_eq(pabs(x), one), PinnedMul(x, inf), PinnedMul(p, x));
+    return ErfInvResult(x, p);
   }
 };
 
