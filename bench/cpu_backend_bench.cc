@@ -22,8 +22,6 @@
 #include <string>
 #include <vector>
 
-#include <time.h>
-
 #include <benchmark/benchmark.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -35,6 +33,7 @@
 
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/compiler/hlo/hlo_parser.h"
+#include "median_reporter.h"
 
 namespace {
 
@@ -138,27 +137,7 @@ DenseData& Dense() {
   return *d;
 }
 
-// CPU seconds of the whole process (all threads). On a shared, loaded machine the wall
-// clock also counts time the threads sat descheduled; CPU time per iteration does not.
-double ProcessCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-// Records process CPU milliseconds per iteration as the "cpu_ms" counter.
-class CpuTimer {
- public:
-  explicit CpuTimer(benchmark::State& state) : state_(state), start_(ProcessCpuSeconds()) {}
-  ~CpuTimer() {
-    const double ms = (ProcessCpuSeconds() - start_) * 1e3;
-    state_.counters["cpu_ms"] = state_.iterations() > 0 ? ms / state_.iterations() : 0;
-  }
-
- private:
-  benchmark::State& state_;
-  double start_;
-};
+using bench::CpuTimer;
 
 tbb::task_arena& Arena() {
   static tbb::task_arena* a = new tbb::task_arena(kThreads);
@@ -272,53 +251,12 @@ BENCHMARK(BM_EigenGemm1Thread)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_EigenGemmThenEpilogue)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_JitDenseOutputFusion)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// Records each benchmark's median real time per iteration (and median process CPU time)
-// over its repetitions for the summary: the "median" aggregate when repetitions ran, else
-// the median of the runs seen.
-class SummaryReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      std::string key = run.run_name.function_name;
-      if (!run.run_name.args.empty()) key += "/" + run.run_name.args;
-      const auto c = run.counters.find("cpu_ms");
-      if (run.run_type == Run::RT_Aggregate) {
-        if (run.aggregate_name != "median") continue;
-        median_[key] = run.GetAdjustedRealTime();
-        if (c != run.counters.end()) median_cpu_[key] = c->second.value;
-      } else if (run.iterations > 0) {
-        runs_[key].push_back(run.GetAdjustedRealTime());
-        if (c != run.counters.end()) runs_cpu_[key].push_back(c->second.value);
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  // name: the function name, "/args" appended for benchmarks with arguments.
-  double Median(const std::string& name) const { return Get(median_, runs_, name); }
-  // Median process CPU milliseconds per iteration (benchmarks with a cpu_ms counter).
-  double MedianCpu(const std::string& name) const { return Get(median_cpu_, runs_cpu_, name); }
-
- private:
-  static double Get(const std::map<std::string, double>& medians,
-                    const std::map<std::string, std::vector<double>>& runs,
-                    const std::string& name) {
-    if (auto it = medians.find(name); it != medians.end()) return it->second;
-    auto it = runs.find(name);
-    if (it == runs.end() || it->second.empty()) return 0;
-    std::vector<double> v = it->second;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  }
-  std::map<std::string, double> median_, median_cpu_;
-  std::map<std::string, std::vector<double>> runs_, runs_cpu_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  SummaryReporter reporter;
+  bench::MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 

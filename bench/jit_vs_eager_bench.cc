@@ -3,10 +3,12 @@
 // pooling, an RNN scan, a fori_loop, in-place updates, sorting, 16-bit elementwise math,
 // cumulative sums). Each program runs eagerly and under jx::jit in the same process, with
 // results checked equal first (bit for bit for single ops, to a tolerance where jit fuses);
-// the summary prints jit / eager per row and the worst ten. Target (issue 10): every row at
-// most 1.1x, fusions well under 1. Runs on JX_NUM_THREADS threads (2 on CI-like machines).
+// the summary prints jit / eager per row and the worst ten, in wall time and in process CPU
+// time (steadier on a shared, loaded machine), medians over the repetitions. Target (issue
+// 10): every row at most 1.1x, fusions well under 1. Runs on JX_NUM_THREADS threads (2 on
+// CI-like machines).
 //
-//   build/bench/jit_vs_eager_bench --benchmark_filter='conv|scan'   # a subset
+//   build/bench/jit_vs_eager_bench --benchmark_filter='conv|scan' --benchmark_repetitions=5
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +20,8 @@
 #include <benchmark/benchmark.h>
 
 #include <jx/jx.h>
+
+#include "median_reporter.h"
 
 namespace {
 
@@ -268,16 +272,14 @@ std::string Compare(const Arrays& got, const Arrays& want, double rtol) {
   return bitwise ? "equal" : "close";
 }
 
-struct Result {
-  double eager_ms = 0, jit_ms = 0;
-  std::string check;
-};
-std::map<std::string, Result>& Results() {
-  static auto* r = new std::map<std::string, Result>;
+// What jit's check against eager found, per row.
+std::map<std::string, std::string>& Checks() {
+  static auto* r = new std::map<std::string, std::string>;
   return *r;
 }
 
 void RunEager(benchmark::State& state, const Row* row) {
+  bench::CpuTimer cpu(state);
   for (auto _ : state) {
     Arrays out = row->fn(row->args);
     benchmark::DoNotOptimize(out);
@@ -291,42 +293,36 @@ void RunJit(benchmark::State& state, const Row* row) {
     got = jitted(row->args);  // compile outside the timed loop
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
-    Results()[row->name].check = std::string("jit threw: ") + e.what();
+    Checks()[row->name] = std::string("jit threw: ") + e.what();
     return;
   }
-  Results()[row->name].check = Compare(got, row->fn(row->args), row->rtol);
+  Checks()[row->name] = Compare(got, row->fn(row->args), row->rtol);
+  bench::CpuTimer cpu(state);
   for (auto _ : state) {
     Arrays out = jitted(row->args);
     benchmark::DoNotOptimize(out);
   }
 }
 
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::MedianReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      // "<row>/eager/real_time" or "<row>/jit/real_time".
-      std::string name = r.benchmark_name();
-      name = name.substr(0, name.rfind("/real_time"));
-      const size_t slash = name.rfind('/');
-      const double ms = r.GetAdjustedRealTime() * 1e3 / benchmark::GetTimeUnitMultiplier(r.time_unit);
-      Result& res = Results()[name.substr(0, slash)];
-      (name.substr(slash + 1) == "jit" ? res.jit_ms : res.eager_ms) = ms;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
   void Finalize() override {
-    ConsoleReporter::Finalize();
+    MedianReporter::Finalize();
     std::vector<std::pair<double, std::string>> ratios;
-    std::printf("\n%-40s %10s %10s %9s  %s\n", "program", "eager ms", "jit ms", "jit/eager", "jit vs eager");
-    for (const auto& [name, r] : Results()) {
-      const double ratio = r.eager_ms > 0 && r.jit_ms > 0 ? r.jit_ms / r.eager_ms : 0;
-      std::printf("%-40s %10.4f %10.4f %9.2f  %s\n", name.c_str(), r.eager_ms, r.jit_ms, ratio, r.check.c_str());
-      if (ratio > 0) ratios.push_back({ratio, name});
+    std::printf("\n%-40s %10s %10s %9s %9s  %s\n", "program", "eager ms", "jit ms", "jit/eager",
+                "cpu ratio", "jit vs eager");
+    for (const Row& row : Rows()) {
+      const double eager = Median(row.name + "/eager"), jit = Median(row.name + "/jit");
+      if (eager <= 0 && jit <= 0) continue;  // filtered out
+      const double eager_cpu = MedianCpu(row.name + "/eager"), jit_cpu = MedianCpu(row.name + "/jit");
+      const double ratio = eager > 0 && jit > 0 ? jit / eager : 0;
+      const double cpu_ratio = eager_cpu > 0 && jit_cpu > 0 ? jit_cpu / eager_cpu : 0;
+      std::printf("%-40s %10.4f %10.4f %9.2f %9.2f  %s\n", row.name.c_str(), eager, jit, ratio, cpu_ratio,
+                  Checks()[row.name].c_str());
+      if (ratio > 0) ratios.push_back({ratio, row.name});
     }
     std::sort(ratios.rbegin(), ratios.rend());
-    std::printf("\nworst ten jit/eager (target <= 1.1):\n");
+    std::printf("\nworst ten jit/eager in wall time (target <= 1.1):\n");
     for (size_t i = 0; i < ratios.size() && i < 10; ++i) {
       std::printf("  %6.2f  %s\n", ratios[i].first, ratios[i].second.c_str());
     }

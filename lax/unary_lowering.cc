@@ -1,9 +1,9 @@
 // Lowering rules of the unary elementwise primitives. Where XLA has an opcode the primitive
 // maps to it; the rest expand into HLO as XLA's expanders do (chlo for JAX): inverse trig and
 // hyperbolic functions in closed forms that stay accurate near 0 and do not overflow early;
-// erfc, lgamma, digamma and f64 erf_inv from rational/Lanczos approximations evaluated in f64,
-// rounded once to the output type; erf_inv of f32 and narrower as the f32 op sequence the
-// eager kernel runs (lax/kernels/erf_inv.h). Expansions of 16-bit floats run in f32.
+// erfc, lgamma and digamma from rational/Lanczos approximations evaluated in f64, rounded once
+// to the output type; erf_inv as the op sequence the eager kernel runs (lax/kernels/erf_inv.h:
+// f64's own, f32's for f32 and narrower). Expansions of 16-bit floats run in f32.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -121,17 +121,30 @@ XOp ErfInvF32(const XOp& x) {
   return lower::Select(lower::Eq(lower::Abs(x), 1.0), x * std::numeric_limits<double>::infinity(), r);
 }
 
-// f64: the f32 approximation refined by Newton steps on erf (or erfc, where 1 - |y| is exact).
-XOp ErfInv(const XOp& y) {
-  const XOp a = lower::Abs(y);
-  XOp t = ErfInvPolynomial(a) * a;
-  const XOp t0 = t;
-  for (int step = 0; step < 2; ++step) {
-    const XOp residual = lower::Select(a < 0.5, lower::Unary(HloOpcode::kErf, t) - a, (1.0 - a) - ErfcNonNegative(t));
-    t = t - residual / ((2.0 / std::sqrt(kPi)) * lower::Exp(Neg(t * t)));
+// f64: Giles' double-precision polynomials, the ops of lax/kernels/erf_inv.h that the eager
+// kernel runs too (bit for bit).
+XOp ErfInvF64(const XOp& x) {
+  using kernels::kErfInvF64Central;
+  using kernels::kErfInvF64Middle;
+  using kernels::kErfInvF64Tail;
+  const XOp w = Neg(lower::Log((1.0 - x) * (1.0 + x)));
+  const XOp central = w < kernels::kErfInvF64MiddleW;
+  const XOp middle = w < kernels::kErfInvF64TailW;  // or central
+  const XOp ws = lower::Select(central, w - 3.125,
+                               lower::Sqrt(w) - lower::Select(middle, lower::Like(x, 3.25), lower::Like(x, 5.0)));
+  auto coefficient = [&](int i) {
+    XOp c = lower::Like(x, kErfInvF64Central[i]);
+    if (i < kernels::kErfInvF64MiddleSize) c = lower::Select(central, c, lower::Like(x, kErfInvF64Middle[i]));
+    if (i < kernels::kErfInvF64TailSize) c = lower::Select(middle, c, lower::Like(x, kErfInvF64Tail[i]));
+    return c;
+  };
+  XOp p = coefficient(0);
+  for (int i = 1; i < kernels::kErfInvF64CentralSize; ++i) {
+    const XOp next = coefficient(i) + p * ws;
+    p = i < kernels::kErfInvF64TailSize ? next
+                                        : lower::Select(i < kernels::kErfInvF64MiddleSize ? middle : central, next, p);
   }
-  t = lower::Select(a < 1.0, t, t0);  // +-inf at +-1, NaN beyond
-  return CopySignOf(y, t);
+  return lower::Select(lower::Eq(lower::Abs(x), 1.0), x * std::numeric_limits<double>::infinity(), p * x);
 }
 
 // Lanczos approximation (g = 7, n = 9) of the gamma function.
@@ -255,7 +268,7 @@ void RegisterUnaryLowering(Registry& r) {
   });
   DefineExpansion(r, kErfc, hlo::F64, Erfc);
   Define(r, kErfInv, [](const XOp& x, LowerContext&) {
-    return x.type() == hlo::F64 ? ErfInv(x) : lower::ComputeIn(x, hlo::F32, ErfInvF32);
+    return x.type() == hlo::F64 ? ErfInvF64(x) : lower::ComputeIn(x, hlo::F32, ErfInvF32);
   });
   DefineExpansion(r, kLgamma, hlo::F64, Lgamma);
   DefineExpansion(r, kDigamma, hlo::F64, Digamma);

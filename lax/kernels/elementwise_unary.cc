@@ -41,6 +41,22 @@ P ExpF32InRange(const P& x) {
   return pldexp_fast_impl<P>::run(y, m);
 }
 
+// Whether every lane of x lies in [lo, hi] (a NaN lane does not). With AVX-512 two compares
+// into one mask register: the generic form (compare masks as vectors, and, a horizontal any)
+// took a quarter of exp's time.
+template <typename P>
+bool AllWithin(const P& x, const P& lo, const P& hi) {
+  return !predux_any(pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi))));
+}
+#if defined(EIGEN_VECTORIZE_AVX512)
+inline bool AllWithin(const Packet16f& x, const Packet16f& lo, const Packet16f& hi) {
+  return _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ), x, hi, _CMP_LE_OQ) == 0xffff;
+}
+inline bool AllWithin(const Packet8d& x, const Packet8d& lo, const Packet8d& hi) {
+  return _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(x, lo, _CMP_GE_OQ), x, hi, _CMP_LE_OQ) == 0xff;
+}
+#endif
+
 // exp, correct over the whole range: Eigen's pexp clamps its argument to about +-88.72 (f32)
 // / +-709.4 (f64), so it overflows early and never gives a denormal. Outside [lo, hi] (NaN
 // included) the result is exp(x/2)^2 (one extra rounding), inf and 0 included.
@@ -55,8 +71,8 @@ P Exp(const P& x) {
   } else {
     r = pexp(x);
   }
-  const P outside = pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi)));
-  if (EIGEN_PREDICT_FALSE(predux_any(outside))) {
+  if (EIGEN_PREDICT_FALSE(!AllWithin(x, lo, hi))) {
+    const P outside = pandnot(ptrue(x), pand(pcmp_le(lo, x), pcmp_le(x, hi)));
     const P h = pexp(pmul(x, pset1<P>(S(0.5))));
     r = pselect(outside, pmul(h, h), r);
   }
@@ -196,27 +212,46 @@ struct SignOp {
   }
 };
 
+// c[0] ws^(size-1) + ... + c[size-1] by Horner's rule, every product and sum rounded to T
+// (never fused into a multiply-add), as the HLO ops of the lowering are.
+template <typename T>
+T PinnedHorner(const double* c, int size, T ws) {
+  T p = static_cast<T>(c[0]);
+  for (int i = 1; i < size; ++i) {
+    const volatile T product = p * ws;
+    p = static_cast<T>(c[i]) + product;
+  }
+  return p;
+}
+
 // erf_inv for f32 (erf_inv.h): the sequence of ops the lowering emits, each one rounded
 // (pinned add and multiply, never fused), log and sqrt the library kernels jit runs.
 inline float ErfInvF32Scalar(float x) {
   const float w = -std::log((1.0f - x) * (1.0f + x));
   const bool central = w < static_cast<float>(kErfInvTailW);
   const float ws = central ? w - 2.5f : std::sqrt(w) - 3.0f;
-  const double* c = central ? kErfInvCentral : kErfInvTail;
-  float p = static_cast<float>(c[0]);
-  for (int i = 1; i < 9; ++i) {
-    const volatile float product = p * ws;  // no contraction into a fused multiply-add
-    p = static_cast<float>(c[i]) + product;
-  }
+  const float p = PinnedHorner(central ? kErfInvCentral : kErfInvTail, 9, ws);
   if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
   return p * x;
+}
+
+// The packet forms' first and last steps (both types): w = -log((1 - x) * (1 + x)), and
+// r = |x| == 1 ? x * inf : p * x.
+template <typename P>
+P ErfInvW(const P& x) {
+  const P one = pset1<P>(ScalarOf<P>(1));
+  return NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+}
+template <typename P>
+P ErfInvResult(const P& x, const P& p) {
+  const P inf = pset1<P>(std::numeric_limits<ScalarOf<P>>::infinity());
+  return pselect(pcmp_eq(pabs(x), pset1<P>(ScalarOf<P>(1))), PinnedMul(x, inf), PinnedMul(p, x));
 }
 
 struct ErfInvF32Op {
   template <typename P>
   P packetOp(const P& x) const {
-    const P one = pset1<P>(1.0f);
-    const P w = NegOp().Packet(LogOp().Packet(PinnedMul(psub(one, x), PinnedAdd(one, x))));
+    const P w = ErfInvW(x);
     const P central = pcmp_lt(w, pset1<P>(static_cast<float>(kErfInvTailW)));
     const P ws = pselect(central, psub(w, pset1<P>(2.5f)), psub(ExactSqrt(w), pset1<P>(3.0f)));
     auto coefficient = [&](int i) {
@@ -225,53 +260,71 @@ struct ErfInvF32Op {
     };
     P p = coefficient(0);
     for (int i = 1; i < 9; ++i) p = PinnedAdd(coefficient(i), PinnedMul(p, ws));
-    const P inf = pset1<P>(std::numeric_limits<float>::infinity());
-    return pselect(pcmp_eq(pabs(x), one), PinnedMul(x, inf), PinnedMul(p, x));
+    return ErfInvResult(x, p);
   }
 };
 
-// erf_inv for f64 (scalar: Eigen has no f64 packet erf): for |x| >= 0.5 the exact identity
-// erfinv(x) = -ndtri((1 - |x|) / 2) / sqrt(2) (1 - |x| is exact there); below, Giles' central
-// polynomial refined by two Newton steps on erf, which converge quadratically from ~1e-7.
-inline double ErfInvF64(double x) {
-  const double a = std::fabs(x);
-  if (!(a <= 1.0)) return std::numeric_limits<double>::quiet_NaN();
-  if (a == 1.0) return x * std::numeric_limits<double>::infinity();
-  double y;
-  if (a >= 0.5) {
-    y = -Eigen::numext::ndtri((1.0 - a) * 0.5) * 0.70710678118654752440;
-  } else {
-    double w = -std::log((1.0 - a) * (1.0 + a)) - 2.5;
-    double p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-    y = p * a;
-    for (int i = 0; i < 2; ++i) {
-      y -= (std::erf(y) - a) / (1.12837916709551257390 * std::exp(-y * y));
-    }
-  }
-  return std::copysign(y, x);
+// erf_inv for f64 (erf_inv.h): the same kind of sequence with Giles' three double-precision
+// polynomials; the scalar form where the build has no f64 packet log.
+inline double ErfInvF64Scalar(double x) {
+  const double w = -std::log((1.0 - x) * (1.0 + x));
+  const bool central = w < kErfInvF64MiddleW, middle = !central && w < kErfInvF64TailW;
+  const double ws = central ? w - 3.125 : std::sqrt(w) - (middle ? 3.25 : 5.0);
+  const double p = central  ? PinnedHorner(kErfInvF64Central, kErfInvF64CentralSize, ws)
+                   : middle ? PinnedHorner(kErfInvF64Middle, kErfInvF64MiddleSize, ws)
+                            : PinnedHorner(kErfInvF64Tail, kErfInvF64TailSize, ws);
+  if (std::fabs(x) == 1.0) return x * std::numeric_limits<double>::infinity();
+  return p * x;
 }
 
+struct ErfInvF64Op {
+  template <typename P>
+  P packetOp(const P& x) const {
+    const P w = ErfInvW(x);
+    const P central = pcmp_lt(w, pset1<P>(kErfInvF64MiddleW));
+    const P middle = pcmp_lt(w, pset1<P>(kErfInvF64TailW));  // or central
+    const P ws = pselect(central, psub(w, pset1<P>(3.125)),
+                         psub(ExactSqrt(w), pselect(middle, pset1<P>(3.25), pset1<P>(5.0))));
+    auto coefficient = [&](int i) {
+      P c = pset1<P>(kErfInvF64Central[i]);
+      if (i < kErfInvF64MiddleSize) c = pselect(central, c, pset1<P>(kErfInvF64Middle[i]));
+      if (i < kErfInvF64TailSize) c = pselect(middle, c, pset1<P>(kErfInvF64Tail[i]));
+      return c;
+    };
+    P p = coefficient(0);
+    for (int i = 1; i < kErfInvF64CentralSize; ++i) {
+      const P next = PinnedAdd(coefficient(i), PinnedMul(p, ws));
+      if (i < kErfInvF64TailSize) {
+        p = next;
+      } else {
+        p = pselect(i < kErfInvF64MiddleSize ? middle : central, next, p);
+      }
+    }
+    return ErfInvResult(x, p);
+  }
+};
+
+// One sequence per type for eager and jit (erf_inv.h); vectorized exactly when the log kernel
+// jit runs is, so both compute log the same way.
 struct ErfInvOp {
   template <typename S>
-  static constexpr bool kVectorized = std::is_same_v<S, float> && packet_traits<float>::HasLog && kHasExactSqrt;
+  static constexpr bool kVectorized = LogOp::kVectorized<S> && kHasExactSqrt;
   template <typename S>
   S Scalar(S x) const {
     if constexpr (std::is_same_v<S, float>) {
       return ErfInvF32Scalar(x);
     } else {
-      return ErfInvF64(x);
+      return ErfInvF64Scalar(x);
     }
   }
   template <typename P>
-  P Packet(const P& x) const { return ErfInvF32Op().packetOp(x); }
+  P Packet(const P& x) const {
+    if constexpr (std::is_same_v<ScalarOf<P>, float>) {
+      return ErfInvF32Op().packetOp(x);
+    } else {
+      return ErfInvF64Op().packetOp(x);
+    }
+  }
 };
 
 struct TanFn {

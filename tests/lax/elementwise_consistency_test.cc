@@ -233,25 +233,47 @@ TEST_F(ElementwiseConsistencyTest, NaNOperandsGiveTheFirstOperandsNaN) {
   }
 }
 
-// erf_inv of f32 and narrower is one op sequence (lax/kernels/erf_inv.h) for eager and jit:
-// equal bits over (-1, 1), at +-1 (+-inf), beyond (NaN) and in every packet position.
+// erf_inv is one op sequence per type (lax/kernels/erf_inv.h) for eager and jit: equal bits
+// over (-1, 1), at +-1 (+-inf), beyond (NaN), near +-1 and 0, and in every packet position.
 TEST_F(ElementwiseConsistencyTest, ErfInvJitEqualsEagerBitForBit) {
   auto jitted = jit([](const Array& x) { return lax::erf_inv(x); });
-  std::vector<double> values = {-1.0, 1.0, 0.0, -0.0, 1.5, -2.0, kNaN, 1e-40, 0.999999, -0.9999999};
+  std::vector<double> values = {-1.0,   1.0,        0.0,   -0.0,   1.5,         -2.0,   kNaN,
+                                1e-40,  1e-310,     -3e-8, 0.999999, -0.9999999, 1 - 1e-12,
+                                -1 + 1e-15, 0.9990343066500631 /* w = 6.25 */, -0.9999999437324111 /* w = 16 */,
+                                std::nextafter(1.0, 0.0), std::numeric_limits<double>::infinity()};
   for (int i = -999; i <= 999; ++i) values.push_back(i / 1000.0 + 0.00037);
   const int64_t n = static_cast<int64_t>(values.size());
-  for (DType dtype : {float32, float16, bfloat16}) {
+  for (DType dtype : {float64, float32, float16, bfloat16}) {
     const Array x = Array::FromData(values.data(), {n}, float64).astype(dtype);
     ASSERT_TRUE(SameBits(jitted(x), lax::erf_inv(x))) << dtype_name(dtype);
     for (int64_t len : kLengths) {
+      // Special values first: each lands in a padded tail packet at some length.
       const Array head = lax::slice(x, {0}, {len});
       EXPECT_TRUE(SameBits(jitted(head), lax::erf_inv(head))) << dtype_name(dtype) << " n=" << len;
+      const Array tail = lax::slice(x, {n - len}, {n});
+      EXPECT_TRUE(SameBits(jitted(tail), lax::erf_inv(tail))) << dtype_name(dtype) << " n=" << len;
     }
   }
-  // Giles' approximation: within a few f32 ulps of the f64 kernel.
-  const Array x = Array::FromData(values.data(), {n}, float64);
-  const std::vector<float> got = lax::erf_inv(x.astype(float32)).to_vector<float>();
-  const std::vector<double> want = lax::erf_inv(x.astype(float32).astype(float64)).to_vector<double>();
+  // f64: Giles' double-precision polynomials, within 4 ulps of erfinv (erf of the result
+  // gives x back to an ulp of x, or of erf's slope times the result's ulp).
+  const Array x64 = Array::FromData(values.data(), {n}, float64);
+  const std::vector<double> y64 = lax::erf_inv(x64).to_vector<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = values[i], y = y64[i];
+    if (!(std::fabs(x) <= 1)) {
+      EXPECT_TRUE(std::isnan(y)) << "x=" << x;
+    } else if (std::fabs(x) == 1) {
+      EXPECT_EQ(y, std::copysign(std::numeric_limits<double>::infinity(), x));
+    } else {
+      const double slope = 2 / std::sqrt(M_PI) * std::exp(-y * y);
+      const double ulp_y = std::nextafter(std::fabs(y), 1e300) - std::fabs(y);
+      const double ulp_x = std::nextafter(std::fabs(x), 1e300) - std::fabs(x);
+      EXPECT_NEAR(std::erf(y), x, 2 * ulp_x + 4 * slope * ulp_y) << "x=" << x;
+    }
+  }
+  // f32: Giles' single-precision approximation, within a few f32 ulps of the f64 kernel.
+  const std::vector<float> got = lax::erf_inv(x64.astype(float32)).to_vector<float>();
+  const std::vector<double> want = lax::erf_inv(x64.astype(float32).astype(float64)).to_vector<double>();
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(want[i])) continue;
     EXPECT_NEAR(got[i], want[i], 8e-7 * std::max(1.0, std::fabs(want[i]))) << "x=" << values[i];

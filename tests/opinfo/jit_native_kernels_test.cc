@@ -35,11 +35,6 @@ bool SharesEagerKernel(const std::string& op, DType d) {
   return !((op == "cumsum" || op == "cumprod") && narrow);
 }
 
-// Known gap, not this family's: batching dims lower to index vectors concatenated with iotas,
-// and the CPU loop kernel has no concatenate yet (nor does the backend have a standalone
-// concatenate or pad kernel); those samples are left to the tile-program work.
-bool NeedsConcatenate(const Sample& s) { return s.description.find("batching dims") != std::string::npos; }
-
 class NativeKernelsJitTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -66,7 +61,6 @@ TEST_P(NativeKernelsJitTest, CompilesWithoutFallbackAndMatchesEager) {
   int ran = 0;
   for (DType d : info.dtypes) {
     for (const Sample& s : SamplesFor(info, d)) {
-      if (NeedsConcatenate(s)) continue;
       const std::string where = StrCat(info.name, " ", s.description);
       auto jitted = jx::jit([&s](const std::vector<Array>& args) { return s.op(args); });
       std::vector<Array> got;

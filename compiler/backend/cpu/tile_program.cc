@@ -31,7 +31,8 @@ constexpr int64_t kStripWorkingSet = 20 << 10;
 // often enough that the next strip's prefetches keep ahead. (The 8-op chain over 16M f32, in
 // process CPU time on the shared 2-core machine: 1.60-1.71x hand-fused with working-set
 // strips of 2.9 KB, 1.44-1.53x with 1 KB, 1.47-1.52x with 768 bytes, which was slower on
-// L2-resident data.) A lone op streams from its input to its output and keeps the longer
+// L2-resident data. With the faster exp, before straight evaluation: 1.40-1.47x with 1 KB,
+// 1.49-1.55x with 2 KB, 1.50-1.60x with 4 KB; with it, 1.26-1.33x with 1 KB.) A lone op streams from its input to its output and keeps the longer
 // strips, where fewer calls cost less, and so do programs whose loads restart an odometer
 // per strip (gathers, iota, broadcast runs).
 constexpr int64_t kChainStripBytes = 1024;
@@ -401,6 +402,14 @@ struct TileProgram::Node {
   int reg = -1;
 };
 
+struct TileProgram::Step {
+  TileOpFn fn = nullptr;
+  int node = 0;      // the op's node (its value's slot)
+  int num_args = 0;
+  int args[3] = {};  // operand nodes
+  int reg = -1;      // scratch register of the result (unless the root writes to out)
+};
+
 TileProgram::~TileProgram() = default;
 
 absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
@@ -681,6 +690,24 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   if (run >= 64 && run < strip && tile % run == 0) strip = run;
   p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip / 16 * 16, 64, tile);
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
+  // Straight programs: steps for the native ops, their operand slots fixed now.
+  p->straight_ = fallback_count == 0;
+  int contiguous_loads = 0;
+  for (size_t i = 0; i < p->nodes_.size() && p->straight_; ++i) {
+    const Node& n = p->nodes_[i];
+    if (n.kind == Node::kContiguous) {
+      p->straight_ = n.reg < 0 && ++contiguous_loads <= 8;
+    } else if (n.kind == Node::kScalar) {
+      p->straight_ = !n.splat;
+    } else if (n.kind == Node::kNative && n.operands.size() <= 3) {
+      Step step{n.fn, static_cast<int>(i), static_cast<int>(n.operands.size()), {}, n.reg};
+      std::copy(n.operands.begin(), n.operands.end(), step.args);
+      p->steps_.push_back(step);
+    } else {
+      p->straight_ = false;
+    }
+  }
+  if (!p->straight_) p->steps_.clear();
   return p;
 }
 
@@ -733,9 +760,80 @@ std::string TileProgram::FallbackOpNames() const {
   return names;
 }
 
+void TileProgram::EvaluateStraight(const void* const* inputs, int64_t start, int64_t n,
+                                   void* out, bool in_place) const {
+  const size_t reg_bytes = static_cast<size_t>(strip_) * 8 + 320;  // as Evaluate's
+  uint8_t* scratch = ThreadScratch(reg_bytes * num_registers_ + nodes_.size() * sizeof(const void*));
+  const void** ptr = reinterpret_cast<const void**>(scratch + reg_bytes * num_registers_);
+  // Loads are read in place and scalars as one value: element `start` of each, once.
+  struct Load {
+    int node;
+    const char* base;
+    int64_t esize;
+  };
+  Load loads[8];  // straight programs have at most 8
+  int num_loads = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& node = nodes_[i];
+    if (node.kind == Node::kNative) continue;
+    const char* src = node.constant != nullptr ? reinterpret_cast<const char*>(node.constant)
+                                               : static_cast<const char*>(inputs[node.input]);
+    if (node.kind == Node::kScalar) {
+      ptr[i] = src + node.offset * node.esize;
+    } else {
+      loads[num_loads++] = {static_cast<int>(i), src + (node.offset + start) * node.esize, node.esize};
+    }
+  }
+  // The next strip of every streamed load and of the output is prefetched while this one
+  // computes, spread over the ops (as Evaluate does): step j prefetches bytes
+  // [share * j, share * (j + 1)) of those strips laid end to end, loads first. Past the
+  // tile's end that is the next tile's first strip, usually this thread's next.
+  const int num_steps = static_cast<int>(steps_.size());
+  const int num_streams = num_loads + (in_place ? 0 : 1);
+  int64_t stream_bytes = 0;
+  for (int k = 0; k < num_streams; ++k) stream_bytes += strip_ * (k < num_loads ? loads[k].esize : esize_);
+  const int64_t share = (stream_bytes / num_steps + 63) / 64 * 64;
+  char* out_bytes = static_cast<char*>(out);
+  auto prefetch = [&](int64_t s, int64_t m, int j) {
+    int64_t lo = share * j, hi = std::min(stream_bytes, share * (j + 1));
+    for (int k = 0; k < num_streams && lo < hi; ++k) {
+      const bool is_out = k == num_loads;
+      const int64_t es = is_out ? esize_ : loads[k].esize, len = strip_ * es;
+      const char* next = (is_out ? out_bytes : loads[k].base) + (s + m) * es;
+      if (lo < len) {
+        const char* end = next + std::min(hi, len);
+        if (is_out) {
+          for (const char* a = next + lo; a < end; a += 64) __builtin_prefetch(a, 1, 3);
+        } else {
+          for (const char* a = next + lo; a < end; a += 64) __builtin_prefetch(a, 0, 3);
+        }
+      }
+      lo = std::max<int64_t>(0, lo - len);
+      hi -= len;
+    }
+  };
+  const int root = static_cast<int>(nodes_.size()) - 1;
+  for (int64_t s = 0; s < n; s += strip_) {
+    const int64_t m = std::min(strip_, n - s);
+    for (int k = 0; k < num_loads; ++k) ptr[loads[k].node] = loads[k].base + s * loads[k].esize;
+    for (int j = 0; j < num_steps; ++j) {
+      prefetch(s, m, j);
+      const Step& step = steps_[j];
+      void* dest = step.node == root && !in_place ? static_cast<void*>(out_bytes + s * esize_)
+                                                  : static_cast<void*>(scratch + reg_bytes * step.reg);
+      const void* args[3];
+      for (int k = 0; k < step.num_args; ++k) args[k] = ptr[step.args[k]];
+      step.fn(args, dest, m);
+      ptr[step.node] = dest;
+    }
+    if (in_place) std::memmove(out_bytes + s * esize_, ptr[root], m * esize_);
+  }
+}
+
 void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, void* out,
                            bool in_place) const {
   if (n <= 0) return;
+  if (straight_) return EvaluateStraight(inputs, start, n, out, in_place);
   // Registers are staggered by 5 cache lines so that a loop's operands and result never sit
   // at the same address modulo 4 KiB (4K aliasing stalls loads behind unrelated stores).
   const size_t reg_bytes = static_cast<size_t>(strip_) * 8 + 320;

@@ -109,6 +109,9 @@ class TileProgram {
   // Number of loads that compute a source index per element (gathers through a reshape
   // that mixes dims, and iota); the others are contiguous, scalar or loaded run by run (tests).
   int num_indexed_loads() const;
+  // True when every strip is a list of kernel calls on fixed operand slots: the program has
+  // only contiguous loads (at most 8), scalars read as one value and native ops (tests).
+  bool straight() const { return straight_; }
   // Number of ops that run through the scalar evaluator fallback (tests).
   int num_fallback_ops() const;
   // Those ops as "opcode type, ..." (for JX_LOG_COMPILES).
@@ -119,7 +122,15 @@ class TileProgram {
   struct FallbackOp;
   TileProgram() = default;
 
+  // Straight programs (straight()): a strip is the steps' kernel calls, without the general
+  // per-node dispatch (a seventh of a chain's time with kilobyte strips).
+  struct Step;
+  void EvaluateStraight(const void* const* inputs, int64_t start, int64_t n, void* out,
+                        bool in_place) const;
+
   std::vector<Node> nodes_;
+  bool straight_ = false;
+  std::vector<Step> steps_;  // straight programs: the native ops in order
   int64_t tile_ = 0;
   int64_t strip_ = 0;  // elements each op runs over at a time (<= tile_, fits L1)
   int64_t esize_ = 0;

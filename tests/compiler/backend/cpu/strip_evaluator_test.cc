@@ -4,7 +4,9 @@
 // loops, which is what eager runs. Checked for every op kind the loop kernels have, on every
 // dtype they take, at lengths and starts that put elements in full vectors, in vector tails,
 // on strip and tile boundaries, with special values (NaN of either sign, +-inf, +-0,
-// denormals, the edges of exp's range, integer extremes, shifts past the width).
+// denormals, the edges of exp's range, integer extremes, shifts past the width). Programs of
+// contiguous loads, scalars and native ops take the straight path (TileProgram::straight());
+// index-mapped and broadcast-run loads the general one: both are checked.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -374,6 +376,7 @@ ENTRY %main (e0: f32[40,130], e1: f32[130,40], e2: f32[130], e3: f32[]) -> f32[4
   ASSERT_TRUE(program.ok()) << program.status();
   const TileProgram& p = **program;
   ASSERT_LT(p.strip_elements(), 1024);
+  EXPECT_FALSE(p.straight());  // the general path: loads through index maps
   std::vector<Literal> args = RandomArgs(*f, 3);
   absl::StatusOr<Literal> want = Evaluated(*f, args);
   ASSERT_TRUE(want.ok()) << want.status();
@@ -435,6 +438,7 @@ ENTRY %main (e0: f32[256,256], e1: f32[256], e2: f32[1,256], e3: f32[1,256], e4:
   ASSERT_TRUE(program.ok()) << program.status();
   const TileProgram& p = **program;
   EXPECT_EQ(p.num_indexed_loads(), 0);
+  EXPECT_FALSE(p.straight());  // the general path: broadcast runs
   std::vector<Literal> args = RandomArgs(*f, 7);
   absl::StatusOr<Literal> want = Evaluated(*f, args);
   ASSERT_TRUE(want.ok()) << want.status();
@@ -478,6 +482,7 @@ TEST(StripEvaluatorTest, InPlaceAcrossStrips) {
   ASSERT_TRUE(program.ok());
   const TileProgram& p = **program;
   ASSERT_TRUE(p.InputReadInPlace(0));
+  EXPECT_TRUE(p.straight());
   std::mt19937 rng(5);
   std::vector<Literal> params;
   params.push_back(Operand(t, kN, 0, rng));
