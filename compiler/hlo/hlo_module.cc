@@ -5,7 +5,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -196,10 +195,6 @@ absl::Status HloModule::ReserveInstructionName(std::string_view name) {
   // Generated names use the id counter; keep it past any numeric suffix seen.
   next_unique_id_ = std::max(next_unique_id_, NumericSuffix(name) + 1);
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::unique_ptr<HloModule>> HloModule::Clone() const {
-  return ParseHloModule(ToString());
 }
 
 }  // namespace jx::hlo
