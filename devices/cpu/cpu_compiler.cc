@@ -128,7 +128,8 @@ LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& option
   out.what = StrCat("jit(", options.name, ")");
   const std::string module_name = ModuleName(options.name);
   out.dump = CompileDump::ForNextCompile();
-  out.dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
+  // Printed only for a dump: a big program's jaxpr text costs as much as a pass.
+  out.dump.Write(module_name, ".jaxpr.txt", out.dump.enabled() ? jaxpr.ToString() : "");
   CompileTimer timer;
   // Outputs come back as one buffer per leaf, so the root is always a tuple.
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
