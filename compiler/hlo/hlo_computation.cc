@@ -34,6 +34,7 @@ HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std
   instructions_.push_back(std::move(instr));
   ++live_count_;
   schedule_.clear();
+  post_order_valid_ = false;
   return raw;
 }
 
@@ -115,6 +116,15 @@ class VisitedSet {
 }  // namespace
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  std::lock_guard<std::mutex> lock(post_order_mutex_);
+  if (!post_order_valid_) {
+    post_order_ = ComputePostOrder();
+    post_order_valid_ = true;
+  }
+  return post_order_;
+}
+
+std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(live_count_);
   // One pass over the instructions: the id range for the visited set and the unused
@@ -210,6 +220,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
     Compact();
   }
   schedule_.clear();
+  post_order_valid_ = false;
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,7 +91,10 @@ class HloComputation {
   const std::vector<HloInstruction*>& parameter_instructions() const { return parameters_; }
 
   HloInstruction* root_instruction() const { return root_; }
-  void set_root_instruction(HloInstruction* root) { root_ = root; }
+  void set_root_instruction(HloInstruction* root) {
+    root_ = root;
+    post_order_valid_ = false;
+  }
 
   int64_t instruction_count() const { return live_count_; }
   InstructionRange instructions() const { return InstructionRange(*this); }
@@ -100,7 +104,9 @@ class HloComputation {
   HloInstruction* GetInstructionWithName(std::string_view name) const;
 
   // Every instruction after its operands. Unused instructions come first (in insertion
-  // order, each after its own operands); the root comes last.
+  // order, each after its own operands); the root comes last. The order is kept until the
+  // graph changes (an instruction added or removed, an operand edge rewired, the root moved),
+  // so a pass that changed nothing does not make the next one walk the computation again.
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
 
   // The sequential order a scheduler chose (HloScheduling); empty if none. Adding or
@@ -134,12 +140,14 @@ class HloComputation {
 
  private:
   friend class HloModule;
+  friend class HloInstruction;  // operand edits invalidate the post order
   HloComputation(HloModule* parent, std::string name) : parent_(parent), name_(std::move(name)) {}
   HloInstruction* Adopt(std::unique_ptr<HloInstruction> instr, std::string name);
   // True if instr is held in this computation's instruction list.
   bool Owns(const HloInstruction* instr) const;
   // Drops the null slots of removed instructions, keeping the order.
   void Compact();
+  std::vector<HloInstruction*> ComputePostOrder() const;
 
   HloModule* parent_;
   std::string name_;
@@ -150,6 +158,11 @@ class HloComputation {
   HloInstruction* root_ = nullptr;
   HloInstruction* fusion_instruction_ = nullptr;
   std::vector<HloInstruction*> schedule_;
+  // MakeInstructionPostOrder's last answer while post_order_valid_; the mutex lets const
+  // walks run from several threads.
+  mutable std::mutex post_order_mutex_;
+  mutable std::vector<HloInstruction*> post_order_;
+  mutable bool post_order_valid_ = false;
 };
 
 }  // namespace jx::hlo

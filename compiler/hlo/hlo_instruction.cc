@@ -17,6 +17,30 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(
 
 HloInstruction::~HloInstruction() = default;
 
+std::unique_ptr<HloInstruction> HloInstruction::CloneDetached() const {
+  std::unique_ptr<HloInstruction> c(new HloInstruction(opcode_, shape_));
+  c->called_ = called_;
+  c->attr_mask_ = attr_mask_;
+  c->dimensions_ = dimensions_;
+  c->int_attr_ = int_attr_;
+  c->feature_group_count_ = feature_group_count_;
+  c->batch_group_count_ = batch_group_count_;
+  c->channel_id_ = channel_id_;
+  c->exponent_bits_ = exponent_bits_;
+  c->mantissa_bits_ = mantissa_bits_;
+  c->direction_ = direction_;
+  c->comparison_type_ = comparison_type_;
+  c->fusion_kind_ = fusion_kind_;
+  c->rng_algorithm_ = rng_algorithm_;
+  c->precision_config_ = precision_config_;
+  c->is_stable_ = is_stable_;
+  c->custom_call_has_side_effect_ = custom_call_has_side_effect_;
+  c->use_global_device_ids_ = use_global_device_ids_;
+  if (attrs_ != nullptr) c->attrs_ = std::make_unique<Attrs>(*attrs_);
+  c->metadata_ = metadata_;
+  return c;
+}
+
 bool HloInstruction::IsRoot() const {
   return parent_ != nullptr && parent_->root_instruction() == this;
 }
@@ -71,6 +95,7 @@ absl::Status HloInstruction::ReplaceOperandWith(int64_t index, HloInstruction* n
   }
   operands_[index] = new_operand;
   if (parent_ != nullptr) {
+    parent_->post_order_valid_ = false;
     if (!IsUserOf(old_operand)) old_operand->RemoveUser(this);
     new_operand->AddUser(this);
   }
@@ -105,11 +130,15 @@ absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* new_producer) {
 
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
-  if (parent_ != nullptr) operand->AddUser(this);
+  if (parent_ != nullptr) {
+    parent_->post_order_valid_ = false;
+    operand->AddUser(this);
+  }
 }
 
 void HloInstruction::DetachFromOperands() {
   if (parent_ != nullptr) {
+    parent_->post_order_valid_ = false;
     for (HloInstruction* operand : operands_) operand->RemoveUser(this);
   }
   operands_.clear();

@@ -234,6 +234,7 @@ class HloInstruction {
 
  private:
   friend class HloComputation;
+  friend class HloModule;  // Clone
   struct Attrs {
     Literal literal;
     SliceConfig slice;
@@ -253,6 +254,10 @@ class HloInstruction {
   };
 
   HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+  // A detached copy of opcode, shape, attributes and metadata: no name, id, parent, operand
+  // or user edges, and the called computations still the original's (HloModule::Clone
+  // remaps them). Copies every field below from opcode_ to metadata_ except those.
+  std::unique_ptr<HloInstruction> CloneDetached() const;
   const Attrs& attrs() const;
   Attrs& mutable_attrs();
   void MarkAttr(HloAttr attr) { attr_mask_ |= uint64_t{1} << static_cast<int>(attr); }

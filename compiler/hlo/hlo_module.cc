@@ -5,7 +5,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -179,14 +178,17 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
 }
 
 std::string HloModule::UniqueInstructionName(std::string_view prefix, bool exact_if_free) {
-  std::string name(prefix);
-  if (!exact_if_free || instruction_names_.contains(AsAbsl(name))) {
-    // The counter moves past a taken name (it would otherwise retry the same one forever).
-    name = StrCat(prefix, ".", next_unique_id_);
-    while (instruction_names_.contains(AsAbsl(name))) name = StrCat(prefix, ".", ++next_unique_id_);
+  // One probe per candidate: the insert both tests and takes the name (a module of 100k
+  // instructions pays for every probe in cache misses).
+  if (exact_if_free) {
+    auto [it, inserted] = instruction_names_.emplace(prefix);
+    if (inserted) return *it;
   }
-  instruction_names_.insert(name);
-  return name;
+  for (;; ++next_unique_id_) {
+    // The counter moves past a taken name (it would otherwise retry the same one forever).
+    auto [it, inserted] = instruction_names_.insert(StrCat(prefix, ".", next_unique_id_));
+    if (inserted) return *it;
+  }
 }
 
 absl::Status HloModule::ReserveInstructionName(std::string_view name) {
@@ -196,10 +198,6 @@ absl::Status HloModule::ReserveInstructionName(std::string_view name) {
   // Generated names use the id counter; keep it past any numeric suffix seen.
   next_unique_id_ = std::max(next_unique_id_, NumericSuffix(name) + 1);
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::unique_ptr<HloModule>> HloModule::Clone() const {
-  return ParseHloModule(ToString());
 }
 
 }  // namespace jx::hlo

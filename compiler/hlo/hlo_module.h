@@ -60,7 +60,11 @@ class HloModule {
 
   // "HloModule name, entry_computation_layout={...}\n\n<computations>".
   std::string ToString(const HloPrintOptions& options = {}) const;
-  // A deep copy (through the text form).
+  // A deep copy, made structurally (hlo_module_clone.cc): the same computations and
+  // instructions in the same order, with their names, ids, attributes, user order and
+  // schedules, and the same name generators, so the copy prints as the original does and
+  // goes on naming new instructions as the original would. Never fails; the status is kept
+  // for callers written against the text-based clone.
   absl::StatusOr<std::unique_ptr<HloModule>> Clone() const;
 
  private:

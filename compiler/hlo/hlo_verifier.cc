@@ -26,6 +26,9 @@ class Verifier {
       return Fail("the entry computation is a fusion computation");
     }
     absl::flat_hash_set<std::string_view> computation_names, instruction_names;
+    int64_t instruction_count = 0;
+    for (const HloComputation* c : module_.computations()) instruction_count += c->instruction_count();
+    instruction_names.reserve(instruction_count);  // no rehashing as a big module's names go in
     for (const HloComputation* c : module_.computations()) {
       if (!computation_names.insert(c->name()).second) {
         return Fail(StrCat("computation name %", c->name(), " is used twice"));

@@ -155,6 +155,25 @@ absl::Status CheckArrayAllToAllOperands(const HloInstruction& instr) {
   return Invalid("an ", HloOpcodeString(instr.opcode()), " with dimensions= (its split dimension) takes one operand, got ",
                  instr.operand_count(), "; several operands are the tuple form, without dimensions=");
 }
+// An instruction's operand shapes: each by reference, or all as a span, copied on first use
+// (only the variadic rules take them all; copying every operand's shape for every instruction
+// was most of what the builder and the verifier allocated on big programs).
+class OperandShapes {
+ public:
+  explicit OperandShapes(const HloInstruction& instr) : instr_(instr) {}
+  const Shape& operator[](int64_t i) const { return instr_.operand(i)->shape(); }
+  absl::Span<const Shape> all() {
+    if (copies_.size() != static_cast<size_t>(instr_.operand_count())) {
+      copies_.clear();
+      for (const HloInstruction* operand : instr_.operands()) copies_.push_back(operand->shape());
+    }
+    return copies_;
+  }
+
+ private:
+  const HloInstruction& instr_;
+  std::vector<Shape> copies_;
+};
 
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
   using SI = ShapeInference;
@@ -163,9 +182,7 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
   if (arity != kVariadic && instr.operand_count() != arity) {
     return Invalid("expects ", arity, " operand(s), got ", instr.operand_count());
   }
-  std::vector<Shape> shapes;
-  for (const HloInstruction* operand : instr.operands()) shapes.push_back(operand->shape());
-  absl::Span<const Shape> all(shapes);
+  OperandShapes shapes(instr);
   const Shape& declared = instr.shape();
   switch (op) {
     case HloOpcode::kParameter:
@@ -224,13 +241,13 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
         return Invalid("dimensions=", IntListToString(instr.dimensions()),
                        " must name one dimension");
       }
-      return SI::InferConcatenateShape(all, instr.dimensions(0));
+      return SI::InferConcatenateShape(shapes.all(), instr.dimensions(0));
     case HloOpcode::kDynamicSlice:
-      if (all.empty()) return Invalid("needs an operand");
-      return SI::InferDynamicSliceShape(shapes[0], all.subspan(1), instr.dynamic_slice_sizes());
+      if (shapes.all().empty()) return Invalid("needs an operand");
+      return SI::InferDynamicSliceShape(shapes[0], shapes.all().subspan(1), instr.dynamic_slice_sizes());
     case HloOpcode::kDynamicUpdateSlice:
-      if (all.size() < 2) return Invalid("needs an operand and an update");
-      return SI::InferDynamicUpdateSliceShape(shapes[0], shapes[1], all.subspan(2));
+      if (shapes.all().size() < 2) return Invalid("needs an operand and an update");
+      return SI::InferDynamicUpdateSliceShape(shapes[0], shapes[1], shapes.all().subspan(2));
     case HloOpcode::kGather:
       return SI::InferGatherShape(shapes[0], shapes[1], instr.gather_dimension_numbers(),
                                   instr.gather_slice_sizes());
@@ -249,7 +266,7 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
       return SI::InferReverseShape(shapes[0], instr.dimensions());
     case HloOpcode::kScatter: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      return SI::InferScatterShape(all, instr.scatter_dimension_numbers(), f);
+      return SI::InferScatterShape(shapes.all(), instr.scatter_dimension_numbers(), f);
     }
     case HloOpcode::kSlice:
       return SI::InferSliceShape(shapes[0], instr.slice());
@@ -270,15 +287,15 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
     }
     case HloOpcode::kMap: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      return SI::InferMapShape(all, f);
+      return SI::InferMapShape(shapes.all(), f);
     }
     case HloOpcode::kReduce: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      return SI::InferReduceShape(all, instr.dimensions(), f);
+      return SI::InferReduceShape(shapes.all(), instr.dimensions(), f);
     }
     case HloOpcode::kReduceWindow: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      return SI::InferReduceWindowShape(all, instr.window(), f);
+      return SI::InferReduceWindowShape(shapes.all(), instr.window(), f);
     }
     case HloOpcode::kSelectAndScatter: {
       HLO_ASSIGN_OR_RETURN(ProgramShape select, Signature(instr.select(), "select"));
@@ -292,17 +309,17 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
                        " must name one dimension");
       }
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      return SI::InferSortShape(all, instr.dimensions(0), f);
+      return SI::InferSortShape(shapes.all(), instr.dimensions(0), f);
     }
     case HloOpcode::kCall: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f, Signature(instr.to_apply(), "to_apply"));
-      return SI::InferCallShape(all, f);
+      return SI::InferCallShape(shapes.all(), f);
     }
     case HloOpcode::kFusion: {
       HLO_ASSIGN_OR_RETURN(ProgramShape f,
                            Signature(instr.fused_instructions_computation(), "calls"));
       if (!instr.HasAttr(HloAttr::kFusionKind)) return Invalid("missing kind=");
-      return SI::InferCallShape(all, f, "calls");
+      return SI::InferCallShape(shapes.all(), f, "calls");
     }
     case HloOpcode::kConditional: {
       std::vector<ProgramShape> branches;
@@ -312,7 +329,7 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
                                        StrCat("branch_computations[", i, "]")));
         branches.push_back(std::move(f));
       }
-      return SI::InferConditionalShape(all, branches);
+      return SI::InferConditionalShape(shapes.all(), branches);
     }
     case HloOpcode::kWhile: {
       HLO_ASSIGN_OR_RETURN(ProgramShape cond, Signature(instr.while_condition(), "condition"));
@@ -322,7 +339,7 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
     case HloOpcode::kGetTupleElement:
       return SI::InferGetTupleElementShape(shapes[0], instr.tuple_index());
     case HloOpcode::kTuple:
-      return Shape::Tuple(shapes);
+      return Shape::Tuple(std::vector<Shape>(shapes.all().begin(), shapes.all().end()));
     case HloOpcode::kOptimizationBarrier:
       return shapes[0];
     case HloOpcode::kRngBitGenerator:
@@ -339,25 +356,25 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
     case HloOpcode::kAllReduce: case HloOpcode::kAllGather: case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll: {
       if (IsTupleAllToAll(instr)) {
-        HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, all));
+        HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, shapes.all()));
         return Shape::Tuple(std::move(results));
       }
       HLO_RETURN_IF_ERROR(CheckArrayAllToAllOperands(instr));
-      HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferCollectiveResults(instr, all, declared));
+      HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferCollectiveResults(instr, shapes.all(), declared));
       return results.size() == 1 ? results[0] : Shape::Tuple(std::move(results));
     }
     case HloOpcode::kAllReduceStart: case HloOpcode::kAllGatherStart:
     case HloOpcode::kReduceScatterStart: case HloOpcode::kAllToAllStart:
     case HloOpcode::kCollectivePermuteStart: {
       if (IsTupleAllToAll(instr)) {
-        HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, all));
-        return Shape::Tuple({Shape::Tuple(std::vector<Shape>(all.begin(), all.end())), Shape::Tuple(std::move(results))});
+        HLO_ASSIGN_OR_RETURN(std::vector<Shape> results, InferTupleAllToAllResults(instr, shapes.all()));
+        return Shape::Tuple({Shape::Tuple(std::vector<Shape>(shapes.all().begin(), shapes.all().end())), Shape::Tuple(std::move(results))});
       }
       HLO_RETURN_IF_ERROR(CheckArrayAllToAllOperands(instr));
       absl::StatusOr<Shape> declared_result = SI::InferAsyncDoneShape(op, declared);
       HLO_ASSIGN_OR_RETURN(std::vector<Shape> results,
-                           InferCollectiveResults(instr, all, declared_result.ok() ? *declared_result : Shape()));
-      return SI::InferAsyncStartShape(op, all, results);
+                           InferCollectiveResults(instr, shapes.all(), declared_result.ok() ? *declared_result : Shape()));
+      return SI::InferAsyncStartShape(op, shapes.all(), results);
     }
     case HloOpcode::kAllReduceDone: case HloOpcode::kAllGatherDone:
     case HloOpcode::kReduceScatterDone: case HloOpcode::kAllToAllDone:

@@ -12,8 +12,8 @@
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/compiler/backend/linalg_cost.h"
 #include "jx/compiler/backend/module_cost_conversion.h"
+#include "jx/compiler/hlo/hlo_fingerprint.h"
 #include "jx/compiler/hlo/hlo_graphviz.h"
-#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/lower/lower_jaxpr.h"
 #include "jx/core/errors.h"
@@ -48,15 +48,14 @@ class CpuLowering final : public Lowering {
  public:
   CpuLowering(LoweredModule lowered, std::vector<ShapedArray> out_avals, const Device& device)
       : module_(std::move(lowered.module)),
-        text_(module_->ToString()),
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         device_(device),
-        key_(ProgramCacheKey(text_, out_avals_, donated_, device_)),
+        key_(ProgramCacheKey(hlo::FingerprintHloModule(*module_), out_avals_, donated_, device_)),
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
-  std::string as_text() const override { return text_; }
+  std::string as_text() const override { return module_->ToString(); }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) {
@@ -64,9 +63,8 @@ class CpuLowering final : public Lowering {
       return hit;
     }
     CompileTimer timer;
-    // The pipeline rewrites a copy (the lowering can compile again): parsed back from the
-    // text already printed for the cache key, which is what HloModule::Clone does.
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text_);
+    // The pipeline rewrites a copy: the lowering can compile again.
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
     if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
     timer.Lap("clone");
     hlo::HloPassPipeline pipeline("cpu");
@@ -92,8 +90,7 @@ class CpuLowering final : public Lowering {
 
  private:
 
-  std::unique_ptr<hlo::HloModule> module_;
-  std::string text_;
+  std::unique_ptr<hlo::HloModule> module_;  // as lowered; Compile optimizes a clone
   std::vector<ShapedArray> out_avals_;
   std::vector<bool> donated_;  // per argument leaf; empty when none
   const Device& device_;
@@ -133,7 +130,8 @@ LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& option
   out.what = StrCat("jit(", options.name, ")");
   const std::string module_name = ModuleName(options.name);
   out.dump = CompileDump::ForNextCompile();
-  out.dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
+  // Printed only for a dump: a big program's jaxpr text costs as much as a pass.
+  out.dump.Write(module_name, ".jaxpr.txt", out.dump.enabled() ? jaxpr.ToString() : "");
   CompileTimer timer;
   // Outputs come back as one buffer per leaf, so the root is always a tuple.
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =

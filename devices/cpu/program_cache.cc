@@ -5,9 +5,9 @@
 
 namespace jx::cpu_device {
 
-std::string ProgramCacheKey(const std::string& hlo_text, const std::vector<ShapedArray>& out_avals,
+std::string ProgramCacheKey(const hlo::HloFingerprint& program, const std::vector<ShapedArray>& out_avals,
                             const std::vector<bool>& donated, const Device& device) {
-  std::string key = hlo_text;
+  std::string key = StrCat("hlo:", program.ToString());
   key += "\nweak:";
   for (const ShapedArray& a : out_avals) key += a.weak_type ? '1' : '0';
   key += "\ndonated:";

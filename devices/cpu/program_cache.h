@@ -1,5 +1,5 @@
-// Compiled CPU programs keyed on everything that decides the executable (the lowered HLO
-// text, the outputs' weak types, donations, the device, the fallback policy), so equal
+// Compiled CPU programs keyed on everything that decides the executable (the lowered HLO's
+// fingerprint, the outputs' weak types, donations, the device, the fallback policy), so equal
 // programs (re-jitted functions, jit objects sharing code, the same jit equation bound twice)
 // compile once. Least recently used entries are evicted past a bound. Thread-safe.
 //
@@ -16,18 +16,21 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "jx/compiler/hlo/hlo_fingerprint.h"
 #include "jx/core/device.h"
 #include "jx/core/executable.h"
 #include "jx/core/shape.h"
 
 namespace jx::cpu_device {
 
-// The key of a program compiled from `hlo_text` for `device`: the text, plus the outputs'
-// weak types (which HLO does not carry), which arguments are donated (the executable's
-// output aliases depend on them), the device it runs on (a chip's fixes its generation and
-// HBM), and whether the evaluator fallback was allowed (a program compiled with it must not
-// satisfy a compile that forbids it).
-std::string ProgramCacheKey(const std::string& hlo_text, const std::vector<ShapedArray>& out_avals,
+// The key of a program compiled for `device` from a module with fingerprint `program` (equal
+// for modules that print the same, different for any other with overwhelming probability;
+// a few dozen bytes where the module's text was the whole program), plus the outputs' weak
+// types (which HLO does not carry), which arguments are donated (the executable's output
+// aliases depend on them), the device it runs on (a chip's fixes its generation and HBM), and
+// whether the evaluator fallback was allowed (a program compiled with it must not satisfy a
+// compile that forbids it).
+std::string ProgramCacheKey(const hlo::HloFingerprint& program, const std::vector<ShapedArray>& out_avals,
                             const std::vector<bool>& donated, const Device& device);
 
 class ProgramCache {

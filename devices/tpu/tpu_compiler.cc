@@ -8,7 +8,7 @@
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
-#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_fingerprint.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/core/errors.h"
@@ -40,20 +40,20 @@ void WarnF64EmulatedOnce(const std::string& what, const std::string& generation)
 class TpuLowering final : public Lowering {
  public:
   TpuLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuChip& chip)
-      : text_(lowered.module->ToString()),
+      : module_(std::move(lowered.module)),
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         chip_(chip),
-        key_(cpu_device::ProgramCacheKey(text_, out_avals_, donated_, chip_)),
+        key_(cpu_device::ProgramCacheKey(hlo::FingerprintHloModule(*module_), out_avals_, donated_, chip_)),
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
-  std::string as_text() const override { return text_; }
+  std::string as_text() const override { return module_->ToString(); }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
     CompileTimer timer;
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text_);
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
     if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
     timer.Lap("clone");
     const TpuChipSpec& spec = chip_.spec();
@@ -89,7 +89,7 @@ class TpuLowering final : public Lowering {
 
  private:
 
-  std::string text_;
+  std::unique_ptr<hlo::HloModule> module_;  // as lowered; Compile optimizes a clone
   std::vector<ShapedArray> out_avals_;
   std::vector<bool> donated_;  // per entry parameter; empty when none
   const TpuChip& chip_;
@@ -102,21 +102,21 @@ class PodLowering final : public Lowering {
  public:
   PodLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuClient& client,
               std::vector<const TpuChip*> chips)
-      : text_(lowered.module->ToString()),
+      : module_(std::move(lowered.module)),
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         client_(client),
         chips_(std::move(chips)),
         what_(std::move(lowered.what)) {
-    key_ = cpu_device::ProgramCacheKey(text_, out_avals_, donated_, *chips_.front());
+    key_ = cpu_device::ProgramCacheKey(hlo::FingerprintHloModule(*module_), out_avals_, donated_, *chips_.front());
     for (const TpuChip* chip : chips_) key_ += StrCat("|", chip->id());
   }
 
-  std::string as_text() const override { return text_; }
+  std::string as_text() const override { return module_->ToString(); }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text_);
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
     if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
     std::shared_ptr<const Executable> program =
         CompilePodProgram(*std::move(module), client_, chips_, out_avals_, what_, donated_);
@@ -125,7 +125,7 @@ class PodLowering final : public Lowering {
   }
 
  private:
-  std::string text_;
+  std::unique_ptr<hlo::HloModule> module_;  // as lowered; Compile optimizes a clone
   std::vector<ShapedArray> out_avals_;
   std::vector<bool> donated_;
   const TpuClient& client_;

@@ -47,6 +47,27 @@ TEST(CpuJitBackendTest, CompilesEachDistinctProgramOnce) {
   EXPECT_EQ(GetCpuJitStats().compiles - after_two.compiles, 1);
 }
 
+// The cache keys on the lowered module's fingerprint: two jits of one function share a
+// program, and programs that differ only in a constant or in operand order do not.
+TEST(CpuJitBackendTest, ProgramCacheMissesOnAConstantOrOperandOrder) {
+  const Array x = Iota({8}), y = Iota({8}, 0.02);
+  auto run = [&](auto f) {
+    const CpuJitStats before = GetCpuJitStats();
+    ExpectAllClose(jit(f)(x, y), f(x, y));
+    const CpuJitStats after = GetCpuJitStats();
+    return std::make_pair(after.compiles - before.compiles, after.cache_hits - before.cache_hits);
+  };
+  auto f = [](const Array& a, const Array& b) { return lax::sin(a - b) * 1.5; };
+  run(f);
+  EXPECT_EQ(run(f), std::make_pair(int64_t{0}, int64_t{1}));
+  auto other_constant = [](const Array& a, const Array& b) { return lax::sin(a - b) * 2.5; };
+  EXPECT_EQ(run(other_constant), std::make_pair(int64_t{1}, int64_t{0}));
+  auto swapped = [](const Array& a, const Array& b) { return lax::sin(b - a) * 1.5; };
+  EXPECT_EQ(run(swapped), std::make_pair(int64_t{1}, int64_t{0}));
+  // The lowering still prints its module.
+  EXPECT_NE(jit(f).lower(x, y).as_text().find("sine("), std::string::npos);
+}
+
 TEST(CpuJitBackendTest, LowerAndCompileAheadOfTime) {
   auto dense = [](const Array& x, const Array& w, const Array& b) { return lax::tanh(jnp::matmul(x, w) + b); };
   const Array w = Iota({16, 8}), b = Iota({8});

@@ -291,5 +291,43 @@ TEST(HloComputationTest, PostOrderWalksUnusedInstructionsFirst) {
   EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, unused, n));
 }
 
+// The post order is kept between calls; every kind of graph edit must drop it.
+TEST(HloComputationTest, KeptPostOrderFollowsEveryEdit) {
+  HloModule module("m");
+  HloBuilder b(&module, "main");
+  const Shape s = ShapeUtil::MakeShape(F32, {4});
+  HloInstruction* x = b.Parameter(0, s).value();
+  HloInstruction* e = b.Exp(x).value();
+  HloInstruction* n = b.Negate(e).value();
+  HloComputation* c = b.Build(n).value();
+  ASSERT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, e, n));
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, e, n));
+  // An instruction added (unused: it walks first).
+  HloInstruction* t = c->AddInstruction(HloInstruction::Create(HloOpcode::kTanh, s, {x}));
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, e, n));
+  // An operand rewired: e now reads t, so t is no longer unused.
+  ASSERT_TRUE(e->ReplaceOperandWith(0, t).ok());
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, e, n));
+  ASSERT_TRUE(n->ReplaceOperandWith(0, t).ok());  // e is unused now
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, e, n));
+  // The root moved: n is unused, e is the root.
+  c->set_root_instruction(e);
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, n, e));
+  // An instruction removed.
+  ASSERT_TRUE(c->RemoveInstruction(n).ok());
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, e));
+  HloInstruction* cs = c->AddInstruction(HloInstruction::Create(HloOpcode::kCos, s, {x}));
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, cs, t, e));
+  HloInstruction* r = c->AddInstruction(HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({s}), {cs}));
+  c->set_root_instruction(r);
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, e, cs, r));
+  // An operand appended: e is no longer unused.
+  r->AppendOperand(e);
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, cs, t, e, r));
+  // Operands dropped: e and cos are unused again.
+  r->DetachFromOperands();
+  EXPECT_THAT(c->MakeInstructionPostOrder(), ElementsAre(x, t, e, cs, r));
+}
+
 }  // namespace
 }  // namespace jx::hlo
