@@ -28,6 +28,8 @@ void RegisterElementwiseSharding(Registry& r) {
       kConvertElementType, kReducePrecision, kCopy,
       // the identity that blocks derivatives (softmax and logsumexp subtract a stopped max)
       kStopGradient,
+      // checkpoint_name's tag (an identity)
+      Primitive::Intern("name"),
 
   };
   for (Primitive p : kElementwise) {

@@ -15,6 +15,7 @@
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/transforms/api.h"
+#include "jx/lax/checkpoint_policies.h"
 #include "jx/transforms/checkpoint.h"
 
 namespace jx::nn::models {
@@ -40,23 +41,23 @@ Array Constrain(const Array& x, const Mesh* mesh, const PartitionSpec& spec) {
 // Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
 // the model axis splits them like any dim.
 Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
-  const Array q = jnp::einsum("btd,dhk->bthk", x, l.wq);
-  const Array k = jnp::einsum("btd,dhk->bthk", x, l.wk);
-  const Array v = jnp::einsum("btd,dhk->bthk", x, l.wv);
+  const Array q = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wq), "query_proj");
+  const Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
+  const Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
   const int64_t t = x.shape()[1];
   Array scores = lax::convert_element_type(jnp::einsum("bthk,bshk->bhts", q, k), float32) *
                  (1.0 / std::sqrt(static_cast<double>(cfg.head_dim())));
   const Array causal = lax::broadcasted_iota(int32, {t, t}, 0) >= lax::broadcasted_iota(int32, {t, t}, 1);
   scores = jnp::where(causal, scores, -1e9f);
   const Array probs = lax::convert_element_type(nn::softmax(scores, -1), x.dtype());
-  const Array o = jnp::einsum("bhts,bshk->bthk", probs, v);
-  return jnp::einsum("bthk,hkd->btd", o, l.wo);
+  const Array o = checkpoint_name(jnp::einsum("bhts,bshk->bthk", probs, v), "context");
+  return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
 }
 
 Array Mlp(const TransformerLayer& l, const Array& x) {
-  const Array gate = nn::silu(jnp::einsum("btd,df->btf", x, l.w_gate));
-  const Array up = jnp::einsum("btd,df->btf", x, l.w_up);
-  return jnp::einsum("btf,fd->btd", gate * up, l.w_down);
+  const Array gate = nn::silu(checkpoint_name(jnp::einsum("btd,df->btf", x, l.w_gate), "mlpwi_0"));
+  const Array up = checkpoint_name(jnp::einsum("btd,df->btf", x, l.w_up), "mlpwi_1");
+  return checkpoint_name(jnp::einsum("btf,fd->btd", gate * up, l.w_down), "mlpwo");
 }
 
 void CheckConfig(const TransformerConfig& cfg) {
@@ -98,7 +99,7 @@ std::string TransformerConfig::ToString() const {
   return absl::StrFormat(
       "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params%s)",
       num_layers, d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
-      remat ? ", remat" : "");
+      remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string());
 }
 
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key) {
@@ -138,7 +139,12 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
     const Array h = x0 + Attention(l, RmsNorm(x0, l.attn_norm), cfg);
     return Constrain(h + Mlp(l, RmsNorm(h, l.mlp_norm)), mesh, activations);
   };
-  for (const TransformerLayer& l : params.layers) x = cfg.remat ? checkpoint(block)(l, x) : block(l, x);
+  if (cfg.remat) {
+    auto remat_block = checkpoint(block, cfg.remat_policy.value_or(policies::nothing_saveable));
+    for (const TransformerLayer& l : params.layers) x = remat_block(l, x);
+  } else {
+    for (const TransformerLayer& l : params.layers) x = block(l, x);
+  }
   return jnp::einsum("btd,dv->btv", RmsNorm(x, params.final_norm), params.unembed);
 }
 
