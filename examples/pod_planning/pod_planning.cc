@@ -5,9 +5,11 @@
 //
 //   pod_planning            a 4-layer d_model-1024 model on a v5e 4x4 slice (mesh data:4 x model:4)
 //   pod_planning --full     Llama-2-70B's shape on a full v4 pod (16x16x16, data:256 x model:16)
-// Each layer is rematerialized (jax.checkpoint with nothing_saveable: MaxText's
-// remat_policy=full), so the 70B step fits in the v4 chips' 32 GiB;
+// As MaxText trains, each layer is rematerialized (jax.checkpoint with nothing_saveable:
+// remat_policy=full) and attention is nn::flash_attention (attention=flash, 512-token tiles),
+// so the 70B step fits in the v4 chips' 32 GiB;
 //   --no-remat              saves every activation instead (the 70B step then needs ~425 GiB/chip)
+//   --dot-product           materializes the [T, T] attention logits instead of flash attention
 #include <cstring>
 #include <iostream>
 
@@ -17,14 +19,16 @@
 namespace models = jx::nn::models;
 
 int main(int argc, char** argv) {
-  bool full = false, remat = true;
+  bool full = false, remat = true, flash = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--full") == 0) {
       full = true;
     } else if (std::strcmp(argv[i], "--no-remat") == 0) {
       remat = false;
+    } else if (std::strcmp(argv[i], "--dot-product") == 0) {
+      flash = false;
     } else {
-      std::cerr << "usage: pod_planning [--full] [--no-remat]\n";
+      std::cerr << "usage: pod_planning [--full] [--no-remat] [--dot-product]\n";
       return 2;
     }
   }
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
   }
   cfg.remat = remat;
   cfg.remat_policy = jx::policies::nothing_saveable;
+  cfg.attention = flash ? "flash" : "dot_product";
   std::cout << "Planning one training step of " << cfg.ToString() << "\non " << pod.num_chips() << " " << pod.generation() << " chips, "
             << mesh.ToString() << "\n\n";
 

@@ -9,6 +9,7 @@
 #include "jx/lax/random/random.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/shape_ops.h"
+#include "jx/nn/flash_attention.h"
 #include "jx/nn/functions.h"
 #include "jx/nn/losses.h"
 #include "jx/devices/device_put.h"
@@ -44,6 +45,12 @@ Array Attention(const TransformerLayer& l, const Array& x, const TransformerConf
   const Array q = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wq), "query_proj");
   const Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
   const Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
+  if (cfg.attention == "flash") {
+    const Array o = checkpoint_name(
+        nn::flash_attention(q, k, v, {.is_causal = true, .block_q = cfg.attention_block, .block_kv = cfg.attention_block}),
+        "context");
+    return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
+  }
   const int64_t t = x.shape()[1];
   Array scores = lax::convert_element_type(jnp::einsum("bthk,bshk->bhts", q, k), float32) *
                  (1.0 / std::sqrt(static_cast<double>(cfg.head_dim())));
@@ -62,9 +69,11 @@ Array Mlp(const TransformerLayer& l, const Array& x) {
 
 void CheckConfig(const TransformerConfig& cfg) {
   if (cfg.num_layers < 1 || cfg.d_model < 1 || cfg.num_heads < 1 || cfg.d_ff < 1 || cfg.vocab_size < 1 ||
-      cfg.seq_len < 1 || cfg.batch_size < 1 || cfg.d_model % cfg.num_heads != 0) {
+      cfg.seq_len < 1 || cfg.batch_size < 1 || cfg.d_model % cfg.num_heads != 0 || cfg.attention_block < 1 ||
+      (cfg.attention != "dot_product" && cfg.attention != "flash")) {
     throw ValueError(StrCat("transformer: invalid config ", cfg.ToString(),
-                            " (every size positive, d_model a multiple of num_heads)"));
+                            " (every size positive, d_model a multiple of num_heads, attention \"dot_product\" or "
+                            "\"flash\")"));
   }
 }
 
@@ -97,8 +106,9 @@ TransformerConfig TransformerConfig::Llama70B(int64_t batch_size) {
 
 std::string TransformerConfig::ToString() const {
   return absl::StrFormat(
-      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params%s)",
+      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params, %s%s)",
       num_layers, d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
+      attention == "flash" ? absl::StrFormat("flash attention (blocks of %d)", attention_block) : attention + " attention",
       remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string());
 }
 
@@ -132,6 +142,7 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
 
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh) {
+  CheckConfig(cfg);
   const PartitionSpec activations = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
   Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, activations);

@@ -62,6 +62,12 @@ struct TransformerConfig {
   // "mlpwo" (down). MaxText's "save_qkv_proj" is save_only_these_names("query_proj",
   // "key_proj", "value_proj").
   std::optional<CheckpointPolicy> remat_policy;
+  // The attention kernel (MaxText's `attention`): "dot_product" materializes the [T, T] f32
+  // logits (jax.nn.dot_product_attention's computation); "flash" runs nn::flash_attention in
+  // attention_block x attention_block tiles (causal tiles above the diagonal skipped, the
+  // backward pass recomputing tiles from the saved log-sum-exp).
+  std::string attention = "dot_product";
+  int64_t attention_block = 512;
   std::string data_axis = "data";    // FSDP + batch
   std::string model_axis = "model";  // tensor parallelism (heads, d_ff)
   // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)

@@ -115,6 +115,38 @@ TEST(TransformerModelTest, RematPoliciesComputeTheSameStep) {
   }
 }
 
+// Flash attention (tiles of 4 over 8 tokens, causal) computes the dot-product step, with and
+// without remat, and sharded over 8 chips.
+TEST(TransformerModelTest, FlashAttentionComputesTheSameStep) {
+  TransformerConfig cfg = Tiny();
+  TransformerParams params = init_transformer(cfg, random::key(0));
+  Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  Array targets = jnp::roll(tokens, -1, 1);
+  auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  auto [want, def] = tree::flatten(want_params);
+  cfg.attention = "flash";
+  cfg.attention_block = 4;
+  auto check = [&](const std::pair<TransformerParams, Array>& got, const std::string& what) {
+    EXPECT_NEAR(Host(got.second).item<float>(), want_loss.item<float>(), 1e-5) << what;
+    auto [leaves, got_def] = tree::flatten(got.first);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(Host(leaves[i]), want[i], 1e-4, 1e-4)) << what << " " << def.KeyPath(i);
+    }
+  };
+  check(jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets), "flash");
+  cfg.remat = true;
+  check(jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets), "flash + remat");
+  // f32-accurate matmuls on the chips, as ShardedStepEqualsTheUnshardedStep.
+  default_matmul_precision highest("highest");
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const NamedSharding batch = transformer_batch_sharding(cfg, mesh);
+  auto sharded = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
+  check(sharded(shard_transformer_params(params, cfg, mesh), tokens, targets), "flash + remat on 8 chips");
+  cfg.attention = "blockwise";
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
+}
+
 // On 8 simulated chips, remat lowers the planned HBM peak (the recomputation is not merged
 // with the forward pass) and costs compute (it runs the forward part twice).
 TEST(TransformerModelTest, RematLowersThePlannedHbmPeak) {
