@@ -155,12 +155,30 @@ Array flash_attention(const Array& query, const Array& key, const Array& value, 
     auto [o, lse] = Forward(*tiling, a[0], a[1], a[2]);
     return std::pair<Arrays, Arrays>{Arrays{o}, Arrays{a[0], a[1], a[2], o, lse}};
   };
-  // The backward pass reads its residuals and cotangent through an optimization barrier (as
-  // a rematerialization does): else CSE would merge its recomputed tiles with the forward
-  // pass's and keep every tile of logits live until the backward pass, as full attention does.
+  // The backward pass reads its residuals through optimization barriers (as a
+  // rematerialization does): else CSE would merge its recomputed tiles with the forward pass's
+  // and keep every tile of logits live until the backward pass, as full attention does. The
+  // residuals of the cotangent's shape (q, o, and k, v when S == T) pass one barrier with it,
+  // so no tile is recomputed before the cotangent exists; one barrier per shape keeps the
+  // barrier's sharding rule elementwise.
   const FlatBwdFn bwd = [tiling](absl::Span<const Array> r, absl::Span<const Array> cts) {
-    const Arrays in = OptimizationBarrier({r[0], r[1], r[2], r[3], r[4], cts[0].defined() ? cts[0] : jnp::zeros_like(r[3])});
-    return Backward(*tiling, in[0], in[1], in[2], in[3], in[4], in[5]);
+    const Array ct = cts[0].defined() ? cts[0] : jnp::zeros_like(r[3]);
+    Arrays with_ct{ct}, others;
+    std::vector<int> slot(5);  // residual i: its index in with_ct (>= 0) or -1 - its index in others
+    for (int i = 0; i < 5; ++i) {
+      if (r[i].shape() == ct.shape()) {
+        slot[i] = static_cast<int>(with_ct.size());
+        with_ct.push_back(r[i]);
+      } else {
+        slot[i] = -1 - static_cast<int>(others.size());
+        others.push_back(r[i]);
+      }
+    }
+    const Arrays fenced = OptimizationBarrier(with_ct);
+    Arrays fenced_others;
+    for (const Array& x : others) fenced_others.push_back(OptimizationBarrier({x})[0]);
+    auto get = [&](int i) { return slot[i] >= 0 ? fenced[slot[i]] : fenced_others[-1 - slot[i]]; };
+    return Backward(*tiling, get(0), get(1), get(2), get(3), get(4), fenced[0]);
   };
   const Array out = CustomVjpCall(f, fwd, bwd, {q, k, v})[0];
   return d.batched ? out : jnp::squeeze(out, 0);
