@@ -6,7 +6,7 @@
 //   pod_planning            a 4-layer d_model-1024 model on a v5e 4x4 slice (mesh data:4 x model:4)
 //   pod_planning --full     Llama-2-70B's shape on a full v4 pod (16x16x16, data:256 x model:16)
 // As MaxText trains, each layer is rematerialized (jax.checkpoint with nothing_saveable:
-// remat_policy=full) and attention is nn::flash_attention (attention=flash, 512-token tiles),
+// remat_policy=full) and attention is nn::flash_attention (attention=flash; 2048-token tiles),
 // so the 70B step fits in the v4 chips' 32 GiB;
 //   --no-remat              saves every activation instead (the 70B step then needs ~425 GiB/chip)
 //   --dot-product           materializes the [T, T] attention logits instead of flash attention
@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   cfg.remat = remat;
   cfg.remat_policy = jx::policies::nothing_saveable;
   cfg.attention = flash ? "flash" : "dot_product";
+  // 2048-token tiles on the 4096-token 70B step: 3 of 4 tiles computed (causal); smaller tiles
+  // skip more but multiply the planned program's instructions.
+  cfg.attention_block = full ? 2048 : 512;
   std::cout << "Planning one training step of " << cfg.ToString() << "\non " << pod.num_chips() << " " << pod.generation() << " chips, "
             << mesh.ToString() << "\n\n";
 
