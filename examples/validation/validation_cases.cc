@@ -421,8 +421,8 @@ std::vector<Case> MakeCases() {
               "v4's 16 MiB of VMEM the cost model's VMEM tiling re-reads the operands of large dots (the vocab "
               "projection [8192,18432] @ [18432,21334] was charged 103 GB of HBM traffic, 116 ms vs 23 ms at "
               "peak), and 2.3 s of the 7.1 s of communication is exposed (in the 70B plan remat cut the "
-              "overlapped part from 1.1 s to 0.3 s: the rematerialization's barrier keeps its weight all-gathers "
-              "from starting before its cotangents exist). 188 GiB planned per chip, not yet broken down. jx's step has "
+              "overlapped part from 1.1 s to 0.3 s: the recomputation adds activation all-reduces on the "
+              "critical path and its barrier orders it after the cotangents). 188 GiB planned per chip, not yet broken down. jx's step has "
               "multi-head attention where PaLM has multi-query attention with 256-wide heads. Was 0.58x without "
               "remat or flash attention",
       .predict = [] { return PlannedMfu(Palm540B(), "v4", {16, 16, 12}, {256, 12}); }});
