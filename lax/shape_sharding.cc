@@ -4,7 +4,8 @@
 // size-1 dims; reshape factors each group of dims whose sizes multiply out alike, Shardy's
 // way: [8] -> [2, 4] is ([ij])->([i, j]) {i=2, j=4}, so an operand sharded on its major part
 // stays sharded. A group that does not split into common factors ([2, 3] -> [3, 2]) is one
-// factor that needs replication. rev's reversed dims need replication.
+// factor that needs replication. rev's reversed dims need replication; so do slice's sliced
+// dims and concatenate's joined dim (the others pass through).
 #include <algorithm>
 
 #include "jx/core/registry.h"
@@ -156,9 +157,57 @@ ShardingRule ReshapeRule(InAvals in, const ParamMap&, absl::Span<const ShapedArr
   return std::move(b).Build();
 }
 
+// slice: a dim taken whole passes its factor through; a sliced (or strided) dim is one factor
+// on the operand and another on the result, both needing replication (Shardy's rule).
+ShardingRule SliceRule(InAvals in, const ParamMap& params, absl::Span<const ShapedArray> out) {
+  const ShapedArray& x = *in[0];
+  const std::vector<int64_t>& start = params.GetInts("start_indices");
+  const Param* strides = params.Find("strides");
+  const bool strided = strides != nullptr && !std::holds_alternative<ParamNone>(strides->value);
+  ShardingRuleBuilder b;
+  TensorFactors operand, result;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    const bool whole = start[d] == 0 && out[0].shape[d] == x.shape[d] && (!strided || params.GetInts("strides")[d] == 1);
+    if (whole) {
+      operand.push_back({b.AddFactor(x.shape[d])});
+      result.push_back(operand.back());
+      continue;
+    }
+    const int from = b.AddFactor(x.shape[d]), to = b.AddFactor(out[0].shape[d]);
+    b.NeedReplication(from).NeedReplication(to);
+    operand.push_back({from});
+    result.push_back({to});
+  }
+  b.AddOperand(std::move(operand)).AddResult(std::move(result));
+  return std::move(b).Build();
+}
+
+// concatenate: the other dims are shared by every operand and the result; the joined dim is
+// a factor of its own on each, needing replication.
+ShardingRule ConcatenateRule(InAvals in, const ParamMap& params, absl::Span<const ShapedArray> out) {
+  const int64_t dim = params.GetInt("dimension");
+  ShardingRuleBuilder b;
+  TensorFactors shared(out[0].ndim());
+  for (int64_t d = 0; d < out[0].ndim(); ++d) {
+    if (d != dim) shared[d] = {b.AddFactor(out[0].shape[d])};
+  }
+  auto with_own = [&](int64_t size) {
+    TensorFactors t = shared;
+    const int f = b.AddFactor(size);
+    b.NeedReplication(f);
+    t[dim] = {f};
+    return t;
+  };
+  for (const ShapedArray* a : in) b.AddOperand(with_own(a->shape[dim]));
+  b.AddResult(with_own(out[0].shape[dim]));
+  return std::move(b).Build();
+}
+
 }  // namespace
 
 void RegisterShapeSharding(Registry& r) {
+  r.Define(kSlice).sharding_rule = SliceRule;
+  r.Define(kConcatenate).sharding_rule = ConcatenateRule;
   r.Define(kTranspose).sharding_rule = TransposeRule;
   r.Define(kBroadcastInDim).sharding_rule = BroadcastInDimRule;
   r.Define(kSqueeze).sharding_rule = SqueezeRule;

@@ -8,22 +8,16 @@
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/lax/random/random.h"
+#include "jx/nn/attention_internal.h"
 #include "jx/nn/functions.h"
 
 namespace jx::nn {
-namespace {
 
 namespace jnp = jx::numpy;
 
-constexpr const char* kOp = "dot_product_attention";
+namespace internal {
 
-// The checked [B, T, N, H] / [B, S, K, H] dimensions of query and key (and value).
-struct AttentionDims {
-  bool batched = true;
-  int64_t batch = 1, q_len = 0, kv_len = 0, num_heads = 0, kv_heads = 0, head_dim = 0;
-};
-
-AttentionDims CheckQueryKey(const Array& query, const Array& key) {
+AttentionDims CheckQueryKey(const Array& query, const Array& key, const char* kOp) {
   JX_CHECK_OP(query.ndim() == 3 || query.ndim() == 4, ShapeError, kOp,
               "query must be [B, T, N, H] or unbatched [T, N, H], got ", query.aval().str());
   JX_CHECK_OP(key.ndim() == query.ndim(), ShapeError, kOp, "key must have query's rank: query ", query.aval().str(),
@@ -54,6 +48,33 @@ AttentionDims CheckQueryKey(const Array& query, const Array& key) {
   return d;
 }
 
+void CheckValue(const Array& value, const Array& key, const AttentionDims& d, const char* kOp) {
+  JX_CHECK_OP(value.dtype() == key.dtype(), TypeError, kOp, "value must have key's dtype: key ", key.aval().str(),
+              ", value ", value.aval().str());
+  JX_CHECK_OP(value.ndim() == key.ndim(), ShapeError, kOp, "value must have key's rank: key ", key.aval().str(),
+              ", value ", value.aval().str());
+  const int o = d.batched ? 1 : 0;
+  JX_CHECK_OP(value.shape()[o] == d.kv_len && value.shape()[o + 1] == d.kv_heads &&
+                  (!d.batched || value.shape()[0] == d.batch),
+              ShapeError, kOp, "value must match key's batch, length and heads: key ", key.aval().str(), ", value ",
+              value.aval().str());
+}
+
+double LargeNegative(DType dtype) {
+  return dtype == float64 ? -0.7 * std::numeric_limits<double>::max() : -0.7 * std::numeric_limits<float>::max();
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::AttentionDims;
+using internal::LargeNegative;
+
+constexpr const char* kOp = "dot_product_attention";
+
+AttentionDims CheckQueryKey(const Array& query, const Array& key) { return internal::CheckQueryKey(query, key, kOp); }
+
 // A [B, N, T, S] logits-shaped operand (bias or mask) must broadcast to the logits.
 void CheckBroadcastsToLogits(const Array& x, const char* name, const Shape& logits_shape) {
   bool ok = x.ndim() <= static_cast<int64_t>(logits_shape.size());
@@ -63,13 +84,6 @@ void CheckBroadcastsToLogits(const Array& x, const char* name, const Shape& logi
   }
   JX_CHECK_OP(ok, ShapeError, kOp, name, " ", x.aval().str(), " does not broadcast to the logits' shape ",
               ShapedArray{logits_shape, float32}.str());
-}
-
-// The most negative logit a mask writes: JAX's -0.7 * finfo(dtype).max, finite so a fully
-// masked row gives uniform weights rather than NaN, and far enough from the lowest value that
-// subtracting the row maximum cannot overflow.
-double LargeNegative(DType dtype) {
-  return dtype == float64 ? -0.7 * std::numeric_limits<double>::max() : -0.7 * std::numeric_limits<float>::max();
 }
 
 }  // namespace
@@ -117,15 +131,7 @@ Array dot_product_attention_weights(const Array& query, const Array& key, const 
 
 Array dot_product_attention(const Array& query, const Array& key, const Array& value, const AttentionOptions& options) {
   const AttentionDims d = CheckQueryKey(query, key);
-  JX_CHECK_OP(value.dtype() == key.dtype(), TypeError, kOp, "value must have key's dtype: key ", key.aval().str(),
-              ", value ", value.aval().str());
-  JX_CHECK_OP(value.ndim() == key.ndim(), ShapeError, kOp, "value must have key's rank: key ", key.aval().str(),
-              ", value ", value.aval().str());
-  const int o = d.batched ? 1 : 0;
-  JX_CHECK_OP(value.shape()[o] == d.kv_len && value.shape()[o + 1] == d.kv_heads &&
-                  (!d.batched || value.shape()[0] == d.batch),
-              ShapeError, kOp, "value must match key's batch, length and heads: key ", key.aval().str(), ", value ",
-              value.aval().str());
+  internal::CheckValue(value, key, d, kOp);
 
   const Array weights = dot_product_attention_weights(query, key, options);
   const Array p = d.batched ? weights : jnp::expand_dims(weights, 0);

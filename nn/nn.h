@@ -10,6 +10,7 @@
 #include "jx/nn/pooling.h"
 #include "jx/nn/batch_norm.h"
 #include "jx/nn/attention.h"
+#include "jx/nn/flash_attention.h"
 #include "jx/nn/optax/optax.h"
 #include "jx/nn/data/data.h"
 #include "jx/nn/checkpoint.h"

@@ -5,6 +5,11 @@
 //
 //   pod_planning            a 4-layer d_model-1024 model on a v5e 4x4 slice (mesh data:4 x model:4)
 //   pod_planning --full     Llama-2-70B's shape on a full v4 pod (16x16x16, data:256 x model:16)
+// As MaxText trains, each layer is rematerialized (jax.checkpoint with nothing_saveable:
+// remat_policy=full) and attention is nn::flash_attention (attention=flash; 2048-token tiles),
+// so the 70B step fits in the v4 chips' 32 GiB;
+//   --no-remat              saves every activation instead (the 70B step then needs ~425 GiB/chip)
+//   --dot-product           materializes the [T, T] attention logits instead of flash attention
 #include <cstring>
 #include <iostream>
 
@@ -14,7 +19,19 @@
 namespace models = jx::nn::models;
 
 int main(int argc, char** argv) {
-  const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
+  bool full = false, remat = true, flash = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--full") == 0) {
+      full = true;
+    } else if (std::strcmp(argv[i], "--no-remat") == 0) {
+      remat = false;
+    } else if (std::strcmp(argv[i], "--dot-product") == 0) {
+      flash = false;
+    } else {
+      std::cerr << "usage: pod_planning [--full] [--no-remat] [--dot-product]\n";
+      return 2;
+    }
+  }
   models::TransformerConfig cfg;
   jx::tpu::Pod pod = full ? jx::tpu::make_pod("v4", {16, 16, 16}) : jx::tpu::make_pod("v5e", {4, 4});
   jx::Mesh mesh = full ? jx::make_mesh({256, 16}, {"data", "model"}, pod.devices())
@@ -30,6 +47,12 @@ int main(int argc, char** argv) {
     cfg.seq_len = 1024;
     cfg.batch_size = 32;
   }
+  cfg.remat = remat;
+  cfg.remat_policy = jx::policies::nothing_saveable;
+  cfg.attention = flash ? "flash" : "dot_product";
+  // 2048-token tiles on the 4096-token 70B step: 3 of 4 tiles computed (causal); smaller tiles
+  // skip more but multiply the planned program's instructions.
+  cfg.attention_block = full ? 2048 : 512;
   std::cout << "Planning one training step of " << cfg.ToString() << "\non " << pod.num_chips() << " " << pod.generation() << " chips, "
             << mesh.ToString() << "\n\n";
 

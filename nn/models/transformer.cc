@@ -9,12 +9,14 @@
 #include "jx/lax/random/random.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/shape_ops.h"
+#include "jx/nn/flash_attention.h"
 #include "jx/nn/functions.h"
 #include "jx/nn/losses.h"
 #include "jx/devices/device_put.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/transforms/api.h"
+#include "jx/lax/checkpoint_policies.h"
 #include "jx/transforms/checkpoint.h"
 
 namespace jx::nn::models {
@@ -40,30 +42,38 @@ Array Constrain(const Array& x, const Mesh* mesh, const PartitionSpec& spec) {
 // Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
 // the model axis splits them like any dim.
 Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
-  const Array q = jnp::einsum("btd,dhk->bthk", x, l.wq);
-  const Array k = jnp::einsum("btd,dhk->bthk", x, l.wk);
-  const Array v = jnp::einsum("btd,dhk->bthk", x, l.wv);
+  const Array q = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wq), "query_proj");
+  const Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
+  const Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
+  if (cfg.attention == "flash") {
+    const Array o = checkpoint_name(
+        nn::flash_attention(q, k, v, {.is_causal = true, .block_q = cfg.attention_block, .block_kv = cfg.attention_block}),
+        "context");
+    return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
+  }
   const int64_t t = x.shape()[1];
   Array scores = lax::convert_element_type(jnp::einsum("bthk,bshk->bhts", q, k), float32) *
                  (1.0 / std::sqrt(static_cast<double>(cfg.head_dim())));
   const Array causal = lax::broadcasted_iota(int32, {t, t}, 0) >= lax::broadcasted_iota(int32, {t, t}, 1);
   scores = jnp::where(causal, scores, -1e9f);
   const Array probs = lax::convert_element_type(nn::softmax(scores, -1), x.dtype());
-  const Array o = jnp::einsum("bhts,bshk->bthk", probs, v);
-  return jnp::einsum("bthk,hkd->btd", o, l.wo);
+  const Array o = checkpoint_name(jnp::einsum("bhts,bshk->bthk", probs, v), "context");
+  return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
 }
 
 Array Mlp(const TransformerLayer& l, const Array& x) {
-  const Array gate = nn::silu(jnp::einsum("btd,df->btf", x, l.w_gate));
-  const Array up = jnp::einsum("btd,df->btf", x, l.w_up);
-  return jnp::einsum("btf,fd->btd", gate * up, l.w_down);
+  const Array gate = nn::silu(checkpoint_name(jnp::einsum("btd,df->btf", x, l.w_gate), "mlpwi_0"));
+  const Array up = checkpoint_name(jnp::einsum("btd,df->btf", x, l.w_up), "mlpwi_1");
+  return checkpoint_name(jnp::einsum("btf,fd->btd", gate * up, l.w_down), "mlpwo");
 }
 
 void CheckConfig(const TransformerConfig& cfg) {
   if (cfg.num_layers < 1 || cfg.d_model < 1 || cfg.num_heads < 1 || cfg.d_ff < 1 || cfg.vocab_size < 1 ||
-      cfg.seq_len < 1 || cfg.batch_size < 1 || cfg.d_model % cfg.num_heads != 0) {
+      cfg.seq_len < 1 || cfg.batch_size < 1 || cfg.d_model % cfg.num_heads != 0 || cfg.attention_block < 1 ||
+      (cfg.attention != "dot_product" && cfg.attention != "flash")) {
     throw ValueError(StrCat("transformer: invalid config ", cfg.ToString(),
-                            " (every size positive, d_model a multiple of num_heads)"));
+                            " (every size positive, d_model a multiple of num_heads, attention \"dot_product\" or "
+                            "\"flash\")"));
   }
 }
 
@@ -96,9 +106,10 @@ TransformerConfig TransformerConfig::Llama70B(int64_t batch_size) {
 
 std::string TransformerConfig::ToString() const {
   return absl::StrFormat(
-      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params%s)",
+      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params, %s%s)",
       num_layers, d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
-      remat ? ", remat" : "");
+      attention == "flash" ? absl::StrFormat("flash attention (blocks of %d)", attention_block) : attention + " attention",
+      remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string());
 }
 
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key) {
@@ -131,6 +142,7 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
 
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh) {
+  CheckConfig(cfg);
   const PartitionSpec activations = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
   Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, activations);
@@ -138,7 +150,12 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
     const Array h = x0 + Attention(l, RmsNorm(x0, l.attn_norm), cfg);
     return Constrain(h + Mlp(l, RmsNorm(h, l.mlp_norm)), mesh, activations);
   };
-  for (const TransformerLayer& l : params.layers) x = cfg.remat ? checkpoint(block)(l, x) : block(l, x);
+  if (cfg.remat) {
+    auto remat_block = checkpoint(block, cfg.remat_policy.value_or(policies::nothing_saveable));
+    for (const TransformerLayer& l : params.layers) x = remat_block(l, x);
+  } else {
+    for (const TransformerLayer& l : params.layers) x = block(l, x);
+  }
   return jnp::einsum("btd,dv->btv", RmsNorm(x, params.final_norm), params.unembed);
 }
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "jx/core/pytree.h"
 #include "jx/sharding/mesh.h"
 #include "jx/sharding/named_sharding.h"
+#include "jx/transforms/checkpoint.h"
 #include "jx/transforms/eval_shape.h"
 #include "jx/transforms/jit.h"
 
@@ -48,9 +50,24 @@ struct TransformerConfig {
   int64_t batch_size = 8;  // global batch (sequences per step)
   DType dtype = bfloat16;  // parameters and activations; the loss is f32
   double learning_rate = 1e-2;
-  // Rematerialize each block in the backward pass (jax.checkpoint around a layer): only the
-  // blocks' inputs are saved, the rest is recomputed, as large models train.
+  // Rematerialize each block in the backward pass (jax.checkpoint around a layer, MaxText's
+  // remat_policy), as large models train: what remat_policy saves is kept for the backward
+  // pass, the rest of the block is recomputed there.
   bool remat = false;
+  // JAX's checkpoint policy (lax/checkpoint_policies.h); unset: nothing_saveable (MaxText's
+  // "full": only the blocks' inputs are saved). checkpoint_dots / dots_with_no_batch_dims_saveable
+  // keep the matmul outputs; save_only_these_names(...) keeps the values the block names with
+  // checkpoint_name, MaxText's names: "query_proj", "key_proj", "value_proj", "context" (the
+  // attention output before its projection), "out_proj", "mlpwi_0" (gate), "mlpwi_1" (up),
+  // "mlpwo" (down). MaxText's "save_qkv_proj" is save_only_these_names("query_proj",
+  // "key_proj", "value_proj").
+  std::optional<CheckpointPolicy> remat_policy;
+  // The attention kernel (MaxText's `attention`): "dot_product" materializes the [T, T] f32
+  // logits (jax.nn.dot_product_attention's computation); "flash" runs nn::flash_attention in
+  // attention_block x attention_block tiles (causal tiles above the diagonal skipped, the
+  // backward pass recomputing tiles from the saved log-sum-exp).
+  std::string attention = "dot_product";
+  int64_t attention_block = 512;
   std::string data_axis = "data";    // FSDP + batch
   std::string model_axis = "model";  // tensor parallelism (heads, d_ff)
   // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)

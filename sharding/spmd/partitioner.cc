@@ -308,6 +308,15 @@ class Partitioner {
       p.Set("new_sizes", LocalShape(jaxpr_.aval(e.outputs[0]).shape, out_shardings[0], mesh_));
     } else if (e.primitive == lax::kBroadcastInDim) {
       p.Set("shape", LocalShape(jaxpr_.aval(e.outputs[0]).shape, out_shardings[0], mesh_));
+    } else if (e.primitive == lax::kSlice) {
+      // Only dims taken whole may be sharded (SliceRule): their limit is the local size.
+      const Shape& global = jaxpr_.aval(e.outputs[0]).shape;
+      const Shape local = LocalShape(global, out_shardings[0], mesh_);
+      std::vector<int64_t> limits = e.params.GetInts("limit_indices");
+      for (size_t d = 0; d < limits.size(); ++d) {
+        if (local[d] != global[d]) limits[d] = local[d];
+      }
+      p.Set("limit_indices", limits);
     }
     return p;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "jx/jx.h"
+#include "jx/lax/checkpoint_policies.h"
 #include "jx/nn/models/transformer.h"
 
 namespace jx::nn::models {
@@ -86,6 +87,87 @@ TEST(TransformerModelTest, RematComputesTheSameStep) {
   auto [got, def] = tree::flatten(got_params);
   auto [want, want_def] = tree::flatten(want_params);
   for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(jnp::allclose(got[i], want[i], 1e-5, 1e-6)) << def.KeyPath(i);
+}
+
+// Every JAX policy MaxText uses computes the same step; the named values are the ones the
+// policy keeps (the backward pass reads them instead of recomputing).
+TEST(TransformerModelTest, RematPoliciesComputeTheSameStep) {
+  TransformerConfig cfg = Tiny();
+  TransformerParams params = init_transformer(cfg, random::key(0));
+  Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  Array targets = jnp::roll(tokens, -1, 1);
+  auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  auto [want, def] = tree::flatten(want_params);
+  cfg.remat = true;
+  for (const CheckpointPolicy& policy :
+       {policies::checkpoint_dots, policies::dots_with_no_batch_dims_saveable,
+        policies::save_only_these_names("query_proj", "key_proj", "value_proj"),
+        policies::save_only_these_names("context", "out_proj", "mlpwi_0", "mlpwi_1", "mlpwo")}) {
+    cfg.remat_policy = policy;
+    auto step = jit(TransformerTrainStep{cfg, Mesh()});
+    EXPECT_THAT(step.lower(params, tokens, targets).jaxpr().ToString(), ::testing::HasSubstr(policy.name));
+    auto [got_params, got_loss] = step(params, tokens, targets);
+    EXPECT_NEAR(got_loss.item<float>(), want_loss.item<float>(), 1e-6) << policy.name;
+    auto [got, got_def] = tree::flatten(got_params);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(got[i], want[i], 1e-5, 1e-6)) << policy.name << " " << def.KeyPath(i);
+    }
+  }
+}
+
+// Flash attention (tiles of 4 over 8 tokens, causal) computes the dot-product step, with and
+// without remat, and sharded over 8 chips.
+TEST(TransformerModelTest, FlashAttentionComputesTheSameStep) {
+  TransformerConfig cfg = Tiny();
+  TransformerParams params = init_transformer(cfg, random::key(0));
+  Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  Array targets = jnp::roll(tokens, -1, 1);
+  auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  auto [want, def] = tree::flatten(want_params);
+  cfg.attention = "flash";
+  cfg.attention_block = 4;
+  auto check = [&](const std::pair<TransformerParams, Array>& got, const std::string& what) {
+    EXPECT_NEAR(Host(got.second).item<float>(), want_loss.item<float>(), 1e-5) << what;
+    auto [leaves, got_def] = tree::flatten(got.first);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(Host(leaves[i]), want[i], 1e-4, 1e-4)) << what << " " << def.KeyPath(i);
+    }
+  };
+  check(jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets), "flash");
+  cfg.remat = true;
+  check(jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets), "flash + remat");
+  // f32-accurate matmuls on the chips, as ShardedStepEqualsTheUnshardedStep.
+  default_matmul_precision highest("highest");
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const NamedSharding batch = transformer_batch_sharding(cfg, mesh);
+  auto sharded = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
+  check(sharded(shard_transformer_params(params, cfg, mesh), tokens, targets), "flash + remat on 8 chips");
+  cfg.attention = "blockwise";
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
+}
+
+// On 8 simulated chips, remat lowers the planned HBM peak (the recomputation is not merged
+// with the forward pass) and costs compute (it runs the forward part twice).
+TEST(TransformerModelTest, RematLowersThePlannedHbmPeak) {
+  TransformerConfig cfg = Tiny();
+  cfg.num_layers = 4;
+  cfg.seq_len = 64;
+  cfg.batch_size = 16;
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  auto plan = [&](const TransformerConfig& c) {
+    auto step = jit(TransformerTrainStep{c, mesh}, in_shardings{std::nullopt});
+    return step.lower(abstract_transformer_params(c, mesh), abstract_transformer_batch(c, mesh),
+                      abstract_transformer_batch(c, mesh))
+        .compile()
+        .plan();
+  };
+  const tpu::PodPlan plain = plan(cfg);
+  cfg.remat = true;
+  const tpu::PodPlan remat = plan(cfg);
+  EXPECT_LT(remat.hbm_peak_bytes, plain.hbm_peak_bytes);
+  EXPECT_GT(remat.flops_per_chip, plain.flops_per_chip);
 }
 
 TEST(TransformerModelTest, InvalidConfigIsAValueError) {

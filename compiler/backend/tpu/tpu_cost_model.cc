@@ -46,7 +46,28 @@ bool IsF64(const HloInstruction& instr) {
   return false;
 }
 
-bool IsInt8(PrimitiveType t) { return t == PrimitiveType::S8 || t == PrimitiveType::U8; }
+// Integer dots run on the MXU's int8 path (TPU.md's int8 rate): a wider integer operand is
+// split into bytes and the dot into int8 x int8 -> int32 passes, one per pair of byte pieces
+// (i of lhs, j of rhs) whose product lands below the result's width (i + j < result bytes;
+// higher products vanish modulo 2^bits). int8 takes 1 pass, int16 -> int32 4, int32 x int32
+// -> int32 10, int64 36. 0 for a dot that is not integer x integer.
+int64_t IntegerMatmulPasses(const HloInstruction& instr) {
+  const hlo::Shape& lhs = instr.operand(0)->shape();
+  const hlo::Shape& rhs = instr.operand(1)->shape();
+  if (!lhs.IsArray() || !rhs.IsArray() || !instr.shape().IsArray() || !hlo::IsIntegralType(lhs.element_type()) ||
+      !hlo::IsIntegralType(rhs.element_type())) {
+    return 0;
+  }
+  const int64_t lhs_bytes = hlo::ByteSizeOfPrimitiveType(lhs.element_type());
+  const int64_t rhs_bytes = hlo::ByteSizeOfPrimitiveType(rhs.element_type());
+  // The accumulation is at least int32 wide (the MXU's int8 path accumulates in int32).
+  const int64_t result_bytes = std::max<int64_t>(4, hlo::ByteSizeOfPrimitiveType(instr.shape().element_type()));
+  int64_t passes = 0;
+  for (int64_t i = 0; i < lhs_bytes; ++i) {
+    for (int64_t j = 0; j < rhs_bytes; ++j) passes += i + j < result_bytes ? 1 : 0;
+  }
+  return passes;
+}
 
 // bf16 MXU passes a dot or convolution takes for its operand types and precision.
 int64_t MxuPasses(const HloInstruction& instr) {
@@ -57,7 +78,7 @@ int64_t MxuPasses(const HloInstruction& instr) {
     if (t == PrimitiveType::F64) return kF64MatmulPasses;
     f32 = f32 || t == PrimitiveType::F32;
   }
-  if (!f32) return 1;  // bf16, f16 and integers: one pass
+  if (!f32) return 1;  // bf16 and f16: one pass
   hlo::Precision precision = hlo::Precision::kDefault;
   for (hlo::Precision p : instr.precision_config().operand_precision) precision = std::max(precision, p);
   switch (precision) {
@@ -183,11 +204,9 @@ TpuCostModel::TpuCostModel(const TpuChipSpec& spec, const CollectiveTimer* timer
 void TpuCostModel::AddMatrixTime(const HloInstruction& instr, HloCost* cost) const {
   if (instr.operand_count() < 2) return;
   const hlo::MxuTiling plan = MxuPlan(instr, spec_);
-  const int64_t passes = MxuPasses(instr);
-  const bool int8 = instr.operand(0)->shape().IsArray() && instr.operand(1)->shape().IsArray() &&
-                    IsInt8(instr.operand(0)->shape().element_type()) &&
-                    IsInt8(instr.operand(1)->shape().element_type());
-  const double rate = int8 && spec_.int8_ops > 0 ? spec_.int8_ops / spec_.bf16_flops : 1;
+  const int64_t integer_passes = IntegerMatmulPasses(instr);
+  const int64_t passes = integer_passes > 0 ? integer_passes : MxuPasses(instr);
+  const double rate = integer_passes > 0 && spec_.int8_ops > 0 ? spec_.int8_ops / spec_.bf16_flops : 1;
   const MxuWork work = MatmulOnMxu(spec_, plan, passes, rate);
   hlo::TargetCost& t = cost->target;
   t.unit(ExecutionUnit::kMatrix) += work.seconds;

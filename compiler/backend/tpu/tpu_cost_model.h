@@ -13,8 +13,10 @@
 //    folds on the same MXU load their weights while the previous fold streams (weights are
 //    double-buffered in the MXU, Jouppi et al. 2017) and add max(T, R) cycles each.
 //    Precision: bf16 operands take 1 MXU pass; f32 at DEFAULT 1, HIGH 3, HIGHEST 6 (the
-//    operand_precision attribute; the higher of the two operands); int8 runs at the chip's
-//    int8 rate; f64 is emulated (kF64MatmulPasses bf16 passes).
+//    operand_precision attribute; the higher of the two operands); f64 is emulated
+//    (kF64MatmulPasses bf16 passes). Integer dots run at the chip's int8 rate, wider integers
+//    as int8 passes over their bytes: one per byte pair whose product lands below the int32
+//    (or wider) result, so int8 1 pass, int32 x int32 -> int32 10 (bytes i + j < 4).
 //  - VPU: flops / (cores x 8 x 128 lanes x clock); a transcendental costs
 //    kTranscendentalVpuOps VPU ops; f64 elementwise work costs kF64VpuOps f32 ops each.
 //  - Memory: HBM bytes are the analysis' boundary bytes (fused intermediates stay on chip),

@@ -369,6 +369,25 @@ ENTRY %main (x: f64[1024], y: f64[1024]) -> f64[1024] {
   EXPECT_TRUE(f64_add.f64_emulated);
 }
 
+// Wider integers are int8 passes over their bytes at the int8 rate: one per byte pair whose
+// product lands below the 32-bit result, so s32 x s32 -> s32 takes 10 (v5e: 5x the bf16 time,
+// v4: 10x), s16 x s16 -> s32 4 (no f64 emulation is reported).
+TEST(TpuCostModelTest, WideIntegerMatmulsAreInt8Passes) {
+  for (const char* generation : {"v5e", "v4"}) {
+    const double int8 = Analyze(Matmul(4096, 4096, 4096, "s8"), generation).compute_seconds;
+    const CostAnalysis s32 = Analyze(Matmul(4096, 4096, 4096, "s32"), generation);
+    EXPECT_WITHIN_5_PERCENT(s32.compute_seconds, 10 * int8) << generation;
+    EXPECT_FALSE(s32.f64_emulated) << generation;
+    const std::string s16 = absl::StrFormat(
+        "HloModule mm\nENTRY %%main (x: s16[4096,4096], w: s16[4096,4096]) -> s32[4096,4096] {\n"
+        "  %%x = s16[4096,4096] parameter(0)\n  %%w = s16[4096,4096] parameter(1)\n"
+        "  ROOT %%dot = s32[4096,4096] dot(%%x, %%w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    EXPECT_WITHIN_5_PERCENT(Analyze(s16, generation).compute_seconds, 4 * int8) << generation;
+  }
+  EXPECT_WITHIN_5_PERCENT(Analyze(Matmul(4096, 4096, 4096, "s32"), "v5e").compute_seconds,
+                          5 * Analyze(Matmul(4096, 4096, 4096), "v5e").compute_seconds);
+}
+
 // A tiny op is dominated by the fixed costs: f32[8,128] + f32[8,128] on v5e moves 12 KiB
 // (15 ns of HBM time) but pays the launch and one grid step: 0.7 us.
 TEST(TpuCostModelTest, TinyOpsPayTheFixedOverhead) {
