@@ -14,7 +14,7 @@ namespace {
 namespace jnp = jx::numpy;
 using ::testing::HasSubstr;
 
-class ExplicitShardingEagerTest : public ::testing::Test {
+class MakeJaxprMeshContextTest : public ::testing::Test {
  protected:
   tpu::Pod pod_ = tpu::make_pod("v5e", {4, 2});
   Mesh mesh_ = make_mesh({4, 2}, {"x", "y"}, pod_.devices());
@@ -25,7 +25,7 @@ class ExplicitShardingEagerTest : public ::testing::Test {
 
 // make_jaxpr puts its arguments' mesh in context as jit does: the reshape check is exact
 // without jx::use_mesh.
-TEST_F(ExplicitShardingEagerTest, MakeJaxprReadsTheArgumentsMesh) {
+TEST_F(MakeJaxprMeshContextTest, MakeJaxprReadsTheArgumentsMesh) {
   auto merge = [](const Array& a) { return a.reshape({32}); };
   EXPECT_THROW(make_jaxpr(merge)(both_), TypeError);
   EXPECT_THAT(make_jaxpr(merge)(rows_).ToString(), HasSubstr("f32[32@x]"));
