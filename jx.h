@@ -29,6 +29,7 @@
 #include "jx/sharding/partition_spec.h"
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/sharded_put.h"
+#include "jx/sharding/use_mesh.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_jit.h"
 #include "jx/nn/nn.h"

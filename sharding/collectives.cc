@@ -267,15 +267,39 @@ Array VaryOver(const ManualContext& ctx, const Array& x, const std::vector<std::
   return Bind1(kPvary, {x}, ParamMap{{"axes", NamesParam(missing)}, {"mesh", Param(ctx.mesh)}});
 }
 
+std::vector<Array> ToVector(Arrays xs) { return {std::make_move_iterator(xs.begin()), std::make_move_iterator(xs.end())}; }
+
 Array BoolToInt(const Array& x) { return x.dtype() == DType::kBool ? convert_element_type(x, DType::kInt32) : x; }
 
-Array Reduction(Primitive p, std::string_view op, const Array& x, const AxisNames& axes) {
+// One bind of p over all the leaves (psum/pmax/pmin: boolean leaves summed as int32; psum
+// first makes each leaf vary over the axes it is invariant over, as JAX's
+// insert_collective_pvary does leaf by leaf).
+std::vector<Array> Reduction(Primitive p, std::string_view op, std::vector<Array> leaves, const AxisNames& axes) {
   RegisterCollectives(GlobalRegistry());
   const ManualContext& ctx = RequireAxes(op, axes.names());
-  Array in = BoolToInt(x);
-  // psum of a value invariant over an axis of size N is N times it (JAX makes it vary first).
-  if (p == kPsum) in = VaryOver(ctx, in, axes.names());
-  return Bind1(p, {in}, ParamMap{{"axes", NamesParam(axes.names())}, {"mesh", Param(ctx.mesh)}});
+  if (leaves.empty()) return leaves;
+  for (Array& x : leaves) {
+    x = BoolToInt(x);
+    // psum of a value invariant over an axis of size N is N times it.
+    if (p == kPsum) x = VaryOver(ctx, x, axes.names());
+  }
+  return ToVector(Bind(p, leaves, ParamMap{{"axes", NamesParam(axes.names())}, {"mesh", Param(ctx.mesh)}}));
+}
+
+Primitive PsumPrimitive() {
+  const ManualContext* ctx = CurrentManualContext();
+  return ctx != nullptr && !ctx->check_vma ? kPsumUntyped : kPsum;
+}
+
+// psum(leaves) / (product of the axes' sizes), leaf by leaf.
+std::vector<Array> Mean(std::vector<Array> leaves, const AxisNames& axes) {
+  RegisterCollectives(GlobalRegistry());
+  const ManualContext& ctx = RequireAxes("pmean", axes.names());
+  std::vector<Array> sums = Reduction(PsumPrimitive(), "pmean", std::move(leaves), axes);
+  for (Array& sum : sums) {
+    sum = div(sum, convert_element_type(Array(GroupSize(ctx, axes.names())), sum.dtype(), /*weak_type=*/true));
+  }
+  return sums;
 }
 
 }  // namespace
@@ -285,19 +309,29 @@ bool IsCollective(Primitive p) {
          p == kPpermute || p == kAxisIndex || p == kPvary;
 }
 
-Array psum(const Array& x, const AxisNames& axes) {
-  const shard_map_internal::ManualContext* ctx = CurrentManualContext();
-  return Reduction(ctx != nullptr && !ctx->check_vma ? kPsumUntyped : kPsum, "psum", x, axes);
-}
-Array pmax(const Array& x, const AxisNames& axes) { return Reduction(kPmax, "pmax", x, axes); }
-Array pmin(const Array& x, const AxisNames& axes) { return Reduction(kPmin, "pmin", x, axes); }
+Array psum(const Array& x, const AxisNames& axes) { return Reduction(PsumPrimitive(), "psum", {x}, axes)[0]; }
+Array pmax(const Array& x, const AxisNames& axes) { return Reduction(kPmax, "pmax", {x}, axes)[0]; }
+Array pmin(const Array& x, const AxisNames& axes) { return Reduction(kPmin, "pmin", {x}, axes)[0]; }
+Array pmean(const Array& x, const AxisNames& axes) { return Mean({x}, axes)[0]; }
 
-Array pmean(const Array& x, const AxisNames& axes) {
-  RegisterCollectives(GlobalRegistry());
-  const ManualContext& ctx = RequireAxes("pmean", axes.names());
-  const Array sum = psum(x, axes);
-  return div(sum, convert_element_type(Array(GroupSize(ctx, axes.names())), sum.dtype(), /*weak_type=*/true));
+namespace internal {
+std::vector<Array> PsumLeaves(std::vector<Array> leaves, const AxisNames& axes) {
+  return Reduction(PsumPrimitive(), "psum", std::move(leaves), axes);
 }
+std::vector<Array> PmaxLeaves(std::vector<Array> leaves, const AxisNames& axes) {
+  return Reduction(kPmax, "pmax", std::move(leaves), axes);
+}
+std::vector<Array> PminLeaves(std::vector<Array> leaves, const AxisNames& axes) {
+  return Reduction(kPmin, "pmin", std::move(leaves), axes);
+}
+std::vector<Array> PmeanLeaves(std::vector<Array> leaves, const AxisNames& axes) { return Mean(std::move(leaves), axes); }
+std::vector<Array> PvaryLeaves(std::vector<Array> leaves, const AxisNames& axes) {
+  RegisterCollectives(GlobalRegistry());
+  const ManualContext& ctx = RequireAxes("pvary", axes.names());
+  if (leaves.empty()) return leaves;
+  return ToVector(Bind(kPvary, leaves, ParamMap{{"axes", NamesParam(axes.names())}, {"mesh", Param(ctx.mesh)}}));
+}
+}  // namespace internal
 
 Array all_gather(const Array& x, const AxisNames& axis_name, int64_t axis, bool tiled) {
   RegisterCollectives(GlobalRegistry());
@@ -374,11 +408,7 @@ Array axis_index(const AxisNames& axis_name) {
   return Bind(kAxisIndex, {}, ParamMap{{"axis_name", AxisNameParam(axis_name.names())}, {"mesh", Param(ctx.mesh)}})[0];
 }
 
-Array pvary(const Array& x, const AxisNames& axes) {
-  RegisterCollectives(GlobalRegistry());
-  const ManualContext& ctx = RequireAxes("pvary", axes.names());
-  return Bind1(kPvary, {x}, ParamMap{{"axes", NamesParam(axes.names())}, {"mesh", Param(ctx.mesh)}});
-}
+Array pvary(const Array& x, const AxisNames& axes) { return internal::PvaryLeaves({x}, axes)[0]; }
 
 }  // namespace lax
 }  // namespace jx

@@ -12,7 +12,8 @@
 //   tiled=True]  ppermute[axis_name=x perm=((0, 1), (1, 2), (2, 3), (3, 0))]  pvary[axes=('x',)]
 //
 // Parameters (for lowering; read them with CollectiveAxes / ReplicaGroups / PermutePairs):
-//   psum_invariant, psum, pmax, pmin, pvary:  axes (tuple of names), mesh (a CollectiveMesh)
+//   psum_invariant, psum, pmax, pmin, pvary:  axes (tuple of names), mesh (a CollectiveMesh);
+//                    one or several operands, one result per operand
 //   all_gather:      axis_name, all_gather_dimension, axis_size, tiled, mesh
 //   reduce_scatter:  axis_name, scatter_dimension, axis_size, tiled, mesh   (lax::psum_scatter)
 //   all_to_all:      axis_name, split_axis, concat_axis, axis_size, tiled, mesh
@@ -164,41 +165,49 @@ Array axis_index(const AxisNames& axis_name);
 // Marks x as varying over the axes (identity on values; its transpose is psum).
 Array pvary(const Array& x, const AxisNames& axes);
 
-// Pytree forms (a struct of arrays, a std::vector<Array>, ...): the collective on every leaf.
+// The pytree forms' single bind: psum/pmax/pmin/pvary of several arrays are ONE
+// primitive of several operands (JAX binds `psum_invariant[axes=('i',)] a b`), lowered to one
+// all-reduce of all of them (per element type). Each leaf is checked and converted as the
+// single-array form does.
+namespace internal {
+std::vector<Array> PsumLeaves(std::vector<Array> leaves, const AxisNames& axes);
+std::vector<Array> PmaxLeaves(std::vector<Array> leaves, const AxisNames& axes);
+std::vector<Array> PminLeaves(std::vector<Array> leaves, const AxisNames& axes);
+std::vector<Array> PmeanLeaves(std::vector<Array> leaves, const AxisNames& axes);
+std::vector<Array> PvaryLeaves(std::vector<Array> leaves, const AxisNames& axes);
+}  // namespace internal
+
+// Pytree forms (a struct of arrays, a std::vector<Array>, ...): psum, pmean, pmax, pmin and
+// pvary bind one collective of all the leaves; the others run on every leaf.
 template <typename T>
   requires(!std::is_convertible_v<T, Array>)
 T psum(const T& tree, const AxisNames& axes) {
   auto [leaves, def] = tree::flatten(tree);
-  for (Array& l : leaves) l = psum(l, axes);
-  return tree::unflatten<T>(def, leaves);
+  return tree::unflatten<T>(def, internal::PsumLeaves(std::move(leaves), axes));
 }
 template <typename T>
   requires(!std::is_convertible_v<T, Array>)
 T pmean(const T& tree, const AxisNames& axes) {
   auto [leaves, def] = tree::flatten(tree);
-  for (Array& l : leaves) l = pmean(l, axes);
-  return tree::unflatten<T>(def, leaves);
+  return tree::unflatten<T>(def, internal::PmeanLeaves(std::move(leaves), axes));
 }
 template <typename T>
   requires(!std::is_convertible_v<T, Array>)
 T pmax(const T& tree, const AxisNames& axes) {
   auto [leaves, def] = tree::flatten(tree);
-  for (Array& l : leaves) l = pmax(l, axes);
-  return tree::unflatten<T>(def, leaves);
+  return tree::unflatten<T>(def, internal::PmaxLeaves(std::move(leaves), axes));
 }
 template <typename T>
   requires(!std::is_convertible_v<T, Array>)
 T pmin(const T& tree, const AxisNames& axes) {
   auto [leaves, def] = tree::flatten(tree);
-  for (Array& l : leaves) l = pmin(l, axes);
-  return tree::unflatten<T>(def, leaves);
+  return tree::unflatten<T>(def, internal::PminLeaves(std::move(leaves), axes));
 }
 template <typename T>
   requires(!std::is_convertible_v<T, Array>)
 T pvary(const T& tree, const AxisNames& axes) {
   auto [leaves, def] = tree::flatten(tree);
-  for (Array& l : leaves) l = pvary(l, axes);
-  return tree::unflatten<T>(def, leaves);
+  return tree::unflatten<T>(def, internal::PvaryLeaves(std::move(leaves), axes));
 }
 template <typename T>
   requires(!std::is_convertible_v<T, Array>)

@@ -2,7 +2,8 @@
 // per-device program every chip of a shard_map runs (an SPMD module: partition p is mesh
 // device p). Replica groups and permute pairs are mesh device ids, so the collectives say
 // use_global_device_ids=true; each gets its own channel. As XLA builds them:
-//   psum/pmax/pmin  all-reduce with an add/maximum/minimum reducer
+//   psum/pmax/pmin  all-reduce with an add/maximum/minimum reducer, one of all the operands
+//                   (a tuple all-reduce; one per element type)
 //   all_gather      all-gather along all_gather_dimension (untiled: a size-1 dimension is
 //                   inserted first, so the members stack)
 //   psum_scatter    reduce-scatter along scatter_dimension (untiled: the size-1 result
@@ -41,17 +42,55 @@ hlo::HloBuilder::CollectiveOptions Groups(LowerContext& ctx) {
   return {ReplicaGroups(ctx.params()), ctx.NewChannelId()};
 }
 
+// One all-reduce of all the operands (XLA's variadic all-reduce: a tuple of their shapes),
+// as JAX binds psum of several arrays once. Its reducer is one scalar computation, so
+// operands of different element types form one all-reduce per type (in order of first
+// appearance); a single operand is a plain all-reduce.
 LowerRule AllReduceRule(HloOpcode op) {
   return [op](LowerContext& ctx) -> absl::Status {
-    std::vector<HloInstruction*> outs;
-    for (HloInstruction* x : ctx.operands()) {
-      HLO_ASSIGN_OR_RETURN(hlo::HloComputation * reducer, ScalarReducer(ctx, op, x->shape().element_type()));
-      HLO_ASSIGN_OR_RETURN(HloInstruction * y, ctx.builder().AllReduce(x, reducer, Groups(ctx)));
-      outs.push_back(y);
+    const std::vector<HloInstruction*> operands(ctx.operands().begin(), ctx.operands().end());
+    std::vector<hlo::PrimitiveType> types;
+    for (HloInstruction* x : operands) {
+      if (std::find(types.begin(), types.end(), x->shape().element_type()) == types.end()) {
+        types.push_back(x->shape().element_type());
+      }
+    }
+    std::vector<HloInstruction*> outs(operands.size());
+    for (hlo::PrimitiveType type : types) {
+      std::vector<size_t> members;
+      for (size_t i = 0; i < operands.size(); ++i) {
+        if (operands[i]->shape().element_type() == type) members.push_back(i);
+      }
+      HLO_ASSIGN_OR_RETURN(hlo::HloComputation * reducer, ScalarReducer(ctx, op, type));
+      if (members.size() == 1) {
+        HLO_ASSIGN_OR_RETURN(outs[members[0]], ctx.builder().AllReduce(operands[members[0]], reducer, Groups(ctx)));
+        continue;
+      }
+      std::vector<HloInstruction*> group;
+      std::vector<hlo::Shape> shapes;
+      for (size_t i : members) {
+        group.push_back(operands[i]);
+        shapes.push_back(operands[i]->shape());
+      }
+      auto all = HloInstruction::Create(HloOpcode::kAllReduce, hlo::Shape::Tuple(std::move(shapes)), group);
+      const hlo::HloBuilder::CollectiveOptions options = Groups(ctx);
+      all->set_channel_id(options.channel_id);
+      all->set_replica_groups(options.replica_groups);
+      all->set_use_global_device_ids(true);
+      all->set_to_apply(reducer);
+      HLO_ASSIGN_OR_RETURN(HloInstruction * tuple, ctx.builder().AddInstruction(std::move(all)));
+      for (size_t k = 0; k < members.size(); ++k) {
+        HLO_ASSIGN_OR_RETURN(outs[members[k]], ctx.builder().GetTupleElement(tuple, static_cast<int64_t>(k)));
+      }
     }
     ctx.SetOutputs(std::move(outs));
     return absl::OkStatus();
   };
+}
+
+absl::Status PvaryRule(LowerContext& ctx) {
+  ctx.SetOutputs({ctx.operands().begin(), ctx.operands().end()});
+  return absl::OkStatus();
 }
 
 std::vector<int64_t> Dims(const HloInstruction* x) { return x->shape().dimensions(); }
@@ -153,11 +192,6 @@ absl::Status AxisIndexRule(LowerContext& ctx) {
     HLO_ASSIGN_OR_RETURN(position, b.Binary(HloOpcode::kAdd, scaled, coord));
   }
   ctx.SetOutputs({position});
-  return absl::OkStatus();
-}
-
-absl::Status PvaryRule(LowerContext& ctx) {
-  ctx.SetOutputs({ctx.operands().begin(), ctx.operands().end()});
   return absl::OkStatus();
 }
 

@@ -67,20 +67,31 @@ std::vector<std::string> VmaMinus(const std::vector<std::string>& vma, const std
 
 // ---- abstract evaluation ----
 
-// psum/pmax/pmin: same shape; the result no longer varies over the axes.
+// psum/pmax/pmin of one or several operands: each result has its operand's shape and no
+// longer varies over the axes.
 AbstractEvalRule ReductionAbstractEval(Primitive p) {
   return [p](InAvals in, const ParamMap& params) -> Avals {
     const std::vector<std::string> axes = CheckedAxes(p, params);
-    ShapedArray out = *in[0];
-    out.vma = VmaMinus(out.vma, axes);
-    return {out};
+    JX_CHECK_OP(!in.empty(), ValueError, p.name(), "needs at least one operand");
+    Avals out;
+    for (const ShapedArray* a : in) {
+      out.push_back(*a);
+      out.back().vma = VmaMinus(a->vma, axes);
+    }
+    return out;
   };
 }
 
+// pvary of one or several operands: each result varies over the axes too.
 Avals PvaryAbstractEval(InAvals in, const ParamMap& params) {
-  ShapedArray out = *in[0];
-  out.vma = VmaUnion(out.vma, CheckedAxes(kPvary, params));
-  return {out};
+  const std::vector<std::string> axes = CheckedAxes(kPvary, params);
+  JX_CHECK_OP(!in.empty(), ValueError, "pvary", "needs at least one operand");
+  Avals out;
+  for (const ShapedArray* a : in) {
+    out.push_back(*a);
+    out.back().vma = VmaUnion(a->vma, axes);
+  }
+  return out;
 }
 
 Avals AllGatherAbstractEval(InAvals in, const ParamMap& params) {
@@ -165,30 +176,54 @@ Avals AxisIndexAbstractEval(InAvals, const ParamMap& params) {
 
 // ---- jvp ----
 
-// Linear collectives: the tangent goes through the same collective.
+// Binds p on the defined entries of xs (one collective of all of them); undefined entries
+// stay undefined (symbolic zeros: nothing to communicate).
+Arrays BindDefined(Primitive p, absl::Span<const Array> xs, const ParamMap& params) {
+  Arrays defined;
+  for (const Array& x : xs) {
+    if (x.defined()) defined.push_back(x);
+  }
+  Arrays out(xs.size());
+  if (defined.empty()) return out;
+  Arrays results = Bind(p, defined, params);
+  for (size_t i = 0, k = 0; i < xs.size(); ++i) {
+    if (xs[i].defined()) out[i] = std::move(results[k++]);
+  }
+  return out;
+}
+
+// Linear collectives: the tangents go through the same collective (one of all the defined
+// tangents for the variadic ones).
 JvpRule LinearJvp(Primitive p) {
   return [p](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
     JvpResult r;
     r.primals_out = Bind(p, primals, params);
-    r.tangents_out.resize(1);
-    if (tangents[0].defined()) r.tangents_out[0] = Bind1(p, tangents, params);
+    r.tangents_out = BindDefined(p, tangents, params);
     return r;
   };
 }
 
 // pmax/pmin: the tangent of the devices attaining the extremum, averaged over ties (as
-// reduce_max's jvp averages over tied elements).
+// reduce_max's jvp averages over tied elements). The operands' numerators (linear in the
+// tangents) are summed in one psum, their tie counts (primal values) in another.
 JvpRule ExtremumJvp(Primitive p) {
   return [p](absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& params) {
     JvpResult r;
     r.primals_out = Bind(p, primals, params);
-    r.tangents_out.resize(1);
-    if (!tangents[0].defined()) return r;
-    const Array& x = primals[0];
-    const Array mask = lax::convert_element_type(lax::eq(x, r.primals_out[0]), tangents[0].dtype());
-    const Array num = Bind1(kPsum, {lax::mul(tangents[0], mask)}, params);
-    const Array den = Bind1(kPsum, {mask}, params);
-    r.tangents_out[0] = lax::div(num, den);
+    r.tangents_out.resize(primals.size());
+    Arrays numerators, ties;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < primals.size(); ++i) {
+      if (!tangents[i].defined()) continue;
+      const Array mask = lax::convert_element_type(lax::eq(primals[i], r.primals_out[i]), tangents[i].dtype());
+      numerators.push_back(lax::mul(tangents[i], mask));
+      ties.push_back(mask);
+      which.push_back(i);
+    }
+    if (which.empty()) return r;
+    const Arrays num = Bind(kPsum, numerators, params);
+    const Arrays den = Bind(kPsum, ties, params);
+    for (size_t k = 0; k < which.size(); ++k) r.tangents_out[which[k]] = lax::div(num[k], den[k]);
     return r;
   };
 }
@@ -199,11 +234,11 @@ ParamMap WithAxesKey(const ParamMap& params, std::string_view key) {
   return ParamMap{{key, AxisNamesTuple(CollectiveAxes(params))}, {"mesh", params.Get("mesh")}};
 }
 
-// psum_invariant -> pvary and pvary -> psum_invariant (JAX's pair of transposes).
+// psum_invariant -> pvary and pvary -> psum_invariant (JAX's pair of transposes): one
+// collective of all the defined cotangents.
 TransposeRule SwapTranspose(Primitive to) {
   return [to](absl::Span<const Array> cts, absl::Span<const TransposeArg>, const ParamMap& params) -> Arrays {
-    if (!cts[0].defined()) return {Array()};
-    return {Bind1(to, {cts[0]}, WithAxesKey(params, "axes"))};
+    return BindDefined(to, cts, WithAxesKey(params, "axes"));
   };
 }
 
@@ -246,10 +281,11 @@ Arrays PpermuteTranspose(absl::Span<const Array> cts, absl::Span<const Transpose
 
 // ---- batching (vmap inside the body) ----
 
-// Collectives that act elementwise across devices: the batch dimension stays where it is.
+// Collectives that act elementwise across devices: each operand's batch dimension stays
+// where it is.
 BatchResult ElementwiseBatch(Primitive p, absl::Span<const Array> args, absl::Span<const int64_t> dims,
                              const ParamMap& params) {
-  return BatchResult{Bind(p, args, params), {dims[0]}};
+  return BatchResult{Bind(p, args, params), std::vector<int64_t>(dims.begin(), dims.end())};
 }
 
 // Collectives with a dimension parameter: the batch dimension moves to the front and the

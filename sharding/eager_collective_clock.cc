@@ -80,15 +80,16 @@ void InstallShardedGatherCost() {
   (void)installed;
 }
 
-double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<Array>& inputs,
+double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<std::vector<Array>>& operands,
                                   const std::vector<const Device*>& devices) {
-  if (p == lax::kAxisIndex || p == lax::kPvary || inputs.empty()) return 0;
+  if (p == lax::kAxisIndex || p == lax::kPvary || operands.empty() || operands[0].empty()) return 0;
   std::vector<const tpu::TpuChip*> chips;
   std::vector<int64_t> vertex;
   const tpu::TpuClient* client = SliceOf(devices, &chips, &vertex);
   if (client == nullptr) return 0;
   const std::vector<std::vector<int64_t>> groups = CollectiveMeshOf(params).Groups(CollectiveAxes(params));
-  const int64_t bytes = inputs[0].nbytes();
+  int64_t bytes = 0;  // one device's operands
+  for (const std::vector<Array>& operand : operands) bytes += operand[0].nbytes();
   const int64_t n = groups.empty() ? 1 : static_cast<int64_t>(groups.front().size());
   ici::CollectiveCost cost;
   if (p == lax::kPpermute) {

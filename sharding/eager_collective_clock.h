@@ -7,7 +7,7 @@
 // pvary) leave the clocks alone. device_put of a sharded array to one chip is costed alike.
 //
 //   std::vector<Array> out = EvalCollective(p, per_device, params);
-//   AdvanceClocksForCollective(p, params, per_device, devices);
+//   AdvanceClocksForCollective(p, params, {per_device}, devices);
 #pragma once
 
 #include <vector>
@@ -19,9 +19,10 @@
 
 namespace jx::shard_map_internal {
 
-// inputs[d]: device d's operand (devices in the collective mesh's row-major order). Returns
-// the collective's modeled seconds (0 when no clock moved).
-double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<Array>& inputs,
+// operands[k][d]: device d's value of operand k (devices in the collective mesh's row-major
+// order); a collective of several operands moves all their bytes as one. Returns the
+// collective's modeled seconds (0 when no clock moved).
+double AdvanceClocksForCollective(Primitive p, const ParamMap& params, const std::vector<std::vector<Array>>& operands,
                                   const std::vector<const Device*>& devices);
 
 // device_put of a sharded array to one chip of the slice its shards are on: each piece (one

@@ -191,10 +191,14 @@ std::vector<PerDevice> EvalJaxprLockstep(const Jaxpr& j, const std::vector<PerDe
     bool nested = false;  // a call or loop whose body communicates
     for (const auto& [name, value] : e.params) nested = nested || ParamHasCollective(value);
     if (lax::IsCollective(e.primitive)) {
-      const PerDevice operand = ins.empty() ? PerDevice() : ins[0];
-      std::vector<Array> result = EvalCollective(e.primitive, operand, e.params);
-      AdvanceClocksForCollective(e.primitive, e.params, operand, devices);
-      for (size_t d = 0; d < num; ++d) outs[0][d] = OnDevice(result[d], devices[d]);
+      // One collective of all its operands (psum/pmax/pmin/pvary take several), on the
+      // clocks once with all their bytes.
+      const std::vector<PerDevice> operands = ins.empty() ? std::vector<PerDevice>{PerDevice()} : ins;
+      for (size_t k = 0; k < operands.size(); ++k) {
+        std::vector<Array> result = EvalCollective(e.primitive, operands[k], e.params);
+        for (size_t d = 0; d < num; ++d) outs[k][d] = OnDevice(result[d], devices[d]);
+      }
+      AdvanceClocksForCollective(e.primitive, e.params, operands, devices);
     } else if (nested) {
       // Collectives inside a loop, a branch or a call: its body runs in lockstep too.
       if (e.primitive.name() == "scan") {

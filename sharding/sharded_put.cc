@@ -1,11 +1,12 @@
 #include "jx/sharding/sharded_put.h"
 
-#include "absl/strings/str_join.h"
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
+#include "absl/strings/str_join.h"
+#include "jx/core/abstract_mesh_context.h"
 #include "jx/core/buffer.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
@@ -85,6 +86,23 @@ void FillPiece(const Array& x, const ConcreteArray& c, const ShardIndex& index, 
   }
 }
 
+// The mesh axes of a NamedSharding, for core's traces: jit and make_jaxpr put their sharded
+// arguments' mesh in context while they trace them (core/abstract_mesh_context.h).
+std::optional<MeshAxisSizes> MeshAxesOfNamedSharding(const Sharding& sharding) {
+  const auto* named = dynamic_cast<const NamedSharding*>(&sharding);
+  if (named == nullptr) return std::nullopt;
+  return named->mesh().shape();
+}
+
+// Installed once the first array is sharded over a mesh.
+void InstallMeshAxesOfNamedSharding() {
+  static const bool installed = [] {
+    SetMeshAxesOfSharding(MeshAxesOfNamedSharding);
+    return true;
+  }();
+  (void)installed;
+}
+
 }  // namespace
 
 Array sharding_internal::DevicePutSharded(const Array& x, const NamedSharding& sharding) {
@@ -120,6 +138,7 @@ Array sharding_internal::DevicePutSharded(const Array& x, const NamedSharding& s
 Array make_array_from_single_device_arrays(const Shape& shape, const NamedSharding& sharding,
                                            std::vector<Array> arrays) {
   shard_map_internal::InstallShardedGatherCost();
+  InstallMeshAxesOfNamedSharding();
   const std::vector<const Device*>& devices = sharding.device_set();
   if (arrays.size() != devices.size()) {
     ThrowOpError<ValueError>("make_array_from_single_device_arrays", "got ", arrays.size(), " arrays for a sharding over ",

@@ -26,6 +26,7 @@
 #include <variant>
 #include <vector>
 
+#include "jx/core/abstract_mesh_context.h"
 #include "jx/core/errors.h"
 #include "jx/core/pytree.h"
 #include "jx/transforms/ad.h"
@@ -643,17 +644,27 @@ auto hessian(F f) {
 }
 
 // make_jaxpr(f)(args...) -> the ClosedJaxpr of f traced on the arguments' types (shapes, dtypes,
-// weak types and, for sharded arrays, their mesh axes).
+// weak types and, for sharded arrays, their mesh axes). As jit does, arguments sharded over a
+// mesh put it in context while f traces (unless a mesh is in context already), so
+// explicit-sharding type rules see its axis sizes.
 template <typename F>
 auto make_jaxpr(F f) {
   return [f](const auto&... args) mutable {
     const std::vector<api_internal::FlatArg> flat = api_internal::FlattenArgs(args...);
     std::vector<ShapedArray> avals;
+    std::vector<Array> leaves;
     std::vector<int> all;
     for (size_t i = 0; i < flat.size(); ++i) {
       all.push_back(static_cast<int>(i));
       // The whole type: a sharded argument's spec shows in the jaxpr (a:f32[8@x,4]).
-      for (const Array& l : flat[i].leaves) avals.push_back(l.aval());
+      for (const Array& l : flat[i].leaves) {
+        avals.push_back(l.aval());
+        leaves.push_back(l);
+      }
+    }
+    std::optional<ScopedContextMeshAxes> arguments_mesh;
+    if (ContextMeshAxes() == nullptr) {
+      if (std::optional<MeshAxisSizes> axes = MeshAxesOfArguments(leaves)) arguments_mesh.emplace(*std::move(axes));
     }
     tree::TreeDef out_def;
     return TraceToJaxpr(

@@ -118,19 +118,10 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
   return program->Run(inputs);
 }
 
-// The mesh axes of a NamedSharding, for core's traces (jit puts its arguments' mesh in
-// context while it traces them).
-std::optional<MeshAxisSizes> MeshAxesOfNamedSharding(const Sharding& sharding) {
-  const auto* named = dynamic_cast<const NamedSharding*>(&sharding);
-  if (named == nullptr) return std::nullopt;
-  return named->mesh().shape();
-}
-
 }  // namespace
 
 void InstallShardedEagerHandler() {
   SetShardedEagerHandler(RunSharded);
-  SetMeshAxesOfSharding(MeshAxesOfNamedSharding);
 }
 
 }  // namespace jx::spmd

@@ -1,7 +1,7 @@
-// opinfo records for the collectives (psum_invariant, pmax, pmin, all_gather,
-// reduce_scatter, all_to_all, ppermute, axis_index, pvary). Each sample runs the collective
-// inside a shard_map over the four chips of a 2x2 v5e pod (a mesh ('i': 4), and ('i': 2,
-// 'j': 2) for collectives over two axes flattened), the argument split along dimension 0;
+// opinfo records for the collectives (psum_invariant, with a sample of two operands, pmax,
+// pmin, all_gather, reduce_scatter, all_to_all, ppermute, axis_index, pvary). Each sample runs
+// the collective inside a shard_map over the four chips of a 2x2 v5e pod (a mesh ('i': 4), and
+// ('i': 2, 'j': 2) for collectives over two axes flattened), the arguments split along dim 0;
 // the reference is the float64 computation over the four blocks, reassembled along
 // dimension 0 as the out_specs say.
 #include <memory>
@@ -111,15 +111,40 @@ BlockRef AllReduce(std::function<double(double, double)> fold) {
 
 const std::vector<DType> kCollectiveDTypes = {float32, float64};
 
+// psum of two arrays in one call: ONE psum_invariant equation of two operands and two results
+// (JAX binds `psum_invariant[axes=('i',)] a b`), one all-reduce of both once lowered.
+Sample TwoOperandPsum(DType d, std::mt19937_64& rng, const BlockRef& sum) {
+  Sample s;
+  Array a = RandomArray(rng, {8, 3}, d), b = RandomArray(rng, {4}, d);
+  s.description = StrCat(a.aval().str(), " ", b.aval().str(), " psum of both over i in one call mesh (i:4)");
+  s.args = {a, b};
+  s.op = [](const std::vector<Array>& args) {
+    auto f = shard_map([](const Array& x, const Array& y) { return lax::psum(std::vector<Array>{x, y}, "i"); },
+                       Mesh1D(), in_specs{P("i"), P("i")}, out_specs{P("i")});
+    return f(args[0], args[1]);
+  };
+  s.reference = [sum](const std::vector<RefArray>& in) {
+    return std::vector<RefArray>{Concat0(sum(Blocks(in[0]))), Concat0(sum(Blocks(in[1])))};
+  };
+  s.out_dtypes = {d, d};
+  return s;
+}
+
 JX_OPINFO(psum_invariant) {
   BlockRef sum = AllReduce([](double a, double b) { return a + b; });
-  return CollectiveRecord(
+  OpInfo info = CollectiveRecord(
       "psum_invariant",
       {{"psum over i", [](const Array& x) { return lax::psum(x, "i"); }, sum},
        {"psum over (i, j)", [](const Array& x) { return lax::psum(x, {"i", "j"}); }, sum, P({"i", "j"}),
         P({"i", "j"}), true},
        {"psum over i, rank 1", [](const Array& x) { return lax::psum(x, "i"); }, sum, P("i"), P("i"), false, {4}}},
       kCollectiveDTypes);
+  info.samples = [one = info.samples, sum](DType d, std::mt19937_64& rng) {
+    std::vector<Sample> out = one(d, rng);
+    out.push_back(TwoOperandPsum(d, rng, sum));
+    return out;
+  };
+  return info;
 }
 
 // psum in a body without varying-axes types (check_vma=false): JAX's psum_p.
