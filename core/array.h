@@ -300,8 +300,11 @@ class Index {
   Index(NewAxis) : value_(NewAxis{}) {}                // NOLINT
   Index(EllipsisType) : value_(EllipsisType{}) {}      // NOLINT
   Index(Array a) : value_(std::move(a)) {}             // NOLINT
-  // A 0-d boolean index (JAX's x[True] / x[False]): a new axis of size 1 / 0.
-  Index(bool b) : value_(Array(b)) {}                  // NOLINT
+  // A 0-d boolean index (JAX's x[True] / x[False]): a new axis of size 1 / 0. Only a bool
+  // itself: x[1.5] or a pointer must not become x[true].
+  template <typename T>
+    requires std::is_same_v<T, bool>
+  Index(T b) : value_(Array(b)) {}  // NOLINT: implicit by design
 
   using Value = std::variant<int64_t, Slice, NewAxis, EllipsisType, Array>;
   const Value& value() const { return value_; }

@@ -23,6 +23,9 @@ using F = std::vector<float>;
 using I = std::vector<int32_t>;
 
 Array Arange(int64_t n) { return jnp::arange(n); }                  // int32
+// Whether x[i] compiles for an i of type T.
+template <typename T>
+concept IndexableBy = requires(const Array& a, T i) { a[i]; };
 Array ArangeF(int64_t n) { return jnp::arange(n).astype(float32); }  // float32
 
 // ---- reading ----
@@ -370,6 +373,9 @@ TEST(IndexingTest, ZeroDimensionalBooleanIndexAddsAnAxis) {
   EXPECT_EQ(jit([](const Array& a) { return a[true]; })(x).shape(), (Shape{1, 4}));
   EXPECT_THROW(jit([](const Array& a, const Array& b) { return a[b]; })(x, jnp::array(true)),
                lax::NonConcreteBooleanIndexError);
+  // Only a bool is a boolean index: x[1.5] or x[pointer] does not compile (never x[true]).
+  static_assert(IndexableBy<bool> && IndexableBy<int>);
+  static_assert(!IndexableBy<double> && !IndexableBy<const int*>);
   // With integer-array indices (NumPy broadcasts them together) it is an explicit IndexError.
   EXPECT_THROW((void)(x[{true, jnp::array({0, 1})}]), IndexError);
 }
