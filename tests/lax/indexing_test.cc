@@ -376,8 +376,16 @@ TEST(IndexingTest, ZeroDimensionalBooleanIndexAddsAnAxis) {
   // Only a bool is a boolean index: x[1.5] or x[pointer] does not compile (never x[true]).
   static_assert(IndexableBy<bool> && IndexableBy<int>);
   static_assert(!IndexableBy<double> && !IndexableBy<const int*>);
-  // With integer-array indices (NumPy broadcasts them together) it is an explicit IndexError.
-  EXPECT_THROW((void)(x[{true, jnp::array({0, 1})}]), IndexError);
+  // With integer-array indices it is an advanced index of shape (1,) or (0,) that broadcasts
+  // with them (NumPy: np.arange(4)[True, [0, 2]] -> [0, 2]; a[[0, 2], True].shape -> (2, 4)).
+  EXPECT_EQ((x[{true, jnp::array({0, 2})}].to_vector<int32_t>()), (I{0, 2}));
+  EXPECT_EQ((x[{false, jnp::array({1})}].shape()), (Shape{0}));
+  const Array y = Arange(12).reshape({3, 4});
+  EXPECT_EQ((y[{jnp::array({0, 2}), true}].shape()), (Shape{2, 4}));
+  EXPECT_EQ((y[{jnp::array({0, 2}), true}].to_vector<int32_t>()), (I{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ((y[{jx::ellipsis, true, jnp::array({3})}].to_vector<int32_t>()), (I{3, 7, 11}));
+  EXPECT_EQ((x.at({true, jnp::array({0, 2})}).set(9).to_vector<int32_t>()), (I{9, 1, 9, 3}));
+  EXPECT_EQ((x.at({false, jnp::array({1})}).set(9).to_vector<int32_t>()), (I{0, 1, 2, 3}));
 }
 
 }  // namespace
