@@ -13,6 +13,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <initializer_list>
 #include <memory>
@@ -299,6 +300,11 @@ class Index {
   Index(NewAxis) : value_(NewAxis{}) {}                // NOLINT
   Index(EllipsisType) : value_(EllipsisType{}) {}      // NOLINT
   Index(Array a) : value_(std::move(a)) {}             // NOLINT
+  // A 0-d boolean index (JAX's x[True] / x[False]): a new axis of size 1 / 0. Only a bool
+  // itself: x[1.5] or a pointer must not become x[true].
+  template <typename T>
+    requires std::is_same_v<T, bool>
+  Index(T b) : value_(Array(b)) {}  // NOLINT: implicit by design
 
   using Value = std::variant<int64_t, Slice, NewAxis, EllipsisType, Array>;
   const Value& value() const { return value_; }
@@ -312,19 +318,44 @@ class Index {
 // out-of-bounds indices by default ("drop"; "clip" clamps them; "promise_in_bounds"), and
 // get() clamps by default ("fill" fills with fill_value, NaN for floats by default). Under
 // jit a basic index (integers, traced integers, unit-step slices) updates with
-// dynamic_update_slice, in place when x's buffer is dead after it or donated; other indices
-// lower to XLA scatter/gather.
+// dynamic_update_slice, other indices with XLA scatter; both run in place when x's buffer is
+// dead after the update or donated. divide and power are JAX's: x / ones.at[idx].multiply(v)
+// and x ** ones.at[idx].multiply(v) (so an integer x divides into floats); apply(fn) maps a
+// scalar function over the indexed elements, once per time an index names an element.
+// AtOptions carries JAX's keyword arguments (unique_indices and indices_are_sorted are
+// promises, as in JAX: scatter_mul's gradient in the values needs unique_indices).
 //   x.at(2).add(10.0);                       // x.at[2].add(10)
 //   x.at({jx::slice(), 0}).set(0.0);         // x.at[:, 0].set(0)
 //   x.at(20).get("fill", -1.0);              // x.at[20].get(mode='fill', fill_value=-1)
+//   x.at(idx).divide(2.0, {.unique_indices = true});
+//   x.at(idx).apply([](const Array& e) { return jnp::sin(e); });
+struct AtOptions {
+  std::string_view mode = {};
+  bool indices_are_sorted = false;
+  bool unique_indices = false;
+};
+
 class IndexUpdateRef {
  public:
   IndexUpdateRef(Array x, std::vector<Index> indices) : x_(std::move(x)), indices_(std::move(indices)) {}
-  Array set(const Array& values, std::string_view mode = {}) const;
-  Array add(const Array& values, std::string_view mode = {}) const;
-  Array multiply(const Array& values, std::string_view mode = {}) const;
-  Array min(const Array& values, std::string_view mode = {}) const;
-  Array max(const Array& values, std::string_view mode = {}) const;
+  Array set(const Array& values, std::string_view mode = {}) const { return set(values, AtOptions{mode}); }
+  Array add(const Array& values, std::string_view mode = {}) const { return add(values, AtOptions{mode}); }
+  Array multiply(const Array& values, std::string_view mode = {}) const { return multiply(values, AtOptions{mode}); }
+  Array divide(const Array& values, std::string_view mode = {}) const { return divide(values, AtOptions{mode}); }
+  Array power(const Array& values, std::string_view mode = {}) const { return power(values, AtOptions{mode}); }
+  Array min(const Array& values, std::string_view mode = {}) const { return min(values, AtOptions{mode}); }
+  Array max(const Array& values, std::string_view mode = {}) const { return max(values, AtOptions{mode}); }
+  Array apply(const std::function<Array(const Array&)>& fn, std::string_view mode = {}) const {
+    return apply(fn, AtOptions{mode});
+  }
+  Array set(const Array& values, const AtOptions& options) const;
+  Array add(const Array& values, const AtOptions& options) const;
+  Array multiply(const Array& values, const AtOptions& options) const;
+  Array divide(const Array& values, const AtOptions& options) const;
+  Array power(const Array& values, const AtOptions& options) const;
+  Array min(const Array& values, const AtOptions& options) const;
+  Array max(const Array& values, const AtOptions& options) const;
+  Array apply(const std::function<Array(const Array&)>& fn, const AtOptions& options) const;
   Array get(std::string_view mode = {}, std::optional<double> fill_value = std::nullopt) const;
 
  private:

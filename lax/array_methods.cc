@@ -8,6 +8,8 @@
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/indexing.h"
+#include "jx/lax/indexing_internal.h"
+#include "jx/lax/numpy/creation.h"
 #include "jx/lax/numpy/linalg.h"
 #include "jx/lax/numpy/manipulation.h"
 #include "jx/lax/numpy/math.h"
@@ -65,25 +67,38 @@ IndexUpdateRef Array::at(std::initializer_list<Index> indices) const {
 
 namespace {
 Array Update(const Array& x, const std::vector<Index>& indices, const Array& values, lax::UpdateOp op,
-             std::string_view mode, std::string_view name) {
-  return lax::internal::UpdateItem(x, indices, values, op, lax::internal::ParseIndexMode(mode, true, name));
+             const AtOptions& options, std::string_view name) {
+  return lax::internal::UpdateItem(x, indices, values, op, lax::internal::ParseIndexMode(options.mode, true, name),
+                                   {options.indices_are_sorted, options.unique_indices});
 }
 }  // namespace
 
-Array IndexUpdateRef::set(const Array& values, std::string_view mode) const {
-  return Update(x_, indices_, values, lax::UpdateOp::kSet, mode, "at[].set");
+Array IndexUpdateRef::set(const Array& values, const AtOptions& options) const {
+  return Update(x_, indices_, values, lax::UpdateOp::kSet, options, "at[].set");
 }
-Array IndexUpdateRef::add(const Array& values, std::string_view mode) const {
-  return Update(x_, indices_, values, lax::UpdateOp::kAdd, mode, "at[].add");
+Array IndexUpdateRef::add(const Array& values, const AtOptions& options) const {
+  return Update(x_, indices_, values, lax::UpdateOp::kAdd, options, "at[].add");
 }
-Array IndexUpdateRef::multiply(const Array& values, std::string_view mode) const {
-  return Update(x_, indices_, values, lax::UpdateOp::kMultiply, mode, "at[].multiply");
+Array IndexUpdateRef::multiply(const Array& values, const AtOptions& options) const {
+  return Update(x_, indices_, values, lax::UpdateOp::kMultiply, options, "at[].multiply");
 }
-Array IndexUpdateRef::min(const Array& values, std::string_view mode) const {
-  return Update(x_, indices_, values, lax::UpdateOp::kMin, mode, "at[].min");
+// JAX's divide and power: x / ones_like(x).at[idx].multiply(values) (true division: an
+// integer x gives floats) and x ** ones_like(x).at[idx].multiply(values).
+Array IndexUpdateRef::divide(const Array& values, const AtOptions& options) const {
+  return jnp::divide(x_, Update(jnp::ones_like(x_), indices_, values, lax::UpdateOp::kMultiply, options, "at[].divide"));
 }
-Array IndexUpdateRef::max(const Array& values, std::string_view mode) const {
-  return Update(x_, indices_, values, lax::UpdateOp::kMax, mode, "at[].max");
+Array IndexUpdateRef::power(const Array& values, const AtOptions& options) const {
+  return jnp::power(x_, Update(jnp::ones_like(x_), indices_, values, lax::UpdateOp::kMultiply, options, "at[].power"));
+}
+Array IndexUpdateRef::min(const Array& values, const AtOptions& options) const {
+  return Update(x_, indices_, values, lax::UpdateOp::kMin, options, "at[].min");
+}
+Array IndexUpdateRef::max(const Array& values, const AtOptions& options) const {
+  return Update(x_, indices_, values, lax::UpdateOp::kMax, options, "at[].max");
+}
+Array IndexUpdateRef::apply(const std::function<Array(const Array&)>& fn, const AtOptions& options) const {
+  return lax::internal::ApplyItem(x_, indices_, fn, lax::internal::ParseIndexMode(options.mode, true, "at[].apply"),
+                                  {options.indices_are_sorted, options.unique_indices});
 }
 Array IndexUpdateRef::get(std::string_view mode, std::optional<double> fill_value) const {
   const lax::GatherScatterMode m = lax::internal::ParseIndexMode(mode, false, "at[].get");

@@ -223,6 +223,11 @@ Array MapElements(const std::function<Array(const Array&)>& fn, const Array& val
 Array ApplyItem(const Array& x, absl::Span<const Index> indices, const std::function<Array(const Array&)>& fn,
                 GatherScatterMode mode, const ScatterHints& hints) {
   if (!fn) ThrowOpError<ValueError>("at[].apply", "fn is empty");
+  Array expanded;
+  std::vector<Index> expanded_indices;
+  if (ExpandScalarBooleans(x, indices, &expanded, &expanded_indices)) {
+    return reshape(ApplyItem(expanded, expanded_indices, fn, mode, hints), x.shape());
+  }
   const std::vector<IndexEntry> entries = ParseIndex(x, indices, "at[].apply");
   const GatherScatterMode read_mode =
       mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kClip : mode;
@@ -257,6 +262,11 @@ Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& v
 Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& values, UpdateOp op,
                  GatherScatterMode mode, const ScatterHints& hints) {
   if (!values.defined()) ThrowOpError<ValueError>(OpName(op), "values is an empty Array handle");
+  Array expanded;
+  std::vector<Index> expanded_indices;
+  if (ExpandScalarBooleans(x, indices, &expanded, &expanded_indices)) {
+    return reshape(UpdateItem(expanded, expanded_indices, values, op, mode, hints), x.shape());
+  }
   const std::vector<IndexEntry> entries = ParseIndex(x, indices, OpName(op));
   if (IsBasic(entries)) return BasicUpdate(x, entries, values, op, mode);
   return HasStridedSlice(entries) ? ScatterUpdate(x, entries, values, op, mode, hints)

@@ -103,9 +103,8 @@ std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indic
     }
   }
   if (ellipses > 1) ThrowOpError<IndexError>(op, "an index can only have a single ellipsis ('...')");
-  if (scalar_bools > 0 && arrays > 0) {
-    ThrowOpError<IndexError>(op, "a 0-d boolean index (x[true]) cannot be combined with integer-array or "
-                             "boolean-mask indices; apply them in two steps");
+  if (scalar_bools > 0 && arrays > 0) {  // ExpandScalarBooleans rewrites these first
+    throw InternalError(StrCat("[", op, "] 0-d boolean indices with array indices reached ParseIndex"));
   }
   if (consumed > rank) {
     ThrowOpError<IndexError>(op, "too many indices for array: array is ", rank, "-dimensional (", x.aval().str(),
@@ -152,6 +151,45 @@ std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indic
   }
   full_slices(rank - dim);
   return out;
+}
+
+bool ExpandScalarBooleans(const Array& x, absl::Span<const Index> indices, Array* expanded,
+                          std::vector<Index>* expanded_indices) {
+  int64_t consumed = 0;
+  bool any_bool = false, any_array = false;
+  for (const Index& index : indices) {
+    const Index::Value& v = index.value();
+    if (const Array* a = std::get_if<Array>(&v)) {
+      if (!a->defined()) return false;  // ParseIndex names the error
+      const bool is_bool = IsBool(a->dtype());
+      any_bool |= is_bool && a->ndim() == 0;
+      any_array |= a->ndim() > 0;
+      consumed += is_bool ? a->ndim() : 1;
+    } else if (!std::holds_alternative<NewAxis>(v) && !std::holds_alternative<EllipsisType>(v)) {
+      ++consumed;
+    }
+  }
+  if (!any_bool || !any_array) return false;
+  std::vector<int64_t> inserted;  // the unit axes, in the expanded array's dims
+  int64_t pos = 0;
+  for (const Index& index : indices) {
+    const Index::Value& v = index.value();
+    if (std::holds_alternative<EllipsisType>(v)) {
+      pos += std::max<int64_t>(x.ndim() - consumed, 0);
+      expanded_indices->push_back(index);
+    } else if (std::holds_alternative<NewAxis>(v)) {
+      expanded_indices->push_back(index);
+    } else if (const Array* a = std::get_if<Array>(&v); a != nullptr && IsBool(a->dtype()) && a->ndim() == 0) {
+      const bool value = ScalarBoolValue(*a, kOp);
+      inserted.push_back(pos++);
+      expanded_indices->push_back(Index(broadcast_in_dim(Array::Scalar(0, int32), {value ? 1 : 0}, {})));
+    } else {
+      pos += a != nullptr && IsBool(a->dtype()) ? a->ndim() : 1;
+      expanded_indices->push_back(index);
+    }
+  }
+  *expanded = expand_dims(x, inserted);
+  return true;
 }
 
 SliceBounds ResolveSlice(const Slice& s, int64_t n) {
@@ -371,6 +409,11 @@ Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, Gath
 
 Array GetItem(const Array& x, absl::Span<const Index> indices, GatherScatterMode mode,
               std::optional<double> fill_value) {
+  Array expanded;
+  std::vector<Index> expanded_indices;
+  if (ExpandScalarBooleans(x, indices, &expanded, &expanded_indices)) {
+    return GetItem(expanded, expanded_indices, mode, fill_value);
+  }
   std::vector<IndexEntry> entries = ParseIndex(x, indices, kOp);
   bool empty_axis = false;
   for (IndexEntry& e : entries) {

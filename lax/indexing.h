@@ -9,11 +9,12 @@
 // semantics) unless the mode is "fill".
 //
 // Updating: a basic index (integers, unit-step slices) becomes dynamic_slice + the combining
-// op + dynamic_update_slice, which the CPU backend runs in place when x is dead after it or
-// donated; integer arrays (with integers, unit-step slices, newaxis) become one scatter into x
-// (the gather's dimension numbers, as JAX's); an index with a strided slice scatters into x
-// flattened, at the flat positions the same index selects from an iota. Out-of-bounds updates
-// are dropped by default (JAX's rule).
+// op + dynamic_update_slice; integer arrays (with integers, unit-step slices, newaxis) become
+// one scatter into x (the gather's dimension numbers, as JAX's); an index with a strided slice
+// scatters into x flattened, at the flat positions the same index selects from an iota. The
+// CPU backend runs both in place when x is dead after the update or donated. Out-of-bounds
+// updates are dropped by default (JAX's rule). A 0-d boolean index is NumPy's new axis of
+// size 1 (true) or 0 (false).
 #pragma once
 
 #include <optional>

@@ -27,6 +27,14 @@ struct IndexEntry {
 };
 std::vector<IndexEntry> ParseIndex(const Array& x, absl::Span<const Index> indices, std::string_view op);
 
+// NumPy's 0-d booleans among integer-array or mask indices (x[True, idx]): each becomes an
+// integer-array index (zeros of shape (1,) for true, (0,) for false) into a unit axis inserted
+// into x where it stands, so it broadcasts with the other advanced indices as NumPy's does.
+// Returns false, leaving the outputs alone, for an index without that combination (ParseIndex
+// turns lone 0-d booleans into a new axis of size 1 or 0).
+bool ExpandScalarBooleans(const Array& x, absl::Span<const Index> indices, Array* expanded,
+                          std::vector<Index>* expanded_indices);
+
 // Python's slice.indices(n) and the number of elements it selects.
 struct SliceBounds {
   int64_t start, step, length;

@@ -3,6 +3,7 @@
 // because the trip count is only known at run time.
 #include "jx/core/interpreter.h"
 #include "jx/lax/binary_ops.h"
+#include "jx/lax/carry_types.h"
 #include "jx/lax/control_flow.h"
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/lax/op_util.h"
@@ -236,21 +237,26 @@ void RegisterWhile(Registry& r) {
 
 Arrays while_loop_flat(const ArraysFn& cond_fn, const ArraysFn& body_fn, absl::Span<const Array> init) {
   using namespace internal;
-  const std::vector<ShapedArray> avals = AvalsOf(init);
+  std::vector<Array> carry(init.begin(), init.end());
+  std::vector<ShapedArray> avals = AvalsOf(carry);
+  Hoisted body = TraceHoisted(body_fn, avals, "while_loop body");
+  if (PromoteWeakCarry(carry, body.jaxpr.jaxpr->out_avals())) {
+    // JAX's _promote_weak_typed_inputs: cond and body see the promoted carry.
+    avals = AvalsOf(carry);
+    body = TraceHoisted(body_fn, avals, "while_loop body");
+  }
   Hoisted cond = TraceHoisted(cond_fn, avals, "while_loop cond");
   const std::vector<ShapedArray> pred = cond.jaxpr.jaxpr->out_avals();
   if (pred.size() != 1 || pred[0].dtype != bool_ || pred[0].ndim() != 0) {
     throw TypeError(StrCat("while_loop: cond_fn must return a bool scalar, got (", AvalsStr(pred), ")"));
   }
-  Hoisted body = TraceHoisted(body_fn, avals, "while_loop body");
   const std::vector<ShapedArray> out = body.jaxpr.jaxpr->out_avals();
-  bool ok = out.size() == avals.size();
-  for (size_t i = 0; ok && i < out.size(); ++i) ok = SameShapeDType(out[i], avals[i]);
-  if (!ok) {
-    throw TypeError(StrCat("while_loop: body_fn must return the carry's shapes and dtypes: the carry is (",
+  if (out.size() != avals.size()) {
+    throw TypeError(StrCat("while_loop: body_fn must return the carry's ", avals.size(), " leaves: the carry is (",
                            AvalsStr(avals), ") but body_fn returns (", AvalsStr(out), ")"));
   }
-  return BindWhile(cond, {}, body, {}, init);
+  CheckCarryTypes("while_loop body", avals, out);
+  return BindWhile(cond, {}, body, {}, carry);
 }
 
 }  // namespace jx::lax

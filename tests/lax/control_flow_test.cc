@@ -230,6 +230,29 @@ TEST(ScanTest, WeakTypedInitFollowsTheBodysCarryType) {
                TypeError);
 }
 
+// while_loop follows the same rule (JAX's while_loop promotes weak inits too):
+//   jax.lax.while_loop(lambda c: c < 10, lambda c: c + 0.5, 0)  ->  Array(10., dtype=float32)
+TEST(WhileLoopTest, WeakTypedInitFollowsTheBodysCarryType) {
+  const Array out = lax::while_loop([](const Array& c) { return c < 10; }, [](const Array& c) { return c + 0.5; },
+                                    Array(0));
+  EXPECT_EQ(out.dtype(), float32);
+  EXPECT_EQ(out.item<float>(), 10.0f);
+  EXPECT_EQ(jit([](const Array& n) {
+              return lax::while_loop([&](const Array& c) { return c < n; }, [](const Array& c) { return c + 0.5; },
+                                     Array(0));
+            })(Array(3.f)).item<float>(),
+            3.0f);
+  try {
+    lax::while_loop([](const Array& c) { return c < 10; }, [](const Array& c) { return c + 0.5; },
+                    Array::Scalar(0, int32));
+    ADD_FAILURE() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("while_loop body function carry input and carry output must have equal types"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ScanTest, RnnGradientsMatchFiniteDifferences) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> n(0, 0.5);

@@ -23,6 +23,9 @@ using F = std::vector<float>;
 using I = std::vector<int32_t>;
 
 Array Arange(int64_t n) { return jnp::arange(n); }                  // int32
+// Whether x[i] compiles for an i of type T.
+template <typename T>
+concept IndexableBy = requires(const Array& a, T i) { a[i]; };
 Array ArangeF(int64_t n) { return jnp::arange(n).astype(float32); }  // float32
 
 // ---- reading ----
@@ -250,6 +253,139 @@ TEST(IndexUpdateTest, BasicUpdatesLowerToDynamicUpdateSliceAndRunInPlace) {
   // Array indices lower to a scatter.
   auto scatter = jit([](const Array& a) { return a.at(jnp::array({1, 3})).add(1.0); });
   EXPECT_NE(scatter.lower(jnp::zeros({4})).as_text().find("scatter"), std::string::npos);
+}
+
+TEST(IndexUpdateTest, ScatterUpdatesRunInPlaceUnderJit) {
+  // [AT]: "inside a jit() compiled function, expressions like x = x.at[idx].set(y) are
+  // guaranteed to be applied in-place": array indices lower to a scatter, which writes into a
+  // donated x's memory and into a dead intermediate's buffer (no copy of the operand).
+  const Array idx = jnp::array({1, 3, 4096});  // 4096 is out of bounds: dropped (mode='drop')
+  auto step = jit([](const Array& x, const Array& i) { return x.at(i).add(1.0); }, donate_argnums{0});
+  Array x = jnp::zeros({1024});
+  EXPECT_NE(step.lower(x, idx).as_text().find("scatter"), std::string::npos);
+  const void* memory = x.data();
+  const Array y = step(x, idx);
+  EXPECT_TRUE(x.is_deleted());
+  EXPECT_EQ(y.data(), memory);
+  EXPECT_EQ(y.sum().item<float>(), 2);
+  EXPECT_EQ(y[3].item<float>(), 1);
+  const MemoryAnalysis donated = step.lower(y, idx).compile().memory_analysis();
+  EXPECT_EQ(donated.alias_size_in_bytes, 1024 * 4);
+  EXPECT_LT(donated.temp_size_in_bytes, 1024 * 4);  // the normalized indices only
+  // A dead intermediate: 2 * x is written into the output buffer and scattered in place, so
+  // the program needs no temp buffer of x's size for it.
+  auto fresh = jit([](const Array& a, const Array& i) { return (a * 2.0).at(i).set(5.0); });
+  const Array a = jnp::ones({1024});
+  EXPECT_LT(fresh.lower(a, idx).compile().memory_analysis().temp_size_in_bytes, 1024 * 4);
+  const Array z = fresh(a, idx);
+  EXPECT_EQ(z[1].item<float>(), 5);
+  EXPECT_EQ(z[2].item<float>(), 2);
+  EXPECT_EQ(z.sum().item<float>(), 2 * 1022 + 10);
+  // An operand still read after the scatter keeps its buffer: the scatter writes a copy.
+  auto kept = jit([](const Array& b, const Array& i) {
+    const Array t = b * 2.0;
+    return std::pair{t.at(i).set(5.0), t.sum()};
+  });
+  auto [u, total] = kept(a, idx);
+  EXPECT_EQ(total.item<float>(), 2048);
+  EXPECT_EQ(u.sum().item<float>(), 2 * 1022 + 10);
+}
+
+TEST(IndexUpdateTest, DivideAndPowerAsJax) {
+  // [AT] lists x.at[idx].divide(y) ("x[idx] /= y") and .power(y) ("x[idx] **= y"); JAX
+  // defines them as x / ones_like(x).at[idx].multiply(y) and x ** ones_like(x).at[idx].multiply(y):
+  //   jnp.arange(5.0).at[2].divide(4)    ->  Array([0. , 1. , 0.5, 3. , 4. ], dtype=float32)
+  //   jnp.arange(5.0).at[2].power(3)     ->  Array([0., 1., 8., 3., 4.], dtype=float32)
+  //   jnp.arange(5).at[1].divide(2)      ->  Array([0. , 0.5, 2. , 3. , 4. ], dtype=float32)
+  //   jnp.arange(5).at[2].power(3)       ->  Array([0, 1, 8, 3, 4], dtype=int32)
+  const Array x = ArangeF(5);
+  EXPECT_EQ(x.at(2).divide(4).to_vector<float>(), (F{0, 1, 0.5, 3, 4}));
+  EXPECT_EQ(x.at(2).power(3).to_vector<float>(), (F{0, 1, 8, 3, 4}));
+  const Array xi = Arange(5);
+  const Array q = xi.at(1).divide(2);
+  EXPECT_EQ(q.dtype(), float32);  // true division, as jnp.divide
+  EXPECT_EQ(q.to_vector<float>(), (F{0, 0.5, 2, 3, 4}));
+  const Array p = xi.at(2).power(3);
+  EXPECT_EQ(p.dtype(), int32);
+  EXPECT_EQ(p.to_vector<int32_t>(), (I{0, 1, 8, 3, 4}));
+  // Repeated indices multiply their divisors (JAX's scatter_mul of ones); modes as .add's.
+  EXPECT_EQ(jnp::full({3}, 8.0).at(jnp::array({0, 0, 2})).divide(2.0).to_vector<float>(), (F{2, 8, 4}));
+  EXPECT_EQ(x.at(10).divide(2.0).to_vector<float>(), (F{0, 1, 2, 3, 4}));          // dropped
+  EXPECT_EQ(x.at(10).divide(2.0, "clip").to_vector<float>(), (F{0, 1, 2, 3, 2}));  // clamped
+  EXPECT_EQ(x.at(jnp::array({1, 3})).power(2.0).to_vector<float>(), (F{0, 1, 2, 9, 4}));
+  // The values' gradient goes through scatter_mul, which needs unique_indices (JAX's rule).
+  auto loss = [&](const Array& v, bool unique) {
+    return x.at(jnp::array({2, 4})).divide(v, {.unique_indices = unique}).sum();
+  };
+  const Array g = grad([&](const Array& v) { return loss(v, true); })(jnp::array({2.f, 4.f}));
+  EXPECT_EQ(g.to_vector<float>(), (F{-0.5, -0.25}));  // d(x/v)/dv = -x/v^2
+  EXPECT_THROW(grad([&](const Array& v) { return loss(v, false); })(jnp::array({2.f, 4.f})), NotImplementedError);
+  // Under jit the same numbers.
+  EXPECT_EQ(jit([](const Array& a) { return a.at(jnp::array({1, 3})).divide(2.0); })(x).to_vector<float>(),
+            (F{0, 0.5, 2, 1.5, 4}));
+}
+
+TEST(IndexUpdateTest, ApplyMapsAScalarFunctionOncePerIndex) {
+  // [AT]: x.at[idx].apply(ufunc) is "Pure equivalent of func.at(x, idx) for a unary ufunc func"
+  // (NumPy's ufunc.at applies func once per time an index names an element):
+  //   jnp.arange(5.0).at[1:3].apply(jnp.square)               ->  [0., 1., 4., 3., 4.]
+  //   jnp.arange(5.0).at[jnp.array([0, 2, 2])].apply(lambda e: e + 10)  ->  [10., 1., 22., 3., 4.]
+  const Array x = ArangeF(5);
+  auto square = [](const Array& e) { return jnp::square(e); };
+  auto plus10 = [](const Array& e) { return e + 10.0; };
+  EXPECT_EQ(x.at(jx::slice(1, 3)).apply(square).to_vector<float>(), (F{0, 1, 4, 3, 4}));
+  EXPECT_FLOAT_EQ(x.at(1).apply(jnp::sin)[1].item<float>(), std::sin(1.0f));  // x.at[1].apply(jnp.sin)
+  EXPECT_EQ(x.at(jnp::array({0, 2, 2})).apply(plus10).to_vector<float>(), (F{10, 1, 22, 3, 4}));
+  // Promised unique: one pass over the named elements.
+  EXPECT_EQ(x.at(jnp::array({0, 2})).apply(plus10, {.unique_indices = true}).to_vector<float>(), (F{10, 1, 12, 3, 4}));
+  // Out-of-bounds indices are dropped, or clamped with mode='clip'.
+  EXPECT_EQ(x.at(jnp::array({1, 9})).apply(plus10).to_vector<float>(), (F{0, 11, 2, 3, 4}));
+  EXPECT_EQ(x.at(jnp::array({1, 9})).apply(plus10, "clip").to_vector<float>(), (F{0, 11, 2, 3, 14}));
+  // Under jit (a while loop of rounds for the repeated index) and under vmap.
+  auto f = [&](const Array& a) { return a.at(jnp::array({0, 2, 2})).apply(plus10); };
+  EXPECT_EQ(jit(f)(x).to_vector<float>(), (F{10, 1, 22, 3, 4}));
+  EXPECT_EQ(vmap(f)(jnp::stack({x, x})).to_vector<float>(), (F{10, 1, 22, 3, 4, 10, 1, 22, 3, 4}));
+  // fn must map a scalar to a scalar of x's dtype (a weak result is cast).
+  EXPECT_EQ(Arange(3).at(1).apply([](const Array& e) { return e * 3; }).to_vector<int32_t>(), (I{0, 3, 2}));
+  EXPECT_THROW((void)x.at(1).apply([](const Array& e) { return jnp::stack({e, e}); }), ShapeError);
+  EXPECT_THROW((void)x.at(1).apply([](const Array& e) { return e.astype(int32); }), TypeError);
+}
+
+TEST(IndexingTest, ZeroDimensionalBooleanIndexAddsAnAxis) {
+  // NumPy's scalar boolean index, which JAX implements (jax-ml/jax#19722, #21305):
+  //   np.arange(4)[True].shape      ->  (1, 4)
+  //   np.arange(4)[False].shape     ->  (0, 4)
+  //   np.arange(4)[:, True].shape   ->  (4, 1)
+  //   x.at[True].set(1) sets every element; x.at[False].set(1) none.
+  const Array x = Arange(4);
+  EXPECT_EQ(x[true].shape(), (Shape{1, 4}));
+  EXPECT_EQ(x[true].to_vector<int32_t>(), (I{0, 1, 2, 3}));
+  EXPECT_EQ(x[false].shape(), (Shape{0, 4}));
+  EXPECT_EQ(x[jnp::array(false)].shape(), (Shape{0, 4}));
+  EXPECT_EQ(x[jnp::array(true)].shape(), (Shape{1, 4}));
+  EXPECT_EQ((x[{jx::slice(), true}].shape()), (Shape{4, 1}));
+  EXPECT_EQ((x[{true, false}].shape()), (Shape{0, 4}));  // one axis for all of them, as NumPy
+  EXPECT_EQ((x[{true, 2}].to_vector<int32_t>()), (I{2}));
+  EXPECT_EQ(x.at(true).set(7).to_vector<int32_t>(), (I{7, 7, 7, 7}));
+  EXPECT_EQ(x.at(false).set(7).to_vector<int32_t>(), (I{0, 1, 2, 3}));
+  EXPECT_EQ((x.at({true, 1}).add(10).to_vector<int32_t>()), (I{0, 11, 2, 3}));
+  // Under jit a constant boolean works; a traced one cannot decide the shape.
+  EXPECT_EQ(jit([](const Array& a) { return a[true]; })(x).shape(), (Shape{1, 4}));
+  EXPECT_THROW(jit([](const Array& a, const Array& b) { return a[b]; })(x, jnp::array(true)),
+               lax::NonConcreteBooleanIndexError);
+  // Only a bool is a boolean index: x[1.5] or x[pointer] does not compile (never x[true]).
+  static_assert(IndexableBy<bool> && IndexableBy<int>);
+  static_assert(!IndexableBy<double> && !IndexableBy<const int*>);
+  // With integer-array indices it is an advanced index of shape (1,) or (0,) that broadcasts
+  // with them (NumPy: np.arange(4)[True, [0, 2]] -> [0, 2]; a[[0, 2], True].shape -> (2, 4)).
+  EXPECT_EQ((x[{true, jnp::array({0, 2})}].to_vector<int32_t>()), (I{0, 2}));
+  EXPECT_EQ((x[{false, jnp::array({1})}].shape()), (Shape{0}));
+  const Array y = Arange(12).reshape({3, 4});
+  EXPECT_EQ((y[{jnp::array({0, 2}), true}].shape()), (Shape{2, 4}));
+  EXPECT_EQ((y[{jnp::array({0, 2}), true}].to_vector<int32_t>()), (I{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ((y[{jx::ellipsis, true, jnp::array({3})}].to_vector<int32_t>()), (I{3, 7, 11}));
+  EXPECT_EQ((x.at({true, jnp::array({0, 2})}).set(9).to_vector<int32_t>()), (I{9, 1, 9, 3}));
+  EXPECT_EQ((x.at({false, jnp::array({1})}).set(9).to_vector<int32_t>()), (I{0, 1, 2, 3}));
 }
 
 }  // namespace

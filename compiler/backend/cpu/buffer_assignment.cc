@@ -22,20 +22,6 @@ constexpr int64_t kAlignment = 64;
 
 int64_t AlignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
 
-void AppendLeaves(const Shape& shape, std::vector<Shape>& out) {
-  // Iterative depth-first walk (nested tuples can be deep).
-  std::vector<const Shape*> stack{&shape};
-  while (!stack.empty()) {
-    const Shape* s = stack.back();
-    stack.pop_back();
-    if (s->IsTuple()) {
-      for (int64_t i = s->tuple_shapes_size() - 1; i >= 0; --i) stack.push_back(&s->tuple_shapes(i));
-    } else {
-      out.push_back(*s);
-    }
-  }
-}
-
 void AppendLiteralLeaves(const Literal& lit, std::vector<const Literal*>& out) {
   std::vector<const Literal*> stack{&lit};
   while (!stack.empty()) {
@@ -136,11 +122,7 @@ bool SameArrayShape(const Shape& a, const Shape& b) {
 
 }  // namespace
 
-std::vector<Shape> LeafShapes(const Shape& shape) {
-  std::vector<Shape> leaves;
-  AppendLeaves(shape, leaves);
-  return leaves;
-}
+std::vector<Shape> LeafShapes(const Shape& shape) { return hlo::ArrayLeaves(shape); }
 
 bool BufferAssignment::OutputIsItsArgument(int64_t leaf) const {
   const LogicalBuffer& b = buffers_[buffers_of_.at(root_)[leaf]];

@@ -12,13 +12,15 @@
 // same shape whose defining instruction runs after the argument's last reader, or is that
 // reader and reads it in place (an elementwise op, a loop fusion that reads it only through
 // elementwise ops: each element is read at its own index before it is written, or a
-// dynamic-update-slice of it).
+// dynamic-update-slice or scatter of it). Outputs and donated leaves are matched as a maximum
+// matching seeded with JAX's pairing (each output its own argument, hlo::PairDonatedArguments).
 // output_aliases() lists these (output leaf, argument leaf) pairs; a caller may then pass the
 // argument's memory as that output's buffer.
 //
-// In place: a dynamic-update-slice whose operand is a temp it reads last takes that temp's
-// buffer (it then writes only the window), and so does each leaf of a while's state from
-// the init leaf it replaces, as XLA's buffer assignment shares operand and output.
+// In place: a dynamic-update-slice or a scatter whose operand is a temp it reads last takes
+// that temp's buffer (it then writes only the window, or the scattered elements), and so does
+// each leaf of a while's state from the init leaf it replaces, as XLA's buffer assignment
+// shares operand and output.
 //
 // A loop body (OutputBinding::kLoopState) is run with output leaf i in argument leaf i's
 // memory, the loop state updated in place: a root leaf that is its own parameter leaf is not

@@ -297,6 +297,20 @@ ENTRY %main (a: f32[8], b: f32[8]) -> (f32[8], f32[8]) {
 })",
                     {true, true}),
             (AliasList{{0, 1}, {1, 0}}));
+  // Output 0 may take a or b, output 1 only a (b is read after it): a first-fit match in
+  // output order gives a to output 0 and leaves output 1 without memory; the matching moves
+  // output 0 to b.
+  EXPECT_EQ(Aliases(R"(HloModule m
+ENTRY %main (a: f32[8], b: f32[8]) -> (f32[8], f32[8]) {
+  %a = f32[8] parameter(0)
+  %o1 = f32[8] negate(%a)
+  %b = f32[8] parameter(1)
+  %t = f32[8] exponential(%b)
+  %o0 = f32[8] add(%o1, %t)
+  ROOT %r = (f32[8], f32[8]) tuple(%o0, %o1)
+})",
+                    {true, true}),
+            (AliasList{{0, 1}, {1, 0}}));
 }
 
 TEST(BufferAssignmentTest, DonationFlagsMustMatchTheArguments) {
