@@ -128,7 +128,11 @@ class Simplifier {
       case HloOpcode::kBroadcast:
         return SimplifyBroadcast(instr);
       case HloOpcode::kSlice:
+        if (IsScalarBroadcast(*instr->operand(0))) return WindowOfSplat(instr);
         return SimplifySlice(instr);
+      case HloOpcode::kDynamicSlice:
+        if (IsScalarBroadcast(*instr->operand(0))) return WindowOfSplat(instr);
+        break;
       case HloOpcode::kConcatenate:
         if (instr->operand_count() == 1) return instr->mutable_operand(0);
         break;
@@ -229,6 +233,15 @@ class Simplifier {
       return b_.Constant(std::move(filled));
     }
     return kNoChange;
+  }
+
+  static bool IsScalarBroadcast(const HloInstruction& v) {
+    return v.opcode() == HloOpcode::kBroadcast && ShapeUtil::IsScalar(v.operand(0)->shape());
+  }
+
+  // A slice or dynamic-slice of a broadcast scalar: that scalar broadcast to the window.
+  absl::StatusOr<HloInstruction*> WindowOfSplat(HloInstruction* slice) {
+    return b_.Broadcast(slice->mutable_operand(0)->mutable_operand(0), slice->shape().dimensions(), {});
   }
 
   absl::StatusOr<HloInstruction*> SimplifySlice(HloInstruction* slice) {

@@ -8,15 +8,23 @@
 #include "jx/compiler/passes/instruction_fusion.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/compiler/passes/simplification_passes.h"
+#include "jx/compiler/passes/while_loop_constant_sinking.h"
 #include "jx/compiler/passes/while_loop_outer_product_to_dot.h"
+#include "jx/compiler/passes/while_loop_simplifier.h"
 
 namespace jx {
 
 void AddCpuPasses(hlo::HloPassPipeline& pipeline, const std::vector<bool>& donated) {
+  // Constants a loop carries unchanged are sunk into it before simplification folds them into
+  // their readers (a slice of the ones-cotangent stack of a scan transpose becomes a splat).
+  pipeline.AddPass<hlo::WhileLoopConstantSinking>();
   hlo::AddSimplificationPasses(pipeline);
   // After simplification (outer products are canonical multiplies of broadcasts by then);
   // CSE merges the trip index it reads with the loop's own.
   pipeline.AddPass<hlo::WhileLoopOuterProductToDot>();
+  // State elements left unread (the sunk constants, the stacks the dot above now reads after
+  // the loop) leave the loop.
+  pipeline.AddPass<hlo::WhileLoopSimplifier>();
   pipeline.AddPass<hlo::HloCSE>();
   pipeline.AddPass<cpu::GenericReduceExpander>();
   pipeline.AddPass<hlo::InstructionFusion>();

@@ -27,6 +27,65 @@ constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
 // Row/column blocks of a split product are at least this wide.
 constexpr int64_t kMinBlock = 16;
 
+// Products with fewer rows + columns + depth than this are Eigen coefficient-wise loops
+// (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD); they pack nothing.
+constexpr int64_t kCoeffProductThreshold = 20;
+
+// The packing buffers of Eigen's blocked GEMM (A' and B' of Goto's algorithm), one per thread
+// and reused: Eigen's own product allocates them per call (aligned malloc of mc*kc and kc*nc
+// elements), and glibc maps and unmaps the large ones, a page fault per page on every call.
+// A kernel never runs a nested GEMM on its thread (no pool work happens inside Eigen's
+// kernel), so one buffer per thread is never used twice at once.
+class PackingWorkspace {
+ public:
+  // At least `bytes` bytes, aligned for Eigen's widest packet; contents unspecified.
+  void* Get(size_t bytes) {
+    if (bytes > size_) {
+      Eigen::internal::aligned_free(data_);
+      data_ = nullptr;
+      size_ = 0;
+      // Grow geometrically so a run of slightly larger products does not reallocate each time.
+      const size_t grown = std::max(bytes, size_ + size_ / 2);
+      data_ = Eigen::internal::aligned_malloc(grown);
+      size_ = grown;
+    }
+    return data_;
+  }
+  ~PackingWorkspace() { Eigen::internal::aligned_free(data_); }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+PackingWorkspace& ThreadPackingWorkspace() {
+  thread_local PackingWorkspace workspace;
+  return workspace;
+}
+
+// Eigen's level-3 blocking (cache block sizes kc, mc, nc and the packed panels) over the
+// thread's workspace. For a row-major C the product runs transposed (C^T = op(B)^T op(A)^T),
+// so Eigen's "lhs" is B and its rows are C's columns, as in Eigen's gemm_blocking_space.
+template <typename T>
+class WorkspaceBlocking : public Eigen::internal::level3_blocking<T, T> {
+ public:
+  WorkspaceBlocking(Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+    this->m_mc = n;
+    this->m_nc = m;
+    this->m_kc = k;
+    Eigen::internal::computeProductBlockingSizes<T, T, 1>(this->m_kc, this->m_mc, this->m_nc,
+                                                          Eigen::Index{1});
+    const size_t size_a = static_cast<size_t>(this->m_mc * this->m_kc);
+    const size_t size_b = static_cast<size_t>(this->m_kc * this->m_nc);
+    // B' after A', at Eigen's alignment.
+    constexpr size_t kAlign = EIGEN_MAX_ALIGN_BYTES > 0 ? EIGEN_MAX_ALIGN_BYTES : 16;
+    const size_t offset_b = (size_a * sizeof(T) + kAlign - 1) / kAlign * kAlign;
+    char* base = static_cast<char*>(ThreadPackingWorkspace().Get(offset_b + size_b * sizeof(T)));
+    this->m_blockA = reinterpret_cast<T*>(base);
+    this->m_blockB = reinterpret_cast<T*>(base + offset_b);
+  }
+};
+
 template <typename T, bool kTransA, bool kTransB>
 void GemmKernel(const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t m,
                 int64_t n, int64_t k, T alpha, bool accumulate) {
@@ -37,6 +96,18 @@ void GemmKernel(const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t 
   Eigen::Map<const AMat, Eigen::Unaligned, Eigen::OuterStride<>> A(a, m, k, Eigen::OuterStride<>(lda));
   Eigen::Map<const BMat, Eigen::Unaligned, Eigen::OuterStride<>> B(b, k, n, Eigen::OuterStride<>(ldb));
   Eigen::Map<RowMajor, Eigen::Unaligned, Eigen::OuterStride<>> C(c, m, n, Eigen::OuterStride<>(ldc));
+  if (m > 1 && n > 1 && m + n + k >= kCoeffProductThreshold) {
+    // The blocked GEMM Eigen's product would run (same kernels, same bits), packing into the
+    // thread's workspace. Vector products (GEMV) and tiny ones pack nothing and stay below.
+    if (!accumulate) C.setZero();
+    WorkspaceBlocking<T> blocking(m, n, k);
+    constexpr int kOrderA = kTransA ? Eigen::ColMajor : Eigen::RowMajor;
+    constexpr int kOrderB = kTransB ? Eigen::ColMajor : Eigen::RowMajor;
+    Eigen::internal::general_matrix_matrix_product<Eigen::Index, T, kOrderA, false, T, kOrderB, false,
+                                                   Eigen::RowMajor, 1>::run(m, n, k, a, lda, b, ldb, c, 1, ldc,
+                                                                            alpha, blocking);
+    return;
+  }
   if (accumulate) {
     C.noalias() += alpha * A * B;
   } else if (alpha == T(1)) {

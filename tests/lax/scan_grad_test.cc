@@ -148,6 +148,13 @@ TEST(ScanGradJitTest, RnnWeightCotangentIsOneDotAfterTheBackwardLoop) {
   EXPECT_EQ(backward.find("f32[16,16]{1,0} add("), std::string::npos) << backward;
   EXPECT_EQ(backward.find("f32[16,16]{1,0} fusion("), std::string::npos) << backward;
   EXPECT_NE(hlo.find("f32[16,16]{1,0} dot(f32[40,16]{1,0}"), std::string::npos) << hlo;
+  // Its state is (trip, W, stacked per-step cotangents, h cotangent, residual 1 - h^2): the
+  // ones cotangent of the summed outputs is a splat in the body (WhileLoopConstantSinking),
+  // and neither it nor the residual stack of h the dot reads after the loop is carried
+  // (WhileLoopSimplifier).
+  EXPECT_EQ(backward.rfind("%scan_body.1 (state.", 0), 0u) << backward;
+  EXPECT_NE(backward.find("-> (s32[], f32[16,16], f32[40,16], f32[16], f32[40,16]) {"), std::string::npos)
+      << backward;
   const auto [gw, gh] = jitted(w, h0, xs);
   const auto [ew, eh] = grad_fn(w, h0, xs);
   // The steps' outer products are summed in the GEMM's order instead of one after another.

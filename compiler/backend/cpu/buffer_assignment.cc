@@ -115,12 +115,23 @@ bool ReadsOperandInPlace(const HloInstruction& user, int64_t i) {
   return true;
 }
 
+bool IsRowMajorArray(const Shape& s) {
+  return s.IsArray() && s.layout() == ShapeUtil::DefaultLayout(s.rank());
+}
+
 bool SameArrayShape(const Shape& a, const Shape& b) {
   return a.IsArray() && b.IsArray() && a.element_type() == b.element_type() &&
          a.dimensions() == b.dimensions();
 }
 
 }  // namespace
+
+bool IsBufferAlias(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kReshape && instr.opcode() != HloOpcode::kBitcast) return false;
+  const Shape& operand = instr.operand(0)->shape();
+  return IsRowMajorArray(instr.shape()) && IsRowMajorArray(operand) &&
+         operand.element_type() == instr.shape().element_type();
+}
 
 std::vector<Shape> LeafShapes(const Shape& shape) { return hlo::ArrayLeaves(shape); }
 
@@ -187,6 +198,12 @@ class BufferAssigner {
           bufs.assign(ob.begin() + begin, ob.begin() + begin + count);
           break;
         }
+        case HloOpcode::kReshape: case HloOpcode::kBitcast:
+          if (IsBufferAlias(*instr)) {
+            bufs = ba_.buffers_of_.at(instr->operand(0));
+            break;
+          }
+          [[fallthrough]];
         default:
           for (const Shape& s : LeafShapes(instr->shape())) {
             bufs.push_back(NewBuffer(LogicalBuffer::kTemp, s, instr));
@@ -197,8 +214,10 @@ class BufferAssigner {
       // Reading an operand keeps all of its buffers (aliases included) alive until here. A
       // get-tuple-element reads nothing: it names some of its operand's buffers, kept alive
       // by its own readers (else a loop body's later get-tuple-element of another leaf would
-      // keep every state leaf alive and stop in-place updates of the ones before it).
-      if (instr->opcode() == HloOpcode::kGetTupleElement) continue;
+      // keep every state leaf alive and stop in-place updates of the ones before it). So
+      // does a reshape that is a buffer alias (a dynamic-update-slice of a reshaped temp
+      // still updates it in place).
+      if (instr->opcode() == HloOpcode::kGetTupleElement || IsBufferAlias(*instr)) continue;
       for (const HloInstruction* op : instr->operands()) {
         for (int b : ba_.buffers_of_.at(op)) {
           ba_.buffers_[b].last_use = std::max(ba_.buffers_[b].last_use, position_.at(instr));

@@ -6,7 +6,9 @@
 // buffers, constants their literal's data, and the root's results are written straight
 // into the caller's output buffers (a root leaf that is a parameter, a constant or repeated
 // is copied there at the end instead). tuple and get-tuple-element alias their operands'
-// buffers, which extends those buffers' live ranges to the aliases' readers.
+// buffers, which extends those buffers' live ranges to the aliases' readers; so does a
+// reshape or bitcast between row-major arrays of one element type (IsBufferAlias: the same
+// bytes in the same order, XLA's bitcast), which then runs no kernel.
 //
 // Donated argument leaves (jit's donate_argnums) may hold an output: an output leaf of the
 // same shape whose defining instruction runs after the argument's last reader, or is that
@@ -121,6 +123,11 @@ class BufferAssignment {
   std::vector<std::pair<int64_t, int64_t>> output_aliases_;
   MemoryAnalysis memory_;
 };
+
+// Whether instr's result is its operand's buffer, read as another shape: a reshape or
+// bitcast whose operand and result are row-major arrays of the same element type. Such an
+// instruction copies nothing (it has no kernel).
+bool IsBufferAlias(const hlo::HloInstruction& instr);
 
 // The array leaves of a shape, depth first (an array is its own single leaf).
 std::vector<hlo::Shape> LeafShapes(const hlo::Shape& shape);

@@ -174,6 +174,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileComputation(
       default:
         break;
     }
+    if (IsBufferAlias(*instr)) continue;  // a reshape reading its operand's bytes in place
     CpuExecutable::Step step;
     step.instr = instr;
     HLO_ASSIGN_OR_RETURN(step.kernel, internal::SelectKernel(*instr, selection));

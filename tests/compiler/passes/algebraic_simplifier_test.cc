@@ -274,6 +274,29 @@ ENTRY %main {
                                                "ROOT %n = f32[2,3]{1,0} negate(%p)"));
 }
 
+TEST(AlgebraicSimplifierTest, WindowsOfASplatAreSplats) {
+  // A slice or dynamic-slice of a broadcast scalar (a constant stack a loop slices each
+  // trip, once WhileLoopConstantSinking put it there) is the scalar broadcast to the window.
+  auto module = Simplify(R"(HloModule m
+ENTRY %main {
+  %p = f32[] parameter(0)
+  %i = s32[] parameter(1)
+  %b = f32[64,8]{1,0} broadcast(%p), dimensions={}
+  %s = f32[4,8]{1,0} slice(%b), slice={[0:4], [0:8]}
+  %z = s32[] constant(0)
+  %d = f32[4,8]{1,0} dynamic-slice(%b, %i, %z), dynamic_slice_sizes={4,8}
+  ROOT %a = f32[4,8]{1,0} add(%s, %d)
+})");
+  const std::vector<std::string> ops = ::jx::hlo::testing::Opcodes(*module->entry_computation());
+  EXPECT_THAT(ops, ::testing::Not(::testing::Contains("slice")));
+  EXPECT_THAT(ops, ::testing::Not(::testing::Contains("dynamic-slice")));
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  for (const HloInstruction* window : root->operands()) {
+    EXPECT_EQ(window->opcode(), HloOpcode::kBroadcast);
+    EXPECT_EQ(window->operand(0)->name(), "p");
+  }
+}
+
 TEST(AlgebraicSimplifierTest, PartialSliceTransposingBroadcastRealPadAreKept) {
   Simplify(R"(HloModule m
 ENTRY %main {

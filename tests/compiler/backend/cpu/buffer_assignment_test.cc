@@ -26,6 +26,7 @@ void ExpectNoOverlap(const BufferAssignment& ba) {
     for (size_t j = i + 1; j < bufs.size(); ++j) {
       const LogicalBuffer &x = bufs[i], &y = bufs[j];
       if (x.kind != LogicalBuffer::kTemp || y.kind != LogicalBuffer::kTemp) continue;
+      if (x.merged_into >= 0 || y.merged_into >= 0) continue;  // merged: no memory of its own
       const bool live_together = x.defined_at <= y.last_use && y.defined_at <= x.last_use;
       const bool share = x.offset < y.offset + y.size && y.offset < x.offset + x.size;
       EXPECT_FALSE(live_together && share) << x.defining->name() << " / " << y.defining->name();
@@ -121,6 +122,66 @@ ENTRY %main (p: (f32[4], s32[2]), q: f32[4]) -> (f32[4], s32[2], f32[2]) {
   EXPECT_EQ(a.ba.output_copies().size(), 2u);
   EXPECT_EQ(a.ba.memory().temp_bytes, 0);
   EXPECT_EQ(a.ba.memory().argument_bytes, 16 + 8 + 16);
+}
+
+// A row-major reshape is its operand's buffer read as another shape: no buffer, no kernel,
+// no copy (XLA's bitcast). Its readers keep the operand alive.
+constexpr char kReshapeAlias[] = R"(HloModule m
+ENTRY %main (x: f32[64,1,32], u: f32[1,32], i: s32[]) -> f32[32,32] {
+  %x = f32[64,1,32] parameter(0)
+  %e = f32[64,1,32] exponential(%x)
+  %r = f32[64,32] reshape(%e)
+  %u = f32[1,32] parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  %d = f32[64,32] dynamic-update-slice(%r, %u, %i, %z)
+  ROOT %dot = f32[32,32] dot(%d, %d), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+})";
+
+TEST(BufferAssignmentTest, ReshapeIsABufferAlias) {
+  Assigned a = Assign(kReshapeAlias);
+  EXPECT_EQ(a.ba.BuffersOf(a.module->entry_computation()->GetInstructionWithName("r")),
+            a.ba.BuffersOf(a.module->entry_computation()->GetInstructionWithName("e")));
+  // The dynamic-update-slice, the reshape's last reader, updates e's buffer in place: one
+  // 64x32 temp in all.
+  EXPECT_EQ(a.ba.BuffersOf(a.module->entry_computation()->GetInstructionWithName("d")),
+            a.ba.BuffersOf(a.module->entry_computation()->GetInstructionWithName("e")));
+  EXPECT_EQ(a.ba.memory().temp_bytes, 64 * 32 * 4);
+  ExpectNoOverlap(a.ba);
+}
+
+TEST(BufferAssignmentTest, ReshapeAliasRunsNoKernel) {
+  auto exe = testing::CheckAgainstEvaluator(kReshapeAlias);
+  ASSERT_NE(exe, nullptr);
+  EXPECT_EQ(exe->KernelKind("r"), "");  // no step: nothing is copied
+  EXPECT_NE(exe->KernelKind("e"), "");
+}
+
+TEST(BufferAssignmentTest, ReshapeOfAParameterOrToTheOutputIsAnAlias) {
+  Assigned a = Assign(R"(HloModule m
+ENTRY %main (x: f32[4,8]) -> (f32[32], f32[2,16]) {
+  %x = f32[4,8] parameter(0)
+  %r = f32[32] reshape(%x)
+  %n = f32[32] negate(%r)
+  %b = f32[2,16] bitcast(%n)
+  ROOT %t = (f32[32], f32[2,16]) tuple(%r, %b)
+})");
+  EXPECT_EQ(a.Of("r").kind, LogicalBuffer::kParameter);
+  // n is written straight into output leaf 1 through the bitcast; leaf 0 is x, copied.
+  EXPECT_EQ(a.Of("n").kind, LogicalBuffer::kOutput);
+  EXPECT_EQ(a.Of("n").index, 1);
+  EXPECT_EQ(a.ba.output_copies().size(), 1u);
+  EXPECT_EQ(a.ba.memory().temp_bytes, 0);
+}
+
+TEST(BufferAssignmentTest, ReshapeToAnotherLayoutIsNotAnAlias) {
+  Assigned a = Assign(R"(HloModule m
+ENTRY %main (x: f32[4,8]) -> f32[8,4] {
+  %x = f32[4,8]{1,0} parameter(0)
+  ROOT %r = f32[8,4]{0,1} reshape(%x)
+})");
+  EXPECT_EQ(a.Of("r").kind, LogicalBuffer::kOutput);
+  EXPECT_EQ(a.ba.output_copies().size(), 0u);
 }
 
 // Donation: which outputs may be written into which donated argument leaves.
