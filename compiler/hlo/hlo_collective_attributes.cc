@@ -94,6 +94,7 @@ absl::StatusOr<ReplicaGroups> ParseIotaReplicaGroups(std::string_view text) {
   for (size_t i = 0; i < rank; ++i) tdims[i] = (*dims)[perm[i]];
   for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * (*dims)[i];
   ReplicaGroups out(groups);
+  for (std::vector<int64_t>& g : out) g.reserve(static_cast<size_t>(size));
   std::vector<int64_t> index(rank, 0);
   for (int64_t k = 0; k < count; ++k) {
     int64_t id = 0;
@@ -161,13 +162,15 @@ std::optional<std::string> IotaReplicaGroupsString(const ReplicaGroups& groups) 
   // Regenerate: walk the transposed index (innermost level fastest).
   std::vector<int64_t> index(levels.size(), 0);
   int64_t id = 0;
-  for (int64_t k = 0; k < count; ++k) {
-    if (at(k) != id) return std::nullopt;
-    for (size_t i = 0; i < levels.size(); ++i) {
-      id += levels[i].stride;
-      if (++index[i] < levels[i].extent) break;
-      id -= levels[i].stride * levels[i].extent;
-      index[i] = 0;
+  for (const std::vector<int64_t>& g : groups) {
+    for (const int64_t got : g) {
+      if (got != id) return std::nullopt;
+      for (size_t i = 0; i < levels.size(); ++i) {
+        id += levels[i].stride;
+        if (++index[i] < levels[i].extent) break;
+        id -= levels[i].stride * levels[i].extent;
+        index[i] = 0;
+      }
     }
   }
   bool identity = true;
