@@ -117,6 +117,16 @@ void Report(benchmark::State& state, const jx::spmd::SpmdProgram& program, const
   }
 }
 
+// A fresh jit of `step` each iteration (nothing cached), lowered for `args`, reported.
+template <typename Step, typename... Args>
+void Run(benchmark::State& state, const Pod16x16& p, Step step_fn, const std::string& name, const Args&... args) {
+  bool printed = false;
+  for (auto _ : state) {
+    auto step = jx::jit(step_fn, jx::in_shardings{std::nullopt}, jx::name{name});
+    Report(state, step.lower(args...).compile().program(), p.pod, name, &printed);
+  }
+}
+
 void BM_MlpStackUnrolled(benchmark::State& state) {
   Pod16x16 p;
   // A list of kLayers abstract weights (its structure from a list of scalars).
@@ -127,24 +137,14 @@ void BM_MlpStackUnrolled(benchmark::State& state) {
   };
   const jx::ShapeDtypeTree w1s = layers({kModel, kHidden}, jx::P("data", "model"));
   const jx::ShapeDtypeTree w2s = layers({kHidden, kModel}, jx::P("model", "data"));
-  const jx::ShapeDtypeStruct x = p.Abstract({kTokens, kModel}, jx::P("data", jx::none));
-  bool printed = false;
-  for (auto _ : state) {
-    auto step = jx::jit(UnrolledStep{}, jx::in_shardings{std::nullopt}, jx::name{"mlp_unrolled"});
-    Report(state, step.lower(w1s, w2s, x).compile().program(), p.pod, "mlp_unrolled", &printed);
-  }
+  Run(state, p, UnrolledStep{}, "mlp_unrolled", w1s, w2s, p.Abstract({kTokens, kModel}, jx::P("data", jx::none)));
 }
 
 void BM_MlpStackScanned(benchmark::State& state) {
   Pod16x16 p;
   const jx::ShapeDtypeStruct w1s = p.Abstract({kLayers, kModel, kHidden}, jx::P(jx::none, "data", "model"));
   const jx::ShapeDtypeStruct w2s = p.Abstract({kLayers, kHidden, kModel}, jx::P(jx::none, "model", "data"));
-  const jx::ShapeDtypeStruct x = p.Abstract({kTokens, kModel}, jx::P("data", jx::none));
-  bool printed = false;
-  for (auto _ : state) {
-    auto step = jx::jit(ScannedStep{}, jx::in_shardings{std::nullopt}, jx::name{"mlp_scanned"});
-    Report(state, step.lower(w1s, w2s, x).compile().program(), p.pod, "mlp_scanned", &printed);
-  }
+  Run(state, p, ScannedStep{}, "mlp_scanned", w1s, w2s, p.Abstract({kTokens, kModel}, jx::P("data", jx::none)));
 }
 
 void BM_Transformer(benchmark::State& state) {
@@ -155,18 +155,9 @@ void BM_Transformer(benchmark::State& state) {
   cfg.num_heads = 32;
   cfg.d_ff = 14336;
   cfg.seq_len = 2048;
-  bool printed = false;
-  for (auto _ : state) {
-    auto step = jx::jit(jx::nn::models::TransformerTrainStep{cfg, p.mesh}, jx::in_shardings{std::nullopt},
-                        jx::name{"transformer"});
-    Report(state,
-           step.lower(jx::nn::models::abstract_transformer_params(cfg, p.mesh),
-                      jx::nn::models::abstract_transformer_batch(cfg, p.mesh),
-                      jx::nn::models::abstract_transformer_batch(cfg, p.mesh))
-               .compile()
-               .program(),
-           p.pod, "transformer", &printed);
-  }
+  Run(state, p, jx::nn::models::TransformerTrainStep{cfg, p.mesh}, "transformer",
+      jx::nn::models::abstract_transformer_params(cfg, p.mesh), jx::nn::models::abstract_transformer_batch(cfg, p.mesh),
+      jx::nn::models::abstract_transformer_batch(cfg, p.mesh));
 }
 
 BENCHMARK(BM_MlpStackUnrolled)->Unit(benchmark::kSecond)->Iterations(1);
