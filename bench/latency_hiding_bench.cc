@@ -76,7 +76,9 @@ struct ScannedStep {
   std::pair<std::vector<Array>, Array> operator()(const Array& w1s, const Array& w2s, const Array& x) const {
     auto loss = [&](const Array& a, const Array& b) {
       auto [h, unused] = jx::lax::scan(
-          [](const Array& carry, const std::vector<Array>& w) { return std::pair{Block(carry, w[0], w[1]), Array(0.0f)}; },
+          [](const Array& carry, const std::vector<Array>& w) {
+            return std::pair{Block(carry, w[0], w[1]), Array(0.0f)};
+          },
           x, std::vector<Array>{a, b});
       return Loss(h);
     };
@@ -107,7 +109,8 @@ void Report(benchmark::State& state, const jx::spmd::SpmdProgram& program, const
   state.counters["sync_step_s"] = o.synchronous.step.wall_seconds;
   state.counters["comm_s"] = s.communication_seconds();
   state.counters["exposed_s"] = s.exposed_communication_seconds();
-  state.counters["hidden"] = s.communication_seconds() > 0 ? s.overlapped_communication_seconds() / s.communication_seconds() : 0;
+  state.counters["hidden"] =
+      s.communication_seconds() > 0 ? s.overlapped_communication_seconds() / s.communication_seconds() : 0;
   if (!*printed) {
     std::cout << name << " with the latency-hiding scheduler:\n"
               << o.scheduled.ToString(4) << "without it: step " << o.synchronous.step.wall_seconds

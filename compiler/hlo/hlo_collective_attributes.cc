@@ -145,7 +145,8 @@ std::optional<std::string> IotaReplicaGroupsString(const ReplicaGroups& groups) 
   // The iota's dims: the levels by stride, largest first, must be a row-major layout.
   std::vector<size_t> by_stride(levels.size());
   std::iota(by_stride.begin(), by_stride.end(), 0);
-  std::sort(by_stride.begin(), by_stride.end(), [&](size_t a, size_t b) { return levels[a].stride > levels[b].stride; });
+  std::sort(by_stride.begin(), by_stride.end(),
+            [&](size_t a, size_t b) { return levels[a].stride > levels[b].stride; });
   std::vector<int64_t> dims, dim_of(levels.size());
   int64_t expected = 1;
   for (size_t i = by_stride.size(); i-- > 0;) {

@@ -333,7 +333,9 @@ class DotPlanner {
   size_t Choose(const std::vector<Strategy>& options) const {
     auto allowed = [&](const Strategy& s) {
       if (mode_ == CollectiveMatmulMode::kOff) return !s.loop_cost;
-      if (mode_ == CollectiveMatmulMode::kAuto && s.loop_cost) return s.loop_cost->block >= kMinAutoCollectiveMatmulBlock;
+      if (mode_ == CollectiveMatmulMode::kAuto && s.loop_cost) {
+        return s.loop_cost->block >= kMinAutoCollectiveMatmulBlock;
+      }
       if (mode_ == CollectiveMatmulMode::kOn) {
         const bool any =
             std::any_of(options.begin(), options.end(), [](const Strategy& o) { return o.loop_cost.has_value(); });

@@ -122,8 +122,8 @@ TEST(PodOverlapTest, PlanningBothWaysPredictsTheStepsBothProgramsRun) {
   Pod pod = make_pod("v5e", {4, 2});
   absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kOverlap);
   ASSERT_TRUE(module.ok()) << module.status();
-  const PodOverlap o = PlanPodOverlap(**module, pod.client(), ChipsOf(pod),
-                                      {ShapedArray{{256, 256}, float32}, ShapedArray{{256, 256}, float32}}, "jit(spmd)");
+  const std::vector<ShapedArray> outs = {ShapedArray{{256, 256}, float32}, ShapedArray{{256, 256}, float32}};
+  const PodOverlap o = PlanPodOverlap(**module, pod.client(), ChipsOf(pod), outs, "jit(spmd)");
   auto async = Compile(pod, true);
   auto sync = Compile(pod, false);
   async->ExecuteShards(Args(pod));
