@@ -143,7 +143,9 @@ absl::StatusOr<OpMetadata> ParseOpMetadata(std::string_view s);
 // members, in the listed order (all-gather concatenates in that order). Empty: one group of
 // every partition.
 using ReplicaGroups = std::vector<std::vector<int64_t>>;
-std::string ReplicaGroupsToString(const ReplicaGroups& groups);  // "{{0,1},{2,3}}"
+// "{{0,1},{2,3}}"; lists of more than 64 ids that are a transposed iota (a mesh's groups) in
+// XLA's iota form, "[576,16]<=[9216]" or "[144,64]<=[9,64,16]T(0,2,1)".
+std::string ReplicaGroupsToString(const ReplicaGroups& groups);
 // Reads "{{0,1},{2,3}}", "{}" and the iota form "[G,S]<=[d0,d1,...]" optionally followed by
 // "T(perm)": iota over prod(d) ids reshaped to d, transposed by perm, then split into G groups
 // of S.

@@ -94,6 +94,7 @@ absl::StatusOr<ReplicaGroups> ParseIotaReplicaGroups(std::string_view text) {
   for (size_t i = 0; i < rank; ++i) tdims[i] = (*dims)[perm[i]];
   for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * (*dims)[i];
   ReplicaGroups out(groups);
+  for (std::vector<int64_t>& g : out) g.reserve(static_cast<size_t>(size));
   std::vector<int64_t> index(rank, 0);
   for (int64_t k = 0; k < count; ++k) {
     int64_t id = 0;
@@ -144,7 +145,8 @@ std::optional<std::string> IotaReplicaGroupsString(const ReplicaGroups& groups) 
   // The iota's dims: the levels by stride, largest first, must be a row-major layout.
   std::vector<size_t> by_stride(levels.size());
   std::iota(by_stride.begin(), by_stride.end(), 0);
-  std::sort(by_stride.begin(), by_stride.end(), [&](size_t a, size_t b) { return levels[a].stride > levels[b].stride; });
+  std::sort(by_stride.begin(), by_stride.end(),
+            [&](size_t a, size_t b) { return levels[a].stride > levels[b].stride; });
   std::vector<int64_t> dims, dim_of(levels.size());
   int64_t expected = 1;
   for (size_t i = by_stride.size(); i-- > 0;) {
@@ -161,13 +163,15 @@ std::optional<std::string> IotaReplicaGroupsString(const ReplicaGroups& groups) 
   // Regenerate: walk the transposed index (innermost level fastest).
   std::vector<int64_t> index(levels.size(), 0);
   int64_t id = 0;
-  for (int64_t k = 0; k < count; ++k) {
-    if (at(k) != id) return std::nullopt;
-    for (size_t i = 0; i < levels.size(); ++i) {
-      id += levels[i].stride;
-      if (++index[i] < levels[i].extent) break;
-      id -= levels[i].stride * levels[i].extent;
-      index[i] = 0;
+  for (const std::vector<int64_t>& g : groups) {
+    for (const int64_t got : g) {
+      if (got != id) return std::nullopt;
+      for (size_t i = 0; i < levels.size(); ++i) {
+        id += levels[i].stride;
+        if (++index[i] < levels[i].extent) break;
+        id -= levels[i].stride * levels[i].extent;
+        index[i] = 0;
+      }
     }
   }
   bool identity = true;

@@ -1,7 +1,9 @@
 #include "jx/compiler/hlo/hlo_verifier.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -148,6 +150,9 @@ class Verifier {
     if (absl::Status st = ShapeUtil::ValidateShape(instr.shape()); !st.ok()) {
       return Fail(c, instr, Message(st));
     }
+    if (absl::Status st = CheckReplicaGroupIds(instr.replica_groups()); !st.ok()) {
+      return Fail(c, instr, Message(st));
+    }
     absl::StatusOr<Shape> inferred = ShapeInference::InferInstructionShape(instr);
     if (!inferred.ok()) return Fail(c, instr, Message(inferred.status()));
     if (!ShapeUtil::Compatible(*inferred, instr.shape())) {
@@ -158,8 +163,43 @@ class Verifier {
     return absl::OkStatus();
   }
 
+  // Each partition id in at most one group, none negative. A module's collectives reuse a
+  // few lists (one per set of mesh axes) of thousands of ids on a pod, and the verifier runs
+  // after every pass that changes the module: a list equal to one checked this run (a memcmp
+  // per group) is not marked again.
+  absl::Status CheckReplicaGroupIds(const ReplicaGroups& groups) {
+    if (groups.empty()) return absl::OkStatus();
+    for (size_t i = 0; i < checked_groups_.size(); ++i) {
+      if (*checked_groups_[i] != groups) continue;
+      std::rotate(checked_groups_.begin(), checked_groups_.begin() + i, checked_groups_.begin() + i + 1);
+      return absl::OkStatus();
+    }
+    size_t ids = 0;
+    for (const std::vector<int64_t>& group : groups) ids += group.size();
+    std::vector<uint8_t> seen(ids, 0);  // dense ids: grown if one lies past the count
+    for (const std::vector<int64_t>& group : groups) {
+      for (const int64_t id : group) {
+        if (id < 0) return Invalid(StrCat("replica_groups=", ReplicaGroupsToString(groups), ": negative id ", id));
+        const size_t i = static_cast<size_t>(id);
+        if (i >= seen.size()) seen.resize(i + 1, 0);
+        if (seen[i] != 0) {
+          return Invalid(StrCat("replica_groups=", ReplicaGroupsToString(groups), ": partition ", id,
+                                " is in more than one group"));
+        }
+        seen[i] = 1;
+      }
+    }
+    constexpr size_t kRemembered = 8;
+    if (checked_groups_.size() == kRemembered) checked_groups_.pop_back();
+    checked_groups_.insert(checked_groups_.begin(), &groups);
+    return absl::OkStatus();
+  }
+
+  static absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
+
   const HloModule& module_;
   absl::flat_hash_set<const HloComputation*> computations_;
+  std::vector<const ReplicaGroups*> checked_groups_;  // most recently matched first
 };
 
 }  // namespace

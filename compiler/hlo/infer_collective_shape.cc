@@ -1,7 +1,6 @@
 // Shape rules of the collectives (declared in shape_inference.h). A collective's result is
 // the shape one partition holds; the replica groups say how many partitions take part.
 #include <algorithm>
-#include <cstdint>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -54,28 +53,13 @@ absl::Status CheckGroupSize(int64_t group_size) {
 
 absl::StatusOr<int64_t> ShapeInference::ReplicaGroupSize(const ReplicaGroups& groups) {
   if (groups.empty()) return 0;
-  // Ids are partition numbers (dense): one pass marks them in a byte map sized for the ids
-  // the groups hold (grown if an id lies past it), for pods of thousands of chips whose every
-  // collective is checked after each pass that changes the module.
   const size_t size = groups[0].size();
-  std::vector<uint8_t> seen(size * groups.size(), 0);
   for (const std::vector<int64_t>& group : groups) {
     if (group.size() != size) {
-      return Invalid("replica_groups=", ReplicaGroupsToString(groups),
-                     ": every group must have the same size");
-    }
-    if (group.empty()) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": empty group");
-    for (int64_t id : group) {
-      if (id < 0) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": negative id ", id);
-      const size_t i = static_cast<size_t>(id);
-      if (i >= seen.size()) seen.resize(i + 1, 0);
-      if (seen[i] != 0) {
-        return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": partition ", id,
-                       " is in more than one group");
-      }
-      seen[i] = 1;
+      return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": every group must have the same size");
     }
   }
+  if (size == 0) return Invalid("replica_groups=", ReplicaGroupsToString(groups), ": empty group");
   return static_cast<int64_t>(size);
 }
 

@@ -100,7 +100,9 @@ class ShapeInference {
                                                const ProgramShape& body, const Shape& init);
 
   // Collectives (infer_collective_shape.cc). group_size: the partitions per replica group
-  // (every group has the same size), from ReplicaGroupSize.
+  // (every group has the same size, none empty), from ReplicaGroupSize; 0 for {} (every
+  // partition). The ids themselves (each partition in at most one group) are the verifier's
+  // check, as in XLA: it is linear in the ids, and a pod's groups hold thousands.
   static absl::StatusOr<int64_t> ReplicaGroupSize(const ReplicaGroups& groups);
   // to_apply: (T[], T[]) -> T[] for the operand's element type T.
   static absl::StatusOr<Shape> InferAllReduceShape(const Shape& operand,

@@ -107,6 +107,13 @@ LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base, absl:
   LatencyHidingSchedule out;
   out.order.reserve(n);
   double now = 0;
+  double interconnect_free = 0;  // when the collectives started so far have all moved their data
+  // When a collective started now ends.
+  auto collective_end = [&](int start) {
+    const double begin = options.shared_interconnect ? std::max(now, interconnect_free) : now;
+    interconnect_free = begin + seconds[start];
+    return interconnect_free;
+  };
   std::vector<double> began(n, 0);  // per start: the clock when it began
   absl::flat_hash_set<int> serialized_done;  // dones to run right after their start
   auto schedule = [&](int i) {
@@ -144,7 +151,7 @@ LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base, absl:
     if (start >= 0) {
       ready_starts.erase(start);
       ++in_flight[SyncCollectiveOpcode(base[start]->opcode())];
-      end_of[start] = now + seconds[start];
+      end_of[start] = collective_end(start);
       began[start] = now;
       schedule(start);
       continue;
@@ -153,8 +160,8 @@ LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base, absl:
       const int c = ready_compute.begin()->second;
       ready_compute.erase(ready_compute.begin());
       if (IsAsyncCollectiveStart(base[c]->opcode())) {
-        // Serialized: runs now, its done next.
-        end_of[c] = now + seconds[c];
+        // Serialized: runs now (after what is in flight), its done next.
+        end_of[c] = collective_end(c);
         schedule(c);
         for (const HloInstruction* user : base[c]->users()) {
           if (IsAsyncCollectiveDone(user->opcode())) serialized_done.insert(index.at(user));

@@ -15,7 +15,8 @@
 //     computation had (HloScheduling's memory order); the clock advances by its seconds;
 //   - else the done that finishes first (the clock jumps to its end: exposed time).
 // Times come from options.estimate_seconds (on a TPU, the cost model, whose collective timer
-// times a start's collective on the torus). Overlap extends live ranges (the operand and the
+// times a start's collective on the torus); collectives in flight at once take their turns on
+// the interconnect (options.shared_interconnect). Overlap extends live ranges (the operand and the
 // result of an in-flight collective, and what the compute in between needs, are live at
 // once), so after scheduling the peak of live bytes (hlo::PeakMemoryBytes) is checked against
 // options.memory_limit_bytes: while it is over, the largest overlapped collectives run
@@ -45,6 +46,11 @@ struct LatencyHidingSchedulerOptions {
   std::function<double(const HloInstruction&)> estimate_seconds;
   // Collectives of one kind (all-reduce, all-gather, ...) in flight at once.
   int64_t max_in_flight_per_kind = 1;
+  // Collectives in flight share the chip's interconnect, as the pod step runs them (one ICI
+  // lane per chip): a collective's transfer begins when the one started before it ends, so an
+  // all-gather in flight beside an all-reduce ends later than alone, and the dones wait for
+  // that. false: each runs as if alone (XLA's approximate estimator; kinds never contend).
+  bool shared_interconnect = true;
   // The most bytes live at once (PeakMemoryBytes) a schedule may reach.
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
 };

@@ -1,6 +1,7 @@
 #include "jx/devices/tpu/pod_program.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "jx/devices/profiler/profiler.h"
 #include "jx/devices/tpu/chip_classes.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
+#include "jx/devices/tpu/pod_overlap.h"
 #include "jx/devices/tpu/pod_rendezvous.h"
 #include "jx/devices/tpu/tpu_client.h"
 
@@ -327,18 +329,45 @@ CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, co
   return *std::move(cost);
 }
 
+// PlanPodProgram, with or without asynchronous collectives (PlanPodOverlap compares both).
+std::shared_ptr<const PodProgram> PlanPod(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
+                                          std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals,
+                                          std::string what, std::vector<bool> donated, bool async_collectives) {
+  if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
+  PodProgram::Timings timings;
+  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, &timings);
+  const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
+  return std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
+                                      std::move(chips), std::move(out_avals), std::move(what));
+}
+
 }  // namespace
 
 std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
                                                  std::vector<const TpuChip*> chips,
                                                  std::vector<ShapedArray> out_avals, std::string what,
                                                  std::vector<bool> donated) {
-  if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
-  PodProgram::Timings timings;
-  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, /*async_collectives=*/true, &timings);
-  const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
-  return std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
-                                      std::move(chips), std::move(out_avals), std::move(what));
+  return PlanPod(std::move(module), client, std::move(chips), std::move(out_avals), std::move(what),
+                 std::move(donated), /*async_collectives=*/true);
+}
+
+double PodOverlap::speedup() const {
+  return scheduled.step.wall_seconds > 0 ? synchronous.step.wall_seconds / scheduled.step.wall_seconds : 1.0;
+}
+
+PodOverlap PlanPodOverlap(const hlo::HloModule& module, const TpuClient& client,
+                          const std::vector<const TpuChip*>& chips, const std::vector<ShapedArray>& out_avals,
+                          const std::string& what) {
+  PodOverlap out;
+  for (const bool async : {true, false}) {
+    const auto began = std::chrono::steady_clock::now();
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> copy = module.Clone();
+    if (!copy.ok()) ThrowStatus(StrCat(what, ": clone failed"), copy.status());
+    PodPlan& plan = async ? out.scheduled : out.synchronous;
+    plan = PlanPod(*std::move(copy), client, chips, out_avals, what, {}, async)->Plan();
+    plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  }
+  return out;
 }
 
 std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,

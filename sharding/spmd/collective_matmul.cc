@@ -152,7 +152,9 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
       if (loop.bidirectional) bwd[looped[i]] = state[m + i];
     }
     std::vector<Array> next;
-    for (size_t i = 0; i < m; ++i) next.push_back(step.shift_forward ? lax::ppermute(state[i], loop.axis, from_next) : state[i]);
+    for (size_t i = 0; i < m; ++i) {
+      next.push_back(step.shift_forward ? lax::ppermute(state[i], loop.axis, from_next) : state[i]);
+    }
     if (loop.bidirectional) {
       for (size_t i = 0; i < m; ++i) {
         next.push_back(step.shift_backward ? lax::ppermute(state[m + i], loop.axis, from_prev) : state[m + i]);
@@ -196,8 +198,11 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
     std::vector<Array> next;
     for (int64_t dir = 0; dir < directions; ++dir) {
       const Array mine = partial(s, dir);
-      next.push_back(step.first ? mine
-                                : lax::ppermute(acc[static_cast<size_t>(dir)], loop.axis, RingShift(n, dir == 0 ? 1 : -1)) + mine);
+      if (step.first) {
+        next.push_back(mine);
+      } else {
+        next.push_back(lax::ppermute(acc[static_cast<size_t>(dir)], loop.axis, RingShift(n, dir == 0 ? 1 : -1)) + mine);
+      }
     }
     return next;
   };

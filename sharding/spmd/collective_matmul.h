@@ -42,6 +42,12 @@ namespace jx::spmd {
 
 enum class CollectiveMatmulMode { kAuto, kOn, kOff };
 
+// Under kAuto, a collective matmul whose steps multiply blocks of the looped dimension
+// narrower than this (the MXU's 128 lanes, the narrowest of the TPU generations) is not taken:
+// XLA's condition charges each step Tc/N, as if its partial dot ran at the full rate, which
+// slivers (FSDP weights gathered over a ring of 256: 32 rows a step) do not.
+inline constexpr int64_t kMinAutoCollectiveMatmulBlock = 128;
+
 // JX_COLLECTIVE_MATMUL: unset or "auto" -> kAuto, "on" -> kOn, "off" -> kOff; anything else
 // throws ValueError naming the variable and the values it takes.
 CollectiveMatmulMode CollectiveMatmulModeFromEnv();
@@ -53,6 +59,7 @@ struct CollectiveMatmulCost {
   double compute_seconds = 0;          // Tc: the whole local dot
   double one_shot_seconds = 0;         // Tm: the all-gather or reduce-scatter it replaces
   double loop_permute_seconds = 0;     // Tm*m: the N-1 ppermutes, one after another
+  int64_t block = 0;                   // the looped dimension's extent in one step's partial dot
 
   double multiplier() const { return one_shot_seconds > 0 ? loop_permute_seconds / one_shot_seconds : 0; }
   double plain_seconds() const { return compute_seconds + one_shot_seconds; }

@@ -214,6 +214,7 @@ class DotPlanner {
       const int64_t rounds = ShiftRounds(loop);
       CollectiveMatmulCost c;
       c.steps = rounds + 1;
+      c.block = rule_.factor_sizes[f] / (AxesSize(mesh_, factors[f]) * loop.steps);
       c.compute_seconds = LocalDotSeconds(factors);
       for (size_t k = 0; k < 2; ++k) {
         if (!loop.looped[k]) continue;
@@ -282,6 +283,7 @@ class DotPlanner {
       l.bidirectional = both_ways;
       CollectiveMatmulCost c;
       c.steps = l.steps;
+      c.block = local[l.result_dim] / (both_ways ? 2 * l.steps : l.steps);
       c.compute_seconds = LocalDotSeconds(factors);
       c.one_shot_seconds = cost_.CollectiveSeconds(ici::CollectiveKind::kReduceScatter, {axis}, bytes);
       c.loop_permute_seconds =
@@ -326,9 +328,14 @@ class DotPlanner {
 
   // The cheapest option; JX_COLLECTIVE_MATMUL=on takes the cheapest collective matmul there
   // is, =off never takes one. Ties keep the earlier (plain) option, as XLA's condition does.
+  // By default a loop of slivers (blocks narrower than kMinAutoCollectiveMatmulBlock) is listed
+  // but not taken: the formula's Tc/N per step does not hold for them.
   size_t Choose(const std::vector<Strategy>& options) const {
     auto allowed = [&](const Strategy& s) {
       if (mode_ == CollectiveMatmulMode::kOff) return !s.loop_cost;
+      if (mode_ == CollectiveMatmulMode::kAuto && s.loop_cost) {
+        return s.loop_cost->block >= kMinAutoCollectiveMatmulBlock;
+      }
       if (mode_ == CollectiveMatmulMode::kOn) {
         const bool any =
             std::any_of(options.begin(), options.end(), [](const Strategy& o) { return o.loop_cost.has_value(); });
@@ -369,6 +376,13 @@ class DotPlanner {
     if (loop != nullptr) {
       StrAppend(&d.why, "; XLA's condition for ", loop == &options[chosen] ? "it" : "the cheapest collective matmul",
                 ": ", loop->loop_cost->ToString());
+    }
+    if (mode_ == CollectiveMatmulMode::kAuto && loop != nullptr && loop != &options[chosen] &&
+        loop->loop_cost->block < kMinAutoCollectiveMatmulBlock) {
+      StrAppend(&d.why, "; a collective matmul whose steps multiply blocks of ", loop->loop_cost->block,
+                " (under the MXU's ", kMinAutoCollectiveMatmulBlock,
+                ") is not taken: its partial dots would not run at the rate Tc/N assumes; JX_COLLECTIVE_MATMUL=on "
+                "forces it");
     }
     if (forced) {
       StrAppend(&d.why, "; forced by JX_COLLECTIVE_MATMUL=",

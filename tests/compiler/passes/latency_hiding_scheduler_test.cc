@@ -1,6 +1,7 @@
 // The latency-hiding scheduler: starts early and dones late where the dependencies allow
 // (independent compute between them), never where they do not, one collective of a kind in
-// flight by default, and a memory limit that forbids an overlap a looser one allows.
+// flight by default (kinds in flight together take turns on the interconnect), and a memory
+// limit that forbids an overlap a looser one allows.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -142,6 +143,14 @@ TEST(LatencyHidingSchedulerTest, OneCollectiveOfEachKindInFlightByDefault) {
   EXPECT_EQ(most[HloOpcode::kAllGather], 1);
   // Kinds overlap each other: an all-gather starts while an all-reduce is in flight.
   EXPECT_LT(PositionOf(s.order, "ag1s"), PositionOf(s.order, "ar1d"));
+  // But they share the interconnect: the four 10 us collectives end 40 us in, two at a time or
+  // not (the 4 us dot hides under the first); each kind as if alone: 20 us.
+  EXPECT_NEAR(s.estimated_seconds, 40e-6, 1e-12);
+  LatencyHidingSchedulerOptions alone = Options();
+  alone.shared_interconnect = false;
+  const LatencyHidingSchedule apart = ScheduleForLatencyHiding(*module->entry_computation(), alone);
+  EXPECT_NEAR(apart.estimated_seconds, 20e-6, 1e-12);
+  EXPECT_LT(PositionOf(apart.order, "ag1s"), PositionOf(apart.order, "ar1d"));
 
   LatencyHidingSchedulerOptions two = Options();
   two.max_in_flight_per_kind = 2;

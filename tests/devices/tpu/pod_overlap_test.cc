@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/devices/tpu/pod_overlap.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 
@@ -113,6 +114,28 @@ TEST(PodOverlapTest, TheSchedulerHidesTheAllReduceBehindTheIndependentDot) {
   EXPECT_THAT(text, HasSubstr("exposed"));
   EXPECT_THAT(text, HasSubstr("overlapped"));
   EXPECT_THAT(text, HasSubstr("(all-reduce, 1 run, 262144 bytes)"));
+}
+
+// PlanPodOverlap: the two dry runs of one module predict the steps the scheduled and the
+// synchronous programs run in, and the synchronous plan exposes all of its communication.
+TEST(PodOverlapTest, PlanningBothWaysPredictsTheStepsBothProgramsRun) {
+  Pod pod = make_pod("v5e", {4, 2});
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kOverlap);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::vector<ShapedArray> outs = {ShapedArray{{256, 256}, float32}, ShapedArray{{256, 256}, float32}};
+  const PodOverlap o = PlanPodOverlap(**module, pod.client(), ChipsOf(pod), outs, "jit(spmd)");
+  auto async = Compile(pod, true);
+  auto sync = Compile(pod, false);
+  async->ExecuteShards(Args(pod));
+  const StepReport ran_async = async->last_step();
+  sync->ExecuteShards(Args(pod));
+  const StepReport ran_sync = sync->last_step();
+  EXPECT_NEAR(o.scheduled.step.wall_seconds, ran_async.wall_seconds, 1e-12);
+  EXPECT_NEAR(o.synchronous.step.wall_seconds, ran_sync.wall_seconds, 1e-12);
+  EXPECT_NEAR(o.synchronous.step.exposed_communication_seconds(), o.synchronous.step.communication_seconds(), 1e-15);
+  EXPECT_GT(o.scheduled.step.overlapped_communication_seconds(), 0);
+  EXPECT_GT(o.speedup(), 1.0);
+  EXPECT_DOUBLE_EQ(o.speedup(), o.synchronous.step.wall_seconds / o.scheduled.step.wall_seconds);
 }
 
 // Three trips of a body that all-reduces its value over the 8 chips.

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -306,19 +307,29 @@ TEST(CollectiveMatmulDecision, FlipsWhereXlasConditionSays) {
   }
 }
 
-// The loop is rolled: on a ring of 64 chips (a v4 4x4x4 pod as one mesh axis) the default mode
-// takes the collective matmul where it pays, the per-device program holds one scan whose
-// body is a step (a handful of ppermutes in the text, not 63), and the dry run charges the
-// body per trip: the ring's 63 shifts all run, nearly all of them hidden behind the dots.
-TEST(CollectiveMatmulDecision, RolledLoopOnALargeRing) {
+// The loop is rolled: on the 64-chip ring the default mode takes the collective matmul where it
+// pays (D = 8192: steps of 128 rows), the per-device program holds one scan whose body is a
+// step (a handful of ppermutes in the text, not 63), and the dry run charges the body per
+// trip: the ring's 63 shifts all run, nearly all of them hidden behind the dots.
+// A v4 4x4x4 pod as one ring 'y' of 64 chips, and the partitioned program of
+// lhs [1024, D@y] x rhs [D, 2^20@y] -> [1024, 2^20@y] in bf16 on it: lhs travels round the ring
+// (its contraction, D/64 rows a step) in a collective matmul.
+struct Ring64 {
   tpu::Pod pod = tpu::make_pod("v4", {4, 4, 4});
-  const Mesh mesh = make_mesh({64}, {"y"}, pod.devices());
-  const ClosedJaxpr global =
-      TraceToJaxpr([](absl::Span<const Array> x) { return Arrays{jnp::matmul(x[0], x[1])}; },
-                   {ShapedArray{{1024, 8192}, bfloat16}, ShapedArray{{8192, 1048576}, bfloat16}}, "matmul");
-  const spmd::MaybeSharding in[] = {DimShardings{{}, {"y"}}, DimShardings{{}, {"y"}}};
-  const spmd::MaybeSharding out[] = {DimShardings{{}, {"y"}}};
-  const auto prog = spmd::SpmdProgram::Build(global, mesh, in, out);
+  Mesh mesh = make_mesh({64}, {"y"}, pod.devices());
+  std::shared_ptr<const spmd::SpmdProgram> Matmul(int64_t d, const char* mode) const {
+    ScopedMode scoped(mode);
+    const ClosedJaxpr global =
+        TraceToJaxpr([](absl::Span<const Array> x) { return Arrays{jnp::matmul(x[0], x[1])}; },
+                     {ShapedArray{{1024, d}, bfloat16}, ShapedArray{{d, 1048576}, bfloat16}}, "matmul");
+    const spmd::MaybeSharding in[] = {DimShardings{{}, {"y"}}, DimShardings{{}, {"y"}}};
+    const spmd::MaybeSharding out[] = {DimShardings{{}, {"y"}}};
+    return spmd::SpmdProgram::Build(global, mesh, in, out);
+  }
+};
+
+TEST(CollectiveMatmulDecision, RolledLoopOnALargeRing) {
+  const auto prog = Ring64().Matmul(8192, "auto");
   ASSERT_EQ(prog->dot_decisions().size(), 1u);
   const spmd::DotDecision& d = prog->dot_decisions()[0];
   EXPECT_THAT(d.candidates[d.chosen].strategy, HasSubstr("collective matmul")) << d.why;
@@ -336,6 +347,21 @@ TEST(CollectiveMatmulDecision, RolledLoopOnALargeRing) {
   EXPECT_EQ(shifts, 63) << plan.ToString();
   // Each trip's shift overlaps its partial dot (the scheduler works inside the loop body).
   EXPECT_LT(plan.step.exposed_communication_seconds(), 0.05 * plan.step.communication_seconds()) << plan.ToString();
+}
+
+// Slivers: on the 64-chip ring, a contraction of 4096 leaves each step 64 rows (under
+// the MXU's 128), so by default the loop is listed with the reason and not taken, however
+// XLA's formula prices it; JX_COLLECTIVE_MATMUL=on still takes it.
+TEST(CollectiveMatmulDecision, LoopsOfSliversAreNotTakenByDefault) {
+  const Ring64 ring;
+  const auto by_default = ring.Matmul(4096, "auto");
+  const spmd::DotDecision& d = by_default->dot_decisions().at(0);
+  EXPECT_THAT(d.candidates[d.chosen].strategy, Not(HasSubstr("collective matmul"))) << d.why;
+  EXPECT_THAT(d.why, HasSubstr("steps multiply blocks of 64 (under the MXU's 128) is not taken"));
+  EXPECT_THAT(by_default->local_jaxpr().ToString(), Not(HasSubstr("ppermute")));
+  const auto forced = ring.Matmul(4096, "on");
+  EXPECT_THAT(forced->dot_decisions().at(0).why, HasSubstr("forced by JX_COLLECTIVE_MATMUL=on"));
+  EXPECT_THAT(forced->local_jaxpr().ToString(), HasSubstr("ppermute"));
 }
 
 TEST(CollectiveMatmulDecision, ForcedOffNeverLoopsAndOnAlwaysDoes) {
