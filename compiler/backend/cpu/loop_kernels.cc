@@ -92,7 +92,7 @@ class LibraryLoopKernel : public Kernel {
                             elements_, loop_.grain);
     return absl::OkStatus();
   }
-  std::string_view kind() const override { return "library loop"; }
+  std::string_view kind() const override { return "library-loop"; }
 
  private:
   LibraryLoop loop_;

@@ -52,7 +52,7 @@ TEST(LibraryLoopTest, FusedLoneOpsRunTheLibraryLoop) {
       SCOPED_TRACE(hlo::StrCat(c.op, " ", c.type, " ", n));
       auto exe = CheckAgainstEvaluator(FusionModule(c.op, c.type, n, c.arity), c.rtol, 1e-30, {}, Ranges{0, 5});
       ASSERT_NE(exe, nullptr);
-      EXPECT_EQ(exe->KernelKind("fusion"), "library loop");
+      EXPECT_EQ(exe->KernelKind("fusion"), "library-loop");
     }
   }
 }
@@ -69,7 +69,7 @@ ENTRY %main (x: f32[5000]) -> f32[5000] {
   ROOT %fusion = f32[5000] fusion(%x), kind=kLoop, calls=%fused
 })", 0, 1e-30);
   ASSERT_NE(exe, nullptr);
-  EXPECT_EQ(exe->KernelKind("fusion"), "library loop");
+  EXPECT_EQ(exe->KernelKind("fusion"), "library-loop");
 }
 
 // A broadcast operand, a mixed-type op or a second op keep the tile program.

@@ -154,7 +154,7 @@ TEST(LoopKernelTest, UnaryFloatOps) {
       // is a tile program; the other ops run the kernel library's loop as eager does.
       const std::string_view want = std::string_view(c.op) == "copy"        ? "data-movement"
                                     : std::string_view(c.op) == "is-finite" ? "loop"
-                                                                            : "library loop";
+                                                                            : "library-loop";
       if (exe) EXPECT_EQ(exe->KernelKind("r"), want);
     }
   }
