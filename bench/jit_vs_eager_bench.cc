@@ -8,6 +8,9 @@
 // 10): every row at most 1.1x, fusions well under 1. Runs on JX_NUM_THREADS threads (2 on
 // CI-like machines).
 //
+// Each row also reports minflt, the minor page faults per iteration (fresh output pages).
+// --benchmark_enable_random_interleaving=true interleaves the eager and jit repetitions.
+//
 //   build/bench/jit_vs_eager_bench --benchmark_filter='conv|scan' --benchmark_repetitions=5
 #include <algorithm>
 #include <cmath>
@@ -16,6 +19,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include <benchmark/benchmark.h>
 
@@ -278,12 +283,27 @@ std::map<std::string, std::string>& Checks() {
   return *r;
 }
 
+// Minor page faults of the process so far (fresh output pages touched for the first time).
+int64_t MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Reports the minor page faults per iteration as the counter "minflt".
+void CountFaults(benchmark::State& state, int64_t before) {
+  state.counters["minflt"] = benchmark::Counter(static_cast<double>(MinorFaults() - before),
+                                                benchmark::Counter::kAvgIterations);
+}
+
 void RunEager(benchmark::State& state, const Row* row) {
   bench::CpuTimer cpu(state);
+  const int64_t faults = MinorFaults();
   for (auto _ : state) {
     Arrays out = row->fn(row->args);
     benchmark::DoNotOptimize(out);
   }
+  CountFaults(state, faults);
 }
 
 void RunJit(benchmark::State& state, const Row* row) {
@@ -298,10 +318,12 @@ void RunJit(benchmark::State& state, const Row* row) {
   }
   Checks()[row->name] = Compare(got, row->fn(row->args), row->rtol);
   bench::CpuTimer cpu(state);
+  const int64_t faults = MinorFaults();
   for (auto _ : state) {
     Arrays out = jitted(row->args);
     benchmark::DoNotOptimize(out);
   }
+  CountFaults(state, faults);
 }
 
 class RatioReporter : public bench::MedianReporter {

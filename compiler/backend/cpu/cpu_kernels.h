@@ -34,7 +34,7 @@ class Kernel {
   // array operand); results: the buffers of its result leaves.
   virtual absl::Status Run(absl::Span<const void* const> operands,
                            absl::Span<void* const> results) const = 0;
-  // "loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
+  // "loop", "library-loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
   // "scan", "arg-reduce", "library-arg-reduce", "sort", "top-k", "reduce-window", "gather",
   // "scatter", "while", "conditional", "call", "unfused", "dynamic-slice",
   // "dynamic-update-slice", "data-movement", "host-callback", "linalg" or "fallback".

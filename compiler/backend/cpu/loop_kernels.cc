@@ -18,12 +18,14 @@
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
+#include "jx/lax/kernels/elementwise.h"
 
 namespace jx::cpu::internal {
 
 using hlo::FusionKind;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
+namespace kernels = ::jx::lax::kernels;
 
 void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
@@ -74,6 +76,47 @@ class LoopKernel : public Kernel {
   std::unique_ptr<TileProgram> program_;
   int64_t elements_;
 };
+
+// A loop fusion that is one library op over whole operands (FindLibraryLoop): eager's call,
+// so that jit(f) for a lone op costs eager's time plus dispatch (no strips, no tile copies).
+class LibraryLoopKernel : public Kernel {
+ public:
+  LibraryLoopKernel(LibraryLoop loop, std::vector<int> slots, int64_t elements, int64_t esize)
+      : loop_(loop), slots_(std::move(slots)), elements_(elements), esize_(esize) {}
+
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    const void* in[2] = {nullptr, nullptr};
+    for (int k = 0; k < loop_.arity; ++k) in[k] = operands[slots_[k]];
+    kernels::RunElementwise(loop_.fn, loop_.arity, in, /*scalar_operands=*/0, esize_, results[0], esize_,
+                            elements_, loop_.grain);
+    return absl::OkStatus();
+  }
+  std::string_view kind() const override { return "library-loop"; }
+
+ private:
+  LibraryLoop loop_;
+  std::vector<int> slots_;  // operand slot of each of the op's operands
+  int64_t elements_, esize_;
+};
+
+// The library loop of instr (a lone op, or a fusion whose root is one op of parameters), or
+// nullptr.
+std::unique_ptr<Kernel> MakeLibraryLoopKernel(const HloInstruction& instr) {
+  const bool fused = instr.opcode() == HloOpcode::kFusion;
+  const HloInstruction* op = fused ? instr.fused_instructions_computation()->root_instruction() : &instr;
+  const LibraryLoop loop = FindLibraryLoop(*op);
+  if (loop.fn == nullptr) return nullptr;
+  const LeafResolver leaves = fused ? ParameterLeaves() : OperandLeaves(&instr);
+  std::vector<int> slots;
+  for (const HloInstruction* operand : op->operands()) {
+    const int slot = leaves(operand);
+    if (slot < 0) return nullptr;
+    slots.push_back(slot);
+  }
+  return std::make_unique<LibraryLoopKernel>(
+      loop, std::move(slots), ElementsIn(op->shape()), hlo::ByteSizeOfPrimitiveType(op->shape().element_type()));
+}
 
 }  // namespace
 
@@ -161,6 +204,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLoopKernel(const HloInstruction& ins
   for (const HloInstruction* op : instr.operands()) {
     if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
   }
+  if (std::unique_ptr<Kernel> library = MakeLibraryLoopKernel(instr)) return library;
   std::unique_ptr<TileProgram> program;
   if (instr.opcode() == HloOpcode::kFusion) {
     const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/kernels/elementwise.h"
 
 namespace jx::cpu::internal {
@@ -427,6 +428,29 @@ IndexToValueFn FindIndexToValue(PrimitiveType type) {
     case hlo::U64: return &IndexToValue<uint64_t>;
     default: return nullptr;
   }
+}
+
+LibraryLoop FindLibraryLoop(const HloInstruction& instr) {
+  const std::optional<DType> dtype = KernelDTypeOf(instr.shape().element_type());
+  if (!dtype || !instr.shape().IsArray()) return {};
+  for (const HloInstruction* op : instr.operands()) {
+    if (!op->shape().IsArray() || op->shape().element_type() != instr.shape().element_type() ||
+        op->shape().dimensions() != instr.shape().dimensions()) {
+      return {};
+    }
+  }
+  const int64_t bytes = hlo::ShapeUtil::ElementsIn(instr.shape()) * ItemSize(*dtype);
+  const kernels::StoreMode store =
+      kernels::UseStreamingStores(bytes) ? kernels::StoreMode::kStreaming : kernels::StoreMode::kNormal;
+  LibraryLoop loop;
+  if (const auto op = SharedUnaryOp(instr.opcode()); op && instr.operand_count() == 1) {
+    loop = {kernels::FindUnaryFn(*op, *dtype, store), 1,
+            kernels::IsExpensive(*op) ? kernels::kExpensiveGrain : kernels::kParallelGrain};
+  } else if (const auto op = SharedBinaryOp(instr.opcode()); op && instr.operand_count() == 2) {
+    loop = {kernels::FindBinaryFn(*op, *dtype, /*scalar_operands=*/0, store), 2,
+            kernels::IsExpensive(*op) ? kernels::kExpensiveGrain : kernels::kParallelGrain};
+  }
+  return loop.fn != nullptr ? loop : LibraryLoop{};
 }
 
 }  // namespace jx::cpu::internal

@@ -20,6 +20,18 @@ using TileOpFn = void (*)(const void* const* in, void* out, int64_t n);
 // such variants (not with every operand scalar); for the rest a nonzero mask gives nullptr.
 TileOpFn FindNativeTileOp(const hlo::HloInstruction& instr, unsigned scalar_operands = 0);
 
+// A lone unary or binary op of the kernel library over dense operands of its result's dtype,
+// run exactly as eager runs it (lax/unary_ops.cc, lax/binary_ops.cc): the same loop, written
+// with streaming stores when eager's would be, over the same ParallelFor chunks (grain).
+struct LibraryLoop {
+  TileOpFn fn = nullptr;
+  int arity = 0;
+  int64_t grain = 0;
+};
+// fn is nullptr where instr is not such an op (a scalar or broadcast operand, a mixed-dtype
+// op, compare, select, clamp, convert: those stay tile programs).
+LibraryLoop FindLibraryLoop(const hlo::HloInstruction& instr);
+
 // *acc = reducer(*acc, x[0], ..., x[n-1]) in a fixed order (independent of alignment and
 // threads), for reducer add/multiply/maximum/minimum.
 using ReduceSpanFn = void (*)(const void* x, int64_t n, void* acc);

@@ -268,8 +268,8 @@ ENTRY %main (x: f32[8], idx: s32[3,1]) -> (f32[8], f32[3], f32[8]) {
   EXPECT_EQ(exe->KernelKind("s"), "sort");  // sort_kernel.cc
   EXPECT_EQ(exe->KernelKind("g"), "gather");  // gather_scatter_kernels.cc
   EXPECT_EQ(exe->KernelKind("loop"), "while");  // control_flow_kernels.cc
-  EXPECT_EQ(exe->KernelKind("n"), "loop");
-  EXPECT_EQ(exe->KernelKind("e"), "loop");
+  EXPECT_EQ(exe->KernelKind("n"), "library-loop");  // loop_kernels.cc
+  EXPECT_EQ(exe->KernelKind("e"), "library-loop");
 }
 
 TEST(FallbackTest, InvalidModuleIsAnError) {
