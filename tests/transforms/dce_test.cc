@@ -17,22 +17,25 @@ namespace {
 
 namespace jnp = jx::numpy;
 
-// make_jaxpr's docstring: the primal output of sin, which grad does not need, is `_`. (The
-// docstring passes the Python float 3.0; a strong float32 gives the same jaxpr, and jx's grad
-// of a weakly typed scalar still ends with a convert to the weak type that JAX's does not
-// need: a weak-type propagation difference outside this test.)
+// make_jaxpr's docstring: the primal output of sin, which grad does not need, is `_`. The
+// docstring passes the Python float 3.0 (a weak float32, as the C++ 3.0 here): grad's seed is
+// weak as its output (JAX's _one(ans)), so the cotangent is weak with no trailing convert; a
+// strong float32 gives the same jaxpr.
 TEST(JaxprDropVar, GradOfSinCosMatchesMakeJaxprDocstring) {
   auto f = [](const Array& x) { return jnp::sin(jnp::cos(x)); };
-  EXPECT_EQ(make_jaxpr(grad(f))(Array::Scalar(3.0, float32)).ToString(),
-            "{ lambda ; a:f32[]. let\n"
-            "    b:f32[] = cos a\n"
-            "    c:f32[] = sin a\n"
-            "    _:f32[] = sin b\n"
-            "    d:f32[] = cos b\n"
-            "    e:f32[] = mul 1.0:f32[] d\n"
-            "    f:f32[] = neg e\n"
-            "    g:f32[] = mul f c\n"
-            "  in (g,) }");
+  for (const Array& x : {Array(3.0), Array::Scalar(3.0, float32)}) {
+    EXPECT_EQ(make_jaxpr(grad(f))(x).ToString(),
+              "{ lambda ; a:f32[]. let\n"
+              "    b:f32[] = cos a\n"
+              "    c:f32[] = sin a\n"
+              "    _:f32[] = sin b\n"
+              "    d:f32[] = cos b\n"
+              "    e:f32[] = mul 1.0:f32[] d\n"
+              "    f:f32[] = neg e\n"
+              "    g:f32[] = mul f c\n"
+              "  in (g,) }");
+    EXPECT_EQ(grad(f)(x).weak_type(), x.weak_type());
+  }
 }
 
 // The page's func10: fori_loop is a while whose index and bound outputs nothing reads. The
