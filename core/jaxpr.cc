@@ -67,7 +67,11 @@ class Namer {
   uint32_t next_ = 0;
 };
 
-std::string JaxprStr(const Jaxpr& j, Namer& n);
+// Positions are absolute columns: `line_start` is where the line the jaxpr opens on starts
+// (its equations are indented from there), `column` where its `{` is. A jaxpr prints on one
+// line only when that line fits from `column` to the width, as JAX's pretty printer decides
+// (so a sub-jaxpr deep in a broken equation breaks where the same text at the top would not).
+std::string JaxprStr(const Jaxpr& j, Namer& n, size_t line_start, size_t column);
 
 std::string TypeStr(const ShapedArray& a) { return a.str(); }
 
@@ -103,15 +107,18 @@ std::string IndentTail(const std::string& s, int indent) {
   return out;
 }
 
-// A param value; sub-jaxprs are named by the enclosing printer's Namer.
-std::string ParamStr(const Param& value, Namer& n) {
+// A param value; sub-jaxprs are named by the enclosing printer's Namer and placed as above.
+std::string ParamStr(const Param& value, Namer& n, size_t line_start, size_t column) {
   if (const auto* obj = std::get_if<std::shared_ptr<const ParamObject>>(&value.value)) {
-    if (const auto* sub = dynamic_cast<const JaxprParam*>(obj->get())) return JaxprStr(*sub->closed().jaxpr, n);
+    if (const auto* sub = dynamic_cast<const JaxprParam*>(obj->get())) {
+      return JaxprStr(*sub->closed().jaxpr, n, line_start, column);
+    }
   }
   return value.ToString();
 }
 
-std::string ParamsStr(const ParamMap& params, int indent, Namer& n) {
+// `eqn_start`: the absolute column of the equation's line; broken params start two further.
+std::string ParamsStr(const ParamMap& params, int indent, Namer& n, size_t eqn_start) {
   if (params.empty()) return "";
   std::vector<std::string> parts;
   bool multiline = false;
@@ -122,10 +129,12 @@ std::string ParamsStr(const ParamMap& params, int indent, Namer& n) {
         list != nullptr && !list->empty() &&
         std::holds_alternative<std::shared_ptr<const ParamObject>>(list->front().value)) {
       v = "(\n";
-      for (const Param& item : *list) StrAppend(&v, "  ", IndentTail(ParamStr(item, n), 2), "\n");
+      for (const Param& item : *list) {
+        StrAppend(&v, "  ", IndentTail(ParamStr(item, n, eqn_start + 4, eqn_start + 4), 2), "\n");
+      }
       v += ")";
     } else {
-      v = ParamStr(value, n);
+      v = ParamStr(value, n, eqn_start + 2, eqn_start + 2 + name.size() + 1);
       // A parameter object that prints as nothing stays out of the text (a collective's
       // mesh, which JAX keeps in the tracing context rather than in the equation).
       if (v.empty() && std::holds_alternative<std::shared_ptr<const ParamObject>>(value.value)) continue;
@@ -145,18 +154,19 @@ std::string ParamsStr(const ParamMap& params, int indent, Namer& n) {
 
 // An output nothing reads prints as `_` and takes no name (JAX's DropVar: to_jaxpr drops the
 // outputs no equation or jaxpr output reads; pe.dce_jaxpr drops them from equations it keeps).
-std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent, const std::vector<bool>& read) {
+std::string EqnStr(const Jaxpr& j, const Eqn& e, Namer& n, int indent, size_t eqn_start,
+                   const std::vector<bool>& read) {
   std::vector<std::string> outs, ins;
   for (Var v : e.outputs) outs.push_back(read[v.index] ? Binder(j, v, n) : StrCat("_:", TypeStr(j.aval(v))));
   for (const Atom& a : e.inputs) ins.push_back(AtomStr(j, a, n));
-  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n), ins.empty() ? "" : " ",
+  std::string rhs = StrCat(e.primitive.name(), ParamsStr(e.params, indent, n, eqn_start), ins.empty() ? "" : " ",
                            absl::StrJoin(ins, " "));
   // An equation with no outputs (an effect: debug_callback) prints without a binder, as JAX's.
   if (outs.empty()) return rhs;
   return StrCat(absl::StrJoin(outs, " "), " = ", rhs);
 }
 
-std::string JaxprStr(const Jaxpr& j, Namer& n) {
+std::string JaxprStr(const Jaxpr& j, Namer& n, size_t line_start, size_t column) {
   std::vector<std::string> consts, ins, eqn_strs, outs;
   for (Var v : j.constvars) consts.push_back(Binder(j, v, n));
   for (Var v : j.invars) ins.push_back(Binder(j, v, n));
@@ -169,7 +179,7 @@ std::string JaxprStr(const Jaxpr& j, Namer& n) {
   for (const Atom& a : j.outvars) {
     if (const Var* v = std::get_if<Var>(&a)) read[v->index] = true;
   }
-  for (const Eqn& e : j.eqns) eqn_strs.push_back(EqnStr(j, e, n, 4, read));
+  for (const Eqn& e : j.eqns) eqn_strs.push_back(EqnStr(j, e, n, 4, line_start + 4, read));
   for (const Atom& a : j.outvars) outs.push_back(AtomStr(j, a, n));
   std::string head = StrCat("{ lambda ", absl::StrJoin(consts, " "), consts.empty() ? "" : "", "; ",
                             absl::StrJoin(ins, " "), ". let");
@@ -182,7 +192,7 @@ std::string JaxprStr(const Jaxpr& j, Namer& n) {
   }
   if (!eqn_strs.empty()) flat.pop_back();
   flat += " " + tail;
-  if (fits && flat.size() <= kLineWidth) return flat;
+  if (fits && column + flat.size() <= kLineWidth) return flat;
   std::string out = head + "\n";
   for (const std::string& e : eqn_strs) out += "    " + e + "\n";
   return out + "  " + tail;
@@ -192,7 +202,7 @@ std::string JaxprStr(const Jaxpr& j, Namer& n) {
 
 std::string Jaxpr::ToString() const {
   Namer n;
-  return JaxprStr(*this, n);
+  return JaxprStr(*this, n, 0, 0);
 }
 
 void Jaxpr::TypeCheck() const {

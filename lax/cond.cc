@@ -10,6 +10,7 @@
 #include "jx/lax/op_util.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/dce.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/vmap.h"
 
@@ -176,11 +177,22 @@ std::optional<PartialEvalSplit> CondPartialEval(absl::Span<const Array> in, cons
   }
   Arrays known_ops, unknown_ops;
   for (size_t i = 1; i < in.size(); ++i) (in_unknown[i] ? unknown_ops : known_ops).push_back(in[i]);
+  // JAX's _merge_branch_residuals: only one branch runs, so branches share residual slots;
+  // each branch's k-th residual of a type takes the k-th slot of that type (slot[b][r]).
   std::vector<ShapedArray> res_avals;
-  std::vector<size_t> res_start;
-  for (const PartialEvalResult& pe : pes) {
-    res_start.push_back(res_avals.size());
-    res_avals.insert(res_avals.end(), pe.residual_avals.begin(), pe.residual_avals.end());
+  std::vector<std::vector<size_t>> slot(pes.size());
+  for (size_t b = 0; b < pes.size(); ++b) {
+    std::vector<bool> taken(res_avals.size(), false);
+    for (const ShapedArray& aval : pes[b].residual_avals) {
+      size_t s = 0;
+      while (s < res_avals.size() && (taken[s] || !(res_avals[s] == aval))) ++s;
+      if (s == res_avals.size()) {
+        res_avals.push_back(aval);
+        taken.push_back(false);
+      }
+      taken[s] = true;
+      slot[b].push_back(s);
+    }
   }
   const std::vector<ShapedArray> known_avals = AvalsOf(known_ops);
   std::vector<Hoisted> known_branches, unknown_branches;
@@ -190,9 +202,10 @@ std::optional<PartialEvalSplit> CondPartialEval(absl::Span<const Array> in, cons
           Arrays outs = Apply(pes[b].known.jaxpr, Cat({pes[b].known.consts, a}));
           const size_t n_known = outs.size() - pes[b].residual_avals.size();
           Arrays result(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_known));
-          for (size_t r = 0; r < res_avals.size(); ++r) {
-            const bool own = r >= res_start[b] && r < res_start[b] + pes[b].residual_avals.size();
-            result.push_back(own ? outs[n_known + r - res_start[b]] : Zeros(res_avals[r]));
+          Arrays slots(res_avals.size());
+          for (size_t r = 0; r < slot[b].size(); ++r) slots[slot[b][r]] = outs[n_known + r];
+          for (size_t s = 0; s < res_avals.size(); ++s) {
+            result.push_back(slots[s].defined() ? slots[s] : Zeros(res_avals[s]));
           }
           return result;
         },
@@ -206,8 +219,9 @@ std::optional<PartialEvalSplit> CondPartialEval(absl::Span<const Array> in, cons
   for (size_t b = 0; b < pes.size(); ++b) {
     unknown_branches.push_back(TraceHoisted(
         [&](absl::Span<const Array> a) {
-          return Apply(pes[b].unknown, Cat({a.subspan(res_start[b], pes[b].residual_avals.size()),
-                                            a.subspan(res_avals.size())}));
+          Arrays mine;
+          for (size_t s : slot[b]) mine.push_back(a[s]);
+          return Apply(pes[b].unknown, Cat({mine, a.subspan(res_avals.size())}));
         },
         unknown_avals, "cond partial_eval(unknown)"));
   }
@@ -249,6 +263,37 @@ Arrays CondTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
   return result;
 }
 
+// JAX's _cond_dce_rule: every branch drops the unused outputs; the operands any branch still
+// reads stay operands of all of them (the index always stays).
+DceRuleResult CondDce(const std::vector<bool>& used_outputs, const Eqn& eqn) {
+  bool any_used = false;
+  for (bool u : used_outputs) any_used |= u;
+  if (!any_used && !HasEffect(eqn)) return {std::vector<bool>(eqn.inputs.size(), false), std::nullopt};
+  const std::vector<ClosedJaxpr> branches = Branches(eqn.params);
+  std::vector<bool> used_ops(eqn.inputs.size() - 1, false);
+  for (const ClosedJaxpr& b : branches) {
+    const std::vector<bool> read = DceJaxpr(*b.jaxpr, used_outputs).used_inputs;
+    for (size_t i = 0; i < read.size(); ++i) used_ops[i] = used_ops[i] || read[i];
+  }
+  ParamList pruned;
+  for (const ClosedJaxpr& b : branches) {
+    pruned.push_back(JaxprParamOf(ClosedJaxpr{DceJaxpr(*b.jaxpr, used_outputs, used_ops).jaxpr, {}}));
+  }
+  DceRuleResult r;
+  r.used_inputs.push_back(true);
+  r.used_inputs.insert(r.used_inputs.end(), used_ops.begin(), used_ops.end());
+  Eqn out{eqn.primitive, {eqn.inputs[0]}, {}, eqn.params};
+  for (size_t i = 0; i < used_ops.size(); ++i) {
+    if (used_ops[i]) out.inputs.push_back(eqn.inputs[i + 1]);
+  }
+  for (size_t o = 0; o < eqn.outputs.size(); ++o) {
+    if (used_outputs[o]) out.outputs.push_back(eqn.outputs[o]);
+  }
+  out.params.Set("branches", std::move(pruned));
+  r.eqn = std::move(out);
+  return r;
+}
+
 }  // namespace
 
 void RegisterCond(Registry& r) {
@@ -259,6 +304,7 @@ void RegisterCond(Registry& r) {
   rules.batch = CondBatch;
   rules.transpose = CondTranspose;
   rules.partial_eval = CondPartialEval;
+  RegisterDceRule(kCond, CondDce);
 }
 
 }  // namespace internal

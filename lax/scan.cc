@@ -2,6 +2,8 @@
 // (consts..., carry..., xs...); the body maps (consts, carry, x) -> (carry, y) and the ys
 // stack along a new leading axis. Reverse mode transposes to a reverse scan over residuals
 // saved by a forward scan of the body's non-linear part.
+#include <algorithm>
+
 #include "jx/core/interpreter.h"
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/carry_types.h"
@@ -12,6 +14,7 @@
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/dce.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/vmap.h"
 
@@ -438,6 +441,56 @@ Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const Transpose
   return result;
 }
 
+// JAX's _scan_dce_rule: the unused ys go, and so do the carries nothing needs. A carry is
+// needed when its final value is used or a needed carry's update reads it, so the body is
+// pruned until the needed carries stop growing (at most num_carry + 1 rounds); needed carries
+// stay inputs of the body even where it does not read them, as the loop passes them on.
+DceRuleResult ScanDce(const std::vector<bool>& used_outputs, const Eqn& eqn) {
+  const ScanParts s = Parts(eqn.params);
+  const Jaxpr& body = *s.body.jaxpr;
+  const size_t nc = s.num_consts, nk = s.num_carry, nin = body.invars.size();
+  bool any_used = false;
+  for (bool u : used_outputs) any_used |= u;
+  if (!any_used && !HasEffect(eqn)) return {std::vector<bool>(eqn.inputs.size(), false), std::nullopt};
+  std::vector<bool> used_carry(used_outputs.begin(), used_outputs.begin() + static_cast<std::ptrdiff_t>(nk));
+  const std::vector<bool> used_ys(used_outputs.begin() + static_cast<std::ptrdiff_t>(nk), used_outputs.end());
+  DceResult pruned;
+  for (bool grew = true; grew;) {
+    std::vector<bool> body_used = used_carry;
+    body_used.insert(body_used.end(), used_ys.begin(), used_ys.end());
+    std::vector<bool> instantiate(nin, false);
+    std::copy(used_carry.begin(), used_carry.end(), instantiate.begin() + static_cast<std::ptrdiff_t>(nc));
+    pruned = DceJaxpr(body, body_used, instantiate);
+    grew = false;
+    for (size_t k = 0; k < nk; ++k) {
+      if (pruned.used_inputs[nc + k] && !used_carry[k]) grew = used_carry[k] = true;
+    }
+  }
+  DceRuleResult r;
+  r.used_inputs = pruned.used_inputs;
+  std::copy(used_carry.begin(), used_carry.end(), r.used_inputs.begin() + static_cast<std::ptrdiff_t>(nc));
+  size_t num_consts = 0, num_carry = 0;
+  for (size_t i = 0; i < nc; ++i) num_consts += r.used_inputs[i];
+  for (bool u : used_carry) num_carry += u;
+  Eqn out{eqn.primitive, {}, {}, eqn.params};
+  ParamList linear;
+  const ParamList& old_linear = eqn.params.GetList("linear");
+  for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+    if (!r.used_inputs[i]) continue;
+    out.inputs.push_back(eqn.inputs[i]);
+    linear.push_back(old_linear[i]);
+  }
+  for (size_t o = 0; o < eqn.outputs.size(); ++o) {
+    if (o < nk ? used_carry[o] : used_ys[o - nk]) out.outputs.push_back(eqn.outputs[o]);
+  }
+  out.params.Set("jaxpr", JaxprParamOf(ClosedJaxpr{pruned.jaxpr, {}}))
+      .Set("linear", std::move(linear))
+      .Set("num_consts", static_cast<int64_t>(num_consts))
+      .Set("num_carry", static_cast<int64_t>(num_carry));
+  r.eqn = std::move(out);
+  return r;
+}
+
 }  // namespace
 
 void RegisterScan(Registry& r) {
@@ -448,6 +501,7 @@ void RegisterScan(Registry& r) {
   rules.batch = ScanBatch;
   rules.transpose = ScanTranspose;
   rules.partial_eval = ScanPartialEval;
+  RegisterDceRule(kScan, ScanDce);
 }
 
 }  // namespace internal

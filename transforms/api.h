@@ -221,7 +221,9 @@ ValueAndGradFlat ValueAndGradCall(F& f, const std::vector<FlatArg>& flat, absl::
   if (outs.empty()) throw TypeError("grad requires a function returning a scalar Array");
   CheckScalarOutput(outs[0], "grad");
   Arrays cts(outs.size());
-  cts[0] = Array::Scalar(1.0, outs[0].dtype());
+  // JAX's _one(ans): the seed is typed as the output, weak type included, so the cotangents
+  // of weak primals stay weak without a convert.
+  cts[0] = Array::Scalar(1.0, outs[0].dtype(), outs[0].weak_type());
   r.grads = SplitPerArg(flat, selected, pullback(cts));
   r.outs = std::move(outs);
   return r;

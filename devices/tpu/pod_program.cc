@@ -8,6 +8,7 @@
 
 #include "jx/compiler/backend/cpu/buffer_assignment.h"
 #include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/cpu/generic_reduce_expander.h"
 #include "jx/compiler/backend/cpu/masked_gather_fusion.h"
 #include "jx/compiler/backend/cpu/widened_window_fusion.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
@@ -58,7 +59,8 @@ std::unique_ptr<hlo::HloModule> HostModuleOf(const hlo::HloModule& module, const
 // host compile computes it (loop bodies' own scratch is not counted).
 MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<bool>& donated, const std::string& what) {
   std::unique_ptr<hlo::HloModule> host = HostModuleOf(module, what);
-  for (absl::StatusOr<bool> ran : {cpu::WidenedWindowFusion().Run(host.get()), cpu::MaskedGatherFusion().Run(host.get())}) {
+  for (absl::StatusOr<bool> ran : {cpu::GenericReduceExpander().Run(host.get()), cpu::WidenedWindowFusion().Run(host.get()),
+                                    cpu::MaskedGatherFusion().Run(host.get())}) {
     if (!ran.ok()) ThrowStatus(StrCat(what, ": planning the memory failed"), ran.status());
   }
   const hlo::HloComputation& entry = *host->entry_computation();

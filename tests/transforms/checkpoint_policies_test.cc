@@ -168,6 +168,71 @@ TEST(CheckpointPolicyTest, PoliciesReachIntoScanBodies) {
   }
 }
 
+// How many of the saved residuals' lines are exactly `want`.
+int64_t CountLines(const std::vector<std::string>& lines, const std::string& want) {
+  return std::count(lines.begin(), lines.end(), want);
+}
+
+// The step of the tests below: h = sin(W @ c + x), the matmul output what dots_saveable keeps.
+Array Layer(const Array& w, const Array& c, const Array& x) { return jnp::sin(jnp::dot(w, c) + x); }
+
+// Checks that dots_saveable saves `extra` more "<shape> computed in the forward pass" residuals
+// than nothing_saveable for `body`, and that both give the un-checkpointed gradients.
+template <typename Body>
+void ExpectDotsSavedInside(Body body, const Array& w, const Array& xs, const std::string& line, int64_t extra) {
+  auto dots = [&](const Array& a, const Array& b) { return checkpoint(body, policies::dots_saveable)(a, b); };
+  auto nothing = [&](const Array& a, const Array& b) { return checkpoint(body, policies::nothing_saveable)(a, b); };
+  const std::vector<std::string> saved_dots = ad_checkpoint::saved_residuals(dots, w, xs);
+  const std::vector<std::string> saved_nothing = ad_checkpoint::saved_residuals(nothing, w, xs);
+  EXPECT_EQ(CountLines(saved_dots, line), CountLines(saved_nothing, line) + extra)
+      << ::testing::PrintToString(saved_dots) << " vs " << ::testing::PrintToString(saved_nothing);
+  const auto want = grad(body, argnums{0, 1})(w, xs);
+  for (const auto& got : {grad(dots, argnums{0, 1})(w, xs), grad(nothing, argnums{0, 1})(w, xs)}) {
+    EXPECT_TRUE(jnp::allclose(std::get<0>(got), std::get<0>(want), 1e-6, 1e-6));
+    EXPECT_TRUE(jnp::allclose(std::get<1>(got), std::get<1>(want), 1e-6, 1e-6));
+  }
+}
+
+// Through a cond (JAX's _cond_partial_eval_custom splits every branch under the policy and
+// joins their residuals): the taken branch's matmul output is saved under dots_saveable.
+TEST(CheckpointPolicyTest, PoliciesReachIntoCondBranches) {
+  const Array w = jnp::sin(jnp::arange(16).astype(float32).reshape({4, 4}));
+  const Array x = jnp::cos(jnp::arange(4).astype(float32));
+  auto body = [](const Array& w, const Array& x) {
+    return jnp::sum(lax::cond(
+        jnp::sum(x) > 0, [&](const Array& v) { return Layer(w, v, v); }, [&](const Array& v) { return Layer(w, v, -v); },
+        x));
+  };
+  ExpectDotsSavedInside(body, w, x, "f32[4] computed in the forward pass", 1);
+}
+
+// Through a jit body (JAX's pjit partial_eval_jaxpr_custom rule splits the inner jaxpr).
+TEST(CheckpointPolicyTest, PoliciesReachIntoJitBodies) {
+  const Array w = jnp::sin(jnp::arange(16).astype(float32).reshape({4, 4}));
+  const Array x = jnp::cos(jnp::arange(4).astype(float32));
+  auto body = [](const Array& w, const Array& x) {
+    return jnp::sum(jit([](const Array& a, const Array& v) { return Layer(a, v, v); })(w, x));
+  };
+  ExpectDotsSavedInside(body, w, x, "f32[4] computed in the forward pass", 1);
+}
+
+// Two deep: a cond inside a scan body; each step's matmul output is saved, stacked over the
+// three steps.
+TEST(CheckpointPolicyTest, PoliciesReachTwoDeep) {
+  const Array w = jnp::sin(jnp::arange(16).astype(float32).reshape({4, 4}));
+  const Array xs = jnp::cos(jnp::arange(12).astype(float32).reshape({3, 4}));
+  auto body = [](const Array& w, const Array& xs) {
+    auto step = [&](const Array& c, const Array& x) {
+      Array h = lax::cond(
+          jnp::sum(x) > 0, [&](const Array& v) { return Layer(w, v, x); }, [&](const Array& v) { return Layer(w, v, -x); },
+          c);
+      return std::pair{h, h};
+    };
+    return jnp::sum(lax::scan(step, jnp::zeros({4}), xs).second);
+  };
+  ExpectDotsSavedInside(body, w, xs, "f32[3,4] computed in the forward pass", 1);
+}
+
 TEST(CheckpointPolicyTest, HigherOrderAndVmap) {
   auto f = checkpoint([](const Array& x) { return jnp::sin(checkpoint_name(jnp::sin(x), "s")) * x; },
                       policies::save_only_these_names("s"));

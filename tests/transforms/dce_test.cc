@@ -4,6 +4,7 @@
 // keeps `_:f32[] = sin b`) and "JAX internals: The jaxpr language"
 // (https://docs.jax.dev/en/latest/jaxpr.html, func10: `_:i32[] _:i32[] e:f32[16] = while[...]`).
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -16,27 +17,30 @@ namespace {
 
 namespace jnp = jx::numpy;
 
-// make_jaxpr's docstring: the primal output of sin, which grad does not need, is `_`. (The
-// docstring passes the Python float 3.0; a strong float32 gives the same jaxpr, and jx's grad
-// of a weakly typed scalar still ends with a convert to the weak type that JAX's does not
-// need: a weak-type propagation difference outside this test.)
+// make_jaxpr's docstring: the primal output of sin, which grad does not need, is `_`. The
+// docstring passes the Python float 3.0 (a weak float32, as the C++ 3.0 here): grad's seed is
+// weak as its output (JAX's _one(ans)), so the cotangent is weak with no trailing convert; a
+// strong float32 gives the same jaxpr.
 TEST(JaxprDropVar, GradOfSinCosMatchesMakeJaxprDocstring) {
   auto f = [](const Array& x) { return jnp::sin(jnp::cos(x)); };
-  EXPECT_EQ(make_jaxpr(grad(f))(Array::Scalar(3.0, float32)).ToString(),
-            "{ lambda ; a:f32[]. let\n"
-            "    b:f32[] = cos a\n"
-            "    c:f32[] = sin a\n"
-            "    _:f32[] = sin b\n"
-            "    d:f32[] = cos b\n"
-            "    e:f32[] = mul 1.0:f32[] d\n"
-            "    f:f32[] = neg e\n"
-            "    g:f32[] = mul f c\n"
-            "  in (g,) }");
+  for (const Array& x : {Array(3.0), Array::Scalar(3.0, float32)}) {
+    EXPECT_EQ(make_jaxpr(grad(f))(x).ToString(),
+              "{ lambda ; a:f32[]. let\n"
+              "    b:f32[] = cos a\n"
+              "    c:f32[] = sin a\n"
+              "    _:f32[] = sin b\n"
+              "    d:f32[] = cos b\n"
+              "    e:f32[] = mul 1.0:f32[] d\n"
+              "    f:f32[] = neg e\n"
+              "    g:f32[] = mul f c\n"
+              "  in (g,) }");
+    EXPECT_EQ(grad(f)(x).weak_type(), x.weak_type());
+  }
 }
 
-// The page's func10: fori_loop is a while whose index and bound outputs nothing reads. (JAX's
-// printer breaks the short cond_jaxpr over three lines inside the broken equation; jx keeps a
-// sub-jaxpr that fits on one line: a printer difference outside the `_` binders.)
+// The page's func10: fori_loop is a while whose index and bound outputs nothing reads. The
+// cond_jaxpr breaks over three lines as the page shows: at its column inside the broken
+// equation its one-line form would pass the 80-column width.
 TEST(JaxprDropVar, UnusedOutputsOfAMultiOutputPrimitive) {
   auto func10 = [](const Array& arg, const Array& n) {
     Array ones = jnp::ones(arg.shape());
@@ -55,7 +59,9 @@ TEST(JaxprDropVar, UnusedOutputsOfAMultiOutputPrimitive) {
             "          n:f32[16] = add m g\n"
             "        in (k, i, n) }\n"
             "      body_nconsts=2\n"
-            "      cond_jaxpr={ lambda ; o:i32[] p:i32[] q:f32[16]. let r:bool[] = lt o p in (r,) }\n"
+            "      cond_jaxpr={ lambda ; o:i32[] p:i32[] q:f32[16]. let\n"
+            "          r:bool[] = lt o p\n"
+            "        in (r,) }\n"
             "      cond_nconsts=0\n"
             "    ] c a 0:i32[] b d\n"
             "  in (e,) }");
@@ -98,8 +104,66 @@ TEST(DceJaxpr, KeepsEffectsAndDropsOutputsOfKeptEquations) {
   const DceResult r = DceJaxpr(*j.jaxpr, {true, false});
   const std::string text = r.jaxpr->ToString();
   EXPECT_NE(text.find("debug_callback"), std::string::npos) << text;
-  EXPECT_NE(text.find("    b:f32[] _:f32[4] = scan["), std::string::npos) << text;
+  // The scan's dce rule drops the unused ys (JAX's _scan_dce_rule).
+  EXPECT_NE(text.find("    b:f32[] = scan["), std::string::npos) << text;
   EXPECT_NE(text.find("  in (b,) }"), std::string::npos) << text;
+}
+
+// The number of lines of `text` holding `piece`.
+size_t Count(const std::string& text, const std::string& piece) {
+  size_t n = 0;
+  for (size_t at = text.find(piece); at != std::string::npos; at = text.find(piece, at + 1)) ++n;
+  return n;
+}
+
+// JAX's _scan_dce_rule: with only the first carry used, the second carry (which the first's
+// update does not read) and the ys go from the equation and its body; a third carry that the
+// first's update reads stays, unread outside (printed `_`).
+TEST(DceRules, ScanDropsUnusedYsAndCarriesNothingNeeds) {
+  using Carry = std::tuple<Array, Array, Array>;
+  auto f = [](const Array& xs) {
+    auto step = [](const Carry& c, const Array& x) {
+      const auto& [a, b, k] = c;
+      return std::pair{Carry{a + k * x, jnp::sin(b), k * 2.0f}, jnp::cos(x)};
+    };
+    auto [carry, ys] = lax::scan(step, Carry{Array(0.0f), Array(1.0f), Array(1.0f)}, xs);
+    return std::pair{std::get<0>(carry), ys};
+  };
+  const ClosedJaxpr j = make_jaxpr(f)(jnp::ones({4}));
+  const std::string before = j.ToString();
+  ASSERT_EQ(Count(before, " sin "), 1u) << before;
+  const DceResult r = DceJaxpr(*j.jaxpr, {true, false});
+  const std::string text = r.jaxpr->ToString();
+  EXPECT_EQ(Count(text, " sin "), 0u) << text;
+  EXPECT_EQ(Count(text, " cos "), 0u) << text;
+  EXPECT_NE(text.find("b:f32[] _:f32[] = scan["), std::string::npos) << text;
+  EXPECT_NE(text.find("num_carry=2"), std::string::npos) << text;
+  // The pruned program computes the same carry.
+  const Array xs = jnp::arange(4, float32);
+  const Arrays got = EvalJaxpr(*r.jaxpr, j.consts, {xs});
+  EXPECT_TRUE(jnp::allclose(got[0], f(xs).first, 0, 0));
+}
+
+// JAX's _cond_dce_rule: an output nobody reads goes from every branch, and operands only it
+// read stop being operands.
+TEST(DceRules, CondDropsUnusedOutputsInEveryBranch) {
+  auto f = [](const Array& p, const Array& x, const Array& y) {
+    return lax::cond(
+        p > 0, [](const Array& a, const Array& b) { return std::pair{jnp::sin(a), jnp::exp(b)}; },
+        [](const Array& a, const Array& b) { return std::pair{jnp::cos(a), jnp::log(b)}; }, x, y);
+  };
+  const ClosedJaxpr j = make_jaxpr(f)(Array(1.0f), Array(2.0f), Array(3.0f));
+  const DceResult r = DceJaxpr(*j.jaxpr, {true, false});
+  const std::string text = r.jaxpr->ToString();
+  EXPECT_EQ(Count(text, " exp "), 0u) << text;
+  EXPECT_EQ(Count(text, " log "), 0u) << text;
+  EXPECT_EQ(Count(text, " sin "), 1u) << text;
+  EXPECT_EQ(Count(text, " cos "), 1u) << text;
+  EXPECT_EQ(r.used_inputs, (std::vector<bool>{true, true, false}));
+  for (float p : {1.0f, -1.0f}) {
+    const Arrays got = EvalJaxpr(*r.jaxpr, j.consts, {Array(p), Array(2.0f)});
+    EXPECT_TRUE(jnp::allclose(got[0], f(Array(p), Array(2.0f), Array(3.0f)).first, 0, 0));
+  }
 }
 
 }  // namespace

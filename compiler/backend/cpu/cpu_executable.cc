@@ -14,6 +14,7 @@
 
 #include "jx/compiler/backend/cpu/collective_kernels.h"
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
+#include "jx/compiler/backend/cpu/generic_reduce_expander.h"
 #include "jx/compiler/backend/cpu/masked_gather_fusion.h"
 #include "jx/compiler/backend/cpu/widened_window_fusion.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
@@ -226,6 +227,9 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
     return absl::InvalidArgumentError("CompileForCpu: module without an entry computation");
   }
   // The backend's own rewrites, before verification so that their output is verified too.
+  // A generic reduce a pipeline fused before this backend saw it (the TPU pipeline, whose
+  // optimized module the chips' host half compiles) is expanded here, inside its fusion.
+  HLO_RETURN_IF_ERROR(GenericReduceExpander().Run(module.get()).status());
   HLO_RETURN_IF_ERROR(WidenedWindowFusion().Run(module.get()).status());
   HLO_RETURN_IF_ERROR(MaskedGatherFusion().Run(module.get()).status());
   HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));

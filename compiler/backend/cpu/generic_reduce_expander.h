@@ -13,6 +13,11 @@
 // reducer, argmax/argmin's pairs) are left alone; so are reducers holding anything but
 // elementwise instructions, constants and the root tuple (they stay on the fallback, which
 // kernel selection logs).
+//
+// A reduce that is a fusion's root (a pipeline that fused before this pass, as the TPU one
+// does before its host half compiles) is expanded inside the fused computation: the fusion
+// then holds slices, transposes and elementwise code, which kernel selection runs as a loop
+// or op by op, natively.
 #pragma once
 
 #include <string_view>
