@@ -15,34 +15,17 @@
 #include <gtest/gtest.h>
 
 #include "opinfo.h"
+#include "tests/scoped_env.h"
 
 namespace jx::opinfo {
 namespace {
 
-// JX_CPU_FALLBACK=error for the scope (restoring what was there).
-class ScopedForbidFallback {
- public:
-  ScopedForbidFallback() {
-    if (const char* v = std::getenv("JX_CPU_FALLBACK")) old_ = v;
-    setenv("JX_CPU_FALLBACK", "error", 1);
-  }
-  ~ScopedForbidFallback() {
-    if (old_.empty()) {
-      unsetenv("JX_CPU_FALLBACK");
-    } else {
-      setenv("JX_CPU_FALLBACK", old_.c_str(), 1);
-    }
-  }
-
- private:
-  std::string old_;
-};
 
 class OpInfoJitTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpInfoJitTest, JitMatchesEager) {
   const OpInfo& info = FindOpInfo(GetParam());
-  ScopedForbidFallback forbid;
+  jx::testing::ScopedEnv forbid("JX_CPU_FALLBACK", "error");
   // A collective's samples are shard_maps over a mesh of chips: jit compiles each into one
   // program for the mesh's chips (its HLO collectives move the data) and the result equals
   // the eager lockstep evaluation.

@@ -10,30 +10,13 @@
 #include <tuple>
 
 #include "jx/jx.h"
+#include "tests/scoped_env.h"
 
 namespace jx::tpu {
 namespace {
 
 namespace jnp = jx::numpy;
 
-// JX_CPU_FALLBACK=error for the scope (restoring what was there).
-class ScopedForbidFallback {
- public:
-  ScopedForbidFallback() {
-    if (const char* v = std::getenv("JX_CPU_FALLBACK")) old_ = v;
-    setenv("JX_CPU_FALLBACK", "error", 1);
-  }
-  ~ScopedForbidFallback() {
-    if (old_.empty()) {
-      unsetenv("JX_CPU_FALLBACK");
-    } else {
-      setenv("JX_CPU_FALLBACK", old_.c_str(), 1);
-    }
-  }
-
- private:
-  std::string old_;
-};
 
 // log(exp(a) + exp(b)), identity -inf: no monoid primitive, so one generic reduce equation.
 Array LogAddExp(const Array& a, const Array& b) {
@@ -50,7 +33,7 @@ TEST(GenericReduceOnChipTest, LogSumExpRunsNativelyAndEqualsEager) {
   const Array x = jnp::sin(jnp::arange(6 * 37, float32).reshape({6, 37}));
   auto lse = [](const Array& v) { return lax::reduce(v, Array(-INFINITY), LogAddExp, {1}); };
   const Array want = lse(x);
-  ScopedForbidFallback forbid;
+  jx::testing::ScopedEnv forbid("JX_CPU_FALLBACK", "error");
   const Array got = jit(lse)(device_put(x, chip));
   EXPECT_EQ(got.committed_device(), chip);
   EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
@@ -77,7 +60,7 @@ TEST(GenericReduceOnChipTest, VariadicPickRunsNativelyAndEqualsEager) {
     return lax::reduce(Triple{a, b, i}, Triple{Array(-INFINITY), Array(-INFINITY), Array::Scalar(0, int32)}, pick, {1});
   };
   const Triple want = f(x, y, idx);
-  ScopedForbidFallback forbid;
+  jx::testing::ScopedEnv forbid("JX_CPU_FALLBACK", "error");
   const Triple got = jit(f)(device_put(x, chip), device_put(y, chip), device_put(idx, chip));
   EXPECT_EQ(std::get<0>(got).to_vector<float>(), std::get<0>(want).to_vector<float>());
   EXPECT_EQ(std::get<1>(got).to_vector<float>(), std::get<1>(want).to_vector<float>());

@@ -11,6 +11,7 @@
 
 #include "cpu_test_util.h"
 #include "jx/compiler/hlo/hlo_parser.h"
+#include "tests/scoped_env.h"
 
 namespace jx::cpu {
 namespace {
@@ -35,33 +36,11 @@ ENTRY %main (operand: f32[4,6], source: f32[2,3]) -> f32[4,6] {
   ROOT %sas = f32[4,6] select-and-scatter(%operand, %source, %zero), window={size=2x2 stride=2x2}, select=%ge, scatter=%add
 })";
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* v = std::getenv(name)) {
-      had_ = true;
-      old_ = v;
-    }
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 TEST(KernelSelectionTest, FallbackIsLoggedWithTheInstructionAndReason) {
   std::string log;
   {
-    ScopedEnv env("JX_LOG_COMPILES", "1");
+    jx::testing::ScopedEnv env("JX_LOG_COMPILES", "1");
     ::testing::internal::CaptureStderr();
     auto exe = testing::CheckAgainstEvaluator(kNoKernel);
     log = ::testing::internal::GetCapturedStderr();
