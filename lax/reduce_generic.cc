@@ -402,6 +402,7 @@ void RegisterGenericReduce(Registry& r) {
   };
   rules.jvp = ReduceJvp;
   rules.batch = ReduceBatch;
+  rules.unsupported["transpose"] = "not linear in general: reverse mode transposes the linear ops of its jvp";
 }
 
 }  // namespace internal
