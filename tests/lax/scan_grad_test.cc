@@ -178,5 +178,114 @@ TEST(ScanGradJitTest, ForiLoopWeightCotangentIsOneDotAfterTheBackwardLoop) {
   ExpectAllClose(gv, ev, 1e-5);
 }
 
+
+// The scan equations of a jaxpr, in order.
+std::vector<const Eqn*> Scans(const ClosedJaxpr& closed) {
+  std::vector<const Eqn*> scans;
+  for (const Eqn& e : closed.jaxpr->eqns) {
+    if (e.primitive.name() == "scan") scans.push_back(&e);
+  }
+  return scans;
+}
+
+// JAX's hoisting of loop-invariant residuals: sin(w) and its derivative cos(w) depend on the
+// weight alone, so they are computed once before the forward loop and reach both loops as
+// consts, never as [steps, 8, 8] stacks the forward loop writes per step.
+TEST(ScanGradTest, LoopInvariantResidualsAreComputedOnceBeforeTheLoop) {
+  auto loss = [](const Array& w, const Array& h0, const Array& xs) {
+    auto [h, hs] = lax::scan(
+        [w](const Array& h, const Array& x) {
+          Array h2 = jnp::tanh(jnp::matmul(h, jnp::sin(w)) + x);
+          return std::pair{h2, h2};
+        },
+        h0, xs);
+    return jnp::sum(hs);
+  };
+  const Array w = jx::random::normal(jx::random::key(0), {8, 8}) * 0.3f;
+  const Array h0 = jx::random::normal(jx::random::key(2), {8});
+  const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+  const ClosedJaxpr grad_jaxpr = make_jaxpr(jx::grad(loss, jx::argnums{0, 1}))(w, h0, xs);
+  const std::string text = grad_jaxpr.ToString();
+  EXPECT_EQ(Count(text, "f32[20,8,8]"), 0) << text;
+  std::map<std::string, int64_t> runs = Runs(grad_jaxpr);
+  EXPECT_EQ(runs["sin"], 1) << text;
+  EXPECT_EQ(runs["cos"], 1) << text;
+  EXPECT_EQ(runs["scan"], 2) << text;
+  EXPECT_EQ(runs["tanh"], 20) << text;
+  // Both are equations of the outer jaxpr, ahead of the forward scan.
+  ASSERT_GE(grad_jaxpr.jaxpr->eqns.size(), 3u);
+  EXPECT_EQ(grad_jaxpr.jaxpr->eqns[0].primitive.name(), "sin") << text;
+  EXPECT_EQ(grad_jaxpr.jaxpr->eqns[1].primitive.name(), "cos") << text;
+  EXPECT_EQ(grad_jaxpr.jaxpr->eqns[2].primitive.name(), "scan") << text;
+  jx::check_grads([&](const Array& w_, const Array& h_) { return loss(w_, h_, xs); }, std::tuple{w, h0}, 1);
+}
+
+// The carry entering each step (the RNN's h_{t-1}, reshaped to a row for the matmul) is a
+// residual of the weight's cotangent. Its update is also the ys, so the backward loop reads
+// the ys shifted by one step with h0 in front (JAX forwards residuals that are already
+// outputs): the forward loop writes two stacks per step (hs and 1 - h^2), not a third.
+TEST(ScanGradTest, CarryResidualIsTheShiftedYsNotASecondStack) {
+  for (const bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "reverse" : "forward");
+    auto loss = [reverse](const Array& w, const Array& h0, const Array& xs) {
+      auto [h, hs] = lax::scan(
+          [w](const Array& h, const Array& x) {
+            Array h2 = jnp::tanh(jnp::matmul(h, w) + x);
+            return std::pair{h2, h2};
+          },
+          h0, xs, {.reverse = reverse});
+      return jnp::sum(hs * hs);
+    };
+    const Array w = jx::random::normal(jx::random::key(0), {8, 8}) * 0.3f;
+    const Array h0 = jx::random::normal(jx::random::key(2), {8});
+    const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+    const ClosedJaxpr grad_jaxpr = make_jaxpr(jx::grad(loss, jx::argnums{0, 1}))(w, h0, xs);
+    const std::string text = grad_jaxpr.ToString();
+    const std::vector<const Eqn*> scans = Scans(grad_jaxpr);
+    ASSERT_EQ(scans.size(), 2u) << text;
+    // (final h, hs, 1 - h^2): no [20, 1, 8] stack of h_{t-1}.
+    EXPECT_EQ(scans[0]->outputs.size(), 3u) << text;
+    EXPECT_EQ(Count(text, "f32[20,1,8]"), 0) << text;
+    EXPECT_EQ(Count(text, "= concatenate["), 1) << text;
+    jx::check_grads([&](const Array& w_, const Array& h_) { return loss(w_, h_, xs); }, std::tuple{w, h0}, 1);
+    // Equal to the loop unrolled by hand.
+    auto unrolled = [reverse](const Array& w, const Array& h0, const Array& xs) {
+      Array h = h0, total = jnp::zeros({});
+      for (int64_t t = 0; t < 20; ++t) {
+        const int64_t i = reverse ? 19 - t : t;
+        h = jnp::tanh(jnp::matmul(h, w) + xs[i]);
+        total = total + jnp::sum(h * h);
+      }
+      return total;
+    };
+    const auto [gw, gh] = jx::grad(loss, jx::argnums{0, 1})(w, h0, xs);
+    const auto [uw, uh] = jx::grad(unrolled, jx::argnums{0, 1})(w, h0, xs);
+    ExpectAllClose(gw, uw, 1e-5);
+    ExpectAllClose(gh, uh, 1e-5);
+  }
+}
+
+// A residual that is an xs slice is the xs: neither loop stacks a copy of them.
+TEST(ScanGradTest, XsResidualsAreTheXsThemselves) {
+  auto loss = [](const Array& h0, const Array& xs) {
+    auto [h, hs] = lax::scan(
+        [](const Array& h, const Array& x) {
+          Array h2 = jnp::sin(h * x);
+          return std::pair{h2, h2};
+        },
+        h0, xs);
+    return jnp::sum(hs);
+  };
+  const Array h0 = jx::random::normal(jx::random::key(2), {8});
+  const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+  const ClosedJaxpr grad_jaxpr = make_jaxpr(jx::grad(loss))(h0, xs);
+  const std::string text = grad_jaxpr.ToString();
+  const std::vector<const Eqn*> scans = Scans(grad_jaxpr);
+  ASSERT_EQ(scans.size(), 2u) << text;
+  // The forward loop: (final h, hs, cos(h x)); the xs reach the backward loop as they are.
+  EXPECT_EQ(scans[0]->outputs.size(), 3u) << text;
+  jx::check_grads([&](const Array& h_) { return loss(h_, xs); }, std::tuple{h0}, 1);
+}
+
 }  // namespace
 }  // namespace jx
