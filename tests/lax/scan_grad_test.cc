@@ -4,7 +4,8 @@
 // "Runs" counts equations as executed: an equation inside a scan counts once per step. Under
 // jit on the CPU, the weight cotangent the backward loop accumulated as one outer product per
 // step (dW += h_t^T g_t) is one dot over the steps after the loop (WhileLoopOuterProductToDot
-// in the CPU pipeline), and the gradients equal eager's.
+// in the CPU pipeline), the stacks the loops fill start with no zero fill, and the gradients
+// equal eager's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -155,6 +156,13 @@ TEST(ScanGradJitTest, RnnWeightCotangentIsOneDotAfterTheBackwardLoop) {
   EXPECT_EQ(backward.rfind("%scan_body.1 (state.", 0), 0u) << backward;
   EXPECT_NE(backward.find("-> (s32[], f32[16,16], f32[40,16], f32[16], f32[40,16]) {"), std::string::npos)
       << backward;
+  // The stacks the loops fill row by row (the forward's hs and 1 - h^2, the backward's
+  // per-step cotangents) start as buffers: no zero fill of a [40, 16] stack before either loop
+  // (WhileLoopUnreadInitElimination).
+  const std::string entry = Computation(hlo, "main");
+  ASSERT_FALSE(entry.empty()) << hlo;
+  EXPECT_EQ(Count(entry, "f32[40,16]{1,0} broadcast("), 0) << entry;
+  EXPECT_EQ(Count(entry, "custom_call_target=\"AllocateBuffer\""), 3) << entry;
   const auto [gw, gh] = jitted(w, h0, xs);
   const auto [ew, eh] = grad_fn(w, h0, xs);
   // The steps' outer products are summed in the GEMM's order instead of one after another.
