@@ -134,6 +134,48 @@ TEST(ScanGradTest, ForiLoopGradRunsTheForwardBodyOncePerStep) {
   jx::check_grads(loop, std::tuple{w, v0}, 1);
 }
 
+// Two carries, one of which is also the ys (its h_{t-1} residual comes from the shifted ys),
+// the other accumulating; a const-only residual (exp(w)); forward, reverse and zero steps:
+// the gradients, eager and under jit, equal the loop unrolled by hand.
+TEST(ScanGradTest, ResidualFormsKeepTheGradientsOfTheUnrolledLoop) {
+  using Carry = std::pair<Array, Array>;
+  for (const int64_t steps : {int64_t{0}, int64_t{1}, int64_t{6}}) {
+    for (const bool reverse : {false, true}) {
+      SCOPED_TRACE(testing::Message() << steps << " steps" << (reverse ? ", reverse" : ""));
+      auto loss = [reverse](const Array& w, const Array& h0, const Array& xs) {
+        auto [carry, hs] = lax::scan(
+            [w](const Carry& c, const Array& x) {
+              Array h = jnp::sin(c.first * jnp::exp(w) + x);
+              return std::pair{Carry{h, c.second + h * c.first}, h};
+            },
+            Carry{h0, jnp::zeros({3})}, xs, {.reverse = reverse});
+        return jnp::sum(hs) + jnp::sum(carry.second);
+      };
+      auto unrolled = [reverse, steps](const Array& w, const Array& h0, const Array& xs) {
+        Array h = h0, acc = jnp::zeros({3}), total = jnp::zeros({});
+        for (int64_t t = 0; t < steps; ++t) {
+          Array h2 = jnp::sin(h * jnp::exp(w) + xs[reverse ? steps - 1 - t : t]);
+          acc = acc + h2 * h;
+          h = h2;
+          total = total + jnp::sum(h2);
+        }
+        return total + jnp::sum(acc);
+      };
+      const Array w = jx::random::normal(jx::random::key(5), {3}) * 0.3f;
+      const Array h0 = jx::random::normal(jx::random::key(6), {3});
+      const Array xs = jx::random::normal(jx::random::key(7), {steps, 3});
+      const auto [gw, gh] = jx::grad(loss, jx::argnums{0, 1})(w, h0, xs);
+      const auto [uw, uh] = jx::grad(unrolled, jx::argnums{0, 1})(w, h0, xs);
+      ExpectAllClose(gw, uw, 1e-5);
+      ExpectAllClose(gh, uh, 1e-5);
+      // And compiled (the stacks the loops fill start as buffers).
+      const auto [jw, jh] = jit(jx::grad(loss, jx::argnums{0, 1}))(w, h0, xs);
+      ExpectAllClose(jw, uw, 1e-5);
+      ExpectAllClose(jh, uh, 1e-5);
+    }
+  }
+}
+
 TEST(ScanGradJitTest, RnnWeightCotangentIsOneDotAfterTheBackwardLoop) {
   const Array w = jx::random::normal(jx::random::key(0), {16, 16}) * 0.3f;
   const Array h0 = jx::random::normal(jx::random::key(2), {16});
