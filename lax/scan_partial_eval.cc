@@ -11,12 +11,14 @@
 //    entering a step (up to reshapes) and that carry's update is also a ys output: the RNN's
 //    h_{t-1} is read from the hs the loop returns anyway, not from a second stack;
 //  - otherwise a stack the known scan writes, one row per step.
+#include <algorithm>
 #include <optional>
+#include <vector>
 
+#include "jx/lax/binary_ops.h"
 #include "jx/lax/scan_internal.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
-#include "jx/lax/binary_ops.h"
 #include "jx/transforms/ad_util.h"
 #include "jx/transforms/dce.h"
 #include "jx/transforms/remat_partial_eval.h"
@@ -110,7 +112,9 @@ struct Source {
   std::optional<ClosedJaxpr> ops;  // reshapes the second scan's body applies to the slice
 };
 
-// The step's input `in` is (step_consts, carry, xs)[...]: which part.
+// Where the step's output `out` (a residual) comes from. The step takes (n_sc consts, n_kk
+// carries, xs) and returns (n_kk carries, n_ky ys, residuals): an xs slice or the carry entering
+// the step (up to reshapes) whose update is also a ys output need no stack of their own.
 Source SourceOf(const Jaxpr& step, size_t out, size_t n_sc, size_t n_kk, size_t n_ky, bool shift_ys) {
   Source src;
   src.index = out;
