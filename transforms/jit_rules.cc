@@ -268,31 +268,17 @@ BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dim
   return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
 }
 
-// JAX's DCE rule for jit (pjit's, as for closed_call): the inner jaxpr keeps only the
-// equations the used outputs need, and the call only the inputs they read. A call whose
-// outputs are all unused and that has no effect goes; one with an effect keeps its effectful
-// equations (DceJaxpr keeps those).
+// JAX's DCE rule for pjit: the closed-call rule (the inner jaxpr pruned to the used outputs,
+// the call to the operands they read), with donated_invars kept for the operands that stay.
 DceRuleResult JitDce(const std::vector<bool>& used_outputs, const Eqn& eqn) {
-  bool any_used = false;
-  for (bool u : used_outputs) any_used |= u;
-  if (!any_used && !HasEffect(eqn)) return {std::vector<bool>(eqn.inputs.size(), false), std::nullopt};
-  const ClosedJaxpr& j = GetJaxpr(eqn.params, "jaxpr");
-  DceResult pruned = DceJaxpr(*j.jaxpr, used_outputs);
-  DceRuleResult r{pruned.used_inputs, std::nullopt};
-  Eqn out{eqn.primitive, {}, {}, eqn.params};
+  DceRuleResult r = DceClosedCall(used_outputs, eqn);
+  if (!r.eqn) return r;
   std::vector<int64_t> donated;
   const std::vector<int64_t>& old_donated = eqn.params.GetInts("donated_invars");
   for (size_t i = 0; i < eqn.inputs.size(); ++i) {
-    if (!r.used_inputs[i]) continue;
-    out.inputs.push_back(eqn.inputs[i]);
-    donated.push_back(old_donated[i]);
+    if (r.used_inputs[i]) donated.push_back(old_donated[i]);
   }
-  for (size_t o = 0; o < eqn.outputs.size(); ++o) {
-    if (used_outputs[o]) out.outputs.push_back(eqn.outputs[o]);
-  }
-  out.params.Set("jaxpr", JaxprParamOf(ClosedJaxpr{std::move(pruned.jaxpr), j.consts}))
-      .Set("donated_invars", std::move(donated));
-  r.eqn = std::move(out);
+  r.eqn->params.Set("donated_invars", std::move(donated));
   return r;
 }
 

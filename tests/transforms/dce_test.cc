@@ -234,5 +234,22 @@ TEST(DceRules, JitPrunesItsInnerJaxpr) {
   EXPECT_EQ(DceJaxpr(*j.jaxpr, {false, false}).jaxpr->eqns.size(), 0u);
 }
 
+// JAX's remat_dce: a checkpoint's body is pruned as a closed call's.
+TEST(DceRules, CheckpointPrunesItsBody) {
+  auto g = checkpoint([](const Array& a, const Array& b) { return std::pair{jnp::sin(a), jnp::exp(b)}; });
+  auto f = [&](const Array& x, const Array& y) { return g(x, y); };
+  const ClosedJaxpr j = make_jaxpr(f)(Array(1.0f), Array(2.0f));
+  const std::string before = j.ToString();
+  ASSERT_EQ(Count(before, " exp "), 1u) << before;
+  ASSERT_EQ(Count(before, "checkpoint["), 1u) << before;
+  const DceResult r = DceJaxpr(*j.jaxpr, {true, false});
+  const std::string text = r.jaxpr->ToString();
+  EXPECT_EQ(Count(text, " exp "), 0u) << text;
+  EXPECT_EQ(Count(text, " sin "), 1u) << text;
+  EXPECT_EQ(r.used_inputs, (std::vector<bool>{true, false}));
+  const Arrays got = EvalJaxpr(*r.jaxpr, j.consts, {Array(1.0f)});
+  EXPECT_TRUE(jnp::allclose(got[0], jnp::sin(Array(1.0f)), 0, 0));
+}
+
 }  // namespace
 }  // namespace jx
