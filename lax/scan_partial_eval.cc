@@ -12,6 +12,7 @@
 //    h_{t-1} is read from the hs the loop returns anyway, not from a second stack;
 //  - otherwise a stack the known scan writes, one row per step.
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -131,17 +132,16 @@ Source SourceOf(const Jaxpr& step, size_t out, size_t n_sc, size_t n_kk, size_t 
   return src;
 }
 
-// The carry entering each step, from the ys of the carry's update: init first, then ys
-// without its last row (reverse: ys without its first row, then init).
+// The carry entering each step, from the ys of the carry's update: the ys moved one row on
+// (one pad with a negative high side: a single copy), then init written into the row that
+// opens (the first; reverse: the last).
 Array ShiftedCarry(const Array& init, const Array& ys, bool reverse) {
-  std::vector<int64_t> start(static_cast<size_t>(ys.ndim()), 0), limit(ys.shape().begin(), ys.shape().end());
-  if (reverse) {
-    start[0] = 1;
-  } else {
-    limit[0] = ys.shape()[0] - 1;
-  }
-  const Array row = expand_dims(init, {0}), rest = slice(ys, start, limit);
-  return reverse ? concatenate({rest, row}, 0) : concatenate({row, rest}, 0);
+  std::vector<std::array<int64_t, 3>> config(static_cast<size_t>(ys.ndim()), {0, 0, 0});
+  config[0] = reverse ? std::array<int64_t, 3>{-1, 1, 0} : std::array<int64_t, 3>{1, -1, 0};
+  const Array moved = pad(ys, Zeros(ShapedArray{{}, ys.dtype()}), config);
+  std::vector<Array> start(static_cast<size_t>(ys.ndim()), Array(int32_t{0}));
+  if (reverse) start[0] = Array(static_cast<int32_t>(ys.shape()[0] - 1));
+  return dynamic_update_slice(moved, expand_dims(init, {0}), start);
 }
 
 // A residual as the second scan's body sees it: the invariant value, or the slice of its
