@@ -1,7 +1,6 @@
 // scan: a loop over the leading axis of xs with a carry (JAX's scan_p). Inputs are
 // (consts..., carry..., xs...); the body maps (consts, carry, x) -> (carry, y) and the ys
-// stack along a new leading axis. Reverse mode transposes to a reverse scan over residuals
-// saved by a forward scan of the body's non-linear part.
+// stack along a new leading axis. Partial evaluation and transpose: scan_partial_eval.cc.
 #include <algorithm>
 
 #include "jx/core/interpreter.h"
@@ -11,6 +10,7 @@
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/lax/op_util.h"
 #include "jx/lax/rule_util.h"
+#include "jx/lax/scan_internal.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/transforms/ad_util.h"
@@ -20,17 +20,8 @@
 
 namespace jx::lax {
 namespace internal {
-namespace {
 
 const Primitive kScan = Primitive::Intern("scan");
-
-struct ScanParts {
-  ClosedJaxpr body;
-  int64_t length;
-  bool reverse;
-  size_t num_consts, num_carry;
-  int64_t unroll;
-};
 
 ScanParts Parts(const ParamMap& params) {
   return ScanParts{GetJaxpr(params, "jaxpr"), params.GetInt("length"), params.GetBool("reverse"),
@@ -38,9 +29,9 @@ ScanParts Parts(const ParamMap& params) {
                    params.GetInt("unroll")};
 }
 
-// JAX's scan params, as its jaxprs print them: `linear` marks the inputs known to be linear
-// (none, as traced: JAX's transpose uses it only as a hint), `unroll` the iterations per loop
-// step, and `_split_transpose` the experimental transpose split jx does not offer.
+// `linear` marks the inputs known to be linear (none, as traced: JAX's transpose uses it only
+// as a hint), `unroll` the iterations per loop step, and `_split_transpose` the experimental
+// transpose split jx does not offer.
 ParamMap ScanParams(const ClosedJaxpr& body, size_t num_consts, size_t num_carry, int64_t length, bool reverse,
                     int64_t unroll) {
   return ParamMap{{"_split_transpose", false},
@@ -53,7 +44,6 @@ ParamMap ScanParams(const ClosedJaxpr& body, size_t num_consts, size_t num_carry
                   {"unroll", unroll}};
 }
 
-// Binds scan over a traced body whose hoisted consts lead the consts.
 Arrays BindScan(const Hoisted& body, absl::Span<const Array> consts, absl::Span<const Array> carry,
                 absl::Span<const Array> xs, int64_t length, bool reverse, int64_t unroll) {
   const Arrays all_consts = Cat({body.consts, consts});
@@ -69,6 +59,8 @@ ShapedArray Stacked(const ShapedArray& a, int64_t length) {
   s.insert(s.begin(), length);
   return ShapedArray{std::move(s), a.dtype, a.weak_type};
 }
+
+namespace {
 
 Avals ScanAbstractEval(InAvals in, const ParamMap& params) {
   const ScanParts s = Parts(params);
@@ -204,101 +196,6 @@ JvpResult ScanJvp(absl::Span<const Array> primals, absl::Span<const Array> tange
   return r;
 }
 
-// The body split into its known and unknown parts. A carry is unknown if it enters unknown
-// or the body feeds unknown values into it (iterated to a fixpoint), so *unknown grows.
-PartialEvalResult SplitBody(const ScanParts& s, std::vector<bool>* unknown) {
-  PartialEvalResult pe;
-  for (bool changed = true; changed;) {
-    std::vector<bool> force(s.body.jaxpr->outvars.size(), false);
-    for (size_t k = 0; k < s.num_carry; ++k) force[k] = (*unknown)[s.num_consts + k];
-    pe = PartialEvalJaxpr(s.body, *unknown, force);
-    changed = false;
-    for (size_t k = 0; k < s.num_carry; ++k) {
-      if (pe.out_unknown[k] && !(*unknown)[s.num_consts + k]) (*unknown)[s.num_consts + k] = changed = true;
-    }
-  }
-  return pe;
-}
-
-// Partial evaluation: a known scan runs the body's known part now and stacks the residuals
-// the unknown part needs per iteration; an unknown scan over those residuals is staged. A
-// residual that is a known const forwarded unchanged is passed once, not stacked.
-std::optional<PartialEvalSplit> ScanPartialEval(absl::Span<const Array> in, const std::vector<bool>& in_unknown,
-                                                const ParamMap& params) {
-  const ScanParts s = Parts(params);
-  const size_t nc = s.num_consts, nk = s.num_carry, n_in = in.size();
-  std::vector<bool> unknown = in_unknown;
-  const PartialEvalResult pe = SplitBody(s, &unknown);
-  Arrays known_consts, known_carry, known_xs, unknown_consts, unknown_carry, unknown_xs;
-  for (size_t i = 0; i < n_in; ++i) {
-    const bool is_const = i < nc, is_carry = !is_const && i < nc + nk;
-    if (unknown[i]) {
-      (is_const ? unknown_consts : is_carry ? unknown_carry : unknown_xs).push_back(in[i]);
-    } else {
-      (is_const ? known_consts : is_carry ? known_carry : known_xs).push_back(in[i]);
-    }
-  }
-  // Known body inputs are (hoisted consts, known consts, known carry, known xs); its outputs
-  // (known carry, known ys, residuals). Residuals that are a const input are loop-invariant.
-  const Jaxpr& kj = *pe.known.jaxpr.jaxpr;
-  const size_t n_res = pe.residual_avals.size();
-  const size_t n_known_out = kj.outvars.size() - n_res;
-  const Arrays known_all_consts = Cat({pe.known.consts, known_consts});
-  std::vector<std::optional<size_t>> invariant(n_res);  // index into known_all_consts
-  for (size_t r = 0; r < n_res; ++r) {
-    if (const Var* v = std::get_if<Var>(&kj.outvars[n_known_out + r])) {
-      for (size_t i = 0; i < known_all_consts.size(); ++i) {
-        if (kj.invars[i] == *v) invariant[r] = i;
-      }
-    }
-  }
-  std::vector<ShapedArray> known_avals = kj.in_avals();
-  Hoisted known_body = TraceHoisted(
-      [&](absl::Span<const Array> a) {
-        Arrays outs = Apply(pe.known.jaxpr, a);
-        Arrays kept(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_known_out));
-        for (size_t r = 0; r < n_res; ++r) {
-          if (!invariant[r]) kept.push_back(outs[n_known_out + r]);
-        }
-        return kept;
-      },
-      known_avals, "scan partial_eval(known)");
-  Arrays known_outs = BindScan(known_body, known_all_consts, known_carry, known_xs, s.length, s.reverse, s.unroll);
-  Arrays inv_res, stacked_res;
-  for (size_t r = 0, j = n_known_out; r < n_res; ++r) {
-    if (invariant[r]) {
-      inv_res.push_back(known_all_consts[*invariant[r]]);
-    } else {
-      stacked_res.push_back(known_outs[j++]);
-    }
-  }
-  // The unknown scan: consts (invariant residuals, unknown consts), carry (unknown carry),
-  // xs (stacked residuals, unknown xs); its body restores the residuals' order.
-  std::vector<ShapedArray> avals = AvalsOf(Cat({inv_res, unknown_consts, unknown_carry}));
-  for (const Array& x : Cat({stacked_res, unknown_xs})) avals.push_back(Unstacked(x.aval()));
-  const size_t n_inv = inv_res.size(), n_uc = unknown_consts.size(), n_uk = unknown_carry.size();
-  Hoisted unknown_body = TraceHoisted(
-      [&](absl::Span<const Array> a) {
-        Arrays args;
-        for (size_t r = 0, iv = 0, st = 0; r < n_res; ++r) {
-          args.push_back(invariant[r] ? a[iv++] : a[n_inv + n_uc + n_uk + st++]);
-        }
-        const Arrays rest = Cat({a.subspan(n_inv, n_uc + n_uk), a.subspan(n_inv + n_uc + n_uk + stacked_res.size())});
-        args.insert(args.end(), rest.begin(), rest.end());
-        return Apply(pe.unknown, args);
-      },
-      avals, "scan partial_eval(unknown)");
-  PartialEvalSplit split;
-  const Arrays staged_consts = Cat({unknown_body.consts, inv_res, unknown_consts});
-  split.staged = kScan;
-  split.staged_inputs = Cat({staged_consts, unknown_carry, stacked_res, unknown_xs});
-  split.staged_params = ScanParams(unknown_body.jaxpr, staged_consts.size(), n_uk, s.length, s.reverse, s.unroll);
-  for (size_t k = 0, j = 0; k < pe.out_unknown.size(); ++k) {
-    split.known_outs.push_back(pe.out_unknown[k] ? Array() : known_outs[j++]);
-  }
-  return split;
-}
-
 BatchResult ScanBatch(absl::Span<const Array> args, absl::Span<const int64_t> dims, int64_t size,
                       const ParamMap& params) {
   const ScanParts s = Parts(params);
@@ -328,117 +225,6 @@ BatchResult ScanBatch(absl::Span<const Array> args, absl::Span<const int64_t> di
   std::vector<int64_t> out_dims(outs.size(), 1);
   for (size_t k = 0; k < nk; ++k) out_dims[k] = 0;
   return BatchResult{outs, out_dims};
-}
-
-// Transpose: split the body into its non-linear part (run forward now, saving residuals per
-// iteration) and its linear part, then run the linear part's transpose as a scan in the
-// opposite direction, accumulating the consts' cotangents in the carry.
-Arrays ScanTranspose(absl::Span<const Array> cts_out, absl::Span<const TransposeArg> args, const ParamMap& params) {
-  const ScanParts s = Parts(params);
-  const size_t nc = s.num_consts, nk = s.num_carry, n_in = args.size();
-  std::vector<bool> lin(n_in);
-  for (size_t i = 0; i < n_in; ++i) lin[i] = args[i].is_linear();
-  // A carry is linear if it enters linear or the body feeds linear values into it (a zero
-  // tangent instantiated as a constant enters known).
-  const PartialEvalResult pe = SplitBody(s, &lin);
-  Arrays known_consts, known_carry, known_xs;
-  for (size_t i = 0; i < n_in; ++i) {
-    if (lin[i]) continue;
-    (i < nc ? known_consts : i < nc + nk ? known_carry : known_xs).push_back(args[i].value);
-  }
-  // Where each residual of the linear part comes from: a known const (loop-invariant, passed
-  // once), a known xs slice (the xs themselves), or the known part's computation (stacked by
-  // a forward scan of the known part, run only for these). Stacking a forwarded const would
-  // copy it once per step (a [steps, 256, 256] weight for an RNN's grad).
-  const Jaxpr& kj = *pe.known.jaxpr.jaxpr;
-  const size_t n_res = pe.residual_avals.size();
-  const size_t n_known_out = kj.outvars.size() - n_res;
-  const Arrays known_all_consts = Cat({pe.known.consts, known_consts});
-  const size_t n_kc = known_all_consts.size(), n_kk = known_carry.size();
-  enum class From { kConst, kXs, kBody };
-  std::vector<From> from(n_res, From::kBody);
-  std::vector<size_t> index(n_res, 0);
-  std::vector<size_t> computed;
-  for (size_t r = 0; r < n_res; ++r) {
-    if (const Var* v = std::get_if<Var>(&kj.outvars[n_known_out + r])) {
-      for (size_t i = 0; i < kj.invars.size(); ++i) {
-        if (kj.invars[i] != *v) continue;
-        if (i < n_kc) {
-          from[r] = From::kConst, index[r] = i;
-        } else if (i >= n_kc + n_kk) {
-          from[r] = From::kXs, index[r] = i - n_kc - n_kk;
-        }
-        break;
-      }
-    }
-    if (from[r] == From::kBody) computed.push_back(r);
-  }
-  Arrays computed_res;
-  if (!computed.empty()) {
-    Hoisted forward = TraceHoisted(
-        [&](absl::Span<const Array> a) {
-          Arrays outs = Apply(pe.known.jaxpr, a);
-          Arrays kept(outs.begin(), outs.begin() + static_cast<ptrdiff_t>(n_kk));
-          for (size_t r : computed) kept.push_back(outs[n_known_out + r]);
-          return kept;
-        },
-        kj.in_avals(), "scan transpose(forward)");
-    Arrays outs = BindScan(forward, known_all_consts, known_carry, known_xs, s.length, s.reverse, s.unroll);
-    computed_res.assign(outs.begin() + static_cast<ptrdiff_t>(n_kk), outs.end());
-  }
-  Arrays inv_res, stacked_res;
-  for (size_t r = 0, c = 0; r < n_res; ++r) {
-    if (from[r] == From::kConst) inv_res.push_back(known_all_consts[index[r]]);
-    if (from[r] == From::kXs) stacked_res.push_back(known_xs[index[r]]);
-    if (from[r] == From::kBody) stacked_res.push_back(computed_res[c++]);
-  }
-  // Backward: consts (invariant residuals); carry (ct of linear consts, ct of linear carries);
-  // xs (stacked residuals, ct of linear ys).
-  std::vector<ShapedArray> lin_const_avals, lin_carry_avals, lin_x_avals;
-  for (size_t i = 0; i < n_in; ++i) {
-    if (!lin[i]) continue;
-    (i < nc ? lin_const_avals : i < nc + nk ? lin_carry_avals : lin_x_avals).push_back(args[i].aval);
-  }
-  const std::vector<ShapedArray> body_out = s.body.jaxpr->out_avals();
-  Arrays ct_consts, ct_carry, ct_ys;
-  for (const ShapedArray& a : lin_const_avals) ct_consts.push_back(Zeros(a));
-  for (size_t k = 0; k < nk; ++k) {
-    if (lin[nc + k]) ct_carry.push_back(cts_out[k].defined() ? cts_out[k] : Zeros(args[nc + k].aval));
-  }
-  for (size_t k = nk; k < body_out.size(); ++k) {
-    if (pe.out_unknown[k]) ct_ys.push_back(cts_out[k].defined() ? cts_out[k] : Zeros(Stacked(body_out[k], s.length)));
-  }
-  std::vector<ShapedArray> avals = AvalsOf(Cat({inv_res, ct_consts, ct_carry}));
-  for (const Array& x : Cat({stacked_res, ct_ys})) avals.push_back(Unstacked(x.aval()));
-  std::vector<bool> unknown_linear(n_res, false);
-  for (size_t i = 0; i < n_in; ++i) {
-    if (lin[i]) unknown_linear.push_back(true);
-  }
-  const size_t n_inv = inv_res.size(), n_cc = ct_consts.size(), n_ck = ct_carry.size(), n_st = stacked_res.size();
-  Hoisted body_t = TraceHoisted(
-      [&](absl::Span<const Array> a) {
-        const absl::Span<const Array> inv = a.subspan(0, n_inv), acc = a.subspan(n_inv, n_cc),
-                                      ck = a.subspan(n_inv + n_cc, n_ck), st = a.subspan(n_inv + n_cc + n_ck, n_st),
-                                      cy = a.subspan(n_inv + n_cc + n_ck + n_st);
-        Arrays res;
-        for (size_t r = 0, iv = 0, j = 0; r < n_res; ++r) res.push_back(from[r] == From::kConst ? inv[iv++] : st[j++]);
-        Arrays cts = TransposeJaxpr(pe.unknown, unknown_linear, res, Cat({ck, cy}));
-        Arrays out;
-        for (size_t i = 0; i < n_cc; ++i) out.push_back(add(acc[i], cts[i]));
-        out.insert(out.end(), cts.begin() + static_cast<ptrdiff_t>(n_cc), cts.end());
-        return out;
-      },
-      avals, "scan transpose");
-  Arrays outs = BindScan(body_t, inv_res, Cat({ct_consts, ct_carry}), Cat({stacked_res, ct_ys}), s.length, !s.reverse,
-                         s.unroll);
-  // Carries promoted to linear entered as known constants (zeros): they get no cotangent.
-  Arrays result(n_in);
-  for (size_t i = 0, j = 0; i < n_in; ++i) {
-    if (!lin[i]) continue;
-    if (args[i].is_linear()) result[i] = outs[j];
-    ++j;
-  }
-  return result;
 }
 
 // JAX's _scan_dce_rule: the unused ys go, and so do the carries nothing needs. A carry is

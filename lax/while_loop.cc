@@ -11,6 +11,7 @@
 #include "jx/lax/rule_util.h"
 #include "jx/lax/shape_ops.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/dce.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/vmap.h"
 
@@ -219,6 +220,57 @@ BatchResult WhileBatch(absl::Span<const Array> args, absl::Span<const int64_t> d
   return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
 }
 
+// A DCE rule as JAX's for while: a carry is needed when its final value is used, the cond
+// reads it, or the update of a needed carry reads it (a fixpoint over the body, at most
+// one round per carry). The others go from the loop with their updates, and so do the consts
+// neither the cond nor the pruned body reads. A loop with an effect keeps every carry (the
+// effect may read any of them); one whose outputs are all unused and that has no effect goes.
+DceRuleResult WhileDce(const std::vector<bool>& used_outputs, const Eqn& eqn) {
+  const WhileParts w = Parts(eqn.params);
+  const size_t nc = w.cond_nconsts, nb = w.body_nconsts, n = eqn.outputs.size();
+  const bool effect = HasEffect(eqn);
+  bool any_used = false;
+  for (bool u : used_outputs) any_used |= u;
+  if (!any_used && !effect) return {std::vector<bool>(eqn.inputs.size(), false), std::nullopt};
+  if (effect) return {std::vector<bool>(eqn.inputs.size(), true), eqn};
+  std::vector<bool> needed = used_outputs;
+  const std::vector<bool> cond_reads = DceJaxpr(*w.cond.jaxpr, {true}).used_inputs;
+  for (size_t k = 0; k < n; ++k) needed[k] = needed[k] || cond_reads[nc + k];
+  DceResult body;
+  for (bool grew = true; grew;) {
+    std::vector<bool> keep(nb, false);
+    keep.insert(keep.end(), needed.begin(), needed.end());
+    body = DceJaxpr(*w.body.jaxpr, needed, keep);
+    grew = false;
+    for (size_t k = 0; k < n; ++k) {
+      if (body.used_inputs[nb + k] && !needed[k]) grew = needed[k] = true;
+    }
+  }
+  std::vector<bool> keep_cond(nc, false);
+  keep_cond.insert(keep_cond.end(), needed.begin(), needed.end());
+  const DceResult cond = DceJaxpr(*w.cond.jaxpr, {true}, keep_cond);
+  DceRuleResult r;
+  r.used_inputs.assign(cond.used_inputs.begin(), cond.used_inputs.begin() + static_cast<ptrdiff_t>(nc));
+  r.used_inputs.insert(r.used_inputs.end(), body.used_inputs.begin(), body.used_inputs.begin() + static_cast<ptrdiff_t>(nb));
+  r.used_inputs.insert(r.used_inputs.end(), needed.begin(), needed.end());
+  Eqn out{eqn.primitive, {}, {}, eqn.params};
+  for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+    if (r.used_inputs[i]) out.inputs.push_back(eqn.inputs[i]);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (needed[k]) out.outputs.push_back(eqn.outputs[k]);
+  }
+  int64_t cond_nconsts = 0, body_nconsts = 0;
+  for (size_t i = 0; i < nc; ++i) cond_nconsts += r.used_inputs[i];
+  for (size_t i = nc; i < nc + nb; ++i) body_nconsts += r.used_inputs[i];
+  out.params.Set("cond_jaxpr", JaxprParamOf(ClosedJaxpr{cond.jaxpr, w.cond.consts}))
+      .Set("body_jaxpr", JaxprParamOf(ClosedJaxpr{body.jaxpr, w.body.consts}))
+      .Set("cond_nconsts", cond_nconsts)
+      .Set("body_nconsts", body_nconsts);
+  r.eqn = std::move(out);
+  return r;
+}
+
 }  // namespace
 
 void RegisterWhile(Registry& r) {
@@ -228,6 +280,7 @@ void RegisterWhile(Registry& r) {
   rules.jvp = WhileJvp;
   rules.batch = WhileBatch;
   rules.partial_eval = WhilePartialEval;
+  RegisterDceRule(kWhile, WhileDce);
   rules.unsupported["transpose"] =
       "reverse-mode differentiation does not work through while_loop: its trip count is only known at run time, "
       "so the residuals of each iteration cannot be saved; use lax::scan, or lax::fori_loop with static bounds";

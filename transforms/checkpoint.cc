@@ -247,6 +247,8 @@ void RegisterCheckpoint(Registry& r) {
   rules.jvp = CheckpointJvp;
   rules.transpose = CheckpointTranspose;
   rules.batch = CheckpointBatch;
+  // JAX's remat_dce: the body pruned to the used outputs, as a closed call's.
+  RegisterDceRule(kCheckpoint, DceClosedCall);
 
   PrimitiveRules& name = r.Define(kName);
   name.abstract_eval = [](InAvals in, const ParamMap&) {

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "jx/core/errors.h"
 #include "jx/core/str_util.h"
+#include "jx/transforms/jaxpr_util.h"
 
 namespace jx {
 namespace {
@@ -107,6 +108,25 @@ DceResult DceJaxpr(const Jaxpr& j, const std::vector<bool>& used_outputs, const 
 
 DceResult DceJaxpr(const Jaxpr& j, const std::vector<bool>& used_outputs, bool instantiate) {
   return DceJaxpr(j, used_outputs, std::vector<bool>(j.invars.size(), instantiate));
+}
+
+DceRuleResult DceClosedCall(const std::vector<bool>& used_outputs, const Eqn& eqn) {
+  bool any_used = false;
+  for (bool u : used_outputs) any_used |= u;
+  if (!any_used && !HasEffect(eqn)) return {std::vector<bool>(eqn.inputs.size(), false), std::nullopt};
+  const ClosedJaxpr& body = GetJaxpr(eqn.params, "jaxpr");
+  DceResult pruned = DceJaxpr(*body.jaxpr, used_outputs);
+  DceRuleResult r{std::move(pruned.used_inputs), std::nullopt};
+  Eqn out{eqn.primitive, {}, {}, eqn.params};
+  for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+    if (r.used_inputs[i]) out.inputs.push_back(eqn.inputs[i]);
+  }
+  for (size_t o = 0; o < eqn.outputs.size(); ++o) {
+    if (used_outputs[o]) out.outputs.push_back(eqn.outputs[o]);
+  }
+  out.params.Set("jaxpr", JaxprParamOf(ClosedJaxpr{std::move(pruned.jaxpr), body.consts}));
+  r.eqn = std::move(out);
+  return r;
 }
 
 std::shared_ptr<Jaxpr> DceJaxpr(const Jaxpr& j) {

@@ -7,7 +7,8 @@
 //   { lambda ; a:f32[]. let b:f32[] c:f32[] = f a in (b,) }   // c is dropped:
 //   { lambda ; a:f32[]. let b:f32[] _:f32[] = f a in (b,) }
 //
-// A primitive with a DCE rule (JAX's pe.dce_rules: scan and cond register theirs) prunes its
+// A primitive with a DCE rule (JAX's pe.dce_rules: scan, while, cond, jit and checkpoint
+// register theirs) prunes its
 // own sub-jaxprs instead: given which of its outputs are used it returns the inputs it still
 // reads and the equation rewritten without the rest (a scan drops the unused ys and the
 // carries nothing needs; a cond drops unused outputs from every branch).
@@ -47,6 +48,12 @@ struct DceRuleResult {
 using DceRule = std::function<DceRuleResult(const std::vector<bool>& used_outputs, const Eqn& eqn)>;
 // Registers p's rule (at registration time, before any DceJaxpr runs).
 void RegisterDceRule(Primitive p, DceRule rule);
+
+// JAX's dce_jaxpr_closed_call_rule, for call-like primitives whose `jaxpr` param is their
+// body (jit, checkpoint): the body keeps what the used outputs need and the call only the
+// operands the pruned body reads; a call with no used output and no effect goes. Per-operand
+// params other than the body are the caller's to prune (jit's donated_invars).
+DceRuleResult DceClosedCall(const std::vector<bool>& used_outputs, const Eqn& eqn);
 
 // Whether the equation has an effect: no outputs, an `effect` param, or an effectful
 // equation inside one of its sub-jaxprs (JAX's eqn.effects joins its bodies').

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "jx/core/str_util.h"
 #include "jx/transforms/ad_util.h"
+#include "jx/transforms/dce.h"
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/transforms/jvp.h"
 #include "jx/transforms/vmap.h"
@@ -267,6 +268,20 @@ BatchResult JitBatch(absl::Span<const Array> args, absl::Span<const int64_t> dim
   return BatchResult{outs, std::vector<int64_t>(outs.size(), 0)};
 }
 
+// JAX's DCE rule for pjit: the closed-call rule (the inner jaxpr pruned to the used outputs,
+// the call to the operands they read), with donated_invars kept for the operands that stay.
+DceRuleResult JitDce(const std::vector<bool>& used_outputs, const Eqn& eqn) {
+  DceRuleResult r = DceClosedCall(used_outputs, eqn);
+  if (!r.eqn) return r;
+  std::vector<int64_t> donated;
+  const std::vector<int64_t>& old_donated = eqn.params.GetInts("donated_invars");
+  for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+    if (r.used_inputs[i]) donated.push_back(old_donated[i]);
+  }
+  r.eqn->params.Set("donated_invars", std::move(donated));
+  return r;
+}
+
 }  // namespace
 
 ParamMap JitParams(const ClosedJaxpr& jaxpr, const std::string& name, const std::vector<bool>& donated) {
@@ -279,6 +294,7 @@ void SetJitTransformRules(PrimitiveRules& rules) {
   rules.transpose = JitTranspose;
   rules.batch = JitBatch;
   rules.partial_eval = JitPartialEval;
+  RegisterDceRule(kJit, JitDce);
 }
 
 JitTransformCacheStats GetJitTransformCacheStats() {

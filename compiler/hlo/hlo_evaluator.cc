@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "jx/compiler/hlo/allocate_buffer.h"
 #include "jx/compiler/hlo/hlo_evaluator_internal.h"
 #include "jx/compiler/hlo/status_macros.h"
 
@@ -427,6 +428,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateControlFlow(const HloInstruction& 
       }
     }
     case HloOpcode::kCustomCall: {
+      // Unspecified contents: zeros (whatever is read of it was written first).
+      if (IsAllocateBuffer(instr)) return Literal(instr.shape());
       HLO_ASSIGN_OR_RETURN(CustomCallTarget target,
                            FindCustomCallTarget(instr.custom_call_target()));
       return target(instr, ops);

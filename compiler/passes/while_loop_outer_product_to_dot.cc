@@ -18,59 +18,6 @@ namespace {
 
 namespace m = ::jx::hlo::match;
 
-// The value of an integer scalar constant.
-std::optional<int64_t> IntegerConstant(const HloInstruction* v) {
-  if (v->opcode() != HloOpcode::kConstant || !ShapeUtil::IsScalar(v->shape()) ||
-      !IsIntegralType(v->shape().element_type())) {
-    return std::nullopt;
-  }
-  return v->literal().GetAsInt64(0);
-}
-
-// The loop's trip counter: state element `index` starts at `start`, the body adds 1 to it and
-// the condition is counter < limit (limit a constant), so trip t sees start + t, t in [0, trips).
-struct Counter {
-  int64_t index = 0;
-  int64_t start = 0;
-  int64_t trips = 0;
-};
-
-std::optional<Counter> UnitStepCounter(const HloInstruction& loop) {
-  const HloInstruction* init = loop.operand(0);
-  const HloInstruction* cond_param = loop.while_condition()->parameter_instruction(0);
-  const HloInstruction* body_param = loop.while_body()->parameter_instruction(0);
-  HloInstruction* compare = loop.while_condition()->root_instruction();
-  HloInstruction* root = loop.while_body()->root_instruction();
-  if (init->opcode() != HloOpcode::kTuple || root->opcode() != HloOpcode::kTuple ||
-      compare->opcode() != HloOpcode::kCompare) {
-    return std::nullopt;
-  }
-  // counter < limit, or limit > counter.
-  const ComparisonDirection dir = compare->comparison_direction();
-  const HloInstruction* counter = nullptr;
-  const HloInstruction* limit = nullptr;
-  if (dir == ComparisonDirection::kLt) {
-    counter = compare->operand(0), limit = compare->operand(1);
-  } else if (dir == ComparisonDirection::kGt) {
-    counter = compare->operand(1), limit = compare->operand(0);
-  } else {
-    return std::nullopt;
-  }
-  const std::optional<int64_t> bound = IntegerConstant(limit);
-  if (!bound || counter->opcode() != HloOpcode::kGetTupleElement || counter->operand(0) != cond_param) {
-    return std::nullopt;
-  }
-  const int64_t k = counter->tuple_index();
-  if (k >= init->operand_count() || k >= root->operand_count()) return std::nullopt;
-  const std::optional<int64_t> start = IntegerConstant(init->operand(k));
-  HloInstruction* read = nullptr;
-  if (!start || !Match(root->mutable_operand(k), m::AddAnyOrder(m::Op(&read), m::ConstantScalar(1))) ||
-      read->opcode() != HloOpcode::kGetTupleElement || read->operand(0) != body_param || read->tuple_index() != k) {
-    return std::nullopt;
-  }
-  return Counter{.index = k, .start = *start, .trips = std::max<int64_t>(0, *bound - *start)};
-}
-
 // acc' = acc + product, product the outer product of two factors: product element p is
 // factors[0][p at dims[0]] * factors[1][p at dims[1]].
 struct Accumulation {
@@ -154,21 +101,6 @@ Shape StackShape(const HloInstruction* factor, int64_t trips) {
   const std::vector<int64_t>& d = factor->shape().dimensions();
   dims.insert(dims.end(), d.begin(), d.end());
   return ShapeUtil::MakeShape(factor->shape().element_type(), dims);
-}
-
-// Whether `index` (in the body) takes each value of [0, trips) once over the trips: the trip
-// index, or its reverse trips - 1 - t (how a reverse scan, or the transpose of a scan, reads).
-bool TakesEachRowOnce(const HloInstruction* index, const HloInstruction& loop, const Counter& c) {
-  const HloInstruction* param = loop.while_body()->parameter_instruction(0);
-  auto is_counter = [&](const HloInstruction* v) {
-    return v->opcode() == HloOpcode::kGetTupleElement && v->operand(0) == param && v->tuple_index() == c.index;
-  };
-  if (is_counter(index)) return c.start == 0;
-  if (index->opcode() != HloOpcode::kSubtract) return false;
-  const std::optional<int64_t> k0 = IntegerConstant(index->operand(0));
-  const std::optional<int64_t> k1 = IntegerConstant(index->operand(1));
-  if (k0 && is_counter(index->operand(1))) return *k0 - c.start == c.trips - 1;  // k - (start + t)
-  return k1 && is_counter(index->operand(0)) && *k1 == c.start;                  // (start + t) - start
 }
 
 // A factor that is one whole row of a stack the loop carries unchanged, at an index taking each

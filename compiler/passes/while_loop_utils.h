@@ -1,6 +1,6 @@
 // Shared pieces of the passes that rewrite while loops (WhileLoopAllReduceCodeMotion,
-// WhileLoopOuterProductToDot): who reads a loop's state, which loops a pass may rewrite alone,
-// and splats of zeros for new state.
+// WhileLoopOuterProductToDot, WhileLoopUnreadInitElimination): who reads a loop's state, which
+// loops a pass may rewrite alone, the trip counter, and splats of zeros for new state.
 //
 //   const auto reads = TupleReads(*loop->while_body(), loop->shape().tuple_shapes_size());
 //   if (reads && (*reads)[2].size() == 1) ...          // state element 2 is read once
@@ -30,6 +30,24 @@ absl::flat_hash_map<const HloComputation*, int64_t> CallerCounts(const HloModule
 // body shared by several loops is left alone: rewriting it for one would change the others).
 std::vector<HloInstruction*> LoopsWithOwnComputations(
     const HloComputation& computation, const absl::flat_hash_map<const HloComputation*, int64_t>& callers);
+
+// The loop's trip counter: state element `index` starts at `start`, the body adds 1 to it and
+// the condition is counter < limit (limit a constant), so trip t sees start + t, t in
+// [0, trips). nullopt for loops of another form.
+struct Counter {
+  int64_t index = 0;
+  int64_t start = 0;
+  int64_t trips = 0;
+};
+std::optional<Counter> UnitStepCounter(const HloInstruction& loop);
+
+// Whether `index` (in the loop's body) takes each value of [0, trips) once over the trips: the
+// trip index, or its reverse trips - 1 - t (how a reverse scan, or the transpose of a scan,
+// reads and writes its rows).
+bool TakesEachRowOnce(const HloInstruction* index, const HloInstruction& loop, const Counter& c);
+
+// The value of an integer scalar constant (nullopt for anything else).
+std::optional<int64_t> IntegerConstant(const HloInstruction* v);
 
 // A splat of zeros of `shape` (an array shape) added through b.
 absl::StatusOr<HloInstruction*> Zeros(HloBuilder& b, const Shape& shape);

@@ -11,6 +11,7 @@
 #include "jx/compiler/passes/while_loop_constant_sinking.h"
 #include "jx/compiler/passes/while_loop_outer_product_to_dot.h"
 #include "jx/compiler/passes/while_loop_simplifier.h"
+#include "jx/compiler/passes/while_loop_unread_init_elimination.h"
 
 namespace jx {
 
@@ -28,6 +29,9 @@ void AddCpuPasses(hlo::HloPassPipeline& pipeline, const std::vector<bool>& donat
   pipeline.AddPass<hlo::HloCSE>();
   pipeline.AddPass<cpu::GenericReduceExpander>();
   pipeline.AddPass<hlo::InstructionFusion>();
+  // After CSE (which would merge the buffers of equal shape) and fusion: stacks a loop fills
+  // row by row start as buffers with no zero fill.
+  pipeline.AddPass<hlo::WhileLoopUnreadInitElimination>();
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();
   pipeline.AddPass<hlo::LayoutAssignment>();

@@ -4,7 +4,8 @@
 // "Runs" counts equations as executed: an equation inside a scan counts once per step. Under
 // jit on the CPU, the weight cotangent the backward loop accumulated as one outer product per
 // step (dW += h_t^T g_t) is one dot over the steps after the loop (WhileLoopOuterProductToDot
-// in the CPU pipeline), and the gradients equal eager's.
+// in the CPU pipeline), the stacks the loops fill start with no zero fill, and the gradients
+// equal eager's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -133,6 +134,48 @@ TEST(ScanGradTest, ForiLoopGradRunsTheForwardBodyOncePerStep) {
   jx::check_grads(loop, std::tuple{w, v0}, 1);
 }
 
+// Two carries, one of which is also the ys (its h_{t-1} residual comes from the shifted ys),
+// the other accumulating; a const-only residual (exp(w)); forward, reverse and zero steps:
+// the gradients, eager and under jit, equal the loop unrolled by hand.
+TEST(ScanGradTest, ResidualFormsKeepTheGradientsOfTheUnrolledLoop) {
+  using Carry = std::pair<Array, Array>;
+  for (const int64_t steps : {int64_t{0}, int64_t{1}, int64_t{6}}) {
+    for (const bool reverse : {false, true}) {
+      SCOPED_TRACE(testing::Message() << steps << " steps" << (reverse ? ", reverse" : ""));
+      auto loss = [reverse](const Array& w, const Array& h0, const Array& xs) {
+        auto [carry, hs] = lax::scan(
+            [w](const Carry& c, const Array& x) {
+              Array h = jnp::sin(c.first * jnp::exp(w) + x);
+              return std::pair{Carry{h, c.second + h * c.first}, h};
+            },
+            Carry{h0, jnp::zeros({3})}, xs, {.reverse = reverse});
+        return jnp::sum(hs) + jnp::sum(carry.second);
+      };
+      auto unrolled = [reverse, steps](const Array& w, const Array& h0, const Array& xs) {
+        Array h = h0, acc = jnp::zeros({3}), total = jnp::zeros({});
+        for (int64_t t = 0; t < steps; ++t) {
+          Array h2 = jnp::sin(h * jnp::exp(w) + xs[reverse ? steps - 1 - t : t]);
+          acc = acc + h2 * h;
+          h = h2;
+          total = total + jnp::sum(h2);
+        }
+        return total + jnp::sum(acc);
+      };
+      const Array w = jx::random::normal(jx::random::key(5), {3}) * 0.3f;
+      const Array h0 = jx::random::normal(jx::random::key(6), {3});
+      const Array xs = jx::random::normal(jx::random::key(7), {steps, 3});
+      const auto [gw, gh] = jx::grad(loss, jx::argnums{0, 1})(w, h0, xs);
+      const auto [uw, uh] = jx::grad(unrolled, jx::argnums{0, 1})(w, h0, xs);
+      ExpectAllClose(gw, uw, 1e-5);
+      ExpectAllClose(gh, uh, 1e-5);
+      // And compiled (the stacks the loops fill start as buffers).
+      const auto [jw, jh] = jit(jx::grad(loss, jx::argnums{0, 1}))(w, h0, xs);
+      ExpectAllClose(jw, uw, 1e-5);
+      ExpectAllClose(jh, uh, 1e-5);
+    }
+  }
+}
+
 TEST(ScanGradJitTest, RnnWeightCotangentIsOneDotAfterTheBackwardLoop) {
   const Array w = jx::random::normal(jx::random::key(0), {16, 16}) * 0.3f;
   const Array h0 = jx::random::normal(jx::random::key(2), {16});
@@ -155,6 +198,13 @@ TEST(ScanGradJitTest, RnnWeightCotangentIsOneDotAfterTheBackwardLoop) {
   EXPECT_EQ(backward.rfind("%scan_body.1 (state.", 0), 0u) << backward;
   EXPECT_NE(backward.find("-> (s32[], f32[16,16], f32[40,16], f32[16], f32[40,16]) {"), std::string::npos)
       << backward;
+  // The stacks the loops fill row by row (the forward's hs and 1 - h^2, the backward's
+  // per-step cotangents) start as buffers: no zero fill of a [40, 16] stack before either loop
+  // (WhileLoopUnreadInitElimination).
+  const std::string entry = Computation(hlo, "main");
+  ASSERT_FALSE(entry.empty()) << hlo;
+  EXPECT_EQ(Count(entry, "f32[40,16]{1,0} broadcast("), 0) << entry;
+  EXPECT_EQ(Count(entry, "custom_call_target=\"AllocateBuffer\""), 3) << entry;
   const auto [gw, gh] = jitted(w, h0, xs);
   const auto [ew, eh] = grad_fn(w, h0, xs);
   // The steps' outer products are summed in the GEMM's order instead of one after another.
@@ -176,6 +226,117 @@ TEST(ScanGradJitTest, ForiLoopWeightCotangentIsOneDotAfterTheBackwardLoop) {
   const auto [ew, ev] = grad_fn(w, v0);
   ExpectAllClose(gw, ew, 1e-5);
   ExpectAllClose(gv, ev, 1e-5);
+}
+
+
+// The scan equations of a jaxpr, in order.
+std::vector<const Eqn*> Scans(const ClosedJaxpr& closed) {
+  std::vector<const Eqn*> scans;
+  for (const Eqn& e : closed.jaxpr->eqns) {
+    if (e.primitive.name() == "scan") scans.push_back(&e);
+  }
+  return scans;
+}
+
+// JAX's hoisting of loop-invariant residuals: sin(w) and its derivative cos(w) depend on the
+// weight alone, so they are computed once before the forward loop and reach both loops as
+// consts, never as [steps, 8, 8] stacks the forward loop writes per step.
+TEST(ScanGradTest, LoopInvariantResidualsAreComputedOnceBeforeTheLoop) {
+  auto loss = [](const Array& w, const Array& h0, const Array& xs) {
+    auto [h, hs] = lax::scan(
+        [w](const Array& h, const Array& x) {
+          Array h2 = jnp::tanh(jnp::matmul(h, jnp::sin(w)) + x);
+          return std::pair{h2, h2};
+        },
+        h0, xs);
+    return jnp::sum(hs);
+  };
+  const Array w = jx::random::normal(jx::random::key(0), {8, 8}) * 0.3f;
+  const Array h0 = jx::random::normal(jx::random::key(2), {8});
+  const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+  const ClosedJaxpr grad_jaxpr = make_jaxpr(jx::grad(loss, jx::argnums{0, 1}))(w, h0, xs);
+  const std::string text = grad_jaxpr.ToString();
+  EXPECT_EQ(Count(text, "f32[20,8,8]"), 0) << text;
+  std::map<std::string, int64_t> runs = Runs(grad_jaxpr);
+  EXPECT_EQ(runs["sin"], 1) << text;
+  EXPECT_EQ(runs["cos"], 1) << text;
+  EXPECT_EQ(runs["scan"], 2) << text;
+  EXPECT_EQ(runs["tanh"], 20) << text;
+  // Both are equations of the outer jaxpr, ahead of the forward scan.
+  ASSERT_GE(grad_jaxpr.jaxpr->eqns.size(), 3u);
+  EXPECT_EQ(grad_jaxpr.jaxpr->eqns[0].primitive.name(), "sin") << text;
+  EXPECT_EQ(grad_jaxpr.jaxpr->eqns[1].primitive.name(), "cos") << text;
+  EXPECT_EQ(grad_jaxpr.jaxpr->eqns[2].primitive.name(), "scan") << text;
+  jx::check_grads([&](const Array& w_, const Array& h_) { return loss(w_, h_, xs); }, std::tuple{w, h0}, 1);
+}
+
+// The carry entering each step (the RNN's h_{t-1}, reshaped to a row for the matmul) is a
+// residual of the weight's cotangent. Its update is also the ys, so the backward loop reads
+// the ys shifted by one step with h0 in front (JAX forwards residuals that are already
+// outputs): the forward loop writes two stacks per step (hs and 1 - h^2), not a third.
+TEST(ScanGradTest, CarryResidualIsTheShiftedYsNotASecondStack) {
+  for (const bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "reverse" : "forward");
+    auto loss = [reverse](const Array& w, const Array& h0, const Array& xs) {
+      auto [h, hs] = lax::scan(
+          [w](const Array& h, const Array& x) {
+            Array h2 = jnp::tanh(jnp::matmul(h, w) + x);
+            return std::pair{h2, h2};
+          },
+          h0, xs, {.reverse = reverse});
+      return jnp::sum(hs * hs);
+    };
+    const Array w = jx::random::normal(jx::random::key(0), {8, 8}) * 0.3f;
+    const Array h0 = jx::random::normal(jx::random::key(2), {8});
+    const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+    const ClosedJaxpr grad_jaxpr = make_jaxpr(jx::grad(loss, jx::argnums{0, 1}))(w, h0, xs);
+    const std::string text = grad_jaxpr.ToString();
+    const std::vector<const Eqn*> scans = Scans(grad_jaxpr);
+    ASSERT_EQ(scans.size(), 2u) << text;
+    // (final h, hs, 1 - h^2): no [20, 1, 8] stack of h_{t-1}.
+    EXPECT_EQ(scans[0]->outputs.size(), 3u) << text;
+    EXPECT_EQ(Count(text, "f32[20,1,8]"), 0) << text;
+    // The ys moved one row on (one pad), h0 written into the row that opens.
+    EXPECT_EQ(Count(text, "= pad["), 1) << text;
+    EXPECT_EQ(Count(text, "= dynamic_update_slice"), 1) << text;
+    jx::check_grads([&](const Array& w_, const Array& h_) { return loss(w_, h_, xs); }, std::tuple{w, h0}, 1);
+    // Equal to the loop unrolled by hand.
+    auto unrolled = [reverse](const Array& w, const Array& h0, const Array& xs) {
+      Array h = h0, total = jnp::zeros({});
+      for (int64_t t = 0; t < 20; ++t) {
+        const int64_t i = reverse ? 19 - t : t;
+        h = jnp::tanh(jnp::matmul(h, w) + xs[i]);
+        total = total + jnp::sum(h * h);
+      }
+      return total;
+    };
+    const auto [gw, gh] = jx::grad(loss, jx::argnums{0, 1})(w, h0, xs);
+    const auto [uw, uh] = jx::grad(unrolled, jx::argnums{0, 1})(w, h0, xs);
+    ExpectAllClose(gw, uw, 1e-5);
+    ExpectAllClose(gh, uh, 1e-5);
+  }
+}
+
+// A residual that is an xs slice is the xs: neither loop stacks a copy of them.
+TEST(ScanGradTest, XsResidualsAreTheXsThemselves) {
+  auto loss = [](const Array& h0, const Array& xs) {
+    auto [h, hs] = lax::scan(
+        [](const Array& h, const Array& x) {
+          Array h2 = jnp::sin(h * x);
+          return std::pair{h2, h2};
+        },
+        h0, xs);
+    return jnp::sum(hs);
+  };
+  const Array h0 = jx::random::normal(jx::random::key(2), {8});
+  const Array xs = jx::random::normal(jx::random::key(1), {20, 8});
+  const ClosedJaxpr grad_jaxpr = make_jaxpr(jx::grad(loss))(h0, xs);
+  const std::string text = grad_jaxpr.ToString();
+  const std::vector<const Eqn*> scans = Scans(grad_jaxpr);
+  ASSERT_EQ(scans.size(), 2u) << text;
+  // The forward loop: (final h, hs, cos(h x)); the xs reach the backward loop as they are.
+  EXPECT_EQ(scans[0]->outputs.size(), 3u) << text;
+  jx::check_grads([&](const Array& h_) { return loss(h_, xs); }, std::tuple{h0}, 1);
 }
 
 }  // namespace

@@ -166,5 +166,90 @@ TEST(DceRules, CondDropsUnusedOutputsInEveryBranch) {
   }
 }
 
+
+// The DCE rule for while: with only `a` used, the loop keeps `a`, the index the cond reads
+// and `k`, which a's update reads; `b` goes with its update (the sin) and the const `c` only
+// b's update read. The pruned loop computes the same `a`.
+TEST(DceRules, WhileDropsCarriesNothingNeeds) {
+  using Carry = std::tuple<Array, Array, Array, Array>;
+  auto f = [](const Array& x, const Array& c) {
+    auto [i, a, b, k] = lax::while_loop([](const Carry& s) { return std::get<0>(s) < 5; },
+                                        [&](const Carry& s) {
+                                          const auto& [i, a, b, k] = s;
+                                          return Carry{i + 1, a + k * x, jnp::sin(b) * c, k * 2.0f};
+                                        },
+                                        Carry{Array(int32_t{0}), Array(0.0f), Array(1.0f), Array(1.0f)});
+    return std::tuple{a, b, i};
+  };
+  const ClosedJaxpr j = make_jaxpr(f)(Array(3.0f), Array(2.0f));
+  const std::string before = j.ToString();
+  ASSERT_EQ(Count(before, " sin "), 1u) << before;
+  const DceResult r = DceJaxpr(*j.jaxpr, {true, false, false});
+  const std::string text = r.jaxpr->ToString();
+  EXPECT_EQ(Count(text, " sin "), 0u) << text;
+  EXPECT_EQ(Count(text, " mul "), 2u) << text;  // k * x and k * 2
+  EXPECT_EQ(r.used_inputs, (std::vector<bool>{true, false}));
+  EXPECT_NE(text.find("_:i32[] b:f32[] _:f32[] = while["), std::string::npos) << text;
+  EXPECT_NE(text.find("body_nconsts=1"), std::string::npos) << text;
+  const Arrays got = EvalJaxpr(*r.jaxpr, j.consts, {Array(3.0f)});
+  EXPECT_TRUE(jnp::allclose(got[0], std::get<0>(f(Array(3.0f), Array(2.0f))), 0, 0));
+  // Nothing used: the loop goes.
+  EXPECT_EQ(DceJaxpr(*j.jaxpr, {false, false, false}).jaxpr->eqns.size(), 0u);
+}
+
+// A loop with an effect keeps every carry: the effect may read any of them.
+TEST(DceRules, WhileWithAnEffectKeepsItsCarries) {
+  using Carry = std::pair<Array, Array>;
+  auto f = [](const Array& x) {
+    auto [i, a] = lax::while_loop([](const Carry& s) { return s.first < 3; },
+                                  [](const Carry& s) {
+                                    debug::print("i: {}", s.first);
+                                    return Carry{s.first + 1, jnp::sin(s.second)};
+                                  },
+                                  Carry{Array(int32_t{0}), x});
+    return a;
+  };
+  const ClosedJaxpr j = make_jaxpr(f)(Array(1.0f));
+  const std::string text = DceJaxpr(*j.jaxpr, {false}).jaxpr->ToString();
+  EXPECT_NE(text.find("debug_callback"), std::string::npos) << text;
+  EXPECT_EQ(Count(text, " sin "), 1u) << text;
+}
+
+// JAX's DCE rule for pjit: the inner jaxpr keeps what the used outputs need and the call
+// only the operands they read.
+TEST(DceRules, JitPrunesItsInnerJaxpr) {
+  auto g = jit([](const Array& a, const Array& b) { return std::pair{jnp::sin(a), jnp::exp(b)}; });
+  auto f = [&](const Array& x, const Array& y) { return g(x, y); };
+  const ClosedJaxpr j = make_jaxpr(f)(Array(1.0f), Array(2.0f));
+  const std::string before = j.ToString();
+  ASSERT_EQ(Count(before, " exp "), 1u) << before;
+  const DceResult r = DceJaxpr(*j.jaxpr, {true, false});
+  const std::string text = r.jaxpr->ToString();
+  EXPECT_EQ(Count(text, " exp "), 0u) << text;
+  EXPECT_EQ(Count(text, " sin "), 1u) << text;
+  EXPECT_EQ(r.used_inputs, (std::vector<bool>{true, false}));
+  EXPECT_NE(text.find("donated_invars=(0,)"), std::string::npos) << text;
+  const Arrays got = EvalJaxpr(*r.jaxpr, j.consts, {Array(1.0f)});
+  EXPECT_TRUE(jnp::allclose(got[0], jnp::sin(Array(1.0f)), 0, 0));
+  EXPECT_EQ(DceJaxpr(*j.jaxpr, {false, false}).jaxpr->eqns.size(), 0u);
+}
+
+// JAX's remat_dce: a checkpoint's body is pruned as a closed call's.
+TEST(DceRules, CheckpointPrunesItsBody) {
+  auto g = checkpoint([](const Array& a, const Array& b) { return std::pair{jnp::sin(a), jnp::exp(b)}; });
+  auto f = [&](const Array& x, const Array& y) { return g(x, y); };
+  const ClosedJaxpr j = make_jaxpr(f)(Array(1.0f), Array(2.0f));
+  const std::string before = j.ToString();
+  ASSERT_EQ(Count(before, " exp "), 1u) << before;
+  ASSERT_EQ(Count(before, "checkpoint["), 1u) << before;
+  const DceResult r = DceJaxpr(*j.jaxpr, {true, false});
+  const std::string text = r.jaxpr->ToString();
+  EXPECT_EQ(Count(text, " exp "), 0u) << text;
+  EXPECT_EQ(Count(text, " sin "), 1u) << text;
+  EXPECT_EQ(r.used_inputs, (std::vector<bool>{true, false}));
+  const Arrays got = EvalJaxpr(*r.jaxpr, j.consts, {Array(1.0f)});
+  EXPECT_TRUE(jnp::allclose(got[0], jnp::sin(Array(1.0f)), 0, 0));
+}
+
 }  // namespace
 }  // namespace jx

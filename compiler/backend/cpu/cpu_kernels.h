@@ -37,7 +37,8 @@ class Kernel {
   // "loop", "library-loop", "reduce", "library-reduce", "dot", "dot+epilogue", "conv", "conv+epilogue",
   // "scan", "arg-reduce", "library-arg-reduce", "sort", "top-k", "reduce-window", "gather",
   // "scatter", "while", "conditional", "call", "unfused", "dynamic-slice",
-  // "dynamic-update-slice", "data-movement", "host-callback", "linalg" or "fallback".
+  // "dynamic-update-slice", "data-movement", "host-callback", "linalg", "allocate-buffer" or
+  // "fallback".
   virtual std::string_view kind() const = 0;
   // Temp arena bytes of the computations the kernel runs (while/conditional/call), in use
   // while it runs; counted in the executable's memory_analysis().
@@ -125,6 +126,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const hlo::HloIns
 // The host-callback custom-call (core/host_callback.h): calls the registered host function
 // on the operands (host_callback_kernel.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeHostCallbackKernel(const hlo::HloInstruction& instr);
+// The AllocateBuffer custom-call (compiler/hlo/allocate_buffer.h): nothing to run
+// (allocate_buffer_kernel.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeAllocateBufferKernel(const hlo::HloInstruction& instr);
 // The linalg custom-calls (lax/linalg_lowering.cc): the kernel library's linalg numerics
 // (linalg_kernel.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeLinalgKernel(const hlo::HloInstruction& instr);

@@ -121,6 +121,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
       kernel = attempt(MakeDataMovementKernel(instr));
       break;
     case HloOpcode::kCustomCall:
+      if ((kernel = attempt(MakeAllocateBufferKernel(instr)))) break;
       if ((kernel = attempt(MakeLinalgKernel(instr)))) break;
       kernel = attempt(MakeHostCallbackKernel(instr));
       break;
