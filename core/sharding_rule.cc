@@ -280,7 +280,12 @@ void ApplyShardingRuleToTypes(std::string_view op, const ShardingRule& rule, abs
   if (sizes_known) SplitDimensionAxes(op, rule, in, axes, types());
   for (int f = 0; f < rule.num_factors(); ++f) {
     if (axes[f].empty()) continue;
-    if (rule.NeedsReplication(f)) {
+    // A reduction's reduced dims lose their axes (JAX's rule for every reduction: the result
+    // is replicated over them, whatever collective combines the partial results); only the
+    // factors the rule lists (a sort or cumulative axis) must be whole.
+    const bool listed =
+        std::find(rule.need_replication.begin(), rule.need_replication.end(), f) != rule.need_replication.end();
+    if (listed) {
       ThrowOpError<TypeError>(op, "operation with inputs: ", types(), " shards a dimension of size ",
                               rule.factor_sizes[f], " over ", AxesText(axes[f]),
                               " that this op needs whole; reshard it to replicated first");

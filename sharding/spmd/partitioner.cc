@@ -16,6 +16,7 @@
 #include "jx/sharding/spmd/dot_strategy.h"
 #include "jx/sharding/spmd/mesh_axes.h"
 #include "jx/sharding/spmd/nested_shard_map.h"
+#include "jx/sharding/spmd/partial_reductions.h"
 #include "jx/sharding/spmd/regions.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/transforms/optimization_barrier.h"
@@ -151,7 +152,12 @@ class Partitioner {
     for (size_t k = 0; k < e.outputs.size(); ++k) {
       const Var out = e.outputs[k];
       Local l{outs[k], out_shardings[k]};
-      if (!partial.empty()) l = Combine(e, l, partial, rule->combiner, plan_.sharding(out), jaxpr_.aval(out).ndim());
+      if (!partial.empty() && rule->combiner == ShardingRule::Combiner::kNone) {
+        l.value = CombinePartialReduction(e, ins[0], l.value, partial);
+        Log(StrCat(e.primitive.name(), ": partial results over ", AxesText(partial), " all-gathered and reduced"));
+      } else if (!partial.empty()) {
+        l = Combine(e, l, partial, rule->combiner, plan_.sharding(out), jaxpr_.aval(out).ndim());
+      }
       env_[out.index] = std::move(l);
     }
   }

@@ -9,6 +9,7 @@
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
 #include "jx/sharding/spmd/nested_shard_map.h"
+#include "jx/sharding/spmd/partial_reductions.h"
 #include "jx/sharding/spmd/regions.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
@@ -183,7 +184,12 @@ class Propagator {
       axes = FactorShardings(swapped, outs, ins, conflict);
     }
     for (int f = 0; f < rule.num_factors(); ++f) {
-      if (rule.NeedsReplication(f) || rule.factor_sizes[f] % AxesSize(mesh_, axes[f]) != 0) axes[f].clear();
+      // A reduction without a combining all-reduce keeps its reduced dims sharded when the
+      // partitioner gathers its partial results (partial_reductions.h).
+      const bool combined = rule.IsReduction(f) && CombinesPartialReductions(e.primitive);
+      if ((rule.NeedsReplication(f) && !combined) || rule.factor_sizes[f] % AxesSize(mesh_, axes[f]) != 0) {
+        axes[f].clear();
+      }
     }
     ClearInexpressibleFactorAxes(rule, axes, [this](const std::string& a) { return mesh_.axis_size(a); });
     return axes;

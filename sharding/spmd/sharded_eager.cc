@@ -3,6 +3,12 @@
 // and shardings), giving a sharded result, as JAX runs an op on sharded arrays. A top-level
 // jit call with sharded arguments arrives as its `jit` equation: its program is partitioned
 // the same way (the arguments' shardings act as in_shardings).
+//
+// JAX's explicit mode: when the arguments are sharded over Explicit mesh axes only, the op's
+// results are sharded as its sharding rule types them (a jit call: as its traced program's
+// outputs are typed), and shardings the rule cannot reconcile are the rule's TypeError naming
+// the op and the operands' types; nothing is resharded implicitly to make them agree. Arrays
+// sharded over Auto axes keep the compiler's choice: the results' shardings are propagated.
 #include <map>
 #include <optional>
 #include <mutex>
@@ -30,6 +36,36 @@ const NamedSharding* NamedShardingOf(const Array& x) {
   const auto& c = static_cast<const ConcreteArray&>(*x.impl());
   if (!c.is_sharded()) return nullptr;
   return dynamic_cast<const NamedSharding*>(c.sharded()->sharding.get());
+}
+
+// Where a NamedSharding puts an array's pieces: per dimension, every mesh axis splitting it
+// (Auto axes too, which its type leaves out).
+DimShardings Layout(const NamedSharding& s, int64_t rank) {
+  DimShardings out(static_cast<size_t>(rank));
+  bool any = false;
+  for (int64_t d = 0; d < rank && d < s.spec().size(); ++d) {
+    out[d] = s.spec()[d].axes();
+    any |= !out[d].empty();
+  }
+  if (!any) out.clear();
+  return out;
+}
+
+// The op's result types from its operands' (explicit-sharding) types: its sharding rule's
+// TypeError where their shardings conflict (the mesh in context gives the axis sizes).
+Avals OpTypes(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
+  std::vector<ShapedArray> types;
+  for (const Array& x : inputs) types.push_back(x.aval());
+  std::vector<const ShapedArray*> in;
+  for (const ShapedArray& t : types) in.push_back(&t);
+  return AbstractEval(p, in, params);
+}
+
+// A jit call's result types: its program's, traced on the arguments' types.
+Avals ProgramTypes(const ClosedJaxpr& j) {
+  Avals out;
+  for (const Atom& a : j.jaxpr->outvars) out.push_back(j.jaxpr->aval(a));
+  return out;
 }
 
 // The program's one equation when it is a shard_map of the program's inputs, in order, giving
@@ -72,10 +108,17 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
                         ? StrCat("jit@", reinterpret_cast<uintptr_t>(jit_program->closed().jaxpr.get()))
                         : StrCat(p.name(), "[", params.ToString(), "]");
   std::vector<ShapedArray> avals;
+  bool explicit_mode = true;  // every sharded argument's axes are Explicit
   for (const Array& x : inputs) {
     const NamedSharding* s = NamedShardingOf(x);
     if (s != nullptr && !mesh) mesh = s->mesh();
-    in.push_back(s != nullptr ? MaybeSharding(s->TypeSpec(x.ndim())) : std::nullopt);
+    if (s != nullptr) {
+      const DimShardings layout = Layout(*s, x.ndim());
+      explicit_mode &= layout == s->TypeSpec(x.ndim());
+      in.push_back(layout);
+    } else {
+      in.push_back(std::nullopt);
+    }
     avals.push_back(ShapedArray{x.shape(), x.dtype(), x.weak_type()});
     StrAppend(&key, " ", avals.back().str(), s != nullptr ? s->ToString() : "");
   }
@@ -111,7 +154,13 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
                         ? jit_program->closed()
                         : TraceToJaxpr([&](absl::Span<const Array> xs) { return Bind(p, xs, params); }, avals,
                                        std::string(p.name()));
-    program = SpmdProgram::Build(j, *mesh, in, {});
+    std::vector<MaybeSharding> out;
+    if (explicit_mode) {
+      for (const ShapedArray& t : jit_program != nullptr ? ProgramTypes(j) : OpTypes(p, inputs, params)) {
+        out.push_back(t.spec);
+      }
+    }
+    program = SpmdProgram::Build(j, *mesh, in, out);
     std::lock_guard<std::mutex> lock(mu);
     cache->emplace(key, program);
   }
