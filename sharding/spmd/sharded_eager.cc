@@ -108,13 +108,15 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
                         ? StrCat("jit@", reinterpret_cast<uintptr_t>(jit_program->closed().jaxpr.get()))
                         : StrCat(p.name(), "[", params.ToString(), "]");
   std::vector<ShapedArray> avals;
-  bool explicit_mode = true;  // every sharded argument's axes are Explicit
+  bool explicit_mode = true;  // some argument is sharded, and every sharded one over Explicit axes only
+  bool any_sharded = false;
   for (const Array& x : inputs) {
     const NamedSharding* s = NamedShardingOf(x);
     if (s != nullptr && !mesh) mesh = s->mesh();
     if (s != nullptr) {
       const DimShardings layout = Layout(*s, x.ndim());
       explicit_mode &= layout == s->TypeSpec(x.ndim());
+      any_sharded = true;
       in.push_back(layout);
     } else {
       in.push_back(std::nullopt);
@@ -150,16 +152,18 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
   }
   if (program == nullptr) {
     const use_mesh in_context(*mesh);  // explicit types in the program refer to this mesh
+    // The results' types: the TypeError of conflicting explicit shardings comes from here (a
+    // jit call's from its trace). In explicit mode the results are laid out as typed; with
+    // Auto axes in play their layout is propagated.
+    const Avals types = jit_program != nullptr ? ProgramTypes(jit_program->closed()) : OpTypes(p, inputs, params);
+    std::vector<MaybeSharding> out;
+    if (explicit_mode && any_sharded) {
+      for (const ShapedArray& t : types) out.push_back(t.spec);
+    }
     ClosedJaxpr j = jit_program != nullptr
                         ? jit_program->closed()
                         : TraceToJaxpr([&](absl::Span<const Array> xs) { return Bind(p, xs, params); }, avals,
                                        std::string(p.name()));
-    std::vector<MaybeSharding> out;
-    if (explicit_mode) {
-      for (const ShapedArray& t : jit_program != nullptr ? ProgramTypes(j) : OpTypes(p, inputs, params)) {
-        out.push_back(t.spec);
-      }
-    }
     program = SpmdProgram::Build(j, *mesh, in, out);
     std::lock_guard<std::mutex> lock(mu);
     cache->emplace(key, program);

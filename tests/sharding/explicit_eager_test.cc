@@ -215,6 +215,15 @@ TEST(ExplicitEagerTest, AutoAxesReshardAsBefore) {
   const Array s = jnp::sin(a);
   EXPECT_TRUE(s.sharding()->Equals(*a.sharding())) << s.sharding()->ToString();
   EXPECT_TRUE(jnp::allclose(jnp::cumsum(a, 0), jnp::cumsum(x, 0)));
+  // A mesh with an Explicit and an Auto axis: the Explicit one is typed and checked, the Auto
+  // one left to propagation.
+  const Mesh mixed = make_mesh({4, 2}, {"x", "y"}, v.pod.devices(), {AxisType::kExplicit, AxisType::kAuto});
+  const Array c = device_put(x, NamedSharding(mixed, P("x", "y")));
+  const Array d = device_put(x, NamedSharding(mixed, P("y", none)));
+  EXPECT_EQ(Str(typeof(c)), "float32[8@x,4]");
+  EXPECT_TRUE(jnp::allclose(c + d, x + x));
+  const std::string e = TypeErrorOf([&] { c * device_put(x, NamedSharding(mixed, P(none, "x"))); });
+  EXPECT_THAT(e, HasSubstr("[mul] operation with inputs: f32[8@x,4], f32[8,4@x]"));
 }
 
 // A training step on explicitly sharded params (data parallel over x, the hidden dim over y):
