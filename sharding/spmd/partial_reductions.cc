@@ -30,7 +30,8 @@ Array CombineArgReduce(const Eqn& e, const Array& operand, const Array& partial,
   const Shape& stacked = indices.shape();
   std::vector<int64_t> rest(stacked.size() - 1);
   for (size_t d = 0; d < rest.size(); ++d) rest[d] = static_cast<int64_t>(d) + 1;
-  const Array pick = lax::eq(lax::broadcasted_iota(DType::kInt32, stacked, 0), lax::broadcast_in_dim(winner, stacked, rest));
+  const Array pick =
+      lax::eq(lax::broadcasted_iota(DType::kInt32, stacked, 0), lax::broadcast_in_dim(winner, stacked, rest));
   return lax::reduce_sum(lax::select(pick, indices, numpy::zeros_like(indices)), {0});
 }
 

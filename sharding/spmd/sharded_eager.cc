@@ -24,6 +24,7 @@
 #include "jx/sharding/shard_map_compiled.h"
 #include "jx/sharding/shard_map_internal.h"
 #include "jx/sharding/sharded_put.h"
+#include "jx/sharding/spmd/mesh_axes.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/sharding/use_mesh.h"
@@ -38,26 +39,11 @@ const NamedSharding* NamedShardingOf(const Array& x) {
   return dynamic_cast<const NamedSharding*>(c.sharded()->sharding.get());
 }
 
-// Where a NamedSharding puts an array's pieces: per dimension, every mesh axis splitting it
-// (Auto axes too, which its type leaves out).
-DimShardings Layout(const NamedSharding& s, int64_t rank) {
-  DimShardings out(static_cast<size_t>(rank));
-  bool any = false;
-  for (int64_t d = 0; d < rank && d < s.spec().size(); ++d) {
-    out[d] = s.spec()[d].axes();
-    any |= !out[d].empty();
-  }
-  if (!any) out.clear();
-  return out;
-}
-
 // The op's result types from its operands' (explicit-sharding) types: its sharding rule's
 // TypeError where their shardings conflict (the mesh in context gives the axis sizes).
 Avals OpTypes(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
-  std::vector<ShapedArray> types;
-  for (const Array& x : inputs) types.push_back(x.aval());
   std::vector<const ShapedArray*> in;
-  for (const ShapedArray& t : types) in.push_back(&t);
+  for (const Array& x : inputs) in.push_back(&x.aval());
   return AbstractEval(p, in, params);
 }
 
@@ -108,13 +94,14 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
                         ? StrCat("jit@", reinterpret_cast<uintptr_t>(jit_program->closed().jaxpr.get()))
                         : StrCat(p.name(), "[", params.ToString(), "]");
   std::vector<ShapedArray> avals;
-  bool explicit_mode = true;  // some argument is sharded, and every sharded one over Explicit axes only
+  bool explicit_mode = true;  // every sharded argument is sharded over Explicit axes only
   bool any_sharded = false;
   for (const Array& x : inputs) {
     const NamedSharding* s = NamedShardingOf(x);
     if (s != nullptr && !mesh) mesh = s->mesh();
     if (s != nullptr) {
-      const DimShardings layout = Layout(*s, x.ndim());
+      // Where its pieces are: every axis, Auto ones too (its type shows the Explicit ones).
+      const DimShardings layout = SpecShardings(s->spec(), x.ndim());
       explicit_mode &= layout == s->TypeSpec(x.ndim());
       any_sharded = true;
       in.push_back(layout);
