@@ -18,6 +18,7 @@
 #include "jx/sharding/spmd/nested_shard_map.h"
 #include "jx/sharding/spmd/partial_reductions.h"
 #include "jx/sharding/spmd/regions.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/transforms/optimization_barrier.h"
 
@@ -95,7 +96,7 @@ class Partitioner {
 
   void Visit(size_t i) {
     const Eqn& e = jaxpr_.eqns[i];
-    if (e.primitive == ShardingConstraintPrimitive()) {
+    if (PinnedSharding(e.primitive, e.params) != nullptr) {  // with_sharding_constraint, reshard
       const Var out = e.outputs[0];
       env_[out.index] = Local{Operand(e, 0, plan_.sharding(out)), plan_.sharding(out)};
       return;

@@ -11,6 +11,7 @@
 #include "jx/sharding/spmd/nested_shard_map.h"
 #include "jx/sharding/spmd/partial_reductions.h"
 #include "jx/sharding/spmd/regions.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
 namespace jx::spmd {
@@ -55,12 +56,16 @@ class Propagator {
       for (const Region& r : regions_[i]->regions) subs_[i].push_back(std::make_unique<Propagator>(*r.body.jaxpr, mesh));
     }
     for (const Var& v : jaxpr_.constvars) fixed_[v.index] = true;
-    // with_sharding_constraint's result is what the constraint says.
+    // with_sharding_constraint's result is what the constraint says; reshard's is its
+    // destination (every axis, as its type has the explicit ones).
     for (const Eqn& e : jaxpr_.eqns) {
       if (e.primitive == ShardingConstraintPrimitive()) {
         const Var out = e.outputs[0];
         Fix(out, jaxpr_.aval(out).spec.empty() ? ConstraintSpec(e, jaxpr_.aval(out).ndim()) : jaxpr_.aval(out).spec,
             "with_sharding_constraint");
+      } else if (e.primitive == ReshardPrimitive()) {
+        const Var out = e.outputs[0];
+        Fix(out, ReshardLayout(e.params, jaxpr_.aval(out).ndim()), "reshard");
       }
     }
   }

@@ -25,6 +25,7 @@
 #include "jx/sharding/shard_map_internal.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/mesh_axes.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/sharding/use_mesh.h"
@@ -72,10 +73,8 @@ const Eqn* SoleShardMap(const Jaxpr& j) {
 }
 
 Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
-  if (p == ShardingConstraintPrimitive()) {
-    const auto* s = dynamic_cast<const ShardingParam*>(params.GetObject("sharding").get());
-    return Arrays{device_put(inputs[0], s->sharding())};
-  }
+  // with_sharding_constraint and reshard: the operand moved to their sharding.
+  if (const NamedSharding* pinned = PinnedSharding(p, params)) return Arrays{device_put(inputs[0], *pinned)};
   // shard_map places its operands by its in_specs itself.
   if (p.name() == "shard_map") {
     const PrimitiveRules& rules = GlobalRegistry().Get(p);

@@ -11,6 +11,7 @@
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/propagation.h"
+#include "jx/sharding/spmd/reshard.h"
 
 namespace jx {
 
@@ -84,6 +85,7 @@ void RegisterSpmdPrimitives() {
   std::call_once(once, [] {
     lax::RegisterAll();
     RegisterShardingConstraint(GlobalRegistry());
+    RegisterReshard(GlobalRegistry());
     RegisterCollectives(GlobalRegistry());
     InstallShardedEagerHandler();
   });

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jx/jx.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/transforms/staging.h"
 
@@ -276,6 +277,46 @@ TEST(ExplicitEagerTest, TrainingStepOnExplicitlyShardedParams) {
   EXPECT_THAT(jaxpr, HasSubstr("f32[16@y,4] = dot_general[\n      dimension_numbers=(([0], [0]), ([], []))\n"
                                "      out_sharding=P('y', None)"));
   EXPECT_THAT(jaxpr, HasSubstr("f32[4,16@y] = transpose[permutation=(1, 0)]"));
+}
+
+// jx::reshard (JAX's jax.sharding.reshard) is the explicit way to change a sharding: its
+// result is typed and laid out by its destination, eagerly and under jit, and its transpose
+// gives the cotangent the operand's type.
+TEST(ExplicitEagerTest, ReshardChangesTheTypedSharding) {
+  V5e v;
+  const Array x = Data();
+  const Array xy = v.Put(x, P("x", "y"));
+  const Array yx = v.Put(x, P("y", none));
+  EXPECT_THAT(TypeErrorOf([&] { xy + yx; }), HasSubstr("Reshard one of the operands (jx::reshard)"));
+  const NamedSharding both(v.mesh, P("x", "y"));
+  const Array moved = reshard(yx, both);
+  EXPECT_EQ(Str(typeof(moved)), "float32[8@x,4@y]");
+  EXPECT_TRUE(moved.sharding()->Equals(both));
+  const Array sum = xy + moved;
+  EXPECT_EQ(Str(typeof(sum)), "float32[8@x,4@y]");
+  EXPECT_TRUE(jnp::allclose(sum, x + x));
+  // Under jit: the jaxpr shows it and its type; the result is laid out there.
+  const NamedSharding cols(v.mesh, P(none, "y"));
+  auto f = [&](const Array& a) { return reshard(a, cols) * 2.0f; };
+  const Array rows = v.Put(x, P("x", none));
+  const std::string jaxpr = Str(make_jaxpr(f)(rows));
+  EXPECT_THAT(jaxpr, HasSubstr("b:f32[8,4@y] = reshard[\n      dst_sharding=NamedSharding(mesh=Mesh('x': 4, 'y': 2, "
+                               "axis_types=(Explicit, Explicit)), spec=PartitionSpec(None, 'y'))\n    ] a"));
+  const Array out = jit(f)(rows);
+  EXPECT_EQ(Str(typeof(out)), "float32[8,4@y]");
+  EXPECT_TRUE(out.sharding()->Equals(cols));
+  EXPECT_TRUE(jnp::allclose(out, x * 2.0f));
+  // The gradient is typed as the primal (the cotangent resharded back).
+  const Array g = grad([&](const Array& a) { return jnp::sum(jnp::square(reshard(a, cols))); })(rows);
+  EXPECT_EQ(Str(typeof(g)), "float32[8@x,4]");
+  EXPECT_TRUE(jnp::allclose(g, x * 2.0f));
+  // A destination that does not divide the shape names reshard.
+  try {
+    reshard(jnp::ones({6, 4}), both);
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("[reshard]"));
+  }
 }
 
 }  // namespace
