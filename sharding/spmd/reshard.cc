@@ -82,8 +82,14 @@ const Primitive& ReshardPrimitive() {
 }
 
 const NamedSharding* PinnedSharding(Primitive p, const ParamMap& params) {
-  const char* name = p == ReshardPrimitive() ? "dst_sharding" : p == ShardingConstraintPrimitive() ? "sharding" : nullptr;
-  if (name == nullptr) return nullptr;
+  const char* name = nullptr;
+  if (p == ReshardPrimitive()) {
+    name = "dst_sharding";
+  } else if (p == ShardingConstraintPrimitive()) {
+    name = "sharding";
+  } else {
+    return nullptr;
+  }
   const auto* s = dynamic_cast<const ShardingParam*>(params.GetObject(name).get());
   if (s == nullptr) ThrowOpError<InternalError>(p.name(), name, " param has the wrong type");
   return &s->sharding();
