@@ -310,6 +310,10 @@ TEST(ExplicitEagerTest, ReshardChangesTheTypedSharding) {
   const Array g = grad([&](const Array& a) { return jnp::sum(jnp::square(reshard(a, cols))); })(rows);
   EXPECT_EQ(Str(typeof(g)), "float32[8@x,4]");
   EXPECT_TRUE(jnp::allclose(g, x * 2.0f));
+  // vmap: the batch dim is left whole.
+  const Array batched = vmap([&](const Array& a) { return reshard(a, NamedSharding(v.mesh, P("y"))); })(x.T());
+  EXPECT_EQ(Str(typeof(batched)), "float32[4,8@y]");
+  EXPECT_TRUE(jnp::array_equal(batched, x.T()));
   // A destination that does not divide the shape names reshard.
   try {
     reshard(jnp::ones({6, 4}), both);
