@@ -271,6 +271,19 @@ TEST(ExplicitEagerTest, TrainingStepOnExplicitlyShardedParams) {
   EXPECT_TRUE(jnp::allclose(sharded.b1, host.b1, 1e-5, 1e-6));
   EXPECT_TRUE(jnp::allclose(sharded.w2, host.w2, 1e-5, 1e-6));
   EXPECT_LT(loss(host.w1, host.b1, host.w2, x, t).item<float>(), first_loss.item<float>());
+  // The same step under jit, on the sharded params: equal values, the params' shardings kept.
+  auto jitted = jit([&](const Array& w1, const Array& b1, const Array& w2, const Array& xb, const Array& tb) {
+    auto [l, p] = step(Params{w1, b1, w2}, xb, tb);
+    return std::make_tuple(l, p.w1, p.b1, p.w2);
+  });
+  const auto [lj, w1j, b1j, w2j] = jitted(sharded.w1, sharded.b1, sharded.w2, xs, ts);
+  const auto [le, next_eager] = step(sharded, xs, ts);
+  EXPECT_TRUE(jnp::allclose(lj, le, 1e-5, 1e-6)) << lj << " vs " << le;
+  EXPECT_TRUE(jnp::allclose(w1j, next_eager.w1, 1e-5, 1e-6));
+  EXPECT_TRUE(jnp::allclose(w2j, next_eager.w2, 1e-5, 1e-6));
+  EXPECT_EQ(Str(typeof(w1j)), "float32[4,16@y]");
+  EXPECT_TRUE(w1j.sharding()->Equals(NamedSharding(v.mesh, P(none, "y"))));
+  EXPECT_EQ(Str(typeof(b1j)), "float32[16@y]");
   // The backward dot of w1 contracts the batch (sharded over x): its out_sharding is w1's,
   // in the product's dim order (then transposed to w1's).
   const std::string jaxpr = Str(make_jaxpr(grad(loss))(sharded.w1, sharded.b1, sharded.w2, xs, ts));
