@@ -15,6 +15,7 @@
 
 #include "jx/core/abstract_mesh_context.h"
 #include "jx/core/apply_primitive.h"
+#include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
 #include "jx/core/jaxpr.h"
@@ -128,6 +129,10 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
     }
   }
   if (!mesh) ThrowOpError<InternalError>(p.name(), "sharded eager handler called without a NamedSharding argument");
+  // The mesh's devices in order: meshes of one shape on other chips (another pod) or in
+  // another order print alike.
+  StrAppend(&key, " on");
+  for (const Device* d : mesh->devices()) StrAppend(&key, " ", d->id());
   static std::mutex mu;
   static auto* cache = new std::map<std::string, std::shared_ptr<const SpmdProgram>>();
   std::shared_ptr<const SpmdProgram> program;
