@@ -336,5 +336,25 @@ TEST(ExplicitEagerTest, ReshardChangesTheTypedSharding) {
   }
 }
 
+// Control flow and checkpoint on explicitly sharded values: results typed by their bodies
+// (a loop's carry keeps its sharding) and laid out that way.
+TEST(ExplicitEagerTest, ControlFlowKeepsTheCarrysSharding) {
+  V5e v;
+  const Array x = Data();
+  const Array rows = v.Put(x, P("x", none));
+  const Array looped = lax::fori_loop(0, 3, [](const Array&, const Array& c) { return c * 2.0f; }, rows);
+  EXPECT_EQ(Str(typeof(looped)), "float32[8@x,4]");
+  EXPECT_TRUE(looped.sharding()->Equals(*rows.sharding()));
+  EXPECT_TRUE(jnp::allclose(looped, x * 8.0f));
+  const Array branch = lax::cond(
+      Array(true), [](const Array& c) { return c + 1.0f; }, [](const Array& c) { return c - 1.0f; }, rows);
+  EXPECT_TRUE(branch.sharding()->Equals(*rows.sharding()));
+  EXPECT_TRUE(jnp::allclose(branch, x + 1.0f));
+  auto f = [](const Array& a) { return jnp::sum(jnp::sin(a)); };
+  const Array g = grad(checkpoint(f))(rows);
+  EXPECT_EQ(Str(typeof(g)), "float32[8@x,4]");
+  EXPECT_TRUE(jnp::allclose(g, jnp::cos(x), 1e-6, 1e-6));
+}
+
 }  // namespace
 }  // namespace jx
