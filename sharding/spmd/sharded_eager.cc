@@ -74,8 +74,12 @@ const Eqn* SoleShardMap(const Jaxpr& j) {
 }
 
 Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& params) {
-  // with_sharding_constraint and reshard: the operand moved to their sharding.
-  if (const NamedSharding* pinned = PinnedSharding(p, params)) return Arrays{device_put(inputs[0], *pinned)};
+  // with_sharding_constraint and reshard: the operand moved to their sharding (after their
+  // type checks: a constraint naming Explicit axes of an explicitly sharded value is an error).
+  if (const NamedSharding* pinned = PinnedSharding(p, params)) {
+    OpTypes(p, inputs, params);
+    return Arrays{device_put(inputs[0], *pinned)};
+  }
   // shard_map places its operands by its in_specs itself.
   if (p.name() == "shard_map") {
     const PrimitiveRules& rules = GlobalRegistry().Get(p);

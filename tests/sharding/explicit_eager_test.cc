@@ -323,6 +323,20 @@ TEST(ExplicitEagerTest, ReshardChangesTheTypedSharding) {
   const Array g = grad([&](const Array& a) { return jnp::sum(jnp::square(reshard(a, cols))); })(rows);
   EXPECT_EQ(Str(typeof(g)), "float32[8@x,4]");
   EXPECT_TRUE(jnp::allclose(g, x * 2.0f));
+  // with_sharding_constraint cannot retype an explicitly sharded value: JAX's ValueError,
+  // eagerly and under jit (it stays the way to constrain Auto axes and untyped programs).
+  for (const bool jitted : {false, true}) {
+    auto constrain = [&](const Array& a) { return lax::with_sharding_constraint(a * 2.0f, cols); };
+    try {
+      jitted ? jit(constrain)(rows) : constrain(rows);
+      FAIL() << "expected ValueError";
+    } catch (const ValueError& e) {
+      EXPECT_THAT(std::string(e.what()), HasSubstr("[sharding_constraint] The spec of NamedSharding passed to "
+                                                   "with_sharding_constraint can only refer to Auto axes of the mesh. "
+                                                   "Got spec=PartitionSpec(None, 'y')"));
+      EXPECT_THAT(std::string(e.what()), HasSubstr("You probably meant to use jx::reshard"));
+    }
+  }
   // vmap: the batch dim is left whole.
   const Array batched = vmap([&](const Array& a) { return reshard(a, NamedSharding(v.mesh, P("y"))); })(x.T());
   EXPECT_EQ(Str(typeof(batched)), "float32[4,8@y]");
