@@ -1,14 +1,16 @@
 // Eager ops on sharded arrays: the handler core calls (SetShardedEagerHandler) runs the one
-// primitive as an SPMD program over the arguments' mesh (cached per primitive, params, avals
-// and shardings), giving a sharded result, as JAX runs an op on sharded arrays. A top-level
+// primitive as an SPMD program over the arguments' mesh (cached per primitive, params, avals,
+// shardings and the mesh's devices), giving a sharded result, as JAX runs an op on sharded
+// arrays. A top-level
 // jit call with sharded arguments arrives as its `jit` equation: its program is partitioned
 // the same way (the arguments' shardings act as in_shardings).
 //
 // JAX's explicit mode: when the arguments are sharded over Explicit mesh axes only, the op's
 // results are sharded as its sharding rule types them (a jit call: as its traced program's
 // outputs are typed), and shardings the rule cannot reconcile are the rule's TypeError naming
-// the op and the operands' types; nothing is resharded implicitly to make them agree. Arrays
-// sharded over Auto axes keep the compiler's choice: the results' shardings are propagated.
+// the op and the operands' types; nothing is resharded implicitly to make them agree (jx::reshard
+// does it explicitly). Arrays sharded over Auto axes keep the compiler's choice: the results'
+// shardings are propagated (Explicit axes beside them are still type-checked).
 #include <map>
 #include <optional>
 #include <mutex>
