@@ -1,9 +1,8 @@
 // Eager ops on sharded arrays: the handler core calls (SetShardedEagerHandler) runs the one
 // primitive as an SPMD program over the arguments' mesh (cached per primitive, params, avals,
 // shardings and the mesh's devices), giving a sharded result, as JAX runs an op on sharded
-// arrays. A top-level
-// jit call with sharded arguments arrives as its `jit` equation: its program is partitioned
-// the same way (the arguments' shardings act as in_shardings).
+// arrays. A top-level jit call with sharded arguments arrives as its `jit` equation: its
+// program is partitioned the same way (the arguments' shardings act as in_shardings).
 //
 // JAX's explicit mode: when the arguments are sharded over Explicit mesh axes only, the op's
 // results are sharded as its sharding rule types them (a jit call: as its traced program's
