@@ -11,6 +11,7 @@
 #include "jx/core/config.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
+#include "jx/core/out_sharding.h"
 #include "jx/core/vma.h"
 
 namespace jx {
@@ -148,6 +149,16 @@ void ApplyShardingTypes(Primitive p, const PrimitiveRules& rules, InAvals inputs
                         Avals& out) {
   if (rules.sharding_rule) {
     ApplyShardingRuleToTypes(p.name(), rules.sharding_rule(inputs, params, out), inputs, absl::MakeSpan(out));
+    // JAX's out_sharding=: the result is typed as asked (the rule has checked the operands).
+    if (const DimShardings* asked = OutShardingOf(params); asked != nullptr && out.size() == 1) {
+      if (static_cast<int64_t>(asked->size()) != out[0].ndim()) {
+        ThrowOpError<TypeError>(p.name(), "out_sharding ", params.Find("out_sharding")->ToString(), " has ",
+                                asked->size(), " entries for a result of rank ", out[0].ndim());
+      }
+      bool sharded = false;
+      for (const auto& axes : *asked) sharded |= !axes.empty();
+      out[0].spec = sharded ? *asked : DimShardings{};
+    }
     return;
   }
   // Call-like primitives (jit, checkpoint, shard_map, collectives) type their results from

@@ -250,7 +250,7 @@ void SplitDimensionAxes(std::string_view op, const ShardingRule& rule, absl::Spa
               AxesWithSizes({a}), " does not divide ", k < pieces.size() ? "the piece of size " : "any piece",
               k < pieces.size() ? std::to_string(rule.factor_sizes[pieces[k]] / used) : "",
               ", so a device's elements would not be one block of the result. Reshard the operand first "
-              "(lax::with_sharding_constraint or jx::device_put)");
+              "(jx::reshard)");
         }
         axes[pieces[k]].push_back(a);
         used *= n;
@@ -274,22 +274,26 @@ void ApplyShardingRuleToTypes(std::string_view op, const ShardingRule& rule, abs
   };
   if (!conflict.empty()) {
     ThrowOpError<TypeError>(op, "operation with inputs: ", types(), " produces an incompatible sharding: ", conflict,
-                            ". Reshard the operands (lax::with_sharding_constraint or jx::device_put) so they agree");
+                            ". Reshard one of the operands (jx::reshard) so they agree");
   }
   const bool sizes_known = ContextMeshAxes() != nullptr;
   if (sizes_known) SplitDimensionAxes(op, rule, in, axes, types());
   for (int f = 0; f < rule.num_factors(); ++f) {
     if (axes[f].empty()) continue;
-    if (rule.NeedsReplication(f)) {
+    // A reduction's reduced dims lose their axes (JAX's rule for every reduction: the result
+    // is replicated over them, whatever collective combines the partial results); only the
+    // factors the rule lists (a sort or cumulative axis) must be whole.
+    const bool listed =
+        std::find(rule.need_replication.begin(), rule.need_replication.end(), f) != rule.need_replication.end();
+    if (listed) {
       ThrowOpError<TypeError>(op, "operation with inputs: ", types(), " shards a dimension of size ",
                               rule.factor_sizes[f], " over ", AxesText(axes[f]),
-                              " that this op needs whole; reshard it to replicated first");
+                              " that this op needs whole; reshard it to replicated first (jx::reshard)");
     }
     if (rule.IsReduction(f) && rule.sharded_reduction_is_type_error) {
       ThrowOpError<TypeError>(op, "operation with inputs: ", types(), ": contracting dimensions are sharded (over ",
                               AxesText(axes[f]), ") and it is ambiguous how the output should be sharded. Reshard "
-                              "the operands, or make the result replicated or sharded with lax::with_sharding_constraint "
-                              "outside explicit mode");
+                              "the operands so the contracting dimensions are whole (jx::reshard)");
     }
   }
   // A result dim of several factors (a reshape merging dims) holds each device's pieces

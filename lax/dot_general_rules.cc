@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "jx/core/out_sharding.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/dot_general.h"
 #include "jx/lax/op_util.h"
@@ -50,6 +51,12 @@ struct Options {
   Array Dot(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dn) const {
     return dot_general(lhs, rhs, dn, precision, preferred_element_type);
   }
+  // With the result's explicit sharding given (JAX's out_sharding=; one entry per result dim).
+  Array Dot(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dn, DimShardings out_spec) const {
+    ParamMap params = DotGeneralParams(dn, precision, preferred_element_type);
+    params.Set("out_sharding", OutShardingParam::Make(std::move(out_spec)));
+    return BindOp1(kDotGeneral, {lhs, rhs}, params);
+  }
 };
 
 // The cotangent of x in dot_general(x, y, dn) (or, with swap_ans, of x in dot_general(y, x,
@@ -76,7 +83,19 @@ Array TransposeLhs(const Array& ct, const ShapedArray& x_aval, const Array& y, c
   Dims result_to_x = x_batch;  // result dim i holds x's dim result_to_x[i]
   result_to_x.insert(result_to_x.end(), x_kept.begin(), x_kept.end());
   for (int64_t i : sorted_idx) result_to_x.push_back(x_contract[i]);
-  const Array prod = options.Dot(ct, y, dims);
+  // In explicit mode (some operand's type is sharded) the cotangent is typed as x is (JAX
+  // passes out_sharding=x's sharding): the product is asked for in x's sharding, permuted to
+  // the product's dim order.
+  Array prod;
+  if (x_aval.spec.empty() && ct.aval().spec.empty() && y.aval().spec.empty()) {
+    prod = options.Dot(ct, y, dims);
+  } else {
+    DimShardings prod_spec;
+    for (int64_t d : result_to_x) {
+      prod_spec.push_back(x_aval.spec.empty() ? std::vector<std::string>{} : x_aval.spec[static_cast<size_t>(d)]);
+    }
+    prod = options.Dot(ct, y, dims, std::move(prod_spec));
+  }
   return MatchAval(transpose(prod, InversePermutation(result_to_x)), x_aval);
 }
 

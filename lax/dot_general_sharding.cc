@@ -1,9 +1,11 @@
 // dot_general's sharding rule: a factor per batch dimension (shared by lhs, rhs and result),
 // per lhs and rhs free dimension, and per contracting pair (a reduction factor: sharding it
 // leaves partial sums). Matmul: ([i, j], [j, k])->([i, k]) reduction={j}. In explicit mode a
-// sharded contraction is a TypeError (JAX asks for out_sharding there).
+// sharded contraction is a TypeError unless the op has an out_sharding (JAX's rule; its
+// transpose passes the primal operand's sharding).
 #include <algorithm>
 
+#include "jx/core/out_sharding.h"
 #include "jx/core/registry.h"
 #include "jx/lax/dot_general.h"
 #include "jx/lax/primitives.h"
@@ -42,7 +44,9 @@ ShardingRule DotGeneralShardingRule(InAvals in, const ParamMap& params, absl::Sp
     r[dn.rhs_contracting_dims[k]] = {f};
   }
   b.AddOperand(std::move(l)).AddOperand(std::move(r)).AddResult(std::move(out));
-  return std::move(b.ShardedReductionIsTypeError()).Build();
+  // With out_sharding the result's sharding is given, so a sharded contraction is not ambiguous.
+  if (OutShardingOf(params) == nullptr) b.ShardedReductionIsTypeError();
+  return std::move(b).Build();
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Sharding rules of reductions and cumulative ops. A reduction's reduced dims are reduction
-// factors whose partial results combine by the op's collective (sum: psum, max: pmax, min:
-// pmin); prod, and/or and argmax/argmin have no such combiner here, so their reduced dims
-// must be whole. A cumulative op's axis must be whole; its other dims pass through.
+// factors: in explicit-sharding types they drop their mesh axes (the result is replicated over
+// them, JAX's rule); under the partitioner their partial results combine by the op's
+// collective (sum: psum, max: pmax, min: pmin) or, for prod, and/or and argmax/argmin
+// (Combiner::kNone: no one all-reduce combines them), by gathering the per-device partial
+// results and reducing again (sharding/spmd/partial_reductions.h). A cumulative op's axis must
+// be whole; its other dims pass through.
 #include <algorithm>
 
 #include "jx/core/registry.h"

@@ -14,10 +14,12 @@ namespace {
 // the manual axes it varies over, so that the tangent varies where the primal does. (A tangent
 // typed invariant would get pvary over those axes in the linear program, and the transpose of
 // that pvary would sum the cotangent over them: the gradient of a weight split over "model"
-// would come out summed over the chips of "model".)
+// would come out summed over the chips of "model".) In explicit sharding mode it keeps the
+// primal's sharding too: cotangent types are primal types (JAX's sharding-in-types rule).
 ShapedArray TangentAval(const ShapedArray& primal) {
   ShapedArray t{primal.shape, primal.dtype};
   t.vma = primal.vma;
+  t.spec = primal.spec;
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include "jx/core/sharding_rule.h"
 #include "jx/core/str_util.h"
 #include "jx/sharding/mesh.h"
+#include "jx/sharding/partition_spec.h"
 
 namespace jx::spmd {
 
@@ -39,6 +40,19 @@ inline std::string AxesText(const Axes& axes) {
   if (axes.size() == 1) return StrCat("'", axes[0], "'");
   return StrCat("(", absl::StrJoin(axes, ", ", [](std::string* o, const std::string& a) { StrAppend(o, "'", a, "'"); }),
                 ")");
+}
+
+// A PartitionSpec's mesh axes per dimension of a rank-`rank` value (every axis, Auto ones
+// too); empty when it splits no dimension.
+inline DimShardings SpecShardings(const PartitionSpec& spec, int64_t rank) {
+  DimShardings out;
+  bool sharded = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    out.push_back(spec[d].axes());
+    sharded |= !out.back().empty();
+  }
+  if (!sharded) out.clear();
+  return out;
 }
 
 }  // namespace jx::spmd

@@ -4,21 +4,14 @@
 #include "jx/core/str_util.h"
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/shard_map_internal.h"
+#include "jx/sharding/spmd/mesh_axes.h"
 
 namespace jx::spmd {
 namespace {
 
 std::vector<DimShardings> Shardings(const std::vector<PartitionSpec>& specs, const std::vector<int64_t>& ranks) {
   std::vector<DimShardings> out;
-  for (size_t k = 0; k < specs.size() && k < ranks.size(); ++k) {
-    DimShardings s;
-    bool sharded = false;
-    for (int64_t d = 0; d < ranks[k]; ++d) {
-      s.push_back(specs[k][d].axes());
-      sharded |= !s.back().empty();
-    }
-    out.push_back(sharded ? std::move(s) : DimShardings{});
-  }
+  for (size_t k = 0; k < specs.size() && k < ranks.size(); ++k) out.push_back(SpecShardings(specs[k], ranks[k]));
   return out;
 }
 

@@ -16,7 +16,9 @@
 #include "jx/sharding/spmd/dot_strategy.h"
 #include "jx/sharding/spmd/mesh_axes.h"
 #include "jx/sharding/spmd/nested_shard_map.h"
+#include "jx/sharding/spmd/partial_reductions.h"
 #include "jx/sharding/spmd/regions.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/transforms/optimization_barrier.h"
 
@@ -94,7 +96,7 @@ class Partitioner {
 
   void Visit(size_t i) {
     const Eqn& e = jaxpr_.eqns[i];
-    if (e.primitive == ShardingConstraintPrimitive()) {
+    if (PinnedSharding(e.primitive, e.params) != nullptr) {  // with_sharding_constraint, reshard
       const Var out = e.outputs[0];
       env_[out.index] = Local{Operand(e, 0, plan_.sharding(out)), plan_.sharding(out)};
       return;
@@ -151,7 +153,12 @@ class Partitioner {
     for (size_t k = 0; k < e.outputs.size(); ++k) {
       const Var out = e.outputs[k];
       Local l{outs[k], out_shardings[k]};
-      if (!partial.empty()) l = Combine(e, l, partial, rule->combiner, plan_.sharding(out), jaxpr_.aval(out).ndim());
+      if (!partial.empty() && rule->combiner == ShardingRule::Combiner::kNone) {
+        l.value = CombinePartialReduction(e, ins[0], l.value, partial);
+        Log(StrCat(e.primitive.name(), ": partial results over ", AxesText(partial), " all-gathered and reduced"));
+      } else if (!partial.empty()) {
+        l = Combine(e, l, partial, rule->combiner, plan_.sharding(out), jaxpr_.aval(out).ndim());
+      }
       env_[out.index] = std::move(l);
     }
   }

@@ -9,7 +9,9 @@
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
 #include "jx/sharding/spmd/nested_shard_map.h"
+#include "jx/sharding/spmd/partial_reductions.h"
 #include "jx/sharding/spmd/regions.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
 namespace jx::spmd {
@@ -54,12 +56,16 @@ class Propagator {
       for (const Region& r : regions_[i]->regions) subs_[i].push_back(std::make_unique<Propagator>(*r.body.jaxpr, mesh));
     }
     for (const Var& v : jaxpr_.constvars) fixed_[v.index] = true;
-    // with_sharding_constraint's result is what the constraint says.
+    // with_sharding_constraint's result is what the constraint says; reshard's is its
+    // destination (every axis, as its type has the explicit ones).
     for (const Eqn& e : jaxpr_.eqns) {
       if (e.primitive == ShardingConstraintPrimitive()) {
         const Var out = e.outputs[0];
         Fix(out, jaxpr_.aval(out).spec.empty() ? ConstraintSpec(e, jaxpr_.aval(out).ndim()) : jaxpr_.aval(out).spec,
             "with_sharding_constraint");
+      } else if (e.primitive == ReshardPrimitive()) {
+        const Var out = e.outputs[0];
+        Fix(out, ReshardLayout(e.params, jaxpr_.aval(out).ndim()), "reshard");
       }
     }
   }
@@ -183,7 +189,12 @@ class Propagator {
       axes = FactorShardings(swapped, outs, ins, conflict);
     }
     for (int f = 0; f < rule.num_factors(); ++f) {
-      if (rule.NeedsReplication(f) || rule.factor_sizes[f] % AxesSize(mesh_, axes[f]) != 0) axes[f].clear();
+      // A reduction without a combining all-reduce keeps its reduced dims sharded when the
+      // partitioner gathers its partial results (partial_reductions.h).
+      const bool combined = rule.IsReduction(f) && CombinesPartialReductions(e.primitive);
+      if ((rule.NeedsReplication(f) && !combined) || rule.factor_sizes[f] % AxesSize(mesh_, axes[f]) != 0) {
+        axes[f].clear();
+      }
     }
     ClearInexpressibleFactorAxes(rule, axes, [this](const std::string& a) { return mesh_.axis_size(a); });
     return axes;

@@ -11,6 +11,7 @@
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/spmd/propagation.h"
+#include "jx/sharding/spmd/reshard.h"
 
 namespace jx {
 
@@ -43,8 +44,21 @@ void RegisterShardingConstraint(Registry& r) {
   PrimitiveRules& rules = r.Define(p);
   rules.abstract_eval = [](InAvals in, const ParamMap& params) {
     const ShapedArray& x = *in[0];
+    const NamedSharding& s = ShardingOf(params);
     // The spec must fit the operand (names the mesh's axes and the dim that does not divide).
-    ShardingOf(params).shard_shape(x.shape);
+    s.shard_shape(x.shape);
+    // On a value typed with explicit axes the constraint could not change its type: JAX's
+    // ValueError, pointing to reshard (which does).
+    if (!x.spec.empty()) {
+      const AbstractMesh& mesh = s.mesh().abstract_mesh();
+      for (const std::string& axis : s.spec().axes()) {
+        if (mesh.axis_types()[mesh.axis_position(axis)] != AxisType::kExplicit) continue;
+        throw ValueError(StrCat("[sharding_constraint] The spec of NamedSharding passed to with_sharding_constraint ",
+                                "can only refer to Auto axes of the mesh. Got spec=", s.spec().ToString(), " and mesh=",
+                                s.mesh().ToString(), " for an operand of type ", x.str(),
+                                ". You probably meant to use jx::reshard"));
+      }
+    }
     return Avals{x};
   };
   rules.impl = [](absl::Span<const Array> in, const ParamMap& params, absl::Span<const ShapedArray>) {
@@ -84,6 +98,7 @@ void RegisterSpmdPrimitives() {
   std::call_once(once, [] {
     lax::RegisterAll();
     RegisterShardingConstraint(GlobalRegistry());
+    RegisterReshard(GlobalRegistry());
     RegisterCollectives(GlobalRegistry());
     InstallShardedEagerHandler();
   });

@@ -23,6 +23,9 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"optimization_barrier", "tests/transforms/optimization_barrier_test.cc"},
     {"jit", "tests/transforms/jit_test.cc"},
     {"shard_map", "tests/sharding/shard_map_collectives_test.cc, shard_map_transforms_test.cc"},
+    // The SPMD layer's (registered once a sharding is used): identities that pin a layout.
+    {"sharding_constraint", "tests/sharding/spmd_jit_test.cc, spmd_propagation_test.cc"},
+    {"reshard", "tests/sharding/explicit_eager_test.cc (eager, jit, grad, errors)"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
     // Its opinfo record (a logaddexp reducer over every reduction case) timed out in the jit
     // column (300 s): the expansion of large generic reductions under jit is the next fix.

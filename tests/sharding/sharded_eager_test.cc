@@ -159,5 +159,18 @@ TEST(ShardedEagerTest, UncommittedAndSameMeshArgumentsReachTheHandler) {
   SetShardedEagerHandler(std::move(previous));
 }
 
+// Programs are cached per op, types and mesh: a same-shaped mesh on another pod's chips gets its
+// own, so each result stays on its operands' chips.
+TEST(ShardedEagerTest, SameShapedMeshesOfTwoPodsKeepTheirOwnPrograms) {
+  V5e first, second;
+  Array a = device_put(jnp::arange(32, float32).reshape({8, 4}), NamedSharding(first.mesh, P("x", none)));
+  Array b = device_put(jnp::arange(32, float32).reshape({8, 4}), NamedSharding(second.mesh, P("x", none)));
+  const Array ya = jnp::sin(a);
+  const Array yb = jnp::sin(b);
+  EXPECT_TRUE(ya.sharding()->Equals(*a.sharding()));
+  EXPECT_TRUE(yb.sharding()->Equals(*b.sharding())) << yb.sharding()->ToString();
+  EXPECT_TRUE(jnp::allclose(yb * 2.0f, jnp::sin(b) * 2.0f, 1e-6, 1e-6));
+}
+
 }  // namespace
 }  // namespace jx

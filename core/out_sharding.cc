@@ -1,0 +1,42 @@
+#include "jx/core/out_sharding.h"
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_join.h"
+#include "jx/core/str_util.h"
+
+namespace jx {
+
+Param OutShardingParam::Make(std::vector<std::vector<std::string>> spec) {
+  return Param(std::shared_ptr<const ParamObject>(std::make_shared<OutShardingParam>(std::move(spec))));
+}
+
+size_t OutShardingParam::Hash() const { return absl::HashOf(spec_); }
+
+bool OutShardingParam::Equals(const ParamObject& other) const {
+  const auto* o = dynamic_cast<const OutShardingParam*>(&other);
+  return o != nullptr && o->spec_ == spec_;
+}
+
+std::string OutShardingParam::ToString() const {
+  auto quoted = [](std::string* out, const std::string& a) { StrAppend(out, "'", a, "'"); };
+  std::vector<std::string> dims;
+  for (const std::vector<std::string>& axes : spec_) {
+    if (axes.empty()) {
+      dims.push_back("None");
+    } else if (axes.size() == 1) {
+      dims.push_back(StrCat("'", axes[0], "'"));
+    } else {
+      dims.push_back(StrCat("(", absl::StrJoin(axes, ", ", quoted), ")"));
+    }
+  }
+  return StrCat("P(", absl::StrJoin(dims, ", "), ")");
+}
+
+const std::vector<std::vector<std::string>>* OutShardingOf(const ParamMap& params) {
+  const Param* p = params.Find("out_sharding");
+  if (p == nullptr || p->is_none()) return nullptr;
+  const auto* o = dynamic_cast<const OutShardingParam*>(params.GetObject("out_sharding").get());
+  return o == nullptr ? nullptr : &o->spec();
+}
+
+}  // namespace jx
