@@ -96,7 +96,11 @@ Arrays CheckInits(std::string_view op, absl::Span<const Array> operands, absl::S
       ThrowOpError<TypeError>(op, "operand dtypes should match corresponding initial value dtypes, got operand ",
                               operands[i].aval().str(), " and init value ", init.aval().str());
     }
-    inits.push_back(init.dtype() == operands[i].dtype() ? init : convert_element_type(init, operands[i].dtype()));
+    // A weak init (a C++ scalar) takes the operand's dtype strongly: the outputs are never
+    // weak (an empty reduction returns the init values).
+    inits.push_back(init.dtype() == operands[i].dtype() && !init.weak_type()
+                        ? init
+                        : convert_element_type(init, operands[i].dtype(), /*weak_type=*/false));
   }
   return inits;
 }
