@@ -17,6 +17,7 @@
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/lax/indexing_internal.h"
+#include "jx/transforms/jaxpr_util.h"
 
 namespace jx::lax {
 namespace internal {
@@ -396,6 +397,8 @@ ScatterDimensionNumbers ScatterDnOf(const GatherDimensionNumbers& g) {
   return {g.offset_dims, g.collapsed_slice_dims, g.start_index_map, g.operand_batching_dims,
           g.start_indices_batching_dims};
 }
+}  // namespace
+
 GatherDimensionNumbers GatherDnOf(const ScatterDimensionNumbers& s) {
   return {s.update_window_dims, s.inserted_window_dims, s.scatter_dims_to_operand_dims, s.operand_batching_dims,
           s.scatter_indices_batching_dims};
@@ -418,6 +421,9 @@ std::vector<int64_t> WindowSliceSizes(const ScatterDimensionNumbers& dn, int64_t
 GatherScatterMode GatherModeReading(GatherScatterMode scatter_mode) {
   return scatter_mode == GatherScatterMode::kClip ? GatherScatterMode::kClip : GatherScatterMode::kFillOrDrop;
 }
+
+namespace {
+
 GatherScatterMode ScatterModeWriting(GatherScatterMode gather_mode) {
   return gather_mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kFillOrDrop : GatherScatterMode::kClip;
 }
@@ -506,6 +512,8 @@ Array KeepWhere(const Array& mask, const Array& x) {
 // The tangent is a scatter_add of the surviving tangents, so reverse mode only needs
 // scatter_add's transpose.
 JvpResult ScatterJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  // scatter_apply (an update computation): JAX's _scatter_jvp raises the same.
+  if (!p.Get("update_jaxpr").is_none()) throw NotImplementedError("scatter_apply JVP not implemented");
   Array out = Bind1(kScatter, primals, p);
   const Array& indices = primals[1];
   const ScatterSurvivors s =
@@ -683,7 +691,10 @@ void RegisterGatherScatter(Registry& r) {
   g.impl = GatherImpl;
   PrimitiveRules& s = r.Define(kScatter);
   s.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatter, in, p); };
-  s.impl = ScatterImpl(kScatter, kernels::ScatterCombiner::kOverwrite);
+  s.impl = [](absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
+    if (!p.Get("update_jaxpr").is_none()) return ScatterApplyImpl(in, p);
+    return ScatterImplWith(kScatter, kernels::ScatterCombiner::kOverwrite, in, p, out_avals);
+  };
   const std::pair<Primitive, kernels::ScatterCombiner> combining[] = {
       {kScatterAdd, kernels::ScatterCombiner::kAdd},
       {kScatterMul, kernels::ScatterCombiner::kMul},
@@ -768,6 +779,14 @@ Array ScatterOp(UpdateOp op, const Array& operand, const Array& scatter_indices,
   }
   return BindOp1(p, {operand, scatter_indices, updates},
                  ScatterParams(dimension_numbers, mode, hints.indices_are_sorted, hints.unique_indices));
+}
+
+Array ScatterApplyOp(const ClosedJaxpr& update_jaxpr, const Array& operand, const Array& scatter_indices,
+                     const Array& updates, const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode,
+                     const ScatterHints& hints) {
+  ParamMap params = ScatterParams(dimension_numbers, mode, hints.indices_are_sorted, hints.unique_indices);
+  params.Set("update_jaxpr", JaxprParamOf(update_jaxpr));
+  return BindOp1(kScatter, {operand, scatter_indices, updates}, params);
 }
 
 }  // namespace internal
