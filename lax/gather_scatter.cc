@@ -307,7 +307,15 @@ Avals ScatterEval(Primitive prim, InAvals in, const ParamMap& p) {
 
 // ---- kernels: the numerics live in lax/kernels/gather_scatter.cc ----
 
+}  // namespace
+
 kernels::IndexArray IndexArrayOf(const Array& a) { return {a.dtype(), a.data(), a.shape()}; }
+kernels::ScatterDims KernelScatterDims(const ScatterDimensionNumbers& dn) {
+  return kernels::ScatterDims{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
+                              dn.operand_batching_dims, dn.scatter_indices_batching_dims};
+}
+
+namespace {
 
 // The gather fill value as dtype's bytes (JAX's defaults when fill_value is None).
 Array FillScalar(DType dtype, const Param& fill_value) {
@@ -350,10 +358,8 @@ Arrays ScatterImplWith(Primitive prim, kernels::ScatterCombiner combiner, absl::
   kernels::ParallelMemcpy(out.mutable_data(), x.data(), x.nbytes());
   const ScatterDimensionNumbers& dn = GetObject<ScatterDnParam>(op, p, "dimension_numbers").dn;
   const bool clamp = GetObject<ModeParam>(op, p, "mode").mode == GatherScatterMode::kClip;
-  const kernels::ScatterDims dims{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
-                                  dn.operand_batching_dims, dn.scatter_indices_batching_dims};
-  kernels::Scatter(x.dtype(), combiner, out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(), dims,
-                   clamp);
+  kernels::Scatter(x.dtype(), combiner, out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(),
+                   KernelScatterDims(dn), clamp);
   return {out};
 }
 
@@ -397,8 +403,6 @@ ScatterDimensionNumbers ScatterDnOf(const GatherDimensionNumbers& g) {
   return {g.offset_dims, g.collapsed_slice_dims, g.start_index_map, g.operand_batching_dims,
           g.start_indices_batching_dims};
 }
-}  // namespace
-
 GatherDimensionNumbers GatherDnOf(const ScatterDimensionNumbers& s) {
   return {s.update_window_dims, s.inserted_window_dims, s.scatter_dims_to_operand_dims, s.operand_batching_dims,
           s.scatter_indices_batching_dims};
@@ -421,9 +425,6 @@ std::vector<int64_t> WindowSliceSizes(const ScatterDimensionNumbers& dn, int64_t
 GatherScatterMode GatherModeReading(GatherScatterMode scatter_mode) {
   return scatter_mode == GatherScatterMode::kClip ? GatherScatterMode::kClip : GatherScatterMode::kFillOrDrop;
 }
-
-namespace {
-
 GatherScatterMode ScatterModeWriting(GatherScatterMode gather_mode) {
   return gather_mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kFillOrDrop : GatherScatterMode::kClip;
 }

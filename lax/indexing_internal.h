@@ -93,16 +93,10 @@ Array ScatterApplyOp(const ClosedJaxpr& update_jaxpr, const Array& operand, cons
 // The jaxpr (x, _) -> fn(x) over scalars of dtype, fn checked to map a scalar to a scalar of
 // dtype (a weak result is cast); `op` names the caller in errors.
 ClosedJaxpr ApplyJaxpr(const std::function<Array(const Array&)>& fn, DType dtype, std::string_view op);
-// The impl of a scatter with an update_jaxpr: every update element's flat destination (a
-// gather of the operand's positions through the scatter's windows), each applied in update
-// order as rounds of distinct destinations: O(updates) work, one vmapped call per round.
+// The impl of a scatter with an update_jaxpr: every update element's flat destination, each
+// applied in update order as rounds of distinct destinations: O(updates) work, one vmapped
+// call of the update computation per round.
 Arrays ScatterApplyImpl(absl::Span<const Array> in, const ParamMap& params);
-
-// The gather that reads back the windows a scatter with dimension numbers `s` writes into an
-// operand of rank `rank`, and the mode under which it reads exactly those windows.
-GatherDimensionNumbers GatherDnOf(const ScatterDimensionNumbers& s);
-std::vector<int64_t> WindowSliceSizes(const ScatterDimensionNumbers& dn, int64_t rank, const Shape& updates_shape);
-GatherScatterMode GatherModeReading(GatherScatterMode scatter_mode);
 
 // The gather path of GetItem (also used with kFillOrDrop for flat positions of updates).
 Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, GatherScatterMode mode,

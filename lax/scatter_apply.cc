@@ -1,29 +1,32 @@
 // JAX's scatter_apply (which x.at[idx].apply binds): a `scatter` whose update_jaxpr is
 // (x, _) -> fn(x), run once per update in update order, so an element named k times gets
-// fn applied k times (NumPy's ufunc.at). Eagerly, every update element's flat destination is
-// read with a gather of the operand's positions through the scatter's windows (-1 where a
-// window is dropped); the updates are then applied in rounds: round r takes each
-// destination's r-th update, so a round's destinations are distinct and it is one vmapped
-// call of the update computation between a gather and a scatter. O(updates) work in all, one
-// round per multiplicity. The CPU backend runs the lowered HLO scatter the same way.
+// fn applied k times (NumPy's ufunc.at). The kernel library lists every update element's flat
+// destination (-1 where XLA drops its window); the updates then apply in rounds: round r
+// takes each destination's r-th update, so a round's destinations are distinct, and its old
+// values and updates are packed, run through one vmapped call of the update computation and
+// written back. O(updates) work beyond the copy of x, one round per multiplicity; the CPU
+// backend's scatter-apply kernel runs the lowered HLO scatter the same way.
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "jx/core/errors.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/indexing_internal.h"
-#include "jx/lax/shape_ops.h"
-#include "jx/lax/slicing_ops.h"
+#include "jx/lax/kernels/copy_kernels.h"
+#include "jx/lax/kernels/gather_scatter.h"
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/transforms/staging.h"
 #include "jx/transforms/vmap.h"
 
 namespace jx::lax::internal {
 
-// Param accessors (gather_scatter.cc).
+// Param accessors and kernel-library arguments (gather_scatter.cc).
 const ScatterDimensionNumbers& ScatterDnOf(const ParamMap& p);
 GatherScatterMode GatherScatterModeOf(const ParamMap& p);
+kernels::IndexArray IndexArrayOf(const Array& a);
+kernels::ScatterDims KernelScatterDims(const ScatterDimensionNumbers& dn);
 
 ClosedJaxpr ApplyJaxpr(const std::function<Array(const Array&)>& fn, DType dtype, std::string_view op) {
   const ShapedArray scalar{Shape{}, dtype, false};
@@ -58,15 +61,13 @@ ClosedJaxpr ApplyJaxpr(const std::function<Array(const Array&)>& fn, DType dtype
 Arrays ScatterApplyImpl(absl::Span<const Array> in, const ParamMap& params) {
   const Array& x = in[0];
   const Array& updates = in[2];
-  const ScatterDimensionNumbers& dn = ScatterDnOf(params);
-  const int64_t n = x.size(), count = updates.size();
-  if (n == 0 || count == 0) return {x};
-  // Flat destinations of the update elements, in update order (-1: a dropped window).
-  const Array positions = reshape(iota(int64, n), x.shape());
-  const Array destinations =
-      gather(positions, in[1], GatherDnOf(dn), WindowSliceSizes(dn, x.ndim(), updates.shape()),
-             GatherModeReading(GatherScatterModeOf(params)), -1.0);
-  const std::vector<int64_t> dest = destinations.to_vector<int64_t>();
+  Array out = Array::Empty(x.aval());
+  kernels::ParallelMemcpy(out.mutable_data(), x.data(), x.nbytes());
+  const int64_t count = updates.size();
+  if (x.size() == 0 || count == 0) return {out};
+  std::vector<int64_t> dest(static_cast<size_t>(count));
+  kernels::ScatterDestinations(x.shape(), IndexArrayOf(in[1]), updates.shape(), KernelScatterDims(ScatterDnOf(params)),
+                               GatherScatterModeOf(params) == GatherScatterMode::kClip, dest.data());
   // rounds[r]: the update elements that are the r-th to land on their destination.
   std::vector<std::vector<int64_t>> rounds;
   absl::flat_hash_map<int64_t, size_t> seen;
@@ -77,22 +78,25 @@ Arrays ScatterApplyImpl(absl::Span<const Array> in, const ParamMap& params) {
     rounds[r].push_back(e);
   }
   const ArraysFn update = AsFn(GetJaxpr(params, "update_jaxpr"));
-  const GatherDimensionNumbers take{{}, {0}, {0}};
-  const ScatterDimensionNumbers put{{}, {0}, {0}};
-  const Array flat_updates = reshape(updates, {count});
-  Array flat = reshape(x, {n});
+  const size_t es = static_cast<size_t>(ItemSize(x.dtype()));
+  auto* o = static_cast<uint8_t*>(out.mutable_data());
+  const auto* u = static_cast<const uint8_t*>(updates.data());
   for (const std::vector<int64_t>& ids : rounds) {
     const int64_t c = static_cast<int64_t>(ids.size());
-    std::vector<int64_t> at(ids.size());
-    for (size_t k = 0; k < ids.size(); ++k) at[k] = dest[static_cast<size_t>(ids[k])];
-    const Array where = Array::FromData(at.data(), {c, 1}, int64);
-    const Array which = Array::FromData(ids.data(), {c, 1}, int64);
-    const Array old = gather(flat, where, take, {1}, GatherScatterMode::kPromiseInBounds);
-    const Array upd = gather(flat_updates, which, take, {1}, GatherScatterMode::kPromiseInBounds);
+    Array old = Array::Empty(Shape{c}, x.dtype()), upd = Array::Empty(Shape{c}, x.dtype());
+    auto* po = static_cast<uint8_t*>(old.mutable_data());
+    auto* pu = static_cast<uint8_t*>(upd.mutable_data());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      std::memcpy(po + k * es, o + static_cast<size_t>(dest[static_cast<size_t>(ids[k])]) * es, es);
+      std::memcpy(pu + k * es, u + static_cast<size_t>(ids[k]) * es, es);
+    }
     const Array fresh = VmapCall(update, {old, upd}, {0, 0}, {0})[0];
-    flat = scatter(flat, where, fresh, put, GatherScatterMode::kPromiseInBounds);  // distinct destinations
+    const auto* pf = static_cast<const uint8_t*>(fresh.data());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      std::memcpy(o + static_cast<size_t>(dest[static_cast<size_t>(ids[k])]) * es, pf + k * es, es);
+    }
   }
-  return {reshape(flat, x.shape())};
+  return {out};
 }
 
 }  // namespace jx::lax::internal

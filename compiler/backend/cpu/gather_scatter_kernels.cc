@@ -266,9 +266,9 @@ std::optional<ScatterCombiner> CombinerOf(const hlo::HloComputation& c, hlo::Pri
 
 // A scatter whose update computation the library has no combiner for (JAX's scatter_apply,
 // whose computation is (x, _) -> fn(x), or any elementwise computation of (old, update)):
-// eager scatter_apply's algorithm (lax/scatter_apply.cc) on the same bits. Each update
-// element's flat destination is gathered from the operand's positions through the scatter's
-// windows (-1 where XLA drops the window); the updates then apply in rounds, round r taking
+// eager scatter_apply's algorithm (lax/scatter_apply.cc) on the same bits. The kernel
+// library lists each update element's flat destination (-1 where XLA drops the window); the
+// updates then apply in rounds, round r taking
 // every destination's r-th update in update order, so a round's destinations are distinct:
 // their old values and updates are packed, the computation runs over them as one tile
 // program (its vector form, compiled once), and the results are written back. O(updates).
@@ -281,13 +281,9 @@ class ScatterApplyKernel : public Kernel {
     }
     if (operand_elements_ == 0 || update_elements_ == 0) return absl::OkStatus();
     return Guarded("scatter", [&] {
-      std::vector<int64_t> positions(static_cast<size_t>(operand_elements_));
-      for (int64_t i = 0; i < operand_elements_; ++i) positions[static_cast<size_t>(i)] = i;
       std::vector<int64_t> dest(static_cast<size_t>(update_elements_));
-      const int64_t dropped = -1;
       WithIndices(indices_, index_dtype_, operands[1], [&](const lax::kernels::IndexArray& idx) {
-        lax::kernels::Gather(sizeof(int64_t), positions.data(), operand_shape_, idx, gather_dims_, slice_sizes_,
-                             &dropped, dest.data(), updates_shape_);
+        lax::kernels::ScatterDestinations(operand_shape_, idx, updates_shape_, dims_, /*clamp=*/false, dest.data());
       });
       std::vector<std::vector<int64_t>> rounds;  // update elements, by rank at their destination
       absl::flat_hash_map<int64_t, size_t> seen;
@@ -324,8 +320,8 @@ class ScatterApplyKernel : public Kernel {
   int64_t esize_ = 0, operand_elements_ = 0, update_elements_ = 0;
   DType index_dtype_ = DType::kInt32;
   IndexPlan indices_;
-  std::vector<int64_t> operand_shape_, updates_shape_, slice_sizes_;
-  lax::kernels::GatherDims gather_dims_;
+  std::vector<int64_t> operand_shape_, updates_shape_;
+  lax::kernels::ScatterDims dims_;
   std::unique_ptr<hlo::HloModule> vector_module_;  // owns the program's instructions
   std::unique_ptr<TileProgram> program_;
 };
@@ -351,17 +347,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterApplyKernel(const HloInstruct
   kernel->indices_ = plan;
   kernel->operand_shape_ = operand.dimensions();
   kernel->updates_shape_ = updates.dimensions();
-  // The gather reading back the windows the scatter writes (XLA's scatter/gather duality).
-  kernel->gather_dims_.offset_dims = dn.update_window_dims;
-  kernel->gather_dims_.collapsed_slice_dims = dn.inserted_window_dims;
-  kernel->gather_dims_.start_index_map = dn.scatter_dims_to_operand_dims;
-  kernel->gather_dims_.implicit_index_vector = plan.implicit;
-  size_t window = 0;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    const bool inserted = std::find(dn.inserted_window_dims.begin(), dn.inserted_window_dims.end(), d) !=
-                          dn.inserted_window_dims.end();
-    kernel->slice_sizes_.push_back(inserted ? 1 : updates.dimensions(dn.update_window_dims[window++]));
-  }
+  kernel->dims_.update_window_dims = dn.update_window_dims;
+  kernel->dims_.inserted_window_dims = dn.inserted_window_dims;
+  kernel->dims_.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;
+  kernel->dims_.implicit_index_vector = plan.implicit;
   // The computation over vectors as long as the widest round (every update element).
   const int64_t length = std::max<int64_t>(kernel->update_elements_, 1);
   kernel->vector_module_ = std::make_unique<hlo::HloModule>("scatter_apply");
