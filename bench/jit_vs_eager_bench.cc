@@ -236,6 +236,14 @@ std::vector<Row> PrimitiveRows() {
                                             [](const Array& v) { return jnp::cos(v); }, a[0])};
                   },
                   {x, Array(true)}});
+  // The generic reduce (a reducer with no monoid primitive): eager runs its halving rounds
+  // as vmapped calls of the reducer, jit as the CPU backend's expansion of the same tree.
+  rows.push_back({"reduce_logaddexp_f32_1M",
+                  [](const Arrays& a) {
+                    return Arrays{lax::reduce(a[0], Array(-INFINITY),
+                                              [](const Array& p, const Array& q) { return jnp::logaddexp(p, q); }, {0})};
+                  },
+                  {Normal(48, {1 << 20})}});
   // A fusion: jit should be well under eager.
   rows.push_back({"fusion_8op_chain_f32_4M",
                   [](const Arrays& a) {

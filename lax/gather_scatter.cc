@@ -17,6 +17,7 @@
 #include "jx/lax/shape_ops.h"
 #include "jx/lax/slicing_ops.h"
 #include "jx/lax/indexing_internal.h"
+#include "jx/transforms/jaxpr_util.h"
 
 namespace jx::lax {
 namespace internal {
@@ -306,7 +307,15 @@ Avals ScatterEval(Primitive prim, InAvals in, const ParamMap& p) {
 
 // ---- kernels: the numerics live in lax/kernels/gather_scatter.cc ----
 
+}  // namespace
+
 kernels::IndexArray IndexArrayOf(const Array& a) { return {a.dtype(), a.data(), a.shape()}; }
+kernels::ScatterDims KernelScatterDims(const ScatterDimensionNumbers& dn) {
+  return kernels::ScatterDims{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
+                              dn.operand_batching_dims, dn.scatter_indices_batching_dims};
+}
+
+namespace {
 
 // The gather fill value as dtype's bytes (JAX's defaults when fill_value is None).
 Array FillScalar(DType dtype, const Param& fill_value) {
@@ -349,10 +358,8 @@ Arrays ScatterImplWith(Primitive prim, kernels::ScatterCombiner combiner, absl::
   kernels::ParallelMemcpy(out.mutable_data(), x.data(), x.nbytes());
   const ScatterDimensionNumbers& dn = GetObject<ScatterDnParam>(op, p, "dimension_numbers").dn;
   const bool clamp = GetObject<ModeParam>(op, p, "mode").mode == GatherScatterMode::kClip;
-  const kernels::ScatterDims dims{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims,
-                                  dn.operand_batching_dims, dn.scatter_indices_batching_dims};
-  kernels::Scatter(x.dtype(), combiner, out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(), dims,
-                   clamp);
+  kernels::Scatter(x.dtype(), combiner, out.mutable_data(), x.shape(), IndexArrayOf(in[1]), u.data(), u.shape(),
+                   KernelScatterDims(dn), clamp);
   return {out};
 }
 
@@ -506,6 +513,8 @@ Array KeepWhere(const Array& mask, const Array& x) {
 // The tangent is a scatter_add of the surviving tangents, so reverse mode only needs
 // scatter_add's transpose.
 JvpResult ScatterJvp(absl::Span<const Array> primals, absl::Span<const Array> tangents, const ParamMap& p) {
+  // scatter_apply (an update computation): JAX's _scatter_jvp raises the same.
+  if (!p.Get("update_jaxpr").is_none()) throw NotImplementedError("scatter_apply JVP not implemented");
   Array out = Bind1(kScatter, primals, p);
   const Array& indices = primals[1];
   const ScatterSurvivors s =
@@ -683,7 +692,10 @@ void RegisterGatherScatter(Registry& r) {
   g.impl = GatherImpl;
   PrimitiveRules& s = r.Define(kScatter);
   s.abstract_eval = [](InAvals in, const ParamMap& p) { return ScatterEval(kScatter, in, p); };
-  s.impl = ScatterImpl(kScatter, kernels::ScatterCombiner::kOverwrite);
+  s.impl = [](absl::Span<const Array> in, const ParamMap& p, absl::Span<const ShapedArray> out_avals) {
+    if (!p.Get("update_jaxpr").is_none()) return ScatterApplyImpl(in, p);
+    return ScatterImplWith(kScatter, kernels::ScatterCombiner::kOverwrite, in, p, out_avals);
+  };
   const std::pair<Primitive, kernels::ScatterCombiner> combining[] = {
       {kScatterAdd, kernels::ScatterCombiner::kAdd},
       {kScatterMul, kernels::ScatterCombiner::kMul},
@@ -768,6 +780,14 @@ Array ScatterOp(UpdateOp op, const Array& operand, const Array& scatter_indices,
   }
   return BindOp1(p, {operand, scatter_indices, updates},
                  ScatterParams(dimension_numbers, mode, hints.indices_are_sorted, hints.unique_indices));
+}
+
+Array ScatterApplyOp(const ClosedJaxpr& update_jaxpr, const Array& operand, const Array& scatter_indices,
+                     const Array& updates, const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode,
+                     const ScatterHints& hints) {
+  ParamMap params = ScatterParams(dimension_numbers, mode, hints.indices_are_sorted, hints.unique_indices);
+  params.Set("update_jaxpr", JaxprParamOf(update_jaxpr));
+  return BindOp1(kScatter, {operand, scatter_indices, updates}, params);
 }
 
 }  // namespace internal

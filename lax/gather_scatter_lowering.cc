@@ -12,6 +12,7 @@
 #include "jx/core/registry.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/slicing_ops.h"
+#include "jx/transforms/jaxpr_util.h"
 
 namespace jx::lax::internal {
 
@@ -131,6 +132,13 @@ absl::Status LowerScatter(LowerContext& ctx) {
   s.scatter_dims_to_operand_dims.insert(s.scatter_dims_to_operand_dims.end(), dn.operand_batching_dims.begin(),
                                         dn.operand_batching_dims.end());
   s.index_vector_dim = indices.rank() - 1;
+  if (!ctx.params().Get("update_jaxpr").is_none()) {
+    // scatter_apply: the update computation is the lowered update_jaxpr (JAX's _scatter_lower).
+    HLO_ASSIGN_OR_RETURN(hlo::HloComputation * update,
+                         ctx.LowerSubJaxpr(GetJaxpr(ctx.params(), "update_jaxpr"), "update_computation", "scatter",
+                                           /*tuple_param=*/false, /*tuple_result=*/false));
+    return lower::Output(ctx, lower::Wrap(b, b.Scatter({operand.instr()}, indices.instr(), {updates.instr()}, s, update)));
+  }
   // The combiner: add (or for bool) for scatter_add; the update itself for scatter.
   HloBuilder cb = ctx.NewBuilder(std::string(ctx.primitive_name()) + "_combiner");
   const hlo::Shape scalar = hlo::ShapeUtil::MakeScalarShape(operand.type());

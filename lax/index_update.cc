@@ -1,17 +1,14 @@
-// x.at[idx].set/add/multiply/min/max as JAX's _scatter_update (lax/indexing.h).
+// x.at[idx].set/add/multiply/min/max/apply as JAX's _scatter_update (lax/indexing.h).
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "jx/lax/binary_ops.h"
-#include "jx/lax/control_flow.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/indexing.h"
 #include "jx/lax/indexing_internal.h"
 #include "jx/lax/numpy/promotion.h"
-#include "jx/lax/reduction_ops.h"
 #include "jx/lax/shape_ops.h"
-#include "jx/transforms/vmap.h"
 
 namespace jx::lax::internal {
 namespace {
@@ -121,7 +118,7 @@ Array BasicUpdate(const Array& x, const std::vector<IndexEntry>& entries, const 
 // vectors are the (broadcast, normalized) integer indices plus each slice's start, and whose
 // windows are the slices (JAX's _index_to_gather, used for scatter). O(updates) work.
 Array DirectScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, const Array& values, UpdateOp op,
-                          GatherScatterMode mode, const ScatterHints& hints) {
+                          GatherScatterMode mode, const ScatterHints& hints, const ClosedJaxpr* apply) {
   const DType idt = IndexDTypeFor(x, entries);
   std::vector<Array> adv;
   std::vector<int64_t> adv_dims;
@@ -160,11 +157,17 @@ Array DirectScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries
     parts.push_back(broadcast_in_dim(Array::Scalar(static_cast<double>(start), idt), one, {}));
     dn.scatter_dims_to_operand_dims.push_back(dim);
   }
-  const Array indices = concatenate(parts, static_cast<int64_t>(batch.size()));
+  // No index vector components (x.at[:] or x.at[...]): one window, the whole of x.
+  Shape no_components = batch;
+  no_components.push_back(0);
+  const Array indices = parts.empty() ? broadcast_in_dim(Array::Scalar(0, idt), no_components, {})
+                                      : concatenate(parts, static_cast<int64_t>(batch.size()));
   dn.inserted_window_dims = adv_dims;
   const GatherLayout layout = LayoutOf(entries, sliced_shape, batch);
   dn.update_window_dims = layout.offset_dims;
-  return ScatterOp(op, x, indices, reshape(v, layout.out_shape), dn, mode, hints);
+  const Array updates = reshape(v, layout.out_shape);
+  if (apply != nullptr) return ScatterApplyOp(*apply, x, indices, updates, dn, mode, hints);
+  return ScatterOp(op, x, indices, updates, dn, mode, hints);
 }
 
 bool HasStridedSlice(const std::vector<IndexEntry>& entries) {
@@ -177,7 +180,7 @@ bool HasStridedSlice(const std::vector<IndexEntry>& entries) {
 // Strided slices: scatter into x flattened, at the flat positions x[index] reads (the same index
 // applied to an iota; out-of-bounds positions become -1 and are dropped unless clamped).
 Array ScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, const Array& values, UpdateOp op,
-                    GatherScatterMode mode, const ScatterHints& hints) {
+                    GatherScatterMode mode, const ScatterHints& hints, const ClosedJaxpr* apply) {
   const DType idt = x.size() > std::numeric_limits<int32_t>::max() ? int64 : int32;
   const Array positions_of_x = reshape(iota(idt, x.size()), x.shape());
   const GatherScatterMode read_mode =
@@ -191,31 +194,9 @@ Array ScatterUpdate(const Array& x, const std::vector<IndexEntry>& entries, cons
   const Array indices = reshape(positions, index_shape);
   const GatherScatterMode scatter_mode =
       mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kFillOrDrop : GatherScatterMode::kPromiseInBounds;
-  return reshape(ScatterOp(op, flat, indices, v, dn, scatter_mode, hints), x.shape());
-}
-
-// fn over every element of values (vmapped over them flattened), checked to keep the dtype.
-Array MapElements(const std::function<Array(const Array&)>& fn, const Array& values) {
-  if (values.size() == 0) return values;
-  const Array flat = values.ndim() == 1 ? values : reshape(values, {values.size()});
-  const ArraysFn one = [&fn](absl::Span<const Array> e) {
-    Array r = fn(e[0]);
-    if (!r.defined()) ThrowOpError<ValueError>("at[].apply", "fn returned an empty Array handle");
-    if (r.ndim() != 0) {
-      ThrowOpError<ShapeError>("at[].apply", "fn must map a scalar to a scalar; for ", e[0].aval().str(),
-                               " it returned ", r.aval().str());
-    }
-    if (r.dtype() != e[0].dtype()) {
-      if (!r.weak_type()) {
-        ThrowOpError<TypeError>("at[].apply", "fn must keep the element type ", dtype_name(e[0].dtype()),
-                                "; it returned ", r.aval().str());
-      }
-      r = convert_element_type(r, e[0].dtype());
-    }
-    return Arrays{r};
-  };
-  const Array mapped = VmapCall(one, {flat}, {0}, {0})[0];
-  return mapped.shape() == values.shape() ? mapped : reshape(mapped, values.shape());
+  const Array out = apply != nullptr ? ScatterApplyOp(*apply, flat, indices, v, dn, scatter_mode, hints)
+                                     : ScatterOp(op, flat, indices, v, dn, scatter_mode, hints);
+  return reshape(out, x.shape());
 }
 
 }  // namespace
@@ -229,29 +210,11 @@ Array ApplyItem(const Array& x, absl::Span<const Index> indices, const std::func
     return reshape(ApplyItem(expanded, expanded_indices, fn, mode, hints), x.shape());
   }
   const std::vector<IndexEntry> entries = ParseIndex(x, indices, "at[].apply");
-  const GatherScatterMode read_mode =
-      mode == GatherScatterMode::kFillOrDrop ? GatherScatterMode::kClip : mode;
-  if (IsBasic(entries) || hints.unique_indices) {
-    // Each element is named at most once: fn over x[idx], set back.
-    return UpdateItem(x, indices, MapElements(fn, GetItem(x, indices, read_mode)), UpdateOp::kSet, mode, hints);
-  }
-  // An array index may name an element several times: fn applies once per time (scatter's
-  // update computation runs per update). Rounds of fn over x where the count is positive.
-  const Array count = UpdateItem(broadcast_in_dim(Array::Scalar(0, int32), x.shape(), {}), indices,
-                                 Array::Scalar(1, int32), UpdateOp::kAdd, mode, hints);
-  std::vector<int64_t> all_axes(static_cast<size_t>(x.ndim()));
-  for (int64_t d = 0; d < x.ndim(); ++d) all_axes[static_cast<size_t>(d)] = d;
-  const Array zero = Array::Scalar(0, int32), one = Array::Scalar(1, int32);
-  const ArraysFn cond = [&](absl::Span<const Array> s) {
-    const Array left = gt(s[1], zero);
-    return Arrays{x.ndim() == 0 ? left : reduce_or(left, all_axes)};
-  };
-  const ArraysFn body = [&](absl::Span<const Array> s) {
-    const Array left = gt(s[1], zero);
-    return Arrays{select(left, MapElements(fn, s[0]), s[0]), sub(s[1], one)};
-  };
-  const Arrays out = while_loop_flat(cond, body, std::vector<Array>{x, count});
-  return out[0];
+  const ClosedJaxpr update = ApplyJaxpr(fn, x.dtype(), "at[].apply");
+  // JAX's unused updates: zeros of x's dtype in the indexed shape.
+  const Array zero = Array::Scalar(0, x.dtype());
+  return HasStridedSlice(entries) ? ScatterUpdate(x, entries, zero, UpdateOp::kSet, mode, hints, &update)
+                                  : DirectScatterUpdate(x, entries, zero, UpdateOp::kSet, mode, hints, &update);
 }
 
 Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& values, UpdateOp op,
@@ -269,8 +232,8 @@ Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& v
   }
   const std::vector<IndexEntry> entries = ParseIndex(x, indices, OpName(op));
   if (IsBasic(entries)) return BasicUpdate(x, entries, values, op, mode);
-  return HasStridedSlice(entries) ? ScatterUpdate(x, entries, values, op, mode, hints)
-                                  : DirectScatterUpdate(x, entries, values, op, mode, hints);
+  return HasStridedSlice(entries) ? ScatterUpdate(x, entries, values, op, mode, hints, nullptr)
+                                  : DirectScatterUpdate(x, entries, values, op, mode, hints, nullptr);
 }
 
 }  // namespace jx::lax::internal

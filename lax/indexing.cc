@@ -222,10 +222,11 @@ DType IndexDTypeFor(const Array& x, const std::vector<IndexEntry>& entries) {
 Array NormalizeIndex(const Array& i, int64_t n, DType dtype) {
   Array a = i.dtype() == dtype ? i : convert_element_type(i, dtype);
   if (!IsSignedInt(i.dtype())) return a;
+  // JAX's _normalize_index: 0-d constants, so `lt a 0:i32[]` and `add a 5:i32[]` stage literals.
   const Array zero = Array::Scalar(0, dtype), size = Array::Scalar(static_cast<double>(n), dtype);
-  const Array zeros = a.ndim() == 0 ? zero : broadcast_in_dim(zero, a.shape(), {});
-  const Array sizes = a.ndim() == 0 ? size : broadcast_in_dim(size, a.shape(), {});
-  return select(lt(a, zeros), add(a, sizes), a);
+  const Array negative = lt(a, zero);  // named: JAX's order, whatever the compiler's argument order
+  const Array wrapped = add(a, size);
+  return select(negative, wrapped, a);
 }
 
 Array ApplyStaticSlices(const Array& x, const std::vector<IndexEntry>& entries) {

@@ -9,6 +9,8 @@
 
 #include "absl/types/span.h"
 #include "jx/core/array.h"
+#include "jx/core/jaxpr.h"
+#include "jx/core/param_map.h"
 #include "jx/lax/indexing.h"
 #include "jx/lax/slicing_ops.h"
 
@@ -71,12 +73,10 @@ struct ScatterHints {
 Array UpdateItem(const Array& x, absl::Span<const Index> indices, const Array& values, UpdateOp op,
                  GatherScatterMode mode, const ScatterHints& hints);
 
-// x.at[indices].apply(fn) (JAX's scatter_apply): fn, a function of one element, replaces each
-// element the index names, once per time it is named (a duplicated index applies fn twice, as
-// scatter's update computation runs per update). A basic index, or an array index promised
-// unique, maps fn over x[indices] (vmapped) and sets the results; other array indices count
-// how often each element is named and apply fn that many rounds over x where the count is
-// still positive (a while loop: max-multiplicity passes over x).
+// x.at[indices].apply(fn), as JAX's: one scatter_apply (a `scatter` whose update_jaxpr is
+// (x, _) -> fn(x)) of zeros into x at the index, fn applied once per update, so once per
+// time the index names an element (a duplicated index applies it twice, in update order).
+// Its jvp raises JAX's NotImplementedError, whatever the index.
 Array ApplyItem(const Array& x, absl::Span<const Index> indices, const std::function<Array(const Array&)>& fn,
                 GatherScatterMode mode, const ScatterHints& hints);
 
@@ -84,6 +84,19 @@ Array ApplyItem(const Array& x, absl::Span<const Index> indices, const std::func
 // scatter_min, scatter_max) with the hints in its params.
 Array ScatterOp(UpdateOp op, const Array& operand, const Array& scatter_indices, const Array& updates,
                 const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode, const ScatterHints& hints);
+
+// JAX's scatter_apply equation: kScatter with update_jaxpr (a closed jaxpr (old, update) ->
+// new over scalars of the operand's dtype); scatter_apply.cc evaluates it.
+Array ScatterApplyOp(const ClosedJaxpr& update_jaxpr, const Array& operand, const Array& scatter_indices,
+                     const Array& updates, const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode,
+                     const ScatterHints& hints);
+// The jaxpr (x, _) -> fn(x) over scalars of dtype, fn checked to map a scalar to a scalar of
+// dtype (a weak result is cast); `op` names the caller in errors.
+ClosedJaxpr ApplyJaxpr(const std::function<Array(const Array&)>& fn, DType dtype, std::string_view op);
+// The impl of a scatter with an update_jaxpr: every update element's flat destination, each
+// applied in update order as rounds of distinct destinations: O(updates) work, one vmapped
+// call of the update computation per round.
+Arrays ScatterApplyImpl(absl::Span<const Array> in, const ParamMap& params);
 
 // The gather path of GetItem (also used with kFillOrDrop for flat positions of updates).
 Array GatherGetItem(const Array& x, const std::vector<IndexEntry>& entries, GatherScatterMode mode,

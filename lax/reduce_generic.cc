@@ -165,7 +165,12 @@ Arrays TreeReduce(const ReducerFn& computation, absl::Span<const Array> operands
       m *= operands[0].shape()[d];
     }
   }
-  if (m == 0 || n == 0) return Broadcast(inits, kept);
+  if (m == 0 || n == 0) {
+    // The init values, as the primitive's outputs: never weak (a C++ scalar init is).
+    Arrays strong;
+    for (const Array& init : inits) strong.push_back(init.weak_type() ? convert_element_type(init, init.dtype()) : init);
+    return Broadcast(strong, kept);
+  }
   perm.insert(perm.end(), axes.begin(), axes.end());
   Arrays cols;  // [m, n]: kept elements by reduced elements
   for (const Array& x : operands) cols.push_back(reshape(transpose(x, perm), {m, n}));

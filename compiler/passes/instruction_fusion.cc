@@ -114,7 +114,38 @@ class FusionPlanner {
  private:
   void StartGroup(HloInstruction* root, FusionKind kind) {
     groups_.push_back(Group{root, kind, {root}});
-    groups_of_[root].push_back(static_cast<int>(groups_.size()) - 1);
+    const int g = static_cast<int>(groups_.size()) - 1;
+    groups_of_[root].push_back(g);
+    indexing_[{root, g}] = Indexing{{root}, 1};
+  }
+
+  // XLA's FusionNodeIndexingEvaluation: a fused value is emitted once per distinct index it
+  // is read at. Elementwise users of its own shape read it at their own indices (they share
+  // their indexing); any other user (a slice, reshape, transpose, ...) indexes it anew, once
+  // per index that user is emitted at. Counts multiply through chains of such users: a tree
+  // reduction's halving rounds (each round two slices of the last) double them per round,
+  // and one fusion of n rounds would emit the first round 2^n times.
+  struct Indexing {
+    absl::flat_hash_set<const HloInstruction*> users;  // members defining distinct indexings
+    int64_t count = 0;                                   // times the value is emitted
+  };
+  // XLA's kAllowedCodeDuplication.
+  static constexpr int64_t kAllowedCodeDuplication = 15;
+
+  // The indexing of producer inside group g, from its users there (all members of g).
+  Indexing IndexingIn(const HloInstruction& producer, int g) const {
+    Indexing out;
+    for (const HloInstruction* user : producer.users()) {
+      auto it = indexing_.find({user, g});
+      if (it == indexing_.end()) continue;  // a user in another group
+      if (user->IsElementwise() && ShapeUtil::SameDimensions(user->shape(), producer.shape())) {
+        out.users.insert(it->second.users.begin(), it->second.users.end());
+      } else {
+        out.users.insert(user);
+      }
+    }
+    for (const HloInstruction* u : out.users) out.count += indexing_.at({u, g}).count;
+    return out;
   }
 
   // Whether producer may be computed inside user's group as part of computing user.
@@ -202,6 +233,16 @@ class FusionPlanner {
                                (!IsFreeToDuplicate(*producer) && FeedsDuplicatedMember(*producer)))) {
       return false;
     }
+    // Fused into a group that would emit it more than kAllowedCodeDuplication times, the
+    // producer stays outside, written once (XLA's CodeDuplicationTooHigh; broadcasts, and
+    // here constants and iotas, are free to emit again and exempt).
+    std::vector<Indexing> indexings;
+    for (int g : targets) {
+      indexings.push_back(IndexingIn(*producer, g));
+      if (!IsFreeToDuplicate(*producer) && indexings.back().count > kAllowedCodeDuplication) {
+        return false;
+      }
+    }
     if (contraction) {
       Group& group = groups_[targets[0]];
       if (group.kind != FusionKind::kLoop || group.has_contraction ||
@@ -211,13 +252,17 @@ class FusionPlanner {
       group.kind = FusionKind::kOutput;
       group.has_contraction = true;
     }
-    for (int g : targets) groups_[g].members.insert(producer);
+    for (size_t k = 0; k < targets.size(); ++k) {
+      groups_[targets[k]].members.insert(producer);
+      indexing_[{producer, targets[k]}] = std::move(indexings[k]);
+    }
     groups_of_[producer] = std::move(targets);
     return true;
   }
 
   std::vector<Group> groups_;
   absl::flat_hash_map<const HloInstruction*, std::vector<int>> groups_of_;
+  absl::flat_hash_map<std::pair<const HloInstruction*, int>, Indexing> indexing_;  // (member, group)
   HloCostAnalysis cost_analysis_;
 };
 

@@ -193,6 +193,66 @@ bool Trailing(const std::vector<int64_t>& dims, size_t rank) {
   return true;
 }
 
+// The windows of a scatter: per operand dim the window size (1 for inserted and batching
+// dims), the plan walking one window in the updates and the operand, and the update strides
+// of the scatter (non-window) dims.
+struct ScatterWindows {
+  IndexLayout layout;
+  std::vector<int64_t> x_strides, u_scatter_strides, win;
+  WindowPlan plan;
+  int64_t window = 1;  // elements per window
+};
+
+ScatterWindows PlanScatterWindows(absl::Span<const int64_t> xs, const IndexArray& index_array,
+                                  absl::Span<const int64_t> us, const ScatterDims& dn) {
+  ScatterWindows sw;
+  sw.layout = LayoutOf(index_array, dn.implicit_index_vector);
+  sw.x_strides = Strides(xs);
+  const std::vector<int64_t> u_strides = Strides(us);
+  for (size_t j = 0; j < us.size(); ++j) {
+    if (!Contains(dn.update_window_dims, static_cast<int64_t>(j))) sw.u_scatter_strides.push_back(u_strides[j]);
+  }
+  sw.win.assign(xs.size(), 1);
+  std::vector<int64_t> wsizes, wsrc, wdst;
+  size_t w = 0;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    if (Contains(dn.inserted_window_dims, static_cast<int64_t>(d)) ||
+        Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
+      continue;
+    }
+    const size_t ud = static_cast<size_t>(dn.update_window_dims[w++]);
+    sw.win[d] = us[ud];
+    wsizes.push_back(us[ud]);
+    wsrc.push_back(u_strides[ud]);
+    wdst.push_back(sw.x_strides[d]);
+  }
+  sw.plan = PlanWindow(wsizes, wsrc, wdst);
+  for (int64_t s : wsizes) sw.window *= s;
+  return sw;
+}
+
+// Calls fn(update offset, operand offset) of every window that is kept (clamped or in
+// bounds), serially in update order.
+template <typename Fn>
+void ForEachScatterWindow(const ScatterWindows& sw, absl::Span<const int64_t> xs, const IndexArray& index_array,
+                          const ScatterDims& dn, bool clamp, Fn&& fn) {
+  const IndexLayout& il = sw.layout;
+  IndexReader indices(index_array, il.batches, il.n_idx);
+  BatchCursor cur(il.batch_shape, 0);
+  DimVec start(xs.size(), 0);
+  for (int64_t k = 0; k < il.batches; ++k, cur.Next()) {
+    for (size_t j = 0; j < dn.operand_batching_dims.size(); ++j) {
+      start[static_cast<size_t>(dn.operand_batching_dims[j])] =
+          cur.coord[static_cast<size_t>(dn.scatter_indices_batching_dims[j])];
+    }
+    if (!ComputeStart(indices.Get(k), dn.scatter_dims_to_operand_dims, xs, sw.win, clamp, start)) continue;
+    int64_t ubase = 0, xbase = 0;
+    for (size_t j = 0; j < il.batch_shape.size(); ++j) ubase += cur.coord[j] * sw.u_scatter_strides[j];
+    for (size_t d = 0; d < xs.size(); ++d) xbase += start[d] * sw.x_strides[d];
+    fn(ubase, xbase);
+  }
+}
+
 // ---- scatter combiners ----
 
 template <ScatterCombiner K, typename A>
@@ -221,31 +281,13 @@ inline A Combine(A acc, A u) {
 template <ScatterCombiner K, typename A, typename T>
 void ScatterInto(A* acc, const T* upd, absl::Span<const int64_t> xs, absl::Span<const int64_t> us,
                  const IndexArray& index_array, const ScatterDims& dn, bool clamp) {
-  const IndexLayout il = LayoutOf(index_array, dn.implicit_index_vector);
+  const ScatterWindows sw = PlanScatterWindows(xs, index_array, us, dn);
+  const IndexLayout& il = sw.layout;
   const int64_t n_updates = il.batches;
-  const std::vector<int64_t> x_strides = Strides(xs);
-  const std::vector<int64_t> u_strides = Strides(us);
-  std::vector<int64_t> u_scatter_strides;
-  for (size_t j = 0; j < us.size(); ++j) {
-    if (!Contains(dn.update_window_dims, static_cast<int64_t>(j))) u_scatter_strides.push_back(u_strides[j]);
-  }
-  // Window sizes per operand dim (1 for inserted and batching dims).
-  std::vector<int64_t> win(xs.size(), 1), wsizes, wsrc, wdst;
-  size_t w = 0;
-  for (size_t d = 0; d < xs.size(); ++d) {
-    if (Contains(dn.inserted_window_dims, static_cast<int64_t>(d)) ||
-        Contains(dn.operand_batching_dims, static_cast<int64_t>(d))) {
-      continue;
-    }
-    const size_t ud = static_cast<size_t>(dn.update_window_dims[w++]);
-    win[d] = us[ud];
-    wsizes.push_back(us[ud]);
-    wsrc.push_back(u_strides[ud]);
-    wdst.push_back(x_strides[d]);
-  }
-  const WindowPlan plan = PlanWindow(wsizes, wsrc, wdst);
-  int64_t window = 1;
-  for (int64_t s : wsizes) window *= s;
+  const std::vector<int64_t>& x_strides = sw.x_strides;
+  const std::vector<int64_t>& win = sw.win;
+  const WindowPlan& plan = sw.plan;
+  const int64_t window = sw.window;
   if (window == 0 || n_updates == 0) return;
 
   // Rows: one index, no batching dims, the window one contiguous run (at most one element
@@ -291,18 +333,7 @@ void ScatterInto(A* acc, const T* upd, absl::Span<const int64_t> xs, absl::Span<
     return;
   }
   // General windows: serial, in update order.
-  IndexReader indices(index_array, n_updates, il.n_idx);
-  BatchCursor cur(il.batch_shape, 0);
-  DimVec start(xs.size(), 0);
-  for (int64_t k = 0; k < n_updates; ++k, cur.Next()) {
-    for (size_t j = 0; j < dn.operand_batching_dims.size(); ++j) {
-      start[static_cast<size_t>(dn.operand_batching_dims[j])] =
-          cur.coord[static_cast<size_t>(dn.scatter_indices_batching_dims[j])];
-    }
-    if (!ComputeStart(indices.Get(k), dn.scatter_dims_to_operand_dims, xs, win, clamp, start)) continue;
-    int64_t ubase = 0, xbase = 0;
-    for (size_t j = 0; j < il.batch_shape.size(); ++j) ubase += cur.coord[j] * u_scatter_strides[j];
-    for (size_t d = 0; d < xs.size(); ++d) xbase += start[d] * x_strides[d];
+  ForEachScatterWindow(sw, xs, index_array, dn, clamp, [&](int64_t ubase, int64_t xbase) {
     const T* u = upd + ubase;
     A* o = acc + xbase;
     ForEachRun(plan, [&](int64_t so, int64_t doff) {
@@ -311,7 +342,7 @@ void ScatterInto(A* acc, const T* upd, absl::Span<const int64_t> xs, absl::Span<
         dst = Combine<K, A>(dst, static_cast<A>(u[so + c * plan.src_inner]));
       }
     });
-  }
+  });
 }
 
 template <ScatterCombiner K>
@@ -428,6 +459,19 @@ void Gather(int64_t elem_size, const void* operand, absl::Span<const int64_t> xs
           }
         });
       }
+    });
+  });
+}
+
+void ScatterDestinations(absl::Span<const int64_t> xs, const IndexArray& index_array, absl::Span<const int64_t> us,
+                         const ScatterDims& dn, bool clamp, int64_t* out) {
+  std::fill(out, out + Elements(us), int64_t{-1});
+  const ScatterWindows sw = PlanScatterWindows(xs, index_array, us, dn);
+  if (sw.window == 0) return;
+  const WindowPlan& plan = sw.plan;
+  ForEachScatterWindow(sw, xs, index_array, dn, clamp, [&](int64_t ubase, int64_t xbase) {
+    ForEachRun(plan, [&](int64_t so, int64_t doff) {
+      for (int64_t c = 0; c < plan.len; ++c) out[ubase + so + c * plan.src_inner] = xbase + doff + c * plan.dst_inner;
     });
   });
 }

@@ -69,4 +69,11 @@ void Scatter(DType dtype, ScatterCombiner combiner, void* out, absl::Span<const 
              const IndexArray& indices, const void* updates, absl::Span<const int64_t> updates_shape,
              const ScatterDims& dims, bool clamp);
 
+// The flat position in the operand each update element lands on, in the updates' row-major
+// order (the order Scatter applies them), or -1 where its window is dropped: where
+// scatter_apply runs its update computation, once per update (eager lax::scatter_apply and
+// the CPU backend's scatter-apply kernel). out holds one entry per update element.
+void ScatterDestinations(absl::Span<const int64_t> operand_shape, const IndexArray& indices,
+                         absl::Span<const int64_t> updates_shape, const ScatterDims& dims, bool clamp, int64_t* out);
+
 }  // namespace jx::lax::kernels

@@ -22,9 +22,15 @@ using A = const ArrayLike&;
 using Binary = Array (*)(const Array&, const Array&);
 using Unary = Array (*)(const Array&);
 
-// v as an array like x (same dtype, shape and weakness): JAX's _constant_like.
+// v as a 0-d array of x's dtype and weakness: JAX's _constant_like / _lax_const. An operand of
+// a lax binary op stays 0-d (lax's scalar promotion), so it stages as a literal
+// (`eq a inf:f32[]`), as JAX's compound functions do.
+Array Scalar(const Array& x, double v) { return internal::ScalarOf(v, x.dtype(), x.weak_type()); }
+
+// v as an array like x (same dtype, shape and weakness): a case of select, which takes no 0-d
+// cases (JAX's _where broadcasts it the same way).
 Array Like(const Array& x, double v) {
-  Array s = internal::ScalarOf(v, x.dtype(), x.weak_type());
+  Array s = Scalar(x, v);
   return x.ndim() == 0 ? s : lax::broadcast_in_dim(s, x.shape(), {});
 }
 
@@ -81,7 +87,7 @@ void RequireNonBool(std::string_view op, const Array& a) {
 Array ToBool(A x) {
   Array a = PromoteOne(x);
   if (IsBool(a.dtype())) return a;
-  return lax::ne(a, Like(a, 0));
+  return lax::ne(a, Scalar(a, 0));
 }
 
 double FinfoMax(DType d) {
@@ -129,14 +135,14 @@ Array floor_divide(A x, A y) {
   if (IsSignedInt(d)) {
     // C division truncates; step down where the signs differ and the division is inexact.
     Array q = lax::div(a, b);
-    Array fix = lax::bitwise_and(lax::ne(lax::sign(a), lax::sign(b)), lax::ne(lax::rem(a, b), Like(a, 0)));
-    return lax::select(fix, lax::sub(q, Like(q, 1)), q);
+    Array fix = lax::bitwise_and(lax::ne(lax::sign(a), lax::sign(b)), lax::ne(lax::rem(a, b), Scalar(a, 0)));
+    return lax::select(fix, lax::sub(q, Scalar(q, 1)), q);
   }
   // Floats: CPython's float_divmod, as jnp.
   Array m = lax::rem(a, b);
   Array div = lax::div(lax::sub(a, m), b);
-  Array ind = lax::bitwise_and(lax::ne(m, Like(m, 0)), lax::ne(lax::sign(b), lax::sign(m)));
-  div = lax::select(ind, lax::sub(div, Like(div, 1)), div);
+  Array ind = lax::bitwise_and(lax::ne(m, Scalar(m, 0)), lax::ne(lax::sign(b), lax::sign(m)));
+  div = lax::select(ind, lax::sub(div, Scalar(div, 1)), div);
   return lax::round(div, 0);
 }
 
@@ -144,10 +150,10 @@ Array remainder(A x, A y) {
   auto [a, b] = PromoteArithmetic("remainder", x, y, false);
   RequireNonBool("remainder", a);
   // Integer x % 0 is 0, as in jnp.
-  if (IsInteger(b.dtype())) b = lax::select(lax::eq(b, Like(b, 0)), Like(b, 1), b);
-  Array zero = Like(a, 0);
+  if (IsInteger(b.dtype())) b = lax::select(lax::eq(b, Scalar(b, 0)), Like(b, 1), b);
+  Array zero = Scalar(a, 0);
   Array trunc_mod = lax::rem(a, b);
-  Array do_plus = lax::bitwise_and(lax::ne(lax::lt(trunc_mod, zero), lax::lt(b, Like(b, 0))), lax::ne(trunc_mod, zero));
+  Array do_plus = lax::bitwise_and(lax::ne(lax::lt(trunc_mod, zero), lax::lt(b, Scalar(b, 0))), lax::ne(trunc_mod, zero));
   return lax::select(do_plus, lax::add(trunc_mod, b), trunc_mod);
 }
 Array mod(A x, A y) { return remainder(x, y); }
@@ -155,7 +161,7 @@ Array mod(A x, A y) { return remainder(x, y); }
 Array fmod(A x, A y) {
   auto [a, b] = PromoteArithmetic("fmod", x, y, false);
   RequireNonBool("fmod", a);
-  if (IsInteger(b.dtype())) b = lax::select(lax::eq(b, Like(b, 0)), Like(b, 1), b);
+  if (IsInteger(b.dtype())) b = lax::select(lax::eq(b, Scalar(b, 0)), Like(b, 1), b);
   return lax::rem(a, b);
 }
 
@@ -174,10 +180,10 @@ Array power(A x, A y) {
     b = lax::convert_element_type(b, int32, b.weak_type());
   }
   // Integer ** integer: 6 squaring steps (more would overflow for any |x| > 1), as jnp.
-  Array one = Like(b, 1);
-  Array acc = lax::select(lax::bitwise_and(lax::eq(a, Like(a, 0)), lax::ne(b, Like(b, 0))), Like(a, 0), Like(a, 1));
+  Array one = Scalar(b, 1);
+  Array acc = lax::select(lax::bitwise_and(lax::eq(a, Scalar(a, 0)), lax::ne(b, Scalar(b, 0))), Like(a, 0), Like(a, 1));
   for (int i = 0; i < 6; ++i) {
-    acc = lax::select(lax::ne(lax::bitwise_and(b, one), Like(b, 0)), lax::mul(acc, a), acc);
+    acc = lax::select(lax::ne(lax::bitwise_and(b, one), Scalar(b, 0)), lax::mul(acc, a), acc);
     a = lax::mul(a, a);
     b = lax::shift_right_logical(b, one);
   }
@@ -202,7 +208,7 @@ Array absolute(A x) { return abs(x); }
 Array sign(A x) {
   Array a = PromoteOne(x);
   if (IsBool(a.dtype())) return a;
-  if (IsUnsignedInt(a.dtype())) return lax::convert_element_type(lax::ne(a, Like(a, 0)), a.dtype(), a.weak_type());
+  if (IsUnsignedInt(a.dtype())) return lax::convert_element_type(lax::ne(a, Scalar(a, 0)), a.dtype(), a.weak_type());
   return lax::sign(a);
 }
 
@@ -236,11 +242,11 @@ Array log(A x) { return ApplyInexact(x, lax::log); }
 Array log1p(A x) { return ApplyInexact(x, lax::log1p); }
 Array log2(A x) {
   Array a = PromoteOneInexact(x);
-  return lax::div(lax::log(a), lax::log(Like(a, 2)));
+  return lax::div(lax::log(a), lax::log(Scalar(a, 2)));
 }
 Array log10(A x) {
   Array a = PromoteOneInexact(x);
-  return lax::div(lax::log(a), lax::log(Like(a, 10)));
+  return lax::div(lax::log(a), lax::log(Scalar(a, 10)));
 }
 Array sin(A x) { return ApplyInexact(x, lax::sin); }
 Array cos(A x) { return ApplyInexact(x, lax::cos); }
@@ -261,25 +267,24 @@ Array arctan2(A y, A x) {
 }
 
 Array hypot(A x, A y) {
-  auto args = promote_args_inexact("hypot", {x, y});
+  // A 0-d operand stays 0-d (lax's scalar promotion), as JAX's promote_args_inexact leaves it.
+  auto [x1, x2] = PromoteArithmetic("hypot", x, y, true);
   // jnp's overflow-safe form: big * sqrt(1 + (small / big)^2), inf wins over nan.
-  Array a = lax::abs(args[0]);
-  Array b = lax::abs(args[1]);
-  Array inf = Like(a, INFINITY);
-  Array any_inf = lax::bitwise_or(lax::eq(a, inf), lax::eq(b, inf));
+  Array a = lax::abs(x1);
+  Array b = lax::abs(x2);
+  Array any_inf = lax::bitwise_or(lax::eq(a, Scalar(a, INFINITY)), lax::eq(b, Scalar(b, INFINITY)));
   Array big = lax::max(a, b);
   Array small = lax::min(a, b);
-  Array zero = Like(a, 0);
-  Array safe_big = lax::select(lax::eq(big, zero), Like(a, 1), big);
-  Array r = lax::select(lax::eq(big, zero), big,
-                        lax::mul(big, lax::sqrt(lax::add(Like(a, 1), lax::square(lax::div(small, safe_big))))));
-  return lax::select(any_inf, inf, r);
+  Array big_is_zero = lax::eq(big, Scalar(big, 0));
+  Array safe_big = lax::select(big_is_zero, Like(big, 1), big);
+  Array r = lax::select(big_is_zero, big,
+                        lax::mul(big, lax::sqrt(lax::add(Scalar(big, 1), lax::square(lax::div(small, safe_big))))));
+  return lax::select(any_inf, Like(r, INFINITY), r);
 }
 
 Array logaddexp(A x, A y) {
-  auto args = promote_args_inexact("logaddexp", {x, y});
-  const Array& a = args[0];
-  const Array& b = args[1];
+  // A 0-d operand stays 0-d: `max a 0.0:f32[]`, as JAX's.
+  auto [a, b] = PromoteArithmetic("logaddexp", x, y, true);
   Array amax = lax::max(a, b);
   Array delta = lax::sub(a, b);
   return lax::select(lax::ne(delta, delta), lax::add(a, b),
@@ -288,11 +293,11 @@ Array logaddexp(A x, A y) {
 
 Array deg2rad(A x) {
   Array a = PromoteOneInexact(x);
-  return lax::mul(a, Like(a, std::numbers::pi / 180.0));
+  return lax::mul(a, Scalar(a, std::numbers::pi / 180.0));
 }
 Array rad2deg(A x) {
   Array a = PromoteOneInexact(x);
-  return lax::mul(a, Like(a, 180.0 / std::numbers::pi));
+  return lax::mul(a, Scalar(a, 180.0 / std::numbers::pi));
 }
 Array radians(A x) { return deg2rad(x); }
 Array degrees(A x) { return rad2deg(x); }
@@ -314,7 +319,7 @@ Array rint(A x) { return RoundFloat(x, RoundEven); }
 Array trunc(A x) {
   Array a = PromoteOne(x);
   if (!IsFloating(a.dtype())) return a;
-  return lax::select(lax::lt(a, Like(a, 0)), lax::ceil(a), lax::floor(a));
+  return lax::select(lax::lt(a, Scalar(a, 0)), lax::ceil(a), lax::floor(a));
 }
 
 Array round(A x, int decimals) {
@@ -324,7 +329,7 @@ Array round(A x, int decimals) {
     ThrowOpError<NotImplementedError>("round", "negative decimals for integer input ", a.aval().str());
   }
   if (decimals == 0) return RoundEven(a);
-  Array factor = Like(a, std::pow(10.0, decimals));
+  Array factor = Scalar(a, std::pow(10.0, decimals));
   return lax::div(RoundEven(lax::mul(a, factor)), factor);
 }
 Array around(A x, int decimals) { return round(x, decimals); }
@@ -353,30 +358,30 @@ Array isnan(A x) {
 Array isinf(A x) {
   Array a = PromoteOne(x);
   if (!IsFloating(a.dtype())) return AllBool(a, false);
-  return lax::eq(lax::abs(a), Like(a, INFINITY));
+  return lax::eq(lax::abs(a), Scalar(a, INFINITY));
 }
 
 Array isposinf(A x) {
   Array a = PromoteOne(x);
   if (!IsFloating(a.dtype())) return AllBool(a, false);
-  return lax::eq(a, Like(a, INFINITY));
+  return lax::eq(a, Scalar(a, INFINITY));
 }
 
 Array isneginf(A x) {
   Array a = PromoteOne(x);
   if (!IsFloating(a.dtype())) return AllBool(a, false);
-  return lax::eq(a, Like(a, -INFINITY));
+  return lax::eq(a, Scalar(a, -INFINITY));
 }
 
 Array signbit(A x) {
   Array a = PromoteOne(x);
   const DType d = a.dtype();
   if (IsBool(d) || IsUnsignedInt(d)) return AllBool(a, false);
-  if (IsSignedInt(d)) return lax::lt(a, Like(a, 0));
+  if (IsSignedInt(d)) return lax::lt(a, Scalar(a, 0));
   const DType bits = ItemSize(d) == 2 ? uint16 : ItemSize(d) == 4 ? uint32 : uint64;
   Array u = lax::bitcast_convert_type(a, bits);
-  Array shifted = lax::shift_right_logical(u, Like(u, static_cast<double>(ItemSize(d) * 8 - 1)));
-  return lax::ne(shifted, Like(shifted, 0));
+  Array shifted = lax::shift_right_logical(u, Scalar(u, static_cast<double>(ItemSize(d) * 8 - 1)));
+  return lax::ne(shifted, Scalar(shifted, 0));
 }
 
 Array equal(A x, A y) { return ApplyBinary("equal", x, y, lax::eq); }
@@ -389,8 +394,8 @@ Array greater_equal(A x, A y) { return ApplyBinary("greater_equal", x, y, lax::g
 Array isclose(A x, A y, double rtol, double atol, bool equal_nan) {
   auto [a, b] = promote_args("isclose", x, y);
   if (!IsFloating(a.dtype())) return lax::eq(a, b);
-  Array out = lax::le(lax::abs(lax::sub(a, b)), lax::add(Like(a, atol), lax::mul(Like(a, rtol), lax::abs(b))));
-  Array inf = Like(a, INFINITY);
+  Array out = lax::le(lax::abs(lax::sub(a, b)), lax::add(Scalar(a, atol), lax::mul(Scalar(a, rtol), lax::abs(b))));
+  Array inf = Scalar(a, INFINITY);
   Array a_inf = lax::eq(lax::abs(a), inf);
   Array b_inf = lax::eq(lax::abs(b), inf);
   // Infinities are close only to the same infinity; NaN is close to nothing (unless equal_nan).
@@ -488,8 +493,8 @@ Array nan_to_num(A x, double nan, std::optional<double> posinf, std::optional<do
   if (!IsFloating(a.dtype())) return a;
   const double big = FinfoMax(a.dtype());
   Array out = lax::select(lax::ne(a, a), Like(a, nan), a);
-  out = lax::select(lax::eq(out, Like(a, INFINITY)), Like(a, posinf.value_or(big)), out);
-  out = lax::select(lax::eq(out, Like(a, -INFINITY)), Like(a, neginf.value_or(-big)), out);
+  out = lax::select(lax::eq(out, Scalar(a, INFINITY)), Like(a, posinf.value_or(big)), out);
+  out = lax::select(lax::eq(out, Scalar(a, -INFINITY)), Like(a, neginf.value_or(-big)), out);
   return out;
 }
 

@@ -96,7 +96,7 @@ Array mean(const Array& x, const Axis& axis, bool keepdims, std::optional<DType>
   const bool weak = !dtype && x.weak_type();
   Array s = sum(Convert(x, compute, weak), axis, keepdims, compute);
   Array n = internal::ScalarOf(static_cast<double>(ReducedSize(x, dims)), compute, weak);
-  Array r = lax::div(s, s.ndim() == 0 ? n : lax::broadcast_in_dim(n, s.shape(), {}));
+  Array r = lax::div(s, n);  // a 0-d divisor: `div b 4.0:f32[]`, as JAX's
   return Convert(r, result, weak);
 }
 

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
+#include "tests/scoped_env.h"
+
 namespace jx {
 namespace {
 
@@ -341,7 +343,7 @@ TEST(IndexUpdateTest, ApplyMapsAScalarFunctionOncePerIndex) {
   // Out-of-bounds indices are dropped, or clamped with mode='clip'.
   EXPECT_EQ(x.at(jnp::array({1, 9})).apply(plus10).to_vector<float>(), (F{0, 11, 2, 3, 4}));
   EXPECT_EQ(x.at(jnp::array({1, 9})).apply(plus10, "clip").to_vector<float>(), (F{0, 11, 2, 3, 14}));
-  // Under jit (a while loop of rounds for the repeated index) and under vmap.
+  // Under jit (one scatter, run natively) and under vmap.
   auto f = [&](const Array& a) { return a.at(jnp::array({0, 2, 2})).apply(plus10); };
   EXPECT_EQ(jit(f)(x).to_vector<float>(), (F{10, 1, 22, 3, 4}));
   EXPECT_EQ(vmap(f)(jnp::stack({x, x})).to_vector<float>(), (F{10, 1, 22, 3, 4, 10, 1, 22, 3, 4}));
@@ -349,6 +351,72 @@ TEST(IndexUpdateTest, ApplyMapsAScalarFunctionOncePerIndex) {
   EXPECT_EQ(Arange(3).at(1).apply([](const Array& e) { return e * 3; }).to_vector<int32_t>(), (I{0, 3, 2}));
   EXPECT_THROW((void)x.at(1).apply([](const Array& e) { return jnp::stack({e, e}); }), ShapeError);
   EXPECT_THROW((void)x.at(1).apply([](const Array& e) { return e.astype(int32); }), TypeError);
+}
+
+// JAX's scatter_apply: x.at[idx].apply(f) is ONE scatter equation whose update_jaxpr is
+// (x, _) -> f(x), over zero updates of the indexed shape
+// (https://docs.jax.dev/en/latest/_autosummary/jax.lax.scatter_apply.html); f runs once per
+// update, in update order, eagerly and under jit (natively: no evaluator fallback) in
+// O(updates); its jvp raises JAX's NotImplementedError, whatever the index.
+TEST(IndexUpdateTest, ApplyIsOneScatterApplyingFnPerUpdate) {
+  const Array x = ArangeF(5);
+  auto plus10 = [](const Array& e) { return e + 10.0; };
+  auto apply = [&](const Array& v) { return v.at(jnp::array({0, 2, 2})).apply(plus10); };
+  const std::string text = make_jaxpr(apply)(x).ToString();
+  EXPECT_EQ(text,
+            "{ lambda a:i32[3]; b:f32[5]. let\n"
+            "    c:bool[3] = lt a 0:i32[]\n"
+            "    d:i32[3] = add a 5:i32[]\n"
+            "    e:i32[3] = select_n c a d\n"
+            "    f:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) sharding=None] 0.0:f32[]\n"
+            "    g:i32[3,1] = reshape[dimensions=None new_sizes=(3, 1) sharding=None] e\n"
+            "    h:f32[5] = scatter[\n"
+            "      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), "
+            "scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n"
+            "      indices_are_sorted=False\n"
+            "      mode=GatherScatterMode.FILL_OR_DROP\n"
+            "      unique_indices=False\n"
+            "      update_consts=()\n"
+            "      update_jaxpr={ lambda ; i:f32[] j:f32[]. let\n"
+            "          k:f32[] = add i 10.0:f32[]\n"
+            "        in (k,) }\n"
+            "    ] b g f\n"
+            "  in (h,) }");
+  // Many repeats: 1000 updates into 10 elements (element i named 100 times, f = 0.5 e + 1),
+  // jit without the evaluator fallback equals eager and a host loop.
+  const int64_t n = 10, updates = 1000;
+  std::vector<int32_t> idx(updates);
+  for (int64_t k = 0; k < updates; ++k) idx[static_cast<size_t>(k)] = static_cast<int32_t>((k * 7) % n);
+  const Array where = Array::FromData(idx.data(), {updates}, int32);
+  auto halve = [&](const Array& v) { return v.at(where).apply([](const Array& e) { return e * 0.5f + 1.0f; }); };
+  std::vector<float> want = ArangeF(n).to_vector<float>();
+  for (int32_t i : idx) want[static_cast<size_t>(i)] = want[static_cast<size_t>(i)] * 0.5f + 1.0f;
+  EXPECT_EQ(halve(ArangeF(n)).to_vector<float>(), want);
+  {
+    jx::testing::ScopedEnv forbid("JX_CPU_FALLBACK", "error");
+    EXPECT_EQ(jit(halve)(ArangeF(n)).to_vector<float>(), want);
+  }
+  // Windows (a row index into a matrix) and dropped out-of-bounds rows.
+  const Array m = ArangeF(6).reshape({3, 2});
+  auto rows = [](const Array& v) { return v.at(jnp::array({2, 0, 2, 7})).apply([](const Array& e) { return e * 2.0f; }); };
+  const F want_rows = {0, 2, 2, 3, 16, 20};
+  EXPECT_EQ(rows(m).to_vector<float>(), want_rows);
+  {
+    jx::testing::ScopedEnv forbid("JX_CPU_FALLBACK", "error");
+    EXPECT_EQ(jit(rows)(m).to_vector<float>(), want_rows);
+  }
+  // JAX's _scatter_jvp: "scatter_apply JVP not implemented", for repeated and unique indices.
+  for (const Array& i : {jnp::array({0, 2, 2}), jnp::array({1})}) {
+    try {
+      (void)grad([&](const Array& v) { return jnp::sum(v.at(i).apply(jnp::sin)); })(x);
+      FAIL() << "expected NotImplementedError";
+    } catch (const NotImplementedError& e) {
+      EXPECT_NE(std::string(e.what()).find("scatter_apply JVP not implemented"), std::string::npos) << e.what();
+    }
+  }
+  // f may not close over a traced value (JAX's _reduction_jaxpr raises the same).
+  EXPECT_THROW((void)jit([&](const Array& v) { return x.at(1).apply([&](const Array& e) { return e * v; }); })(Array(2.0f)),
+               NotImplementedError);
 }
 
 TEST(IndexingTest, ZeroDimensionalBooleanIndexAddsAnAxis) {

@@ -27,10 +27,6 @@ const std::map<std::string, std::string> kTestedElsewhere = {
     {"sharding_constraint", "tests/sharding/spmd_jit_test.cc, spmd_propagation_test.cc"},
     {"reshard", "tests/sharding/explicit_eager_test.cc (eager, jit, grad, errors)"},
     {"add_any", "every reverse-mode test (it sums cotangents)"},
-    // Its opinfo record (a logaddexp reducer over every reduction case) timed out in the jit
-    // column (300 s): the expansion of large generic reductions under jit is the next fix.
-    {"reduce", "tests/lax/reduce_generic_test.cc, tests/compiler/backend/cpu/generic_reduce_expander_test.cc, "
-               "tests/devices/tpu/generic_reduce_on_chip_test.cc"},
     {"debug_callback", "tests/lax/debug_test.cc and tests/devices/tpu/debug_print_on_chip_test.cc"},
 };
 

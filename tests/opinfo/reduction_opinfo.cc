@@ -1,4 +1,5 @@
-// opinfo records for the reduction family: reduce_{sum,prod,max,min,and,or}, argmax, argmin.
+// opinfo records for the reduction family: reduce_{sum,prod,max,min,and,or}, the generic
+// reduce (a logaddexp reducer), argmax, argmin.
 // References are naive float64 loops over every input index; integer results wrap to the
 // output dtype (two's complement), as XLA's do.
 #include <algorithm>
@@ -230,6 +231,25 @@ JX_OPINFO(reduce_or) {
   spec.lo = -8;
   spec.hi = 8;
   spec.differentiable = false;
+  return ReduceInfo(spec);
+}
+
+// The generic reduce (JAX's reduce_p): lax.reduce(x, -inf, jnp.logaddexp, axes). logaddexp
+// is no monoid primitive, so this binds one `reduce` equation with the reducer as its body
+// jaxpr, evaluated as a tree eagerly and expanded into elementwise code under jit.
+double LogAddExp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  if (a == b && std::isinf(a)) return a;
+  return std::max(a, b) + std::log1p(std::exp(-std::abs(a - b)));
+}
+
+Array ReduceLogAddExp(const Array& x, const std::vector<int64_t>& axes) {
+  return lax::reduce(x, Array(-INFINITY), [](const Array& a, const Array& b) { return numpy::logaddexp(a, b); }, axes);
+}
+
+JX_OPINFO(reduce) {
+  ReduceSpec spec{"reduce", ReduceLogAddExp, kFloatDTypes, Lowest, LogAddExp};
+  spec.nans = true;
   return ReduceInfo(spec);
 }
 

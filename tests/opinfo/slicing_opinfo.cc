@@ -583,7 +583,76 @@ OpInfo ScatterInfo(std::string name, Combine combine) {
   });
 }
 
-JX_OPINFO(scatter) { return ScatterInfo("scatter", Combine::kSet); }
+// x.at[idx].apply(f) (JAX's scatter_apply: a scatter whose update_jaxpr is (x, _) -> f(x)),
+// f applied once per update in update order: x / 2 + 1 for floats (a contraction, so 16-bit
+// rounding does not grow over 80 repeats), x + 1 for integers (wrapping), not for bool.
+// Integer indices along dim 0 as NumPy's (negative ones wrap), dropped out of bounds or
+// clamped with mode='clip'. Its jvp raises (JAX's), so the derivative columns skip it.
+Array ApplyFn(const Array& e) {
+  if (IsBool(e.dtype())) return lax::bitwise_not(e);
+  if (IsFloating(e.dtype())) return e * 0.5 + 1.0;
+  return e + 1;
+}
+double ApplyRef(double v, DType d) {
+  if (IsBool(d)) return v != 0 ? 0 : 1;
+  return IsFloating(d) ? v * 0.5 + 1 : v + 1;
+}
+
+std::vector<Sample> ApplySamples(DType d, std::mt19937_64& rng) {
+  struct Case {
+    std::string name;
+    Shape operand;
+    int64_t count, lo, hi;
+  };
+  const std::vector<Case> cases = {
+      {"rows", {5, 3}, 4, -6, 6},          {"rows, duplicates", {3, 4}, 9, 0, 2},
+      {"scalars", {5}, 7, -1, 5},          {"large rows", {500, 64}, 3000, -3, 502},
+      {"large scalars", {1000}, 80000, -3, 1002},
+  };
+  std::vector<Sample> out;
+  for (const Case& c : cases) {
+    for (const std::string mode : {"", "clip"}) {
+      Sample s;
+      Array x = RandIntegral(rng, c.operand, d);
+      Array idx = RandIndex(rng, {c.count}, int32, c.lo, c.hi);
+      s.description = StrCat("apply ", c.name, ": ", x.aval().str(), " indices ", idx.aval().str(),
+                             mode.empty() ? "" : " mode=clip");
+      s.out_dtypes = {d};
+      s.args = {x, idx};
+      s.derivatives_defined = false;  // "scatter_apply JVP not implemented"
+      s.op = [mode](const std::vector<Array>& a) { return std::vector<Array>{a[0].at(a[1]).apply(ApplyFn, mode)}; };
+      s.reference = [c, mode, d](const std::vector<RefArray>& a) {
+        RefArray r = a[0];
+        const int64_t n = c.operand[0], row = r.size() / std::max<int64_t>(n, 1);
+        for (double raw : a[1].data) {
+          int64_t i = static_cast<int64_t>(raw);
+          if (i < 0) i += n;
+          if (mode == "clip") i = std::clamp<int64_t>(i, 0, n - 1);
+          if (i < 0 || i >= n) continue;  // dropped
+          for (int64_t k = 0; k < row; ++k) {
+            double& v = r.data[static_cast<size_t>(i * row + k)];
+            v = ApplyRef(v, d);
+          }
+        }
+        for (double& v : r.data) v = WrapInteger(v, d);
+        return std::vector<RefArray>{r};
+      };
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+JX_OPINFO(scatter) {
+  OpInfo info = ScatterInfo("scatter", Combine::kSet);
+  auto scatter_samples = info.samples;
+  info.samples = [scatter_samples](DType d, std::mt19937_64& rng) {
+    std::vector<Sample> out = scatter_samples(d, rng);
+    for (Sample& s : ApplySamples(d, rng)) out.push_back(std::move(s));
+    return out;
+  };
+  return info;
+}
 JX_OPINFO(scatter_add) { return ScatterInfo("scatter_add", Combine::kAdd); }
 JX_OPINFO(scatter_mul) { return ScatterInfo("scatter_mul", Combine::kMul); }
 JX_OPINFO(scatter_min) { return ScatterInfo("scatter_min", Combine::kMin); }

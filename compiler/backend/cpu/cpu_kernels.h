@@ -89,7 +89,8 @@ void ParallelChunks(int64_t n, int64_t grain, const std::function<void(int64_t, 
 //   arg-reduce     2-operand (value, index) reduce picking by compares (argmax/argmin);
 //   sort           comparators made of compares of operand pairs (any keys, stable);
 //   reduce-window  general windows with an add/mul/max/min/and/or reducer (not running scans);
-//   scatter        an add/mul/max/min or overwriting combiner.
+//   scatter        an add/mul/max/min or overwriting combiner; any other elementwise update
+//                  computation (scatter_apply) in rounds of distinct destinations.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeTypedReduceKernel(const hlo::HloInstruction& instr,
                                                               int64_t tile_elements);
 // The kernel library's reduction and argmax/argmin (lax/kernels/reduction.h), as eager runs

@@ -4,9 +4,13 @@
 // gather clamps each start index so its slice is inside the operand, a scatter drops a
 // window that would leave it. The instruction's shapes and dimension numbers are read once
 // at compile time. A gather whose rows a select then replaces by a fill value where its mask
-// is false (FILL_OR_DROP, fused by masked_gather_fusion.h) fills those rows itself.
+// is false (FILL_OR_DROP, fused by masked_gather_fusion.h) fills those rows itself. A scatter
+// with any other elementwise update computation (scatter_apply) runs in rounds of distinct
+// destinations, its computation as a tile program.
 #include <algorithm>
 #include <cstring>
+
+#include "absl/container/flat_hash_map.h"
 #include <memory>
 #include <limits>
 #include <type_traits>
@@ -18,6 +22,9 @@
 #include "jx/compiler/backend/cpu/masked_gather_fusion.h"
 #include "jx/compiler/backend/cpu/tile_program.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
+#include "jx/compiler/backend/cpu/vector_computation.h"
+#include "jx/compiler/hlo/hlo_builder.h"
+#include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/core/errors.h"
@@ -256,6 +263,112 @@ std::optional<ScatterCombiner> CombinerOf(const hlo::HloComputation& c, hlo::Pri
   }
 }
 
+
+// A scatter whose update computation the library has no combiner for (JAX's scatter_apply,
+// whose computation is (x, _) -> fn(x), or any elementwise computation of (old, update)):
+// eager scatter_apply's algorithm (lax/scatter_apply.cc) on the same bits. The kernel
+// library lists each update element's flat destination (-1 where XLA drops the window); the
+// updates then apply in rounds, round r taking
+// every destination's r-th update in update order, so a round's destinations are distinct:
+// their old values and updates are packed, the computation runs over them as one tile
+// program (its vector form, compiled once), and the results are written back. O(updates).
+class ScatterApplyKernel : public Kernel {
+ public:
+  absl::Status Run(absl::Span<const void* const> operands,
+                   absl::Span<void* const> results) const override {
+    if (results[0] != operands[0]) {
+      lax::kernels::ParallelMemcpy(results[0], operands[0], operand_elements_ * esize_);
+    }
+    if (operand_elements_ == 0 || update_elements_ == 0) return absl::OkStatus();
+    return Guarded("scatter", [&] {
+      std::vector<int64_t> dest(static_cast<size_t>(update_elements_));
+      WithIndices(indices_, index_dtype_, operands[1], [&](const lax::kernels::IndexArray& idx) {
+        lax::kernels::ScatterDestinations(operand_shape_, idx, updates_shape_, dims_, /*clamp=*/false, dest.data());
+      });
+      std::vector<std::vector<int64_t>> rounds;  // update elements, by rank at their destination
+      absl::flat_hash_map<int64_t, size_t> seen;
+      for (int64_t e = 0; e < update_elements_; ++e) {
+        if (dest[static_cast<size_t>(e)] < 0) continue;
+        const size_t r = seen[dest[static_cast<size_t>(e)]]++;
+        if (r == rounds.size()) rounds.emplace_back();
+        rounds[r].push_back(e);
+      }
+      const size_t widest = rounds.empty() ? 0 : rounds[0].size();  // each destination's first update
+      std::vector<uint8_t> old(widest * esize_), upd(widest * esize_), fresh(widest * esize_);
+      auto* out = static_cast<uint8_t*>(results[0]);
+      const auto* updates = static_cast<const uint8_t*>(operands[2]);
+      const size_t es = static_cast<size_t>(esize_);
+      for (const std::vector<int64_t>& ids : rounds) {
+        const int64_t c = static_cast<int64_t>(ids.size());
+        for (size_t k = 0; k < ids.size(); ++k) {
+          std::memcpy(old.data() + k * es, out + static_cast<size_t>(dest[static_cast<size_t>(ids[k])]) * es, es);
+          std::memcpy(upd.data() + k * es, updates + static_cast<size_t>(ids[k]) * es, es);
+        }
+        const void* inputs[2] = {old.data(), upd.data()};
+        for (int64_t start = 0; start < c; start += program_->tile_elements()) {
+          const int64_t len = std::min(program_->tile_elements(), c - start);
+          program_->Evaluate(inputs, start, len, fresh.data() + static_cast<size_t>(start) * es);
+        }
+        for (size_t k = 0; k < ids.size(); ++k) {
+          std::memcpy(out + static_cast<size_t>(dest[static_cast<size_t>(ids[k])]) * es, fresh.data() + k * es, es);
+        }
+      }
+    });
+  }
+  std::string_view kind() const override { return "scatter-apply"; }
+
+  int64_t esize_ = 0, operand_elements_ = 0, update_elements_ = 0;
+  DType index_dtype_ = DType::kInt32;
+  IndexPlan indices_;
+  std::vector<int64_t> operand_shape_, updates_shape_;
+  lax::kernels::ScatterDims dims_;
+  std::unique_ptr<hlo::HloModule> vector_module_;  // owns the program's instructions
+  std::unique_ptr<TileProgram> program_;
+};
+
+constexpr int64_t kScatterApplyTileElements = 2048;
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterApplyKernel(const HloInstruction& instr, const IndexPlan& plan,
+                                                               DType index_dtype) {
+  const hlo::HloComputation& computation = *instr.to_apply();
+  if (computation.num_parameters() != 2 || !IsVectorizable(computation) ||
+      !computation.root_instruction()->shape().IsArray()) {
+    return absl::UnimplementedError("update computation is not elementwise code of (old, update)");
+  }
+  const hlo::Shape& operand = instr.operand(0)->shape();
+  const hlo::Shape& updates = instr.operand(2)->shape();
+  const hlo::PrimitiveType type = operand.element_type();
+  const hlo::ScatterDimensionNumbers& dn = instr.scatter_dimension_numbers();
+  auto kernel = std::make_unique<ScatterApplyKernel>();
+  kernel->esize_ = hlo::ByteSizeOfPrimitiveType(type);
+  kernel->operand_elements_ = hlo::ShapeUtil::ElementsIn(operand);
+  kernel->update_elements_ = hlo::ShapeUtil::ElementsIn(updates);
+  kernel->index_dtype_ = index_dtype;
+  kernel->indices_ = plan;
+  kernel->operand_shape_ = operand.dimensions();
+  kernel->updates_shape_ = updates.dimensions();
+  kernel->dims_.update_window_dims = dn.update_window_dims;
+  kernel->dims_.inserted_window_dims = dn.inserted_window_dims;
+  kernel->dims_.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;
+  kernel->dims_.implicit_index_vector = plan.implicit;
+  // The computation over vectors as long as the widest round (every update element).
+  const int64_t length = std::max<int64_t>(kernel->update_elements_, 1);
+  kernel->vector_module_ = std::make_unique<hlo::HloModule>("scatter_apply");
+  hlo::HloBuilder b(kernel->vector_module_.get(), "update_vectors");
+  const hlo::Shape vec = hlo::ShapeUtil::MakeShape(type, {length});
+  HLO_ASSIGN_OR_RETURN(HloInstruction * old_values, b.Parameter(0, vec, "old"));
+  HLO_ASSIGN_OR_RETURN(HloInstruction * update_values, b.Parameter(1, vec, "update"));
+  HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> root,
+                       ApplyToVectors(b, computation, {old_values}, {update_values}, length));
+  if (root.size() != 1 || root[0]->shape().element_type() != type) {
+    return absl::UnimplementedError("update computation does not return one value of the operand's type");
+  }
+  HLO_ASSIGN_OR_RETURN(hlo::HloComputation * built, b.Build(root[0]));
+  HLO_ASSIGN_OR_RETURN(kernel->program_,
+                       TileProgram::Compile(built->root_instruction(), ParameterLeaves(), kScatterApplyTileElements));
+  return kernel;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const HloInstruction& instr) {
@@ -350,8 +463,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const HloInstruction& 
       !index_dtype) {
     return absl::UnimplementedError("operand/update or index types");
   }
-  const std::optional<ScatterCombiner> combiner = CombinerOf(*instr.to_apply(), type);
-  if (!combiner) return absl::UnimplementedError("combiner is not an overwrite or add/mul/min/max");
   const hlo::ScatterDimensionNumbers& dn = instr.scatter_dimension_numbers();
   if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.rank()) {
     return absl::UnimplementedError("index_vector_dim out of range");
@@ -363,6 +474,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const HloInstruction& 
           static_cast<size_t>(operand.rank())) {
     return absl::UnimplementedError("inconsistent dimension numbers");
   }
+  const std::optional<ScatterCombiner> combiner = CombinerOf(*instr.to_apply(), type);
+  if (!combiner) return MakeScatterApplyKernel(instr, plan, *index_dtype);
   auto kernel = std::make_unique<ScatterKernel>();
   kernel->dtype_ = *dtype;
   kernel->index_dtype_ = *index_dtype;

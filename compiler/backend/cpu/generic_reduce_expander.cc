@@ -7,6 +7,7 @@
 
 #include "jx/compiler/backend/cpu/cpu_kernels.h"
 #include "jx/compiler/backend/cpu/scalar_semantics.h"
+#include "jx/compiler/backend/cpu/vector_computation.h"
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/status_macros.h"
@@ -31,71 +32,6 @@ bool HasNativeKernel(const HloInstruction& reduce) {
            internal::MakeArgReduceKernel(reduce, kProbeTileElements).ok();
   }
   return false;
-}
-
-// Whether the reducer is elementwise code the expansion can apply to vectors.
-bool IsVectorizable(const HloComputation& reducer) {
-  for (const HloInstruction* instr : reducer.MakeInstructionPostOrder()) {
-    switch (instr->opcode()) {
-      case HloOpcode::kParameter:
-        if (!instr->shape().IsArray() || instr->shape().rank() != 0) return false;
-        break;
-      case HloOpcode::kConstant:
-        if (!instr->shape().IsArray() || instr->shape().rank() != 0) return false;
-        break;
-      case HloOpcode::kTuple:
-        if (instr != reducer.root_instruction()) return false;
-        break;
-      case HloOpcode::kReducePrecision:
-        return false;  // attributes the vector clone would not carry
-      default:
-        if (!instr->IsElementwise() || !instr->shape().IsArray() || instr->operand_count() > 3) return false;
-    }
-  }
-  return true;
-}
-
-// reducer(a..., b...) on vectors of length `length` (one per reduce operand), emitted into b.
-absl::StatusOr<std::vector<HloInstruction*>> ApplyReducer(HloBuilder& b, const HloComputation& reducer,
-                                                          const std::vector<HloInstruction*>& a,
-                                                          const std::vector<HloInstruction*>& x, int64_t length) {
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> value;
-  const size_t n = a.size();
-  for (const HloInstruction* instr : reducer.MakeInstructionPostOrder()) {
-    std::vector<HloInstruction*> ops;
-    for (const HloInstruction* o : instr->operands()) ops.push_back(value.at(o));
-    HloInstruction* v = nullptr;
-    const Shape vec = instr->shape().IsArray() ? ShapeUtil::MakeShape(instr->shape().element_type(), {length}) : Shape();
-    switch (instr->opcode()) {
-      case HloOpcode::kParameter: {
-        const size_t p = static_cast<size_t>(instr->parameter_number());
-        v = p < n ? a[p] : x[p - n];
-        break;
-      }
-      case HloOpcode::kConstant: {
-        HLO_ASSIGN_OR_RETURN(HloInstruction * c, b.Constant(hlo::Literal(instr->literal())));
-        HLO_ASSIGN_OR_RETURN(v, b.Broadcast(c, {length}, {}));
-        break;
-      }
-      case HloOpcode::kTuple:
-        return ops;  // the root (IsVectorizable)
-      case HloOpcode::kCompare: {
-        HLO_ASSIGN_OR_RETURN(v, b.Compare(ops[0], ops[1], instr->comparison_direction(), instr->comparison_type()));
-        break;
-      }
-      case HloOpcode::kConvert: {
-        HLO_ASSIGN_OR_RETURN(v, b.Convert(ops[0], instr->shape().element_type()));
-        break;
-      }
-      default: {
-        auto clone = HloInstruction::Create(instr->opcode(), vec, ops);
-        HLO_ASSIGN_OR_RETURN(v, b.AddInstruction(std::move(clone)));
-        break;
-      }
-    }
-    value[instr] = v;
-  }
-  return std::vector<HloInstruction*>{value.at(reducer.root_instruction())};
 }
 
 absl::StatusOr<HloInstruction*> Expand(HloInstruction* reduce) {
@@ -147,18 +83,18 @@ absl::StatusOr<HloInstruction*> Expand(HloInstruction* reduce) {
       const int64_t h = cols / 2;
       if (cols % 2 == 1) {
         HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> last, columns(mats, cols - 1, cols));
-        HLO_ASSIGN_OR_RETURN(acc, ApplyReducer(b, *reduce->to_apply(), acc, last, m));
+        HLO_ASSIGN_OR_RETURN(acc, internal::ApplyToVectors(b, *reduce->to_apply(), acc, last, m));
       }
       HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> first, columns(mats, 0, h));
       HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> second, columns(mats, h, 2 * h));
-      HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> combined, ApplyReducer(b, *reduce->to_apply(), first, second, m * h));
+      HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> combined, internal::ApplyToVectors(b, *reduce->to_apply(), first, second, m * h));
       for (size_t k = 0; k < n; ++k) {
         HLO_ASSIGN_OR_RETURN(mats[k], b.Reshape(combined[k], {m, h}));
       }
       cols = h;
     }
     HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> last, columns(mats, 0, 1));
-    HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> final_acc, ApplyReducer(b, *reduce->to_apply(), acc, last, m));
+    HLO_ASSIGN_OR_RETURN(std::vector<HloInstruction*> final_acc, internal::ApplyToVectors(b, *reduce->to_apply(), acc, last, m));
     for (HloInstruction* f : final_acc) {
       HLO_ASSIGN_OR_RETURN(HloInstruction * o, b.Reshape(f, kept));
       outs.push_back(o);
@@ -175,7 +111,7 @@ absl::StatusOr<bool> GenericReduceExpander::Run(hlo::HloModule* module) {
   for (HloComputation* c : module->MakeComputationPostOrder()) {
     for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
       if (instr->opcode() != HloOpcode::kReduce || instr->to_apply() == nullptr) continue;
-      if (HasNativeKernel(*instr) || !IsVectorizable(*instr->to_apply())) continue;
+      if (HasNativeKernel(*instr) || !internal::IsVectorizable(*instr->to_apply())) continue;
       HLO_ASSIGN_OR_RETURN(HloInstruction * expanded, Expand(instr));
       HLO_RETURN_IF_ERROR(c->ReplaceInstruction(instr, expanded));
       changed = true;

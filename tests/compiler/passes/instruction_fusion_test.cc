@@ -339,6 +339,28 @@ TEST(InstructionFusionTest, ChainOfSharedCheapOpsIsNotCopiedIntoEveryConsumer) {
   EXPECT_GE(adds, kDepth);
 }
 
+// A tree reduction by halving (round k adds the two halves of round k-1's value): fused
+// whole, the first round would be emitted once per leaf of the tree (2^depth times; a generic
+// reduce of 270000 elements took seconds to compile as a tile program). As XLA's
+// FusionNodeIndexingEvaluation, a value emitted more than 15 times stays outside: rounds
+// r1..r4 (r4 emitted 16 times by r8) form one fusion and r5..r8 another.
+TEST(InstructionFusionTest, HalvingTreeSplitsWhereCodeDuplicationPassesFifteen) {
+  constexpr int kDepth = 8;
+  std::string text = "HloModule m\nENTRY %main {\n  %r0 = f32[256]{0} parameter(0)\n";
+  for (int i = 1, n = 128; i <= kDepth; ++i, n /= 2) {
+    const std::string r = "%r" + std::to_string(i), prev = "%r" + std::to_string(i - 1), t = "f32[" + std::to_string(n) + "]{0}";
+    text += "  %a" + std::to_string(i) + " = " + t + " slice(" + prev + "), slice={[0:" + std::to_string(n) + "]}\n";
+    text += "  %b" + std::to_string(i) + " = " + t + " slice(" + prev + "), slice={[" + std::to_string(n) + ":" +
+            std::to_string(2 * n) + "]}\n";
+    text += std::string("  ") + (i == kDepth ? "ROOT " : "") + r + " = " + t + " add(%a" + std::to_string(i) + ", %b" +
+            std::to_string(i) + ")\n";
+  }
+  text += "}\n";
+  auto module = Fuse(text);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kFusion), 2) << module->ToString();
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kAdd), kDepth) << module->ToString();  // no copies
+}
+
 TEST(InstructionFusionTest, SharedProducerOfAnExpandingBroadcastIsComputedOnce) {
   auto module = Fuse(R"(HloModule m
 ENTRY %main {

@@ -1,6 +1,7 @@
 // jnp elementwise math and Array operators: JAX promotion (weak C++ scalars), broadcasting,
 // NumPy semantics of the compound functions, and bad input.
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -254,6 +255,77 @@ TEST(MathTest, BadInputs) {
   EXPECT_THROW(jnp::negative(jnp::array({true})), TypeError);
   EXPECT_THROW(jnp::where(jnp::zeros({2}), jnp::zeros({3}), 1.0), ShapeError);
   EXPECT_EQ((jnp::array({1.f}) + 1.0).to_vector<float>(), (std::vector<float>{2.f}));
+}
+
+// Compound functions stage a C++ scalar, and their own constants, as literals that lax's
+// scalar promotion broadcasts inside the op (JAX's _promote_shapes leaves 0-d operands to
+// lax; _lax_const is 0-d): `max a 0.0:f32[]`, `eq b inf:f32[]`. Only select's cases are
+// broadcast, as JAX's _where does (select_n takes no 0-d case).
+TEST(MathTest, CompoundFunctionsStageScalarLiterals) {
+  const Array x = jnp::ones({3});
+  auto text = [&x](const std::function<Array(const Array&)>& f) { return make_jaxpr(f)(x).ToString(); };
+  EXPECT_EQ(text([](const Array& v) { return jnp::logaddexp(v, 0.0f); }),
+            "{ lambda ; a:f32[3]. let\n"
+            "    b:f32[3] = max a 0.0:f32[]\n"
+            "    c:f32[3] = sub a 0.0:f32[]\n"
+            "    d:f32[3] = abs c\n"
+            "    e:f32[3] = neg d\n"
+            "    f:f32[3] = exp e\n"
+            "    g:f32[3] = log1p f\n"
+            "    h:f32[3] = add b g\n"
+            "    i:f32[3] = add a 0.0:f32[]\n"
+            "    j:bool[3] = ne c c\n"
+            "    k:f32[3] = select_n j h i\n"
+            "  in (k,) }");
+  EXPECT_EQ(text([](const Array& v) { return jnp::hypot(v, 2.0f); }),
+            "{ lambda ; a:f32[3]. let\n"
+            "    b:f32[3] = abs a\n"
+            "    c:f32[] = abs 2.0:f32[]\n"
+            "    d:bool[] = eq c inf:f32[]\n"
+            "    e:bool[3] = eq b inf:f32[]\n"
+            "    f:bool[3] = or e d\n"
+            "    g:f32[3] = max b c\n"
+            "    h:f32[3] = min b c\n"
+            "    i:bool[3] = eq g 0.0:f32[]\n"
+            "    j:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) sharding=None] 1.0:f32[]\n"
+            "    k:f32[3] = select_n i g j\n"
+            "    l:f32[3] = div h k\n"
+            "    m:f32[3] = square l\n"
+            "    n:f32[3] = add 1.0:f32[] m\n"
+            "    o:f32[3] = sqrt n\n"
+            "    p:f32[3] = mul g o\n"
+            "    q:f32[3] = select_n i p g\n"
+            "    r:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) sharding=None] inf:f32[]\n"
+            "    s:f32[3] = select_n f q r\n"
+            "  in (s,) }");
+  EXPECT_EQ(text([](const Array& v) { return jnp::where(v > 0.0f, v, 0.0f); }),
+            "{ lambda ; a:f32[3]. let\n"
+            "    b:bool[3] = gt a 0.0:f32[]\n"
+            "    c:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) sharding=None] 0.0:f32[]\n"
+            "    d:f32[3] = select_n b c a\n"
+            "  in (d,) }");
+  EXPECT_EQ(text([](const Array& v) { return jnp::isinf(v); }),
+            "{ lambda ; a:f32[3]. let b:f32[3] = abs a; c:bool[3] = eq b inf:f32[] in (c,) }");
+  EXPECT_EQ(text([](const Array& v) { return jnp::deg2rad(v); }),
+            "{ lambda ; a:f32[3]. let b:f32[3] = mul a 0.017453292:f32[] in (b,) }");
+  EXPECT_EQ(text([](const Array& v) { return jnp::remainder(v, 2.0f); }),
+            "{ lambda ; a:f32[3]. let\n"
+            "    b:f32[3] = rem a 2.0:f32[]\n"
+            "    c:bool[3] = ne b 0.0:f32[]\n"
+            "    d:bool[] = lt 2.0:f32[] 0.0:f32[]\n"
+            "    e:bool[3] = lt b 0.0:f32[]\n"
+            "    f:bool[3] = ne e d\n"
+            "    g:bool[3] = and f c\n"
+            "    h:f32[3] = add b 2.0:f32[]\n"
+            "    i:f32[3] = select_n g b h\n"
+            "  in (i,) }");
+  // Values are unchanged, broadcasting included.
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(jnp::hypot(jnp::array({3.f, 0.f, inf}), 4.0f).to_vector<float>(), (std::vector<float>{5, 4, inf}));
+  EXPECT_EQ(jnp::hypot(0.0f, jnp::array({0.f, -2.f})).to_vector<float>(), (std::vector<float>{0, 2}));
+  EXPECT_NEAR(jnp::logaddexp(jnp::array({0.f, 1000.f}), 0.0f).to_vector<float>()[0], std::log(2.0f), 1e-6);
+  EXPECT_EQ(jnp::logaddexp(jnp::array({0.f, 1000.f}), 0.0f).to_vector<float>()[1], 1000.f);
+  EXPECT_EQ(jnp::logaddexp(-inf, jnp::array({-inf})).to_vector<float>()[0], -inf);
 }
 
 }  // namespace

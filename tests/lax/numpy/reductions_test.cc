@@ -87,6 +87,25 @@ TEST(ReductionsTest, MaxMinProdAllAny) {
   EXPECT_EQ(jnp::sum(jnp::zeros({0, 3}), 0).to_vector<float>(), std::vector<float>(3, 0.f));
 }
 
+// jnp.mean divides by the count as a 0-d literal (JAX's lax.div(sum, normalizer)), not by a
+// broadcast of it; f16 sums in f32 and converts back, as JAX's.
+TEST(ReductionsTest, MeanDividesByALiteral) {
+  EXPECT_EQ(make_jaxpr([](const Array& x) { return jnp::mean(x, 1); })(jnp::ones({2, 4})).ToString(),
+            "{ lambda ; a:f32[2,4]. let\n"
+            "    b:f32[2] = reduce_sum[axes=(1,)] a\n"
+            "    c:f32[2] = div b 4.0:f32[]\n"
+            "  in (c,) }");
+  EXPECT_EQ(make_jaxpr([](const Array& x) { return jnp::mean(x); })(jnp::ones({3}, float16)).ToString(),
+            "{ lambda ; a:f16[3]. let\n"
+            "    b:f32[3] = convert_element_type[new_dtype=float32 sharding=None weak_type=False] a\n"
+            "    c:f32[] = reduce_sum[axes=(0,)] b\n"
+            "    d:f32[] = div c 3.0:f32[]\n"
+            "    e:f16[] = convert_element_type[new_dtype=float16 sharding=None weak_type=False] d\n"
+            "  in (e,) }");
+  EXPECT_EQ(jnp::mean(jnp::array({1.f, 2.f, 4.f, 5.f})).item<float>(), 3.f);
+  EXPECT_EQ(jnp::mean(jnp::ones({2, 4}), 1).to_vector<float>(), (std::vector<float>{1, 1}));
+}
+
 TEST(ReductionsTest, VarStdDdof) {
   Array x = jnp::array({1.0, 2.0, 3.0, 4.0});
   EXPECT_NEAR(jnp::var(x).item<double>(), 1.25, 1e-15);
