@@ -191,6 +191,20 @@ bool HasAsyncCollectives(const HloComputation& computation) {
   return false;
 }
 
+// Under JX_LOG_COMPILES: how an order over the memory limit was brought under it.
+void LogSerialized(const HloComputation& computation, const LatencyHidingSchedule& overlapped,
+                   const LatencyHidingSchedule& fitting, int64_t limit, size_t collectives, const char* which) {
+  if (!LogCompiles()) return;
+  std::fprintf(stderr,
+               "latency-hiding-scheduler: %s: overlapped order peaks at %lld bytes, over the memory limit of %lld; "
+               "%lld of %lld collectives serialized (%s): peak %lld bytes, %lld overlapped, estimate %.6g s (was "
+               "%.6g s)\n",
+               computation.name().c_str(), static_cast<long long>(overlapped.peak_memory_bytes),
+               static_cast<long long>(limit), static_cast<long long>(fitting.serialized),
+               static_cast<long long>(collectives), which, static_cast<long long>(fitting.peak_memory_bytes),
+               static_cast<long long>(fitting.overlapped), fitting.estimated_seconds, overlapped.estimated_seconds);
+}
+
 }  // namespace
 
 LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation,
@@ -225,26 +239,17 @@ LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation
   if (first.peak_memory_bytes <= options.memory_limit_bytes) return first;
   // Over the limit. Only overlap that is under way where the peak is can lower it: serialize
   // the collectives in flight across the peak (start at or before it, done at or after),
-  // largest first,
-  // until their bytes cover the excess, and look again at the new peak (XLA's scheduler
-  // likewise holds back only the starts that would push memory over the limit where they
-  // are). Overlap elsewhere in the program is kept.
+  // largest first until their bytes cover the excess, and look again at the new peak (XLA's
+  // scheduler likewise holds back only the starts that would push memory over the limit where
+  // they are). Overlap elsewhere in the program is kept.
   {
     absl::flat_hash_set<const HloInstruction*> serialize;
     LatencyHidingSchedule current = first;
     while (true) {
       const MemoryPeak peak = FindMemoryPeak(computation, current.order);
       if (peak.bytes <= options.memory_limit_bytes) {
-        if (LogCompiles()) {
-          std::fprintf(stderr,
-                       "latency-hiding-scheduler: %s: overlapped order peaks at %lld bytes, over the memory limit of "
-                       "%lld; %lld of %lld collectives serialized (those in flight across the peak): peak %lld "
-                       "bytes, %lld overlapped, estimate %.6g s (was %.6g s)\n",
-                       computation.name().c_str(), static_cast<long long>(first.peak_memory_bytes),
-                       static_cast<long long>(options.memory_limit_bytes), static_cast<long long>(current.serialized),
-                       static_cast<long long>(starts.size()), static_cast<long long>(current.peak_memory_bytes),
-                       static_cast<long long>(current.overlapped), current.estimated_seconds, first.estimated_seconds);
-        }
+        LogSerialized(computation, first, current, options.memory_limit_bytes, starts.size(),
+                      "those in flight across the peak");
         return current;
       }
       absl::flat_hash_map<const HloInstruction*, int64_t> position;
@@ -279,16 +284,7 @@ LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation
       (attempt(mid).peak_memory_bytes <= options.memory_limit_bytes ? hi : lo) = mid;
     }
     LatencyHidingSchedule fitting = attempt(hi);
-    if (LogCompiles()) {
-      std::fprintf(stderr,
-                   "latency-hiding-scheduler: %s: overlapped order peaks at %lld bytes, over the memory limit of %lld; "
-                   "%lld of %lld collectives serialized (largest first): peak %lld bytes, %lld overlapped, estimate "
-                   "%.6g s (was %.6g s)\n",
-                   computation.name().c_str(), static_cast<long long>(first.peak_memory_bytes),
-                   static_cast<long long>(options.memory_limit_bytes), static_cast<long long>(fitting.serialized),
-                   static_cast<long long>(starts.size()), static_cast<long long>(fitting.peak_memory_bytes),
-                   static_cast<long long>(fitting.overlapped), fitting.estimated_seconds, first.estimated_seconds);
-    }
+    LogSerialized(computation, first, fitting, options.memory_limit_bytes, starts.size(), "largest first");
     return fitting;
   }
   // Even without overlap the program is over the limit: it does not fit either way, so it
