@@ -150,7 +150,11 @@ DependencyGraph BuildDependencies(absl::Span<HloInstruction* const> order,
 
 int64_t PeakMemoryBytes(const HloComputation& computation,
                         absl::Span<HloInstruction* const> order) {
-  if (order.empty()) return 0;
+  return FindMemoryPeak(computation, order).bytes;
+}
+
+MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstruction* const> order) {
+  if (order.empty()) return {};
   const BufferModel m = BuildModel(computation, order);
   const int64_t n = static_cast<int64_t>(order.size());
   std::vector<int64_t> first(m.size.size()), last(m.size.size());
@@ -168,10 +172,11 @@ int64_t PeakMemoryBytes(const HloComputation& computation,
     delta[from] += m.size[b];
     delta[to + 1] -= m.size[b];
   }
-  int64_t live = 0, peak = 0;
+  int64_t live = 0;
+  MemoryPeak peak;
   for (int64_t i = 0; i < n; ++i) {
     live += delta[i];
-    peak = std::max(peak, live);
+    if (live > peak.bytes) peak = {live, i};
   }
   return peak;
 }

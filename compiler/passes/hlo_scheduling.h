@@ -73,6 +73,14 @@ std::vector<OrderingEdge> DonationOrderingEdges(const HloComputation& computatio
 int64_t PeakMemoryBytes(const HloComputation& computation,
                         absl::Span<HloInstruction* const> order);
 
+// The same peak and where it is: the first position in `order` whose instruction runs with
+// `bytes` live.
+struct MemoryPeak {
+  int64_t bytes = 0;
+  int64_t position = 0;
+};
+MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstruction* const> order);
+
 // The greedy list scheduler's order for `computation` (every instruction, operands first,
 // and each edge's `before` first).
 std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,

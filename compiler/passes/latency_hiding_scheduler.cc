@@ -191,6 +191,20 @@ bool HasAsyncCollectives(const HloComputation& computation) {
   return false;
 }
 
+// Under JX_LOG_COMPILES: how an order over the memory limit was brought under it.
+void LogSerialized(const HloComputation& computation, const LatencyHidingSchedule& overlapped,
+                   const LatencyHidingSchedule& fitting, int64_t limit, size_t collectives, const char* which) {
+  if (!LogCompiles()) return;
+  std::fprintf(stderr,
+               "latency-hiding-scheduler: %s: overlapped order peaks at %lld bytes, over the memory limit of %lld; "
+               "%lld of %lld collectives serialized (%s): peak %lld bytes, %lld overlapped, estimate %.6g s (was "
+               "%.6g s)\n",
+               computation.name().c_str(), static_cast<long long>(overlapped.peak_memory_bytes),
+               static_cast<long long>(limit), static_cast<long long>(fitting.serialized),
+               static_cast<long long>(collectives), which, static_cast<long long>(fitting.peak_memory_bytes),
+               static_cast<long long>(fitting.overlapped), fitting.estimated_seconds, overlapped.estimated_seconds);
+}
+
 }  // namespace
 
 LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation,
@@ -210,25 +224,68 @@ LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation
   for (size_t i = 0; i < base.size(); ++i) {
     if (!IsAsyncCollectiveDone(base[i]->opcode())) seconds[i] = std::max(0.0, options.estimate_seconds(*base[i]));
   }
-  // The schedule with the `k` largest overlapped collectives serialized.
-  auto attempt = [&](size_t k) {
-    absl::flat_hash_set<const HloInstruction*> serialize(starts.begin(), starts.begin() + static_cast<ptrdiff_t>(k));
+  auto attempt_set = [&](const absl::flat_hash_set<const HloInstruction*>& serialize) {
     LatencyHidingSchedule s = ListSchedule(base, seconds, options, serialize);
     s.peak_memory_bytes = PeakMemoryBytes(computation, s.order);
-    s.serialized = static_cast<int64_t>(k);
+    s.serialized = static_cast<int64_t>(serialize.size());
     return s;
+  };
+  // The schedule with the `k` largest overlapped collectives serialized.
+  auto attempt = [&](size_t k) {
+    return attempt_set(absl::flat_hash_set<const HloInstruction*>(starts.begin(),
+                                                                   starts.begin() + static_cast<ptrdiff_t>(k)));
   };
   LatencyHidingSchedule first = attempt(0);
   if (first.peak_memory_bytes <= options.memory_limit_bytes) return first;
-  // The fewest collectives to serialize, largest first, found by bisection: serializing more
-  // shortens live ranges, so the peak does not grow with k.
+  // Over the limit. Only overlap that is under way where the peak is can lower it: serialize
+  // the collectives in flight across the peak (start at or before it, done at or after),
+  // largest first until their bytes cover the excess, and look again at the new peak (XLA's
+  // scheduler likewise holds back only the starts that would push memory over the limit where
+  // they are). Overlap elsewhere in the program is kept.
+  {
+    absl::flat_hash_set<const HloInstruction*> serialize;
+    LatencyHidingSchedule current = first;
+    while (true) {
+      const MemoryPeak peak = FindMemoryPeak(computation, current.order);
+      if (peak.bytes <= options.memory_limit_bytes) {
+        LogSerialized(computation, first, current, options.memory_limit_bytes, starts.size(),
+                      "those in flight across the peak");
+        return current;
+      }
+      absl::flat_hash_map<const HloInstruction*, int64_t> position;
+      for (size_t i = 0; i < current.order.size(); ++i) position[current.order[i]] = static_cast<int64_t>(i);
+      std::vector<const HloInstruction*> across;  // largest first, as `starts`
+      for (const HloInstruction* start : starts) {
+        if (serialize.contains(start) || position.at(start) > peak.position) continue;
+        for (const HloInstruction* user : start->users()) {
+          // The done's own position counts: its start's buffer is live there too.
+          if (IsAsyncCollectiveDone(user->opcode()) && position.at(user) >= peak.position) {
+            across.push_back(start);
+            break;
+          }
+        }
+      }
+      if (across.empty()) break;  // the peak is not overlap's doing
+      int64_t covered = 0;
+      for (const HloInstruction* start : across) {
+        if (covered >= peak.bytes - options.memory_limit_bytes) break;
+        serialize.insert(start);
+        covered += LeafBytes(start->shape());
+      }
+      current = attempt_set(serialize);
+    }
+  }
+  // Still over: serialize the fewest collectives, largest first, found by bisection:
+  // serializing more shortens live ranges, so the peak does not grow with k.
   if (!starts.empty() && attempt(starts.size()).peak_memory_bytes <= options.memory_limit_bytes) {
     size_t lo = 0, hi = starts.size();  // lo over the limit, hi under it
     while (hi - lo > 1) {
       const size_t mid = lo + (hi - lo) / 2;
       (attempt(mid).peak_memory_bytes <= options.memory_limit_bytes ? hi : lo) = mid;
     }
-    return attempt(hi);
+    LatencyHidingSchedule fitting = attempt(hi);
+    LogSerialized(computation, first, fitting, options.memory_limit_bytes, starts.size(), "largest first");
+    return fitting;
   }
   // Even without overlap the program is over the limit: it does not fit either way, so it
   // keeps the overlapped order (the step's time as it would run; its peak is reported).

@@ -19,10 +19,13 @@
 // the interconnect (options.shared_interconnect). Overlap extends live ranges (the operand and the
 // result of an in-flight collective, and what the compute in between needs, are live at
 // once), so after scheduling the peak of live bytes (hlo::PeakMemoryBytes) is checked against
-// options.memory_limit_bytes: while it is over, the largest overlapped collectives run
-// without overlap (their done right after their start; the fewest such, by bisection) until
-// the order fits. A program that fits in no order keeps the overlapped one (it does not fit
-// either way; the step's time is the one it would run in), logged under JX_LOG_COMPILES.
+// options.memory_limit_bytes: while it is over, the collectives in flight across the peak
+// (started before it, done after) run without overlap (their done right after their start),
+// largest first until their bytes cover the excess, and the new peak is looked at again; overlap
+// away from the peak is kept. Should the peak hold no overlap, the largest overlapped
+// collectives anywhere are serialized (the fewest such, by bisection) until the order fits.
+// Either way it is logged under JX_LOG_COMPILES. A program that fits in no order keeps the
+// overlapped one (it does not fit either way; the step's time is the one it would run in).
 //
 //   LatencyHidingSchedulerOptions options;
 //   options.estimate_seconds = [&](const HloInstruction& i) { return model.Cost(i).target.seconds; };

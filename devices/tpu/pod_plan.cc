@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_format.h"
+#include "jx/devices/tpu/step_communication.h"
 
 namespace jx::tpu {
 namespace {
@@ -59,6 +60,12 @@ std::string PodPlan::ToString(size_t max_lines) const {
     absl::StrAppendFormat(&out, "communication over collectives %s: exposed %s, overlapped %s\n",
                           Seconds(step.communication_seconds()), Seconds(step.exposed_communication_seconds()),
                           Seconds(step.overlapped_communication_seconds()));
+    for (const CollectiveKindTotals& k : CommunicationByKind(step)) {
+      absl::StrAppendFormat(&out, "  %-18s %12s: exposed %s, overlapped %s (%d collective%s, %d run%s)\n", k.kind,
+                            Seconds(k.seconds), Seconds(k.exposed_seconds), Seconds(k.overlapped_seconds()),
+                            static_cast<int>(k.collectives), k.collectives == 1 ? "" : "s",
+                            static_cast<int>(k.runs), k.runs == 1 ? "" : "s");
+    }
   }
   absl::StrAppendFormat(&out, "HBM peak per chip %s of %s: %s\n", Bytes(static_cast<double>(hbm_peak_bytes)),
                         Bytes(static_cast<double>(hbm_capacity_bytes)),

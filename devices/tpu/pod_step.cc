@@ -11,6 +11,7 @@
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/hlo/shape_inference.h"
+#include "jx/devices/tpu/step_communication.h"
 
 namespace jx::tpu {
 
@@ -375,6 +376,11 @@ std::string StepReport::ToString() const {
     absl::StrAppendFormat(&out, "communication %.3f us: exposed %.3f us, overlapped %.3f us\n",
                           communication_seconds() * 1e6, exposed_communication_seconds() * 1e6,
                           overlapped_communication_seconds() * 1e6);
+    for (const CollectiveKindTotals& k : CommunicationByKind(*this)) {
+      absl::StrAppendFormat(&out, "  %s: %d collective%s, %d run%s: %.3f us, exposed %.3f us, overlapped %.3f us\n",
+                            k.kind, k.collectives, k.collectives == 1 ? "" : "s", k.runs, k.runs == 1 ? "" : "s",
+                            k.seconds * 1e6, k.exposed_seconds * 1e6, k.overlapped_seconds() * 1e6);
+    }
     for (const CollectiveStepEntry& c : collectives) {
       absl::StrAppendFormat(&out, "  %s (%s, %d run%s, %d bytes): %.3f us, exposed %.3f us, overlapped %.3f us%s%s\n",
                             c.name, c.kind, c.runs, c.runs == 1 ? "" : "s", c.bytes, c.seconds * 1e6,

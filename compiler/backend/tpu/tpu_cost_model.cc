@@ -288,7 +288,11 @@ void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) cons
                                               : PlanVmemTiling(instr, spec_.vmem_bytes);
   const double hbm_bytes =
       tiling.has_value() ? static_cast<double>(tiling->hbm_bytes) : traffic.hbm_bytes;
-  const double grid_steps = tiling.has_value() ? static_cast<double>(tiling->steps) : 1;
+  // Megacore chips (v4, v5p, v7) deal a grid's steps over their TensorCores, each pipelining
+  // its share from its own VMEM: the per-step cost is paid once per core's share.
+  const int64_t steps = tiling.has_value() ? tiling->steps : 1;
+  const double grid_steps =
+      static_cast<double>(CeilDiv(steps, std::max<int64_t>(1, spec_.tensor_cores)));
   t.hbm_bytes = hbm_bytes;
   // What comes from HBM, and what stays in VMEM, passes between VMEM and the units.
   t.onchip_bytes = std::max(t.onchip_bytes, hbm_bytes + traffic.vmem_resident_bytes);

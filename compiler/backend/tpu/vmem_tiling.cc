@@ -70,36 +70,76 @@ int64_t OperandBytes(const HloInstruction& kernel, const absl::flat_hash_set<int
   return which.empty() ? PaddedBytes(fallback) : bytes;
 }
 
-// A matmul whose contraction is too long for VMEM: [bm, bk] x [bk, bn] blocks with the f32
-// output block accumulated in VMEM across the K steps (the grid's third entry). Every
-// operand block is read once per output block that needs it (no row stays resident), so
-// the plan minimizes lhs * gn + rhs * gm plus the per-step overhead, counted as the HBM
-// bytes moved in that time (~0.35 us at ~1.5 TB/s), over power-of-two blocks of whole tiles.
-std::optional<hlo::VmemTiling> PlanMatmulSplitK(int64_t rows, int64_t k, int64_t cols, int64_t lhs,
-                                                int64_t rhs, int64_t out, int64_t vmem_bytes) {
+// Block sizes along one GEMM dim: whole tiles (granule) doubling up to the padded extent,
+// and the padded extent itself (one block: the dim is not split).
+std::vector<int64_t> BlockCandidates(int64_t extent, int64_t granule) {
+  const int64_t whole = RoundUpTo(std::max<int64_t>(extent, 1), granule);
+  std::vector<int64_t> sizes;
+  for (int64_t b = granule; b < whole; b *= 2) sizes.push_back(b);
+  sizes.push_back(whole);
+  return sizes;
+}
+
+// The matmul batch x ([rows, k] x [k, cols]) as a grid of bb x [bm, bk] x [bk, bn] blocks (the
+// Pallas TPU matmul's blocking; a leading batch entry in the grid when batch > 1): lhs, rhs
+// and out are the padded bytes of the GEMM's inputs and of its output with the epilogue's
+// operands, all batches together. Every candidate block shape of whole tiles is priced
+// by the HBM bytes it moves plus its grid steps' fixed cost, counted as the HBM bytes moved
+// in that time (~0.35 us at ~1.5 TB/s); the cheapest whose double-buffered blocks fit wins.
+//   - K whole (gk = 1): the outer grid axis's block stays resident while the inner axis
+//     streams (a block whose index does not change between steps is not fetched again),
+//     the cheaper order is taken: hbm = min(L + R gm, R + L gn) + O.
+//   - K split (gk > 1): an f32 accumulator block stays in VMEM while K is walked; every
+//     operand block is read once per output block that needs it: hbm = L gn + R gm + O.
+// Large blocks raise the arithmetic intensity a step sees from HBM (bm bn / (bm + bn) FLOPs
+// per operand element), so a large matmul is compute-bound even in v4's 16 MiB of VMEM.
+std::optional<hlo::VmemTiling> PlanMatmulBlocks(int64_t batch, int64_t rows, int64_t k, int64_t cols,
+                                                int64_t lhs, int64_t rhs, int64_t out, int64_t vmem_bytes) {
   constexpr int64_t kStepOverheadBytes = 512 * 1024;
-  const double lhs_per_elem = static_cast<double>(lhs) / static_cast<double>(rows * k);
-  const double rhs_per_elem = static_cast<double>(rhs) / static_cast<double>(k * cols);
+  const double lhs_per_elem = static_cast<double>(lhs) / static_cast<double>(batch * rows * k);
+  const double rhs_per_elem = static_cast<double>(rhs) / static_cast<double>(batch * k * cols);
+  const double out_per_elem = static_cast<double>(out) / static_cast<double>(batch * rows * cols);
+  // One GEMM of the batch's bytes (the formulas above hold per GEMM; a step may take bb).
+  const int64_t l = CeilDiv(lhs, batch), r = CeilDiv(rhs, batch), o = CeilDiv(out, batch);
+  std::vector<int64_t> batch_blocks;
+  for (int64_t bb = 1; bb < batch; bb *= 2) batch_blocks.push_back(bb);
+  batch_blocks.push_back(batch);
   std::optional<hlo::VmemTiling> best;
   double best_cost = 0;
-  for (int64_t bm = kSublanes; bm <= RoundUpTo(rows, kSublanes); bm *= 2) {
-    for (int64_t bn = kLanes; bn <= RoundUpTo(cols, kLanes); bn *= 2) {
-      for (int64_t bk = kLanes; bk <= RoundUpTo(k, kLanes); bk *= 2) {
-        const int64_t step = static_cast<int64_t>(2 * (lhs_per_elem * bm * bk + rhs_per_elem * bk * bn)) +
-                             bm * bn * 4;  // the f32 accumulator stays while K is walked
-        if (step > vmem_bytes) continue;
-        const int64_t gm = CeilDiv(rows, bm), gn = CeilDiv(cols, bn), gk = CeilDiv(k, bk);
-        const int64_t hbm = lhs * gn + rhs * gm + out;
-        const double cost = static_cast<double>(hbm) + static_cast<double>(gm * gn * gk * kStepOverheadBytes);
-        if (best && cost >= best_cost) continue;
-        hlo::VmemTiling t;
-        t.grid = {gm, gn, gk};
-        t.block = {bm, bn, bk};
-        t.steps = gm * gn * gk;
-        t.vmem_bytes = step;
-        t.hbm_bytes = hbm;
-        best = std::move(t);
-        best_cost = cost;
+  for (int64_t bb : batch_blocks) {
+    for (int64_t bm : BlockCandidates(rows, kSublanes)) {
+      for (int64_t bn : BlockCandidates(cols, kLanes)) {
+        for (int64_t bk : BlockCandidates(k, kLanes)) {
+          const int64_t gb = CeilDiv(batch, bb);
+          const int64_t gm = CeilDiv(rows, bm), gn = CeilDiv(cols, bn), gk = CeilDiv(k, bk);
+          const double blocks = lhs_per_elem * static_cast<double>(bm * bk) +
+                                rhs_per_elem * static_cast<double>(bk * bn) +
+                                out_per_elem * static_cast<double>(bm * bn);
+          const int64_t step = static_cast<int64_t>(2 * blocks * static_cast<double>(bb)) +
+                               (gk > 1 ? bb * bm * bn * 4 : 0);
+          if (step > vmem_bytes) continue;
+          const int64_t per_gemm = (gk == 1 ? std::min(l + r * gm, r + l * gn) : l * gn + r * gm) + o;
+          const int64_t hbm = batch * per_gemm;
+          const int64_t steps = gb * gm * gn * gk;
+          const double cost = static_cast<double>(hbm) + static_cast<double>(steps * kStepOverheadBytes);
+          if (best && (cost > best_cost || (cost == best_cost && step >= best->vmem_bytes))) continue;
+          hlo::VmemTiling t;
+          if (batch > 1) {
+            t.grid = {gb};
+            t.block = {bb};
+          }
+          t.grid.insert(t.grid.end(), {gm, gn});
+          t.block.insert(t.block.end(), {bm, bn});
+          if (gk > 1) {
+            t.grid.push_back(gk);
+            t.block.push_back(bk);
+          }
+          t.steps = steps;
+          t.vmem_bytes = step;
+          t.hbm_bytes = hbm;
+          best = std::move(t);
+          best_cost = cost;
+        }
       }
     }
   }
@@ -126,36 +166,9 @@ std::optional<hlo::VmemTiling> PlanMatmul(const HloInstruction& kernel,
   }
   if (lhs + rhs + out <= vmem_bytes) return std::nullopt;
   const hlo::MxuTiling gemm = PlanMxuTiling(dot, TpuTargetOptions()).value();
-  const int64_t rows = std::max<int64_t>(gemm.batch * gemm.m, 1);
-  const int64_t cols = std::max<int64_t>(gemm.n, 1);
-  int64_t gm = 1, gn = 1;
-  auto step_bytes = [&] {
-    return 2 * (CeilDiv(lhs, gm) + CeilDiv(rhs, gn) + CeilDiv(out, gm * gn));
-  };
-  while (step_bytes() > vmem_bytes) {
-    const bool can_m = CeilDiv(rows, gm) > kSublanes;
-    const bool can_n = CeilDiv(cols, gn) > kLanes;
-    if (can_m && (CeilDiv(lhs, gm) >= CeilDiv(rhs, gn) || !can_n)) {
-      gm *= 2;
-    } else if (can_n) {
-      gn *= 2;
-    } else {
-      // Even an (8, 128) output block with all of K does not fit: split K too.
-      return PlanMatmulSplitK(rows, gemm.k, cols, lhs, rhs, out, vmem_bytes);
-    }
-  }
-  // Blocks of whole tiles; the grid is what covers the GEMM with them.
-  const int64_t block_m = RoundUpTo(CeilDiv(rows, gm), kSublanes);
-  const int64_t block_n = RoundUpTo(CeilDiv(cols, gn), kLanes);
-  gm = CeilDiv(rows, block_m);
-  gn = CeilDiv(cols, block_n);
-  hlo::VmemTiling t;
-  t.grid = {gm, gn};
-  t.block = {block_m, block_n};
-  t.steps = gm * gn;
-  t.vmem_bytes = step_bytes();
-  t.hbm_bytes = std::min(lhs + rhs * gm, rhs + lhs * gn) + out;
-  return t;
+  return PlanMatmulBlocks(std::max<int64_t>(gemm.batch, 1), std::max<int64_t>(gemm.m, 1),
+                          std::max<int64_t>(gemm.k, 1), std::max<int64_t>(gemm.n, 1), lhs, rhs, out,
+                          vmem_bytes);
 }
 
 Shape WithMajorDim(const Shape& shape, int64_t extent) {

@@ -3,6 +3,8 @@
 // done is exposed; a collective-permute synchronizes each source with its target only; the
 // report prints overlapped against exposed time.
 #include "jx/devices/tpu/pod_step.h"
+#include "jx/devices/tpu/pod_plan.h"
+#include "jx/devices/tpu/step_communication.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -158,6 +160,55 @@ TEST(PodStepTest, ReportPrintsOverlappedAndExposedTime) {
   EXPECT_THAT(text, HasSubstr("all-reduce-start.1 (all-reduce, 1 run, 4096 bytes): 10.000 us, exposed 6.000 us, "
                               "overlapped 4.000 us; bidi ring"));
   EXPECT_THAT(text, HasSubstr("link chip 0 -> chip 1: 4096 bytes, busy 10.000 us, exposed 6.000 us"));
+}
+
+// Per kind: each kind's collectives summed (instructions, runs, time, exposed), the kinds in
+// XLA's collective order (all-gather, reduce-scatter, all-reduce, all-to-all,
+// collective-permute), kinds that did not run left out; both reports print them.
+TEST(PodStepTest, ReportSplitsCommunicationPerCollectiveKind) {
+  StepReport report;
+  report.what = "jit(f)";
+  report.wall_seconds = 100e-6;
+  report.chips.push_back({.chip = "TPU_0", .end_seconds = 100e-6});
+  report.collectives = {
+      {.name = "collective-permute-start.1", .kind = "collective-permute", .runs = 4, .seconds = 8e-6,
+       .exposed_seconds = 2e-6},
+      {.name = "all-reduce-start.1", .kind = "all-reduce", .runs = 1, .seconds = 10e-6, .exposed_seconds = 6e-6},
+      {.name = "all-gather-start.1", .kind = "all-gather", .runs = 2, .seconds = 12e-6, .exposed_seconds = 0},
+      {.name = "all-reduce.2", .kind = "all-reduce", .runs = 3, .seconds = 5e-6, .exposed_seconds = 5e-6},
+      {.name = "all-gather-start.2", .kind = "all-gather", .runs = 1, .seconds = 3e-6, .exposed_seconds = 1e-6},
+  };
+  const std::vector<CollectiveKindTotals> kinds = CommunicationByKind(report);
+  ASSERT_EQ(kinds.size(), 3u);
+  EXPECT_EQ(kinds[0].kind, "all-gather");
+  EXPECT_EQ(kinds[0].collectives, 2);
+  EXPECT_EQ(kinds[0].runs, 3);
+  EXPECT_NEAR(kinds[0].seconds, 15e-6, 1e-15);
+  EXPECT_NEAR(kinds[0].exposed_seconds, 1e-6, 1e-15);
+  EXPECT_NEAR(kinds[0].overlapped_seconds(), 14e-6, 1e-15);
+  EXPECT_EQ(kinds[1].kind, "all-reduce");
+  EXPECT_EQ(kinds[1].runs, 4);
+  EXPECT_NEAR(kinds[1].seconds, 15e-6, 1e-15);
+  EXPECT_NEAR(kinds[1].exposed_seconds, 11e-6, 1e-15);
+  EXPECT_EQ(kinds[2].kind, "collective-permute");
+  EXPECT_NEAR(kinds[2].overlapped_seconds(), 6e-6, 1e-15);
+  // The kinds add up to the step's totals.
+  double seconds = 0, exposed = 0;
+  for (const CollectiveKindTotals& k : kinds) seconds += k.seconds, exposed += k.exposed_seconds;
+  EXPECT_NEAR(seconds, report.communication_seconds(), 1e-15);
+  EXPECT_NEAR(exposed, report.exposed_communication_seconds(), 1e-15);
+
+  EXPECT_THAT(report.ToString(), HasSubstr("  all-reduce: 2 collectives, 4 runs: 15.000 us, exposed 11.000 us, "
+                                           "overlapped 4.000 us\n"));
+  PodPlan plan;
+  plan.what = "jit(f)";
+  plan.step = report;
+  const std::string text = plan.ToString();
+  EXPECT_THAT(text, HasSubstr("  all-gather            15.000 us: exposed 1.000 us, overlapped 14.000 us "
+                              "(2 collectives, 3 runs)\n"));
+  EXPECT_THAT(text, HasSubstr("  collective-permute     8.000 us: exposed 2.000 us, overlapped 6.000 us "
+                              "(1 collective, 4 runs)\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("reduce-scatter")));
 }
 
 }  // namespace

@@ -79,9 +79,12 @@ ENTRY %main {
 }
 
 TEST(VmemTilingTest, MatmulSplitsTheLargerOperandAndRereadsTheOther) {
-  // [512,512] x [512,512] f32: L = R = O = 1 MiB; VMEM 2 MiB. A step holds L/gm + R/gn +
-  // O/(gm gn), double-buffered: (1,1) 6 MiB, (2,1) 4 MiB, (2,2) 2.5 MiB, (4,2) 1.75 MiB.
-  // Blocks 128 x 256; hbm = min(L + 4R, R + 2L) + O = 4 MiB.
+  // [512,512] x [512,512] f32: L = R = O = 1 MiB; VMEM 2 MiB. With K whole a step double-
+  // buffers [bm, 512], [512, bn] and [bm, bn] blocks: 8 (512 bm + 512 bn + bm bn) B fits for
+  // (128, 256) at 1.75 MiB, not (256, 256); the rhs is read once per row block: hbm =
+  // min(L + 4R, R + 2L) + O = 4 MiB in 8 steps ((256, 128) ties; the first is kept). Splitting
+  // K costs more: (256, 256, bk 128) fits with its f32 accumulator but reads both operands
+  // twice (5 MiB); (512, 128, 128) reads L 4 times (6 MiB).
   auto module = ParseAndRun<VmemTilingPass>(R"(HloModule m
 ENTRY %main {
   %x = f32[512,512]{1,0} parameter(0)
@@ -97,9 +100,11 @@ ENTRY %main {
 TEST(VmemTilingTest, MatmulTooLongForVmemSplitsItsContraction) {
   // [32,4096] x [4096,128] f32, VMEM 256 KiB: L = 512 KiB, R = 2 MiB, O = 16 KiB. Even an
   // (8, 128) output block with all of K needs 2 * (8 + 128) * 4096 * 4 B = 4.25 MiB, so K is
-  // split: a [bm, bk] x [bk, 128] step holds 2 * 4 * (bm + 128) * bk + 4 * bm * 128 B.
-  // bm = 32 (one row of blocks, R read once): 1280 bk + 16 KiB <= 256 KiB -> bk = 128,
-  // 32 steps, hbm = L + R + O. bm = 16 would read R twice (and take 64 steps).
+  // split: a [bm, bk] x [bk, 128] step double-buffers its operand and output blocks and
+  // keeps an f32 accumulator: 2 * 4 * (bm + 128) * bk + 2 * 4 * bm * 128 + 4 * bm * 128 B.
+  // bm = 32 (one row of blocks, R read once): 1280 bk + 48 KiB <= 256 KiB -> bk = 128,
+  // 32 steps, vmem 160 + 48 KiB, hbm = L + R + O. bm = 16 would read R twice (and take 64
+  // steps).
   auto module = ParseAndRun<VmemTilingPass>(R"(HloModule m
 ENTRY %main {
   %x = f32[32,4096]{1,0} parameter(0)
@@ -109,7 +114,7 @@ ENTRY %main {
 )", true, VmemTilingPass(WithVmem(256 << 10)));
   EXPECT_THAT(EntryLines(*module).back(),
               ::testing::HasSubstr("vmem_tiling={grid=1x1x32, block=32x128x128, steps=32, "
-                                   "vmem_bytes=180224, hbm_bytes=2637824}"));
+                                   "vmem_bytes=212992, hbm_bytes=2637824}"));
 }
 
 TEST(VmemTilingTest, FusedMatmulCountsItsEpilogueWithTheOutput) {
