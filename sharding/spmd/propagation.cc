@@ -70,12 +70,14 @@ class Propagator {
     fixed_[v.index] = true;
   }
 
-  // Gives open value v sharding s (when s divides it); true when v changed.
+  // Gives open value v sharding s, or refines v's sharding to s (Refines), when s divides it;
+  // true when v changed.
   bool Offer(Var v, const DimShardings& s) {
-    if (fixed_[v.index] || !plan_.vars[v.index].empty()) return false;
+    if (fixed_[v.index]) return false;
     DimShardings n = Normalized(s);
-    if (n.empty() || !Divides(n, jaxpr_.aval(v))) return false;
-    plan_.vars[v.index] = std::move(n);
+    DimShardings& current = plan_.vars[v.index];
+    if (n.empty() || !Divides(n, jaxpr_.aval(v)) || (!current.empty() && !Refines(n, current))) return false;
+    current = std::move(n);
     return true;
   }
 
@@ -266,15 +268,7 @@ class Propagator {
     auto axes = FactorAxes(i, forward, &conflict);
     if (!conflict.empty()) Note(StrCat(e.primitive.name(), ": ", conflict, "; the first operand's choice is kept"));
     bool changed = false;
-    auto fill = [&](Var v, const TensorFactors& factors) {
-      if (fixed_[v.index]) return;
-      DimShardings s = TensorSharding(factors, axes);
-      if (s.empty()) return;
-      DimShardings& current = plan_.vars[v.index];
-      if (!current.empty() && !(Refines(s, current) && Divides(s, jaxpr_.aval(v)))) return;
-      current = std::move(s);
-      changed = true;
-    };
+    auto fill = [&](Var v, const TensorFactors& factors) { changed |= Offer(v, TensorSharding(factors, axes)); };
     if (forward) {
       for (size_t k = 0; k < e.outputs.size() && k < rule.results.size(); ++k) fill(e.outputs[k], rule.results[k]);
     } else {
