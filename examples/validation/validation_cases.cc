@@ -145,8 +145,33 @@ double PredictedSeconds(const spmd::SpmdCompiled& compiled) {
   return compiled.program().executable()->cost_analysis().predicted_seconds;
 }
 
-// The example's jit: A[B_X, D_Y] @ W[D, F_Y] -> [B_X, F_Y].
-spmd::SpmdCompiled JitMatmul() { return CompileShardedMatmul(P("X", "Y"), P(none, "Y")); }
+// JX_COLLECTIVE_MATMUL set to `mode` while it lives (the previous value restored after).
+class ScopedCollectiveMatmulMode {
+ public:
+  explicit ScopedCollectiveMatmulMode(const char* mode) {
+    if (const char* v = std::getenv(kName)) saved_ = v;
+    setenv(kName, mode, /*overwrite=*/1);
+  }
+  ~ScopedCollectiveMatmulMode() {
+    if (saved_) {
+      setenv(kName, saved_->c_str(), 1);
+    } else {
+      unsetenv(kName);
+    }
+  }
+
+ private:
+  static constexpr const char* kName = "JX_COLLECTIVE_MATMUL";
+  std::optional<std::string> saved_;
+};
+
+// The example's jit: A[B_X, D_Y] @ W[D, F_Y] -> [B_X, F_Y], all-gather then matmul as the
+// book's jit profile ran it (XLA's default; jx's partitioner would pick the collective matmul
+// here, the next row).
+spmd::SpmdCompiled JitMatmul() {
+  const ScopedCollectiveMatmulMode off("off");
+  return CompileShardedMatmul(P("X", "Y"), P(none, "Y"));
+}
 double JitMatmulSeconds() { return PredictedSeconds(JitMatmul()); }
 double UnshardedContractionSeconds() { return PredictedSeconds(CompileShardedMatmul(P("X", none), P(none, "Y"))); }
 
