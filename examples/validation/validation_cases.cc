@@ -412,10 +412,11 @@ std::vector<Case> MakeCases() {
               "run, so the published MFU means ~89% of peak busy) and attention=flash (jx: nn::flash_attention, "
               "1024-token tiles). jx's plan runs its FLOPs at 62% of peak: the large dots are charged memory-bound "
               "(the cost model's VMEM tiling re-reads their operands: a layer's [8192, 6144] @ [6144, 21504] moves "
-              "11 GiB, 14.8 ms vs 11.0 ms at peak). It plans 72.8 GiB per chip (v5e has 14.9): the weight "
-              "gradients' partial sums over 'data' are all-reduced to full size (252 MiB each) where XLA "
-              "reduce-scatters them, and kept until the update; SGD instead of AdamW. Was 0.85x without remat "
-              "or flash attention (not the published program)",
+              "11 GiB, 14.8 ms vs 11.0 ms at peak). The weight gradients are reduce-scattered into the "
+              "parameters' sharding as XLA's partitioner does (226 reduce-scatters, 0.13 GiB per chip; they were "
+              "227 full-size all-reduces, 33 GiB: 50.0% MFU then), yet the plan still needs 74.2 GiB per chip "
+              "(v5e has 14.9): the peak is not the gradients (not yet broken down); SGD instead of AdamW. Was "
+              "0.85x without remat or flash attention (not the published program)",
       .predict = [] { return PlannedMfu(MaxTextDefault(32, 1024), "v5e", {16, 16}, {256, 1}); }});
   cases.push_back(Case{
       .id = "maxtext.v5e_256.64b",
@@ -429,8 +430,9 @@ std::vector<Case> MakeCases() {
       .gap = true,
       .slow = true,
       .note = "configs/v5e/64b.sh (remat_policy=full, attention=flash, per_device_batch_size 2): as the 32B "
-              "row, memory-bound large dots and full-size gradient all-reduces (96 GiB planned per chip); was "
-              "0.93x without remat or flash attention",
+              "row, memory-bound large dots; the weight gradients reduce-scattered (338 reduce-scatters where "
+              "there were 339 full-size all-reduces, 49 GiB per chip: 51.0% MFU then), 79.4 GiB planned per chip "
+              "(88.2 before); was 0.93x without remat or flash attention",
       .predict = [] { return PlannedMfu(MaxTextDefault(64, 512), "v5e", {16, 16}, {256, 1}); }});
   cases.push_back(Case{
       .id = "palm.540b",
@@ -447,9 +449,11 @@ std::vector<Case> MakeCases() {
               "rematerialized as PaLM was (57.8% HFU vs 46.2% MFU). jx's plan runs its FLOPs at 25% of peak: on "
               "v4's 16 MiB of VMEM the cost model's VMEM tiling re-reads the operands of large dots (the vocab "
               "projection [8192,18432] @ [18432,21334] was charged 103 GB of HBM traffic, 116 ms vs 23 ms at "
-              "peak), and 2.3 s of the 7.1 s of communication is exposed (in the 70B plan remat cut the "
+              "peak), and 3.7 s of the 6.5 s of communication is exposed (in the 70B plan remat cut the "
               "overlapped part from 1.1 s to 0.3 s: the recomputation adds activation all-reduces on the "
-              "critical path and its barrier orders it after the cotangents). 188 GiB planned per chip, not yet broken down. jx's step has "
+              "critical path and its barrier orders it after the cotangents). The weight gradients are reduce-scattered "
+              "(828 reduce-scatters; 1424 all-reduces of 267 GiB per chip before, 597 of 167 GiB now: the Megatron "
+              "activations'); 176 GiB planned per chip, not yet broken down. jx's step has "
               "multi-head attention where PaLM has multi-query attention with 256-wide heads. Was 0.58x without "
               "remat or flash attention",
       .predict = [] { return PlannedMfu(Palm540B(), "v4", {16, 16, 12}, {256, 12}); }});
