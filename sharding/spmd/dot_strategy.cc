@@ -88,7 +88,8 @@ class DotPlanner {
     for (int g = 0; g < rule_.num_factors(); ++g) {
       flops *= static_cast<double>(rule_.factor_sizes[g]) / static_cast<double>(AxesSize(mesh_, factors[g]));
     }
-    return cost_.DotSeconds(flops);
+    return cost_.DotSeconds(flops, DotTypes{dot_.operands[0].dtype, dot_.operands[1].dtype, dot_.result.dtype,
+                                            dot_.precision});
   }
 
   // Seconds of resharding the operands to what `factors` asks (but the `skip`ped ones).

@@ -37,6 +37,7 @@ struct DotInstance {
   std::vector<DimShardings> operand_shardings;
   ShapedArray result;
   DimShardings result_sharding;
+  lax::Precision precision = lax::Precision::kDefault;  // the higher of the operands'
 };
 
 // How to compute it: the mesh axes of each factor of its rule, and the collective matmul's loop

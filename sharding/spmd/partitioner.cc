@@ -11,6 +11,7 @@
 #include "jx/lax/dot_general.h"
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
+#include "jx/lax/precision.h"
 #include "jx/lax/primitives.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/spmd/dot_strategy.h"
@@ -32,6 +33,12 @@ struct Local {
   Array value;
   DimShardings sharding;
 };
+
+// The higher of a dot_general's operand precisions (DEFAULT when it states none).
+lax::Precision HigherPrecision(const ParamMap& params) {
+  const std::optional<lax::PrecisionPair> p = lax::internal::GetPrecision(params);
+  return p ? std::max((*p)[0], (*p)[1]) : lax::Precision::kDefault;
+}
 
 // The backward pass's copy of a checkpoint's forward part (checkpoint's transpose binds it
 // with differentiated and prevent_cse).
@@ -113,7 +120,8 @@ class Partitioner {
       DotInstance instance{{jaxpr_.aval(e.inputs[0]), jaxpr_.aval(e.inputs[1])},
                            {Get(e.inputs[0]).sharding, Get(e.inputs[1]).sharding},
                            jaxpr_.aval(e.outputs[0]),
-                           plan_.sharding(e.outputs[0])};
+                           plan_.sharding(e.outputs[0]),
+                           HigherPrecision(e.params)};
       dot = PlanDot(instance, *rule, factors, mesh_, cost_, collective_matmul_, decisions_, log_);
       factors = dot.factors;
     }

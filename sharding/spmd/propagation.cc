@@ -76,12 +76,14 @@ class Propagator {
     fixed_[v.index] = true;
   }
 
-  // Gives open value v sharding s (when s divides it); true when v changed.
+  // Gives open value v sharding s, or refines v's sharding to s (Refines), when s divides it;
+  // true when v changed.
   bool Offer(Var v, const DimShardings& s) {
-    if (fixed_[v.index] || !plan_.vars[v.index].empty()) return false;
+    if (fixed_[v.index]) return false;
     DimShardings n = Normalized(s);
-    if (n.empty() || !Divides(n, jaxpr_.aval(v))) return false;
-    plan_.vars[v.index] = std::move(n);
+    DimShardings& current = plan_.vars[v.index];
+    if (n.empty() || !Divides(n, jaxpr_.aval(v)) || (!current.empty() && !Refines(n, current))) return false;
+    current = std::move(n);
     return true;
   }
 
@@ -277,13 +279,7 @@ class Propagator {
     auto axes = FactorAxes(i, forward, &conflict);
     if (!conflict.empty()) Note(StrCat(e.primitive.name(), ": ", conflict, "; the first operand's choice is kept"));
     bool changed = false;
-    auto fill = [&](Var v, const TensorFactors& factors) {
-      if (fixed_[v.index] || !plan_.vars[v.index].empty()) return;
-      DimShardings s = TensorSharding(factors, axes);
-      if (s.empty()) return;
-      plan_.vars[v.index] = std::move(s);
-      changed = true;
-    };
+    auto fill = [&](Var v, const TensorFactors& factors) { changed |= Offer(v, TensorSharding(factors, axes)); };
     if (forward) {
       for (size_t k = 0; k < e.outputs.size() && k < rule.results.size(); ++k) fill(e.outputs[k], rule.results[k]);
     } else {
@@ -292,6 +288,23 @@ class Propagator {
       }
     }
     return changed;
+  }
+
+  // Whether s shards a value further than `current` does and agrees with it: each dimension's
+  // axes start with the ones `current` gives it (GSPMD's merge of compatible shardings, Shardy's
+  // further sharding of open dimensions). Propagation refines a value so: a weight gradient's
+  // dot, which its operands leave sharded over the model axis only, gets the FSDP axis from the
+  // parameter update that consumes it, and its partial sums over that axis are reduce-scattered
+  // into the parameter's sharding instead of all-reduced to full size (as XLA's partitioner
+  // does). Shardings only grow, so the sweeps still end.
+  static bool Refines(const DimShardings& s, const DimShardings& current) {
+    if (s.size() < current.size() || s == current) return false;
+    for (size_t d = 0; d < current.size(); ++d) {
+      if (current[d].size() > s[d].size() || !std::equal(current[d].begin(), current[d].end(), s[d].begin())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // The factor a sharded dimension's axes go to: its major factor of size > 1 (as

@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "jx/core/device.h"
 #include "jx/core/str_util.h"
+#include "jx/compiler/backend/tpu/tpu_cost_model.h"
+#include "jx/compiler/lower/literal_convert.h"
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/tpu_chip.h"
 #include "jx/devices/tpu/tpu_client.h"
@@ -17,7 +19,7 @@ namespace jx::spmd {
 namespace {
 
 // A mesh of chips of one simulated TPU slice: collectives costed on its torus, dots at the
-// chip's peak MXU rate.
+// chip's peak MXU rate for their types (the TPU cost model's passes and rates).
 class TorusCostModel final : public SpmdCostModel {
  public:
   TorusCostModel(const Mesh& mesh, const tpu::TpuClient& client) : mesh_(mesh), client_(client) {
@@ -51,7 +53,10 @@ class TorusCostModel final : public SpmdCostModel {
     return seconds;
   }
 
-  double DotSeconds(double flops) const override { return flops / client_.spec().bf16_flops; }
+  double DotSeconds(double flops, const DotTypes& t) const override {
+    return tpu::PeakMatmulSeconds(client_.spec(), flops, PrimitiveTypeOf(t.lhs), PrimitiveTypeOf(t.rhs),
+                                  PrimitiveTypeOf(t.result), static_cast<hlo::Precision>(t.precision));
+  }
   std::string Describe() const override {
     return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");
   }
@@ -109,7 +114,7 @@ class HostCostModel final : public SpmdCostModel {
     if (moving == 0) return 0;
     return 1e-5 + static_cast<double>(moving) * static_cast<double>(bytes) / 1e10;  // one link each way
   }
-  double DotSeconds(double flops) const override { return flops / 1e11; }
+  double DotSeconds(double flops, const DotTypes&) const override { return flops / 1e11; }
   std::string Describe() const override { return "host (nominal 10 GB/s, 100 GFLOP/s)"; }
 
  private:

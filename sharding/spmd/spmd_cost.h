@@ -11,10 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "jx/core/dtype.h"
 #include "jx/devices/interconnect/collective_cost.h"
+#include "jx/lax/precision.h"
 #include "jx/sharding/mesh.h"
 
 namespace jx::spmd {
+
+// What a dot's speed depends on: its operand and result dtypes and the precision its operands
+// ask for (the higher of the two; lax::dot_general's precision=).
+struct DotTypes {
+  DType lhs = bfloat16, rhs = bfloat16, result = bfloat16;
+  lax::Precision precision = lax::Precision::kDefault;
+};
 
 class SpmdCostModel {
  public:
@@ -29,8 +38,9 @@ class SpmdCostModel {
   // sharing the links they both cross).
   virtual double RingShiftSeconds(const std::string& axis, const std::vector<int64_t>& shifts,
                                   int64_t bytes) const = 0;
-  // Seconds of `flops` of matmul work on one device.
-  virtual double DotSeconds(double flops) const = 0;
+  // Seconds of `flops` of matmul work of a dot with these types on one device (the chip's
+  // rate for them: f32 at HIGH/HIGHEST in several bf16 passes, integers at the int8 rate).
+  virtual double DotSeconds(double flops, const DotTypes& types) const = 0;
   // "v5e 4x2 torus" (for the log).
   virtual std::string Describe() const = 0;
 };

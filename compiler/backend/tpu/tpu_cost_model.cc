@@ -50,18 +50,12 @@ bool IsF64(const HloInstruction& instr) {
 // split into bytes and the dot into int8 x int8 -> int32 passes, one per pair of byte pieces
 // (i of lhs, j of rhs) whose product lands below the result's width (i + j < result bytes;
 // higher products vanish modulo 2^bits). int8 takes 1 pass, int16 -> int32 4, int32 x int32
-// -> int32 10, int64 36. 0 for a dot that is not integer x integer.
-int64_t IntegerMatmulPasses(const HloInstruction& instr) {
-  const hlo::Shape& lhs = instr.operand(0)->shape();
-  const hlo::Shape& rhs = instr.operand(1)->shape();
-  if (!lhs.IsArray() || !rhs.IsArray() || !instr.shape().IsArray() || !hlo::IsIntegralType(lhs.element_type()) ||
-      !hlo::IsIntegralType(rhs.element_type())) {
-    return 0;
-  }
-  const int64_t lhs_bytes = hlo::ByteSizeOfPrimitiveType(lhs.element_type());
-  const int64_t rhs_bytes = hlo::ByteSizeOfPrimitiveType(rhs.element_type());
+// -> int32 10, int64 36.
+int64_t IntegerMatmulPasses(PrimitiveType lhs, PrimitiveType rhs, PrimitiveType result) {
+  const int64_t lhs_bytes = hlo::ByteSizeOfPrimitiveType(lhs);
+  const int64_t rhs_bytes = hlo::ByteSizeOfPrimitiveType(rhs);
   // The accumulation is at least int32 wide (the MXU's int8 path accumulates in int32).
-  const int64_t result_bytes = std::max<int64_t>(4, hlo::ByteSizeOfPrimitiveType(instr.shape().element_type()));
+  const int64_t result_bytes = std::max<int64_t>(4, hlo::ByteSizeOfPrimitiveType(result));
   int64_t passes = 0;
   for (int64_t i = 0; i < lhs_bytes; ++i) {
     for (int64_t j = 0; j < rhs_bytes; ++j) passes += i + j < result_bytes ? 1 : 0;
@@ -69,24 +63,27 @@ int64_t IntegerMatmulPasses(const HloInstruction& instr) {
   return passes;
 }
 
-// bf16 MXU passes a dot or convolution takes for its operand types and precision.
-int64_t MxuPasses(const HloInstruction& instr) {
-  bool f32 = false;
-  for (const HloInstruction* operand : instr.operands()) {
-    if (!operand->shape().IsArray()) continue;
-    const PrimitiveType t = operand->shape().element_type();
-    if (t == PrimitiveType::F64) return kF64MatmulPasses;
-    f32 = f32 || t == PrimitiveType::F32;
-  }
-  if (!f32) return 1;  // bf16 and f16: one pass
-  hlo::Precision precision = hlo::Precision::kDefault;
-  for (hlo::Precision p : instr.precision_config().operand_precision) precision = std::max(precision, p);
+// bf16 MXU passes of a floating-point contraction: f64 emulated, f32 by precision, bf16 and
+// f16 one.
+int64_t FloatMatmulPasses(PrimitiveType lhs, PrimitiveType rhs, hlo::Precision precision) {
+  if (lhs == PrimitiveType::F64 || rhs == PrimitiveType::F64) return kF64MatmulPasses;
+  if (lhs != PrimitiveType::F32 && rhs != PrimitiveType::F32) return 1;  // bf16 and f16: one pass
   switch (precision) {
     case hlo::Precision::kDefault: return 1;
     case hlo::Precision::kHigh: return kF32HighPasses;
     case hlo::Precision::kHighest: return kF32HighestPasses;
   }
   return 1;
+}
+
+// The passes of a dot or convolution instruction, for its operand types and precision.
+MatmulPasses MatmulPassesOf(const HloInstruction& instr, const TpuChipSpec& spec) {
+  const hlo::Shape& lhs = instr.operand(0)->shape();
+  const hlo::Shape& rhs = instr.operand(1)->shape();
+  if (!lhs.IsArray() || !rhs.IsArray() || !instr.shape().IsArray()) return MatmulPasses{};
+  hlo::Precision precision = hlo::Precision::kDefault;
+  for (hlo::Precision p : instr.precision_config().operand_precision) precision = std::max(precision, p);
+  return MatmulPassesFor(spec, lhs.element_type(), rhs.element_type(), instr.shape().element_type(), precision);
 }
 
 // Bytes the MXUs read from and write to VMEM: the weights once, the streamed operand once per
@@ -154,6 +151,25 @@ int64_t MxuPipelineCycles(int64_t rows, int64_t cols, int64_t streamed_rows, int
          (folds - 1) * std::max(streamed_rows, rows);
 }
 
+MatmulPasses MatmulPassesFor(const TpuChipSpec& spec, PrimitiveType lhs, PrimitiveType rhs, PrimitiveType result,
+                             hlo::Precision precision) {
+  MatmulPasses m;
+  if (hlo::IsIntegralType(lhs) && hlo::IsIntegralType(rhs)) {
+    m.integer = true;
+    m.passes = IntegerMatmulPasses(lhs, rhs, result);
+    if (spec.int8_ops > 0) m.rate = spec.int8_ops / spec.bf16_flops;
+    return m;
+  }
+  m.passes = FloatMatmulPasses(lhs, rhs, precision);
+  return m;
+}
+
+double PeakMatmulSeconds(const TpuChipSpec& spec, double flops, PrimitiveType lhs, PrimitiveType rhs,
+                         PrimitiveType result, hlo::Precision precision) {
+  const MatmulPasses m = MatmulPassesFor(spec, lhs, rhs, result, precision);
+  return flops * static_cast<double>(m.passes) / (spec.bf16_flops * m.rate);
+}
+
 MxuWork MatmulOnMxu(const TpuChipSpec& spec, const hlo::MxuTiling& plan, int64_t passes,
                     double rate) {
   MxuWork w;
@@ -204,16 +220,14 @@ TpuCostModel::TpuCostModel(const TpuChipSpec& spec, const CollectiveTimer* timer
 void TpuCostModel::AddMatrixTime(const HloInstruction& instr, HloCost* cost) const {
   if (instr.operand_count() < 2) return;
   const hlo::MxuTiling plan = MxuPlan(instr, spec_);
-  const int64_t integer_passes = IntegerMatmulPasses(instr);
-  const int64_t passes = integer_passes > 0 ? integer_passes : MxuPasses(instr);
-  const double rate = integer_passes > 0 && spec_.int8_ops > 0 ? spec_.int8_ops / spec_.bf16_flops : 1;
+  const auto [passes, rate, integer] = MatmulPassesOf(instr, spec_);
   const MxuWork work = MatmulOnMxu(spec_, plan, passes, rate);
   hlo::TargetCost& t = cost->target;
   t.unit(ExecutionUnit::kMatrix) += work.seconds;
   t.matrix_flops += work.issued_flops;
   t.matrix_useful_flops += cost->flops * static_cast<double>(passes);
   t.onchip_bytes += MatmulOnchipBytes(instr, plan, passes);
-  t.emulated = t.emulated || passes == kF64MatmulPasses;
+  t.emulated = t.emulated || (!integer && passes == kF64MatmulPasses);
 }
 
 void TpuCostModel::AddVectorTime(const HloInstruction& instr, HloCost* cost) const {

@@ -90,6 +90,24 @@ struct MxuWork {
   double seconds = 0;
   double issued_flops = 0;    // 2 x R x C x T per fold: padding included
 };
+// How the MXUs run a contraction of `lhs` x `rhs` -> `result` whose operands ask for
+// `precision` (the higher of the two): in `passes` bf16 passes (f32 by precision, f64
+// emulated, integers as int8 passes over their bytes; see the file comment), at `rate` times
+// the bf16 MXU speed (int8_ops / bf16_flops for integer dots, 1 otherwise). One source for the
+// cost model's MXU time and for callers that price a dot before there is HLO (the SPMD
+// partitioner's strategies).
+struct MatmulPasses {
+  int64_t passes = 1;
+  double rate = 1;
+  bool integer = false;  // runs on the int8 path
+};
+MatmulPasses MatmulPassesFor(const TpuChipSpec& spec, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,
+                             hlo::PrimitiveType result, hlo::Precision precision);
+// Seconds of `flops` useful FLOPs of such a contraction at the chip's peak MXU rate (no
+// padding, tiling or memory time): flops x passes / (bf16_flops x rate).
+double PeakMatmulSeconds(const TpuChipSpec& spec, double flops, hlo::PrimitiveType lhs, hlo::PrimitiveType rhs,
+                         hlo::PrimitiveType result, hlo::Precision precision);
+
 // A matmul whose MXU plan (the MXU tiling pass's PlanMxuTiling: padding, weight tiles, row
 // groups) is `plan`, run in `passes` bf16 passes on the chip's MXUs; `rate` scales the MXU's
 // speed (int8 runs at int8_ops / bf16_flops). The plan's tiles (times passes) are dealt over
