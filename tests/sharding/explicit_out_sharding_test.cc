@@ -12,6 +12,8 @@
 #include <string>
 
 #include "jx/jx.h"
+#include "jx/sharding/spmd/spmd_program.h"
+#include "jx/transforms/staging.h"
 
 namespace jx {
 namespace {
@@ -144,6 +146,24 @@ TEST(ExplicitOutShardingTest, JitAndVmapKeepIt) {
   EXPECT_TRUE(jnp::allclose(mapped, jnp::matmul(stack, w), 1e-5, 1e-5));
   EXPECT_THAT(Str(make_jaxpr(vmap(per))(v.Put(stack, P(none, none, "y")))),
               HasSubstr("out_sharding=P(None, 'x', None)"));
+}
+
+// In a typed program the dot's result is laid out as typed: each device computes its block of
+// rows of f32[8@x,16] (a [2,16] block), not the whole product.
+TEST(ExplicitOutShardingTest, PropagationKeepsTheTypedLayout) {
+  V5e v;
+  default_matmul_precision highest("highest");
+  const use_mesh in_context(v.mesh);
+  const ShapedArray a{{8, 4}, float32, false, {{}, {"y"}}};
+  const ShapedArray b{{4, 16}, float32, false, {{"y"}, {}}};
+  const ClosedJaxpr global = TraceToJaxpr(
+      [](absl::Span<const Array> in) { return Arrays{jnp::sum(jnp::matmul(in[0], in[1], P("x", none)), 1)}; },
+      {a, b}, "typed_dot");
+  const spmd::MaybeSharding in[] = {a.spec, b.spec};
+  const auto program = spmd::SpmdProgram::Build(global, v.mesh, in, {});
+  EXPECT_THAT(Str(program->local_jaxpr()), HasSubstr("f32[2,16]"));
+  const Arrays got = program->Run({v.Put(Lhs(), P(none, "y")), v.Put(Rhs(), P("y", none))});
+  EXPECT_TRUE(jnp::allclose(got[0], jnp::sum(jnp::matmul(Lhs(), Rhs()), 1), 1e-4, 1e-4));
 }
 
 // pad, dynamic_slice, dynamic_update_slice: the dims they keep whole pass their sharding
