@@ -30,6 +30,7 @@
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/sharded_put.h"
 #include "jx/sharding/use_mesh.h"
+#include "jx/sharding/spmd/reshard.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_jit.h"
 #include "jx/nn/nn.h"

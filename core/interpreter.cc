@@ -12,6 +12,7 @@
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/out_sharding.h"
+#include "jx/core/sharding_rule_required.h"
 #include "jx/core/vma.h"
 
 namespace jx {
@@ -160,6 +161,14 @@ void ApplyShardingTypes(Primitive p, const PrimitiveRules& rules, InAvals inputs
       out[0].spec = sharded ? *asked : DimShardings{};
     }
     return;
+  }
+  // JAX's standard primitives need a rule in explicit mode (no silent replication).
+  if (RequiresShardingRule(p)) {
+    std::string types;
+    for (const ShapedArray* a : inputs) StrAppend(&types, types.empty() ? "" : ", ", a->str());
+    ThrowOpError<TypeError>(p.name(), "sharding rule for ", p.name(), " is not implemented (operation with inputs: ",
+                            types, "). Reshard the explicitly sharded operands to replicated first (jx::reshard "
+                            "with P())");
   }
   // Call-like primitives (jit, checkpoint, shard_map, collectives) type their results from
   // their bodies; a primitive with neither keeps replicated results, which is logged.

@@ -2,6 +2,7 @@
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_join.h"
+#include "jx/core/errors.h"
 #include "jx/core/str_util.h"
 
 namespace jx {
@@ -30,6 +31,18 @@ std::string OutShardingParam::ToString() const {
     }
   }
   return StrCat("P(", absl::StrJoin(dims, ", "), ")");
+}
+
+std::vector<std::vector<std::string>> OutSharding::ForRank(std::string_view op, int64_t rank) const {
+  if (is_none()) return {};
+  if (entries_ > rank) {
+    ThrowOpError<ValueError>(op, "out_sharding has ", entries_, " entries for a result of rank ", rank);
+  }
+  return spec_(rank);
+}
+
+void SetOutSharding(ParamMap& params, std::string_view op, const OutSharding& out_sharding, int64_t rank) {
+  if (!out_sharding.is_none()) params.Set("out_sharding", OutShardingParam::Make(out_sharding.ForRank(op, rank)));
 }
 
 const std::vector<std::vector<std::string>>* OutShardingOf(const ParamMap& params) {

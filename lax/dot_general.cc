@@ -236,10 +236,23 @@ void RegisterDotGeneral(Registry& r) {
 }  // namespace internal
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
-                  PrecisionLike precision, std::optional<DType> preferred_element_type) {
-  return internal::BindOp1(kDotGeneral, {lhs, rhs},
-                           internal::DotGeneralParams(dimension_numbers, internal::CanonicalizePrecision(precision),
-                                                      preferred_element_type));
+                  PrecisionLike precision, std::optional<DType> preferred_element_type,
+                  const OutSharding& out_sharding) {
+  ParamMap params = internal::DotGeneralParams(dimension_numbers, internal::CanonicalizePrecision(precision),
+                                               preferred_element_type);
+  if (!out_sharding.is_none()) {
+    // The result's rank: batch dims, then each operand's free dims.
+    const auto n = [](const std::vector<int64_t>& v) { return static_cast<int64_t>(v.size()); };
+    const int64_t rank = lhs.ndim() + rhs.ndim() - 2 * n(dimension_numbers.lhs_contracting_dims) -
+                         n(dimension_numbers.lhs_batch_dims);
+    SetOutSharding(params, "dot_general", out_sharding, rank);
+  }
+  return internal::BindOp1(kDotGeneral, {lhs, rhs}, params);
+}
+
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
+                  const OutSharding& out_sharding) {
+  return dot_general(lhs, rhs, dimension_numbers, PrecisionLike(), std::nullopt, out_sharding);
 }
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,

@@ -16,6 +16,13 @@
 //   ... precision=(Precision.HIGHEST, Precision.HIGHEST) preferred_element_type=float32
 //
 //   lax::dot_general(a, b, {{1}, {0}, {}, {}}, lax::Precision::kHighest, jx::float32);
+//
+// out_sharding (JAX's out_sharding=, core/out_sharding.h) types the result in explicit sharding
+// mode: with it a contraction over sharded dims is not ambiguous (without it, a TypeError): the
+// partial sums are all-reduced, or reduce-scattered into the dims it shards. Printed as
+// out_sharding=P(None, 'y'); vmap keeps it (the batch dim whole).
+//
+//   lax::dot_general(a, b, {{1}, {0}, {}, {}}, jx::P("x", jx::none));   // f32[8@x,4@y] x f32[4@y,16]
 #pragma once
 
 #include <optional>
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "jx/core/array.h"
+#include "jx/core/out_sharding.h"
 #include "jx/core/param_map.h"
 #include "jx/core/registry.h"
 #include "jx/lax/precision.h"
@@ -38,7 +46,11 @@ struct DotDimensionNumbers {
 };
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
-                  PrecisionLike precision = {}, std::optional<DType> preferred_element_type = std::nullopt);
+                  PrecisionLike precision = {}, std::optional<DType> preferred_element_type = std::nullopt,
+                  const OutSharding& out_sharding = {});
+// JAX's dot_general(..., out_sharding=s) with no precision or preferred_element_type given.
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
+                  const OutSharding& out_sharding);
 // JAX's dot_general(..., preferred_element_type=t) with no precision given.
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
                   std::optional<DType> preferred_element_type);

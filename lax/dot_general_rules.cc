@@ -40,15 +40,21 @@ Dims Range(int64_t start, int64_t size) {
   return out;
 }
 
-// The equation's precision and preferred_element_type, which every dot a rule emits keeps.
+// The equation's precision and preferred_element_type, which every dot a rule emits keeps,
+// and its out_sharding, which the jvp's dots keep (the batch rule adds the batch dim's entry).
 struct Options {
   std::optional<PrecisionPair> precision;
   std::optional<DType> preferred_element_type;
+  std::optional<DimShardings> out_sharding;
 
   static Options FromParams(const ParamMap& params) {
-    return {GetPrecision(params), OptionalDTypeParam(params, "preferred_element_type")};
+    const DimShardings* s = OutShardingOf(params);
+    return {GetPrecision(params), OptionalDTypeParam(params, "preferred_element_type"),
+            s == nullptr ? std::nullopt : std::optional<DimShardings>(*s)};
   }
+  // A dot with the equation's options (its out_sharding too).
   Array Dot(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dn) const {
+    if (out_sharding.has_value()) return Dot(lhs, rhs, dn, *out_sharding);
     return dot_general(lhs, rhs, dn, precision, preferred_element_type);
   }
   // With the result's explicit sharding given (JAX's out_sharding=; one entry per result dim).
@@ -85,10 +91,10 @@ Array TransposeLhs(const Array& ct, const ShapedArray& x_aval, const Array& y, c
   for (int64_t i : sorted_idx) result_to_x.push_back(x_contract[i]);
   // In explicit mode (some operand's type is sharded) the cotangent is typed as x is (JAX
   // passes out_sharding=x's sharding): the product is asked for in x's sharding, permuted to
-  // the product's dim order.
+  // the product's dim order. (The primal's out_sharding types ct, not this product.)
   Array prod;
   if (x_aval.spec.empty() && ct.aval().spec.empty() && y.aval().spec.empty()) {
-    prod = options.Dot(ct, y, dims);
+    prod = dot_general(ct, y, dims, options.precision, options.preferred_element_type);
   } else {
     DimShardings prod_spec;
     for (int64_t d : result_to_x) {
@@ -170,7 +176,11 @@ BatchResult DotGeneralBatch(absl::Span<const Array> args, absl::Span<const int64
     dn.rhs_batch_dims = Bump(dn.rhs_batch_dims, rbd);
     dn.rhs_contracting_dims = Bump(dn.rhs_contracting_dims, rbd);
   }
-  return BatchResult{{Options::FromParams(params).Dot(args[0], args[1], dn)}, {out_dim}};
+  Options options = Options::FromParams(params);
+  if (options.out_sharding.has_value()) {  // the vmapped dim is whole (JAX's batching of out_sharding)
+    options.out_sharding->insert(options.out_sharding->begin() + out_dim, std::vector<std::string>{});
+  }
+  return BatchResult{{options.Dot(args[0], args[1], dn)}, {out_dim}};
 }
 
 }  // namespace

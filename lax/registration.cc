@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "jx/core/sharding_rule_required.h"
+#include "jx/lax/primitives.h"
 #include "jx/lax/reduce_generic_internal.h"
 #include "jx/lax/sharding_rules.h"
 #include "jx/transforms/checkpoint.h"
@@ -30,6 +32,12 @@ void RegisterDebug(Registry& r);
 void RegisterDebugLowering(Registry& r);
 void RegisterLinalg(Registry& r);  // lax/linalg.cc: lax.linalg's primitives with all their rules
 }  // namespace internal
+
+void internal::RequireLaxShardingRules() {
+#define JX_REQUIRE_RULE(handle, name) RequireShardingRule(handle);
+  JX_LAX_PRIMITIVES(JX_REQUIRE_RULE)
+#undef JX_REQUIRE_RULE
+}
 
 void RegisterAll() {
   static std::once_flag once;
@@ -75,6 +83,12 @@ void RegisterAll() {
     internal::RegisterDotGeneralSharding(r);
     internal::RegisterReductionSharding(r);
     internal::RegisterShapeSharding(r);
+    internal::RegisterSlicingSharding(r);
+    internal::RegisterSortSharding(r);
+    internal::RegisterWindowSharding(r);
+    internal::RegisterConvolutionSharding(r);
+    internal::RegisterGatherSharding(r);
+    internal::RequireLaxShardingRules();
     internal::RegisterDebugLowering(r);
     RegisterJit(r);
   });

@@ -45,7 +45,12 @@ Array dot(const Array& a0, const Array& b0, lax::PrecisionLike precision, std::o
   return lax::dot_general(a, b, {{ac}, {bc}, {}, {}}, precision, preferred);
 }
 
-Array matmul(const Array& a0, const Array& b0, lax::PrecisionLike precision, std::optional<DType> preferred) {
+Array matmul(const Array& a0, const Array& b0, const OutSharding& out_sharding) {
+  return matmul(a0, b0, {}, std::nullopt, out_sharding);
+}
+
+Array matmul(const Array& a0, const Array& b0, lax::PrecisionLike precision, std::optional<DType> preferred,
+             const OutSharding& out_sharding) {
   auto [a, b] = PromotePair(a0, b0);
   if (a.ndim() == 0 || b.ndim() == 0) {
     ThrowOpError<ValueError>("matmul", "input operand does not have enough dimensions: ", a.aval().str(), " @ ",
@@ -103,7 +108,6 @@ Array matmul(const Array& a0, const Array& b0, lax::PrecisionLike precision, std
   }
   dn.lhs_contracting_dims = {a.ndim() - 1};
   dn.rhs_contracting_dims = {b.ndim() - 2};
-  Array out = lax::dot_general(a, b, dn, precision, preferred);
   // dot_general gives (shared..., a_only..., n, b_only..., m); restore the broadcast order.
   std::vector<int64_t> pos_of(U(nb));  // broadcast position -> dot_general output dim
   int64_t k = 0;
@@ -117,11 +121,22 @@ Array matmul(const Array& a0, const Array& b0, lax::PrecisionLike precision, std
   std::vector<int64_t> perm = pos_of;
   perm.push_back(n_dim);
   perm.push_back(m_dim);
-  out = lax::transpose(out, perm);
   std::vector<int64_t> drop;
   if (a_vec) drop.push_back(nb);
   if (b_vec) drop.push_back(nb + 1);
-  return lax::squeeze(out, drop);
+  OutSharding dot_sharding;
+  if (!out_sharding.is_none()) {
+    // The result's sharding, moved to the dot's dim order (a squeezed vector dim: whole).
+    const DimShardings result = out_sharding.ForRank("matmul", nb + 2 - static_cast<int64_t>(drop.size()));
+    DimShardings dot(U(nb + 2));
+    for (int64_t t = 0, j = 0; t < nb + 2; ++t) {
+      if (std::find(drop.begin(), drop.end(), t) != drop.end()) continue;
+      dot[U(perm[U(t)])] = result[U(j++)];
+    }
+    dot_sharding = OutSharding(dot);
+  }
+  Array out = lax::dot_general(a, b, dn, precision, preferred, dot_sharding);
+  return lax::squeeze(lax::transpose(out, perm), drop);
 }
 
 Array vdot(const Array& a, const Array& b, lax::PrecisionLike precision, std::optional<DType> preferred) {
@@ -262,10 +277,12 @@ void TakeDiagonals(Array& x, std::vector<int>& labels) {
   }
 }
 
-// Contracts two labelled operands, keeping the labels in `keep`.
+// Contracts two labelled operands, keeping the labels in `keep`; with `label_axes` (the last
+// contraction under out_sharding), the product is typed with each label's axes.
 std::pair<Array, std::vector<int>> Contract(Array a, std::vector<int> la, Array b, std::vector<int> lb,
                                             const std::set<int>& keep, const lax::PrecisionLike& precision,
-                                            std::optional<DType> preferred) {
+                                            std::optional<DType> preferred,
+                                            const std::map<int, std::vector<std::string>>* label_axes) {
   // A shared label of size 1 on one side broadcasts: squeeze it there.
   for (bool again = true; again;) {
     again = false;
@@ -311,17 +328,27 @@ std::pair<Array, std::vector<int>> Contract(Array a, std::vector<int> la, Array 
   for (int l : lb) {
     if (IndexOf(la, l) == static_cast<int64_t>(la.size())) free_b.push_back(l);
   }
-  Array out = lax::dot_general(a, b, dn, precision, preferred);
   std::vector<int> labels = batch;
   labels.insert(labels.end(), free_a.begin(), free_a.end());
   labels.insert(labels.end(), free_b.begin(), free_b.end());
+  OutSharding sharding;
+  if (label_axes != nullptr) {
+    DimShardings spec;
+    for (int l : labels) spec.push_back(label_axes->at(l));
+    sharding = OutSharding(std::move(spec));
+  }
+  Array out = lax::dot_general(a, b, dn, precision, preferred, sharding);
   return {out, labels};
 }
 
 }  // namespace
 
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands, const OutSharding& out_sharding) {
+  return einsum(subscripts, operands, {}, std::nullopt, out_sharding);
+}
+
 Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_in, lax::PrecisionLike precision,
-             std::optional<DType> preferred) {
+             std::optional<DType> preferred, const OutSharding& out_sharding) {
   std::string subs;
   for (char c : subscripts_in) {
     if (c != ' ') subs.push_back(c);
@@ -379,12 +406,24 @@ Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_
     }
     SumOut(ops[k], labels[k], keep);
   }
+  // out_sharding types the last contraction's product (its labels are the output's).
+  std::map<int, std::vector<std::string>> label_axes;
+  if (!out_sharding.is_none()) {
+    if (ops.size() < 2) {
+      EinsumError(subscripts, "out_sharding needs a contraction (two operands or more); reshard the result instead "
+                              "(jx::reshard)");
+    }
+    const DimShardings spec = out_sharding.ForRank("einsum", static_cast<int64_t>(out_labels.size()));
+    for (size_t i = 0; i < out_labels.size(); ++i) label_axes[out_labels[i]] = spec[i];
+  }
   Array result = ops[0];
   std::vector<int> rl = labels[0];
   for (size_t k = 1; k < ops.size(); ++k) {
     std::set<int> keep = out_set;
     for (size_t m = k + 1; m < ops.size(); ++m) keep.insert(labels[m].begin(), labels[m].end());
-    auto [r, l] = Contract(result, rl, ops[k], labels[k], keep, precision, preferred);
+    const bool last = k + 1 == ops.size();
+    auto [r, l] = Contract(result, rl, ops[k], labels[k], keep, precision, preferred,
+                           last && !out_sharding.is_none() ? &label_axes : nullptr);
     result = r;
     rl = l;
   }

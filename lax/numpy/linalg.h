@@ -10,10 +10,14 @@
 //   jnp::tensordot(a, b, {{1, 0}, {0, 1}});
 //   jnp::matmul(a, b, lax::Precision::kHighest, jx::float32);  // JAX's precision= and
 //   jnp::einsum("ij,jk->ik", {a, b}, "highest");              // preferred_element_type=
+//   jnp::matmul(a, b, jx::P("x", jx::none));                  // JAX's out_sharding=
+//   jnp::einsum("ij,jk->ik", {a, b}, jx::P(jx::none, "y"));
 //
 // precision and preferred_element_type go to every dot_general the product emits (see
 // lax/dot_general.h): precision changes no numbers on the CPU; preferred_element_type is the
-// result dtype (bf16 operands -> f32, int8 -> int32).
+// result dtype (bf16 operands -> f32, int8 -> int32). out_sharding (explicit sharding mode)
+// types the result, in the result's dim order: it goes to the dot_general that makes the
+// result (einsum's last contraction), so a contraction over sharded dims is reduced into it.
 #pragma once
 
 #include <optional>
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "jx/core/array.h"
+#include "jx/core/out_sharding.h"
 #include "jx/lax/precision.h"
 
 namespace jx::numpy {
@@ -30,7 +35,8 @@ namespace jx::numpy {
 Array dot(const Array& a, const Array& b, lax::PrecisionLike precision = {},
           std::optional<DType> preferred_element_type = std::nullopt);
 Array matmul(const Array& a, const Array& b, lax::PrecisionLike precision = {},
-             std::optional<DType> preferred_element_type = std::nullopt);
+             std::optional<DType> preferred_element_type = std::nullopt, const OutSharding& out_sharding = {});
+Array matmul(const Array& a, const Array& b, const OutSharding& out_sharding);
 Array vdot(const Array& a, const Array& b, lax::PrecisionLike precision = {},
            std::optional<DType> preferred_element_type = std::nullopt);
 Array inner(const Array& a, const Array& b, lax::PrecisionLike precision = {},
@@ -45,8 +51,10 @@ Array kron(const Array& a, const Array& b);
 // NumPy's einsum subscripts: letters, optional "...", optional "->output" (implicit output:
 // the labels used once, sorted). Repeated labels in one operand take a diagonal; labels that
 // are absent from the output are summed. Several operands contract left to right.
+// out_sharding needs a contraction (two operands or more): ValueError otherwise.
 Array einsum(std::string_view subscripts, const std::vector<Array>& operands, lax::PrecisionLike precision = {},
-             std::optional<DType> preferred_element_type = std::nullopt);
+             std::optional<DType> preferred_element_type = std::nullopt, const OutSharding& out_sharding = {});
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands, const OutSharding& out_sharding);
 template <typename... Arrays>
   requires(sizeof...(Arrays) > 0 && (std::is_convertible_v<const Arrays&, const Array&> && ...))
 Array einsum(std::string_view subscripts, const Arrays&... operands) {

@@ -138,7 +138,7 @@ class Partitioner {
     }
     std::vector<DimShardings> out_shardings;
     for (size_t k = 0; k < e.outputs.size(); ++k) out_shardings.push_back(TensorSharding(rule->results[k], factors));
-    const ParamMap params = LocalParams(e, out_shardings);
+    const ParamMap params = LocalParams(e, out_shardings, ins.empty() ? Array() : ins[0]);
     auto local_dot = [&](const Array& lhs, const Array& rhs) { return Bind(e.primitive, {lhs, rhs}, params)[0]; };
     // Partial results over sharded reduction factors.
     Axes partial;
@@ -317,7 +317,7 @@ class Partitioner {
   }
 
   // The params of e for local shapes: the ops whose params spell their result's shape.
-  ParamMap LocalParams(const Eqn& e, const std::vector<DimShardings>& out_shardings) const {
+  ParamMap LocalParams(const Eqn& e, const std::vector<DimShardings>& out_shardings, const Array& local_operand) const {
     ParamMap p = e.params;
     if (e.primitive == lax::kReshape) {
       p.Set("new_sizes", LocalShape(jaxpr_.aval(e.outputs[0]).shape, out_shardings[0], mesh_));
@@ -332,6 +332,14 @@ class Partitioner {
         if (local[d] != global[d]) limits[d] = local[d];
       }
       p.Set("limit_indices", limits);
+    } else if (e.primitive == lax::kDynamicSlice || e.primitive == lax::kGather) {
+      // Only operand dims taken whole may be sharded (their rules): their slice is the local dim.
+      const Shape& global = jaxpr_.aval(e.inputs[0]).shape;
+      std::vector<int64_t> sizes = e.params.GetInts("slice_sizes");
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        if (sizes[d] == global[d]) sizes[d] = local_operand.shape()[d];
+      }
+      p.Set("slice_sizes", sizes);
     }
     return p;
   }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "jx/core/errors.h"
+#include "jx/core/out_sharding.h"
 #include "jx/core/registry.h"
 #include "jx/core/str_util.h"
 #include "jx/sharding/spmd/nested_shard_map.h"
@@ -30,6 +31,14 @@ int64_t AxesSize(const AbstractMesh& mesh, const std::vector<std::string>& axes)
   int64_t n = 1;
   for (const std::string& a : axes) n *= mesh.axis_size(a);
   return n;
+}
+
+// An equation with an explicitly sharded operand (its results were typed by the rule).
+bool HasTypedOperand(const Jaxpr& j, const Eqn& e) {
+  for (const Atom& a : e.inputs) {
+    if (!j.aval(a).spec.empty()) return true;
+  }
+  return false;
 }
 
 class Propagator {
@@ -66,6 +75,11 @@ class Propagator {
       } else if (e.primitive == ReshardPrimitive()) {
         const Var out = e.outputs[0];
         Fix(out, ReshardLayout(e.params, jaxpr_.aval(out).ndim()), "reshard");
+      } else if (e.outputs.size() == 1 && OutShardingOf(e.params) != nullptr && HasTypedOperand(jaxpr_, e)) {
+        // JAX's out_sharding= in explicit mode: the result is what its type says (replicated
+        // when it names no axis: a sharded contraction's partial sums all-reduced, not left open).
+        const Var out = e.outputs[0];
+        Fix(out, jaxpr_.aval(out).spec, "out_sharding");
       }
     }
   }
