@@ -7,9 +7,11 @@
 // splits 576 ways, so FSDP spans 64 chips and the 9 replicas are pure data parallelism).
 // Each plan is printed once.
 //   --layers=N plans an N-layer model of the same width (quicker looks at the report).
-//   --remat rematerializes each layer (TransformerConfig::remat). Today the plan's HBM peak
-//   barely drops with it: the HLO schedule runs the recomputation early (no memory-aware
-//   scheduler yet), so the recomputed activations are live at once.
+//   --readme plans the README's configuration (its "Planning a pod" section and
+//   examples/pod_planning --full): each layer rematerialized with nothing_saveable (MaxText's
+//   remat_policy=full) and nn::flash_attention in 2048-token tiles. Same as --remat --flash.
+//   --remat rematerializes each layer (TransformerConfig::remat, policy nothing_saveable).
+//   --flash runs nn::flash_attention (attention_block 2048) instead of dot-product attention.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -29,6 +31,7 @@ using jx::nn::models::TransformerConfig;
 
 int64_t g_layers = 80;
 bool g_remat = false;
+bool g_flash = false;
 
 struct PodCase {
   const char* generation;
@@ -40,6 +43,11 @@ void PlanStep(benchmark::State& state, const PodCase& c) {
   TransformerConfig cfg = TransformerConfig::Llama70B(c.batch);
   cfg.num_layers = g_layers;
   cfg.remat = g_remat;
+  if (g_remat) cfg.remat_policy = jx::policies::nothing_saveable;
+  if (g_flash) {
+    cfg.attention = "flash";
+    cfg.attention_block = 2048;
+  }
   const auto made = std::chrono::steady_clock::now();
   jx::tpu::Pod pod = jx::tpu::make_pod(c.generation, c.torus);
   if (c.replica > 1) cfg.replica_axis = "replica";
@@ -87,6 +95,10 @@ int main(int argc, char** argv) {
       g_layers = std::atoll(argv[i] + 9);
     } else if (std::strcmp(argv[i], "--remat") == 0) {
       g_remat = true;
+    } else if (std::strcmp(argv[i], "--flash") == 0) {
+      g_flash = true;
+    } else if (std::strcmp(argv[i], "--readme") == 0) {
+      g_remat = g_flash = true;
     } else {
       rest.push_back(argv[i]);
     }

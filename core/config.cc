@@ -20,6 +20,9 @@ Flag flags[] = {
     {"debug_nans", "JX_DEBUG_NANS"},
     {"log_compiles", "JX_LOG_COMPILES"},
     {"explain_cache_misses", "JX_EXPLAIN_CACHE_MISSES"},
+    // Invariant checks that cost time on large programs (a pod dry run verifies its HLO after
+    // every pass of the TPU pipeline instead of its input and output only).
+    {"enable_checks", "JX_ENABLE_CHECKS"},
 };
 enum FlagIndex { kDebugNans = 0, kLogCompiles = 1, kExplainCacheMisses = 2 };
 

@@ -5,6 +5,9 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+
 namespace jx::tpu {
 namespace {
 
@@ -61,6 +64,34 @@ std::vector<int64_t> PartnerSets(const std::vector<std::vector<int64_t>>& groups
   return out;
 }
 
+using Groups = std::vector<std::vector<int64_t>>;
+
+// The group lists seen so far, by content: a step's thousands of collectives repeat a few
+// lists (one per set of mesh axes), each listing every chip of the pod. Entries point at the
+// rows' own lists (which outlive the memo), found by a hash of the ids and told apart by
+// comparing them.
+template <typename Value>
+class GroupsMemo {
+ public:
+  const Value* Find(const Groups& groups) const {
+    auto it = by_hash_.find(absl::HashOf(groups));
+    if (it == by_hash_.end()) return nullptr;
+    for (const auto& [seen, value] : it->second) {
+      if (*seen == groups) return &value;
+    }
+    return nullptr;
+  }
+  const Value& Insert(const Groups& groups, Value value) {
+    auto& bucket = by_hash_[absl::HashOf(groups)];
+    bucket.emplace_back(&groups, std::move(value));
+    return bucket.back().second;
+  }
+  void Clear() { by_hash_.clear(); }
+
+ private:
+  absl::flat_hash_map<size_t, std::vector<std::pair<const Groups*, Value>>> by_hash_;
+};
+
 // Splits classes row by row (see the header); returns the number of classes.
 class Refiner {
  public:
@@ -85,7 +116,10 @@ class Refiner {
   int64_t num() const { return num_; }
 
  private:
-  void Split(const std::vector<std::vector<int64_t>>& groups) {
+  void Split(const Groups& groups) {
+    // A list that split nothing since the classes last changed splits nothing again: the
+    // partner sets depend only on the list and the classes.
+    if (settled_.Find(groups) != nullptr) return;
     std::vector<std::vector<int64_t>> sets;
     const std::vector<int64_t> sig = PartnerSets(groups, cls_, &sets);
     // Most collectives split nothing: every chip of a class has its class's set.
@@ -96,19 +130,45 @@ class Refiner {
       if (f == -3) f = sig[p];
       splits = f != sig[p];
     }
-    if (!splits) return;
+    if (!splits) {
+      settled_.Insert(groups, true);
+      return;
+    }
     std::vector<std::pair<int64_t, int64_t>> keys(cls_.size());
     for (size_t p = 0; p < cls_.size(); ++p) keys[p] = {cls_[p], sig[p]};
     num_ = Renumber(keys, &cls_);
+    settled_.Clear();
   }
 
   std::vector<int64_t> cls_;
   int64_t num_;
+  GroupsMemo<bool> settled_;  // lists that split nothing under the current classes
 };
 
-// A row over classes: each class's representative's partners (see the header).
+// A collective's partners over classes: each class's representative's partners (see the
+// header).
+Groups ClassGroups(const Groups& groups, const std::vector<int64_t>& cls, const std::vector<int64_t>& representative) {
+  std::vector<std::vector<int64_t>> sets;
+  const std::vector<int64_t> sig = PartnerSets(groups, cls, &sets);
+  // A pair per class and partner class; from both sides, since the partners of classes that
+  // had equal clocks at this row are interchangeable.
+  std::vector<std::vector<int64_t>> pairs;
+  for (size_t c = 0; c < representative.size(); ++c) {
+    const auto self = static_cast<int64_t>(c);
+    const int64_t set = sig[static_cast<size_t>(representative[c])];
+    if (set < 0) continue;  // its chips take no part
+    for (int64_t d : sets[static_cast<size_t>(set)]) {
+      pairs.push_back(d == self ? std::vector<int64_t>{self} : std::vector<int64_t>{std::min(self, d), std::max(self, d)});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
+}
+
+// The rows over classes (the classes are final: a list's class groups are computed once).
 std::vector<PodStepRow> ClassRows(absl::Span<const PodStepRow> rows, const std::vector<int64_t>& cls,
-                                  const std::vector<int64_t>& representative) {
+                                  const std::vector<int64_t>& representative, GroupsMemo<Groups>& memo) {
   std::vector<PodStepRow> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const PodStepRow& row = rows[i];
@@ -118,26 +178,13 @@ std::vector<PodStepRow> ClassRows(absl::Span<const PodStepRow> rows, const std::
       auto loop = std::make_shared<PodStepLoop>();
       loop->trips = row.loop->trips;
       loop->costs = row.loop->costs;
-      loop->rows = ClassRows(row.loop->rows, cls, representative);
+      loop->rows = ClassRows(row.loop->rows, cls, representative, memo);
       out[i].loop = std::move(loop);
     }
     if (row.groups.empty()) continue;
-    std::vector<std::vector<int64_t>> sets;
-    const std::vector<int64_t> sig = PartnerSets(row.groups, cls, &sets);
-    // A pair per class and partner class; from both sides, since the partners of classes that
-    // had equal clocks at this row are interchangeable.
-    std::vector<std::vector<int64_t>> pairs;
-    for (size_t c = 0; c < representative.size(); ++c) {
-      const auto self = static_cast<int64_t>(c);
-      const int64_t set = sig[static_cast<size_t>(representative[c])];
-      if (set < 0) continue;  // its chips take no part
-      for (int64_t d : sets[static_cast<size_t>(set)]) {
-        pairs.push_back(d == self ? std::vector<int64_t>{self} : std::vector<int64_t>{std::min(self, d), std::max(self, d)});
-      }
-    }
-    std::sort(pairs.begin(), pairs.end());
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    out[i].groups = std::move(pairs);
+    const Groups* groups = memo.Find(row.groups);
+    if (groups == nullptr) groups = &memo.Insert(row.groups, ClassGroups(row.groups, cls, representative));
+    out[i].groups = *groups;
   }
   return out;
 }
@@ -166,7 +213,8 @@ ChipClasses GroupIdenticalChips(absl::Span<const PodStepRow> rows, absl::Span<co
     if (out.representative[c] < 0) out.representative[c] = static_cast<int64_t>(p);
     ++out.size[c];
   }
-  out.rows = ClassRows(rows, out.class_of, out.representative);
+  GroupsMemo<Groups> memo;
+  out.rows = ClassRows(rows, out.class_of, out.representative, memo);
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "jx/devices/tpu/ici_collective_timer.h"
 
+#include <algorithm>
 #include <exception>
 
+#include "absl/hash/hash.h"
 #include "jx/compiler/hlo/shape.h"
 #include "jx/compiler/hlo/shape_inference.h"
 #include "jx/core/str_util.h"
@@ -27,26 +29,45 @@ IciCollectiveTimer::IciCollectiveTimer(const ici::Torus& torus, const std::vecto
   for (const TpuChip* chip : chips) torus_index_.push_back(torus.ChipAt(chip->coords()));
 }
 
-absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Time(const hlo::HloInstruction& instr) const {
-  const Key key{static_cast<int>(instr.opcode()), OperandBytes(instr),
-                instr.opcode() == HloOpcode::kCollectivePermute ? std::vector<std::vector<int64_t>>{}
-                                                                : instr.replica_groups(),
-                instr.opcode() == HloOpcode::kCollectivePermute ? instr.source_target_pairs()
-                                                                : std::vector<std::pair<int64_t, int64_t>>{}};
+absl::StatusOr<std::shared_ptr<const CollectiveTiming>> IciCollectiveTimer::Shared(
+    const hlo::HloInstruction& instr) const {
+  const bool permute = instr.opcode() == HloOpcode::kCollectivePermute;
+  static const hlo::ReplicaGroups kNoGroups;
+  static const hlo::SourceTargetPairs kNoPairs;
+  const hlo::ReplicaGroups& groups = permute ? kNoGroups : instr.replica_groups();
+  const hlo::SourceTargetPairs& pairs = permute ? instr.source_target_pairs() : kNoPairs;
+  const Key key{static_cast<int>(instr.opcode()), OperandBytes(instr), absl::HashOf(groups, pairs)};
+  auto same = [&](const Timed& t) { return t.groups == groups && t.pairs == pairs; };
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = by_key_.find(key); it != by_key_.end()) {
-      timings_[instr.name()] = it->second;
-      return *it->second;
+      for (const Timed& t : it->second) {
+        if (!same(t)) continue;
+        timings_[instr.name()] = t.timing;
+        return t.timing;
+      }
     }
   }
   absl::StatusOr<CollectiveTiming> timing = Cost(instr);
   if (!timing.ok()) return timing.status();
-  auto shared = std::make_shared<const CollectiveTiming>(*timing);
+  auto shared = std::make_shared<const CollectiveTiming>(*std::move(timing));
   std::lock_guard<std::mutex> lock(mu_);
-  by_key_.emplace(key, shared);
+  std::vector<Timed>& timed = by_key_[key];
+  if (std::none_of(timed.begin(), timed.end(), same)) timed.push_back({groups, pairs, shared});
   timings_[instr.name()] = shared;
-  return timing;
+  return shared;
+}
+
+absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Time(const hlo::HloInstruction& instr) const {
+  absl::StatusOr<std::shared_ptr<const CollectiveTiming>> timing = Shared(instr);
+  if (!timing.ok()) return timing.status();
+  return **timing;
+}
+
+absl::StatusOr<double> IciCollectiveTimer::Seconds(const hlo::HloInstruction& instr) const {
+  absl::StatusOr<std::shared_ptr<const CollectiveTiming>> timing = Shared(instr);
+  if (!timing.ok()) return timing.status();
+  return (*timing)->seconds;
 }
 
 absl::StatusOr<CollectiveTiming> IciCollectiveTimer::Cost(const hlo::HloInstruction& instr) const {

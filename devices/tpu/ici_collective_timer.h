@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "jx/compiler/backend/tpu/collective_timer.h"
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/tpu_chip.h"
@@ -31,21 +32,31 @@ class IciCollectiveTimer final : public CollectiveTimer {
   IciCollectiveTimer(const ici::Torus& torus, const std::vector<const TpuChip*>& chips);
 
   absl::StatusOr<CollectiveTiming> Time(const hlo::HloInstruction& instr) const override;
+  absl::StatusOr<double> Seconds(const hlo::HloInstruction& instr) const override;
   // Every collective timed so far, by instruction name (copies).
   std::map<std::string, CollectiveTiming> timings() const;
   // The same, sharing one timing between the instructions of equal collectives.
   std::map<std::string, std::shared_ptr<const CollectiveTiming>> shared_timings() const;
 
  private:
-  // What a collective's cost depends on: opcode, the bytes it moves, its groups or pairs.
-  using Key = std::tuple<int, int64_t, std::vector<std::vector<int64_t>>, std::vector<std::pair<int64_t, int64_t>>>;
+  // What a collective's cost depends on: opcode, the bytes it moves, its groups or pairs. The
+  // map's key is (opcode, bytes, a hash of the groups or pairs); the collectives that share it
+  // are told apart by their groups or pairs, compared where they lie: a pod-wide collective's
+  // groups list every chip (9216 ids on a v7 pod), too many to copy for each lookup.
+  struct Timed {
+    hlo::ReplicaGroups groups;
+    hlo::SourceTargetPairs pairs;
+    std::shared_ptr<const CollectiveTiming> timing;
+  };
+  using Key = std::tuple<int, int64_t, size_t>;
+  absl::StatusOr<std::shared_ptr<const CollectiveTiming>> Shared(const hlo::HloInstruction& instr) const;
   absl::StatusOr<CollectiveTiming> Cost(const hlo::HloInstruction& instr) const;
 
   const ici::Torus& torus_;
   std::vector<int64_t> torus_index_;  // per partition
   mutable std::mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const CollectiveTiming>> timings_;
-  mutable std::map<Key, std::shared_ptr<const CollectiveTiming>> by_key_;
+  mutable absl::flat_hash_map<Key, std::vector<Timed>> by_key_;
 };
 
 }  // namespace jx::tpu

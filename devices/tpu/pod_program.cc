@@ -14,11 +14,14 @@
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/layout_assignment.h"
+#include "jx/core/config.h"
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
+#include "jx/devices/cpu/compile_log.h"
 #include "jx/devices/cpu/cpu_compiler.h"
 #include "jx/devices/cpu/cpu_program.h"
 #include "jx/devices/interconnect/torus.h"
@@ -311,10 +314,23 @@ PodPlan PodProgram::Plan() const {
 
 namespace {
 
+// How often the TPU pipeline verifies a pod program's HLO.
+enum class Verify {
+  kEveryChangedPass,  // as every compile: after each pass that changed the module
+  kInputAndOutput,    // a dry run's: before the first pass and after the last
+};
+
+void VerifyOrThrow(const hlo::HloModule& module, const std::string& what, std::string_view which) {
+  if (absl::Status st = hlo::VerifyHloModule(module); !st.ok()) {
+    ThrowStatus(StrCat(what, ": the TPU pipeline's ", which, " fails verification"), st);
+  }
+}
+
 // The TPU pipeline and the cost model on the pod (collectives timed on its torus; the
 // latency-hiding scheduler reads the same timer).
 CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, const std::vector<const TpuChip*>& chips,
-                             const std::string& what, bool async_collectives, PodProgram::Timings* timings) {
+                             const std::string& what, bool async_collectives, Verify verify,
+                             PodProgram::Timings* timings, cpu_device::CompileTimer& stages) {
   const TpuChipSpec& spec = client.spec();
   IciCollectiveTimer timer(client.torus(), chips);
   hlo::HloPassPipeline pipeline("tpu");
@@ -322,11 +338,19 @@ CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, co
   options.collective_timer = &timer;
   options.async_collectives = async_collectives;
   AddTpuPasses(pipeline, options);
+  const bool every_pass = verify == Verify::kEveryChangedPass;
+  pipeline.set_verify(every_pass);
+  if (!every_pass) VerifyOrThrow(*module, what, "input");
   if (absl::StatusOr<bool> ran = pipeline.Run(module); !ran.ok()) {
     ThrowStatus(StrCat(what, ": optimization for ", chips.size(), " ", spec.generation, " chips failed"), ran.status());
   }
+  if (!every_pass) {
+    VerifyOrThrow(*module, what, "output (run with JX_ENABLE_CHECKS=1 to verify after every pass, naming the one that broke it)");
+  }
+  stages.Lap("passes", &pipeline);
   absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec, &timer);
   if (!cost.ok()) ThrowStatus(StrCat(what, ": TPU cost analysis failed"), cost.status());
+  stages.Lap("tpu-cost-model");
   *timings = timer.shared_timings();
   return *std::move(cost);
 }
@@ -336,11 +360,21 @@ std::shared_ptr<const PodProgram> PlanPod(std::unique_ptr<hlo::HloModule> module
                                           std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals,
                                           std::string what, std::vector<bool> donated, bool async_collectives) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
+  cpu_device::CompileTimer stages;
   PodProgram::Timings timings;
-  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, &timings);
+  // A dry run plans programs far larger than any run on the host (a 70B step on a pod: the
+  // verifier after each of the pipeline's ~18 changing passes was a third of planning), so, as
+  // XLA's AddInvariantCheckerDebug in its hot pipelines, per-pass verification is a check one
+  // turns on (jax_enable_checks); the pipeline's input and output are always verified.
+  const Verify verify = config::read("jax_enable_checks") ? Verify::kEveryChangedPass : Verify::kInputAndOutput;
+  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, verify, &timings, stages);
   const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
-  return std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
-                                      std::move(chips), std::move(out_avals), std::move(what));
+  stages.Lap("memory");
+  auto program = std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
+                                              std::move(chips), std::move(out_avals), what);
+  stages.Lap("step-rows");
+  stages.Report(StrCat(what, " (planned)"));
+  return program;
 }
 
 }  // namespace
@@ -377,14 +411,20 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
                                                     std::vector<ShapedArray> out_avals, std::string what,
                                                     std::vector<bool> donated, bool async_collectives) {
   if (chips.empty()) throw ValueError(StrCat(what, ": a pod program needs at least one chip"));
+  cpu_device::CompileTimer stages;
   PodProgram::Timings timings;
-  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, &timings);
+  CostAnalysis cost =
+      OptimizeAndCost(module.get(), client, chips, what, async_collectives, Verify::kEveryChangedPass, &timings, stages);
   std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(HostModuleOf(*module, what), donated, what);
+  stages.Lap("cpu-backend");
   for (const TpuChip* chip : chips) {
     chip->hbm()->CheckCapacity(exe->memory_analysis().peak_bytes, StrCat("compiling ", what, ", whose peak is"));
   }
-  return std::make_shared<PodProgram>(std::move(exe), std::move(module), std::move(cost), std::move(timings), client,
-                                      std::move(chips), std::move(out_avals), std::move(what));
+  auto program = std::make_shared<PodProgram>(std::move(exe), std::move(module), std::move(cost), std::move(timings),
+                                              client, std::move(chips), std::move(out_avals), what);
+  stages.Lap("step-rows");
+  stages.Report(what);
+  return program;
 }
 
 }  // namespace jx::tpu

@@ -100,6 +100,9 @@ class PodProgram final : public Executable {
 // Optimizes and costs an SPMD module as CompilePodProgram does, without compiling it for the
 // host: a plan-only program (PodProgram::Plan) whose memory comes from buffer assignment on
 // the optimized module. A peak above a chip's HBM is reported by the plan, not thrown.
+// The HLO is verified before and after the TPU pipeline (after each pass that changes it with
+// jax_enable_checks, JX_ENABLE_CHECKS=1, as every compile does); JX_LOG_COMPILES=2 prints the
+// time of each stage and pass.
 std::shared_ptr<const PodProgram> PlanPodProgram(std::unique_ptr<hlo::HloModule> module, const TpuClient& client,
                                                  std::vector<const TpuChip*> chips,
                                                  std::vector<ShapedArray> out_avals, std::string what,

@@ -114,6 +114,12 @@ class PodLowering final : public Lowering {
 
   std::string as_text() const override { return module_->ToString(); }
 
+  std::unique_ptr<hlo::HloModule> CloneModule() const {
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
+    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
+    return *std::move(module);
+  }
+
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
     absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
@@ -142,6 +148,12 @@ std::shared_ptr<const Lowering> LowerForPod(const ClosedJaxpr& jaxpr, const Lowe
   for_chip.device_assignment = {chips.front()};  // the "tpu" platform's lowering rules
   return std::make_shared<PodLowering>(cpu_device::LowerToHlo(jaxpr, for_chip), jaxpr.jaxpr->out_avals(), client,
                                        std::move(chips));
+}
+
+std::unique_ptr<hlo::HloModule> ClonePodLoweringModule(const Lowering& lowering) {
+  const auto* pod = dynamic_cast<const PodLowering*>(&lowering);
+  if (pod == nullptr) throw InternalError("ClonePodLoweringModule: the lowering is not a pod program's (LowerForPod)");
+  return pod->CloneModule();
 }
 
 std::shared_ptr<const Lowering> LowerForTpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,

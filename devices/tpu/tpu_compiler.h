@@ -21,6 +21,10 @@
 #include "jx/core/jaxpr.h"
 #include "jx/devices/tpu/tpu_chip.h"
 
+namespace jx::hlo {
+class HloModule;
+}
+
 namespace jx::tpu {
 
 std::shared_ptr<const Lowering> LowerForTpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
@@ -32,5 +36,10 @@ class TpuClient;
 // cached by its text and chips.
 std::shared_ptr<const Lowering> LowerForPod(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const TpuClient& client, std::vector<const TpuChip*> chips);
+
+// A structural copy of the HLO a LowerForPod lowering holds, as lowered (before any pass): what
+// a dry run (PlanPodProgram) optimizes, without printing and re-parsing a pod program's text.
+// An InternalError for a lowering LowerForPod did not make.
+std::unique_ptr<hlo::HloModule> ClonePodLoweringModule(const Lowering& lowering);
 
 }  // namespace jx::tpu

@@ -3,13 +3,15 @@
 #include <chrono>
 
 #include "absl/strings/str_join.h"
-#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_module.h"
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
+#include "jx/devices/cpu/compile_log.h"
 #include "jx/devices/device_put.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/devices/tpu/tpu_client.h"
+#include "jx/devices/tpu/tpu_compiler.h"
 #include "jx/sharding/lockstep_eval.h"
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/manual_context.h"
@@ -40,12 +42,14 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
                                                       absl::Span<const MaybeSharding> out, const std::string& name) {
   RegisterSpmdPrimitives();
   const auto began = std::chrono::steady_clock::now();
+  cpu_device::CompileTimer stages;
   auto p = std::make_shared<SpmdProgram>();
   p->name_ = name;
   p->global_ = global;
   p->mesh_ = mesh;
   const Jaxpr& j = *global.jaxpr;
   auto plan = std::make_shared<ShardingPlan>(PropagateShardings(j, mesh.abstract_mesh(), in, out));
+  stages.Lap("propagate");
   p->log_ = plan->notes;
   p->conflicts_ = plan->conflicts;
   std::vector<ShapedArray> local_args;
@@ -65,13 +69,16 @@ std::shared_ptr<const SpmdProgram> SpmdProgram::Build(const ClosedJaxpr& global,
     auto body = [&](absl::Span<const Array> locals) { return PartitionedEval(global, *plan, mesh, *cost, locals, &log, &p->dot_decisions_); };
     p->local_ = TraceToJaxpr(body, local_args, "spmd");
   }
+  stages.Lap("partition");
   p->log_.insert(p->log_.end(), log.begin(), log.end());
   if (shard_map_internal::IsOneTpuSlice(mesh.devices())) {
     LoweringOptions options;
     options.name = name;
     options.device_assignment = mesh.devices();
     p->lowering_ = mesh.devices().front()->client().Lower(p->local_, options);
+    stages.Lap("lower");
   }
+  stages.Report(StrCat("spmd partitioning of ", name));
   p->build_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return p;
 }
@@ -98,6 +105,7 @@ tpu::PodPlan SpmdProgram::Plan() const {
                             mesh_.ToString(), " on ", mesh_.devices().front()->ToString()));
   }
   const auto began = std::chrono::steady_clock::now();
+  cpu_device::CompileTimer stages;
   std::shared_ptr<const tpu::PodProgram> planned;
   {
     std::lock_guard<std::mutex> lock(compile_mu_);
@@ -105,14 +113,17 @@ tpu::PodPlan SpmdProgram::Plan() const {
       const auto* client = dynamic_cast<const tpu::TpuClient*>(&mesh_.devices().front()->client());
       std::vector<const tpu::TpuChip*> chips;
       for (const Device* d : mesh_.devices()) chips.push_back(static_cast<const tpu::TpuChip*>(d));
-      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(lowering_->as_text());
-      if (!module.ok()) throw InternalError(StrCat("jit(", name_, "): re-reading the lowered program failed: ", module.status().message()));
-      planned_ = tpu::PlanPodProgram(*std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(),
+      std::unique_ptr<hlo::HloModule> module = tpu::ClonePodLoweringModule(*lowering_);
+      stages.Lap("copy-lowered");
+      planned_ = tpu::PlanPodProgram(std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(),
                                      StrCat("jit(", name_, ")"));
+      stages.Lap("plan-pod-program");
     }
     planned = planned_;
   }
   tpu::PodPlan plan = planned->Plan();
+  stages.Lap("schedule-step");
+  stages.Report(StrCat("the plan of jit(", name_, ")"));
   plan.planning_seconds =
       build_seconds_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return plan;

@@ -7,6 +7,7 @@
 
 #include "jx/jx.h"
 #include "jx/nn/models/transformer.h"
+#include "tests/scoped_env.h"
 
 namespace jx {
 namespace {
@@ -85,6 +86,39 @@ TEST(SpmdDryRunTest, PlanPredictsTheStepARealRunReports) {
   const std::string text = plan.ToString();
   EXPECT_THAT(text, HasSubstr("8 chips"));
   EXPECT_THAT(text, HasSubstr(": fits"));
+}
+
+// A dry run verifies the TPU pipeline's input and output; jax_enable_checks verifies after
+// every pass that changed the module, as a compile does. Either way the plan is the same (here
+// for the README's configuration: remat and flash attention, on 8 chips).
+TEST(SpmdDryRunTest, PerPassVerificationUnderEnableChecksPlansTheSameStep) {
+  TransformerConfig cfg = Small();
+  cfg.remat = true;
+  cfg.attention = "flash";
+  cfg.attention_block = 8;
+  tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  auto plan = [&] {
+    auto step = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt});
+    return step
+        .lower(nn::models::abstract_transformer_params(cfg, mesh), nn::models::abstract_transformer_batch(cfg, mesh),
+               nn::models::abstract_transformer_batch(cfg, mesh))
+        .compile()
+        .plan();
+  };
+  const tpu::PodPlan fast = plan();
+  tpu::PodPlan checked;
+  {
+    testing::ScopedEnv checks("JX_ENABLE_CHECKS", "1");
+    ASSERT_TRUE(config::read("jax_enable_checks"));
+    checked = plan();
+  }
+  EXPECT_GT(fast.step.wall_seconds, 0);
+  EXPECT_EQ(checked.step.wall_seconds, fast.step.wall_seconds);
+  EXPECT_EQ(checked.hbm_peak_bytes, fast.hbm_peak_bytes);
+  EXPECT_EQ(checked.flops_per_chip, fast.flops_per_chip);
+  EXPECT_EQ(checked.step.collectives.size(), fast.step.collectives.size());
+  EXPECT_EQ(checked.step.total_link_bytes(), fast.step.total_link_bytes());
 }
 
 TEST(SpmdDryRunTest, APlanThatDoesNotFitSaysSoWithoutAllocating) {

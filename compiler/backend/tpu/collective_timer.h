@@ -28,6 +28,13 @@ class CollectiveTimer {
   // The time of a collective instruction (all-reduce, all-gather, reduce-scatter, all-to-all,
   // collective-permute) of the program the partitions run; its groups are partition ids.
   virtual absl::StatusOr<CollectiveTiming> Time(const hlo::HloInstruction& instr) const = 0;
+  // Time(instr).seconds: what the cost model reads. A timer that keeps its timings overrides
+  // it so as not to copy a timing's per-link list (a pod-wide collective's touches every link).
+  virtual absl::StatusOr<double> Seconds(const hlo::HloInstruction& instr) const {
+    absl::StatusOr<CollectiveTiming> timing = Time(instr);
+    if (!timing.ok()) return timing.status();
+    return timing->seconds;
+  }
 };
 
 }  // namespace jx::tpu

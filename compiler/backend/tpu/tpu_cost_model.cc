@@ -273,13 +273,13 @@ void TpuCostModel::AddNetworkTime(const HloInstruction& instr, HloCost* cost) co
     }
     return;
   }
-  absl::StatusOr<CollectiveTiming> timing = timer_->Time(instr);
-  if (!timing.ok()) {
-    if (network_status_.ok()) network_status_ = timing.status();
+  absl::StatusOr<double> seconds = timer_->Seconds(instr);
+  if (!seconds.ok()) {
+    if (network_status_.ok()) network_status_ = seconds.status();
     return;
   }
-  t.unit(ExecutionUnit::kNetwork) = timing->seconds;
-  t.seconds = timing->seconds;
+  t.unit(ExecutionUnit::kNetwork) = *seconds;
+  t.seconds = *seconds;
 }
 
 void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) const {

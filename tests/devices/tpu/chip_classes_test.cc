@@ -110,6 +110,26 @@ TEST(ChipClassesTest, ManyDifferentGroupsMatchTheFullSchedule) {
   ExpectSameAsFullSchedule(cost, sync, starts);
 }
 
+// A step repeats a few group lists; one that split nothing before the classes changed can
+// split them afterwards (GroupIdenticalChips remembers only the lists that settled under the
+// current classes).
+TEST(ChipClassesTest, ARepeatedListSplitsClassesThatChangedSinceItWasSeen) {
+  CostAnalysis cost;
+  cost.instructions = {Row("pairs", "ici", 1e-3), Row("three", "ici", 2e-3), Row("pairs-again", "ici", 1e-3),
+                       Row("f", "mxu", 1e-3)};
+  cost.predicted_seconds = 1;
+  const SyncGroups sync = {{{0, 1}, {2, 3}, {4, 5}}, {{0, 1, 2}}, {{0, 1}, {2, 3}, {4, 5}}, {}};
+  const std::vector<double> starts(6, 0.0);
+  const ChipClasses c = GroupIdenticalChips(RowsOf(sync), starts);
+  // After "three" (chips 3-5 take no part), chip 2 waits with chip 3 at "pairs-again".
+  EXPECT_EQ(c.num_classes(), 4);
+  EXPECT_EQ(c.class_of[0], c.class_of[1]);
+  EXPECT_EQ(c.class_of[4], c.class_of[5]);
+  EXPECT_NE(c.class_of[2], c.class_of[0]);
+  EXPECT_NE(c.class_of[3], c.class_of[4]);
+  ExpectSameAsFullSchedule(cost, sync, starts);
+}
+
 // A collective-permute synchronizes pairs: a chip of a line waits for its two neighbours, so
 // the ends and a late starter's neighbours split off; an asynchronous start lets compute run
 // until its done; a loop's body runs per trip.
