@@ -37,7 +37,7 @@ void WarnF64EmulatedOnce(const std::string& what, const std::string& generation)
                what.c_str(), generation.c_str());
 }
 
-class TpuLowering final : public Lowering {
+class TpuLowering final : public cpu_device::HloLowering {
  public:
   TpuLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuChip& chip)
       : module_(std::move(lowered.module)),
@@ -48,7 +48,7 @@ class TpuLowering final : public Lowering {
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
-  std::string as_text() const override { return module_->ToString(); }
+  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
@@ -98,7 +98,7 @@ class TpuLowering final : public Lowering {
   CompileDump dump_;
 };
 
-class PodLowering final : public Lowering {
+class PodLowering final : public cpu_device::HloLowering {
  public:
   PodLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuClient& client,
               std::vector<const TpuChip*> chips)
@@ -112,7 +112,7 @@ class PodLowering final : public Lowering {
     for (const TpuChip* chip : chips_) key_ += StrCat("|", chip->id());
   }
 
-  std::string as_text() const override { return module_->ToString(); }
+  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;

@@ -3,10 +3,11 @@
 #include <chrono>
 
 #include "absl/strings/str_join.h"
-#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/hlo_module.h"
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
+#include "jx/devices/cpu/cpu_compiler.h"
 #include "jx/devices/device_put.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/devices/tpu/tpu_client.h"
@@ -105,8 +106,9 @@ tpu::PodPlan SpmdProgram::Plan() const {
       const auto* client = dynamic_cast<const tpu::TpuClient*>(&mesh_.devices().front()->client());
       std::vector<const tpu::TpuChip*> chips;
       for (const Device* d : mesh_.devices()) chips.push_back(static_cast<const tpu::TpuChip*>(d));
-      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(lowering_->as_text());
-      if (!module.ok()) throw InternalError(StrCat("jit(", name_, "): re-reading the lowered program failed: ", module.status().message()));
+      const std::string what = StrCat("jit(", name_, ")");
+      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = cpu_device::LoweredHloModule(*lowering_, what).Clone();
+      if (!module.ok()) throw InternalError(StrCat(what, ": copying the lowered program failed: ", module.status().message()));
       planned_ = tpu::PlanPodProgram(*std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(),
                                      StrCat("jit(", name_, ")"));
     }
