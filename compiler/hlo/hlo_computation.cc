@@ -210,7 +210,12 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
     }
   }
   instr->DetachFromOperands();
-  instructions_[instr->position_].reset();
+  Release(instr);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<HloInstruction> HloComputation::Release(HloInstruction* instr) {
+  std::unique_ptr<HloInstruction> owned = std::move(instructions_[instr->position_]);
   --live_count_;
   // Compacting is linear, so wait until half the slots are empty; never under a live
   // InstructionRange (it would skip or repeat instructions).
@@ -219,6 +224,26 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instr) {
       live_ranges_.load(std::memory_order_relaxed) == 0) {
     Compact();
   }
+  schedule_.clear();
+  post_order_valid_ = false;
+  return owned;
+}
+
+absl::Status HloComputation::MoveInstructionFrom(HloInstruction* instr) {
+  HloComputation* from = instr->parent_;
+  if (from == nullptr || from == this || from->parent_ != parent_ || !from->Owns(instr)) {
+    return absl::InvalidArgumentError(StrCat("cannot move ", instr->name(), " into ", name_,
+                                             ": it is not in another computation of the module"));
+  }
+  if (instr->opcode() == HloOpcode::kParameter || instr == from->root_) {
+    return absl::FailedPreconditionError(StrCat("cannot move ", instr->name(), " out of ", from->name_,
+                                                ": it is a parameter or the root"));
+  }
+  std::unique_ptr<HloInstruction> owned = from->Release(instr);
+  instr->parent_ = this;
+  instr->position_ = instructions_.size();
+  instructions_.push_back(std::move(owned));
+  ++live_count_;
   schedule_.clear();
   post_order_valid_ = false;
   return absl::OkStatus();

@@ -120,6 +120,11 @@ class HloComputation {
   // Removes an instruction that has no users and is not the root. Removing a parameter is
   // allowed only for fusion/non-entry use by passes that renumber parameters themselves.
   absl::Status RemoveInstruction(HloInstruction* instr);
+  // Moves instr from another computation of the module into this one, keeping its name, id,
+  // attributes and operand and user edges: the caller rewires the edges that would cross
+  // computations (fusion moves a group's members into the fused computation instead of
+  // copying them). Parameters and roots do not move.
+  absl::Status MoveInstructionFrom(HloInstruction* instr);
   // Removes instr, then every operand left without users (transitively; never parameters).
   absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* instr);
   // Rewires all uses of old_instr (and the root) to new_instr, then removes old_instr and
@@ -145,6 +150,8 @@ class HloComputation {
   HloInstruction* Adopt(std::unique_ptr<HloInstruction> instr, std::string name);
   // True if instr is held in this computation's instruction list.
   bool Owns(const HloInstruction* instr) const;
+  // Empties instr's slot (compacting when half the slots are empty) and hands it over.
+  std::unique_ptr<HloInstruction> Release(HloInstruction* instr);
   // Drops the null slots of removed instructions, keeping the order.
   void Compact();
   std::vector<HloInstruction*> ComputePostOrder() const;

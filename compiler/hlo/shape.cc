@@ -168,15 +168,23 @@ absl::Status ShapeUtil::ValidateShape(const Shape& shape) {
     }
   }
   if (shape.IsArray()) {
-    std::vector<bool> seen(shape.rank(), false);
+    // A permutation of the dims: as many entries, each in range, none twice. Every
+    // instruction's shape is checked on each verification, so the usual ranks use a bit
+    // mask rather than an allocated vector.
     const auto& m2m = shape.layout().minor_to_major;
     bool ok = static_cast<int64_t>(m2m.size()) == shape.rank();
+    uint64_t seen_mask = 0;
+    std::vector<bool> seen(shape.rank() > 64 ? shape.rank() : 0, false);
     for (int64_t d : m2m) {
-      if (!ok || d < 0 || d >= shape.rank() || seen[d]) {
-        ok = false;
-        break;
+      ok = ok && d >= 0 && d < shape.rank();
+      if (!ok) break;
+      if (shape.rank() <= 64) {
+        ok = (seen_mask >> d & 1) == 0;
+        seen_mask |= uint64_t{1} << d;
+      } else {
+        ok = !seen[d];
+        seen[d] = true;
       }
-      seen[d] = true;
     }
     if (!ok) {
       return absl::InvalidArgumentError(StrCat(

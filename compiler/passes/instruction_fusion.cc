@@ -344,15 +344,9 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
                          namer.Add(fused, make_parameter, StrCat("param_", number)));
     fusion_operands.push_back(input);
   }
-  for (HloInstruction* member : order.members) {
-    std::vector<HloInstruction*> operands;
-    for (HloInstruction* operand : member->operands()) operands.push_back(fused_of.at(operand));
-    HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> clone,
-                         CloneWithOperands(*member, operands));
-    fused_of[member] = fused->AddInstruction(std::move(clone), member->name());
-  }
-  fused->set_root_instruction(fused_of.at(group.root));
-
+  // The fusion replaces the root first, so the root's users read the fusion and every
+  // member the group alone reads can move into the fused computation as it is (no copy, no
+  // new name). A member also read outside the group (by a group not yet built) is copied.
   auto make_fusion = [&] {
     auto fusion =
         HloInstruction::Create(HloOpcode::kFusion, group.root->shape(), fusion_operands);
@@ -362,12 +356,50 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
   };
   HLO_ASSIGN_OR_RETURN(HloInstruction * fusion_instr,
                        namer.Add(computation, make_fusion, "fusion"));
-  fusion_instr->set_fused_computation(fused);
   HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
-
-  // Users before operands; a member shared with a group not yet built keeps its users.
+  absl::flat_hash_set<const HloInstruction*> moving = {group.root};
+  for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {  // users first
+    const std::vector<HloInstruction*>& users = (*it)->users();
+    if (!(*it)->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
+          return moving.contains(u);
+        })) {
+      moving.insert(*it);
+    }
+  }
+  // Copies first: a copy reads only inputs and other copies (a member a copy reads is read
+  // outside the group, so it does not move either).
+  for (HloInstruction* member : order.members) {
+    if (moving.contains(member)) {
+      fused_of[member] = member;
+      continue;
+    }
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* operand : member->operands()) operands.push_back(fused_of.at(operand));
+    HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> clone,
+                         CloneWithOperands(*member, operands));
+    fused_of[member] = fused->AddInstruction(std::move(clone), member->name());
+  }
+  // The moving members read parameters and copies instead of inputs and the originals, users
+  // first: an input a whole chain reads then drops its newest user each time (cheap; oldest
+  // first would shift its user list once per member).
   for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
-    if ((*it)->user_count() == 0 && !(*it)->IsRoot()) {
+    HloInstruction* member = *it;
+    if (!moving.contains(member)) continue;
+    for (int64_t i = member->operand_count() - 1; i >= 0; --i) {
+      HloInstruction* operand = member->mutable_operand(i);
+      HloInstruction* fused_operand = fused_of.at(operand);
+      if (fused_operand != operand) HLO_RETURN_IF_ERROR(member->ReplaceOperandWith(i, fused_operand));
+    }
+  }
+  for (HloInstruction* member : order.members) {
+    if (moving.contains(member)) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(member));
+  }
+  fused->set_root_instruction(group.root);
+  fusion_instr->set_fused_computation(fused);
+
+  // Users before operands; a copied member shared with a group not yet built keeps its users.
+  for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
+    if (!moving.contains(*it) && (*it)->user_count() == 0 && !(*it)->IsRoot()) {
       HLO_RETURN_IF_ERROR(computation->RemoveInstruction(*it));
     }
   }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -44,7 +45,7 @@ void WarnUnusableDonations(const cpu::CpuExecutable& exe, const std::vector<bool
   }
 }
 
-class CpuLowering final : public Lowering {
+class CpuLowering final : public HloLowering {
  public:
   CpuLowering(LoweredModule lowered, std::vector<ShapedArray> out_avals, const Device& device)
       : module_(std::move(lowered.module)),
@@ -55,7 +56,7 @@ class CpuLowering final : public Lowering {
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
-  std::string as_text() const override { return module_->ToString(); }
+  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) {
@@ -163,6 +164,16 @@ std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule
   if (!exe.ok()) ThrowStatus(StrCat(what, ": compilation failed"), exe.status());
   WarnUnusableDonations(**exe, donated_params, what);
   return std::move(*exe);
+}
+
+std::string HloLowering::as_text() const { return module().ToString(); }
+
+const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what) {
+  const auto* hlo_lowering = dynamic_cast<const HloLowering*>(&lowering);
+  if (hlo_lowering == nullptr) {
+    throw InternalError(StrCat(what, ": the lowering is not an HLO module (", typeid(lowering).name(), ")"));
+  }
+  return hlo_lowering->module();
 }
 
 std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,

@@ -65,6 +65,18 @@ bool EvaluatorFallbackAllowed();
 std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const Device& device);
 
+// A Lowering whose program is an HLO module: every client that compiles through the host's
+// backend (the CPU's, a TPU chip's, a pod's). Analyses of the program as lowered read it here
+// and copy it with HloModule::Clone when they rewrite it, instead of printing and parsing it.
+class HloLowering : public Lowering {
+ public:
+  // The module as lowered, before any pass.
+  virtual const hlo::HloModule& module() const = 0;
+  std::string as_text() const override;  // module()'s text
+};
+// lowering's module; InternalError naming `what` when lowering is not an HloLowering.
+const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what);
+
 // "jit_<name>" with other characters than [A-Za-z0-9_] as '_': HLO module names are identifiers.
 std::string ModuleName(std::string_view name);
 

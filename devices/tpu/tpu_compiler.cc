@@ -37,7 +37,7 @@ void WarnF64EmulatedOnce(const std::string& what, const std::string& generation)
                what.c_str(), generation.c_str());
 }
 
-class TpuLowering final : public Lowering {
+class TpuLowering final : public cpu_device::HloLowering {
  public:
   TpuLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuChip& chip)
       : module_(std::move(lowered.module)),
@@ -48,7 +48,7 @@ class TpuLowering final : public Lowering {
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
 
-  std::string as_text() const override { return module_->ToString(); }
+  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
@@ -98,7 +98,7 @@ class TpuLowering final : public Lowering {
   CompileDump dump_;
 };
 
-class PodLowering final : public Lowering {
+class PodLowering final : public cpu_device::HloLowering {
  public:
   PodLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuClient& client,
               std::vector<const TpuChip*> chips)
@@ -112,13 +112,7 @@ class PodLowering final : public Lowering {
     for (const TpuChip* chip : chips_) key_ += StrCat("|", chip->id());
   }
 
-  std::string as_text() const override { return module_->ToString(); }
-
-  std::unique_ptr<hlo::HloModule> CloneModule() const {
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
-    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
-    return *std::move(module);
-  }
+  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
@@ -148,12 +142,6 @@ std::shared_ptr<const Lowering> LowerForPod(const ClosedJaxpr& jaxpr, const Lowe
   for_chip.device_assignment = {chips.front()};  // the "tpu" platform's lowering rules
   return std::make_shared<PodLowering>(cpu_device::LowerToHlo(jaxpr, for_chip), jaxpr.jaxpr->out_avals(), client,
                                        std::move(chips));
-}
-
-std::unique_ptr<hlo::HloModule> ClonePodLoweringModule(const Lowering& lowering) {
-  const auto* pod = dynamic_cast<const PodLowering*>(&lowering);
-  if (pod == nullptr) throw InternalError("ClonePodLoweringModule: the lowering is not a pod program's (LowerForPod)");
-  return pod->CloneModule();
 }
 
 std::shared_ptr<const Lowering> LowerForTpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,

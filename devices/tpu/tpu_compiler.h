@@ -37,9 +37,4 @@ class TpuClient;
 std::shared_ptr<const Lowering> LowerForPod(const ClosedJaxpr& jaxpr, const LoweringOptions& options,
                                             const TpuClient& client, std::vector<const TpuChip*> chips);
 
-// A structural copy of the HLO a LowerForPod lowering holds, as lowered (before any pass): what
-// a dry run (PlanPodProgram) optimizes, without printing and re-parsing a pod program's text.
-// An InternalError for a lowering LowerForPod did not make.
-std::unique_ptr<hlo::HloModule> ClonePodLoweringModule(const Lowering& lowering);
-
 }  // namespace jx::tpu

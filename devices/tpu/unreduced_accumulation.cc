@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/passes/all_reduce_reassociate.h"
 #include "jx/compiler/passes/simplification_passes.h"
@@ -71,9 +70,7 @@ UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module,
 
 UnreducedAccumulation AnalyzeUnreducedAccumulation(const Lowering& lowering, const TpuClient& client,
                                                    const std::vector<const TpuChip*>& chips) {
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(lowering.as_text());
-  if (!module.ok()) ThrowStatus("unreduced accumulation: reading the lowered program", module.status());
-  return AnalyzeUnreducedAccumulation(**module, client, chips);
+  return AnalyzeUnreducedAccumulation(cpu_device::LoweredHloModule(lowering, "unreduced accumulation"), client, chips);
 }
 
 }  // namespace jx::tpu

@@ -8,6 +8,7 @@
 #include "jx/core/sharding.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/compile_log.h"
+#include "jx/devices/cpu/cpu_compiler.h"
 #include "jx/devices/device_put.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/devices/tpu/tpu_client.h"
@@ -113,10 +114,11 @@ tpu::PodPlan SpmdProgram::Plan() const {
       const auto* client = dynamic_cast<const tpu::TpuClient*>(&mesh_.devices().front()->client());
       std::vector<const tpu::TpuChip*> chips;
       for (const Device* d : mesh_.devices()) chips.push_back(static_cast<const tpu::TpuChip*>(d));
-      std::unique_ptr<hlo::HloModule> module = tpu::ClonePodLoweringModule(*lowering_);
+      const std::string what = StrCat("jit(", name_, ")");
+      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = cpu_device::LoweredHloModule(*lowering_, what).Clone();
+      if (!module.ok()) throw InternalError(StrCat(what, ": copying the lowered program failed: ", module.status().message()));
       stages.Lap("copy-lowered");
-      planned_ = tpu::PlanPodProgram(std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(),
-                                     StrCat("jit(", name_, ")"));
+      planned_ = tpu::PlanPodProgram(*std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(), what);
       stages.Lap("plan-pod-program");
     }
     planned = planned_;

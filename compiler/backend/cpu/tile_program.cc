@@ -185,25 +185,43 @@ bool IsTransparent(const HloInstruction& instr) {
   }
 }
 
-std::string MapKey(const HloInstruction& instr, const IndexMap& m) {
-  std::vector<int64_t> v{instr.unique_id()};
-  for (const IndexStage& s : m.stages) {
-    v.push_back(-1);
-    v.insert(v.end(), s.dims.begin(), s.dims.end());
-    v.push_back(-2);
-    v.insert(v.end(), s.strides.begin(), s.strides.end());
-    v.push_back(s.offset);
+// The distinct index maps of one program, numbered. An elementwise operand is read at its
+// user's map, so most instructions share a map: the memo keys on (instruction, map number)
+// and a map is copied only where a shape op or a scalar broadcast makes a new one.
+class MapTable {
+ public:
+  int Intern(IndexMap m) {
+    auto [it, inserted] = ids_.try_emplace(Bytes(m), static_cast<int>(maps_.size()));
+    if (inserted) maps_.push_back(std::move(m));
+    return it->second;
   }
-  v.push_back(-3);
-  v.insert(v.end(), m.q_dims.begin(), m.q_dims.end());
-  v.push_back(-4);
-  for (const AffineDim& a : m.x) {
-    v.push_back(a.q_dim);
-    v.push_back(a.mult);
-    v.push_back(a.offset);
+  // Valid until the next Intern.
+  const IndexMap& operator[](int id) const { return maps_[id]; }
+
+ private:
+  static std::string Bytes(const IndexMap& m) {
+    std::vector<int64_t> v;
+    for (const IndexStage& s : m.stages) {
+      v.push_back(-1);
+      v.insert(v.end(), s.dims.begin(), s.dims.end());
+      v.push_back(-2);
+      v.insert(v.end(), s.strides.begin(), s.strides.end());
+      v.push_back(s.offset);
+    }
+    v.push_back(-3);
+    v.insert(v.end(), m.q_dims.begin(), m.q_dims.end());
+    v.push_back(-4);
+    for (const AffineDim& a : m.x) {
+      v.push_back(a.q_dim);
+      v.push_back(a.mult);
+      v.push_back(a.offset);
+    }
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
   }
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
-}
+
+  absl::flat_hash_map<std::string, int> ids_;
+  std::vector<IndexMap> maps_;
+};
 
 // Per-thread scratch: registers and index vectors of the tile being computed.
 uint8_t* ThreadScratch(size_t bytes) {
@@ -420,7 +438,6 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   p->tile_ = std::max<int64_t>(16, (tile_elements + 15) / 16 * 16);
   p->esize_ = hlo::ByteSizeOfPrimitiveType(root->shape().element_type());
   const int64_t tile = p->tile_;
-  absl::flat_hash_map<std::string, int> memo;
   int fallback_count = 0;
 
   // Source loads and iota: the map decides how a leaf is read.
@@ -458,65 +475,87 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     return static_cast<int>(p->nodes_.size() - 1);
   };
 
+  // An explicit post-order walk. The operands still to visit and the nodes of those
+  // visited live in two stacks shared by every frame (a frame owns the tail it pushed), so a
+  // step allocates nothing once the stacks have grown.
   struct Frame {
     const HloInstruction* instr;
-    IndexMap map;
-    std::string key;
-    std::vector<std::pair<const HloInstruction*, IndexMap>> children;
-    std::vector<int> child_nodes;
-    size_t next = 0;
+    int map;                // in maps
+    size_t children = 0;    // this frame's operands to visit: pending[children, ...)
+    size_t next = 0;        // the next of them
+    size_t nodes = 0;       // their nodes: visited[nodes, ...)
     bool expanded = false;
   };
-  std::vector<Frame> stack(1);
-  stack[0].instr = root;
-  stack[0].map = root_map != nullptr ? *root_map : IndexMap::Identity(root->shape().dimensions());
+  MapTable maps;
+  absl::flat_hash_map<std::pair<const HloInstruction*, int>, int> memo;
+  std::vector<std::pair<const HloInstruction*, int>> pending;
+  std::vector<int> visited;
+  std::vector<Frame> stack;
+  auto push = [&](const HloInstruction* instr, int map) {
+    stack.push_back({.instr = instr, .map = map, .children = pending.size(), .next = pending.size(),
+                     .nodes = visited.size()});
+  };
+  push(root, maps.Intern(root_map != nullptr ? *root_map : IndexMap::Identity(root->shape().dimensions())));
+  // Pops the finished top frame, handing its node to the frame below.
   int result = -1;
+  auto finish = [&](int node) {
+    const Frame& f = stack.back();
+    memo.emplace(std::make_pair(f.instr, f.map), node);
+    pending.resize(f.children);
+    visited.resize(f.nodes);
+    stack.pop_back();
+    if (stack.empty()) result = node; else visited.push_back(node);
+  };
   while (!stack.empty()) {
     Frame& f = stack.back();
     if (!f.expanded) {
+      const IndexMap& map = maps[f.map];  // until the next Intern
       f.expanded = true;
-      f.key = MapKey(*f.instr, f.map);
       int node = -1;
-      if (auto it = memo.find(f.key); it != memo.end()) {
+      if (auto it = memo.find(std::make_pair(f.instr, f.map)); it != memo.end()) {
         node = it->second;
       } else if (const int slot = leaves(f.instr); slot >= 0) {
         if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple leaf");
         p->num_inputs_ = std::max(p->num_inputs_, slot + 1);
-        node = add_load(*f.instr, f.map, slot, nullptr);
+        node = add_load(*f.instr, map, slot, nullptr);
       } else if (f.instr->opcode() == HloOpcode::kConstant) {
         if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple constant");
-        node = add_load(*f.instr, f.map, -1, f.instr->literal().untyped_data().data());
+        node = add_load(*f.instr, map, -1, f.instr->literal().untyped_data().data());
       } else if (f.instr->opcode() == HloOpcode::kIota) {
         const hlo::PrimitiveType t = f.instr->shape().element_type();
         IndexToValueFn to_value = FindIndexToValue(t);
         if (to_value == nullptr) {
           return absl::UnimplementedError(hlo::StrCat("iota of ", hlo::PrimitiveTypeName(t)));
         }
-        const AffineDim& a = f.map.x[f.instr->iota_dimension()];
+        const AffineDim& a = map.x[f.instr->iota_dimension()];
         IndexStage s;
-        s.dims = f.map.q_dims;
+        s.dims = map.q_dims;
         s.strides.assign(s.dims.size(), 0);
         if (a.q_dim >= 0) s.strides[a.q_dim] = a.mult;
         s.offset = a.offset;
         Node n;
         n.kind = Node::kIota;
         n.esize = hlo::ByteSizeOfPrimitiveType(t);
-        n.stages = f.map.stages;
+        n.stages = map.stages;
         n.stages.push_back(std::move(s));
         n.to_value = to_value;
         p->nodes_.push_back(std::move(n));
         node = static_cast<int>(p->nodes_.size() - 1);
       } else if (IsTransparent(*f.instr)) {
-        f.children.push_back({f.instr->operand(0), ThroughShapeOp(*f.instr, f.map)});
+        const int through = maps.Intern(ThroughShapeOp(*f.instr, map));
+        if (static_cast<int>(maps[through].q_dims.size()) > kMaxRank) {
+          return absl::UnimplementedError("rank too large");
+        }
+        pending.emplace_back(f.instr->operand(0), through);
       } else if (f.instr->IsElementwise() && f.instr->shape().IsArray()) {
         for (const HloInstruction* op : f.instr->operands()) {
           if (!op->shape().IsArray()) return absl::UnimplementedError("tuple operand");
           if (op->shape().rank() == f.instr->shape().rank()) {
-            f.children.push_back({op, f.map});
+            pending.emplace_back(op, f.map);
           } else if (op->shape().rank() == 0) {  // implicit scalar broadcast
-            IndexMap scalar = f.map;
+            IndexMap scalar = maps[f.map];
             scalar.x.clear();
-            f.children.push_back({op, std::move(scalar)});
+            pending.emplace_back(op, maps.Intern(std::move(scalar)));
           } else {
             return absl::UnimplementedError("elementwise operand of another rank");
           }
@@ -526,30 +565,22 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
             hlo::StrCat(hlo::HloOpcodeString(f.instr->opcode()), " in a loop kernel"));
       }
       if (node >= 0) {
-        memo.emplace(f.key, node);
-        stack.pop_back();
-        if (stack.empty()) result = node; else stack.back().child_nodes.push_back(node);
+        finish(node);
         continue;
       }
     }
-    if (f.next < f.children.size()) {
-      auto [child, map] = f.children[f.next++];
-      if (static_cast<int>(map.q_dims.size()) > kMaxRank) {
-        return absl::UnimplementedError("rank too large");
-      }
-      Frame next;
-      next.instr = child;
-      next.map = std::move(map);
-      stack.push_back(std::move(next));
+    if (f.next < pending.size()) {
+      const auto [child, child_map] = pending[f.next++];
+      push(child, child_map);  // invalidates f
       continue;
     }
     int node;
     if (IsTransparent(*f.instr)) {
-      node = f.child_nodes[0];
+      node = visited[f.nodes];
     } else {
       Node n;
       n.esize = hlo::ByteSizeOfPrimitiveType(f.instr->shape().element_type());
-      n.operands = f.child_nodes;
+      n.operands.assign(visited.begin() + static_cast<std::ptrdiff_t>(f.nodes), visited.end());
       if (f.instr->opcode() == HloOpcode::kReducePrecision) {
         // Its parameters travel as a second, scalar operand (the library kernel's in[1]).
         auto bits = std::make_unique<lax::kernels::ReducePrecisionBits>();
@@ -617,9 +648,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       p->nodes_.push_back(std::move(n));
       node = static_cast<int>(p->nodes_.size() - 1);
     }
-    memo.emplace(f.key, node);
-    stack.pop_back();
-    if (stack.empty()) result = node; else stack.back().child_nodes.push_back(node);
+    finish(node);
   }
 
   // The root must be the last node (it is, unless it was memoized earlier: then copy it).

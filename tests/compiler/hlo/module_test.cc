@@ -280,6 +280,57 @@ TEST(HloComputationTest, InstructionListKeepsOrderThroughRemovals) {
   EXPECT_EQ(c->RemoveInstruction(stranger).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Fusion moves a group's members into the fused computation: name, id, attributes and
+// edges stay, the source computation forgets the instruction, both post orders follow.
+TEST(HloComputationTest, MoveInstructionFromKeepsTheInstruction) {
+  HloModule module("m");
+  const Shape s = ShapeUtil::MakeShape(F32, {4});
+  HloBuilder b(&module, "main");
+  HloInstruction* x = b.Parameter(0, s).value();
+  HloInstruction* e = b.Exp(x).value();
+  HloInstruction* n = b.Negate(e).value();
+  HloComputation* main = b.Build(n).value();
+  module.set_entry_computation(main);
+  ASSERT_THAT(main->MakeInstructionPostOrder(), ElementsAre(x, e, n));
+  HloBuilder fb(&module, "fused");
+  HloInstruction* p = fb.Parameter(0, s).value();
+  HloComputation* fused = fb.Build(p).value();
+
+  const std::string name = e->name();
+  const int64_t id = e->unique_id();
+  ASSERT_TRUE(e->ReplaceOperandWith(0, p).ok());
+  ASSERT_TRUE(fused->MoveInstructionFrom(e).ok());
+  EXPECT_EQ(e->parent(), fused);
+  EXPECT_EQ(e->name(), name);
+  EXPECT_EQ(e->unique_id(), id);
+  EXPECT_EQ(fused->instruction_count(), 2);
+  EXPECT_EQ(main->instruction_count(), 2);
+  EXPECT_EQ(fused->GetInstructionWithName(name), e);
+  EXPECT_EQ(main->GetInstructionWithName(name), nullptr);
+  fused->set_root_instruction(e);
+  EXPECT_THAT(fused->MakeInstructionPostOrder(), ElementsAre(p, e));
+  // n still reads e across computations until the caller rewires it.
+  auto fusion = HloInstruction::Create(HloOpcode::kFusion, s, {x});
+  fusion->set_fusion_kind(FusionKind::kLoop);
+  HloInstruction* f = main->AddInstruction(std::move(fusion));
+  f->set_fused_computation(fused);
+  ASSERT_TRUE(n->ReplaceOperandWith(0, f).ok());
+  EXPECT_THAT(main->MakeInstructionPostOrder(), ElementsAre(x, f, n));
+  const absl::Status verified = VerifyHloModule(module);
+  EXPECT_TRUE(verified.ok()) << verified;
+
+  // Parameters, roots, instructions already there and strangers stay where they are.
+  EXPECT_EQ(fused->MoveInstructionFrom(x).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fused->MoveInstructionFrom(n).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fused->MoveInstructionFrom(e).code(), absl::StatusCode::kInvalidArgument);
+  HloModule other("other");
+  HloBuilder ob(&other, "main");
+  HloInstruction* y = ob.Parameter(0, s).value();
+  HloInstruction* stranger = ob.Exp(y).value();
+  ob.Build(ob.Negate(stranger).value()).value();
+  EXPECT_EQ(fused->MoveInstructionFrom(stranger).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(HloComputationTest, PostOrderWalksUnusedInstructionsFirst) {
   HloModule module("m");
   HloBuilder b(&module, "main");

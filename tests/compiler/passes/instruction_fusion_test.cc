@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/hlo/pattern_matcher.h"
 #include "jx/compiler/passes/algebraic_simplifier.h"
 #include "jx/compiler/passes/canonicalize_shapes.h"
@@ -309,6 +311,44 @@ ENTRY %main {
     EXPECT_EQ(user->opcode(), HloOpcode::kFusion);
     EXPECT_EQ(user->fusion_kind(), FusionKind::kLoop);
   }
+}
+
+// Members only the group reads move into the fused computation as they are (their names
+// and ids stay: fusing a big program copies nothing); a member another group still reads is
+// copied under a new name, and the last group to read it takes the original.
+TEST(InstructionFusionTest, MembersMoveIntoTheFusionSharedOnesAreCopied) {
+  auto parsed = ParseHloModule(R"(HloModule m
+ENTRY %main {
+  %p = f32[16]{0} parameter(0)
+  %n = f32[16]{0} negate(%p)
+  %a1 = f32[16]{0} add(%n, %p)
+  %s1 = f32[16]{0} sine(%a1)
+  %a2 = f32[16]{0} multiply(%n, %p)
+  %s2 = f32[16]{0} cosine(%a2)
+  ROOT %t = (f32[16]{0}, f32[16]{0}) tuple(%s1, %s2)
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  std::unique_ptr<HloModule> module = std::move(*parsed);
+  const HloComputation* entry = module->entry_computation();
+  const int64_t s1_id = entry->GetInstructionWithName("s1")->unique_id();
+  ASSERT_TRUE(InstructionFusion().Run(module.get()).value());
+  EXPECT_THAT(Opcodes(*entry), ElementsAre("parameter", "fusion", "fusion", "tuple"));
+  std::vector<std::string> negates;
+  for (const HloInstruction* fusion : entry->root_instruction()->operands()) {
+    const HloComputation* fused = fusion->fused_instructions_computation();
+    for (const HloInstruction* instr : fused->instructions()) {
+      if (instr->opcode() == HloOpcode::kNegate) negates.push_back(instr->name());
+    }
+  }
+  const HloComputation* first = entry->root_instruction()->operand(0)->fused_instructions_computation();
+  const HloInstruction* s1 = first->root_instruction();
+  EXPECT_EQ(s1->name(), "s1");
+  EXPECT_EQ(s1->unique_id(), s1_id);
+  EXPECT_EQ(s1->operand(0)->name(), "a1");
+  EXPECT_EQ(entry->GetInstructionWithName("s1"), nullptr);
+  ASSERT_EQ(negates.size(), 2u);
+  EXPECT_EQ(std::count(negates.begin(), negates.end(), "n"), 1) << module->ToString();
+  EXPECT_TRUE(VerifyHloModule(*module).ok());
 }
 
 // A scan RNN's backward body (issue 16): the [256] update m = (p1 + p2) * p3 feeds both a
