@@ -128,6 +128,7 @@ ScalarCaller::ScalarCaller(HloEvaluator& evaluator, const HloComputation* comput
       return;
     }
     args_.emplace_back(p->shape());
+    arg_bytes_.push_back(static_cast<size_t>(ByteSizeOfPrimitiveType(p->shape().element_type())));
   }
   for (const Literal& a : args_) arg_ptrs_.push_back(&a);
   steps_ready_ = BuildSteps();

@@ -134,7 +134,10 @@ class ScalarCaller {
   absl::Status status() const { return status_; }
   int64_t num_params() const { return static_cast<int64_t>(args_.size()); }
   // Argument i = element `index` of `lit` (which has parameter i's element type).
-  void SetArg(int64_t i, const Literal& lit, int64_t index) { CopyElement(lit, index, args_[i], 0); }
+  void SetArg(int64_t i, const Literal& lit, int64_t index) {
+    const size_t bytes = arg_bytes_[i];
+    std::memcpy(args_[i].mutable_untyped_data().data(), lit.untyped_data().data() + index * bytes, bytes);
+  }
   // Runs the computation on the arguments set; its result is then Result(k).
   absl::Status Call();
   // The k-th scalar of the last call's result (k = 0 for a scalar result); valid until the
@@ -159,6 +162,7 @@ class ScalarCaller {
   HloEvaluator& evaluator_;
   const HloComputation* computation_;
   std::vector<Literal> args_;
+  std::vector<size_t> arg_bytes_;  // each parameter's element size
   std::vector<const Literal*> arg_ptrs_;
   absl::Status status_;
   // The step list (when the computation qualifies): slots_ holds one scalar per step.
