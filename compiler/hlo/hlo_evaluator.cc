@@ -12,6 +12,25 @@
 
 namespace jx::hlo {
 
+// The opcodes EvalElementwise implements, as case labels (EvaluateOpcode's dispatch and the
+// ScalarCaller's step test share the list).
+#define JX_EVAL_ELEMENTWISE_CASES                                                            \
+  case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:  \
+  case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:  \
+  case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:                    \
+  case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kNegate:                 \
+  case HloOpcode::kNot: case HloOpcode::kPopulationCount:                                     \
+  case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven:                        \
+  case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:                        \
+  case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:                         \
+  case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:                         \
+  case HloOpcode::kCompare: case HloOpcode::kDivide: case HloOpcode::kMaximum:                \
+  case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:                   \
+  case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:             \
+  case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:                  \
+  case HloOpcode::kSubtract: case HloOpcode::kXor:                                            \
+  case HloOpcode::kClamp: case HloOpcode::kSelect
+
 using eval_internal::Invalid;
 using eval_internal::Operands;
 
@@ -61,24 +80,9 @@ int64_t IndexValue(const Literal& lit, int64_t i) {
 
 namespace {
 
-// The opcodes EvaluateOpcode sends to EvalElementwise.
 bool RunsInEvalElementwise(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:
-    case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
-    case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:
-    case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kNegate:
-    case HloOpcode::kNot: case HloOpcode::kPopulationCount:
-    case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:
-    case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
-    case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
-    case HloOpcode::kCompare: case HloOpcode::kDivide: case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
-    case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract: case HloOpcode::kXor:
-    case HloOpcode::kClamp: case HloOpcode::kSelect:
+    JX_EVAL_ELEMENTWISE_CASES:
       return true;
     default:
       return false;
@@ -437,21 +441,7 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateOpcode(const HloInstruction& instr
     case HloOpcode::kIota:
       return EvalIota(instr);
 
-    case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:
-    case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
-    case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:
-    case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kNegate:
-    case HloOpcode::kNot: case HloOpcode::kPopulationCount:
-    case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:
-    case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
-    case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
-    case HloOpcode::kCompare: case HloOpcode::kDivide: case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
-    case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract: case HloOpcode::kXor:
-    case HloOpcode::kClamp: case HloOpcode::kSelect:
+    JX_EVAL_ELEMENTWISE_CASES:
       return EvalElementwise(instr, ops);
     case HloOpcode::kConvert:
       return EvalConvert(instr, ops);
@@ -584,3 +574,5 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateControlFlow(const HloInstruction& 
 }
 
 }  // namespace jx::hlo
+
+#undef JX_EVAL_ELEMENTWISE_CASES
