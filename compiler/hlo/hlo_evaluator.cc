@@ -13,6 +13,25 @@
 
 namespace jx::hlo {
 
+// The opcodes EvalElementwise implements, as case labels (EvaluateOpcode's dispatch and the
+// ScalarCaller's step test share the list).
+#define JX_EVAL_ELEMENTWISE_CASES                                                            \
+  case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:  \
+  case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:  \
+  case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:                    \
+  case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kNegate:                 \
+  case HloOpcode::kNot: case HloOpcode::kPopulationCount:                                     \
+  case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven:                        \
+  case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:                        \
+  case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:                         \
+  case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:                         \
+  case HloOpcode::kCompare: case HloOpcode::kDivide: case HloOpcode::kMaximum:                \
+  case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:                   \
+  case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:             \
+  case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:                  \
+  case HloOpcode::kSubtract: case HloOpcode::kXor:                                            \
+  case HloOpcode::kClamp: case HloOpcode::kSelect
+
 using eval_internal::Invalid;
 using eval_internal::Operands;
 
@@ -60,6 +79,46 @@ int64_t IndexValue(const Literal& lit, int64_t i) {
   return lit.GetAsInt64(i);
 }
 
+namespace {
+
+bool RunsInEvalElementwise(HloOpcode op) {
+  switch (op) {
+    JX_EVAL_ELEMENTWISE_CASES:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a scalar element-wise instruction's operand types fit its result type the way the
+// element-wise kernels assume (so a step writes exactly one element of its slot's type).
+bool ScalarTypesFit(const HloInstruction& instr) {
+  const PrimitiveType out = instr.shape().element_type();
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    if (!ShapeUtil::IsScalar(instr.operand(i)->shape())) return false;
+  }
+  const PrimitiveType first = instr.operand(0)->shape().element_type();
+  switch (instr.opcode()) {
+    case HloOpcode::kCompare:
+    case HloOpcode::kIsFinite:
+      for (int64_t i = 1; i < instr.operand_count(); ++i) {
+        if (instr.operand(i)->shape().element_type() != first) return false;
+      }
+      return out == PRED;
+    case HloOpcode::kSelect:
+      return first == PRED && instr.operand_count() == 3 &&
+             instr.operand(1)->shape().element_type() == out &&
+             instr.operand(2)->shape().element_type() == out;
+    default:
+      for (int64_t i = 0; i < instr.operand_count(); ++i) {
+        if (instr.operand(i)->shape().element_type() != out) return false;
+      }
+      return true;
+  }
+}
+
+}  // namespace
+
 ScalarCaller::ScalarCaller(HloEvaluator& evaluator, const HloComputation* computation)
     : evaluator_(evaluator), computation_(computation) {
   if (computation == nullptr) {
@@ -74,22 +133,114 @@ ScalarCaller::ScalarCaller(HloEvaluator& evaluator, const HloComputation* comput
       return;
     }
     args_.emplace_back(p->shape());
+    arg_bytes_.push_back(static_cast<size_t>(ByteSizeOfPrimitiveType(p->shape().element_type())));
   }
   for (const Literal& a : args_) arg_ptrs_.push_back(&a);
+  steps_ready_ = BuildSteps();
 }
 
-absl::StatusOr<Literal> ScalarCaller::Call() {
+bool ScalarCaller::BuildSteps() {
+  const HloInstruction* root = computation_->root_instruction();
+  if (root == nullptr) return false;
+  // The instructions the root needs, operands first (what Evaluate would run).
+  std::vector<const HloInstruction*> order;
+  absl::flat_hash_map<const HloInstruction*, int64_t> slot_of;  // -1: not a step's slot
+  absl::flat_hash_map<const HloInstruction*, const Literal*> value_of;
+  std::vector<std::pair<const HloInstruction*, bool>> stack = {{root, false}};
+  absl::flat_hash_map<const HloInstruction*, bool> visited;
+  while (!stack.empty()) {
+    auto [instr, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      order.push_back(instr);
+      continue;
+    }
+    if (visited[instr]) continue;
+    visited[instr] = true;
+    stack.push_back({instr, true});
+    for (const HloInstruction* operand : instr->operands()) {
+      if (!visited[operand]) stack.push_back({operand, false});
+    }
+  }
+  int64_t num_steps = 0;
+  for (const HloInstruction* instr : order) {
+    if (instr == root && root->opcode() == HloOpcode::kTuple) continue;
+    switch (instr->opcode()) {
+      case HloOpcode::kParameter:
+        if (instr->parameter_number() < 0 || instr->parameter_number() >= num_params() ||
+            computation_->parameter_instruction(instr->parameter_number()) != instr) {
+          return false;
+        }
+        break;
+      case HloOpcode::kConstant:
+        if (!ShapeUtil::IsScalar(instr->shape()) ||
+            !ShapeUtil::Compatible(instr->literal().shape(), instr->shape())) {
+          return false;
+        }
+        break;
+      default:
+        if (!RunsInEvalElementwise(instr->opcode()) || !ShapeUtil::IsScalar(instr->shape()) ||
+            instr->operand_count() == 0 || !ScalarTypesFit(*instr)) {
+          return false;
+        }
+        ++num_steps;
+    }
+  }
+  // Slots are allocated once, so the pointers the steps hold stay valid.
+  slots_.reserve(num_steps);
+  for (const HloInstruction* instr : order) {
+    if (instr == root && root->opcode() == HloOpcode::kTuple) continue;
+    if (instr->opcode() == HloOpcode::kParameter) {
+      value_of[instr] = &args_[instr->parameter_number()];
+    } else if (instr->opcode() == HloOpcode::kConstant) {
+      value_of[instr] = &instr->literal();
+    } else {
+      slots_.emplace_back(instr->shape());
+      Step step{instr, {}, &slots_.back()};
+      for (const HloInstruction* operand : instr->operands()) step.operands.push_back(value_of.at(operand));
+      value_of[instr] = step.out;
+      steps_.push_back(std::move(step));
+    }
+  }
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* operand : root->operands()) {
+      if (operand->opcode() == HloOpcode::kTuple) return false;
+      result_parts_.push_back(value_of.at(operand));
+    }
+  } else {
+    result_parts_.push_back(value_of.at(root));
+  }
+  return true;
+}
+
+absl::Status ScalarCaller::RunSteps() {
+  for (const Step& step : steps_) {
+    HLO_RETURN_IF_ERROR(EvalElementwiseInto(*step.instr, step.operands, *step.out));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScalarCaller::Call() {
   HLO_RETURN_IF_ERROR(status_);
-  return evaluator_.Evaluate(*computation_, arg_ptrs_);
+  if (steps_ready_ && RunSteps().ok()) {
+    last_call_ran_steps_ = true;
+    return absl::OkStatus();
+  }
+  // Evaluate's own walk: for computations the steps do not cover, and for the error (with
+  // the instruction it names) when a step fails.
+  last_call_ran_steps_ = false;
+  HLO_ASSIGN_OR_RETURN(result_, evaluator_.Evaluate(*computation_, arg_ptrs_));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> ScalarCaller::CallPredicate() {
-  HLO_ASSIGN_OR_RETURN(Literal r, Call());
-  if (!ShapeUtil::IsScalarWithType(r.shape(), PRED)) {
+  HLO_RETURN_IF_ERROR(Call());
+  const Shape& shape = last_call_ran_steps_ ? computation_->root_instruction()->shape() : result_.shape();
+  if (!ShapeUtil::IsScalarWithType(shape, PRED)) {
     return Invalid("computation %", computation_->name(), " must return pred[], got ",
-                   r.shape().ToString(false));
+                   shape.ToString(false));
   }
-  return r.GetAsBool(0);
+  return Result(0).GetAsBool(0);
 }
 
 }  // namespace eval_internal
@@ -291,21 +442,7 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateOpcode(const HloInstruction& instr
     case HloOpcode::kIota:
       return EvalIota(instr);
 
-    case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:
-    case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
-    case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:
-    case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kNegate:
-    case HloOpcode::kNot: case HloOpcode::kPopulationCount:
-    case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:
-    case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
-    case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
-    case HloOpcode::kCompare: case HloOpcode::kDivide: case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
-    case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract: case HloOpcode::kXor:
-    case HloOpcode::kClamp: case HloOpcode::kSelect:
+    JX_EVAL_ELEMENTWISE_CASES:
       return EvalElementwise(instr, ops);
     case HloOpcode::kConvert:
       return EvalConvert(instr, ops);
@@ -440,3 +577,5 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateControlFlow(const HloInstruction& 
 }
 
 }  // namespace jx::hlo
+
+#undef JX_EVAL_ELEMENTWISE_CASES

@@ -138,21 +138,22 @@ uint64_t RawBits(const Literal& lit, int64_t i) {
 
 // ---- Unary. ----
 
+// The element-wise families write into `out`, which already has the instruction's shape
+// (a fresh literal, or a scalar slot a ScalarCaller reuses across calls).
 template <PrimitiveType T>
-absl::StatusOr<Literal> Unary(HloOpcode op, const Literal& in, const Shape& out_shape) {
+absl::Status Unary(HloOpcode op, const Literal& in, Literal& out) {
   using C = ComputeT<T>;
   const int64_t n = in.element_count();
-  Literal out(out_shape);
   if (op == HloOpcode::kIsFinite) {
     if constexpr (kIsFloat<T>) {
       for (int64_t i = 0; i < n; ++i) Store<PRED>(out, i, std::isfinite(Load<T>(in, i)));
-      return out;
+      return absl::OkStatus();
     }
     return Invalid("is-finite needs a floating-point operand");
   }
-  auto map = [&](auto fn) -> absl::StatusOr<Literal> {
+  auto map = [&](auto fn) -> absl::Status {
     for (int64_t i = 0; i < n; ++i) Store<T>(out, i, static_cast<C>(fn(Load<T>(in, i))));
-    return std::move(out);
+    return absl::OkStatus();
   };
   if constexpr (T == PRED) {
     if (op == HloOpcode::kNot) return map([](bool x) { return !x; });
@@ -204,11 +205,10 @@ absl::StatusOr<Literal> Unary(HloOpcode op, const Literal& in, const Shape& out_
 // ---- Binary. ----
 
 template <PrimitiveType T>
-absl::StatusOr<Literal> Compare(const HloInstruction& instr, const Literal& a,
-                                const Literal& b) {
+absl::Status Compare(const HloInstruction& instr, const Literal& a, const Literal& b,
+                     Literal& out) {
   using C = ComputeT<T>;
   const int64_t n = a.element_count();
-  Literal out(instr.shape());
   const ComparisonDirection dir = instr.comparison_direction();
   auto emit = [&](auto less, auto equal) {
     for (int64_t i = 0; i < n; ++i) {
@@ -234,7 +234,7 @@ absl::StatusOr<Literal> Compare(const HloInstruction& instr, const Literal& a,
         bool operator()(int64_t x, int64_t y) const { return x < y; }
       };
       emit(Less{}, [](int64_t x, int64_t y) { return x == y; });
-      return out;
+      return absl::OkStatus();
     }
   }
   // IEEE order for floats (NaN unordered: only NE holds), natural order otherwise.
@@ -243,22 +243,21 @@ absl::StatusOr<Literal> Compare(const HloInstruction& instr, const Literal& a,
     bool operator()(C x, C y) const { return x < y; }
   };
   emit(Less{}, [](C x, C y) { return x == y; });
-  return out;
+  return absl::OkStatus();
 }
 
 template <PrimitiveType T>
-absl::StatusOr<Literal> Binary(const HloInstruction& instr, const Literal& a,
-                               const Literal& b) {
+absl::Status Binary(const HloInstruction& instr, const Literal& a, const Literal& b,
+                    Literal& out) {
   using C = ComputeT<T>;
   const HloOpcode op = instr.opcode();
-  if (op == HloOpcode::kCompare) return Compare<T>(instr, a, b);
+  if (op == HloOpcode::kCompare) return Compare<T>(instr, a, b, out);
   const int64_t n = a.element_count();
-  Literal out(instr.shape());
-  auto map = [&](auto fn) -> absl::StatusOr<Literal> {
+  auto map = [&](auto fn) -> absl::Status {
     for (int64_t i = 0; i < n; ++i) {
       Store<T>(out, i, static_cast<C>(fn(Load<T>(a, i), Load<T>(b, i))));
     }
-    return std::move(out);
+    return absl::OkStatus();
   };
   if constexpr (T == PRED) {
     switch (op) {
@@ -308,11 +307,9 @@ absl::StatusOr<Literal> Binary(const HloInstruction& instr, const Literal& a,
 
 // clamp(lo, x, hi) = min(max(x, lo), hi); lo and hi may be scalars.
 template <PrimitiveType T>
-absl::StatusOr<Literal> Clamp(const Literal& lo, const Literal& x, const Literal& hi,
-                              const Shape& out_shape) {
+absl::Status Clamp(const Literal& lo, const Literal& x, const Literal& hi, Literal& out) {
   using C = ComputeT<T>;
   const int64_t n = x.element_count();
-  Literal out(out_shape);
   const bool lo_scalar = lo.shape().rank() == 0, hi_scalar = hi.shape().rank() == 0;
   for (int64_t i = 0; i < n; ++i) {
     const C l = Load<T>(lo, lo_scalar ? 0 : i), h = Load<T>(hi, hi_scalar ? 0 : i);
@@ -324,7 +321,7 @@ absl::StatusOr<Literal> Clamp(const Literal& lo, const Literal& x, const Literal
       Store<T>(out, i, m <= h ? m : h);
     }
   }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -441,26 +438,25 @@ Literal ConvertLiteral(const Literal& in, PrimitiveType type) {
   return out;
 }
 
-absl::StatusOr<Literal> EvalElementwise(const HloInstruction& instr, Operands ops) {
+absl::Status EvalElementwiseInto(const HloInstruction& instr, Operands ops, Literal& out) {
   const HloOpcode op = instr.opcode();
   if (op == HloOpcode::kSelect) {
     const Literal &pred = *ops[0], &on_true = *ops[1], &on_false = *ops[2];
-    Literal out(instr.shape());
     const bool scalar_pred = pred.shape().rank() == 0;
     for (int64_t i = 0; i < out.element_count(); ++i) {
       const bool p = pred.GetAsBool(scalar_pred ? 0 : i);
       CopyElement(p ? on_true : on_false, i, out, i);
     }
-    return out;
+    return absl::OkStatus();
   }
   if (op == HloOpcode::kClamp) {
     return SwitchType(ops[1]->shape().element_type(), [&](auto t) {
-      return Clamp<decltype(t)::value>(*ops[0], *ops[1], *ops[2], instr.shape());
+      return Clamp<decltype(t)::value>(*ops[0], *ops[1], *ops[2], out);
     });
   }
   if (ops.size() == 1) {
     return SwitchType(ops[0]->shape().element_type(), [&](auto t) {
-      return Unary<decltype(t)::value>(op, *ops[0], instr.shape());
+      return Unary<decltype(t)::value>(op, *ops[0], out);
     });
   }
   if (ops.size() == 2) {
@@ -469,10 +465,16 @@ absl::StatusOr<Literal> EvalElementwise(const HloInstruction& instr, Operands op
                      ops[1]->shape().ToString(false));
     }
     return SwitchType(ops[0]->shape().element_type(), [&](auto t) {
-      return Binary<decltype(t)::value>(instr, *ops[0], *ops[1]);
+      return Binary<decltype(t)::value>(instr, *ops[0], *ops[1], out);
     });
   }
   return Invalid("unexpected operand count ", ops.size());
+}
+
+absl::StatusOr<Literal> EvalElementwise(const HloInstruction& instr, Operands ops) {
+  Literal out(instr.shape());
+  HLO_RETURN_IF_ERROR(EvalElementwiseInto(instr, ops, out));
+  return out;
 }
 
 absl::StatusOr<Literal> EvalConvert(const HloInstruction& instr, Operands ops) {

@@ -179,8 +179,8 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands ops,
           combine.SetArg(k, results[k], dst);
           combine.SetArg(n + k, *ops[n + 1 + k], u_linear);
         }
-        HLO_ASSIGN_OR_RETURN(Literal r, combine.Call());
-        for (int64_t k = 0; k < n; ++k) CopyElement(ScalarCaller::Part(r, k), 0, results[k], dst);
+        HLO_RETURN_IF_ERROR(combine.Call());
+        for (int64_t k = 0; k < n; ++k) CopyElement(combine.Result(k), 0, results[k], dst);
       }
       ++u_linear;
     } while (NextIndex(update_shape.dimensions(), u));

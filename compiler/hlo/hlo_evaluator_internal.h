@@ -79,9 +79,10 @@ void Store(Literal& lit, int64_t i, ComputeT<kType> value) {
   std::memcpy(lit.mutable_untyped_data().data() + i * sizeof(S), &v, sizeof(S));
 }
 
-// Calls fn(std::integral_constant<PrimitiveType, T>{}) for the array type t.
+// Calls fn(std::integral_constant<PrimitiveType, T>{}) for the array type t; returns what fn
+// returns (a StatusOr<Literal> or a Status).
 template <typename Fn>
-absl::StatusOr<Literal> SwitchType(PrimitiveType t, Fn&& fn) {
+auto SwitchType(PrimitiveType t, Fn&& fn) -> decltype(fn(std::integral_constant<PrimitiveType, PRED>{})) {
   switch (t) {
 #define JX_EVAL_CASE(kType) \
   case kType: return fn(std::integral_constant<PrimitiveType, kType>{});
@@ -121,33 +122,62 @@ void StoreUint64(Literal& lit, int64_t i, uint64_t v);
 Literal ConvertLiteral(const Literal& in, PrimitiveType type);
 
 // Calls a computation of scalar parameters many times (reduce, sort, map, scatter...),
-// reusing its argument literals.
+// reusing its argument literals. A computation of scalar element-wise ops, constants and a
+// root tuple (the usual reducers and comparators) runs as a fixed list of steps into reused
+// scalar slots: no per-call plan lookup, operand checks or allocation. Anything else, and any
+// call whose steps fail (so the error is the evaluator's own), runs through Evaluate.
 class ScalarCaller {
  public:
   ScalarCaller(HloEvaluator& evaluator, const HloComputation* computation);
+  ScalarCaller(const ScalarCaller&) = delete;
+  ScalarCaller& operator=(const ScalarCaller&) = delete;
   absl::Status status() const { return status_; }
   int64_t num_params() const { return static_cast<int64_t>(args_.size()); }
   // Argument i = element `index` of `lit` (which has parameter i's element type).
-  void SetArg(int64_t i, const Literal& lit, int64_t index) { CopyElement(lit, index, args_[i], 0); }
-  // The computation's result: a scalar, or a tuple of scalars.
-  absl::StatusOr<Literal> Call();
-  // The k-th scalar of a result (k = 0 for a scalar result).
-  static const Literal& Part(const Literal& result, int64_t k) {
-    return result.shape().IsTuple() ? result.tuple_elements()[k] : result;
+  void SetArg(int64_t i, const Literal& lit, int64_t index) {
+    const size_t bytes = arg_bytes_[i];
+    std::memcpy(args_[i].mutable_untyped_data().data(), lit.untyped_data().data() + index * bytes, bytes);
+  }
+  // Runs the computation on the arguments set; its result is then Result(k).
+  absl::Status Call();
+  // The k-th scalar of the last call's result (k = 0 for a scalar result); valid until the
+  // next call.
+  const Literal& Result(int64_t k) const {
+    if (!last_call_ran_steps_) return result_.shape().IsTuple() ? result_.tuple_elements()[k] : result_;
+    return *result_parts_[k];
   }
   // Calls a predicate computation and reads its pred result.
   absl::StatusOr<bool> CallPredicate();
 
  private:
+  // One element-wise instruction of the computation, its operand values and its slot.
+  struct Step {
+    const HloInstruction* instr;
+    std::vector<const Literal*> operands;
+    Literal* out;
+  };
+  bool BuildSteps();
+  absl::Status RunSteps();
+
   HloEvaluator& evaluator_;
   const HloComputation* computation_;
   std::vector<Literal> args_;
+  std::vector<size_t> arg_bytes_;  // each parameter's element size
   std::vector<const Literal*> arg_ptrs_;
   absl::Status status_;
+  // The step list (when the computation qualifies): slots_ holds one scalar per step.
+  bool steps_ready_ = false;
+  bool last_call_ran_steps_ = false;  // else result_ holds the last call's result
+  std::vector<Step> steps_;
+  std::vector<Literal> slots_;
+  std::vector<const Literal*> result_parts_;
+  Literal result_;  // the result when the call ran through Evaluate
 };
 
 // ---- Op families. ----
 absl::StatusOr<Literal> EvalElementwise(const HloInstruction& instr, Operands ops);
+// The same into `out`, which has instr's shape (ScalarCaller's reused scalar slots).
+absl::Status EvalElementwiseInto(const HloInstruction& instr, Operands ops, Literal& out);
 absl::StatusOr<Literal> EvalConvert(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& instr, Operands ops);
 absl::StatusOr<Literal> EvalReducePrecision(const HloInstruction& instr, Operands ops);

@@ -118,9 +118,9 @@ absl::Status RunningScan(const ScanWindow& scan, const Shape& shape, Operands op
           f.SetArg(k, acc[k], 0);
           f.SetArg(n + k, *ops[k], linear);
         }
-        HLO_ASSIGN_OR_RETURN(Literal r, f.Call());
+        HLO_RETURN_IF_ERROR(f.Call());
         for (int64_t k = 0; k < n; ++k) {
-          CopyElement(ScalarCaller::Part(r, k), 0, acc[k], 0);
+          CopyElement(f.Result(k), 0, acc[k], 0);
           CopyElement(acc[k], 0, results[k], linear);
         }
       }
@@ -181,8 +181,8 @@ absl::StatusOr<Literal> EvalReduce(const HloInstruction& instr, Operands ops,
         f.SetArg(k, acc[k], 0);
         f.SetArg(n + k, *ops[k], base + off);
       }
-      HLO_ASSIGN_OR_RETURN(Literal r, f.Call());
-      for (int64_t k = 0; k < n; ++k) CopyElement(ScalarCaller::Part(r, k), 0, acc[k], 0);
+      HLO_RETURN_IF_ERROR(f.Call());
+      for (int64_t k = 0; k < n; ++k) CopyElement(f.Result(k), 0, acc[k], 0);
     }
     for (int64_t k = 0; k < n; ++k) CopyElement(acc[k], 0, results[k], o);
     ++o;
@@ -218,8 +218,8 @@ absl::StatusOr<Literal> EvalReduceWindow(const HloInstruction& instr, Operands o
         f.SetArg(k, acc[k], 0);
         f.SetArg(n + k, *ops[k], src);
       }
-      HLO_ASSIGN_OR_RETURN(Literal r, f.Call());
-      for (int64_t k = 0; k < n; ++k) CopyElement(ScalarCaller::Part(r, k), 0, acc[k], 0);
+      HLO_RETURN_IF_ERROR(f.Call());
+      for (int64_t k = 0; k < n; ++k) CopyElement(f.Result(k), 0, acc[k], 0);
       return absl::OkStatus();
     }));
     for (int64_t k = 0; k < n; ++k) CopyElement(acc[k], 0, results[k], o);
@@ -262,8 +262,8 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& instr, Operan
     if (selected >= 0) {
       scatter.SetArg(0, out, selected);
       scatter.SetArg(1, source, s);
-      HLO_ASSIGN_OR_RETURN(Literal r, scatter.Call());
-      CopyElement(r, 0, out, selected);
+      HLO_RETURN_IF_ERROR(scatter.Call());
+      CopyElement(scatter.Result(0), 0, out, selected);
     }
     ++s;
   } while (NextIndex(source.shape().dimensions(), s_idx));
@@ -320,8 +320,8 @@ absl::StatusOr<Literal> EvalMap(const HloInstruction& instr, Operands ops,
   Literal out(instr.shape());
   for (int64_t i = 0; i < out.element_count(); ++i) {
     for (size_t k = 0; k < ops.size(); ++k) f.SetArg(static_cast<int64_t>(k), *ops[k], i);
-    HLO_ASSIGN_OR_RETURN(Literal r, f.Call());
-    CopyElement(r, 0, out, i);
+    HLO_RETURN_IF_ERROR(f.Call());
+    CopyElement(f.Result(0), 0, out, i);
   }
   return out;
 }

@@ -15,7 +15,9 @@ using lax::GatherDimensionNumbers;
 using lax::GatherScatterMode;
 using lax::ScatterDimensionNumbers;
 
-void ForAllIndices(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& fn) {
+// Calls fn(idx) for every index of shape, row-major (a template: fn runs per element).
+template <typename F>
+void ForAllIndices(const Shape& shape, const F& fn) {
   if (NumElements(shape) == 0) return;
   std::vector<int64_t> idx(shape.size(), 0);
   while (true) {
@@ -340,13 +342,16 @@ RefArray GatherRef(const RefArray& x, const RefArray& ind, const GatherDimension
     out_shape[j] = Has(dn.offset_dims, static_cast<int64_t>(j)) ? offsets[oi++] : batch[bi++];
   }
   RefArray r{out_shape, std::vector<double>(static_cast<size_t>(NumElements(out_shape)))};
+  // Index buffers reused across output elements (no allocation per element).
+  std::vector<int64_t> bc, oc, start(rank), ii, in(rank);
   ForAllIndices(out_shape, [&](const std::vector<int64_t>& idx) {
-    std::vector<int64_t> bc, oc;
+    bc.clear();
+    oc.clear();
     for (size_t j = 0; j < out_rank; ++j) (Has(dn.offset_dims, static_cast<int64_t>(j)) ? oc : bc).push_back(idx[j]);
-    std::vector<int64_t> start(rank, 0);
+    std::fill(start.begin(), start.end(), 0);
     bool ok = true;
     for (size_t k = 0; k < n; ++k) {
-      std::vector<int64_t> ii = bc;
+      ii = bc;
       ii.push_back(static_cast<int64_t>(k));
       const size_t dd = static_cast<size_t>(dn.start_index_map[k]);
       int64_t s = static_cast<int64_t>(ind.at(ii));
@@ -365,7 +370,6 @@ RefArray GatherRef(const RefArray& x, const RefArray& ind, const GatherDimension
       r.at(idx) = fill;
       return;
     }
-    std::vector<int64_t> in(rank);
     size_t w = 0;
     for (size_t dd = 0; dd < rank; ++dd) {
       const bool window = !Has(dn.collapsed_slice_dims, static_cast<int64_t>(dd)) &&
@@ -457,11 +461,13 @@ RefArray ScatterRef(const RefArray& x, const RefArray& ind, const RefArray& upd,
     win[d] = upd.shape[static_cast<size_t>(dn.update_window_dims[w++])];
     win_shape.push_back(win[d]);
   }
+  // Index buffers reused across updates (no allocation per element).
+  std::vector<int64_t> start(rank), ii, ui(upd.shape.size()), oi(rank);
   ForAllIndices(batch, [&](const std::vector<int64_t>& bc) {
-    std::vector<int64_t> start(rank, 0);
+    std::fill(start.begin(), start.end(), 0);
     bool ok = true;
     for (size_t k = 0; k < n; ++k) {
-      std::vector<int64_t> ii = bc;
+      ii = bc;
       ii.push_back(static_cast<int64_t>(k));
       const size_t dd = static_cast<size_t>(dn.scatter_dims_to_operand_dims[k]);
       int64_t s = static_cast<int64_t>(ind.at(ii));
@@ -479,10 +485,8 @@ RefArray ScatterRef(const RefArray& x, const RefArray& ind, const RefArray& upd,
     if (!ok) return;
     ForAllIndices(win_shape, [&](const std::vector<int64_t>& wc) {
       // Updates index: scatter coords at the non-window dims, window coords at the window dims.
-      std::vector<int64_t> ui(upd.shape.size());
       size_t bi = 0, wi = 0;
       for (size_t j = 0; j < ui.size(); ++j) ui[j] = Has(dn.update_window_dims, static_cast<int64_t>(j)) ? wc[wi++] : bc[bi++];
-      std::vector<int64_t> oi(rank);
       size_t k = 0;
       for (size_t dd = 0; dd < rank; ++dd) {
         const bool window = !Has(dn.inserted_window_dims, static_cast<int64_t>(dd)) &&

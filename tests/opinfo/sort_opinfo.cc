@@ -60,12 +60,19 @@ std::vector<RefArray> RefSort(const std::vector<RefArray>& in, int64_t axis, int
   const Layout l = MakeLayout(in[0].shape, axis);
   std::vector<RefArray> out = in;
   std::vector<int64_t> perm;
+  // The row's total-order keys, computed once per element rather than once per comparison:
+  // keys[j * num_keys + k] is key k of element j.
+  std::vector<uint64_t> keys;
   for (int64_t o = 0; o < l.O; ++o) {
     for (int64_t i = 0; i < l.I; ++i) {
       auto at = [&](size_t k, int64_t j) { return in[k].data[static_cast<size_t>((o * l.N + j) * l.I + i)]; };
+      keys.resize(static_cast<size_t>(l.N * num_keys));
+      for (int64_t j = 0; j < l.N; ++j) {
+        for (int64_t k = 0; k < num_keys; ++k) keys[static_cast<size_t>(j * num_keys + k)] = TotalKey(at(static_cast<size_t>(k), j));
+      }
       auto less = [&](int64_t a, int64_t b) {
         for (int64_t k = 0; k < num_keys; ++k) {
-          const uint64_t ka = TotalKey(at(static_cast<size_t>(k), a)), kb = TotalKey(at(static_cast<size_t>(k), b));
+          const uint64_t ka = keys[static_cast<size_t>(a * num_keys + k)], kb = keys[static_cast<size_t>(b * num_keys + k)];
           if (ka != kb) return ka < kb;
         }
         return false;

@@ -72,8 +72,9 @@ std::vector<int64_t> OnesIfEmpty(const std::vector<int64_t>& v, size_t n) {
   return v.empty() ? std::vector<int64_t>(n, 1) : v;
 }
 
-// Calls f(idx) for every index of shape, row-major.
-void ForEachIndex(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& f) {
+// Calls f(idx) for every index of shape, row-major (a template: f runs per window element).
+template <typename F>
+void ForEachIndex(const Shape& shape, const F& f) {
   if (NumElements(shape) == 0) return;
   std::vector<int64_t> idx(shape.size(), 0);
   while (true) {
@@ -99,14 +100,14 @@ RefArray RefWindow(const RefArray& x, const WindowCase& c, double init, const st
   }
   out.data.assign(static_cast<size_t>(NumElements(out.shape)), init);
   const Shape window(c.window.begin(), c.window.end());
+  std::vector<int64_t> dilated(rank), in(rank);  // reused: no allocation per window element
+  for (size_t i = 0; i < rank; ++i) dilated[i] = x.shape[i] == 0 ? 0 : (x.shape[i] - 1) * bd[i] + 1;
   ForEachIndex(out.shape, [&](const std::vector<int64_t>& o) {
     double acc = init;
     ForEachIndex(window, [&](const std::vector<int64_t>& k) {
-      std::vector<int64_t> in(rank);
       for (size_t i = 0; i < rank; ++i) {
         const int64_t pos = o[i] * c.strides[i] + k[i] * wd[i] - c.padding[i].first;
-        const int64_t dilated = x.shape[i] == 0 ? 0 : (x.shape[i] - 1) * bd[i] + 1;
-        if (pos < 0 || pos >= dilated || pos % bd[i] != 0) return;  // padding or a hole
+        if (pos < 0 || pos >= dilated[i] || pos % bd[i] != 0) return;  // padding or a hole
         in[i] = pos / bd[i];
       }
       acc = f(acc, x.at(in));

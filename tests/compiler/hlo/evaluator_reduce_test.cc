@@ -107,6 +107,84 @@ TEST(EvaluatorReduceTest, VariadicReduceArgmax) {
             "({5, nan}, {1, 3})");
 }
 
+// Reducers run as a list of scalar steps when they are element-wise ops, constants and a root
+// tuple; the rest go through Evaluate. Both give the evaluator's results and errors.
+TEST(EvaluatorReduceTest, ReducersOfEveryFormGiveTheSameResults) {
+  const std::string computations = R"(
+%add_in_f64 (w_x: f32[], w_y: f32[]) -> f32[] {
+  %w_x = f32[] parameter(0)
+  %w_y = f32[] parameter(1)
+  %w_xd = f64[] convert(%w_x)
+  %w_yd = f64[] convert(%w_y)
+  %w_s = f64[] add(%w_xd, %w_yd)
+  ROOT %w_r = f32[] convert(%w_s)
+}
+%count (c_a: s32[], c_b: s32[]) -> s32[] {
+  %c_a = s32[] parameter(0)
+  %c_b = s32[] parameter(1)
+  %c_one = s32[] constant(1)
+  ROOT %c_r = s32[] add(%c_a, %c_one)
+}
+%keep_and_sum (k_a0: s32[], k_a1: f32[], k_x0: s32[], k_x1: f32[]) -> (s32[], f32[]) {
+  %k_a0 = s32[] parameter(0)
+  %k_a1 = f32[] parameter(1)
+  %k_x0 = s32[] parameter(2)
+  %k_x1 = f32[] parameter(3)
+  %k_s = f32[] add(%k_a1, %k_x1)
+  ROOT %k_t = (s32[], f32[]) tuple(%k_a0, %k_s)
+}
+%called_add (ca_x: f32[], ca_y: f32[]) -> f32[] {
+  %ca_x = f32[] parameter(0)
+  %ca_y = f32[] parameter(1)
+  ROOT %ca_r = f32[] call(%ca_x, %ca_y), to_apply=%add
+}
+)";
+  auto eval = [&](std::string_view body) {
+    return EvalModule(std::string(kComputations) + computations + "ENTRY %main {\n" + std::string(body) + "\n}\n");
+  };
+  EXPECT_EQ(eval(R"(  %x = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})
+  %z = f32[] constant(0)
+  ROOT %r = f32[2] reduce(%x, %z), dimensions={1}, to_apply=%add_in_f64)"),
+            "{6, 15}");
+  EXPECT_EQ(eval(R"(  %x = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})
+  %z = f32[] constant(0.5)
+  ROOT %r = f32[3] reduce(%x, %z), dimensions={0}, to_apply=%called_add)"),
+            "{5.5, 7.5, 9.5}");
+  EXPECT_EQ(eval(R"(  %x = s32[2,3] constant({{9, 9, 9}, {9, 9, 9}})
+  %z = s32[] constant(10)
+  ROOT %r = s32[] reduce(%x, %z), dimensions={0,1}, to_apply=%count)"),
+            "16");
+  EXPECT_EQ(eval(R"(  %x = s32[4] constant({1, 2, 3, 4})
+  %y = f32[4] constant({1, 2, 3, 3})
+  %z0 = s32[] constant(-7)
+  %z1 = f32[] constant(0)
+  ROOT %r = (s32[], f32[]) reduce(%x, %y, %z0, %z1), dimensions={0}, to_apply=%keep_and_sum)"),
+            "(-7, 9)");
+}
+
+TEST(EvaluatorReduceTest, AFailingReducerStepReportsTheEvaluatorsError) {
+  // not(f32) passes the parser but no element-wise kernel takes it: the error names the
+  // reducer's instruction, as Evaluate reports it (the verifier is skipped on purpose).
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(HloModule m
+%bad (b_x: f32[], b_y: f32[]) -> f32[] {
+  %b_x = f32[] parameter(0)
+  %b_y = f32[] parameter(1)
+  %b_s = f32[] add(%b_x, %b_y)
+  ROOT %b_n = f32[] not(%b_s)
+}
+ENTRY %main {
+  %x = f32[3] constant({1, 2, 3})
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%x, %z), dimensions={0}, to_apply=%bad
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  HloEvaluator evaluator;
+  absl::StatusOr<Literal> result = evaluator.Evaluate(**module, {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(), "%r = reduce: %b_n = not: not does not accept f32");
+}
+
 TEST(EvaluatorReduceTest, ReduceWindow) {
   EXPECT_EQ(Eval(R"(  %x = f32[4] constant({1, 2, 3, 4})
   %z = f32[] constant(0)
