@@ -71,15 +71,16 @@ std::vector<TpuChipSpec> MakeTable() {
   std::vector<TpuChipSpec> table;
   // v2 [book9; cacm20; cloud/v2]. One row is one TensorCore, not a chip: on v2 (as on v3)
   // JAX lists each core as its own device (a v2-8 board of 4 chips is 8 devices), and the
-  // book profiles "8 TPUv2 cores" as a 4x2 grid. So make_pod("v2", {4, 2}) is a v2-8 whose
+  // book profiles "8 TPUv2 cores" as a "TPUv2 4x2". So make_pod("v2", {4, 2}) is a v2-8 whose
   // 8 devices are JAX's. The peak is the book's 23e12 per core (cacm20: 46e12 per chip of 2
   // cores); one 128x128 MXU per core gives the derived clock 0.70 GHz, cacm20's 700 MHz. HBM
   // per core: half of the chip's 16 GiB and 700 GB/s [cacm20]. ICI: the book's 1.2e11 B/s
-  // bidirectional, 6e10 one-way per link, 4 links of a 2D torus [cacm20]. The full pod's
-  // 16x16 chips are 32x16 cores, a chip's two cores adjacent on axis 0; the two cores really
-  // share the chip rather than an ICI link (a model simplification: a v2-8's 2-way axis 1
-  // pairs cores of different chips, the book's "one hop"). v2 has no int8 MXU mode: int8_ops
-  // is the bf16 rate. VMEM: no published v2 figure; v3's 16 MiB per core (a model assumption).
+  // bidirectional between neighbouring cores, 6e10 one-way per link, 4 links of a 2D torus
+  // [cacm20]. A slice is a 2D grid of cores, every neighbour pair one such link (the two
+  // cores of a chip really share the chip rather than an ICI link: a model simplification,
+  // as the book's "one hop" of the 4x2); the full pod's 16x16 chips are 32x16 cores. v2 has
+  // no int8 MXU mode: int8_ops is the bf16 rate. VMEM: no published v2 figure; v3's 16 MiB
+  // per core (a model assumption).
   table.push_back(Finish({.generation = "v2",
                           .device_kind = "TPU v2",
                           .bf16_flops = 23e12,
