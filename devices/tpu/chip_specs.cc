@@ -26,6 +26,12 @@ constexpr int64_t kGB = 1000 * 1000 * 1000;
 //          ("Collectives", fixed cost): t = t0 + hops * t_hop + bytes / (eta * W).
 //  [jouppi] Jouppi et al., "In-Datacenter Performance Analysis of a TPU" (ISCA 2017):
 //          weights are double-buffered in the MXU to hide the tile shift-in.
+//  [book9] the scaling book, Part 9 "How to Profile TPU Programs": a Transformer profiled on
+//          "8 TPUv2 cores" (a Colab v2-8) at 23e12 bf16 FLOP/s per core, the cores a "TPUv2
+//          4x2" whose neighbours exchange at 1.2e11 B/s bidirectional.
+//  [cacm20] Jouppi et al., "A Domain-Specific Supercomputer for Training Deep Neural
+//          Networks" (CACM 2020), TPUv2: 2 TensorCores per chip, one 128x128 MXU per core,
+//          700 MHz, 16 GiB of HBM at 700 GB/s per chip, 4 ICI links, 256-chip 2D-torus pods.
 
 // VMEM feeds the MXU and VPU at about 22x the HBM bandwidth [book, "How to Think About
 // TPUs": VMEM bandwidth vs HBM], so a kernel working from VMEM needs an intensity of only
@@ -63,6 +69,32 @@ TpuChipSpec Finish(TpuChipSpec spec) {
 
 std::vector<TpuChipSpec> MakeTable() {
   std::vector<TpuChipSpec> table;
+  // v2 [book9; cacm20; cloud/v2]. One row is one TensorCore, not a chip: on v2 (as on v3)
+  // JAX lists each core as its own device (a v2-8 board of 4 chips is 8 devices), and the
+  // book profiles "8 TPUv2 cores" as a "TPUv2 4x2". So make_pod("v2", {4, 2}) is a v2-8 whose
+  // 8 devices are JAX's. The peak is the book's 23e12 per core (cacm20: 46e12 per chip of 2
+  // cores); one 128x128 MXU per core gives the derived clock 0.70 GHz, cacm20's 700 MHz. HBM
+  // per core: half of the chip's 16 GiB and 700 GB/s [cacm20]. ICI: the book's 1.2e11 B/s
+  // bidirectional between neighbouring cores, 6e10 one-way per link, 4 links of a 2D torus
+  // [cacm20]. A slice is a 2D grid of cores, every neighbour pair one such link (the two
+  // cores of a chip really share the chip rather than an ICI link: a model simplification,
+  // as the book's "one hop" of the 4x2); the full pod's 16x16 chips are 32x16 cores. v2 has
+  // no int8 MXU mode: int8_ops is the bf16 rate. VMEM: no published v2 figure; v3's 16 MiB
+  // per core (a model assumption).
+  table.push_back(Finish({.generation = "v2",
+                          .device_kind = "TPU v2",
+                          .bf16_flops = 23e12,
+                          .int8_ops = 23e12,
+                          .tensor_cores = 1,
+                          .mxus_per_core = 1,
+                          .mxu_dim = 128,
+                          .hbm_bytes = 8 * kGiB,
+                          .hbm_bandwidth = 3.5e11,
+                          .vmem_bytes = 16 * kMiB,
+                          .ici_link_bandwidth = 6e10,
+                          .ici_links = 4,
+                          .torus_rank = 2,
+                          .full_pod = {32, 16}}));
   // v3 [book chip table; cloud/v3: 2 TensorCores x 2 MXUs of 128x128]. Derived clock
   // 1.07 GHz (the book's peak 1.4e14 is above Cloud's 123 TFLOP/s; the book's numbers win).
   table.push_back(Finish({.generation = "v3",

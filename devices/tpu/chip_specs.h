@@ -1,5 +1,6 @@
 // The table of TPU chip generations a simulated chip or a TPU compile target can be: one
-// TpuChipSpec per generation (v3, v4, v5e, v5p, v6e, v7), every constant with its public
+// TpuChipSpec per generation (v2, v3, v4, v5e, v5p, v6e, v7; v2 per TensorCore, as
+// JAX lists v2 cores as devices; the others per chip), every constant with its public
 // source (../shared/TPU.md: the scaling book "How to Scale Your Model", the Cloud TPU pages).
 // Clocks are derived from peak = cores x MXUs x R x C x 2 x f where no clock is published.
 //
@@ -16,14 +17,14 @@
 
 namespace jx::tpu {
 
-// The spec of `generation` ("v3", "v4", "v5e", "v5p", "v6e", "v7"). Throws jx::ValueError
+// The spec of `generation` ("v2", "v3", "v4", "v5e", "v5p", "v6e", "v7"). Throws jx::ValueError
 // naming the generation and listing the known ones when it is unknown.
 const TpuChipSpec& ChipSpec(std::string_view generation);
 
 // Every generation in the table, oldest first.
 const std::vector<TpuChipSpec>& AllChipSpecs();
 
-// The known generation names, oldest first ("v3", ..., "v7").
+// The known generation names, oldest first ("v2", ..., "v7").
 std::vector<std::string> KnownGenerations();
 
 }  // namespace jx::tpu

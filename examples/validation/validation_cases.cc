@@ -11,9 +11,6 @@
 #include <vector>
 
 #include <jx/jx.h>
-#include <jx/compiler/backend/tpu/tpu_chip_spec.h>
-#include <jx/compiler/backend/tpu/tpu_cost_model.h>
-#include <jx/compiler/hlo/hlo_parser.h>
 #include <jx/devices/interconnect/collective_cost.h>
 #include <jx/devices/interconnect/torus.h>
 #include <jx/devices/tpu/chip_specs.h>
@@ -22,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "profiled_layer.h"
 
 namespace jx::validation {
 namespace {
@@ -65,63 +63,6 @@ double PodAllGatherSeconds(int64_t e, int64_t f) {
   double seconds = 0;
   for (const tpu::ChipStepReport& chip : pod.last_step().chips) seconds = std::max(seconds, chip.communication_seconds);
   return seconds;
-}
-
-// ---- the book's TPU v2 core ([book9]) -----------------------------------------------------------
-
-// jx's chip table starts at v3; the profiling chapter's Colab ran on TPU v2, whose 8 cores
-// each are a JAX device. The book's numbers: 23e12 bf16 FLOP/s per core, 1.2e11 B/s
-// bidirectional ICI. One MXU of 128x128 per core (so the derived clock is 0.70 GHz, v2's),
-// 8 GiB and half of the chip's 700 GB/s of HBM per core, VMEM as v3's; the fixed costs are
-// jx's 2D-generation constants (chip_specs.cc).
-tpu::TpuChipSpec BookV2Core() {
-  const tpu::TpuChipSpec& v3 = tpu::ChipSpec("v3");
-  tpu::TpuChipSpec spec = v3;
-  spec.generation = "v2 core (scaling book)";
-  spec.device_kind = "TPU v2";
-  spec.bf16_flops = 23e12;
-  spec.int8_ops = 23e12;
-  spec.tensor_cores = 1;
-  spec.mxus_per_core = 1;
-  spec.mxu_dim = 128;
-  spec.clock_hz = spec.bf16_flops / (2.0 * 128 * 128);
-  spec.hbm_bytes = int64_t{8} << 30;
-  spec.hbm_bandwidth = 3.5e11;
-  spec.vmem_bandwidth = v3.vmem_bandwidth / v3.hbm_bandwidth * spec.hbm_bandwidth;
-  spec.ici_link_bandwidth = 6e10;  // 1.2e11 bidirectional
-  return spec;
-}
-
-double MatmulOnChipSeconds(const std::string& hlo_text, const tpu::TpuChipSpec& spec) {
-  std::unique_ptr<hlo::HloModule> module = hlo::ParseHloModule(hlo_text).value();
-  return tpu::AnalyzeTpuCost(*module, spec).value().predicted_seconds;
-}
-
-double BookV2UpProjectionSeconds() {
-  // The per-core view of X[32,1024,8192] (batch 4-way) @ W_in[8192,32768] (columns 2-way).
-  constexpr char kUpProjection[] = R"(HloModule up_projection
-ENTRY %main (x: bf16[8,1024,8192], w: bf16[8192,16384]) -> bf16[8,1024,16384] {
-  %x = bf16[8,1024,8192] parameter(0)
-  %w = bf16[8192,16384] parameter(1)
-  ROOT %dot = bf16[8,1024,16384] dot(%x, %w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
-}
-)";
-  return MatmulOnChipSeconds(kUpProjection, BookV2Core());
-}
-
-double BookV2ReduceScatterSeconds() {
-  // 8 cores as a 4x2 grid without wraparound; the model axis pairs neighbours along axis 1.
-  const tpu::TpuChipSpec spec = BookV2Core();
-  const ici::Torus torus({4, 2}, {false, false},
-                         ici::LinkParams{.bandwidth = spec.ici_link_bandwidth,
-                                         .hop_latency_s = spec.ici_hop_latency_s,
-                                         .fixed_s = spec.ici_collective_fixed_s,
-                                         .efficiency = spec.ici_efficiency},
-                         "v2 (scaling book)");
-  const int64_t shard_bytes = kBf16 * 8 * 1024 * 8192;  // bf16[8,1024,8192]: 134 MB
-  return ici::CostCollective(torus, CollectiveKind::kReduceScatter,
-                             TorusGroups({4, 2}, {"data", "model"}, {"model"}), shard_bytes)
-      .seconds;
 }
 
 // ---- the sharded matmul of [book10] --------------------------------------------------------------
@@ -319,27 +260,8 @@ std::vector<Case> MakeCases() {
               "real ppermutes), which the profiled 8 us of the v5e quiz supports",
       .predict = [=] { return CollectiveSeconds("v4", v4_cube, xyz, {"X"}, CollectiveKind::kAllGather, kBf16 * 128); }});
 
-  // (c) The profiled Transformer layer (TPU v2, 8 cores).
-  cases.push_back(Case{
-      .id = "book9.ffw_up_projection",
-      .what = "bf16[8,1024,8192] @ bf16[8192,16384] on one TPU v2 core (4 DP x 2 MP FFW)",
-      .source = "[book9] profile",
-      .published = 96 * kMs,
-      .unit = "ms",
-      .ratio_lo = 0.95,
-      .ratio_hi = 1.05,
-      .note = "compute-bound: 2.2e12 FLOPs on one 128x128 MXU at 0.70 GHz; v2's spec from the book",
-      .predict = [] { return BookV2UpProjectionSeconds(); }});
-  cases.push_back(Case{
-      .id = "book9.reduce_scatter",
-      .what = "ReduceScatter of bf16[8,1024,8192] (134 MB) over the 2-way model axis, TPU v2",
-      .source = "[book9] profile",
-      .published = 1.13 * kMs,
-      .unit = "ms",
-      .ratio_lo = 0.9,
-      .ratio_hi = 1.1,
-      .note = "one hop of 67 MB each way at eta*W, W = 6e10 (the book's 1.2e11 bidirectional)",
-      .predict = [] { return BookV2ReduceScatterSeconds(); }});
+  // (c) The profiled Transformer layer (TPU v2, 8 cores): profiled_layer.cc.
+  for (Case& c : ProfiledLayerCases()) cases.push_back(std::move(c));
 
   // (b) The sharded matmul of the collective-matmul example (int32 operands).
   cases.push_back(Case{

@@ -19,7 +19,8 @@
 //      bound, "roughly 2 us" (2 hops).
 //  [book9] Part 9 "How to Profile TPU Programs" (jax-ml.github.io/scaling-book/profiling),
 //    "Looking at a real(ish) example profile": a Transformer on 8 TPU v2 cores (Colab), 4-way
-//    data x 2-way model parallel, bf16, X[32, 1024, 8192] @ W_in[8192, 32768]:
+//    data x 2-way model parallel, bf16, X[32, 1024, 8192] @ W_in[8192, 32768] (the layer in
+//    jx, jitted and planned on a simulated v2-8: profiled_layer.h):
 //    * the per-core up-projection bf16[8,1024,8192] @ bf16[8192,16384]: estimate 95.6 ms at
 //      23e12 FLOP/s per core, measured 96 ms;
 //    * the ReduceScatter over the 2-way model axis of a 134 MB shard (bf16[8,1024,8192]):
@@ -39,9 +40,6 @@
 //  [palm] Chowdhery et al., "PaLM: Scaling Language Modeling with Pathways" (2022), Table 3:
 //    PaLM 540B (118 layers, d_model 18432, 48 heads, d_ff 73728, seq 2048, batch 2048
 //    sequences) on 6144 TPU v4 chips (two 3072-chip pods over DCN): 46.2% MFU (57.8% HFU).
-//
-// Where the chip is not in jx's table (TPU v2), the case builds the spec from the book's own
-// numbers and says so.
 //
 //   for (const jx::validation::Case& c : jx::validation::Cases()) {
 //     const double predicted = c.predict();

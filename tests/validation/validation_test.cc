@@ -2,6 +2,7 @@
 // each number, its configuration and its source): every fast case's prediction lies in the
 // corridor the case claims, so the README's table is what the model computes today.
 #include "validation_cases.h"
+#include "profiled_layer.h"
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,69 @@ TEST(ValidationRealRunTest, EightChipAllGatherChargesTheInterconnectModel) {
   // 3 hops of 1 MiB at eta * W on a line of 4 (no wraparound below 16 on v5e), plus t0.
   const double by_hand = 3.0 * (1 << 20) / (0.964 * 4.5e10) + 2.29e-6;  // latency (3 us) < bandwidth
   EXPECT_NEAR(model / by_hand, 1.0, 0.05) << model;
+}
+
+// The scaling book's profiled layer (Part 9) planned on a v2-8: the rows are the plan's per-op
+// times, and those are what the chips' peak and the interconnect give by hand.
+TEST(ValidationProfiledLayerTest, RowsAreThePlansPerOpTimes) {
+  const tpu::Pod pod = tpu::make_pod("v2", {4, 2});
+  const BookFfwProfile profile = PlanBookFfw(pod);
+  EXPECT_EQ(profile.num_reduce_scatters, 1);
+  EXPECT_EQ(profile.num_other_collectives, 0) << profile.plan.ToString();
+  EXPECT_EQ(profile.reduce_scatter_bytes, 2 * 8 * 1024 * 4096);  // per chip: bf16[8,1024,4096]
+  for (const Case& c : Cases()) {
+    if (c.id == "book9.ffw_up_projection") EXPECT_DOUBLE_EQ(c.predict(), profile.up_projection_seconds);
+    if (c.id == "book9.reduce_scatter") EXPECT_DOUBLE_EQ(c.predict(), profile.reduce_scatter_seconds);
+  }
+  // Each projection: 2 * 8 * 1024 * 8192 * 16384 FLOPs at the book's 23e12 per core (95.6 ms),
+  // compute-bound; the MXU's weight-tile fill/drain and the VMEM grid steps add under 2%.
+  const double at_peak = 2.0 * 8 * 1024 * 8192 * 16384 / 23e12;
+  for (const double seconds : {profile.up_projection_seconds, profile.down_projection_seconds}) {
+    EXPECT_GE(seconds / at_peak, 1.0) << profile.plan.ToString();
+    EXPECT_LT(seconds / at_peak, 1.02) << profile.plan.ToString();
+  }
+  // The reduce-scatter on the 2-way line: one hop of half the 134 MB at eta * W, plus t0.
+  const tpu::TpuChipSpec& v2 = tpu::ChipSpec("v2");
+  const double by_hand = (2.0 * 8 * 1024 * 8192 / 2) / (v2.ici_efficiency * v2.ici_link_bandwidth) +
+                         v2.ici_collective_fixed_s;
+  EXPECT_NEAR(profile.reduce_scatter_seconds / by_hand, 1.0, 0.02);
+  // The step is the two projections then the reduce-scatter: it has nothing to overlap.
+  EXPECT_NEAR(profile.plan.step.wall_seconds /
+                  (profile.up_projection_seconds + profile.down_projection_seconds + profile.reduce_scatter_seconds),
+              1.0, 0.01)
+      << profile.plan.ToString();
+  EXPECT_TRUE(profile.plan.fits()) << profile.plan.ToString();
+}
+
+// The same layer at small sizes run with data on a v2-8: the chips' step is the dry run's
+// plan, and the sharded result is the layer's value.
+TEST(ValidationProfiledLayerTest, DryRunEqualsARealRunOnSmallShapes) {
+  namespace jnp = jx::numpy;
+  const BookFfwConfig small{.batch = 8, .seq = 64, .d_model = 256, .d_ff = 512};
+  const tpu::Pod pod = tpu::make_pod("v2", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const tpu::PodPlan plan = CompileBookFfw(mesh, small).plan();
+
+  const Array x = jx::random::normal(jx::random::key(0), {small.batch, small.seq, small.d_model}, bfloat16);
+  const Array w_in = jx::random::normal(jx::random::key(1), {small.d_model, small.d_ff}, bfloat16);
+  const Array w_out = jx::random::normal(jx::random::key(2), {small.d_ff, small.d_model}, bfloat16);
+  auto ffw = jit([](const Array& x, const Array& w_in, const Array& w_out) { return BookFfw(x, w_in, w_out); },
+                 in_shardings{NamedSharding(mesh, P("data", none, none)), NamedSharding(mesh, P(none, "model")),
+                              NamedSharding(mesh, P("model", none))},
+                 out_shardings{NamedSharding(mesh, P("data", none, "model"))});
+  const Array out = ffw(x, w_in, w_out);
+  const tpu::StepReport run = pod.last_step();
+  EXPECT_NEAR(run.wall_seconds / plan.step.wall_seconds, 1.0, 1e-9) << run.ToString() << plan.ToString();
+  ASSERT_EQ(run.collectives.size(), plan.step.collectives.size());
+  EXPECT_EQ(run.collectives[0].kind, "reduce-scatter");
+
+  // The chips multiply bf16 with f32 accumulation and round each projection to bf16; the
+  // reference does the same on the host, so they differ by the rounding of the two partial
+  // sums the reduce-scatter adds (a few bf16 ulps of the result's scale).
+  const Array tmp = jnp::einsum("btd,df->btf", x.astype(float32), w_in.astype(float32)).astype(bfloat16);
+  const Array expected = jnp::einsum("btf,fd->btd", tmp.astype(float32), w_out.astype(float32));
+  const double scale = jnp::max(jnp::abs(expected)).item<float>();
+  EXPECT_TRUE(jnp::allclose(out.astype(float32), expected, /*rtol=*/0, /*atol=*/4 * scale / 256)) << scale;
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kGiB = int64_t{1} << 30;
 
 TEST(ChipSpecsTest, EveryGenerationOfTpuMdIsPresent) {
-  EXPECT_THAT(KnownGenerations(), ElementsAre("v3", "v4", "v5e", "v5p", "v6e", "v7"));
+  EXPECT_THAT(KnownGenerations(), ElementsAre("v2", "v3", "v4", "v5e", "v5p", "v6e", "v7"));
 }
 
 // TPU.md's chip table, row by row (peak, HBM, cores x MXUs x size, VMEM, ICI).
@@ -38,6 +38,9 @@ struct Row {
 
 TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
   const std::vector<Row> rows = {
+      // v2 per TensorCore (each core a JAX device): the scaling book's 23e12 and 1.2e11 B/s
+      // bidirectional ICI, half of a chip's 16 GiB and 700 GB/s of HBM.
+      {"v2", 23e12, 23e12, 8 * kGiB, 3.5e11, 1, 1, 128, 16 * kMiB, 6e10, 4, 2, {32, 16}},
       {"v3", 1.4e14, 1.4e14, 32 * kGiB, 9.0e11, 2, 2, 128, 16 * kMiB, 1e11, 4, 2, {32, 32}},
       {"v4", 2.75e14, 2.75e14, 32 * kGiB, 1.2e12, 2, 4, 128, 16 * kMiB, 4.5e10, 6, 3, {16, 16, 16}},
       {"v5e", 1.97e14, 3.94e14, 16'000'000'000, 8.2e11, 1, 4, 128, 128 * kMiB, 4.5e10, 4, 2, {16, 16}},
@@ -93,6 +96,8 @@ TEST(ChipSpecsTest, ClockIsDerivedFromThePeak) {
   // The scaling book: v5e's MXUs run at about 1.5 GHz; v4 at 1.05 GHz.
   EXPECT_NEAR(ChipSpec("v5e").clock_hz, 1.5e9, 0.01e9);
   EXPECT_NEAR(ChipSpec("v4").clock_hz, 1.05e9, 0.01e9);
+  // TPU v2 ran at 700 MHz (Jouppi et al., CACM 2020): the book's 23e12 per core on one MXU.
+  EXPECT_NEAR(ChipSpec("v2").clock_hz, 0.70e9, 0.01e9);
   // The v5e VPU: 8 x 128 lanes at 1.5 GHz, 1.54e12 f32 ops/s.
   EXPECT_NEAR(ChipSpec("v5e").vpu_flops(), 1024 * 1.503e9, 0.01e12);
 }
@@ -109,7 +114,7 @@ TEST(ChipSpecsTest, UnknownGenerationListsTheKnownOnes) {
     FAIL() << "no error";
   } catch (const ValueError& e) {
     EXPECT_THAT(e.what(), HasSubstr("\"v9\""));
-    EXPECT_THAT(e.what(), HasSubstr("v3, v4, v5e, v5p, v6e, v7"));
+    EXPECT_THAT(e.what(), HasSubstr("v2, v3, v4, v5e, v5p, v6e, v7"));
   }
   EXPECT_EQ(ChipSpec("v4").generation, "v4");  // the table still works after the error
 }

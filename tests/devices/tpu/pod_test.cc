@@ -13,6 +13,7 @@
 
 #include "jx/core/errors.h"
 #include "jx/devices/device_put.h"
+#include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/tpu_client.h"
 
 namespace jx::tpu {
@@ -53,6 +54,18 @@ TEST(PodTest, A3DCubeOfV4Chips) {
   EXPECT_THAT(cube.coords(cube.devices()[63]), ElementsAre(3, 3, 3));
   EXPECT_THAT(cube.coords(cube.devices()[17]), ElementsAre(1, 0, 1));
   EXPECT_EQ(cube.spec().torus_rank, 3);
+}
+
+// A Colab TPU v2-8 as JAX sees it: 8 devices, one per TensorCore, which the scaling book's
+// profiling chapter arranges as a 4x2 grid (no wraparound: a ring needs the full pod's side).
+TEST(PodTest, AV2EightIsEightCoreDevices) {
+  Pod pod = make_pod("v2", {4, 2});
+  ASSERT_EQ(pod.devices().size(), 8u);
+  EXPECT_EQ(pod.devices()[0]->device_kind(), "TPU v2");
+  EXPECT_EQ(pod.devices()[7]->memory_stats().bytes_limit, int64_t{8} << 30);
+  EXPECT_FALSE(pod.torus().wraps(0));
+  EXPECT_FALSE(pod.torus().wraps(1));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v2", {64, 2}); }), HasSubstr("full v2 pod 32x16 (512 chips)"));
 }
 
 TEST(PodTest, ShapesAreCheckedAgainstTheGeneration) {
