@@ -2,6 +2,8 @@
 // FFW block of Part 9's "real(ish) example profile", jitted with its shardings on a simulated
 // TPU v2-8 (8 TensorCores, each a JAX device, as a 4 data x 2 model mesh) and planned by the
 // SPMD partitioner and the pod's cost model. The validation rows read the plan's per-op times.
+// The whole layer (the chapter's head-sharded attention, then the FFW) is planned too
+// (PlanBookLayer); the chapter publishes no time for its attention or for the layer.
 //
 // What the chapter prints of the layer (its Colab's code is not in the text):
 //   X: bf16[32, 1024, 8192] (batch, seq, d_model), sharded 4-way over batch ('data');
