@@ -1,5 +1,6 @@
 #include "profiled_layer.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +45,40 @@ double PlannedSeconds(const tpu::PodPlan& plan, const InstructionCost& compiled)
 Array BookFfw(const Array& x, const Array& w_in, const Array& w_out) {
   const Array tmp = jnp::einsum("btd,df->btf", x, w_in);  // the up-projection
   return jnp::einsum("btf,fd->btd", tmp, w_out);          // the down-projection
+}
+
+Array BookAttention(const Array& x, const Array& w_q, const Array& w_k, const Array& w_v, const Array& w_o) {
+  const Array q = jnp::einsum("btd,dnh->btnh", x, w_q);
+  const Array k = jnp::einsum("bsd,dnh->bsnh", x, w_k);
+  const Array v = jnp::einsum("bsd,dnh->bsnh", x, w_v);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[3]));
+  const Array logits = jnp::einsum("btnh,bsnh->bnts", q, k).astype(float32) * scale;
+  const Array probs = nn::softmax(logits, -1).astype(x.dtype());
+  const Array o = jnp::einsum("bnts,bsnh->btnh", probs, v);
+  return jnp::einsum("btnh,nhd->btd", o, w_o);
+}
+
+tpu::PodPlan PlanBookLayer(const tpu::Pod& pod, const BookLayerConfig& cfg) {
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const NamedSharding x_sharding(mesh, P("data", none, none)), heads_in(mesh, P(none, "model", none)),
+      heads_out(mesh, P("model", none, none)), w_in_sharding(mesh, P(none, "model")),
+      w_out_sharding(mesh, P("model", none)), out_sharding(mesh, P("data", none, "model"));
+  auto layer = jit(
+      [](const Array& x, const Array& w_q, const Array& w_k, const Array& w_v, const Array& w_o, const Array& w_in,
+         const Array& w_out) {
+        const Array h = x + BookAttention(x, w_q, w_k, w_v, w_o);
+        return h + BookFfw(h, w_in, w_out);
+      },
+      in_shardings{x_sharding, heads_in, heads_in, heads_in, heads_out, w_in_sharding, w_out_sharding},
+      out_shardings{out_sharding});
+  const BookFfwConfig& f = cfg.ffw;
+  const ShapeDtypeStruct w_qkv = Abstract({f.d_model, cfg.heads, cfg.d_qkv}, heads_in);
+  return layer
+      .lower(Abstract({f.batch, f.seq, f.d_model}, x_sharding), w_qkv, w_qkv, w_qkv,
+             Abstract({cfg.heads, cfg.d_qkv, f.d_model}, heads_out), Abstract({f.d_model, f.d_ff}, w_in_sharding),
+             Abstract({f.d_ff, f.d_model}, w_out_sharding))
+      .compile()
+      .plan();
 }
 
 spmd::SpmdCompiled CompileBookFfw(const Mesh& mesh, const BookFfwConfig& cfg) {

@@ -2,6 +2,8 @@
 // FFW block of Part 9's "real(ish) example profile", jitted with its shardings on a simulated
 // TPU v2-8 (8 TensorCores, each a JAX device, as a 4 data x 2 model mesh) and planned by the
 // SPMD partitioner and the pod's cost model. The validation rows read the plan's per-op times.
+// The whole layer (the chapter's head-sharded attention, then the FFW) is planned too
+// (PlanBookLayer); the chapter publishes no time for its attention or for the layer.
 //
 // What the chapter prints of the layer (its Colab's code is not in the text):
 //   X: bf16[32, 1024, 8192] (batch, seq, d_model), sharded 4-way over batch ('data');
@@ -60,6 +62,22 @@ struct BookFfwProfile {
 // (the up-projection runs first); a jx::Error when the plan does not hold exactly those two
 // dots and one reduce-scatter.
 BookFfwProfile PlanBookFfw(const tpu::Pod& pod, const BookFfwConfig& cfg = {});
+
+// The chapter's attention (its Q projection W_Q: [d_model, n_heads, d_qkv] = [8192, 32, 256],
+// "Megatron sharding along the head dimension"; no time is published for it): W_Q, W_K, W_V
+// [D, N, H] and W_O [N, H, D], heads 2-way over 'model'. softmax(Q K^T / sqrt(H)) V, no mask
+// (the chapter does not say).
+struct BookLayerConfig {
+  BookFfwConfig ffw;
+  int64_t heads = 32;
+  int64_t d_qkv = 256;
+};
+Array BookAttention(const Array& x, const Array& w_q, const Array& w_k, const Array& w_v, const Array& w_o);
+
+// The layer: h = x + attention(x); out = h + ffw(h), jitted with the chapter's shardings
+// (x P('data', None, None), heads and d_ff over 'model', out P('data', None, 'model')) and
+// planned on `pod` (a v2-8) with mesh (4, 2) = ('data', 'model').
+tpu::PodPlan PlanBookLayer(const tpu::Pod& pod, const BookLayerConfig& cfg = {});
 
 // The validation rows of the chapter's profile (the up-projection, the reduce-scatter), each
 // read from one dry run of the layer on a v2-8 (planned on the first prediction).

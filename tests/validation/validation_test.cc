@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,33 @@ TEST(ValidationProfiledLayerTest, RowsAreThePlansPerOpTimes) {
               1.0, 0.01)
       << profile.plan.ToString();
   EXPECT_TRUE(profile.plan.fits()) << profile.plan.ToString();
+}
+
+// The whole layer (attention, then the FFW, with residuals) planned on a v2-8: every projection
+// is a per-core dot at the book's peak (the chapter's exercise for attention: "try to do the
+// same exercise of calculating how long these should take").
+TEST(ValidationProfiledLayerTest, WholeLayerProjectionsRunAtPeak) {
+  const tpu::Pod pod = tpu::make_pod("v2", {4, 2});
+  const tpu::PodPlan plan = PlanBookLayer(pod);
+  // Per core: Q, K, V and O are [8 * 1024, 8192] x [8192, 16 heads * 256]; W_in and W_out as above.
+  const double attention_flops = 2.0 * 8 * 1024 * 8192 * 16 * 256, ffw_flops = 2.0 * 8 * 1024 * 8192 * 16384;
+  int attention_projections = 0, ffw_projections = 0;
+  double projections = 0;
+  for (const InstructionCost& row : plan.costliest_instructions) {
+    // (a projection's fusion may count a few elementwise FLOPs beside its dot's)
+    const bool attention = std::abs(row.flops / attention_flops - 1) < 1e-3;
+    const bool ffw = std::abs(row.flops / ffw_flops - 1) < 1e-3;
+    if (!attention && !ffw) continue;
+    (attention ? attention_projections : ffw_projections) += 1;
+    projections += row.seconds;
+    const double at_peak = (attention ? attention_flops : ffw_flops) / 23e12;
+    EXPECT_GE(row.seconds / at_peak, 1.0) << row.name;
+    EXPECT_LT(row.seconds / at_peak, 1.02) << row.name;
+  }
+  EXPECT_EQ(attention_projections, 4) << plan.ToString();
+  EXPECT_EQ(ffw_projections, 2) << plan.ToString();
+  EXPECT_GT(plan.step.wall_seconds, projections);
+  EXPECT_TRUE(plan.fits()) << plan.ToString();
 }
 
 // The same layer at small sizes run with data on a v2-8: the chips' step is the dry run's
