@@ -10,6 +10,7 @@
 #include <string>
 
 #include "jx/core/errors.h"
+#include "jx/core/out_sharding.h"
 #include "jx/core/registry.h"
 #include "jx/core/sharding_rule_required.h"
 #include "jx/core/str_util.h"
@@ -22,21 +23,11 @@ namespace {
 // Every linalg operand holds a batch of matrices: its last two dims are the matrix.
 constexpr int64_t kMatrixRank = 2;
 
+// JAX's PartitionSpec text of an operand's type: P(None, 'y', None).
 std::string SpecText(const ShapedArray& a) {
-  std::string s;
-  for (int64_t d = 0; d < a.ndim(); ++d) {
-    const std::vector<std::string> none;
-    const auto& axes = d < static_cast<int64_t>(a.spec.size()) ? a.spec[static_cast<size_t>(d)] : none;
-    std::string dim = "None";
-    if (axes.size() == 1) dim = StrCat("'", axes[0], "'");
-    if (axes.size() > 1) {
-      dim.clear();
-      for (const std::string& x : axes) StrAppend(&dim, dim.empty() ? "(" : ", ", "'", x, "'");
-      dim += ")";
-    }
-    StrAppend(&s, d == 0 ? "" : ", ", dim);
-  }
-  return StrCat("P(", s, ")");
+  DimShardings spec = a.spec;
+  spec.resize(static_cast<size_t>(a.ndim()));
+  return OutShardingParam(std::move(spec)).ToString();
 }
 
 DimShardings BatchSpec(const ShapedArray& a, int64_t batch_rank) {
