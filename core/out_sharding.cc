@@ -41,7 +41,29 @@ std::vector<std::vector<std::string>> OutSharding::ForRank(std::string_view op, 
   return spec_(rank);
 }
 
-void SetOutSharding(ParamMap& params, std::string_view op, const OutSharding& out_sharding, int64_t rank) {
+namespace {
+
+// JAX's AbstractMesh repr: "AbstractMesh('x': 4, 'y': 2)".
+std::string MeshText(const MeshAxisSizes& axes) {
+  std::vector<std::string> parts;
+  for (const auto& [name, size] : axes) parts.push_back(StrCat("'", name, "': ", size));
+  return StrCat("AbstractMesh(", absl::StrJoin(parts, ", "), ")");
+}
+
+}  // namespace
+
+void OutSharding::CheckMesh(std::string_view op, absl::Span<const Array> operands) const {
+  if (!mesh_.has_value()) return;
+  std::optional<MeshAxisSizes> context = MeshAxesOfArguments(operands);
+  if (!context.has_value() && ContextMeshAxes() != nullptr) context = *ContextMeshAxes();
+  if (!context.has_value() || *context == *mesh_) return;
+  ThrowOpError<ValueError>(op, "Context mesh ", MeshText(*context), " should match the mesh of sharding ",
+                           MeshText(*mesh_), " passed to ", op, " (the operands' mesh is the context's)");
+}
+
+void SetOutSharding(ParamMap& params, std::string_view op, const OutSharding& out_sharding, int64_t rank,
+                    absl::Span<const Array> operands) {
+  out_sharding.CheckMesh(op, operands);
   if (!out_sharding.is_none()) params.Set("out_sharding", OutShardingParam::Make(out_sharding.ForRank(op, rank)));
 }
 

@@ -13,10 +13,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/types/span.h"
+#include "jx/core/abstract_mesh_context.h"
+#include "jx/core/array.h"
 #include "jx/core/none.h"
 #include "jx/core/param_map.h"
 #include "jx/core/shape.h"
@@ -63,6 +67,13 @@ class OutSharding {
       { s.spec().size() } -> std::convertible_to<int64_t>;
     }
   OutSharding(const S& sharding) : entries_(sharding.spec().size()) {
+    if constexpr (requires { sharding.mesh().axis_names(); }) {
+      MeshAxisSizes axes;
+      for (size_t i = 0; i < sharding.mesh().axis_names().size(); ++i) {
+        axes.emplace_back(sharding.mesh().axis_names()[i], sharding.mesh().axis_sizes()[i]);
+      }
+      mesh_ = std::move(axes);
+    }
     spec_ = [sharding](int64_t rank) {
       std::vector<std::vector<std::string>> out = sharding.TypeSpec(rank);
       out.resize(static_cast<size_t>(rank));
@@ -74,9 +85,15 @@ class OutSharding {
   // The result's sharding, one entry per dimension of a rank-`rank` result (empty: whole).
   // Throws ValueError naming `op` when the spec has more entries than the result has dims.
   std::vector<std::vector<std::string>> ForRank(std::string_view op, int64_t rank) const;
+  // A NamedSharding's mesh (its axis names and sizes); nullopt for a PartitionSpec or none.
+  const std::optional<MeshAxisSizes>& mesh() const { return mesh_; }
+  // JAX's check of a NamedSharding given to `op`: its mesh is the operands' (their sharded
+  // arguments' mesh, or the mesh in context while tracing), else ValueError naming both.
+  void CheckMesh(std::string_view op, absl::Span<const Array> operands) const;
 
  private:
   int64_t entries_ = 0;
+  std::optional<MeshAxisSizes> mesh_;
   std::function<std::vector<std::vector<std::string>>(int64_t)> spec_;
 };
 
@@ -96,8 +113,9 @@ class OutShardingParam final : public ParamObject {
 };
 
 // Sets params' out_sharding for a rank-`rank` result (nothing when it is none: the op prints
-// as before).
-void SetOutSharding(ParamMap& params, std::string_view op, const OutSharding& out_sharding, int64_t rank);
+// as before), after OutSharding::CheckMesh against the operands.
+void SetOutSharding(ParamMap& params, std::string_view op, const OutSharding& out_sharding, int64_t rank,
+                    absl::Span<const Array> operands = {});
 
 // The op's out_sharding param, or null when it has none (or None).
 const std::vector<std::vector<std::string>>* OutShardingOf(const ParamMap& params);

@@ -245,7 +245,7 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
     const auto n = [](const std::vector<int64_t>& v) { return static_cast<int64_t>(v.size()); };
     const int64_t rank = lhs.ndim() + rhs.ndim() - 2 * n(dimension_numbers.lhs_contracting_dims) -
                          n(dimension_numbers.lhs_batch_dims);
-    SetOutSharding(params, "dot_general", out_sharding, rank);
+    SetOutSharding(params, "dot_general", out_sharding, rank, {lhs, rhs});
   }
   return internal::BindOp1(kDotGeneral, {lhs, rhs}, params);
 }

@@ -3,6 +3,8 @@
 // pass-through factor ([i, j], [i, j])->([i, j]), so a sharded operand shards the result alike.
 // add_any, the cotangent sum grads are full of, is one of them; so are checkpoint_name's tag and
 // optimization_barrier (each operand passes through to its result).
+#include <algorithm>
+
 #include "jx/core/registry.h"
 #include "jx/lax/primitives.h"
 #include "jx/lax/sharding_rules.h"
@@ -39,6 +41,28 @@ void RegisterElementwiseSharding(Registry& r) {
       return ElementwiseShardingRule(in, out);
     };
   }
+  // bitcast_convert_type (JAX's rule): the dims both sides have pass through; the trailing dim
+  // a width change adds or consumes (f32 -> u16[..., 2], u16[..., 2] -> f32) holds one
+  // element's bytes, so it stays whole (JAX drops a consumed dim's axes; here sharding it is
+  // the rule's TypeError instead of an implicit gather).
+  r.Define(kBitcastConvertType).sharding_rule = [](InAvals in, const ParamMap&, absl::Span<const ShapedArray> out) {
+    const ShapedArray& x = *in[0];
+    ShardingRuleBuilder b;
+    TensorFactors operand, result;
+    const int64_t common = std::min(x.ndim(), out[0].ndim());
+    for (int64_t d = 0; d < common; ++d) {
+      operand.push_back({b.AddFactor(x.shape[d])});
+      result.push_back(operand.back());
+    }
+    for (TensorFactors* t : {&operand, &result}) {
+      const Shape& shape = t == &operand ? x.shape : out[0].shape;
+      if (static_cast<int64_t>(shape.size()) == common) continue;
+      t->push_back({b.AddFactor(shape.back())});
+      b.NeedReplication(t->back()[0]);
+    }
+    b.AddOperand(std::move(operand)).AddResult(std::move(result));
+    return std::move(b).Build();
+  };
   // optimization_barrier: the identity on each of its operands. Operands of one shape share
   // factors (the elementwise rule); otherwise operand i's dimensions are result i's, factor by
   // factor (one mesh axis on two operands' dims then reads as a conflict to propagation).

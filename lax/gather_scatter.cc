@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "jx/core/out_sharding.h"
 #include "jx/lax/binary_ops.h"
 #include "jx/lax/convert_ops.h"
 #include "jx/lax/kernels/copy_kernels.h"
@@ -443,8 +444,20 @@ JvpResult GatherJvp(absl::Span<const Array> primals, absl::Span<const Array> tan
 Arrays GatherTranspose(absl::Span<const Array> cts, absl::Span<const TransposeArg> args, const ParamMap& p) {
   Arrays out(2);
   if (!cts[0].defined() || !args[0].is_linear()) return out;
-  out[0] = scatter_add(Zeros(args[0].aval), args[1].value, cts[0], ScatterDnOf(GatherDn(p)),
-                       ScatterModeWriting(Mode(p)));
+  ParamMap q{{"dimension_numbers", Obj(std::make_shared<const ScatterDnParam>(ScatterDnOf(GatherDn(p))))},
+             {"mode", Obj(std::make_shared<const ModeParam>(ScatterModeWriting(Mode(p))))},
+             {"indices_are_sorted", p.GetBool("indices_are_sorted")},
+             {"unique_indices", p.GetBool("unique_indices")},
+             {"update_consts", ParamList{}},
+             {"update_jaxpr", ParamNone{}}};
+  // Explicit sharding: the cotangent is typed as the primal operand (JAX's gather transpose
+  // builds its zeros with the operand's sharding), whatever the lookups' sharding.
+  if (!args[0].aval.spec.empty()) {
+    DimShardings spec = args[0].aval.spec;
+    spec.resize(static_cast<size_t>(args[0].aval.ndim()));
+    q.Set("out_sharding", OutShardingParam::Make(std::move(spec)));
+  }
+  out[0] = Bind1(kScatterAdd, {Zeros(args[0].aval), args[1].value, cts[0]}, q);
   return out;
 }
 
@@ -638,6 +651,11 @@ BatchRule ScatterBatch(Primitive prim) {
     }
     ParamMap q = p;
     q.Set("dimension_numbers", Obj(std::make_shared<const ScatterDnParam>(b)));
+    if (const DimShardings* s = OutShardingOf(p)) {  // the batch dim (in front) whole
+      DimShardings batched = *s;
+      batched.insert(batched.begin(), std::vector<std::string>{});
+      q.Set("out_sharding", OutShardingParam::Make(std::move(batched)));
+    }
     return BatchResult{{Bind1(prim, {operand, indices, updates}, q)}, {0}};
   };
 }

@@ -88,6 +88,8 @@ void RegisterAll() {
     internal::RegisterWindowSharding(r);
     internal::RegisterConvolutionSharding(r);
     internal::RegisterGatherSharding(r);
+    internal::RegisterScatterSharding(r);
+    internal::RegisterLinalgSharding(r);
     internal::RequireLaxShardingRules();
     internal::RegisterDebugLowering(r);
     RegisterJit(r);

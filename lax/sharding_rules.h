@@ -27,6 +27,8 @@ void RegisterSortSharding(Registry& r);         // sort_sharding.cc (sort, top_k
 void RegisterWindowSharding(Registry& r);       // window_sharding.cc (reduce_window_*)
 void RegisterConvolutionSharding(Registry& r);  // convolution_sharding.cc
 void RegisterGatherSharding(Registry& r);       // gather_sharding.cc
+void RegisterLinalgSharding(Registry& r);       // linalg_sharding.cc (lax.linalg's primitives)
+void RegisterScatterSharding(Registry& r);      // scatter_sharding.cc (scatter, scatter_add/mul/min/max)
 // Every lax primitive needs a sharding rule in explicit mode (core/sharding_rule_required.h):
 // one without is JAX's "sharding rule for <op> is not implemented" TypeError.
 void RequireLaxShardingRules();                 // registration.cc

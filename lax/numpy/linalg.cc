@@ -126,6 +126,7 @@ Array matmul(const Array& a0, const Array& b0, lax::PrecisionLike precision, std
   if (b_vec) drop.push_back(nb + 1);
   OutSharding dot_sharding;
   if (!out_sharding.is_none()) {
+    out_sharding.CheckMesh("matmul", {a, b});
     // The result's sharding, moved to the dot's dim order (a squeezed vector dim: whole).
     const DimShardings result = out_sharding.ForRank("matmul", nb + 2 - static_cast<int64_t>(drop.size()));
     DimShardings dot(U(nb + 2));
@@ -413,6 +414,7 @@ Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_
       EinsumError(subscripts, "out_sharding needs a contraction (two operands or more); reshard the result instead "
                               "(jx::reshard)");
     }
+    out_sharding.CheckMesh("einsum", operands_in);
     const DimShardings spec = out_sharding.ForRank("einsum", static_cast<int64_t>(out_labels.size()));
     for (size_t i = 0; i < out_labels.size(); ++i) label_axes[out_labels[i]] = spec[i];
   }
