@@ -143,21 +143,32 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
     if (instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
   }
   VisitedSet visited(lo, hi, live_count_);
-  // Explicit DFS stack of (instruction, next operand to visit).
-  std::vector<std::pair<HloInstruction*, int64_t>> stack;
+  // Explicit DFS stack. A frame keeps what the walk needs of its instruction (the operand
+  // array and count), so finishing it does not read the instruction again: on a big program
+  // it has left the cache by the time its operands' subtrees are done.
+  struct Frame {
+    HloInstruction* instr;
+    HloInstruction* const* operands;
+    uint32_t operand_count;
+    uint32_t next;
+  };
+  std::vector<Frame> stack;
   size_t own = 0;  // instructions of this computation in order (a malformed graph may stray)
+  auto push = [&](HloInstruction* instr) {
+    own += instr->parent_ == this;
+    stack.push_back({instr, instr->operands_.data(), static_cast<uint32_t>(instr->operands_.size()), 0});
+  };
   auto visit_from = [&](HloInstruction* start) {
     if (!visited.Insert(start)) return;
-    stack.emplace_back(start, 0);
+    push(start);
     while (!stack.empty()) {
-      auto& [instr, next] = stack.back();
-      if (next < instr->operand_count()) {
-        HloInstruction* operand = instr->mutable_operand(next++);
-        if (visited.Insert(operand)) stack.emplace_back(operand, 0);
+      Frame& top = stack.back();
+      if (top.next < top.operand_count) {
+        HloInstruction* operand = top.operands[top.next++];
+        if (visited.Insert(operand)) push(operand);  // may move the stack: top is not used after
         continue;
       }
-      own += instr->parent() == this;
-      order.push_back(instr);
+      order.push_back(top.instr);
       stack.pop_back();
     }
   };

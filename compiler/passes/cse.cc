@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/status_macros.h"
@@ -39,28 +39,29 @@ bool Identical(const HloInstruction* a, const HloInstruction* b) {
   return a->operands() == b->operands() && a->IdenticalIgnoringOperands(*b);
 }
 
+// The set of distinct instructions seen so far, keyed by "identical": one open-addressing
+// table instead of a bucket vector per hash (a malloc per distinct instruction).
+struct IdenticalHash {
+  size_t operator()(const HloInstruction* instr) const { return HashInstruction(instr); }
+};
+struct IdenticalEq {
+  bool operator()(const HloInstruction* a, const HloInstruction* b) const { return a == b || Identical(a, b); }
+};
+
 }  // namespace
 
 absl::StatusOr<bool> HloCSE::RunOnComputation(HloComputation* computation) {
   // Operands come before users, so once an instruction's operands are canonical, its own
   // duplicates have exactly the same operand pointers.
   std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
-  absl::flat_hash_map<size_t, std::vector<HloInstruction*>> seen;
+  absl::flat_hash_set<HloInstruction*, IdenticalHash, IdenticalEq> seen;
+  seen.reserve(order.size());  // hashes are computed once: no rehashing
   bool changed = false;
   for (HloInstruction* instr : order) {
     if (!IsCseCandidate(instr)) continue;
-    std::vector<HloInstruction*>& bucket = seen[HashInstruction(instr)];
-    HloInstruction* equivalent = nullptr;
-    for (HloInstruction* candidate : bucket) {
-      if (Identical(candidate, instr)) {
-        equivalent = candidate;
-        break;
-      }
-    }
-    if (equivalent == nullptr) {
-      bucket.push_back(instr);
-      continue;
-    }
+    auto [it, inserted] = seen.insert(instr);
+    if (inserted) continue;
+    HloInstruction* equivalent = *it;
     // instr's operands are shared with `equivalent`, so only instr itself goes away.
     HLO_RETURN_IF_ERROR(instr->ReplaceAllUsesWith(equivalent));
     HLO_RETURN_IF_ERROR(computation->RemoveInstruction(instr));

@@ -172,6 +172,72 @@ TEST(HloModuleTest, ComputationPostOrderAfterEdits) {
   EXPECT_EQ((*module)->MakeComputationPostOrder(), ReferencePostOrder(**module));
 }
 
+TEST(HloModuleTest, KeptComputationPostOrderFollowsEveryCallGraphEdit) {
+  // MakeComputationPostOrder keeps its answer between calls; each edit below changes the
+  // order, and the next call must see it.
+  auto module = ParseHloModule(ManyFusionsText(6));
+  ASSERT_TRUE(module.ok()) << module.status();
+  HloModule& m = **module;
+  auto names = [&] { return Names(m.MakeComputationPostOrder()); };
+  ASSERT_THAT(names(), ElementsAre("add", "max", "fused.2", "fused.5", "fused.4", "fused.3",
+                                   "fused.1", "fused.0", "main"));
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));  // kept: same answer
+
+  // An operand swap inside %fused.2 (it calls %add and %max) puts %max first.
+  HloComputation* fused2 = m.GetComputationWithName("fused.2");
+  HloInstruction* root2 = fused2->root_instruction();
+  HloInstruction* add_r2 = fused2->GetInstructionWithName("add.r2");
+  HloInstruction* max_r2 = fused2->GetInstructionWithName("max.r2");
+  ASSERT_TRUE(root2->ReplaceOperandWith(0, max_r2).ok());
+  ASSERT_TRUE(root2->ReplaceOperandWith(1, add_r2).ok());
+  EXPECT_EQ(names()[0], "max");
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+
+  // A new computation nothing calls comes first (uncalled ones come in creation order).
+  HloBuilder b(&m, "spare");
+  HloInstruction* x = b.Parameter(0, ShapeUtil::MakeScalarShape(F32), "x").value();
+  HloInstruction* y = b.Parameter(1, ShapeUtil::MakeScalarShape(F32), "y").value();
+  HloComputation* spare = b.Build(b.Binary(HloOpcode::kMultiply, x, y).value()).value();
+  EXPECT_EQ(names()[0], "spare");
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+
+  // A reduce retargeted at it: %spare is now called, so it moves before its caller.
+  HloComputation* fused1 = m.GetComputationWithName("fused.1");
+  fused1->root_instruction()->set_to_apply(spare);
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+  EXPECT_NE(names()[0], "spare");
+
+  // A fusion retargeted at a copy of its computation (ReplaceCalledComputation).
+  HloComputation* fused3 = m.GetComputationWithName("fused.3");
+  HloBuilder copy(&m, "fused.3.copy");
+  HloInstruction* q = copy.Parameter(0, ShapeUtil::MakeShape(F32, {4}), "q.copy").value();
+  HloInstruction* z = copy.Constant(Literal::CreateScalar(F32, 0)).value();
+  HloComputation* fused3_copy = copy.Build(copy.Reduce(q, z, {0}, spare).value()).value();
+  HloInstruction* f3 = m.entry_computation()->GetInstructionWithName("f.3");
+  f3->ReplaceCalledComputation(fused3, fused3_copy);
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+
+  // The old computation removed.
+  ASSERT_TRUE(m.RemoveComputation(fused3).ok());
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+
+  // A clone starts from the original's order.
+  auto clone = m.Clone();
+  ASSERT_TRUE(clone.ok()) << clone.status();
+  EXPECT_EQ(Names((*clone)->MakeComputationPostOrder()), names());
+
+  // A fusion removed from the entry: its computation is then uncalled, so it comes first
+  // (after %add, which it calls), then it is removed too.
+  HloInstruction* f5 = m.entry_computation()->GetInstructionWithName("f.5");
+  ASSERT_TRUE(m.entry_computation()->RemoveInstruction(f5).ok());
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+  EXPECT_THAT(names(), ::testing::ElementsAreArray({"add", "fused.5", "max", "fused.2", "fused.4",
+                                                     "spare", "fused.3.copy", "fused.1", "fused.0", "main"}));
+  ASSERT_TRUE(m.RemoveComputation(m.GetComputationWithName("fused.5")).ok());
+  EXPECT_EQ(names(), Names(ReferencePostOrder(m)));
+  EXPECT_EQ(names().size(), 9u);
+}
+
 TEST(HloModuleTest, AddComputationTakesTheFirstFreeSuffix) {
   HloModule module("m");
   std::vector<HloComputation*> added;
