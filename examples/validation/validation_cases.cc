@@ -285,12 +285,13 @@ std::vector<Case> MakeCases() {
       .ratio_lo = 0.55,
       .ratio_hi = 0.70,
       .gap = true,
-      .note = "the partitioner's collective-matmul candidate by XLA's formula, max(Tc, Tm*m) + 2 Tm*m/N. "
-              "The partitioner prices the int32 dot at the TPU cost model's rate for it (10 int8 passes: Tc = "
-              "109 us; it took the bf16 rate before, 22 us, and the loop looked bound by its ppermutes), so "
-              "XLA's condition now picks the loop: 153 us < 184 us for all-gather then matmul, as the chip's "
-              "244 us < 311 us. What is left of the gap is the int32 dot's own rate (the unsharded-contraction "
-              "row: 110 us where the chip took 224 us)",
+      .note = "the partitioner's collective-matmul candidate priced by the cost model that times the emitted "
+              "loop (each step's rhs slice, partial dot and index kernels at their rooflines, the ring shifts "
+              "chained beside them: 142 us, the simulated run of the loop 143 us; XLA's formula said 153 us). "
+              "The int32 dot runs at the TPU cost model's rate for it (10 int8 passes: 28 us a step), so the "
+              "loop is picked: 142 us < 184 us for all-gather then matmul, as the chip's 244 us < 311 us. "
+              "What is left of the gap is the int32 dot's own rate (the unsharded-contraction row: 110 us "
+              "where the chip took 224 us)",
       .predict = [] { return CollectiveMatmulCandidateSeconds(); }});
   cases.push_back(Case{
       .id = "book10.unsharded_contraction",

@@ -75,6 +75,32 @@ std::vector<Array> RunSteps(int64_t count, const StepAt& step_at, const Run& run
   return state;
 }
 
+// Step s of the gather loop (AllGatherMatmul).
+GatherStep GatherStepAt(const GatherLoop& loop, int64_t s) {
+  const int64_t rounds = ShiftRounds(loop);
+  auto backward = [&](int64_t t) { return loop.bidirectional && 2 * t < loop.steps; };
+  return GatherStep{.first = s == 0,
+                    .shift_forward = s < rounds,
+                    .shift_backward = s < rounds && backward(s + 1),
+                    .backward_dot = s > 0 && backward(s)};
+}
+
+ScatterStep ScatterStepAt(int64_t s) { return ScatterStep{.first = s == 0}; }
+
+// Whether each of `count` steps falls in a run of two or more equal steps (RunSteps rolls
+// those into one loop).
+template <typename StepAt>
+std::vector<bool> Rolled(int64_t count, const StepAt& step_at) {
+  std::vector<bool> rolled(static_cast<size_t>(count), false);
+  for (int64_t s = 0; s < count;) {
+    int64_t end = s + 1;
+    while (end < count && step_at(end) == step_at(s)) ++end;
+    for (int64_t t = s; t < end; ++t) rolled[static_cast<size_t>(t)] = end - s > 1;
+    s = end;
+  }
+  return rolled;
+}
+
 void CheckOperands(std::string_view what, size_t num_operands, size_t num_dims) {
   if (num_operands != 2 || num_dims != 2) {
     throw InternalError(StrCat(what, ": a dot_general has 2 operands; got ", num_operands, " operands and ", num_dims,
@@ -92,18 +118,58 @@ CollectiveMatmulMode CollectiveMatmulModeFromEnv() {
   throw ValueError(StrCat("JX_COLLECTIVE_MATMUL='", v, "': expected auto, on or off"));
 }
 
-double CollectiveMatmulCost::loop_seconds() const {
+double CollectiveMatmulCost::xla_loop_seconds() const {
   return std::max(compute_seconds, loop_permute_seconds) +
          2 * loop_permute_seconds / static_cast<double>(std::max<int64_t>(steps, 1));
 }
 
+double CollectiveMatmulCost::scheduled_seconds() const {
+  auto at = [](const std::vector<double>& v, size_t s) { return s < v.size() ? v[s] : 0.0; };
+  double chip = 0;     // when the chip's kernels so far end
+  double arrived = 0;  // gather: when the block step s multiplies arrives
+  for (size_t s = 0; s < before_seconds.size(); ++s) {
+    chip += at(before_seconds, s);
+    if (chained_shifts) {
+      // Step s's shift forwards what arrived for it; its partial dots wait for that too.
+      chip = std::max(chip, arrived) + at(after_seconds, s);
+      arrived += at(shift_seconds, s);
+    } else {
+      // Step s's shift sends the sum step s-1 ended with (`arrived` here: when that sum was
+      // done); its addition waits for the shift.
+      const double shifted = s > 0 ? arrived + at(shift_seconds, s) : 0;
+      chip = std::max(chip, shifted) + at(after_seconds, s);
+      arrived = chip;
+    }
+  }
+  return chip;
+}
+
+double CollectiveMatmulCost::total_kernel_seconds() const {
+  double total = 0;
+  for (double s : before_seconds) total += s;
+  for (double s : after_seconds) total += s;
+  return total;
+}
+
+double CollectiveMatmulCost::total_shift_seconds() const {
+  double total = 0;
+  for (double s : shift_seconds) total += s;
+  return total;
+}
+
 std::string CollectiveMatmulCost::ToString() const {
   return absl::StrFormat("max(Tc %.3g s, Tm*m %.3g s) + 2*Tm*m/%d = %.3g s %s Tc + Tm %.3g s (Tm %.3g s, m %.2f)",
-                         compute_seconds, loop_permute_seconds, steps, loop_seconds(), pays() ? "<" : ">=",
+                         compute_seconds, loop_permute_seconds, steps, xla_loop_seconds(), xla_pays() ? "<" : ">=",
                          plain_seconds(), one_shot_seconds, multiplier());
 }
 
 int64_t ShiftRounds(const GatherLoop& loop) { return loop.bidirectional ? loop.steps / 2 : loop.steps - 1; }
+
+std::vector<bool> RolledSteps(const GatherLoop& loop) {
+  return Rolled(ShiftRounds(loop) + 1, [&](int64_t s) { return GatherStepAt(loop, s); });
+}
+
+std::vector<bool> RolledSteps(const ScatterLoop& loop) { return Rolled(loop.steps, ScatterStepAt); }
 
 Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, const DotFn& dot,
                       const std::vector<int64_t>& result_shape, DType result_dtype) {
@@ -114,7 +180,6 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
   // (i+s) mod n; receiving from i-1 (backward), that of position (i-s) mod n.
   const auto from_next = RingShift(n, -1), from_prev = RingShift(n, 1);
   const int64_t rounds = ShiftRounds(loop);
-  auto backward = [&](int64_t s) { return loop.bidirectional && 2 * s < n; };
   std::vector<size_t> looped;  // the operands that travel
   for (size_t k = 0; k < operands.size(); ++k) {
     if (loop.looped[k]) looped.push_back(k);
@@ -139,12 +204,7 @@ Array AllGatherMatmul(const GatherLoop& loop, absl::Span<const Array> operands, 
   // Step s: the dots of the shards held (forward, and backward from the second on) while the
   // next step's shards move (they are independent, so the shifts overlap the dots). The
   // state: the forward shards, the backward ones, then the result (from step 1 on).
-  auto step_at = [&](int64_t s) {
-    return GatherStep{.first = s == 0,
-                      .shift_forward = s < rounds,
-                      .shift_backward = s < rounds && backward(s + 1),
-                      .backward_dot = s > 0 && backward(s)};
-  };
+  auto step_at = [&](int64_t s) { return GatherStepAt(loop, s); };
   auto run = [&](const GatherStep& step, const Array& s, const std::vector<Array>& state) {
     Arrays fwd(operands.begin(), operands.end()), bwd = fwd;
     for (size_t i = 0; i < m; ++i) {
@@ -207,7 +267,7 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
     return next;
   };
   const std::vector<Array> acc =
-      RunSteps<ScatterStep>(n, [](int64_t s) { return ScatterStep{.first = s == 0}; }, run, {});
+      RunSteps<ScatterStep>(n, ScatterStepAt, run, {});
   return directions == 1 ? acc[0] : jnp::concatenate(acc, loop.result_dim);
 }
 

@@ -20,9 +20,14 @@
 //    dimension, so after N-1 shifts device i holds the full sum of block i. Bidirectional:
 //    each block's halves travel opposite ways round at once, each carrying half the bytes.
 //
-// The partitioner (partitioner.h) picks it by XLA's condition (TPU.md, "Overlap"): it skips
-// the loop when max(Tc, Tm*m) + 2*Tm*m/N >= Tc + Tm, with Tc the dot's compute, Tm the
-// one-shot collective and Tm*m the loop's N-1 ppermutes (CollectiveMatmulCost).
+// The partitioner (partitioner.h) prices it with the cost model that times the emitted
+// program (spmd_cost.h): each step's kernels (its partial dots and the slices and additions
+// around them) at their roofline, each ring shift with its start-up and hops, a step as long
+// as the longer of its kernels and the shift they overlap (CollectiveMatmulCost::
+// scheduled_seconds), and takes it when that beats the plain strategy. The report also gives
+// XLA's condition (TPU.md, "Overlap"): XLA skips the loop when max(Tc, Tm*m) + 2*Tm*m/N >=
+// Tc + Tm, with Tc the dot's compute, Tm the one-shot collective and Tm*m the loop's N-1
+// ppermutes.
 // JX_COLLECTIVE_MATMUL=auto (default) | on | off forces it (CollectiveMatmulModeFromEnv; read
 // when a program is partitioned, so a jit's cached programs keep the mode they were built in).
 //
@@ -44,29 +49,47 @@ enum class CollectiveMatmulMode { kAuto, kOn, kOff };
 
 // Under kAuto, a collective matmul whose steps multiply blocks of the looped dimension
 // narrower than this (the MXU's 128 lanes, the narrowest of the TPU generations) is not taken:
-// XLA's condition charges each step Tc/N, as if its partial dot ran at the full rate, which
-// slivers (FSDP weights gathered over a ring of 256: 32 rows a step) do not.
+// its price charges each partial dot at the chip's peak rate (SpmdCostModel::KernelSeconds
+// knows no MXU padding), which slivers (FSDP weights gathered over a ring of 256: 32 rows a
+// step) do not reach.
 inline constexpr int64_t kMinAutoCollectiveMatmulBlock = 128;
 
 // JX_COLLECTIVE_MATMUL: unset or "auto" -> kAuto, "on" -> kOn, "off" -> kOff; anything else
 // throws ValueError naming the variable and the values it takes.
 CollectiveMatmulMode CollectiveMatmulModeFromEnv();
 
-// The predicted seconds of the plain strategy (one-shot collective, then or after the dot) and
-// of the loop, by XLA's formula.
+// A collective matmul's predicted seconds: by the cost model, step by step as the emitted loop
+// runs, and by XLA's formula (the reason XLA would give for taking it or not).
 struct CollectiveMatmulCost {
   int64_t steps = 1;                   // N: the loop's iterations (partial dots, or rounds)
-  double compute_seconds = 0;          // Tc: the whole local dot
+  double compute_seconds = 0;          // Tc: the whole local dot at the chip's peak
   double one_shot_seconds = 0;         // Tm: the all-gather or reduce-scatter it replaces
   double loop_permute_seconds = 0;     // Tm*m: the N-1 ppermutes, one after another
   int64_t block = 0;                   // the looped dimension's extent in one step's partial dot
 
+  // The emitted steps, one entry each, as the cost model charges their kernels and the pod
+  // step lays them out: step s runs before[s] (kernels that wait for nothing: the slices
+  // feeding its partial dots, index arithmetic; for the reduce-scatter variant its partial
+  // dots too), then after[s] (kernels that wait for the value a ring shift brings: the gather
+  // variant's partial dots, the reduce-scatter variant's additions); shift[s] is the ring
+  // shift step s starts (0: none). The gather variant's shifts form a chain (each forwards the
+  // block the previous one brought, so it starts when that arrived, and the chip's kernels go
+  // on meanwhile); the reduce-scatter variant's shift of step s sends the sum step s-1 ended
+  // with.
+  std::vector<double> before_seconds, after_seconds, shift_seconds;
+  bool chained_shifts = true;  // the gather variant
+
   double multiplier() const { return one_shot_seconds > 0 ? loop_permute_seconds / one_shot_seconds : 0; }
   double plain_seconds() const { return compute_seconds + one_shot_seconds; }
-  // max(Tc, Tm*m) + 2*Tm*m/N.
-  double loop_seconds() const;
-  // XLA's condition: the loop is used unless loop_seconds() >= plain_seconds().
-  bool pays() const { return loop_seconds() < plain_seconds(); }
+  // XLA's formula: max(Tc, Tm*m) + 2*Tm*m/N.
+  double xla_loop_seconds() const;
+  // XLA's condition: the loop is used unless xla_loop_seconds() >= plain_seconds().
+  bool xla_pays() const { return xla_loop_seconds() < plain_seconds(); }
+  // The cost model's: the steps laid out on the chip's kernels and its ICI as above.
+  double scheduled_seconds() const;
+  // The kernels' and the shifts' seconds over all steps.
+  double total_kernel_seconds() const;
+  double total_shift_seconds() const;
   // "max(Tc 2.18e-05 s, Tm*m 8.1e-05 s) + 2*Tm*m/4 = 0.000122 s vs Tc + Tm 9.5e-05 s (m 1.1)"
   std::string ToString() const;
 };
@@ -91,6 +114,10 @@ struct GatherLoop {
 
 // The rounds of ring shifts the loop does: N-1, or N/2 both ways round.
 int64_t ShiftRounds(const GatherLoop& loop);
+// Per step of the loop as AllGatherMatmul emits it (ShiftRounds + 1 steps): whether the step
+// runs inside a rolled while loop (a run of two or more steps that do the same work) rather
+// than on its own.
+std::vector<bool> RolledSteps(const GatherLoop& loop);
 
 // The per-device result of dot(all_gather(looped operands)) without the all-gather:
 // `result_shape`/`result_dtype` are the local dot's. Call inside a shard_map body over `axis`.
@@ -111,5 +138,8 @@ struct ScatterLoop {
   bool bidirectional = false;
 };
 Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> operands, const DotFn& dot);
+// Per step of ReduceScatterMatmul's loop (`steps` of them): whether it runs inside the rolled
+// while loop.
+std::vector<bool> RolledSteps(const ScatterLoop& loop);
 
 }  // namespace jx::spmd

@@ -83,13 +83,127 @@ class DotPlanner {
   }
 
  private:
-  double LocalDotSeconds(const std::vector<Axes>& factors) const {
+  DotTypes Types() const {
+    return DotTypes{dot_.operands[0].dtype, dot_.operands[1].dtype, dot_.result.dtype, dot_.precision};
+  }
+
+  // The local dot's FLOPs when the factors compute with `factors`' axes.
+  double LocalDotFlops(const std::vector<Axes>& factors) const {
     double flops = 2;
     for (int g = 0; g < rule_.num_factors(); ++g) {
       flops *= static_cast<double>(rule_.factor_sizes[g]) / static_cast<double>(AxesSize(mesh_, factors[g]));
     }
-    return cost_.DotSeconds(flops, DotTypes{dot_.operands[0].dtype, dot_.operands[1].dtype, dot_.result.dtype,
-                                            dot_.precision});
+    return flops;
+  }
+
+  // The local dot at the chip's peak rate for its types (XLA's Tc).
+  double LocalDotSeconds(const std::vector<Axes>& factors) const {
+    return cost_.DotSeconds(LocalDotFlops(factors), Types());
+  }
+
+  // Bytes of operand k (or of the result, k = -1) on one device under `factors`.
+  double LocalBytes(int k, const std::vector<Axes>& factors) const {
+    const ShapedArray& aval = k < 0 ? dot_.result : dot_.operands[static_cast<size_t>(k)];
+    const TensorFactors& t = k < 0 ? rule_.results[0] : rule_.operands[static_cast<size_t>(k)];
+    return static_cast<double>(NumElements(LocalShape(aval.shape, TensorSharding(t, factors), mesh_)) *
+                               ItemSize(aval.dtype));
+  }
+
+  // The local dot as the kernel the cost model charges.
+  double LocalDotKernelSeconds(const std::vector<Axes>& factors) const {
+    return cost_.KernelSeconds(LocalBytes(0, factors) + LocalBytes(1, factors), LocalBytes(-1, factors),
+                               LocalDotFlops(factors), Types());
+  }
+
+  // The gather loop's steps as the cost model charges the kernels AllGatherMatmul emits: per
+  // partial dot, the blocks sliced from the operands held whole and the dot of a 1/N share of
+  // the local dot's work (the next partial products add into it: the sum is one more operand
+  // of the dot's fusion; result blocks are written in place after it), per step its index
+  // arithmetic (three kernels a trip inside the rolled loop: the position, the counter and the
+  // loop's condition), and the ring shifts of the looped operands (both ways round: one
+  // ppermute each way, one after the other, as the scheduler keeps one in flight).
+  void GatherLoopSteps(const GatherLoop& loop, const std::vector<Axes>& factors,
+                       const std::vector<int64_t>& local_bytes, CollectiveMatmulCost& c) const {
+    const double n = static_cast<double>(loop.steps);
+    double dot_operands = 0, slices = 0;
+    for (size_t k = 0; k < 2; ++k) {
+      if (loop.looped[k]) {
+        dot_operands += static_cast<double>(local_bytes[k]);
+      } else if (loop.dims[k] >= 0) {
+        const double block = LocalBytes(static_cast<int>(k), factors) / n;
+        dot_operands += block;
+        slices += cost_.KernelSeconds(block, block);
+      } else {
+        dot_operands += LocalBytes(static_cast<int>(k), factors);
+      }
+    }
+    const double result_bytes = LocalBytes(-1, factors);
+    const bool summed = loop.result_dim < 0;
+    const double partial_bytes = summed ? result_bytes : result_bytes / n;
+    const double flops = LocalDotFlops(factors) / n;
+    const double first_dot = cost_.KernelSeconds(dot_operands, partial_bytes, flops, Types());
+    const double next_dot =
+        summed ? cost_.KernelSeconds(dot_operands + partial_bytes, partial_bytes, flops, Types()) : first_dot;
+    const double update = summed ? 0 : cost_.KernelSeconds(partial_bytes, partial_bytes);
+    const double index = cost_.KernelSeconds(0);
+    const std::vector<bool> rolled = RolledSteps(loop);
+    const int64_t rounds = ShiftRounds(loop);
+    for (int64_t s = 0; s <= rounds; ++s) {
+      const bool backward_dot = s > 0 && loop.bidirectional && 2 * s < loop.steps;
+      const double dots = backward_dot ? 2 : 1;
+      // The first step also reads the mesh position and sets the result (or the loop) up.
+      double before = dots * slices + (rolled[static_cast<size_t>(s)] ? 3 : 1) * index + (s == 0 ? 2 * index : 0);
+      double after = (s == 0 ? first_dot + (dots - 1) * next_dot : dots * next_dot) + dots * update;
+      double shift = 0;
+      for (size_t k = 0; k < 2 && s < rounds; ++k) {
+        if (!loop.looped[k]) continue;
+        shift += cost_.RingShiftSeconds(loop.axis, {-1}, local_bytes[k]);
+        if (loop.bidirectional && 2 * (s + 1) < loop.steps) {
+          shift += cost_.RingShiftSeconds(loop.axis, {1}, local_bytes[k]);
+        }
+      }
+      c.before_seconds.push_back(before);
+      c.after_seconds.push_back(after);
+      c.shift_seconds.push_back(shift);
+    }
+    c.chained_shifts = true;
+  }
+
+  // The reduce-scatter loop's steps as the cost model charges ReduceScatterMatmul's kernels:
+  // per direction, the operands' blocks sliced and multiplied (1/pieces of the local dot's
+  // work; they wait for nothing), and from the second step on the addition of the partial sum
+  // a ring shift brought (one ppermute per direction); both ways round, the halves are
+  // concatenated at the end. `bytes`: the local result the loop scatters.
+  void ScatterLoopSteps(const ScatterLoop& loop, const std::vector<Axes>& factors, double bytes,
+                        CollectiveMatmulCost& c) const {
+    const double directions = loop.bidirectional ? 2 : 1;
+    const double pieces = directions * static_cast<double>(loop.steps);
+    const double piece_bytes = bytes / pieces;
+    double dot_operands = 0, slices = 0;
+    for (size_t k = 0; k < 2; ++k) {
+      const double whole = LocalBytes(static_cast<int>(k), factors);
+      if (loop.dims[k] < 0) {
+        dot_operands += whole;
+      } else {
+        dot_operands += whole / pieces;
+        slices += cost_.KernelSeconds(whole / pieces, whole / pieces);
+      }
+    }
+    const double dot = slices + cost_.KernelSeconds(dot_operands, piece_bytes, LocalDotFlops(factors) / pieces, Types());
+    const double add = cost_.KernelSeconds(2 * piece_bytes, piece_bytes);
+    const double shift = cost_.RingShiftSeconds(loop.axis, {1}, static_cast<int64_t>(piece_bytes)) +
+                         (loop.bidirectional ? cost_.RingShiftSeconds(loop.axis, {-1}, static_cast<int64_t>(piece_bytes)) : 0);
+    const double index = cost_.KernelSeconds(0);
+    const std::vector<bool> rolled = RolledSteps(loop);
+    for (int64_t s = 0; s < loop.steps; ++s) {
+      c.before_seconds.push_back(directions * dot + (rolled[static_cast<size_t>(s)] ? 3 : 1) * index +
+                                 (s == 0 ? 2 * index : 0));
+      double after = s > 0 ? directions * add : 0;
+      if (loop.bidirectional && s + 1 == loop.steps) after += cost_.KernelSeconds(2 * piece_bytes, 2 * piece_bytes);
+      c.after_seconds.push_back(after);
+      c.shift_seconds.push_back(s > 0 ? shift : 0);
+    }
+    c.chained_shifts = false;
   }
 
   // Seconds of resharding the operands to what `factors` asks (but the `skip`ped ones).
@@ -217,6 +331,7 @@ class DotPlanner {
       c.steps = rounds + 1;
       c.block = rule_.factor_sizes[f] / (AxesSize(mesh_, factors[f]) * loop.steps);
       c.compute_seconds = LocalDotSeconds(factors);
+      GatherLoopSteps(loop, factors, local_bytes, c);
       for (size_t k = 0; k < 2; ++k) {
         if (!loop.looped[k]) continue;
         c.one_shot_seconds +=
@@ -284,13 +399,14 @@ class DotPlanner {
       l.bidirectional = both_ways;
       CollectiveMatmulCost c;
       c.steps = l.steps;
-      c.block = local[l.result_dim] / (both_ways ? 2 * l.steps : l.steps);
+      const int64_t pieces = both_ways ? 2 * l.steps : l.steps;
+      c.block = local[l.result_dim] / pieces;
       c.compute_seconds = LocalDotSeconds(factors);
       c.one_shot_seconds = cost_.CollectiveSeconds(ici::CollectiveKind::kReduceScatter, {axis}, bytes);
-      c.loop_permute_seconds =
-          static_cast<double>(l.steps - 1) *
-          (both_ways ? cost_.RingShiftSeconds(axis, {1, -1}, bytes / l.steps / 2)
-                     : cost_.RingShiftSeconds(axis, {1}, bytes / l.steps));
+      const double shift = both_ways ? cost_.RingShiftSeconds(axis, {1, -1}, bytes / l.steps / 2)
+                                     : cost_.RingShiftSeconds(axis, {1}, bytes / l.steps);
+      c.loop_permute_seconds = static_cast<double>(l.steps - 1) * shift;
+      ScatterLoopSteps(l, factors, static_cast<double>(bytes), c);
       std::string name = StrCat("collective matmul: ", l.steps, " steps of partial results ppermuted over '", axis,
                                 both_ways ? "' both ways" : "'", " (reduce-scatter onto dim ", l.result_dim, ")");
       DotPlan plan;
@@ -307,9 +423,9 @@ class DotPlanner {
     Strategy s;
     s.label = "collective matmul";
     s.candidate.strategy = std::move(name);
-    s.candidate.compute_seconds = c.compute_seconds;
-    s.candidate.communication_seconds = rest + c.loop_permute_seconds;
-    s.candidate.predicted_seconds = rest + c.loop_seconds();
+    s.candidate.compute_seconds = c.total_kernel_seconds();
+    s.candidate.communication_seconds = rest + c.total_shift_seconds();
+    s.candidate.predicted_seconds = rest + c.scheduled_seconds();
     s.factors = std::move(factors);
     s.plan = std::move(plan);
     s.loop_cost = c;
@@ -320,7 +436,7 @@ class DotPlanner {
     Strategy s;
     s.label = std::move(label);
     s.candidate.strategy = std::move(name);
-    s.candidate.compute_seconds = LocalDotSeconds(factors);
+    s.candidate.compute_seconds = LocalDotKernelSeconds(factors);
     s.candidate.communication_seconds = OperandReshardSeconds(factors) + after_seconds;
     s.candidate.predicted_seconds = s.candidate.compute_seconds + s.candidate.communication_seconds;
     s.factors = std::move(factors);

@@ -6,8 +6,10 @@
 // the gather, or the reduce-scatter, replaced by a loop of partial dots and ring ppermutes,
 // one way or both ways round). A dot whose contraction is not sharded but whose operand is
 // gathered (a non-contracting or batch dimension) compares the gather with its collective
-// matmul. Every candidate is costed by the cost model (spmd_cost.h): the local dot's compute,
-// the operands' reshards and the collectives, and a loop by XLA's condition. The cheapest
+// matmul. Every candidate is costed by the cost model (spmd_cost.h) as the pod step times the
+// program it emits: the local dot as a kernel, the operands' reshards and the collectives, and
+// a loop step by step (CollectiveMatmulCost::scheduled_seconds), with XLA's condition (its
+// formula) given as the reason. The cheapest
 // wins (JX_COLLECTIVE_MATMUL=on takes the cheapest loop, =off none); each choice is recorded
 // as a DotDecision and logged (JX_LOG_SPMD=1).
 //

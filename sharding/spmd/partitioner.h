@@ -9,8 +9,8 @@
 // interconnect's cost plus the dot's compute time (spmd_cost.h), and logs why
 // (JX_LOG_SPMD=1). A dot whose operand is gathered over one mesh axis, or whose partial
 // result is reduce-scattered over one, may instead become a collective matmul (a loop of
-// partial dots and ring ppermutes, collective_matmul.h) where XLA's condition says it pays
-// (JX_COLLECTIVE_MATMUL=on|off forces it). scan, while, cond and inner calls (regions.h) are
+// partial dots and ring ppermutes, collective_matmul.h) where the cost model says it pays,
+// XLA's condition given as the reason (JX_COLLECTIVE_MATMUL=on|off forces it). scan, while, cond and inner calls (regions.h) are
 // bound again on the per-device values with each body partitioned by its own plan (a loop's
 // carry keeps one sharding); other equations without a sharding rule get replicated
 // operands, logged.

@@ -57,6 +57,14 @@ class TorusCostModel final : public SpmdCostModel {
     return tpu::PeakMatmulSeconds(client_.spec(), flops, PrimitiveTypeOf(t.lhs), PrimitiveTypeOf(t.rhs),
                                   PrimitiveTypeOf(t.result), static_cast<hlo::Precision>(t.precision));
   }
+  double KernelSeconds(double operand_bytes, double result_bytes, double matmul_flops,
+                       const DotTypes& types) const override {
+    const tpu::TpuChipSpec& spec = client_.spec();
+    const double vmem = static_cast<double>(spec.vmem_bytes);
+    const double hbm = operand_bytes + (operand_bytes + result_bytes > vmem ? result_bytes : 0);
+    const double compute = matmul_flops > 0 ? DotSeconds(matmul_flops, types) : 0;
+    return std::max(compute, hbm / spec.hbm_bandwidth) + spec.kernel_launch_s + spec.grid_step_s;
+  }
   std::string Describe() const override {
     return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");
   }
@@ -95,7 +103,7 @@ class TorusCostModel final : public SpmdCostModel {
 };
 
 // Devices without an interconnect model (the host): a nominal 10 GB/s link with 10 us per
-// collective and 100 GFLOP/s, named as such in the log.
+// collective, 100 GFLOP/s and 100 GB/s of memory, named as such in the log.
 class HostCostModel final : public SpmdCostModel {
  public:
   explicit HostCostModel(const Mesh& mesh) : mesh_(mesh) {}
@@ -115,7 +123,12 @@ class HostCostModel final : public SpmdCostModel {
     return 1e-5 + static_cast<double>(moving) * static_cast<double>(bytes) / 1e10;  // one link each way
   }
   double DotSeconds(double flops, const DotTypes&) const override { return flops / 1e11; }
-  std::string Describe() const override { return "host (nominal 10 GB/s, 100 GFLOP/s)"; }
+  // Memory at a nominal 1e11 B/s.
+  double KernelSeconds(double operand_bytes, double result_bytes, double matmul_flops,
+                       const DotTypes& types) const override {
+    return std::max(DotSeconds(matmul_flops, types), (operand_bytes + result_bytes) / 1e11);
+  }
+  std::string Describe() const override { return "host (nominal 10 GB/s links, 100 GFLOP/s, 100 GB/s memory)"; }
 
  private:
   Mesh mesh_;

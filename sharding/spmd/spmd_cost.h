@@ -41,6 +41,15 @@ class SpmdCostModel {
   // Seconds of `flops` of matmul work of a dot with these types on one device (the chip's
   // rate for them: f32 at HIGH/HIGHEST in several bf16 passes, integers at the int8 rate).
   virtual double DotSeconds(double flops, const DotTypes& types) const = 0;
+  // Seconds of one kernel of the per-device program as the chip's cost model charges it: the
+  // slower of its matmul work (`matmul_flops` of a dot with `types`, at DotSeconds' rate) and
+  // its HBM traffic, plus its launch and grid step. The traffic is the operands read
+  // (`operand_bytes`); the result (`result_bytes`) too when operands and result together
+  // exceed VMEM (the kernel is tiled over HBM), else it stays in VMEM for its consumer. What a
+  // plain strategy's dot and a collective matmul's steps (partial dots, the slices that feed
+  // them, additions) cost.
+  virtual double KernelSeconds(double operand_bytes, double result_bytes = 0, double matmul_flops = 0,
+                               const DotTypes& types = {}) const = 0;
   // "v5e 4x2 torus" (for the log).
   virtual std::string Describe() const = 0;
 };
