@@ -323,7 +323,9 @@ absl::StatusOr<bool> Mover::Decide(const HloInstruction& loop, const Accumulatio
     h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
   } else {
     if (!peak_) peak_ = EstimatedPeakBytes(*loop.parent()->parent());
-    if (*peak_ + grown_ + h.extra_bytes() > options_.memory_limit_bytes) {
+    h.peak_bytes = *peak_ + grown_;
+    h.memory_limit_bytes = options_.memory_limit_bytes;
+    if (h.peak_bytes + h.extra_bytes() > options_.memory_limit_bytes) {
       h.outcome = ReduceScatterHoist::Outcome::kOverMemoryLimit;
     } else {
       grown_ += h.extra_bytes();
@@ -476,10 +478,12 @@ int64_t EstimatedPeakBytes(const HloModule& module) {
 }
 
 std::string ReduceScatterHoist::ToString() const {
-  const char* what = outcome == Outcome::kHoisted      ? "hoisted"
-                     : outcome == Outcome::kDoesNotPay ? "kept in the loop (does not pay)"
-                                                       : "kept in the loop (the full-size accumulator would exceed the "
-                                                         "memory limit)";
+  const std::string what =
+      outcome == Outcome::kHoisted      ? std::string("hoisted")
+      : outcome == Outcome::kDoesNotPay ? std::string("kept in the loop (does not pay)")
+                                        : absl::StrFormat("kept in the loop (the full-size accumulator would exceed the "
+                                                          "memory limit: estimated peak %d B + %d B > %d B)",
+                                                          peak_bytes, extra_bytes(), memory_limit_bytes);
   std::string trip_text = trips < 0 ? "trip count unknown" : absl::StrFormat("%d trips", trips);
   return absl::StrFormat("%s in %s (%s, %d chips): %s, %d fewer runs, saves %.3f us per step, accumulator %d -> %d B "
                          "per chip",

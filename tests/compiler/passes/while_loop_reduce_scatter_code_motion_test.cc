@@ -256,6 +256,8 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenTheBiggerAccumulatorExceedsTh
   EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kReduceScatter), 1);
   // The limit holds the estimated peak and the 96 B more, to the byte.
   const int64_t peak = EstimatedPeakBytes(*module);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].peak_bytes, peak);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].memory_limit_bytes, 100);
   EXPECT_GE(peak, 128 + 32);
   EXPECT_FALSE(Enabled(peak + 95).Run(module.get()).value());
   EXPECT_TRUE(Enabled(peak + 96).Run(module.get()).value());
