@@ -2,6 +2,10 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/status_macros.h"
@@ -35,11 +39,16 @@ std::optional<HloOpcode> ScalarCombinerOf(const HloComputation& c) {
 }  // namespace
 
 std::optional<HloOpcode> AllReduceReductionOp(const HloInstruction& all_reduce) {
-  if (all_reduce.opcode() != HloOpcode::kAllReduce || all_reduce.to_apply() == nullptr ||
-      all_reduce.operand_count() != 1) {
+  if (all_reduce.opcode() != HloOpcode::kAllReduce) return std::nullopt;
+  return CollectiveReductionOp(all_reduce);
+}
+
+std::optional<HloOpcode> CollectiveReductionOp(const HloInstruction& collective) {
+  if ((collective.opcode() != HloOpcode::kAllReduce && collective.opcode() != HloOpcode::kReduceScatter) ||
+      collective.to_apply() == nullptr || collective.operand_count() != 1) {
     return std::nullopt;
   }
-  return ScalarCombinerOf(*all_reduce.to_apply());
+  return ScalarCombinerOf(*collective.to_apply());
 }
 
 bool SameAllReduceGroups(const HloInstruction& a, const HloInstruction& b) {
@@ -62,15 +71,43 @@ HloComputation* ScalarCombinerComputation(HloModule* module, HloOpcode combiner,
   return b.Build(b.Binary(combiner, x, y).value()).value();
 }
 
+namespace {
+
+std::unique_ptr<HloInstruction> CollectiveLike(HloOpcode opcode, const Shape& shape, const HloInstruction& prototype,
+                                               HloInstruction* operand, HloComputation* reducer) {
+  std::unique_ptr<HloInstruction> c = HloInstruction::Create(opcode, shape, {operand});
+  if (prototype.has_channel_id()) c->set_channel_id(prototype.channel_id());
+  c->set_replica_groups(prototype.replica_groups());
+  if (prototype.use_global_device_ids()) c->set_use_global_device_ids(true);
+  c->set_to_apply(reducer);
+  c->set_metadata(prototype.metadata());
+  return c;
+}
+
+}  // namespace
+
 absl::StatusOr<HloInstruction*> AddAllReduceLike(HloComputation* computation, const HloInstruction& prototype,
                                                  HloInstruction* operand, HloComputation* reducer) {
-  std::unique_ptr<HloInstruction> ar = HloInstruction::Create(HloOpcode::kAllReduce, operand->shape(), {operand});
-  if (prototype.has_channel_id()) ar->set_channel_id(prototype.channel_id());
-  ar->set_replica_groups(prototype.replica_groups());
-  if (prototype.use_global_device_ids()) ar->set_use_global_device_ids(true);
-  ar->set_to_apply(reducer);
-  ar->set_metadata(prototype.metadata());
-  return HloBuilder(computation).AddInstruction(std::move(ar));
+  return HloBuilder(computation)
+      .AddInstruction(CollectiveLike(HloOpcode::kAllReduce, operand->shape(), prototype, operand, reducer));
+}
+
+absl::StatusOr<HloInstruction*> AddReduceScatterLike(HloComputation* computation, const HloInstruction& prototype,
+                                                     HloInstruction* operand, HloComputation* reducer,
+                                                     int64_t dimension) {
+  const int64_t own = prototype.dimensions(0);
+  const int64_t group = prototype.operand(0)->shape().dimensions(own) / prototype.shape().dimensions(own);
+  std::vector<int64_t> dims = operand->shape().dimensions();
+  if (dimension < 0 || dimension >= static_cast<int64_t>(dims.size()) || dims[static_cast<size_t>(dimension)] % group) {
+    return absl::InvalidArgumentError(absl::StrCat("reduce-scatter like ", prototype.name(), ": dimension ", dimension,
+                                                   " of ", operand->shape().ToString(), " does not split ", group,
+                                                   " ways"));
+  }
+  dims[static_cast<size_t>(dimension)] /= group;
+  std::unique_ptr<HloInstruction> rs = CollectiveLike(
+      HloOpcode::kReduceScatter, Shape(operand->shape().element_type(), std::move(dims)), prototype, operand, reducer);
+  rs->set_dimensions({dimension});
+  return HloBuilder(computation).AddInstruction(std::move(rs));
 }
 
 }  // namespace jx::hlo

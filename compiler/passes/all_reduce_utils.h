@@ -1,6 +1,7 @@
 // Shared pieces of the all-reduce passes (AllReduceReassociate, WhileLoopAllReduceCodeMotion):
-// what an all-reduce reduces with, whether two all-reduces exchange over the same partitions,
-// and making an all-reduce like another over a new operand.
+// what an all-reduce (or reduce-scatter) reduces with, whether two all-reduces exchange over
+// the same partitions, and making an all-reduce or reduce-scatter like another over a new
+// operand.
 //
 //   if (AllReduceReductionOp(*ar) == HloOpcode::kAdd && SameAllReduceGroups(*ar, *other)) ...
 //   HLO_ASSIGN_OR_RETURN(HloInstruction * moved, AddAllReduceLike(c, *ar, sum, reducer));
@@ -18,6 +19,8 @@ namespace jx::hlo {
 // commutative binary op of its two parameters (add, multiply, maximum, minimum, and, or,
 // xor); nullopt otherwise (and for an all-reduce of several operands).
 std::optional<HloOpcode> AllReduceReductionOp(const HloInstruction& all_reduce);
+// The same for an all-reduce or a reduce-scatter.
+std::optional<HloOpcode> CollectiveReductionOp(const HloInstruction& collective);
 
 // Whether a and b exchange over the same partitions the same way: equal replica groups, the
 // same use_global_device_ids, and both or neither cross-partition (channel_id).
@@ -31,5 +34,12 @@ HloComputation* ScalarCombinerComputation(HloModule* module, HloOpcode combiner,
 // metadata, reducing with `reducer`.
 absl::StatusOr<HloInstruction*> AddAllReduceLike(HloComputation* computation, const HloInstruction& prototype,
                                                  HloInstruction* operand, HloComputation* reducer);
+
+// Adds to `computation` a reduce-scatter of `operand` along `dimension` with prototype's
+// groups, channel and metadata (its group size: prototype's operand over its result along its
+// own dimension), reducing with `reducer`.
+absl::StatusOr<HloInstruction*> AddReduceScatterLike(HloComputation* computation, const HloInstruction& prototype,
+                                                     HloInstruction* operand, HloComputation* reducer,
+                                                     int64_t dimension);
 
 }  // namespace jx::hlo

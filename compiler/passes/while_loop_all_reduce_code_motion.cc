@@ -7,12 +7,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/pattern_matcher.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/passes/all_reduce_utils.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/while_loop_utils.h"
 
 namespace jx::hlo {
@@ -20,17 +21,22 @@ namespace {
 
 namespace m = ::jx::hlo::match;
 
-// How many linear ops (convert, scaling, ...) may sit between an all-reduce and its accumulation.
+// How many linear ops (convert, scaling, ...) may sit between a collective and its accumulation.
 constexpr int kMaxLinearOps = 8;
 
-// One accumulator a loop carries whose all-reduce may move after the loop:
-// body: state'[index] = state[index] + linear(all-reduce(g)), or through a slice:
+// One accumulator a loop carries whose collective may move after the loop:
+// body: state'[index] = state[index] + linear(collective(g)), or through a slice:
 // dynamic-update-slice(state[index], dynamic-slice(state[index], idx) + ..., idx).
 struct Accumulation {
   int64_t index = 0;
-  HloInstruction* all_reduce = nullptr;
-  HloInstruction* reader = nullptr;  // the all-reduce's one user (the add, or a linear op)
-  int64_t reader_operand = 0;        // where reader reads it
+  HloInstruction* collective = nullptr;  // the all-reduce or reduce-scatter
+  HloInstruction* reader = nullptr;      // the collective's one user (the add, or a linear op)
+  int64_t reader_operand = 0;            // where reader reads it
+  HloInstruction* acc = nullptr;         // the body's read of the accumulator
+  HloInstruction* next = nullptr;        // the accumulator's next value: the add, or the update
+  HloInstruction* add = nullptr;
+  HloInstruction* slice = nullptr;       // the add's slice of the accumulator (slice accumulations)
+  std::vector<HloInstruction*> linear;   // the ops from the add down to the collective
 };
 
 // Whether v is the same value on every partition and every trip: a constant, possibly
@@ -38,6 +44,12 @@ struct Accumulation {
 bool IsConstantValue(const HloInstruction* v) {
   while (v->opcode() == HloOpcode::kBroadcast || v->opcode() == HloOpcode::kReshape) v = v->operand(0);
   return v->opcode() == HloOpcode::kConstant;
+}
+
+// The scalar constant v splats (a broadcast of it, through reshapes of a scalar), or null.
+const HloInstruction* SplatScalar(const HloInstruction* v) {
+  while (v->opcode() == HloOpcode::kBroadcast || v->opcode() == HloOpcode::kReshape) v = v->operand(0);
+  return v->opcode() == HloOpcode::kConstant && ShapeUtil::IsScalar(v->shape()) ? v : nullptr;
 }
 
 // The operand through which v is linear (sum over partitions commutes with v): conversions to
@@ -60,16 +72,20 @@ HloInstruction* LinearOperand(HloInstruction* v) {
   }
 }
 
+int64_t OperandIndex(const HloInstruction* user, const HloInstruction* operand) {
+  return std::find(user->operands().begin(), user->operands().end(), operand) - user->operands().begin();
+}
+
 // For acc' = dynamic-update-slice(acc, dynamic-slice(acc, idx) + reduced, idx): the add, and
 // the slice of the accumulator it reads; nullopt when `next` is not that.
-std::optional<std::pair<HloInstruction*, const HloInstruction*>> MatchSliceAccumulation(HloInstruction* next,
-                                                                                       const HloInstruction* acc) {
+std::optional<std::pair<HloInstruction*, HloInstruction*>> MatchSliceAccumulation(HloInstruction* next,
+                                                                                 const HloInstruction* acc) {
   HloInstruction* update = next->mutable_operand(1);
   if (next->operand(0) != acc || update->opcode() != HloOpcode::kAdd || update->user_count() != 1) {
     return std::nullopt;
   }
-  const HloInstruction* slice = nullptr;
-  for (const HloInstruction* operand : update->operands()) {
+  HloInstruction* slice = nullptr;
+  for (HloInstruction* operand : update->operands()) {
     if (operand->opcode() == HloOpcode::kDynamicSlice && operand->operand(0) == acc) slice = operand;
   }
   // The slice read is the one written back: the same start indices.
@@ -82,50 +98,253 @@ std::optional<std::pair<HloInstruction*, const HloInstruction*>> MatchSliceAccum
   return std::pair{update, slice};
 }
 
+// Whether the pass may move `collective` out of a loop: a sum, all-reduced (always) or
+// reduce-scattered (when enabled).
+bool IsMovableSum(const HloInstruction& collective, bool reduce_scatter) {
+  const bool kind = collective.opcode() == HloOpcode::kAllReduce ||
+                    (reduce_scatter && collective.opcode() == HloOpcode::kReduceScatter);
+  return kind && CollectiveReductionOp(collective) == HloOpcode::kAdd;
+}
+
+bool IsCollectiveSum(const HloInstruction& v) {
+  return v.opcode() == HloOpcode::kAllReduce || v.opcode() == HloOpcode::kReduceScatter;
+}
+
 std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_t index,
-                                              const std::vector<HloInstruction*>& body_reads, bool cond_reads) {
+                                              const std::vector<HloInstruction*>& body_reads, bool cond_reads,
+                                              bool reduce_scatter) {
   // The accumulator is read once in the body, by the accumulation, and never by the condition.
   if (cond_reads || body_reads.size() != 1) return std::nullopt;
   const HloInstruction* root = loop.while_body()->root_instruction();
-  const HloInstruction* acc = body_reads[0];
+  Accumulation a;
+  a.index = index;
+  a.acc = body_reads[0];
   HloInstruction* next = root->mutable_operand(index);
   if (next->user_count() != 1 || std::count(root->operands().begin(), root->operands().end(), next) != 1) {
     return std::nullopt;
   }
+  a.next = next;
   // acc' = acc + reduced, or a slice of acc updated so.
-  HloInstruction* add = next;
-  const HloInstruction* summand = acc;  // the add's operand holding the accumulator
+  a.add = next;
+  const HloInstruction* summand = a.acc;  // the add's operand holding the accumulator
   if (next->opcode() == HloOpcode::kDynamicUpdateSlice) {
-    const auto slice_accumulation = MatchSliceAccumulation(next, acc);
-    if (!slice_accumulation || acc->user_count() != 2) return std::nullopt;
-    std::tie(add, summand) = *slice_accumulation;
-  } else if (acc->user_count() != 1 || acc->users()[0] != next) {
+    const auto slice_accumulation = MatchSliceAccumulation(next, a.acc);
+    if (!slice_accumulation || a.acc->user_count() != 2) return std::nullopt;
+    std::tie(a.add, a.slice) = *slice_accumulation;
+    summand = a.slice;
+  } else if (a.acc->user_count() != 1 || a.acc->users()[0] != next) {
     return std::nullopt;
   }
-  if (add->opcode() != HloOpcode::kAdd || !add->shape().IsArray()) return std::nullopt;
-  const int64_t r = add->operand(0) == summand ? 1 : 0;
-  if (add->operand(1 - r) != summand || add->operand(r) == summand) return std::nullopt;
-  // Down from the add to the all-reduce through ops linear in it, each read only there.
-  HloInstruction* reader = add;
-  int64_t reader_operand = r;
-  for (int depth = 0; reader->operand(reader_operand)->opcode() != HloOpcode::kAllReduce; ++depth) {
-    HloInstruction* v = reader->mutable_operand(reader_operand);
+  if (a.add->opcode() != HloOpcode::kAdd || !a.add->shape().IsArray()) return std::nullopt;
+  const int64_t r = a.add->operand(0) == summand ? 1 : 0;
+  if (a.add->operand(1 - r) != summand || a.add->operand(r) == summand) return std::nullopt;
+  // Down from the add to the collective through ops linear in it, each read only there.
+  a.reader = a.add;
+  a.reader_operand = r;
+  for (int depth = 0; !IsCollectiveSum(*a.reader->operand(a.reader_operand)); ++depth) {
+    HloInstruction* v = a.reader->mutable_operand(a.reader_operand);
     HloInstruction* below = LinearOperand(v);
     if (depth == kMaxLinearOps || v->user_count() != 1 || below == nullptr) return std::nullopt;
-    reader = v;
-    reader_operand = std::find(v->operands().begin(), v->operands().end(), below) - v->operands().begin();
+    a.linear.push_back(v);
+    a.reader = v;
+    a.reader_operand = OperandIndex(v, below);
   }
-  HloInstruction* reduced = reader->mutable_operand(reader_operand);
-  if (reduced->user_count() != 1 || AllReduceReductionOp(*reduced) != HloOpcode::kAdd) return std::nullopt;
-  return Accumulation{.index = index, .all_reduce = reduced, .reader = reader, .reader_operand = reader_operand};
+  a.collective = a.reader->mutable_operand(a.reader_operand);
+  if (a.collective->user_count() != 1 || !IsMovableSum(*a.collective, reduce_scatter)) return std::nullopt;
+  return a;
 }
 
-absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
+// ---- reduce-scatters ---------------------------------------------------------------------
+
+Shape Widened(const Shape& shape, int64_t dim, int64_t factor) {
+  std::vector<int64_t> dims = shape.dimensions();
+  dims[static_cast<size_t>(dim)] *= factor;
+  return Shape(shape.element_type(), std::move(dims));
+}
+
+int64_t Product(const std::vector<int64_t>& dims, int64_t end) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < end; ++i) n *= dims[static_cast<size_t>(i)];
+  return n;
+}
+
+// The scattered dimension of v's result, given its operand's (dim): where the chips' blocks
+// stay whole blocks of one dimension at the full size; nullopt where they do not.
+std::optional<int64_t> ScatteredDimThrough(const HloInstruction& v, int64_t dim) {
+  switch (v.opcode()) {
+    case HloOpcode::kConvert: case HloOpcode::kNegate: case HloOpcode::kCopy:
+      return dim;
+    case HloOpcode::kMultiply: case HloOpcode::kDivide: {
+      // Widened as a broadcast of the same scalar: only splats.
+      for (const HloInstruction* operand : v.operands()) {
+        if (IsConstantValue(operand) && SplatScalar(operand) == nullptr) return std::nullopt;
+      }
+      return dim;
+    }
+    case HloOpcode::kTranspose: {
+      const std::vector<int64_t>& perm = v.dimensions();
+      const auto it = std::find(perm.begin(), perm.end(), dim);
+      return it == perm.end() ? std::nullopt : std::optional<int64_t>(it - perm.begin());
+    }
+    case HloOpcode::kReshape: {
+      // Row-major: a chip's block is a contiguous run of the dimensions from `dim` on, for
+      // each index of the ones before; it is a block of result dimension d when the sizes
+      // before d multiply to the same.
+      const std::vector<int64_t>& in = v.operand(0)->shape().dimensions();
+      const std::vector<int64_t>& out = v.shape().dimensions();
+      const int64_t before = Product(in, dim);
+      for (int64_t d = 0; d < static_cast<int64_t>(out.size()); ++d) {
+        if (Product(out, d) == before && out[static_cast<size_t>(d)] > 1) return d;
+        if (Product(out, d) > before) break;
+      }
+      return std::nullopt;
+    }
+    default:  // a bitcast's meaning depends on layouts
+      return std::nullopt;
+  }
+}
+
+// How a reduce-scatter accumulation widens: N, the scattered dimension after each linear op
+// (bottom-up: the one next to the collective first) and of the accumulator, and its full shape.
+struct Widening {
+  int64_t group_size = 1;
+  std::vector<int64_t> linear_dims;  // for a.linear, in a.linear's order (top-down)
+  int64_t acc_dim = 0;
+  Shape hoisted;
+};
+
+std::optional<Widening> PlanWidening(const Accumulation& a) {
+  const HloInstruction& rs = *a.collective;
+  if (rs.dimensions().size() != 1 || rs.operand_count() != 1) return std::nullopt;
+  Widening w;
+  int64_t dim = rs.dimensions(0);
+  const int64_t block = rs.shape().dimensions(dim);
+  if (block == 0) return std::nullopt;
+  w.group_size = rs.operand(0)->shape().dimensions(dim) / block;
+  w.linear_dims.resize(a.linear.size());
+  for (size_t k = a.linear.size(); k-- > 0;) {
+    const std::optional<int64_t> through = ScatteredDimThrough(*a.linear[k], dim);
+    if (!through) return std::nullopt;
+    dim = w.linear_dims[k] = *through;
+  }
+  w.acc_dim = dim;
+  const Shape& acc = a.acc->shape();
+  if (a.slice != nullptr) {
+    // A slice accumulator widens only where the slice spans the scattered dimension from 0.
+    const std::optional<int64_t> start = IntegerConstant(a.next->operand(2 + dim));
+    if (a.slice->shape().dimensions(dim) != acc.dimensions(dim) || start != 0) return std::nullopt;
+  }
+  w.hoisted = Widened(acc, dim, w.group_size);
+  return w;
+}
+
+// linear's op v again, at the full size, on `x` (its widened operand); `dim`: v's scattered
+// result dimension.
+absl::StatusOr<HloInstruction*> WidenedLinearOp(HloBuilder& b, const HloInstruction& v, HloInstruction* x,
+                                                int64_t x_operand, int64_t dim, int64_t n) {
+  const Shape full = Widened(v.shape(), dim, n);
+  switch (v.opcode()) {
+    case HloOpcode::kConvert:
+      return b.Convert(x, v.shape().element_type());
+    case HloOpcode::kNegate: case HloOpcode::kCopy:
+      return b.Unary(v.opcode(), x);
+    case HloOpcode::kTranspose:
+      return b.Transpose(x, v.dimensions());
+    case HloOpcode::kReshape:
+      return b.Reshape(x, full.dimensions());
+    case HloOpcode::kMultiply: case HloOpcode::kDivide: {
+      const HloInstruction* scalar = SplatScalar(v.operand(1 - x_operand));
+      HLO_ASSIGN_OR_RETURN(HloInstruction * c, b.Constant(scalar->literal()));
+      HLO_ASSIGN_OR_RETURN(HloInstruction * splat, b.Broadcast(c, full.dimensions(), {}));
+      return x_operand == 0 ? b.Binary(v.opcode(), x, splat) : b.Binary(v.opcode(), splat, x);
+    }
+    default:
+      return absl::InternalError(absl::StrFormat("while-loop-all-reduce-code-motion: cannot widen %s", v.name()));
+  }
+}
+
+// The body's new next value of a widened accumulator: acc + f'(g) at the full size (or its
+// slice updated so). a.acc already has the full shape.
+absl::StatusOr<HloInstruction*> WidenInBody(HloComputation* body, const Accumulation& a, const Widening& w) {
+  HloBuilder b(body);
+  b.set_metadata(a.collective->metadata());
+  // Bottom-up: each op reads the value below it at the operand it read the narrow one.
+  HloInstruction* x = a.collective->mutable_operand(0);
+  for (size_t k = a.linear.size(); k-- > 0;) {
+    const HloInstruction& v = *a.linear[k];
+    const int64_t operand = k + 1 == a.linear.size() ? a.reader_operand : OperandIndex(&v, a.linear[k + 1]);
+    HLO_ASSIGN_OR_RETURN(x, WidenedLinearOp(b, v, x, operand, w.linear_dims[k], w.group_size));
+  }
+  const int64_t x_operand = a.linear.empty() ? a.reader_operand : OperandIndex(a.add, a.linear.front());
+  HloInstruction* summand = a.acc;
+  std::vector<HloInstruction*> starts;
+  if (a.slice != nullptr) {
+    for (int64_t i = 1; i < a.slice->operand_count(); ++i) starts.push_back(a.slice->mutable_operand(i));
+    const Shape sizes = Widened(a.slice->shape(), w.acc_dim, w.group_size);
+    HLO_ASSIGN_OR_RETURN(summand, b.DynamicSlice(a.acc, starts, sizes.dimensions()));
+  }
+  HLO_ASSIGN_OR_RETURN(HloInstruction * sum, x_operand == 0 ? b.Add(x, summand) : b.Add(summand, x));
+  if (a.slice == nullptr) return sum;
+  return b.DynamicUpdateSlice(a.acc, sum, starts);
+}
+
+// ---- the rewrite -------------------------------------------------------------------------
+
+class Mover {
+ public:
+  Mover(const WhileLoopAllReduceCodeMotionOptions& options, std::vector<ReduceScatterHoist>* hoists)
+      : options_(options), hoists_(hoists) {}
+
+  absl::StatusOr<bool> MoveOutOf(HloInstruction* loop);
+
+ private:
+  // Whether a reduce-scatter accumulation pays and fits; records the outcome.
+  absl::StatusOr<bool> Decide(const HloInstruction& loop, const Accumulation& a, const Widening& w);
+
+  const WhileLoopAllReduceCodeMotionOptions& options_;
+  std::vector<ReduceScatterHoist>* hoists_;
+  std::optional<int64_t> peak_;  // EstimatedPeakBytes before this run
+  int64_t grown_ = 0;            // bytes the widened accumulators added so far
+};
+
+absl::StatusOr<bool> Mover::Decide(const HloInstruction& loop, const Accumulation& a, const Widening& w) {
+  ReduceScatterHoist h{.reduce_scatter = a.collective->name(),
+                       .loop = loop.name(),
+                       .group_size = w.group_size,
+                       .accumulator_bytes = ShapeUtil::ByteSizeOf(a.acc->shape()),
+                       .hoisted_bytes = ShapeUtil::ByteSizeOf(w.hoisted)};
+  if (const std::optional<Counter> counter = UnitStepCounter(loop)) h.trips = counter->trips;
+  bool pays = h.trips > 1;
+  if (options_.reduce_scatter_savings) {
+    HLO_ASSIGN_OR_RETURN(h.saved_seconds, options_.reduce_scatter_savings(*a.collective, h));
+    pays = h.saved_seconds > 0;
+  }
+  if (!pays) {
+    h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
+  } else {
+    if (!peak_) peak_ = EstimatedPeakBytes(*loop.parent()->parent());
+    h.peak_bytes = *peak_ + grown_;
+    h.memory_limit_bytes = options_.memory_limit_bytes;
+    if (h.peak_bytes + h.extra_bytes() > options_.memory_limit_bytes) {
+      h.outcome = ReduceScatterHoist::Outcome::kOverMemoryLimit;
+    } else {
+      grown_ += h.extra_bytes();
+    }
+  }
+  hoists_->push_back(h);
+  return h.outcome == ReduceScatterHoist::Outcome::kHoisted;
+}
+
+struct Move {
+  Accumulation a;
+  std::optional<Widening> widening;  // reduce-scatters
+};
+
+absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
   HloComputation* parent = loop->parent();
   HloComputation* body = loop->while_body();
-  if (!loop->shape().IsTuple() || loop->IsRoot() || body->root_instruction()->opcode() != HloOpcode::kTuple) {
-    return false;
-  }
+  HloInstruction* root = body->root_instruction();
+  if (!loop->shape().IsTuple() || loop->IsRoot() || root->opcode() != HloOpcode::kTuple) return false;
   for (const HloInstruction* user : loop->users()) {
     if (user->opcode() != HloOpcode::kGetTupleElement) return false;
   }
@@ -133,16 +352,53 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
   const auto body_reads = TupleReads(*body, size);
   const auto cond_reads = TupleReads(*loop->while_condition(), size);
   if (!body_reads || !cond_reads) return false;
-  std::vector<Accumulation> moves;
+  std::vector<Move> moves;
   for (int64_t i = 0; i < size; ++i) {
     const auto k = static_cast<size_t>(i);
-    if (std::optional<Accumulation> a = MatchAccumulation(*loop, i, (*body_reads)[k], !(*cond_reads)[k].empty())) {
-      moves.push_back(*a);
+    std::optional<Accumulation> a = MatchAccumulation(*loop, i, (*body_reads)[k], !(*cond_reads)[k].empty(),
+                                                      options_.enable_reduce_scatter);
+    if (!a) continue;
+    if (a->collective->opcode() == HloOpcode::kAllReduce) {
+      moves.push_back({*a, std::nullopt});
+      continue;
     }
+    std::optional<Widening> w = PlanWidening(*a);
+    if (!w) continue;
+    HLO_ASSIGN_OR_RETURN(bool take, Decide(*loop, *a, *w));
+    if (take) moves.push_back({*a, std::move(w)});
   }
   if (moves.empty()) return false;
+  const std::vector<HloInstruction*> users = loop->users();
+
+  // In the loop: the accumulators add the unreduced values; widened ones at the full size.
+  std::vector<HloInstruction*> next(root->operands().begin(), root->operands().end());
+  std::vector<Shape> shapes = loop->shape().tuple_shapes();
+  bool widened = false;
+  for (const Move& mv : moves) {
+    const Accumulation& a = mv.a;
+    if (!mv.widening) {
+      HLO_RETURN_IF_ERROR(a.reader->ReplaceOperandWith(a.reader_operand, a.collective->mutable_operand(0)));
+      continue;
+    }
+    *a.acc->mutable_shape() = mv.widening->hoisted;
+    shapes[static_cast<size_t>(a.index)] = mv.widening->hoisted;
+    HLO_ASSIGN_OR_RETURN(next[static_cast<size_t>(a.index)], WidenInBody(body, a, *mv.widening));
+    widened = true;
+  }
+  if (widened) {
+    HloBuilder bb(body);
+    bb.set_metadata(root->metadata());
+    HLO_ASSIGN_OR_RETURN(HloInstruction * new_root, bb.Tuple(next));
+    body->set_root_instruction(new_root);
+    HLO_RETURN_IF_ERROR(body->RemoveInstruction(root));
+    const Shape state = ShapeUtil::MakeTupleShape(shapes);
+    *body->parameter_instruction(0)->mutable_shape() = state;
+    *loop->while_condition()->parameter_instruction(0)->mutable_shape() = state;
+    *loop->mutable_shape() = state;
+  }
 
   HloBuilder pb(parent);
+  pb.set_metadata(loop->metadata());
   HloInstruction* init = loop->mutable_operand(0);
   std::vector<HloInstruction*> elements;
   for (int64_t i = 0; i < size; ++i) {
@@ -153,21 +409,26 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
       elements.push_back(e);
     }
   }
-  // After the loop: the accumulator's reads become init + all-reduce(accumulator).
-  for (const Accumulation& a : moves) {
+  // After the loop: the accumulator's reads become init + collective(accumulator).
+  for (const Move& mv : moves) {
+    const Accumulation& a = mv.a;
     std::vector<HloInstruction*> reads;
-    for (HloInstruction* user : loop->users()) {
+    for (HloInstruction* user : users) {
       if (user->tuple_index() == a.index) reads.push_back(user);
     }
-    if (reads.empty()) continue;  // the sum is never read: nothing to all-reduce
-    const Shape& acc_shape = loop->shape().tuple_shapes(a.index);
-    // A sum of the accumulator's type (a convert may sit between it and the all-reduce).
-    HloComputation* reducer = a.all_reduce->shape().element_type() == acc_shape.element_type()
-                                  ? a.all_reduce->to_apply()
-                                  : ScalarCombinerComputation(parent->parent(), HloOpcode::kAdd,
-                                                              acc_shape.element_type());
+    if (reads.empty()) continue;  // the sum is never read: nothing to reduce
+    const PrimitiveType type = loop->shape().tuple_shapes(a.index).element_type();
+    // A sum of the accumulator's type (a convert may sit between it and the collective).
+    HloComputation* reducer = a.collective->shape().element_type() == type
+                                  ? a.collective->to_apply()
+                                  : ScalarCombinerComputation(parent->parent(), HloOpcode::kAdd, type);
     HLO_ASSIGN_OR_RETURN(HloInstruction * sum, pb.GetTupleElement(loop, a.index));
-    HLO_ASSIGN_OR_RETURN(HloInstruction * reduced, AddAllReduceLike(parent, *a.all_reduce, sum, reducer));
+    HloInstruction* reduced = nullptr;
+    if (mv.widening) {
+      HLO_ASSIGN_OR_RETURN(reduced, AddReduceScatterLike(parent, *a.collective, sum, reducer, mv.widening->acc_dim));
+    } else {
+      HLO_ASSIGN_OR_RETURN(reduced, AddAllReduceLike(parent, *a.collective, sum, reducer));
+    }
     HloInstruction* initial = elements[static_cast<size_t>(a.index)];
     HloInstruction* result = reduced;
     if (!Match(initial, m::ConstantSplat(0))) {
@@ -179,34 +440,68 @@ absl::StatusOr<bool> MoveAllReducesOutOf(HloInstruction* loop) {
     }
   }
   // Into the loop: the accumulators start at zero.
-  for (const Accumulation& a : moves) {
-    HLO_ASSIGN_OR_RETURN(elements[static_cast<size_t>(a.index)],
-                         Zeros(pb, loop->shape().tuple_shapes(a.index)));
+  for (const Move& mv : moves) {
+    HLO_ASSIGN_OR_RETURN(elements[static_cast<size_t>(mv.a.index)],
+                         Zeros(pb, loop->shape().tuple_shapes(mv.a.index)));
   }
   HLO_ASSIGN_OR_RETURN(HloInstruction * new_init, pb.Tuple(elements));
-  HLO_RETURN_IF_ERROR(loop->ReplaceOperandWith(0, new_init));
+  loop->DetachFromOperands();  // a widened state's shape changed: ReplaceOperandWith would refuse it
+  loop->AppendOperand(new_init);
   if (init->user_count() == 0 && !init->IsRoot() && init->opcode() != HloOpcode::kParameter) {
     HLO_RETURN_IF_ERROR(parent->RemoveInstructionAndUnusedOperands(init));
   }
-  // In the loop: the accumulators add the unreduced values.
-  for (const Accumulation& a : moves) {
-    HLO_RETURN_IF_ERROR(a.reader->ReplaceOperandWith(a.reader_operand, a.all_reduce->mutable_operand(0)));
-    HLO_RETURN_IF_ERROR(body->RemoveInstruction(a.all_reduce));
+  // Last, as they were the new collectives' prototypes: the collectives left in the loop (a
+  // widened accumulation's old chain with them).
+  for (const Move& mv : moves) {
+    if (mv.widening) {
+      HLO_RETURN_IF_ERROR(body->RemoveInstructionAndUnusedOperands(mv.a.next));
+    } else {
+      HLO_RETURN_IF_ERROR(body->RemoveInstruction(mv.a.collective));
+    }
   }
   return true;
 }
 
 }  // namespace
 
+int64_t EstimatedPeakBytes(const HloModule& module) {
+  const HloComputation* entry = module.entry_computation();
+  const int64_t at_entry = PeakMemoryBytes(*entry, entry->MakeInstructionPostOrder());
+  int64_t temporaries = 0;
+  for (const HloComputation* c : module.computations()) {
+    if (c == entry || c->IsFusionComputation()) continue;
+    int64_t parameters = 0;
+    for (const HloInstruction* p : c->parameter_instructions()) parameters += ShapeUtil::ByteSizeOf(p->shape());
+    temporaries = std::max(temporaries, PeakMemoryBytes(*c, c->MakeInstructionPostOrder()) - parameters);
+  }
+  return at_entry + temporaries;
+}
+
+std::string ReduceScatterHoist::ToString() const {
+  const std::string what =
+      outcome == Outcome::kHoisted      ? std::string("hoisted")
+      : outcome == Outcome::kDoesNotPay ? std::string("kept in the loop (does not pay)")
+                                        : absl::StrFormat("kept in the loop (the full-size accumulator would exceed the "
+                                                          "memory limit: estimated peak %d B + %d B > %d B)",
+                                                          peak_bytes, extra_bytes(), memory_limit_bytes);
+  std::string trip_text = trips < 0 ? "trip count unknown" : absl::StrFormat("%d trips", trips);
+  return absl::StrFormat("%s in %s (%s, %d chips): %s, %d fewer runs, saves %.3f us per step, accumulator %d -> %d B "
+                         "per chip",
+                         reduce_scatter, loop, trip_text, group_size, what, trips > 1 ? trips - 1 : 0,
+                         saved_seconds * 1e6, accumulator_bytes, hoisted_bytes);
+}
+
 absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
+  hoists_.clear();
+  Mover mover(options_, &hoists_);
   const auto callers = CallerCounts(*module);
   bool changed = false;
-  // Callees first: an all-reduce moved out of an inner loop may then leave the outer one.
+  // Callees first: a collective moved out of an inner loop may then leave the outer one.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
     const std::vector<HloInstruction*> loops = LoopsWithOwnComputations(*computation, callers);
     for (HloInstruction* loop : loops) {
-      HLO_ASSIGN_OR_RETURN(bool moved, MoveAllReducesOutOf(loop));
+      HLO_ASSIGN_OR_RETURN(bool moved, mover.MoveOutOf(loop));
       changed |= moved;
     }
   }

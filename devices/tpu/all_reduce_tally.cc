@@ -7,9 +7,25 @@
 namespace jx::tpu {
 namespace {
 
-// An all-reduce, or the start of an asynchronous one (its pair counts once, by the start).
-bool IsAllReduce(const hlo::HloInstruction& instr) {
-  return instr.opcode() == hlo::HloOpcode::kAllReduce || hlo::HloOpcodeString(instr.opcode()) == "all-reduce-start";
+// "all-reduce" or "reduce-scatter" for one of those or the start of an asynchronous one (its
+// pair counts once, by the start); empty for other instructions.
+std::string_view ReducingKind(const hlo::HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case hlo::HloOpcode::kAllReduce: case hlo::HloOpcode::kAllReduceStart:
+      return "all-reduce";
+    case hlo::HloOpcode::kReduceScatter: case hlo::HloOpcode::kReduceScatterStart:
+      return "reduce-scatter";
+    default:
+      return {};
+  }
+}
+
+// The bytes a run leaves a chip: an asynchronous reduce-scatter's start holds (operand, result).
+int64_t ResultBytes(const hlo::HloInstruction& instr) {
+  if (instr.opcode() == hlo::HloOpcode::kReduceScatterStart && instr.shape().IsTuple()) {
+    return hlo::ShapeUtil::ByteSizeOf(instr.shape().tuple_shapes(1));
+  }
+  return hlo::ShapeUtil::ByteSizeOf(instr.shape());
 }
 
 }  // namespace
@@ -32,9 +48,20 @@ double AllReduceTally::seconds() const {
   return s;
 }
 
+AllReduceTally AllReduceTally::Of(std::string_view kind) const {
+  AllReduceTally t;
+  for (const AllReduceRuns& a : all_reduces) {
+    if (a.kind == kind) t.all_reduces.push_back(a);
+  }
+  return t;
+}
+
 std::string AllReduceTally::ToString() const {
-  std::string out = absl::StrFormat("%d all-reduces, %d runs per step, %d B per chip, %.3f us\n", instructions(),
-                                    runs(), bytes(), seconds() * 1e6);
+  const int64_t scatters = Of("reduce-scatter").instructions();
+  std::string out = absl::StrFormat("%d collectives (%d all-reduces, %d reduce-scatters), %d runs per step, %d B per "
+                                    "chip, %.3f us\n",
+                                    instructions(), instructions() - scatters, scatters, runs(), bytes(),
+                                    seconds() * 1e6);
   for (const AllReduceRuns& a : all_reduces) {
     absl::StrAppendFormat(&out, "  %s (in %s): %d run%s%s x %d B x %.3f us%s%s\n", a.name, a.computation, a.runs,
                           a.runs == 1 ? "" : "s", a.runs_known ? "" : " (trip count unknown)", a.bytes,
@@ -51,12 +78,14 @@ AllReduceTally TallyAllReduces(const hlo::HloModule& module, const std::map<std:
     const int64_t n = runs.RunsOf(*c);
     if (n == 0) continue;
     for (const hlo::HloInstruction* instr : (*c)->MakeSequentialOrder()) {
-      if (!IsAllReduce(*instr)) continue;
+      const std::string_view kind = ReducingKind(*instr);
+      if (kind.empty()) continue;
       AllReduceRuns a{.name = instr->name(),
+                      .kind = std::string(kind),
                       .computation = (*c)->name(),
                       .runs = n,
                       .runs_known = runs.IsExact(*c),
-                      .bytes = hlo::ShapeUtil::ByteSizeOf(instr->shape()),
+                      .bytes = ResultBytes(*instr),
                       .seconds = 0,
                       .algorithm = {}};
       if (auto it = timings.find(instr->name()); it != timings.end()) {

@@ -65,8 +65,8 @@ class PodProgram final : public Executable {
   MemoryAnalysis memory_analysis() const override { return memory_; }
   const std::vector<const TpuChip*>& chips() const { return chips_; }
   int64_t num_outputs() const { return static_cast<int64_t>(out_avals_.size()); }
-  // The program's all-reduces: runs per step (loops included), bytes and ICI time (defined
-  // with the tally, all_reduce_tally.cc).
+  // The program's all-reduces and reduce-scatters: runs per step (loops included), bytes and
+  // ICI time (defined with the tally, all_reduce_tally.cc).
   AllReduceTally all_reduces() const;
   // The report of the latest run (empty before the first).
   StepReport last_step() const;

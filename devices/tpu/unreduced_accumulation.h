@@ -7,17 +7,29 @@
 // which jx's TPU pipeline runs). This compares the two on the pod: all-reduces per step, bytes
 // per chip and ICI seconds, as written and with the accumulators unreduced.
 //
+// FSDP's gradients are reduce-scattered into the parameters' sharding instead: the
+// accumulator is a chip's block, and keeping it unreduced means a full-size accumulator (N
+// times the bytes for the whole loop) and one reduce-scatter after it. The tallies count the
+// reduce-scatters too, and reduce_scatter_hoists says for each such accumulator whether the
+// TPU pipeline's pricing (tpu::CollectiveCodeMotionOptions) hoists it, the seconds it saves and
+// the bytes it costs, or that it was kept for memory (the estimated peak plus the bigger
+// accumulators over the limit) or because it does not pay.
+//
 //   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = devices});
 //   UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*lowering, pod.client(), chips);
 //   u.reduced.runs();     // layers x microbatches
 //   u.unreduced.runs();   // layers
+//   u.reduce_scatter_hoists[0].outcome;   // kHoisted, kDoesNotPay, kOverMemoryLimit
 //   std::cout << u.ToString();
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
 #include "jx/core/executable.h"
 #include "jx/devices/tpu/all_reduce_tally.h"
 #include "jx/devices/tpu/tpu_chip.h"
@@ -27,22 +39,35 @@ namespace jx::tpu {
 class TpuClient;
 
 struct UnreducedAccumulation {
-  AllReduceTally reduced;    // as written: each microbatch's values all-reduced where made
-  AllReduceTally unreduced;  // accumulators summed unreduced, all-reduced once per step
+  AllReduceTally reduced;    // as written: each microbatch's values all-reduced (or reduce-scattered) where made
+  AllReduceTally unreduced;  // accumulators summed unreduced, reduced once per step where the pipeline does
+  // Each reduce-scatter accumulation found in a loop and what the pipeline's pricing made of it.
+  std::vector<hlo::ReduceScatterHoist> reduce_scatter_hoists;
   int64_t saved_runs() const { return reduced.runs() - unreduced.runs(); }
   int64_t saved_bytes() const { return reduced.bytes() - unreduced.bytes(); }
   double saved_seconds() const { return reduced.seconds() - unreduced.seconds(); }
-  // Both tallies and what the unreduced accumulators save.
+  // Per chip: what the hoisted reduce-scatter accumulators add to HBM (full size less block).
+  int64_t extra_accumulator_bytes() const;
+  // Both tallies, the reduce-scatter accumulators' outcomes and what the unreduced
+  // accumulators save.
   std::string ToString() const;
+};
+
+struct UnreducedAccumulationOptions {
+  // The most bytes a chip may hold at once; unset: the chip's HBM (as the pipeline's).
+  std::optional<int64_t> memory_limit_bytes;
 };
 
 // module: the SPMD program as lowered (per-device, with its collectives; partition p runs on
 // chips[p]), before the TPU pipeline. Both variants get the pipeline's first cleanup; their
-// all-reduces are timed on the client's torus. Throws (InternalError) if a pass fails.
+// all-reduces and reduce-scatters are timed on the client's torus. Throws (InternalError) if
+// a pass fails.
 UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module, const TpuClient& client,
-                                                   const std::vector<const TpuChip*>& chips);
+                                                   const std::vector<const TpuChip*>& chips,
+                                                   const UnreducedAccumulationOptions& options = {});
 // The same for a pod lowering (TpuClient::Lower of a per-device jaxpr for these chips).
 UnreducedAccumulation AnalyzeUnreducedAccumulation(const Lowering& lowering, const TpuClient& client,
-                                                   const std::vector<const TpuChip*>& chips);
+                                                   const std::vector<const TpuChip*>& chips,
+                                                   const UnreducedAccumulationOptions& options = {});
 
 }  // namespace jx::tpu

@@ -7,6 +7,7 @@
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
+#include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/passes/all_reduce_combiner.h"
 #include "jx/compiler/passes/all_reduce_reassociate.h"
 #include "jx/compiler/passes/cse.h"
@@ -17,7 +18,6 @@
 #include "jx/compiler/passes/latency_hiding_scheduler.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/compiler/passes/simplification_passes.h"
-#include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
 
 namespace jx::tpu {
 
@@ -36,12 +36,32 @@ hlo::LatencyHidingSchedulerOptions SchedulerOptions(const TpuTargetOptions& opti
 
 }  // namespace
 
+hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options) {
+  hlo::WhileLoopAllReduceCodeMotionOptions o;
+  if (!options.chip.has_value() || options.collective_timer == nullptr) return o;  // all-reduces only
+  o.enable_reduce_scatter = true;
+  o.memory_limit_bytes = options.schedule_memory_limit_bytes;
+  const CollectiveTimer* timer = options.collective_timer;
+  const double hbm_bandwidth = options.chip->hbm_bandwidth;
+  o.reduce_scatter_savings = [timer, hbm_bandwidth](const hlo::HloInstruction& reduce_scatter,
+                                                    const hlo::ReduceScatterHoist& h) -> absl::StatusOr<double> {
+    if (h.trips < 0) return 0.0;  // nothing known to save
+    HLO_ASSIGN_OR_RETURN(const double run, timer->Seconds(reduce_scatter));
+    // Hoisted, each trip's add reads the accumulator and the value and writes the sum at the
+    // full size instead of the block's.
+    const double bigger_adds = static_cast<double>(h.trips) * 3.0 * static_cast<double>(h.extra_bytes()) / hbm_bandwidth;
+    return static_cast<double>(h.trips - 1) * run - bigger_adds;
+  };
+  return o;
+}
+
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
   const bool async = options.async_collectives && options.chip.has_value();
   hlo::AddSimplificationPasses(pipeline);
   // Sums of all-reduced values (gradients accumulated over microbatches, in a loop or
-  // unrolled) all-reduce once: the partial sums stay unreduced until the last add.
-  pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>();
+  // unrolled) all-reduce once: the partial sums stay unreduced until the last add; sums of
+  // reduce-scattered ones too, where that pays and the full-size accumulators fit.
+  pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>(CollectiveCodeMotionOptions(options));
   pipeline.AddPass<hlo::AllReduceReassociate>();
   pipeline.AddPass<TpuNumerics>(options.default_precision);
   // The bf16 parts of an operand several dots read are computed once.

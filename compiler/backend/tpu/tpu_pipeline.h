@@ -1,7 +1,11 @@
 // The HLO pass pipeline of a TPU target: the passes every target shares, then the TPU's:
 //   algsimp, canonicalize-shapes, cse, constant-folding, algsimp, dce   (shared cleanup)
 //   while-loop-all-reduce-code-motion, all-reduce-reassociate   a sum of all-reduced values
-//                       (gradients accumulated over microbatches) all-reduces once
+//                       (gradients accumulated over microbatches) all-reduces once; a loop's
+//                       sum of reduce-scattered ones (FSDP's) reduce-scatters once after it
+//                       when the options name a chip and a collective timer, the runs saved
+//                       outweigh the bigger adds, and the full-size accumulators fit
+//                       schedule_memory_limit_bytes (CollectiveCodeMotionOptions)
 //   tpu-numerics        each dot/conv becomes its bf16 MXU passes (f32 accumulation), so
 //                       the CPU backend computes what the TPU does; before fusion, so the
 //                       bf16 roundings fuse into the loops that feed the dots
@@ -29,9 +33,16 @@
 #include "jx/compiler/backend/tpu/tpu_numerics.h"
 #include "jx/compiler/backend/tpu/tpu_target_options.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
 
 namespace jx::tpu {
 
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options);
+
+// How the pipeline moves collectives out of loops: all-reduces always; reduce-scatters when
+// `options` name a chip and a collective timer, priced as (trips - 1) runs of the
+// reduce-scatter (the timer's seconds) saved against each trip's add reading and writing
+// 3 x (full - block) more bytes at the chip's HBM bandwidth, within schedule_memory_limit_bytes.
+hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options);
 
 }  // namespace jx::tpu

@@ -16,6 +16,7 @@
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/shard_map_compiled.h"
 #include "jx/sharding/shard_map_internal.h"
+#include "jx/sharding/spmd/spmd_jit.h"
 #include "tests/devices/tpu/microbatched_loss.h"
 
 namespace jx::tpu {
@@ -148,7 +149,8 @@ TEST(UnreducedAccumulationTest, AScanOverMicrobatchesAllReducesEachLayerOncePerS
   EXPECT_DOUBLE_EQ(u.saved_seconds(), kLayers * (kMicrobatches - 1) * one);
   // Combined, the layers pay one latency-bound run (128 B take as long as 64 B).
   EXPECT_DOUBLE_EQ(compiled.seconds(), one);
-  EXPECT_THAT(u.ToString(), ::testing::HasSubstr("save 6 all-reduce runs, 384 B per chip"));
+  EXPECT_THAT(u.ToString(), ::testing::HasSubstr("save 6 all-reduce runs and 0 reduce-scatter runs, 384 B per chip"));
+  EXPECT_TRUE(u.reduce_scatter_hoists.empty());
 }
 
 TEST(UnreducedAccumulationTest, AnUnrolledLoopOverMicrobatchesAllReducesEachLayerOnce) {
@@ -182,6 +184,128 @@ TEST(UnreducedAccumulationTest, AveragedGradientsAlsoAllReduceOncePerStep) {
   EXPECT_EQ(program->all_reduces().runs(), 1) << program->all_reduces().ToString();  // the layers combined
   EXPECT_EQ(u.reduced.runs(), kLayers * kMicrobatches) << u.ToString();
   EXPECT_EQ(u.unreduced.runs(), kLayers) << u.ToString();
+}
+
+// ---- FSDP: gradients reduce-scattered into the weights' sharding ---------------------------
+
+// Weights [16, 16] split over the 8 chips' data axis by rows (FSDP: a chip holds 2 rows); each
+// microbatch's rows split over it too.
+constexpr int64_t kFsdpDim = 16;
+
+// Layer l's weight: one +-1 per row and column (row i has it in column (i * (2l + 3) + l) mod
+// 16), so activations and cotangents stay in {-1, 0, 1} (exact in the MXU's bf16 passes) and
+// each gradient entry is a sum of at most 64 of them: exact in f32 in any order.
+Array SignedPermutation(int64_t l) {
+  std::vector<float> v(static_cast<size_t>(kFsdpDim * kFsdpDim), 0.0f);
+  for (int64_t i = 0; i < kFsdpDim; ++i) {
+    const int64_t j = (i * (2 * l + 3) + l) % kFsdpDim;
+    v[static_cast<size_t>(i * kFsdpDim + j)] = (i + l) % 3 == 0 ? -1.0f : 1.0f;
+  }
+  return jnp::array(v, Shape{kFsdpDim, kFsdpDim});
+}
+
+struct FsdpStep {
+  Pod pod = make_pod("v5e", {4, 2});
+  Mesh mesh = make_mesh({kChips}, {"data"}, pod.devices());
+  NamedSharding weight{mesh, P("data", none)};
+  NamedSharding batch{mesh, P(none, "data")};
+  Array w1 = SignedPermutation(0), w2 = SignedPermutation(1);
+  Array xs = SmallInts({kMicrobatches, kChips * kRowsPerChip, kFsdpDim}, 3);
+
+  std::vector<const TpuChip*> Chips() const {
+    std::vector<const TpuChip*> chips;
+    for (const Device* d : pod.devices()) chips.push_back(static_cast<const TpuChip*>(d));
+    return chips;
+  }
+  // Gradient accumulation over a scan of microbatches, the accumulators in the weights'
+  // sharding (as MaxText's): the partitioner reduce-scatters each microbatch's partial
+  // gradients into them.
+  auto Jitted() const {
+    auto step = [weight = weight](const Array& a, const Array& b, const Array& batches) {
+      const std::vector<Array> zeros = {lax::with_sharding_constraint(jnp::zeros_like(a), weight),
+                                        lax::with_sharding_constraint(jnp::zeros_like(b), weight)};
+      auto [acc, unused] = lax::scan(
+          [&](const std::vector<Array>& acc, const Array& x) {
+            const std::vector<Array> g = grad(Loss)(std::vector<Array>{a, b}, x);
+            return std::pair{std::vector<Array>{acc[0] + g[0], acc[1] + g[1]}, jnp::zeros({})};
+          },
+          zeros, batches);
+      return acc;
+    };
+    return jit(step, in_shardings{weight, weight, batch});
+  }
+  // The compiled step and the analysis of its per-device program as partitioned.
+  std::pair<std::shared_ptr<const PodProgram>, UnreducedAccumulation> CompileAndAnalyze(
+      const UnreducedAccumulationOptions& options = {}) const {
+    const auto compiled = Jitted().lower(device_put(w1, weight), device_put(w2, weight), device_put(xs, batch)).compile();
+    const spmd::SpmdProgram& spmd = compiled.program();
+    auto program = std::dynamic_pointer_cast<const PodProgram>(spmd.executable());
+    auto lowering =
+        pod.client().Lower(spmd.local_jaxpr(), {.name = "step", .donated = {}, .device_assignment = pod.devices()});
+    return {program, AnalyzeUnreducedAccumulation(*lowering, pod.client(), Chips(), options)};
+  }
+};
+
+TEST(UnreducedAccumulationTest, FsdpGradientsReduceScatterOncePerStepWithTheSameValues) {
+  FsdpStep s;
+  const auto [program, u] = s.CompileAndAnalyze();
+  ASSERT_NE(program, nullptr);
+  // As partitioned: one reduce-scatter per layer per microbatch, each leaving a chip its
+  // f32[2,16] block; hoisted: one per layer per step, as many bytes each.
+  const int64_t block = kFsdpDim / kChips * kFsdpDim * 4, full = kFsdpDim * kFsdpDim * 4;
+  const AllReduceTally written = u.reduced.Of("reduce-scatter"), hoisted = u.unreduced.Of("reduce-scatter");
+  EXPECT_EQ(written.runs(), kLayers * kMicrobatches) << u.ToString();
+  EXPECT_EQ(written.bytes(), kLayers * kMicrobatches * block) << u.ToString();
+  EXPECT_EQ(hoisted.runs(), kLayers) << u.ToString();
+  EXPECT_EQ(hoisted.bytes(), kLayers * block) << u.ToString();
+  EXPECT_EQ(u.reduced.Of("all-reduce").runs(), u.unreduced.Of("all-reduce").runs()) << u.ToString();
+  ASSERT_EQ(u.reduce_scatter_hoists.size(), static_cast<size_t>(kLayers)) << u.ToString();
+  for (const hlo::ReduceScatterHoist& h : u.reduce_scatter_hoists) {
+    EXPECT_EQ(h.outcome, hlo::ReduceScatterHoist::Outcome::kHoisted) << h.ToString();
+    EXPECT_EQ(h.trips, kMicrobatches);
+    EXPECT_EQ(h.group_size, kChips);
+    EXPECT_EQ(h.accumulator_bytes, block);
+    EXPECT_EQ(h.hoisted_bytes, full);
+    EXPECT_GT(h.saved_seconds, 0);
+  }
+  // The HBM the full-size accumulators cost, and the seconds the runs saved: every run moves
+  // the same bytes over the same chips, so each saves one written run's time.
+  EXPECT_EQ(u.extra_accumulator_bytes(), kLayers * (full - block));
+  const double one = written.all_reduces.front().seconds;
+  EXPECT_GT(one, 0);
+  EXPECT_DOUBLE_EQ(u.saved_seconds(), kLayers * (kMicrobatches - 1) * one) << u.ToString();
+  EXPECT_THAT(u.ToString(), ::testing::HasSubstr("save 0 all-reduce runs and 6 reduce-scatter runs"));
+
+  // The compiled step (the TPU pipeline): the same, reduce-scatters after the loop.
+  const AllReduceTally compiled = program->all_reduces().Of("reduce-scatter");
+  EXPECT_EQ(compiled.runs(), kLayers) << compiled.ToString();
+  for (const AllReduceRuns& a : compiled.all_reduces) EXPECT_EQ(a.runs, 1) << compiled.ToString();
+
+  // Gradients of the whole batch, bit for bit: every value is a small integer, so summing each
+  // chip's microbatches first changes no rounding.
+  const std::vector<Array> got =
+      s.Jitted()(device_put(s.w1, s.weight), device_put(s.w2, s.weight), device_put(s.xs, s.batch));
+  const Array all = s.xs.reshape({kMicrobatches * kChips * kRowsPerChip, kFsdpDim});
+  const std::vector<Array> want = grad(Loss)(std::vector<Array>{s.w1, s.w2}, all);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t l = 0; l < want.size(); ++l) {
+    EXPECT_EQ(got[l].sharding()->ToString(), s.weight.ToString()) << "layer " << l;
+    EXPECT_EQ(device_put(got[l], devices("cpu")[0]).to_vector<float>(), want[l].to_vector<float>()) << "layer " << l;
+  }
+}
+
+TEST(UnreducedAccumulationTest, FsdpAccumulatorsStayBlocksWhenTheFullSizeOnesDoNotFit) {
+  FsdpStep s;
+  // 1 KiB: less than the weights alone, so no accumulator may grow.
+  const auto [program, u] = s.CompileAndAnalyze({.memory_limit_bytes = 1024});
+  EXPECT_EQ(u.unreduced.Of("reduce-scatter").runs(), kLayers * kMicrobatches) << u.ToString();
+  ASSERT_EQ(u.reduce_scatter_hoists.size(), static_cast<size_t>(kLayers)) << u.ToString();
+  for (const hlo::ReduceScatterHoist& h : u.reduce_scatter_hoists) {
+    EXPECT_EQ(h.outcome, hlo::ReduceScatterHoist::Outcome::kOverMemoryLimit) << h.ToString();
+  }
+  EXPECT_EQ(u.extra_accumulator_bytes(), 0);
+  EXPECT_EQ(u.saved_runs(), 0);
+  EXPECT_THAT(u.ToString(), ::testing::HasSubstr("would exceed the memory limit"));
 }
 
 }  // namespace

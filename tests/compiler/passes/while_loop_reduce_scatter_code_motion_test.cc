@@ -1,0 +1,286 @@
+// WhileLoopAllReduceCodeMotion's reduce-scatter mode (XLA's enable_reduce_scatter): a loop that
+// adds a reduce-scattered value to a block accumulator keeps a full-size unreduced accumulator
+// and reduce-scatters it once after the loop, through element-wise ops, transposes and
+// block-preserving reshapes, into slices spanning the scattered dimension; only when enabled,
+// when the pricing says it pays and when the bigger accumulator fits the memory limit.
+// Groups of 4 partitions: the reference evaluator cannot run them, so those tests check the
+// program; groups of one (a reduce-scatter that is a copy) check the values.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
+#include "pass_test_util.h"
+
+namespace jx::hlo {
+namespace {
+
+using ::jx::hlo::testing::ComputationLines;
+using ::jx::hlo::testing::ParseAndRun;
+using ::testing::Contains;
+using Outcome = ReduceScatterHoist::Outcome;
+
+int64_t Count(const HloComputation& c, HloOpcode opcode) {
+  int64_t n = 0;
+  for (const HloInstruction* instr : c.instructions()) n += instr->opcode() == opcode;
+  return n;
+}
+
+WhileLoopAllReduceCodeMotion Enabled(int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max()) {
+  WhileLoopAllReduceCodeMotionOptions options;
+  options.enable_reduce_scatter = true;
+  options.memory_limit_bytes = memory_limit_bytes;
+  return WhileLoopAllReduceCodeMotion(options);
+}
+
+// Four trips of acc += $REDUCED with $RS = reduce-scatter(g) over $GROUPS, g = xs * i.
+// $ACC is the accumulator's shape, $RS_SHAPE the reduce-scatter's, $G_SHAPE g's, $EXTRA more
+// body lines.
+constexpr std::string_view kLoop = R"(HloModule m
+%fsum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %xy = f32[] add(f32[] %x, f32[] %y)
+}
+%cond (cs: (s32[], $G_SHAPE, $ACC)) -> pred[] {
+  %cs = (s32[], $G_SHAPE, $ACC) parameter(0)
+  %ci = s32[] get-tuple-element(%cs), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}
+%body (s: (s32[], $G_SHAPE, $ACC)) -> (s32[], $G_SHAPE, $ACC) {
+  %s = (s32[], $G_SHAPE, $ACC) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = $G_SHAPE get-tuple-element(%s), index=1
+  %acc = $ACC get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %fi = f32[] convert(%i)
+  %bi = $G_SHAPE broadcast(%fi), dimensions={}
+  %g = $G_SHAPE multiply(%xs, %bi)
+  %rs = $RS_SHAPE reduce-scatter(%g), channel_id=1, replica_groups=$GROUPS, dimensions={$DIM}, use_global_device_ids=true, to_apply=%fsum
+  $EXTRA
+  %acc2 = $ACC add(%acc, $REDUCED)
+  ROOT %t = (s32[], $G_SHAPE, $ACC) tuple(%next, %xs, %acc2)
+}
+ENTRY %main {
+  %px = $G_SHAPE parameter(0)
+  %pinit = $ACC parameter(1)
+  %zero = s32[] constant(0)
+  %t0 = (s32[], $G_SHAPE, $ACC) tuple(%zero, %px, %pinit)
+  %w = (s32[], $G_SHAPE, $ACC) while(%t0), condition=%cond, body=%body
+  ROOT %sum_out = $ACC get-tuple-element(%w), index=2
+}
+)";
+
+struct LoopOptions {
+  std::string g_shape = "f32[8,4]{1,0}";
+  std::string rs_shape = "f32[2,4]{1,0}";
+  std::string acc = "f32[2,4]{1,0}";
+  std::string groups = "{{0,1,2,3}}";
+  std::string dim = "0";
+  std::string reduced = "%rs";
+  std::string extra = "";
+};
+
+std::string Loop(const LoopOptions& o) {
+  std::string text(kLoop);
+  const std::vector<std::pair<std::string, std::string>> subs = {
+      {"$G_SHAPE", o.g_shape}, {"$RS_SHAPE", o.rs_shape}, {"$ACC", o.acc},   {"$GROUPS", o.groups},
+      {"$DIM", o.dim},         {"$REDUCED", o.reduced},   {"$EXTRA", o.extra}};
+  for (const auto& [from, to] : subs) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
+// The entry's root after a hoist: init + reduce-scatter(the loop's full-size sum).
+void ExpectReduceScatteredAfterTheLoop(const HloModule& module, const std::vector<int64_t>& full, int64_t dim,
+                                       const std::vector<int64_t>& block) {
+  const HloInstruction* root = module.entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kAdd) << module.ToString();
+  EXPECT_EQ(root->operand(0)->name(), "pinit");
+  const HloInstruction* rs = root->operand(1);
+  ASSERT_EQ(rs->opcode(), HloOpcode::kReduceScatter) << module.ToString();
+  EXPECT_EQ(rs->dimensions(), std::vector<int64_t>{dim});
+  EXPECT_EQ(rs->shape().dimensions(), block);
+  EXPECT_EQ(rs->operand(0)->shape().dimensions(), full);
+  EXPECT_EQ(rs->operand(0)->operand(0)->opcode(), HloOpcode::kWhile);
+  EXPECT_EQ(rs->replica_groups(), (ReplicaGroups{{0, 1, 2, 3}}));
+  EXPECT_EQ(rs->to_apply()->name(), "fsum");
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, AccumulatesFullSizeAndReduceScattersOnceAfter) {
+  WhileLoopAllReduceCodeMotion pass = Enabled();
+  auto module = ParseAndRun(Loop({}), true, pass);
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 0);
+  EXPECT_THAT(ComputationLines(*body), Contains("%acc = f32[8,4]{1,0} get-tuple-element(%s), index=2"));
+  EXPECT_THAT(ComputationLines(*body), Contains(::testing::MatchesRegex("%add[.0-9]* = f32\\[8,4\\]\\{1,0\\} add\\(%acc, %g\\)")));
+  ExpectReduceScatteredAfterTheLoop(*module, {8, 4}, 0, {2, 4});
+  // The loop starts the full-size accumulator at zero.
+  const HloInstruction* loop = module->entry_computation()->root_instruction()->operand(1)->operand(0)->operand(0);
+  EXPECT_EQ(loop->shape().tuple_shapes(2).dimensions(), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(loop->operand(0)->operand(2)->opcode(), HloOpcode::kBroadcast);
+
+  // ParseAndRun ran a copy; this one's record: 4 trips over 4 chips, 32 B -> 128 B per chip.
+  auto again = ParseHloModule(Loop({})).value();
+  ASSERT_TRUE(pass.Run(again.get()).value());
+  ASSERT_EQ(pass.reduce_scatter_hoists().size(), 1u);
+  const ReduceScatterHoist& h = pass.reduce_scatter_hoists()[0];
+  EXPECT_EQ(h.reduce_scatter, "rs");
+  EXPECT_EQ(h.loop, "w");
+  EXPECT_EQ(h.trips, 4);
+  EXPECT_EQ(h.group_size, 4);
+  EXPECT_EQ(h.accumulator_bytes, 2 * 4 * 4);
+  EXPECT_EQ(h.hoisted_bytes, 8 * 4 * 4);
+  EXPECT_EQ(h.outcome, Outcome::kHoisted);
+  EXPECT_THAT(h.ToString(), ::testing::HasSubstr("rs in w (4 trips, 4 chips): hoisted, 3 fewer runs"));
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, OnlyWhenEnabled) {
+  ParseAndRun<WhileLoopAllReduceCodeMotion>(Loop({}), false);
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, ThroughATransposeTheScatteredDimensionMoves) {
+  // rs f32[2,4] (dim 0) -> transpose -> f32[4,2]: the full f32[4,8] is scattered along dim 1.
+  auto module = ParseAndRun(Loop({.acc = "f32[4,2]{1,0}",
+                                  .reduced = "%tr",
+                                  .extra = "%tr = f32[4,2]{1,0} transpose(%rs), dimensions={1,0}"}),
+                            true, Enabled());
+  EXPECT_THAT(ComputationLines(*module->GetComputationWithName("body")),
+              Contains(::testing::MatchesRegex("%transpose[.0-9]* = f32\\[4,8\\]\\{1,0\\} transpose\\(%g\\), dimensions=\\{1,0\\}")));
+  ExpectReduceScatteredAfterTheLoop(*module, {4, 8}, 1, {4, 2});
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, ThroughReshapesThatKeepTheBlocksWhole) {
+  // rs f32[2,4] (dim 0) -> f32[8]: each chip's two rows are 8 contiguous elements.
+  auto module = ParseAndRun(
+      Loop({.acc = "f32[8]{0}", .reduced = "%flat", .extra = "%flat = f32[8]{0} reshape(%rs)"}), true, Enabled());
+  ExpectReduceScatteredAfterTheLoop(*module, {32}, 0, {8});
+  // Scattered along dim 1 (f32[2,16] -> f32[2,4]), flattened: a chip's columns are not
+  // contiguous in f32[8], so no reduce-scatter of a full f32[32] leaves them.
+  ParseAndRun(Loop({.g_shape = "f32[2,16]{1,0}",
+                    .acc = "f32[8]{0}",
+                    .dim = "1",
+                    .reduced = "%flat",
+                    .extra = "%flat = f32[8]{0} reshape(%rs)"}),
+              false, Enabled());
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, ThroughAScalingAsPmeanWrites) {
+  auto module = ParseAndRun(Loop({.reduced = "%mean",
+                                  .extra = "%four = f32[] constant(4)\n"
+                                           "  %divisor = f32[2,4]{1,0} broadcast(%four), dimensions={}\n"
+                                           "  %mean = f32[2,4]{1,0} divide(%rs, %divisor)"}),
+                            true, Enabled());
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 0);
+  EXPECT_THAT(ComputationLines(*body),
+              Contains(::testing::MatchesRegex("%divide[.0-9]* = f32\\[8,4\\]\\{1,0\\} divide\\(%g, %broadcast[.0-9]*\\)")));
+  ExpectReduceScatteredAfterTheLoop(*module, {8, 4}, 0, {2, 4});
+}
+
+// Groups of one: the reduce-scatter is a copy, so the evaluator compares values (ParseAndRun)
+// through the rebuilt transpose, negation and scaling, bit for bit: the accumulator starts at
+// zero, so both programs add the same trips in the same order (from an arbitrary init, adding
+// it after the loop instead of first would round differently).
+TEST(WhileLoopReduceScatterCodeMotionTest, TheWidenedOpsComputeTheSameSums) {
+  std::string text = Loop({.rs_shape = "f32[8,4]{1,0}",
+                           .acc = "f32[4,8]{1,0}",
+                           .groups = "{{0}}",
+                           .reduced = "%scaled",
+                           .extra = "%tr = f32[4,8]{1,0} transpose(%rs), dimensions={1,0}\n"
+                                    "  %neg = f32[4,8]{1,0} negate(%tr)\n"
+                                    "  %half = f32[] constant(0.5)\n"
+                                    "  %halves = f32[4,8]{1,0} broadcast(%half), dimensions={}\n"
+                                    "  %scaled = f32[4,8]{1,0} multiply(%halves, %neg)"});
+  const std::string start = "tuple(%zero, %px, %pinit)";
+  text.replace(text.find(start), start.size(), "tuple(%zero, %px, %zeros)");
+  const std::string entry_zero = "  %zero = s32[] constant(0)\n";
+  text.replace(text.find(entry_zero), entry_zero.size(),
+               entry_zero + "  %fzero = f32[] constant(0)\n  %zeros = f32[4,8]{1,0} broadcast(%fzero), dimensions={}\n");
+  ParseAndRun(text, true, Enabled());
+}
+
+// Row i of a [4,2,4] accumulator gets trip i's block: the slice spans the scattered dimension
+// (1, after the reshape) from 0, so the accumulator widens to [4,8,4].
+constexpr std::string_view kSliceExtra =
+    "%z = s32[] constant(0)\n"
+    "  %r3 = f32[1,2,4]{2,1,0} reshape(%rs)\n"
+    "  %row = f32[1,2,4]{2,1,0} dynamic-slice(%acc, %i, $START, %z), dynamic_slice_sizes={1,2,4}\n"
+    "  %upd = f32[1,2,4]{2,1,0} add(%row, %r3)\n"
+    "  %acc3 = f32[4,2,4]{2,1,0} dynamic-update-slice(%acc, %upd, %i, $START, %z)";
+
+std::string SliceLoop(std::string_view start) {
+  std::string extra(kSliceExtra);
+  for (size_t at = extra.find("$START"); at != std::string::npos; at = extra.find("$START")) {
+    extra.replace(at, 6, start);
+  }
+  std::string text = Loop({.acc = "f32[4,2,4]{2,1,0}", .reduced = "%r3", .extra = extra});
+  // The accumulation is the update, not the add the template ends with.
+  const std::string add = "  %acc2 = f32[4,2,4]{2,1,0} add(%acc, %r3)\n";
+  text.erase(text.find(add), add.size());
+  const std::string tuple = "tuple(%next, %xs, %acc2)";
+  text.replace(text.find(tuple), tuple.size(), "tuple(%next, %xs, %acc3)");
+  return text;
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, IntoASliceSpanningTheScatteredDimension) {
+  auto module = ParseAndRun(SliceLoop("%z"), true, Enabled());
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 0);
+  EXPECT_THAT(ComputationLines(*body),
+              Contains(::testing::MatchesRegex("%dynamic-slice[.0-9]* = f32\\[1,8,4\\]\\{2,1,0\\} dynamic-slice\\(%acc, "
+                                               "%i, %z, %z\\), dynamic_slice_sizes=\\{1,8,4\\}")));
+  ExpectReduceScatteredAfterTheLoop(*module, {4, 8, 4}, 1, {4, 2, 4});
+  // A slice at another offset of the scattered dimension: left alone.
+  ParseAndRun(SliceLoop("%one"), false, Enabled());
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenTheBiggerAccumulatorExceedsTheMemoryLimit) {
+  // Every parameter alone is 128 + 32 B: a limit of 100 B cannot hold 96 B more.
+  WhileLoopAllReduceCodeMotion pass = Enabled(/*memory_limit_bytes=*/100);
+  ParseAndRun(Loop({}), false, pass);
+  auto module = ParseHloModule(Loop({})).value();
+  EXPECT_FALSE(pass.Run(module.get()).value());
+  ASSERT_EQ(pass.reduce_scatter_hoists().size(), 1u);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
+  EXPECT_THAT(pass.reduce_scatter_hoists()[0].ToString(), ::testing::HasSubstr("exceed the memory limit"));
+  EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kReduceScatter), 1);
+  // The limit holds the estimated peak and the 96 B more, to the byte.
+  const int64_t peak = EstimatedPeakBytes(*module);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].peak_bytes, peak);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].memory_limit_bytes, 100);
+  EXPECT_GE(peak, 128 + 32);
+  EXPECT_FALSE(Enabled(peak + 95).Run(module.get()).value());
+  EXPECT_TRUE(Enabled(peak + 96).Run(module.get()).value());
+}
+
+TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
+  std::vector<ReduceScatterHoist> seen;
+  WhileLoopAllReduceCodeMotion pass({.enable_reduce_scatter = true,
+                                     .reduce_scatter_savings = [&](const HloInstruction& rs, const ReduceScatterHoist& h)
+                                         -> absl::StatusOr<double> {
+                                       EXPECT_EQ(rs.opcode(), HloOpcode::kReduceScatter);
+                                       seen.push_back(h);
+                                       return -1e-6;
+                                     }});
+  auto module = ParseHloModule(Loop({})).value();
+  EXPECT_FALSE(pass.Run(module.get()).value());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].trips, 4);
+  EXPECT_EQ(seen[0].extra_bytes(), 96);
+  ASSERT_EQ(pass.reduce_scatter_hoists().size(), 1u);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].outcome, Outcome::kDoesNotPay);
+  EXPECT_DOUBLE_EQ(pass.reduce_scatter_hoists()[0].saved_seconds, -1e-6);
+}
+
+}  // namespace
+}  // namespace jx::hlo
