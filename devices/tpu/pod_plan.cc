@@ -72,6 +72,7 @@ std::string PodPlan::ToString(size_t max_lines) const {
                         fits() ? "fits"
                                : absl::StrFormat("DOES NOT FIT (%s over)",
                                                  Bytes(static_cast<double>(hbm_peak_bytes - hbm_capacity_bytes))));
+  if (!hbm.buffers.empty()) out += hbm.ToString(max_lines);
   absl::StrAppendFormat(&out, "FLOPs per chip %.4g: %.1f%% of the %.4g FLOP/s peak\n", flops_per_chip,
                         100 * flops_utilization(), peak_flops_per_chip);
   // Slowest first; beyond max_lines, the slowest and the fastest groups.

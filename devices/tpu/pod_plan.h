@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "jx/devices/tpu/peak_buffers.h"
 #include "jx/devices/tpu/pod_step.h"
 
 namespace jx::tpu {
@@ -34,13 +35,15 @@ struct PodPlan {
   int64_t hbm_peak_bytes = 0;      // the largest per-chip HBM high-water mark
   int64_t hbm_capacity_bytes = 0;  // one chip's HBM
   bool fits() const { return hbm_peak_bytes <= hbm_capacity_bytes; }
+  // What the peak is made of: its split and the largest buffers live there (peak_buffers.h).
+  HbmPeakReport hbm;
   // The per-device program's costliest instructions (collectives excluded), slowest first: what
   // the compute time is made of.
   std::vector<InstructionCost> costliest_instructions;
   int64_t num_timeline_classes = 0;  // chips with distinct timelines (scheduled once each)
   double planning_seconds = 0;     // host time to trace, partition, compile and plan
   // A summary: the step time and its split (compute, exposed and overlapped communication,
-  // idle), HBM peak against capacity, utilization, the costliest collectives and links. Chips
+  // idle), HBM peak against capacity and what holds it, utilization, the costliest collectives and links. Chips
   // with equal numbers are one line ("4032 chips like TPU_0(...)"), the fastest and slowest
   // shown; at most max_lines chip lines and as many links.
   std::string ToString(size_t max_lines = 8) const;

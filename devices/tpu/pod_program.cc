@@ -11,6 +11,7 @@
 #include "jx/compiler/backend/cpu/generic_reduce_expander.h"
 #include "jx/compiler/backend/cpu/masked_gather_fusion.h"
 #include "jx/compiler/backend/cpu/widened_window_fusion.h"
+#include "jx/compiler/backend/tpu/mxu_operand_reads.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
@@ -27,6 +28,7 @@
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/profiler/profiler.h"
 #include "jx/devices/tpu/chip_classes.h"
+#include "jx/devices/tpu/hbm_peak_analysis.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
 #include "jx/devices/tpu/pod_overlap.h"
 #include "jx/devices/tpu/pod_rendezvous.h"
@@ -58,19 +60,29 @@ std::unique_ptr<hlo::HloModule> HostModuleOf(const hlo::HloModule& module, const
   return *std::move(host_module);
 }
 
-// The optimized module's memory on one chip: buffer assignment of the host program, as the
-// host compile computes it (loop bodies' own scratch is not counted).
-MemoryAnalysis PlannedMemory(const hlo::HloModule& module, const std::vector<bool>& donated, const std::string& what) {
+// The optimized module's memory on one chip as the TPU holds it, and what holds its peak:
+// buffer assignment of the host program (as the host compile computes it) with the MXU's
+// operands read as they are stored, not through the f32 copies the host's emulation of the
+// MXU makes, and each async collective's result in one buffer from its start to its last
+// reader (mxu_operand_reads.h). Loop bodies' own scratch is not counted.
+std::pair<MemoryAnalysis, HbmPeakReport> ChipMemory(const hlo::HloModule& module, const std::vector<bool>& donated,
+                                                    const std::string& what) {
   std::unique_ptr<hlo::HloModule> host = HostModuleOf(module, what);
   for (absl::StatusOr<bool> ran : {cpu::GenericReduceExpander().Run(host.get()), cpu::WidenedWindowFusion().Run(host.get()),
                                     cpu::MaskedGatherFusion().Run(host.get())}) {
     if (!ran.ok()) ThrowStatus(StrCat(what, ": planning the memory failed"), ran.status());
   }
-  const hlo::HloComputation& entry = *host->entry_computation();
-  absl::StatusOr<cpu::BufferAssignment> assignment =
-      cpu::BufferAssignment::Run(entry, entry.MakeSequentialOrder(), donated);
+  hlo::HloComputation& entry = *host->entry_computation();
+  for (absl::StatusOr<int64_t> ran : {ReadMxuOperandsAsStored(&entry), ShareAsyncCollectiveResults(&entry)}) {
+    if (!ran.ok()) ThrowStatus(StrCat(what, ": the chip's view of the memory failed"), ran.status());
+  }
+  const std::vector<hlo::HloInstruction*> schedule = entry.MakeSequentialOrder();
+  if (schedule != entry.schedule()) {
+    throw InternalError(StrCat(what, ": the chip's view of the memory lost the program's schedule"));
+  }
+  absl::StatusOr<cpu::BufferAssignment> assignment = cpu::BufferAssignment::Run(entry, schedule, donated);
   if (!assignment.ok()) ThrowStatus(StrCat(what, ": buffer assignment failed"), assignment.status());
-  return ToMemoryAnalysis(assignment->memory());
+  return {ToMemoryAnalysis(assignment->memory()), AnalyzeHbmPeak(*assignment, schedule)};
 }
 
 // The pod step's rows of an optimized module (loop bodies' collectives timed on the pod).
@@ -86,12 +98,14 @@ std::vector<PodStepRow> StepRowsOf(const hlo::HloModule& module, const CostAnaly
 }  // namespace
 
 PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module,
-                       CostAnalysis cost, Timings timings, const TpuClient& client,
-                       std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what)
+                       CostAnalysis cost, MemoryAnalysis memory, HbmPeakReport hbm, Timings timings,
+                       const TpuClient& client, std::vector<const TpuChip*> chips,
+                       std::vector<ShapedArray> out_avals, std::string what)
     : host_(std::move(host)),
       module_(std::move(module)),
       cost_(std::move(cost)),
-      memory_(ToMemoryAnalysis(host_->memory_analysis())),
+      memory_(memory),
+      hbm_(std::move(hbm)),
       timings_(std::move(timings)),
       client_(client),
       chips_(std::move(chips)),
@@ -100,11 +114,12 @@ PodProgram::PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr
       rows_(StepRowsOf(*module_, cost_, client_, chips_, what_)) {}
 
 PodProgram::PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
-                       Timings timings, const TpuClient& client, std::vector<const TpuChip*> chips,
-                       std::vector<ShapedArray> out_avals, std::string what)
+                       HbmPeakReport hbm, Timings timings, const TpuClient& client,
+                       std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what)
     : module_(std::move(module)),
       cost_(std::move(cost)),
       memory_(memory),
+      hbm_(std::move(hbm)),
       timings_(std::move(timings)),
       client_(client),
       chips_(std::move(chips)),
@@ -300,6 +315,7 @@ PodPlan PodProgram::Plan() const {
   plan.flops_per_chip = cost_.flops;
   plan.peak_flops_per_chip = spec.bf16_flops;
   plan.hbm_peak_bytes = memory_.peak_memory_in_bytes;
+  plan.hbm = hbm_;
   plan.hbm_capacity_bytes = spec.hbm_bytes;
   plan.num_timeline_classes = classes.num_classes();
   plan.step = Report(step, classes.class_of);
@@ -368,10 +384,10 @@ std::shared_ptr<const PodProgram> PlanPod(std::unique_ptr<hlo::HloModule> module
   // turns on (jax_enable_checks); the pipeline's input and output are always verified.
   const Verify verify = config::read("jax_enable_checks") ? Verify::kEveryChangedPass : Verify::kInputAndOutput;
   CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, verify, &timings, stages);
-  const MemoryAnalysis memory = PlannedMemory(*module, donated, what);
+  auto [memory, hbm] = ChipMemory(*module, donated, what);
   stages.Lap("memory");
-  auto program = std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(timings), client,
-                                              std::move(chips), std::move(out_avals), what);
+  auto program = std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(hbm),
+                                              std::move(timings), client, std::move(chips), std::move(out_avals), what);
   stages.Lap("step-rows");
   stages.Report(StrCat(what, " (planned)"));
   return program;
@@ -417,11 +433,19 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
       OptimizeAndCost(module.get(), client, chips, what, async_collectives, Verify::kEveryChangedPass, &timings, stages);
   std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(HostModuleOf(*module, what), donated, what);
   stages.Lap("cpu-backend");
+  // The chip's memory: the entry's as the TPU holds it, plus the arenas of the loop bodies,
+  // branches and callees the host compile planned.
+  auto [memory, hbm] = ChipMemory(*module, donated, what);
+  hbm.loop_scratch_bytes = exe->memory_analysis().temp_bytes - exe->buffer_assignment().memory().temp_bytes;
+  memory.temp_size_in_bytes += hbm.loop_scratch_bytes;
+  memory.peak_memory_in_bytes += hbm.loop_scratch_bytes;
+  stages.Lap("memory");
   for (const TpuChip* chip : chips) {
-    chip->hbm()->CheckCapacity(exe->memory_analysis().peak_bytes, StrCat("compiling ", what, ", whose peak is"));
+    chip->hbm()->CheckCapacity(memory.peak_memory_in_bytes, StrCat("compiling ", what, ", whose peak is"));
   }
-  auto program = std::make_shared<PodProgram>(std::move(exe), std::move(module), std::move(cost), std::move(timings),
-                                              client, std::move(chips), std::move(out_avals), what);
+  auto program = std::make_shared<PodProgram>(std::move(exe), std::move(module), std::move(cost), memory,
+                                              std::move(hbm), std::move(timings), client, std::move(chips),
+                                              std::move(out_avals), what);
   stages.Lap("step-rows");
   stages.Report(what);
   return program;

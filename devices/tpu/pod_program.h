@@ -44,13 +44,13 @@ class PodProgram final : public Executable {
   using Timings = std::map<std::string, std::shared_ptr<const CollectiveTiming>>;
   // host: the program the chips' threads run; module: the TPU-optimized program; cost: its
   // cost on one chip, collectives timed on the pod's ICI (timings: per collective; equal
-  // collectives share one).
+  // collectives share one); memory: a chip's memory as the TPU holds it; hbm: what holds its peak.
   PodProgram(std::unique_ptr<cpu::CpuExecutable> host, std::unique_ptr<hlo::HloModule> module, CostAnalysis cost,
-             Timings timings, const TpuClient& client,
+             MemoryAnalysis memory, HbmPeakReport hbm, Timings timings, const TpuClient& client,
              std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
   // A plan-only program (a dry run): no host program, so it cannot run; Plan() lays out its
-  // step. memory: the per-chip memory analysis of the optimized module.
-  PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory,
+  // step. memory: the per-chip memory analysis of the optimized module; hbm: what holds its peak.
+  PodProgram(std::unique_ptr<hlo::HloModule> module, CostAnalysis cost, MemoryAnalysis memory, HbmPeakReport hbm,
              Timings timings, const TpuClient& client,
              std::vector<const TpuChip*> chips, std::vector<ShapedArray> out_avals, std::string what);
   ~PodProgram() override;
@@ -87,6 +87,7 @@ class PodProgram final : public Executable {
   std::unique_ptr<hlo::HloModule> module_;
   CostAnalysis cost_;
   MemoryAnalysis memory_;
+  HbmPeakReport hbm_;  // what holds the per-chip HBM peak
   Timings timings_;
   const TpuClient& client_;
   std::vector<const TpuChip*> chips_;

@@ -144,7 +144,9 @@ double PlannedMfu(const nn::models::TransformerConfig& cfg, const std::string& g
                                        nn::models::abstract_transformer_batch(cfg, mesh))
                                 .compile()
                                 .plan();
-  if (std::getenv("JX_VALIDATION_PRINT_PLANS") != nullptr) std::cerr << plan.ToString() << "\n";
+  if (std::getenv("JX_VALIDATION_PRINT_PLANS") != nullptr) {
+    std::cerr << plan.ToString() << "what holds the HBM peak:\n" << plan.hbm.ToString(plan.hbm.buffers.size()) << "\n";
+  }
   return plan.mfu(cfg.train_flops_per_step());
 }
 
