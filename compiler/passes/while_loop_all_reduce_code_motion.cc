@@ -312,7 +312,8 @@ absl::StatusOr<bool> Mover::Decide(const HloInstruction& loop, const Accumulatio
                        .loop = loop.name(),
                        .group_size = w.group_size,
                        .accumulator_bytes = ShapeUtil::ByteSizeOf(a.acc->shape()),
-                       .hoisted_bytes = ShapeUtil::ByteSizeOf(w.hoisted)};
+                       .hoisted_bytes = ShapeUtil::ByteSizeOf(w.hoisted),
+                       .reduced_bytes = ShapeUtil::ByteSizeOf(a.collective->shape())};
   if (const std::optional<Counter> counter = UnitStepCounter(loop)) h.trips = counter->trips;
   bool pays = h.trips > 1;
   if (options_.reduce_scatter_savings) {

@@ -75,6 +75,7 @@ struct ReduceScatterHoist {
   int64_t group_size = 0;         // N: chips each reduce-scatter spans
   int64_t accumulator_bytes = 0;  // per chip, as written (the block)
   int64_t hoisted_bytes = 0;      // per chip, hoisted (the full-size unreduced buffer)
+  int64_t reduced_bytes = 0;      // per chip per run of the reduce-scatter in the loop (its result)
   double saved_seconds = 0;       // predicted per step (options.reduce_scatter_savings)
   // Checked against the limit when the hoist pays: EstimatedPeakBytes plus the accumulators
   // grown before this one (0 when it does not pay), and the limit.

@@ -45,12 +45,16 @@ hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTa
   const double hbm_bandwidth = options.chip->hbm_bandwidth;
   o.reduce_scatter_savings = [timer, hbm_bandwidth](const hlo::HloInstruction& reduce_scatter,
                                                     const hlo::ReduceScatterHoist& h) -> absl::StatusOr<double> {
-    if (h.trips < 0) return 0.0;  // nothing known to save
+    if (h.trips < 0 || h.reduced_bytes <= 0) return 0.0;  // nothing known to save
     HLO_ASSIGN_OR_RETURN(const double run, timer->Seconds(reduce_scatter));
+    // The reduce-scatter after the loop reduces the whole accumulator: as many of the loop's
+    // runs as it holds blocks (one for a plain sum, one per row for a stack of rows; an upper
+    // bound, as its start-up is paid once).
+    const double after = run * static_cast<double>(h.accumulator_bytes) / static_cast<double>(h.reduced_bytes);
     // Hoisted, each trip's add reads the accumulator and the value and writes the sum at the
     // full size instead of the block's.
     const double bigger_adds = static_cast<double>(h.trips) * 3.0 * static_cast<double>(h.extra_bytes()) / hbm_bandwidth;
-    return static_cast<double>(h.trips - 1) * run - bigger_adds;
+    return static_cast<double>(h.trips) * run - after - bigger_adds;
   };
   return o;
 }

@@ -40,9 +40,11 @@ namespace jx::tpu {
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options);
 
 // How the pipeline moves collectives out of loops: all-reduces always; reduce-scatters when
-// `options` name a chip and a collective timer, priced as (trips - 1) runs of the
-// reduce-scatter (the timer's seconds) saved against each trip's add reading and writing
-// 3 x (full - block) more bytes at the chip's HBM bandwidth, within schedule_memory_limit_bytes.
+// `options` name a chip and a collective timer, priced as the trips' runs of the reduce-scatter
+// (the timer's seconds) saved against the one after the loop (as many runs as the accumulator
+// holds blocks: one for a plain sum, the rows of a stack written row by row) and each trip's
+// add reading and writing 3 x (full - block) more bytes at the chip's HBM bandwidth, within
+// schedule_memory_limit_bytes.
 hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options);
 
 }  // namespace jx::tpu
