@@ -27,6 +27,44 @@ int64_t WindowOffset(absl::Span<const int64_t> dims, absl::Span<const int64_t> w
   return offset;
 }
 
+// Writes value over every element of a row-major array (dims, strides) outside the box
+// [box_lo, box_lo + box_size): along dim 0 the slabs before and after the box are contiguous
+// fills, and inside the box's rows the same split repeats one dimension in, down to the dims
+// the box covers whole. Returns false, writing nothing, where that takes more than one fill
+// call per 16 elements of the array (narrow borders around many short rows): one fill of the
+// whole array is then cheaper.
+bool FillOutsideBox(const void* value, absl::Span<const int64_t> dims, const DimVec& strides,
+                    const DimVec& box_lo, const DimVec& box_size, int64_t item_size, void* out) {
+  // full_from: the first dim from which the box covers every later dim whole.
+  size_t full_from = dims.size();
+  while (full_from > 0 && box_lo[full_from - 1] == 0 && box_size[full_from - 1] == dims[full_from - 1]) {
+    --full_from;
+  }
+  // Two fills per sub-array visited: one at dim 0, box_size[0] at dim 1, and so on.
+  int64_t calls = 0, visits = 1, elements = 1;
+  for (size_t d = 0; d < full_from; ++d) {
+    calls += 2 * visits;
+    visits *= box_size[d];
+  }
+  for (int64_t n : dims) elements *= n;
+  if (calls * 16 > elements) return false;
+  char* base = static_cast<char*>(out);
+  auto fill = [&](int64_t begin, int64_t count) {
+    if (count > 0) Fill(value, count, item_size, base + begin * item_size);
+  };
+  // The part outside the box of the sub-array at `offset` spanning dims d...
+  auto outside = [&](auto&& self, size_t d, int64_t offset) -> void {
+    if (d >= full_from) return;
+    const int64_t lo = box_lo[d], hi = lo + box_size[d];
+    fill(offset, lo * strides[d]);
+    fill(offset + hi * strides[d], (dims[d] - hi) * strides[d]);
+    if (d + 1 >= full_from) return;
+    for (int64_t i = lo; i < hi; ++i) self(self, d + 1, offset + i * strides[d]);
+  };
+  outside(outside, 0, 0);
+  return true;
+}
+
 }  // namespace
 
 void StridedCopy(const void* src, absl::Span<const int64_t> src_strides, void* dst,
@@ -135,7 +173,8 @@ void Pad(const void* in, absl::Span<const int64_t> in_dims, const void* padding_
   const DimVec in_strides = Strides(in_dims), out_strides = Strides(out_dims);
   // Operand element k of axis d lands at low + k * (interior + 1); keep the ks inside the output.
   bool covers_all = true, empty = in_elements == 0;
-  DimVec sizes(out_dims.size()), src_strides(out_dims.size()), dst_strides(out_dims.size());
+  DimVec sizes(out_dims.size()), src_strides(out_dims.size()), dst_strides(out_dims.size()),
+      box_lo(out_dims.size());
   int64_t src_base = 0, dst_base = 0;
   for (size_t d = 0; d < out_dims.size() && !empty; ++d) {
     const int64_t step = interior[d] + 1, n = in_dims[d], o = out_dims[d], lo = low[d];
@@ -150,9 +189,21 @@ void Pad(const void* in, absl::Span<const int64_t> in_dims, const void* padding_
     dst_strides[d] = step * out_strides[d];
     src_base += k_min * in_strides[d];
     dst_base += (lo + k_min * step) * out_strides[d];
+    box_lo[d] = lo + k_min * step;
     covers_all = covers_all && step == 1 && sizes[d] == o;
   }
-  if (empty || !covers_all) Fill(padding_value, out_elements, item_size, out);
+  bool no_interior = true;
+  for (int64_t i : interior) no_interior = no_interior && i == 0;
+  if (empty) {
+    Fill(padding_value, out_elements, item_size, out);
+  } else if (!covers_all) {
+    // Without interior padding the operand lands in one box: write the padding value only
+    // around it (a one-row shift of a large array fills one row, not the whole output that
+    // the copy then overwrites).
+    if (!no_interior || !FillOutsideBox(padding_value, out_dims, out_strides, box_lo, sizes, item_size, out)) {
+      Fill(padding_value, out_elements, item_size, out);
+    }
+  }
   if (!empty) {
     StridedCopy(static_cast<const char*>(in) + src_base * item_size, src_strides,
                 static_cast<char*>(out) + dst_base * item_size, dst_strides, sizes, item_size);

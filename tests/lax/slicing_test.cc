@@ -189,6 +189,50 @@ TEST(PadTest, ValuesAndErrors) {
   EXPECT_EQ(lax::pad(x, 0.0, {{1, 1, 0}}).size(), 5);
 }
 
+// Without interior padding the kernel writes the padding value only around the operand's box
+// (or over the whole output where the border is many short runs): every element is checked
+// against the definition, with a padding value no fresh buffer holds by chance.
+TEST(PadTest, BordersAroundTheOperandBox) {
+  auto reference = [](const Array& x, float value, const std::vector<std::pair<int64_t, int64_t>>& lo_hi) {
+    const Shape& in = x.shape();
+    Shape out;
+    for (size_t d = 0; d < in.size(); ++d) out.push_back(in[d] + lo_hi[d].first + lo_hi[d].second);
+    std::vector<float> xs = x.to_vector<float>(), result;
+    std::vector<int64_t> index(out.size(), 0);
+    int64_t total = 1;
+    for (int64_t n : out) total *= n;
+    for (int64_t flat = 0; flat < total; ++flat) {
+      int64_t rem = flat, src = 0;
+      bool inside = true;
+      for (int64_t d = static_cast<int64_t>(out.size()) - 1, stride = 1; d >= 0; --d) {
+        index[d] = rem % out[d];
+        rem /= out[d];
+        const int64_t k = index[d] - lo_hi[d].first;
+        inside = inside && k >= 0 && k < in[d];
+        src += k * stride;
+        stride *= in[d];
+      }
+      result.push_back(inside ? xs[src] : value);
+    }
+    return result;
+  };
+  const std::vector<std::pair<Shape, std::vector<std::pair<int64_t, int64_t>>>> cases = {
+      {{64, 32}, {{1, -1}, {0, 0}}},           // the one-row shift that builds h_{t-1} in a scan's grad
+      {{64, 32}, {{-3, 5}, {0, 0}}},           // crop one end, pad the other
+      {{64, 32}, {{2, 1}, {3, -2}}},           // every side: the rows inside the box get border runs
+      {{8, 16, 32}, {{0, 0}, {2, 2}, {0, 0}}}, // a middle dim
+      {{8, 16, 32}, {{1, 1}, {-1, 2}, {4, 0}}},
+      {{512, 2}, {{0, 0}, {1, 1}}},            // narrow borders on many short rows: one whole fill
+  };
+  for (const auto& [shape, lo_hi] : cases) {
+    Array x = Iota(shape);
+    std::vector<std::array<int64_t, 3>> config;
+    for (const auto& [lo, hi] : lo_hi) config.push_back({lo, hi, 0});
+    EXPECT_EQ(lax::pad(x, 7.0, config).to_vector<float>(), reference(x, 7.0f, lo_hi))
+        << ShapeToString(shape);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // gather
 

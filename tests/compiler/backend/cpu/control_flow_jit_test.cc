@@ -141,5 +141,28 @@ TEST(ControlFlowJitTest, DynamicUpdateSliceIntoADonatedArgumentIsInPlace) {
   EXPECT_EQ(jput.lower(got, u, Array(3)).compile().memory_analysis().alias_size_in_bytes, 256 * 4);
 }
 
+// A scan's dynamic-slice of xs and dynamic-update-slice of ys walk one row a step, forward or
+// in reverse; the kernels hint the next row to the cache one step ahead (the hint stops at
+// either end of the array) and the values stay eager's, on repeated runs too.
+TEST(ControlFlowJitTest, ScanRowWalksForwardAndReverseMatchEager) {
+  NoEvaluatorFallback no_fallback;
+  for (const Shape& shape : {Shape{37, 5}, Shape{37, 3, 4}}) {
+    Array xs = jnp::arange(0.0, static_cast<double>(shape[0] * (shape.size() == 2 ? shape[1] : 12)))
+                   .reshape(shape) * 0.25f;
+    for (bool reverse : {false, true}) {
+      auto f = [reverse](const Array& init, const Array& x) {
+        return lax::scan([](const Array& c, const Array& row) {
+          Array next = c * 0.5f + row;
+          return std::pair{next, next};
+        }, init, x, {.reverse = reverse}).second;
+      };
+      Array init = jnp::zeros(Shape(shape.begin() + 1, shape.end()));
+      const Array want = f(init, xs);
+      auto jf = jit(f);
+      for (int run = 0; run < 2; ++run) ExpectAllClose(jf(init, xs), want, 0.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jx
