@@ -5,7 +5,6 @@
 // claims.
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -14,12 +13,6 @@
 #include "validation_cases.h"
 
 int main(int argc, char** argv) {
-  // The pod-scale dry runs plan with collective matmul off unless asked otherwise: over the
-  // 256-way FSDP axis the partitioner unrolls 256-step loops of ppermutes, and lowering them
-  // takes far longer than the plan (each collective's channel id is found by a scan of the
-  // module). The table's collective-matmul row reads the candidate the partitioner prices
-  // either way.
-  setenv("JX_COLLECTIVE_MATMUL", "off", /*overwrite=*/0);
   bool fast = false;
   std::vector<std::string> prefixes;
   for (int i = 1; i < argc; ++i) {
