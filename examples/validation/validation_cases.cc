@@ -438,7 +438,7 @@ std::vector<Case> MakeCases() {
       .note = "configs/v5e/64b.sh (remat_policy=full, attention=flash, per_device_batch_size 2): as the 32B "
               "row: FLOPs at 67.4% of peak (compute-bound large dots; 0.85x before the VMEM tiling fix), the "
               "weight gradients reduce-scattered (338 reduce-scatters where there were 339 full-size all-reduces, "
-              "49 GiB per chip). The plan fits: 6.4 GiB per chip (was ~79: the host emulation's f32 copies of every "
+              "49 GiB per chip). The plan fits: 6.0 GiB per chip (was ~79: the host emulation's f32 copies of every "
               "MXU operand were counted, and the scheduler gathered every layer's weights up front; it now gathers "
               "one layer ahead, as XLA's, which exposes more all-gather time: 0.93x -> 0.88x); was 0.93x without "
               "remat or flash attention",
