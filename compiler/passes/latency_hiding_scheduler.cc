@@ -132,10 +132,19 @@ LatencyHidingSchedule ListSchedule(absl::Span<HloInstruction* const> base, absl:
       schedule(d);
       continue;
     }
-    // A done whose collective has ended costs nothing.
-    if (!ready_dones.empty() && ready_dones.begin()->first <= now) {
-      const int d = ready_dones.begin()->second;
-      ready_dones.erase(ready_dones.begin());
+    // A done whose collective has ended costs nothing: it runs at once, except an
+    // all-gather's. Its result (a gathered weight) is larger than its operand, so it waits
+    // until nothing else is ready (its reader is next), as XLA's scheduler places a done just
+    // before its first use; meanwhile it holds its kind's slot, so the next all-gather starts
+    // when this one's result is read, one ahead, not every weight gathered up front.
+    auto finished = ready_dones.begin();
+    while (finished != ready_dones.end() && finished->first <= now &&
+           base[finished->second]->opcode() == HloOpcode::kAllGatherDone) {
+      ++finished;
+    }
+    if (finished != ready_dones.end() && finished->first <= now) {
+      const int d = finished->second;
+      ready_dones.erase(finished);
       --in_flight[SyncCollectiveOpcode(base[d]->opcode())];
       if (now > began[start_of(d)]) ++out.overlapped;
       schedule(d);

@@ -8,7 +8,10 @@
 // A top-down list scheduler over the dependency graph (operands; side-effecting custom-calls
 // keep their order) with a simulated clock:
 //   - a done whose collective has finished by now is scheduled at once (it costs nothing and
-//     frees its kind's slot);
+//     frees its kind's slot), except an all-gather-done: its result outgrows its operand, so it
+//     waits until nothing else is ready (its reader is next, as XLA's scheduler puts a done
+//     just before its first use), holding its slot: FSDP gathers each weight one layer ahead
+//     instead of every weight up front;
 //   - else a ready start, if fewer than max_in_flight_per_kind collectives of its kind are in
 //     flight (XLA's default: one of each kind);
 //   - else ready compute: what a pending start needs first, then in the order the

@@ -340,9 +340,12 @@ std::vector<Case> MakeCases() {
               "14.8 ms memory-bound): the large dots run at peak, and the 8.5 s of compute holds 2.7 s beyond the "
               "FLOPs at peak (elementwise and attention kernels). The weight gradients are reduce-scattered into "
               "the parameters' sharding as XLA's partitioner does (226 reduce-scatters, 0.13 GiB per chip; they "
-              "were 227 full-size all-reduces, 33 GiB), yet the plan still needs ~74 GiB per chip (v5e has 14.9): "
-              "the peak is not the gradients (not yet broken down); SGD instead of AdamW. Was 0.85x without remat "
-              "or flash attention (not the published program)",
+              "were 227 full-size all-reduces, 33 GiB), yet the plan needs 38.7 GiB per chip (v5e has 14.9; 74.2 "
+              "before the planner counted the chip's memory rather than the host emulation's f32 copies of every "
+              "MXU operand). PodPlan::hbm names what is left: every layer's gathered weights (32.7 GiB of "
+              "all-gather results) live at once 10% through the step, read last at 25%, where the 64B plan gathers "
+              "one layer ahead (not yet explained); SGD instead of AdamW. Was 0.85x without remat or flash "
+              "attention (not the published program)",
       .predict = [] { return PlannedMfu(MaxTextDefault(32, 1024), "v5e", {16, 16}, {256, 1}); }});
   cases.push_back(Case{
       .id = "maxtext.v5e_256.64b",
@@ -358,7 +361,10 @@ std::vector<Case> MakeCases() {
       .note = "configs/v5e/64b.sh (remat_policy=full, attention=flash, per_device_batch_size 2): as the 32B "
               "row: FLOPs at 67.4% of peak (compute-bound large dots; 0.85x before the VMEM tiling fix), the "
               "weight gradients reduce-scattered (338 reduce-scatters where there were 339 full-size all-reduces, "
-              "49 GiB per chip), ~79 GiB planned per chip (88.2 before); was 0.93x without remat or flash attention",
+              "49 GiB per chip). The plan fits: 6.0 GiB per chip (was ~79: the host emulation's f32 copies of every "
+              "MXU operand were counted, and the scheduler gathered every layer's weights up front; it now gathers "
+              "one layer ahead, as XLA's, which exposes more all-gather time: 0.93x -> 0.88x); was 0.93x without "
+              "remat or flash attention",
       .predict = [] { return PlannedMfu(MaxTextDefault(64, 512), "v5e", {16, 16}, {256, 1}); }});
   cases.push_back(Case{
       .id = "palm.540b",
@@ -375,8 +381,11 @@ std::vector<Case> MakeCases() {
               "rematerialized as PaLM was (57.8% HFU vs 46.2% MFU). jx's plan runs its FLOPs at 60.3% of peak (25% "
               "before the VMEM tiling planned [bm, bk] x [bk, bn] blocks: on v4's 16 MiB of VMEM the (M, N) halving "
               "re-read the operands of large dots, 0.43x then), so the row is now above the published MFU while "
-              "the plan does not fit (~176 GiB per chip, not yet broken down): the prediction is not yet a claim of "
-              "the run. Most exposed communication is the 12-way TP activation all-reduces (the recomputation's "
+              "the plan does not fit (41.5 GiB per chip of 32; ~176 before the planner counted the chip's memory "
+              "rather than the host's f32 MXU-operand copies, and gathered every layer's weights up front): the "
+              "prediction is not yet a claim of the run. PodPlan::hbm names what is left: the layers' inputs remat "
+              "saves, bf16[4,2048,18432] (288 MiB) each, replicated over the 12-way model axis (85 of them, 23.9 "
+              "GiB, at the peak; all 118 are 34 GiB), where PaLM's would be sharded over it. Most exposed communication is the 12-way TP activation all-reduces (the recomputation's "
               "among them: its barrier orders it after the cotangents, as JAX's remat does). The weight gradients "
               "are reduce-scattered (828 reduce-scatters; 1424 all-reduces of 267 GiB per chip before, 597 of "
               "167 GiB after: the Megatron activations'). jx's step has "

@@ -4,65 +4,36 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/hlo/hlo_instruction.h"
 #include "jx/compiler/hlo/shape.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::tpu {
-namespace {
 
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-bool IsContraction(const HloInstruction& instr) {
-  return instr.opcode() == HloOpcode::kDot || instr.opcode() == HloOpcode::kConvolution;
-}
-
-// Whether `user` reads `value` only as a contraction's operand: a dot or convolution, or a
-// fusion whose parameters bound to `value` are read only by contractions in its body.
-bool ReadsOnlyIntoContractions(const HloInstruction& user, const HloInstruction* value) {
-  if (IsContraction(user)) return true;
-  if (user.opcode() != HloOpcode::kFusion) return false;
-  const hlo::HloComputation* body = user.fused_instructions_computation();
-  for (int64_t i = 0; i < user.operand_count(); ++i) {
-    if (user.operand(i) != value) continue;
-    for (const HloInstruction* reader : body->parameter_instruction(i)->users()) {
-      if (!IsContraction(*reader)) return false;
-    }
-  }
-  return true;
-}
-
-// A convert between floating-point types that only contractions read.
-bool IsMxuOperandConvert(const HloInstruction& instr) {
-  if (instr.opcode() != HloOpcode::kConvert || instr.users().empty()) return false;
-  if (!hlo::IsFloatingPointType(instr.shape().element_type()) ||
-      !hlo::IsFloatingPointType(instr.operand(0)->shape().element_type())) {
-    return false;
-  }
-  for (const HloInstruction* user : instr.users()) {
-    if (!ReadsOnlyIntoContractions(*user, &instr)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 absl::StatusOr<int64_t> ReadMxuOperandsAsStored(hlo::HloComputation* computation) {
   std::vector<HloInstruction*> order = computation->MakeSequentialOrder();
   absl::flat_hash_set<const HloInstruction*> removed;
-  // Last to first: the outer convert of a round trip goes first, then the inner one is read
-  // only by contractions.
+  // Last to first: a feed's readers take its source (mxu_feed.h), then the feed and the
+  // converts under it that nothing else reads go.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    HloInstruction* convert = *it;
-    if (!IsMxuOperandConvert(*convert) || convert == computation->root_instruction()) continue;
-    // The readers take the stored operand: the convert first takes its shape, as the rewired
+    HloInstruction* feed = *it;
+    if (removed.contains(feed) || !IsMxuFeed(*feed)) continue;
+    HloInstruction* source = const_cast<HloInstruction*>(&MxuFeedSource(*feed));
+    // The readers take the stored operand: the feed first takes its shape, as the rewired
     // edges must join values of one shape (the fusions' parameters keep theirs: nothing runs this).
-    *convert->mutable_shape() = convert->operand(0)->shape();
-    HLO_RETURN_IF_ERROR(convert->ReplaceAllUsesWith(convert->mutable_operand(0)));
-    HLO_RETURN_IF_ERROR(computation->RemoveInstruction(convert));
-    removed.insert(convert);
+    *feed->mutable_shape() = source->shape();
+    HLO_RETURN_IF_ERROR(feed->ReplaceAllUsesWith(source));
+    for (HloInstruction* dead = feed; dead != source && dead->users().empty();) {
+      HloInstruction* below = dead->opcode() == HloOpcode::kConvert ? dead->mutable_operand(0) : source;
+      HLO_RETURN_IF_ERROR(computation->RemoveInstruction(dead));
+      removed.insert(dead);
+      dead = below;
+    }
   }
   if (removed.empty()) return 0;
   std::vector<HloInstruction*> kept;

@@ -5,9 +5,9 @@
 // operand as it is stored (XLA fuses the convert into the dot's operand), so a full f32 copy
 // of every gathered bf16 weight is the host's, not the chip's.
 //
-// ReadMxuOperandsAsStored rewires each contraction (a dot or convolution, also inside a
-// fusion) that reads a floating-point convert whose every reader is such a contraction to the
-// convert's operand, removes the convert, and keeps the computation's schedule. The result is
+// ReadMxuOperandsAsStored gives every reader of an MXU feed (mxu_feed.h: a convert chain, or a
+// fusion of converts, read only as a dot or convolution operand) the feed's source, removes the
+// feed and the converts under it nothing else reads, and keeps the computation's schedule. The result is
 // for memory analysis only (its dots read operands of mixed types): the planner runs buffer
 // assignment on it to count a chip's HBM.
 //

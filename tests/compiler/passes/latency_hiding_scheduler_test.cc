@@ -89,6 +89,48 @@ TEST(LatencyHidingSchedulerTest, IndependentComputeRunsBetweenStartAndDone) {
   EXPECT_FALSE(*pass.Run(module.get()));  // a second run keeps the order
 }
 
+// FSDP: three layers, each gathering its weight (1 us on the network) and running four 4 us
+// dots. An all-gather-done waits until its reader is next and holds the slot, so each weight
+// is gathered one layer ahead: at most two gathered weights live, not all three gathered
+// during the first layer, and every gather but the first still hidden.
+TEST(LatencyHidingSchedulerTest, AllGathersRunOneLayerAhead) {
+  std::string text = R"(HloModule m
+ENTRY %main (x: f32[8,64], v: f32[64,64], w0: f32[32,64], w1: f32[32,64], w2: f32[32,64]) -> f32[8,64] {
+  %x = f32[8,64]{1,0} parameter(0)
+  %v = f32[64,64]{1,0} parameter(1)
+)";
+  std::string h = "x";
+  for (int l = 0; l < 3; ++l) {
+    const std::string w = "w" + std::to_string(l), g = "g" + std::to_string(l);
+    text += "  %" + w + " = f32[32,64]{1,0} parameter(" + std::to_string(l + 2) + ")\n";
+    text += "  %" + g + "s = (f32[32,64]{1,0}, f32[64,64]{1,0}) all-gather-start(f32[32,64]{1,0} %" + w +
+            "), replica_groups={{0,1}}, dimensions={0}\n";
+    text += "  %" + g + "d = f32[64,64]{1,0} all-gather-done((f32[32,64]{1,0}, f32[64,64]{1,0}) %" + g + "s)\n";
+    for (int k = 0; k < 4; ++k) {
+      const std::string out = "l" + std::to_string(l) + "_" + std::to_string(k);
+      const std::string rhs = k == 0 ? g + "d" : "v";
+      text += std::string(l == 2 && k == 3 ? "  ROOT %" : "  %") + out + " = f32[8,64]{1,0} dot(f32[8,64]{1,0} %" + h +
+              ", f32[64,64]{1,0} %" + rhs + "), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+      h = out;
+    }
+  }
+  text += "}\n";
+  auto module = Parse(text);
+  LatencyHidingSchedulerOptions options = Options();
+  options.estimate_seconds = [](const HloInstruction& instr) {
+    if (IsAsyncCollectiveStart(instr.opcode())) return 1e-6;
+    return instr.opcode() == HloOpcode::kDot ? 4e-6 : 0.0;
+  };
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), options);
+  // Layer l+1's weight is gathered while layer l runs, and its done waits for layer l's end.
+  EXPECT_GT(PositionOf(s.order, "g1d"), PositionOf(s.order, "l0_3"));
+  EXPECT_GT(PositionOf(s.order, "g2s"), PositionOf(s.order, "l0_3"));
+  EXPECT_LT(PositionOf(s.order, "g2s"), PositionOf(s.order, "l1_0"));
+  EXPECT_GT(PositionOf(s.order, "g2d"), PositionOf(s.order, "l1_3"));
+  EXPECT_EQ(s.overlapped, 2);
+  EXPECT_NEAR(s.estimated_seconds, 1e-6 + 3 * 16e-6, 1e-12);  // only the first gather exposed
+}
+
 TEST(LatencyHidingSchedulerTest, NoOverlapWhereEverythingDependsOnTheCollective) {
   auto module = Parse(std::string(kSum) + R"(
 ENTRY %main (p: f32[64,64], w: f32[64,64]) -> f32[64,64] {
