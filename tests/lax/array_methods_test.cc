@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::array_methods_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -106,4 +106,4 @@ TEST(ArrayMethodsTest, TransformsComeFromTheUnderlyingOps) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::array_methods_test

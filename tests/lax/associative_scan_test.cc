@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::associative_scan_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -85,4 +85,4 @@ TEST(AssociativeScanTest, UnderJitVmapAndGrad) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::associative_scan_test

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::control_flow_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -278,8 +278,8 @@ TEST(ScanTest, RnnGradientsMatchFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace jx
-namespace jx {
+}  // namespace jx::control_flow_test
+namespace jx::control_flow_test {
 namespace {
 
 // Golden text: sub-jaxprs print indented inside their equation's params, as JAX's do.
@@ -400,4 +400,4 @@ TEST(ControlFlowPartialEvalTest, WhileJvpIsOneLoopAndLinearizeKeepsPrimalsKnown)
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::control_flow_test

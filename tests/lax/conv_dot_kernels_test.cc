@@ -17,7 +17,7 @@
 #include "jx/lax/kernels/convolution.h"
 #include "jx/lax/kernels/dot_general.h"
 
-namespace jx {
+namespace jx::conv_dot_kernels_test {
 namespace {
 
 namespace kernels = lax::kernels;
@@ -247,4 +247,4 @@ TEST(DotKernelLibraryTest, InconsistentArgumentsThrowNamingShapes) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::conv_dot_kernels_test

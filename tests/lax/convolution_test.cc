@@ -8,7 +8,7 @@
 
 #include "jx/core/interpreter.h"
 
-namespace jx {
+namespace jx::convolution_test {
 namespace {
 
 using lax::ConvDimensionNumbers;
@@ -376,4 +376,4 @@ TEST(ConvTest, BadInputsThrowAndTheNextCallWorks) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::convolution_test

@@ -13,7 +13,7 @@
 
 #include "jx/lax/debug_format.h"
 
-namespace jx {
+namespace jx::debug_format_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -173,4 +173,4 @@ TEST(DebugPrintFormat, ErrorsNameTheField) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::debug_format_test

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::debug_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -115,4 +115,4 @@ TEST(DebugCallback, RunsInsideCompiledLoops) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::debug_test

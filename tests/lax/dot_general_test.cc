@@ -10,7 +10,7 @@
 #include "jx/core/interpreter.h"
 #include "jx/lax/kernels/gemm.h"
 
-namespace jx {
+namespace jx::dot_general_test {
 namespace {
 
 using lax::DotDimensionNumbers;
@@ -333,4 +333,4 @@ TEST(GemmKernelTest, PackConvertTransposesAndConverts) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::dot_general_test

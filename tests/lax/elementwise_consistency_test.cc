@@ -17,7 +17,7 @@
 #include <jx/jx.h>
 #include "jx/devices/cpu/cpu_compiler.h"
 
-namespace jx {
+namespace jx::elementwise_consistency_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -439,4 +439,4 @@ TEST_F(ElementwiseConsistencyTest, IntegerAndCompareJitEqualsEagerBitForBit) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::elementwise_consistency_test

@@ -11,7 +11,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::elementwise_test {
 namespace {
 
 template <typename T>
@@ -454,4 +454,4 @@ TEST(HalfPrecisionTest, ComputesInF32AndRoundsOnce) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::elementwise_test

@@ -17,7 +17,7 @@
 
 #include "tests/scoped_env.h"
 
-namespace jx {
+namespace jx::indexing_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -457,4 +457,4 @@ TEST(IndexingTest, ZeroDimensionalBooleanIndexAddsAnAxis) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::indexing_test

@@ -18,7 +18,7 @@
 #include "jx/lax/kernels/sort.h"
 #include "jx/lax/kernels/window.h"
 
-namespace jx::lax::kernels {
+namespace jx::lax::kernels::kernel_library_test {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -61,7 +61,7 @@ TEST(KernelScatterTest, EveryCombinerWithDuplicatesAndOutOfBounds) {
   for (ScatterCombiner c : {ScatterCombiner::kOverwrite, ScatterCombiner::kAdd, ScatterCombiner::kMul,
                             ScatterCombiner::kMin, ScatterCombiner::kMax}) {
     for (bool clamp : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "combiner " << static_cast<int>(c) << (clamp ? " clamp" : " drop"));
+      SCOPED_TRACE(::testing::Message() << "combiner " << static_cast<int>(c) << (clamp ? " clamp" : " drop"));
       std::vector<float> want = x, got = x;
       for (size_t k = 0; k < idx.size(); ++k) {
         int64_t r = idx[k];
@@ -109,7 +109,7 @@ TEST(KernelScatterTest, BoolAndIntegerCombiners) {
 
 TEST(KernelGatherTest, ClampOrFillEdgeRowLengths) {
   for (int64_t w : {1, 15, 16, 17, 33}) {
-    SCOPED_TRACE(testing::Message() << "row length " << w);
+    SCOPED_TRACE(::testing::Message() << "row length " << w);
     std::vector<float> x(5 * w);
     std::iota(x.begin(), x.end(), 0.f);
     const std::vector<int32_t> idx = {4, -1, 5, 0, 2};
@@ -132,7 +132,7 @@ TEST(KernelGatherTest, ClampOrFillEdgeRowLengths) {
 TEST(KernelWindowTest, XlaMaxMinInitAndEdgeLengths) {
   for (int64_t n : {1, 15, 16, 17, 33}) {
     for (WindowReducer op : {WindowReducer::kMax, WindowReducer::kMin}) {
-      SCOPED_TRACE(testing::Message() << "n " << n << " op " << static_cast<int>(op));
+      SCOPED_TRACE(::testing::Message() << "n " << n << " op " << static_cast<int>(op));
       // A window of 3, stride 1, padding 1 on both sides over n elements; init 0.25.
       std::vector<float> x(n);
       std::mt19937 rng(static_cast<uint32_t>(n));
@@ -197,7 +197,7 @@ TEST(KernelCumulativeTest, LineGroupsInitsAndEdgeLengths) {
   for (int64_t lines : {1, 3, 4, 5, 9}) {
     for (int64_t n : {1, 15, 16, 17, 33}) {
       for (bool reverse : {false, true}) {
-        SCOPED_TRACE(testing::Message() << lines << " lines of " << n << (reverse ? " reversed" : ""));
+        SCOPED_TRACE(::testing::Message() << lines << " lines of " << n << (reverse ? " reversed" : ""));
         std::vector<float> x(lines * n);
         std::mt19937 rng(static_cast<uint32_t>(lines * 100 + n));
         std::normal_distribution<float> d;
@@ -228,4 +228,4 @@ TEST(KernelCumulativeTest, LineGroupsInitsAndEdgeLengths) {
 }
 
 }  // namespace
-}  // namespace jx::lax::kernels
+}  // namespace jx::lax::kernels::kernel_library_test

@@ -10,7 +10,7 @@
 
 #include "jx/lax/kernels/linalg.h"
 
-namespace jx {
+namespace jx::linalg_cost_test {
 namespace {
 
 namespace linalg = jx::lax::linalg;
@@ -65,4 +65,4 @@ TEST(LinalgCostAnalysis, LapackCounts) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::linalg_cost_test

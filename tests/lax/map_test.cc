@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::map_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -69,4 +69,4 @@ TEST(MapTest, UnderJitAndGrad) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::map_test

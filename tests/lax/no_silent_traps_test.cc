@@ -13,7 +13,7 @@
 
 namespace jrandom = jx::random;  // the recommended alias (JAX's `from jax import random`)
 
-namespace jx {
+namespace jx::no_silent_traps_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -99,4 +99,4 @@ TEST(RandomSplitTest, JrandomAliasLivesBesideCRandom) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::no_silent_traps_test

@@ -11,7 +11,7 @@
 
 #include "jx/lax/precision.h"
 
-namespace jx {
+namespace jx::precision_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -303,4 +303,4 @@ TEST(PrecisionTest, JnpProductsTakePrecisionAndPreferredElementType) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::precision_test

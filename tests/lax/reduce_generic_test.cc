@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::reduce_generic_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -206,4 +206,4 @@ TEST(ReduceWindowGenericTest, GenericReducerMatchesAFold) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::reduce_generic_test

@@ -7,7 +7,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::reduction_test {
 namespace {
 
 template <typename T>
@@ -291,4 +291,4 @@ TEST(CumulativeErrorTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::reduction_test

@@ -16,7 +16,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::scan_grad_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -340,4 +340,4 @@ TEST(ScanGradTest, XsResidualsAreTheXsThemselves) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::scan_grad_test

@@ -8,7 +8,7 @@
 #include <jx/core/interpreter.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::shape_test {
 namespace {
 
 Array Arange(int64_t n, DType dtype = float32) {
@@ -246,4 +246,4 @@ TEST(ShapeOpsTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shape_test

@@ -10,7 +10,7 @@
 #include <jx/core/interpreter.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::slicing_test {
 namespace {
 
 using lax::GatherDimensionNumbers;
@@ -439,4 +439,4 @@ TEST(ArrayMethodsTest, IndexReshapeTransposeAstype) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::slicing_test

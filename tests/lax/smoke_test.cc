@@ -2,7 +2,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::smoke_test {
 namespace {
 
 TEST(LaxSmokeTest, SinAndAdd) {
@@ -14,4 +14,4 @@ TEST(LaxSmokeTest, SinAndAdd) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::smoke_test

@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::sort_test {
 namespace {
 
 template <typename T>
@@ -134,4 +134,4 @@ TEST(SortErrorTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sort_test

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::window_padding_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -76,4 +76,4 @@ TEST(StringPaddingTest, ConvTakesStrings) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::window_padding_test

@@ -7,7 +7,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::window_test {
 namespace {
 
 template <typename T>
@@ -152,4 +152,4 @@ TEST(WindowErrorTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::window_test

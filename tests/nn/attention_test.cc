@@ -7,7 +7,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::nn {
+namespace jx::nn::attention_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -341,4 +341,4 @@ TEST(MultiHeadAttentionTest, ErrorsNameTheModule) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::attention_test

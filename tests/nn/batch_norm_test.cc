@@ -8,7 +8,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::nn {
+namespace jx::nn::batch_norm_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -118,4 +118,4 @@ TEST(NnBatchNormTest, ErrorsNameModuleAndShapes) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::batch_norm_test

@@ -19,7 +19,7 @@
 #include "jx/jx.h"
 #include "tests/nn/temp_dir.h"
 
-namespace jx {
+namespace jx::checkpoint_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -262,4 +262,4 @@ TEST(CheckpointTest, InterruptedWriteKeepsThePreviousCheckpoint) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::checkpoint_test

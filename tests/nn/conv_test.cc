@@ -9,7 +9,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::nn {
+namespace jx::nn::conv_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -205,4 +205,4 @@ TEST(NnConvTest, ErrorsNameModuleAndShapes) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::conv_test

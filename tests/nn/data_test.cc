@@ -19,7 +19,7 @@
 #include "jx/jx.h"
 #include "tests/nn/temp_dir.h"
 
-namespace jx::data {
+namespace jx::data::data_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -290,4 +290,4 @@ TEST(DataLoaderTest, RejectsBadDatasetsAndOptions) {
 }
 
 }  // namespace
-}  // namespace jx::data
+}  // namespace jx::data::data_test

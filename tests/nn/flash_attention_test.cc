@@ -11,7 +11,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::nn {
+namespace jx::nn::flash_attention_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -126,4 +126,4 @@ TEST(FlashAttentionTest, BadInputsNameTheOp) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::flash_attention_test

@@ -12,7 +12,7 @@
 #include "jx/jx.h"
 #include "tests/nn/nn_test_util.h"
 
-namespace jx::nn {
+namespace jx::nn::functions_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -294,4 +294,4 @@ TEST(NnFunctionsTest, OneHot) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::functions_test

@@ -8,7 +8,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::nn::initializers {
+namespace jx::nn::initializers::initializers_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -215,4 +215,4 @@ TEST(InitializersTest, WorkUnderJit) {
 }
 
 }  // namespace
-}  // namespace jx::nn::initializers
+}  // namespace jx::nn::initializers::initializers_test

@@ -8,7 +8,7 @@
 #include "jx/jx.h"
 #include "tests/nn/nn_test_util.h"
 
-namespace jx::nn {
+namespace jx::nn::layers_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -288,4 +288,4 @@ TEST(DropoutTest, GradientIsTheMaskScaledAndJitMatchesEager) {
   EXPECT_EQ(jx::jit(apply)(drop, x, key).to_vector<double>(), y.to_vector<double>());
 }
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::layers_test

@@ -10,7 +10,7 @@
 #include "jx/jx.h"
 #include "tests/nn/nn_test_util.h"
 
-namespace jx::nn {
+namespace jx::nn::losses_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -134,4 +134,4 @@ TEST(LossesTest, UnderJitAndVmap) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::losses_test

@@ -14,7 +14,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::optax {
+namespace jx::optax::optax_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -457,4 +457,4 @@ TEST(OptaxArgnumsTest, GradWithRespectToParamsStructAndInput) {
 }
 
 }  // namespace
-}  // namespace jx::optax
+}  // namespace jx::optax::optax_test

@@ -9,7 +9,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::nn {
+namespace jx::nn::pooling_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -144,4 +144,4 @@ TEST(NnPoolingTest, ErrorsNameModuleAndShapes) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::pooling_test

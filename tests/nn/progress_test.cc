@@ -9,7 +9,7 @@
 
 #include "jx/core/errors.h"
 
-namespace jx::nn {
+namespace jx::nn::progress_test {
 namespace {
 
 struct FakeClock {
@@ -154,4 +154,4 @@ TEST(EpochLoggerTest, PrintsLossAccuracyAndExamplesPerSecond) {
 }
 
 }  // namespace
-}  // namespace jx::nn
+}  // namespace jx::nn::progress_test

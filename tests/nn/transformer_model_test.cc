@@ -7,7 +7,7 @@
 #include "jx/lax/checkpoint_policies.h"
 #include "jx/nn/models/transformer.h"
 
-namespace jx::nn::models {
+namespace jx::nn::models::transformer_model_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -177,4 +177,4 @@ TEST(TransformerModelTest, InvalidConfigIsAValueError) {
 }
 
 }  // namespace
-}  // namespace jx::nn::models
+}  // namespace jx::nn::models::transformer_model_test

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::api_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -438,4 +438,4 @@ TEST(ErrorsTest, ToVectorAndBoolConversionOfTracersNameTheArgument) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::api_test

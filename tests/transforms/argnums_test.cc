@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::argnums_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -243,4 +243,4 @@ TEST(JacobianArgnumsTest, StructOutputWithArrayArgument) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::argnums_test

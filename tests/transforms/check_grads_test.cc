@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::check_grads_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -133,4 +133,4 @@ TEST(CheckGradsTest, IntegerInputsAreATypeError) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::check_grads_test

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::checkpoint_policies_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -244,4 +244,4 @@ TEST(CheckpointPolicyTest, HigherOrderAndVmap) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::checkpoint_policies_test

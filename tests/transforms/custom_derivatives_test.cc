@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::custom_derivatives_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -108,4 +108,4 @@ TEST(CheckpointTest, SameGradientsAndTheJaxprShowsRecomputation) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::custom_derivatives_test

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::custom_rules_extras_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -143,4 +143,4 @@ TEST(NoneCotangentTest, OptionalCotangent) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::custom_rules_extras_test

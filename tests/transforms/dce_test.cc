@@ -12,7 +12,7 @@
 
 #include "jx/transforms/dce.h"
 
-namespace jx {
+namespace jx::dce_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -252,4 +252,4 @@ TEST(DceRules, CheckpointPrunesItsBody) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::dce_test

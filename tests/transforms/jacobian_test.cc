@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::jacobian_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -80,4 +80,4 @@ TEST(StopGradientTest, BlocksDerivativesButNotValues) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::jacobian_test

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::jaxpr_fidelity_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -156,4 +156,4 @@ TEST(JaxprFidelity, NoTrailingSpacesInWrappedLines) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::jaxpr_fidelity_test

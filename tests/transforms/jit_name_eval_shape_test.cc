@@ -14,7 +14,7 @@
 
 #include "jx/devices/cpu/cpu_compiler.h"
 
-namespace jx {
+namespace jx::jit_name_eval_shape_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -148,4 +148,4 @@ TEST(EvalShapeTest, ErrorsAreThoseOfTracing) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::jit_name_eval_shape_test

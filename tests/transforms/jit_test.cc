@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::jit_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -180,4 +180,4 @@ TEST(JitTest, ConcurrentCallsShareOneCache) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::jit_test

@@ -12,7 +12,7 @@
 #include "jx/devices/cpu/cpu_compiler.h"
 #include "jx/transforms/jit_rules.h"
 
-namespace jx {
+namespace jx::jit_transform_cache_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -352,4 +352,4 @@ TEST(JitTransformCacheTest, ConcurrentTransformsShareTheCaches) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::jit_transform_cache_test

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::optimization_barrier_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -54,4 +54,4 @@ TEST(OptimizationBarrierTest, CompiledRematerializationIsNotMergedWithTheForward
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::optimization_barrier_test

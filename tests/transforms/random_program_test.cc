@@ -15,7 +15,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::random_program_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -170,4 +170,4 @@ TEST(RandomProgramTest, EagerJitVmapAndGradAgree) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::random_program_test

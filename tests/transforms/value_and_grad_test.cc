@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::value_and_grad_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -91,4 +91,4 @@ TEST_F(ValueAndGradTest, BadArgnumsAndNonScalarLossAreErrors) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::value_and_grad_test

@@ -6,7 +6,7 @@
 
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::computation_runs_test {
 namespace {
 
 TEST(ComputationRunsTest, NestedLoopsMultiplyTheirTripCounts) {
@@ -76,4 +76,4 @@ ENTRY %main (p: s32[]) -> ((s32[]), (s32[])) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::computation_runs_test

@@ -9,7 +9,7 @@
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::custom_call_cost_test {
 namespace {
 
 constexpr std::string_view kModule = R"(HloModule m
@@ -47,4 +47,4 @@ TEST(CustomCallCostTest, UnknownTargetCostsOnlyBytes) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::custom_call_cost_test

@@ -12,7 +12,7 @@
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::hlo_cost_analysis_extension_test {
 namespace {
 
 std::unique_ptr<HloModule> Parse(std::string_view text) {
@@ -197,9 +197,9 @@ TEST(HloCostAnalysisExtensionTest, AnalysisIsLinearInInstructions) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::hlo_cost_analysis_extension_test
 
-namespace jx::hlo {
+namespace jx::hlo::hlo_cost_analysis_extension_test {
 namespace {
 
 // What the fusion pass asks before computing a producer once per consumer: opcode.def's
@@ -240,4 +240,4 @@ ENTRY %main (x: f32[64], y: f32[64]) -> (f32[64], f32[64], f32[64], f32[64], f32
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::hlo_cost_analysis_extension_test

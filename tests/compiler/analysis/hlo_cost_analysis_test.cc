@@ -12,7 +12,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::hlo_cost_analysis_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -583,4 +583,4 @@ TEST(HloCostAnalysisTest, ModuleWithoutEntryIsAnError) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::hlo_cost_analysis_test

@@ -7,7 +7,7 @@
 
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::builder_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -245,4 +245,4 @@ TEST_F(HloBuilderTest, NamesAndMetadata) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::builder_test

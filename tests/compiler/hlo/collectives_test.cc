@@ -19,7 +19,7 @@
 #include "jx/compiler/hlo/opcode.h"
 #include "jx/compiler/hlo/str_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::collectives_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -449,4 +449,4 @@ TEST(HloVariadicCollectivesTest, EvaluatorGivesEachOperandItsResult) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::collectives_test

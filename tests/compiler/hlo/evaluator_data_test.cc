@@ -9,7 +9,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::evaluator_data_test {
 namespace {
 
 // Evaluates a whole module (entry takes no parameters); the result text or "error: ...".
@@ -223,4 +223,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::evaluator_data_test

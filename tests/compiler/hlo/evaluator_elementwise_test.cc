@@ -9,7 +9,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::evaluator_elementwise_test {
 namespace {
 
 // Evaluates an entry computation with `body` (no parameters); the result's text, or
@@ -271,4 +271,4 @@ TEST(EvaluatorElementwiseTest, IotaAndScalars) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::evaluator_elementwise_test

@@ -10,7 +10,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::evaluator_reduce_test {
 namespace {
 
 std::string EvalModule(std::string_view text) {
@@ -366,4 +366,4 @@ TEST(EvaluatorReduceTest, Convolution2DChannelsLast) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::evaluator_reduce_test

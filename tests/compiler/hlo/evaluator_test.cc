@@ -14,7 +14,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::evaluator_test {
 namespace {
 
 std::unique_ptr<HloModule> Parse(std::string_view text) {
@@ -279,4 +279,4 @@ TEST(EvaluatorTest, EveryOpcodeEvaluates) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::evaluator_test

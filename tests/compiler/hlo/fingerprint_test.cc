@@ -13,7 +13,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "everything_hlo.h"
 
-namespace jx::hlo {
+namespace jx::hlo::fingerprint_test {
 namespace {
 
 constexpr char kModule[] = R"(HloModule m
@@ -134,4 +134,4 @@ TEST(FingerprintTest, AnEditThroughTheApiChangesItAndUndoingRestoresIt) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::fingerprint_test

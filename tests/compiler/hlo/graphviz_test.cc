@@ -10,7 +10,7 @@
 
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::graphviz_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -227,4 +227,4 @@ TEST(GraphvizTest, EveryEntryInstructionIsDrawnOnce) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::graphviz_test

@@ -14,7 +14,7 @@
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "everything_hlo.h"
 
-namespace jx::hlo {
+namespace jx::hlo::module_clone_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -135,4 +135,4 @@ TEST(ModuleCloneTest, CloneOfAClonePrintsTheSame) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::module_clone_test

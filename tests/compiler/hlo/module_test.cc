@@ -14,7 +14,7 @@
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/hlo/str_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::module_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -447,4 +447,4 @@ TEST(HloComputationTest, KeptPostOrderFollowsEveryEdit) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::module_test

@@ -5,7 +5,7 @@
 
 #include "jx/compiler/hlo/opcode.h"
 
-namespace jx::hlo {
+namespace jx::hlo::opcode_properties_test {
 namespace {
 
 std::set<HloOpcode> All(bool (*pred)(HloOpcode)) {
@@ -67,4 +67,4 @@ TEST(OpcodePropertiesTest, NoCodeOpsAndUnits) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::opcode_properties_test

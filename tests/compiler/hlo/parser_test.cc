@@ -12,7 +12,7 @@
 #include "jx/compiler/hlo/hlo_printer.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::parser_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -229,4 +229,4 @@ TEST(HloParserTest, ErrorQuotesTheLineWithACaret) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::parser_test

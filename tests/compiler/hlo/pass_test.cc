@@ -10,7 +10,7 @@
 
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::pass_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -133,4 +133,4 @@ TEST(HloPassPipelineTest, DumpToDirectoryWritesModuleTextPerPass) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::pass_test

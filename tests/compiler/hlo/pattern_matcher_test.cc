@@ -6,7 +6,7 @@
 
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::pattern_matcher_test {
 namespace {
 
 namespace m = ::jx::hlo::match;
@@ -109,4 +109,4 @@ TEST_F(PatternMatcherTest, ShapeUserAndPredicateRefinements) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::pattern_matcher_test

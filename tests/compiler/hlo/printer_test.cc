@@ -4,7 +4,7 @@
 
 #include "jx/compiler/hlo/hlo_builder.h"
 
-namespace jx::hlo {
+namespace jx::hlo::printer_test {
 namespace {
 
 // Builds the jit_f example (x -> sin(x) * sin(x) in a loop fusion) with the builder.
@@ -112,4 +112,4 @@ TEST(HloPrinterTest, OperandPrecisionPrintsOnlyWhenNotDefault) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::printer_test

@@ -4,7 +4,7 @@
 
 #include "jx/compiler/hlo/literal.h"
 
-namespace jx::hlo {
+namespace jx::hlo::shape_test {
 namespace {
 
 TEST(HloShapeTest, PrintsLikeXla) {
@@ -125,4 +125,4 @@ TEST(HloLiteralTest, ParseErrors) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::shape_test

@@ -10,7 +10,7 @@
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/hlo/shape.h"
 
-namespace jx::hlo {
+namespace jx::hlo::tiled_layout_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -125,4 +125,4 @@ TEST(TiledLayoutTest, UsefulFraction) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::tiled_layout_test

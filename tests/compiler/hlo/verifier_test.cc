@@ -7,7 +7,7 @@
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::hlo {
+namespace jx::hlo::verifier_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -171,4 +171,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::verifier_test

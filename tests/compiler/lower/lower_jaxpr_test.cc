@@ -12,7 +12,7 @@
 #include "jx/jx.h"
 #include "jx/transforms/staging.h"
 
-namespace jx {
+namespace jx::lower_jaxpr_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -307,4 +307,4 @@ TEST(LiteralConvertTest, EveryDTypeRoundTrips) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::lower_jaxpr_test

@@ -15,7 +15,7 @@
 #include "jx/jx.h"
 #include "jx/transforms/staging.h"
 
-namespace jx {
+namespace jx::platform_lowering_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -192,4 +192,4 @@ TEST(PlatformLoweringTest, ContractionPrecisionBecomesOperandPrecision) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::platform_lowering_test

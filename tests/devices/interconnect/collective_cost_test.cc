@@ -20,7 +20,7 @@
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/chip_specs.h"
 
-namespace jx::ici {
+namespace jx::ici::collective_cost_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -494,4 +494,4 @@ TEST(CollectiveCostTest, Errors) {
 }
 
 }  // namespace
-}  // namespace jx::ici
+}  // namespace jx::ici::collective_cost_test

@@ -15,7 +15,7 @@
 #include "jx/devices/tpu/chip_specs.h"
 #include "jx/devices/tpu/pod.h"
 
-namespace jx::ici {
+namespace jx::ici::torus_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -230,4 +230,4 @@ TEST(TorusTest, Errors) {
 }
 
 }  // namespace
-}  // namespace jx::ici
+}  // namespace jx::ici::torus_test

@@ -6,7 +6,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::creation_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -123,4 +123,4 @@ TEST(CreationTest, LinspaceEyeIdentityTri) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::creation_test

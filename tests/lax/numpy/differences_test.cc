@@ -7,7 +7,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::differences_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -87,4 +87,4 @@ TEST(CrossTest, GradsVmapAndErrors) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::differences_test

@@ -8,7 +8,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::dtype_info_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -92,4 +92,4 @@ TEST(ConstantsTest, NumpyValues) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::dtype_info_test

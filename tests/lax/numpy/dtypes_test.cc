@@ -8,7 +8,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::dtypes_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -146,4 +146,4 @@ TEST(ReadmeExamplesTest, HeaderExamplesRun) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::dtypes_test

@@ -13,7 +13,7 @@
 
 #include "jx/lax/kernels/linalg.h"
 
-namespace jx {
+namespace jx::linalg_ops_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -434,4 +434,4 @@ TEST(LinalgVmap, SolveMatchesLoop) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::linalg_ops_test

@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::linalg_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -236,4 +236,4 @@ TEST(DotTest, DtypesAcrossPromotion) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::linalg_test

@@ -8,7 +8,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::manipulation_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -200,4 +200,4 @@ TEST(ManipulationTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::manipulation_test

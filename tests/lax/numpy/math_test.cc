@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::math_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -329,4 +329,4 @@ TEST(MathTest, CompoundFunctionsStageScalarLiterals) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::math_test

@@ -11,7 +11,7 @@
 
 #include "tests/lax/numpy/numpy_test_util.h"
 
-namespace jx {
+namespace jx::nan_reductions_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -116,4 +116,4 @@ TEST(NanReductionsTest, JitAndVmap) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::nan_reductions_test

@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::reductions_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -170,4 +170,4 @@ TEST(ReductionsTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::reductions_test

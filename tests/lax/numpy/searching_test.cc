@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::searching_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -132,4 +132,4 @@ TEST(NonzeroTest, GradReadsTheConcretePrimal) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::searching_test

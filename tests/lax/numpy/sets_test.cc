@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::sets_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -97,4 +97,4 @@ TEST(UniqueTest, ArrayApiForms) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sets_test

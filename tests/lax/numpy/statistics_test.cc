@@ -11,7 +11,7 @@
 
 #include "tests/lax/numpy/numpy_test_util.h"
 
-namespace jx {
+namespace jx::statistics_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -145,4 +145,4 @@ TEST(BincountTest, JitNeedsLength) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::statistics_test

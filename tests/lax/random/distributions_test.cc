@@ -15,7 +15,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::distributions_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -293,4 +293,4 @@ TEST(RandomChoiceTest, ShapesReplacementAndWeights) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::distributions_test

@@ -9,7 +9,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::random_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -284,4 +284,4 @@ TEST(RandomTest, BadInputs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::random_test

@@ -7,7 +7,7 @@
 
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::threefry_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -183,4 +183,4 @@ TEST(RandomBitsTest, ShapesBatchedKeysAndFlag) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::threefry_test
