@@ -94,6 +94,8 @@ struct Group {
 
 class FusionPlanner {
  public:
+  explicit FusionPlanner(InstructionFusionOptions options) : options_(options) {}
+
   // Decides the groups: consumers first, each producer joining its users' groups.
   void Plan(const HloComputation& computation) {
     const std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
@@ -211,6 +213,19 @@ class FusionPlanner {
     return false;
   }
 
+  // True for a cheap elementwise op over a contraction's own shape that is the contraction's
+  // only user: the contraction's epilogue (InstructionFusionOptions::prefer_output_fusion).
+  static bool IsSoleEpilogueOfContraction(const HloInstruction& producer) {
+    if (!producer.IsElementwise()) return false;
+    for (const HloInstruction* operand : producer.operands()) {
+      if (IsContraction(*operand) && operand->user_count() == 1 &&
+          ShapeUtil::SameDimensions(operand->shape(), producer.shape())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   bool TryJoin(HloInstruction* producer) {
     if (producer->IsRoot() || producer->user_count() == 0) return false;
     const bool contraction = IsContraction(*producer);
@@ -229,6 +244,7 @@ class FusionPlanner {
     // an iota, a broadcast): chains of cheap ops (a residual stream's adds, each read by its
     // layer) would otherwise be copied into every later consumer, quadratic in depth.
     if (targets.size() > 1 && (contraction || cost_analysis_.IsExpensiveToDuplicate(*producer) ||
+                               (options_.prefer_output_fusion && IsSoleEpilogueOfContraction(*producer)) ||
                                FeedsExpandingBroadcast(*producer) ||
                                (!IsFreeToDuplicate(*producer) && FeedsDuplicatedMember(*producer)))) {
       return false;
@@ -264,6 +280,7 @@ class FusionPlanner {
   absl::flat_hash_map<const HloInstruction*, std::vector<int>> groups_of_;
   absl::flat_hash_map<std::pair<const HloInstruction*, int>, Indexing> indexing_;  // (member, group)
   HloCostAnalysis cost_analysis_;
+  InstructionFusionOptions options_;
 };
 
 // The group's members, operands first, and the values it reads from outside in the order
@@ -424,9 +441,10 @@ bool InstructionFusion::IsLoopFusible(const HloInstruction& instr) {
   return IsLoopFusibleOpcode(instr.opcode());
 }
 
-absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computation) {
+absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computation,
+                                                         InstructionFusionOptions options) {
   SequentialNamer namer;
-  FusionPlanner planner;
+  FusionPlanner planner(options);
   planner.Plan(*computation);
   bool changed = false;
   for (const Group& group : planner.groups()) {
@@ -456,7 +474,7 @@ absl::StatusOr<bool> InstructionFusion::Run(HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : computations) {
     if (skip.contains(computation)) continue;
-    HLO_ASSIGN_OR_RETURN(bool c_changed, RunOnComputation(computation));
+    HLO_ASSIGN_OR_RETURN(bool c_changed, RunOnComputation(computation, options_));
     changed |= c_changed;
   }
   return changed;

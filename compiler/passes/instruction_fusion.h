@@ -38,18 +38,34 @@
 
 namespace jx::hlo {
 
+struct InstructionFusionOptions {
+  // Output fusion before duplication (the TPU's choice): a cheap elementwise op that is the
+  // only user of a dot/convolution stays with it as its epilogue (a kOutput fusion) instead
+  // of being duplicated into each of its several consumers, which would then each read the
+  // contraction's result as it was before that op. What this keeps out of memory: the f32
+  // accumulator of a bf16 dot (TpuNumerics' rounding convert becomes the epilogue, so the
+  // fusion writes bf16, as an MXU does), or a bias add's input. XLA's TPU convolution
+  // fusions hold the dot's output convert and bias this way.
+  bool prefer_output_fusion = false;
+};
+
 class InstructionFusion : public HloPass {
  public:
+  explicit InstructionFusion(InstructionFusionOptions options = {}) : options_(options) {}
   std::string_view name() const override { return "fusion"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 
-  static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
+  static absl::StatusOr<bool> RunOnComputation(HloComputation* computation,
+                                               InstructionFusionOptions options = {});
 
   // Ops too costly to compute twice: never duplicated into several consumers. Asks
   // HloCostAnalysis::IsExpensiveToDuplicate (the same analysis the cost model extends).
   static bool IsExpensive(const HloInstruction& instr);
   // Ops that can sit inside a loop fusion (and be fused into a consumer).
   static bool IsLoopFusible(const HloInstruction& instr);
+
+ private:
+  InstructionFusionOptions options_;
 };
 
 }  // namespace jx::hlo

@@ -108,6 +108,9 @@ std::string PodPlan::ToString(size_t max_lines) const {
                             Bytes(c.bytes));
     }
   }
+  if (!kernel_categories.empty()) {
+    absl::StrAppendFormat(&out, "kernel time by category:\n%s", FormatKernelCategories(kernel_categories));
+  }
   if (!step.collectives.empty()) {
     std::vector<const CollectiveStepEntry*> costliest;
     for (const CollectiveStepEntry& c : step.collectives) costliest.push_back(&c);

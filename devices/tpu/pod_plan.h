@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "jx/compiler/backend/tpu/kernel_categories.h"
 #include "jx/devices/tpu/peak_buffers.h"
 #include "jx/devices/tpu/pod_step.h"
 
@@ -40,6 +41,9 @@ struct PodPlan {
   // The per-device program's costliest instructions (collectives excluded), slowest first: what
   // the compute time is made of.
   std::vector<InstructionCost> costliest_instructions;
+  // The per-device program's kernel time by XLA op-profile category (loop bodies counted per
+  // trip), slowest first: how much of the compute is not the dots, and what kind it is.
+  std::vector<KernelCategory> kernel_categories;
   int64_t num_timeline_classes = 0;  // chips with distinct timelines (scheduled once each)
   double planning_seconds = 0;     // host time to trace, partition, compile and plan
   // A summary: the step time and its split (compute, exposed and overlapped communication,

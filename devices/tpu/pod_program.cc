@@ -325,6 +325,9 @@ PodPlan PodProgram::Plan() const {
   std::stable_sort(plan.costliest_instructions.begin(), plan.costliest_instructions.end(),
                    [](const InstructionCost& a, const InstructionCost& b) { return a.seconds > b.seconds; });
   if (plan.costliest_instructions.size() > 16) plan.costliest_instructions.resize(16);
+  absl::StatusOr<std::vector<KernelCategory>> categories = TpuKernelCategories(*module_, spec);
+  if (!categories.ok()) ThrowStatus(StrCat(what_, ": kernel categories"), categories.status());
+  plan.kernel_categories = *std::move(categories);
   return plan;
 }
 

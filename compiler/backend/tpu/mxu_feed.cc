@@ -1,5 +1,6 @@
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 
+#include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 
 namespace jx::tpu {
@@ -25,7 +26,14 @@ const HloInstruction* BelowConverts(const HloInstruction* x) {
   return x;
 }
 
-// Whether a fusion computes nothing but float converts of its one parameter.
+// The value under a chain of float converts and static slices.
+const HloInstruction* BelowConvertsAndSlices(const HloInstruction* x) {
+  while (IsFloatConvert(*x) || x->opcode() == HloOpcode::kSlice) x = x->operand(0);
+  return x;
+}
+
+// Whether a fusion computes nothing but float converts (and static slices: the block the
+// operand's DMA fetches) of its one parameter, ending in a convert.
 bool IsConvertFusion(const HloInstruction& instr) {
   if (instr.opcode() != HloOpcode::kFusion || instr.operand_count() != 1) return false;
   const hlo::HloComputation* fused = instr.fused_instructions_computation();
@@ -33,7 +41,7 @@ bool IsConvertFusion(const HloInstruction& instr) {
       !IsFloatConvert(*fused->root_instruction())) {
     return false;
   }
-  return BelowConverts(fused->root_instruction())->opcode() == HloOpcode::kParameter;
+  return BelowConvertsAndSlices(fused->root_instruction())->opcode() == HloOpcode::kParameter;
 }
 
 // Whether every read of `value` by `user` is as a contraction operand.
@@ -63,6 +71,13 @@ bool IsMxuFeed(const HloInstruction& instr) {
     if (!ReadsAsMxuOperand(*user, instr)) return false;
   }
   return true;
+}
+
+double MxuFeedBytesPerElement(const HloInstruction& operand) {
+  const hlo::Shape& stored = MxuFeedSource(operand).shape();
+  if (!stored.IsArray()) return 0;
+  const int64_t elements = hlo::ShapeUtil::ElementsIn(stored);
+  return elements > 0 ? static_cast<double>(PaddedBytes(stored)) / static_cast<double>(elements) : 0;
 }
 
 const HloInstruction& MxuFeedSource(const HloInstruction& operand) {

@@ -91,8 +91,11 @@ MatmulPasses MatmulPassesOf(const HloInstruction& instr, const TpuChipSpec& spec
 // in the MXU's result buffers); every pass re-reads its operands. Arrays as stored (tiled).
 double MatmulOnchipBytes(const HloInstruction& instr, const hlo::MxuTiling& plan,
                          int64_t passes) {
-  const double lhs = static_cast<double>(PaddedBytes(MxuFeedSource(*instr.operand(0)).shape()));
-  const double rhs = static_cast<double>(PaddedBytes(MxuFeedSource(*instr.operand(1)).shape()));
+  auto fed = [](const HloInstruction& operand) {
+    return static_cast<double>(hlo::ShapeUtil::ElementsIn(operand.shape())) * MxuFeedBytesPerElement(operand);
+  };
+  const double lhs = fed(*instr.operand(0));
+  const double rhs = fed(*instr.operand(1));
   const double out = static_cast<double>(PaddedBytes(instr.shape()));
   return static_cast<double>(passes) *
              (lhs * static_cast<double>(std::max<int64_t>(1, plan.n_tiles)) + rhs) +
@@ -114,10 +117,19 @@ bool InVmem(const hlo::Shape& shape) {
 
 KernelTraffic Traffic(const HloInstruction& instr, const HloCost& cost) {
   KernelTraffic traffic;
-  // `bytes` of `shape` as the analysis counts them, stored as `stored` is.
+  // `bytes` of `shape` as the analysis counts them, stored as `stored` is (per element: a
+  // sliced MXU feed reads only its window of the stored source).
+  auto per_element = [](const hlo::Shape& s, double bytes) {
+    const int64_t elements = hlo::ShapeUtil::ElementsIn(s);
+    return elements > 0 ? bytes / static_cast<double>(elements) : 0.0;
+  };
   auto charge = [&](const hlo::Shape& shape, const hlo::Shape& stored, double bytes) {
     const double logical = static_cast<double>(hlo::ShapeUtil::ByteSizeOf(shape));
-    const double scale = logical > 0 ? static_cast<double>(PaddedBytes(stored)) / logical : 1;
+    double scale = logical > 0 ? static_cast<double>(PaddedBytes(stored)) / logical : 1;
+    if (shape.IsArray() && stored.IsArray()) {
+      const double per = per_element(shape, logical);
+      scale = per > 0 ? per_element(stored, static_cast<double>(PaddedBytes(stored))) / per : 1;
+    }
     (InVmem(stored) ? traffic.vmem_resident_bytes : traffic.hbm_bytes) += bytes * scale;
   };
   double boundary = cost.output_bytes;

@@ -70,7 +70,9 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
   pipeline.AddPass<TpuNumerics>(options.default_precision);
   // The bf16 parts of an operand several dots read are computed once.
   pipeline.AddPass<hlo::HloCSE>();
-  pipeline.AddPass<hlo::InstructionFusion>();
+  // A dot's rounding convert (TpuNumerics') and other sole epilogues fuse into the dot, so
+  // it writes its result once, as the MXU rounds it, rather than f32 for each consumer.
+  pipeline.AddPass<hlo::InstructionFusion>(hlo::InstructionFusionOptions{.prefer_output_fusion = true});
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();
   // Independent all-reduces over the same partitions run as one (psum of a pytree: one

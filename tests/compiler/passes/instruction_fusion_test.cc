@@ -210,6 +210,75 @@ ENTRY %main {
                                    m::Broadcast(m::Parameter())))));
 }
 
+// A bf16 dot as TpuNumerics writes it (f32 accumulation, then a rounding convert) read by
+// two consumers. By default the cheap convert is duplicated into both, which then read the
+// dot's f32 result from memory; with prefer_output_fusion (the TPU's) the convert stays
+// with the dot as its epilogue, the output fusion writes bf16 and both consumers read that.
+constexpr char kRoundedDotWithTwoConsumers[] = R"(HloModule m
+ENTRY %main {
+  %x = bf16[8,16]{1,0} parameter(0)
+  %w = bf16[16,32]{1,0} parameter(1)
+  %y = bf16[8,32]{1,0} parameter(2)
+  %xf = f32[8,16]{1,0} convert(%x)
+  %wf = f32[16,32]{1,0} convert(%w)
+  %dot = f32[8,32]{1,0} dot(%xf, %wf), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %round = bf16[8,32]{1,0} convert(%dot)
+  %mul = bf16[8,32]{1,0} multiply(%round, %y)
+  %neg = bf16[8,32]{1,0} negate(%mul)
+  %add = bf16[8,32]{1,0} add(%round, %y)
+  %abs = bf16[8,32]{1,0} abs(%add)
+  ROOT %t = (bf16[8,32]{1,0}, bf16[8,32]{1,0}) tuple(%neg, %abs)
+})";
+
+TEST(InstructionFusionTest, SharedRoundingConvertIsDuplicatedByDefault) {
+  auto module = Fuse(kRoundedDotWithTwoConsumers);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert), 4);  // %round cloned into both
+  const HloInstruction* dot = module->entry_computation()->GetInstructionWithName("dot");
+  ASSERT_NE(dot, nullptr);  // unfused: its f32 result goes to memory
+  EXPECT_EQ(dot->shape().element_type(), PrimitiveType::F32);
+  EXPECT_EQ(dot->user_count(), 2);
+}
+
+TEST(InstructionFusionTest, PreferOutputFusionKeepsTheSoleEpilogueWithTheDot) {
+  auto module = ParseAndRun<InstructionFusion>(kRoundedDotWithTwoConsumers, true,
+                                               InstructionFusion({.prefer_output_fusion = true}));
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert), 3);  // %round once
+  const HloComputation* entry = module->entry_computation();
+  EXPECT_EQ(entry->GetInstructionWithName("dot"), nullptr);
+  const HloInstruction* output = nullptr;
+  int loops = 0;
+  for (const HloInstruction* instr : entry->instructions()) {
+    if (instr->opcode() != HloOpcode::kFusion) continue;
+    if (instr->fusion_kind() == FusionKind::kOutput) output = instr;
+    loops += instr->fusion_kind() == FusionKind::kLoop;
+  }
+  ASSERT_NE(output, nullptr);
+  EXPECT_EQ(loops, 2);
+  EXPECT_EQ(output->shape().element_type(), PrimitiveType::BF16);  // written as bf16
+  EXPECT_TRUE(Match(output->fused_instructions_computation()->root_instruction(),
+                    m::Convert(m::Dot(m::Parameter(), m::Parameter()))));
+  EXPECT_EQ(output->user_count(), 2);
+  for (const HloInstruction* user : output->users()) EXPECT_EQ(user->fusion_kind(), FusionKind::kLoop);
+}
+
+// The preference is for a contraction's only user: a convert of a dot that something else
+// also reads is duplicated as before (the dot's result is written anyway).
+TEST(InstructionFusionTest, PreferOutputFusionLeavesAnEpilogueOfASharedDotAlone) {
+  auto module = ParseAndRun<InstructionFusion>(R"(HloModule m
+ENTRY %main {
+  %x = f32[8,16]{1,0} parameter(0)
+  %w = f32[16,32]{1,0} parameter(1)
+  %y = bf16[8,32]{1,0} parameter(2)
+  %dot = f32[8,32]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %round = bf16[8,32]{1,0} convert(%dot)
+  %mul = bf16[8,32]{1,0} multiply(%round, %y)
+  %add = bf16[8,32]{1,0} add(%round, %y)
+  ROOT %t = (bf16[8,32]{1,0}, bf16[8,32]{1,0}, f32[8,32]{1,0}) tuple(%mul, %add, %dot)
+})", true, InstructionFusion({.prefer_output_fusion = true}));
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert), 2);
+  EXPECT_NE(module->entry_computation()->GetInstructionWithName("dot"), nullptr);
+}
+
 TEST(InstructionFusionTest, FusedDotKeepsItsOperandPrecision) {
   auto module = Fuse(R"(HloModule m
 ENTRY %main {

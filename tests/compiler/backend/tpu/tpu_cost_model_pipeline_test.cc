@@ -160,6 +160,37 @@ ENTRY %main (x: bf16[512,512], w: bf16[512,512]) -> bf16[512,512] {
   EXPECT_EQ(cost.instructions.size(), 1u) << FormatInstructionCosts(cost);
 }
 
+// A block of a bf16 array (a blocked attention loop's half of K) as a dot operand: fusion
+// puts the slice and the numerics pass's widening into one loop fusion, which on a chip is
+// the operand's DMA fetching the window of the bf16 source while the MXU widens it (XLA's
+// convolution fusion of a sliced operand). It is an MXU feed: no kernel, and the dot reads
+// the block's 512 x 512 x 2 bytes, not the f32 block's 4 per element nor the whole source:
+// HBM = x's block 0.5 MiB + w 0.5 MiB + the bf16 result 0.5 MiB = 1,572,864 bytes, as the
+// unsliced dot above.
+TEST(TpuCostAfterPassesTest, SlicedWideningOfADotOperandIsAFeedOfTheBlock) {
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  const std::unique_ptr<HloModule> module = CompileForChip(R"(HloModule mm
+ENTRY %main (x: bf16[1024,512], w: bf16[512,512]) -> bf16[512,512] {
+  %x = bf16[1024,512] parameter(0)
+  %w = bf16[512,512] parameter(1)
+  %block = bf16[512,512] slice(%x), slice={[512:1024], [0:512]}
+  ROOT %dot = bf16[512,512] dot(%block, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)",
+                                                           v5e);
+  const HloInstruction* dot = module->entry_computation()->root_instruction();
+  ASSERT_EQ(dot->opcode(), HloOpcode::kFusion) << module->ToString();
+  const HloInstruction* feed = dot->operand(0);
+  ASSERT_EQ(feed->opcode(), HloOpcode::kFusion) << module->ToString();
+  EXPECT_TRUE(IsMxuFeed(*feed)) << module->ToString();
+  EXPECT_EQ(MxuFeedSource(*feed).opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(MxuFeedBytesPerElement(*feed), 2);
+
+  const CostAnalysis cost = AnalyzeTpuCost(*module, v5e).value();
+  EXPECT_WITHIN_5_PERCENT(cost.bytes_accessed_hbm, 1572864);
+  EXPECT_EQ(cost.instructions.size(), 1u) << FormatInstructionCosts(cost);
+}
+
 // A module that did not go through the passes is costed with the plans they would make:
 // the same matmul, unplanned, gets the same prediction.
 TEST(TpuCostAfterPassesTest, UnplannedModulesGetThePassesPlans) {
