@@ -369,7 +369,7 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
     if (take) moves.push_back({*a, std::move(w)});
   }
   if (moves.empty()) return false;
-  const std::vector<HloInstruction*> users = loop->users();
+  std::vector<HloInstruction*> users = loop->users();
 
   // In the loop: the accumulators add the unreduced values; widened ones at the full size.
   std::vector<HloInstruction*> next(root->operands().begin(), root->operands().end());
@@ -435,6 +435,8 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
     if (!Match(initial, m::ConstantSplat(0))) {
       HLO_ASSIGN_OR_RETURN(result, pb.Add(initial, reduced));
     }
+    // The reads are deleted: drop them from `users` first, which the next move walks.
+    std::erase_if(users, [&](const HloInstruction* user) { return user->tuple_index() == a.index; });
     for (HloInstruction* read : reads) {
       HLO_RETURN_IF_ERROR(read->ReplaceAllUsesWith(result));
       HLO_RETURN_IF_ERROR(parent->RemoveInstruction(read));
