@@ -6,7 +6,7 @@
 
 #include "jx/core/errors.h"
 
-namespace jx {
+namespace jx::array_test {
 namespace {
 
 template <typename T>
@@ -87,4 +87,4 @@ TEST(ArrayTest, SummarizesLargeArrays) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::array_test

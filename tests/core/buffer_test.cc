@@ -7,7 +7,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/parallel.h"
 
-namespace jx {
+namespace jx::buffer_test {
 namespace {
 
 TEST(BufferTest, LargeBlocksAreReused) {
@@ -111,4 +111,4 @@ TEST(ParallelTest, CoversTheRangeOnce) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::buffer_test

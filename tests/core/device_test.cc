@@ -6,7 +6,7 @@
 
 #include "jx/core/device.h"
 
-namespace jx {
+namespace jx::device_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -95,4 +95,4 @@ TEST(DeviceTest, DevicePutOfATracerIsATypeError) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::device_test

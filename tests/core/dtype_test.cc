@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace jx {
+namespace jx::dtype_test {
 namespace {
 
 TEST(DTypeTest, Names) {
@@ -20,4 +20,4 @@ TEST(DTypeTest, HalfRoundTrip) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::dtype_test

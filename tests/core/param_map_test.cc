@@ -5,7 +5,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/primitive.h"
 
-namespace jx {
+namespace jx::param_map_test {
 namespace {
 
 TEST(ParamMapTest, CanonicalOrderHashAndPrint) {
@@ -37,4 +37,4 @@ TEST(PrimitiveTest, InternedHandles) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::param_map_test

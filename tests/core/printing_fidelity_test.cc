@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::printing_fidelity_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -62,4 +62,4 @@ TEST(PrintingFidelity, WrappedArraysHaveNoTrailingSpaces) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::printing_fidelity_test

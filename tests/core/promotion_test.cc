@@ -22,7 +22,7 @@
 
 #include "jx/core/dtype.h"
 
-namespace jx {
+namespace jx::promotion_test {
 namespace {
 
 constexpr int kN = 15;
@@ -133,4 +133,4 @@ TEST(PromotionTest, SameDTypeWeakness) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::promotion_test

@@ -13,7 +13,7 @@
 
 #include "jx/core/errors.h"
 
-namespace jx {
+namespace jx::pytree_test {
 namespace {
 
 using tree::TreeDef;
@@ -39,16 +39,16 @@ struct Opaque {  // ==, but neither printable nor hashable
 };
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::pytree_test
 
-BOOST_HANA_ADAPT_STRUCT(jx::Adapted, x, y);
+BOOST_HANA_ADAPT_STRUCT(jx::pytree_test::Adapted, x, y);
 
 template <>
-struct std::hash<jx::Config> {
-  size_t operator()(const jx::Config& c) const { return std::hash<int>()(c.depth); }
+struct std::hash<jx::pytree_test::Config> {
+  size_t operator()(const jx::pytree_test::Config& c) const { return std::hash<int>()(c.depth); }
 };
 
-namespace jx {
+namespace jx::pytree_test {
 namespace {
 
 Array S(double v) { return Array::Scalar(v, float32); }
@@ -334,4 +334,4 @@ TEST(PytreeTest, MapTwoTrees) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::pytree_test

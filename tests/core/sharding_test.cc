@@ -7,7 +7,7 @@
 #include "jx/core/device.h"
 #include "jx/core/sharding.h"
 
-namespace jx {
+namespace jx::sharding_test {
 namespace {
 
 TEST(ShardedTypeTest, PrintsMeshAxesAndVaryingAxesAsJax) {
@@ -76,4 +76,4 @@ TEST(ShardedArrayTest, AnUnshardedArrayIsOneShardOnItsDevice) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sharding_test

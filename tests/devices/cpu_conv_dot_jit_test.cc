@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::cpu_conv_dot_jit_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -161,4 +161,4 @@ TEST(ConvDotJitTest, ConvBiasReluIsOneOutputFusionMatchingEager) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::cpu_conv_dot_jit_test

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::cpu_jit_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -160,9 +160,9 @@ TEST(CpuJitBackendTest, GradAndVmapOfJitAreOneCompiledProgram) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::cpu_jit_test
 
-namespace jx {
+namespace jx::cpu_jit_test {
 namespace {
 
 TEST(CpuJitBackendTest, DebugNansNamesTheFirstPrimitiveThatMadeOne) {
@@ -247,4 +247,4 @@ TEST(CpuJitBackendTest, DonatedPytreeOfParametersIsUpdatedInPlace) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::cpu_jit_test

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <jx/jx.h>
 
-namespace jx {
+namespace jx::debug_switches_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -85,4 +85,4 @@ TEST(DumpTo, AnUnusablePathIsReportedOnce) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::debug_switches_test

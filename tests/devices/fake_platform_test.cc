@@ -19,7 +19,7 @@
 #include "jx/core/executable.h"
 #include "jx/devices/cpu/cpu_compiler.h"
 
-namespace jx {
+namespace jx::fake_platform_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -281,4 +281,4 @@ TEST(FakePlatformTest, LowerTakesTheTargetFromShapeDtypeStructDevices) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::fake_platform_test

@@ -1,7 +1,7 @@
 // Records for the differentiation-only primitives.
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::ad_opinfo {
 
 JX_OPINFO(stop_gradient) {
   OpInfo info = Unary("stop_gradient", lax::stop_gradient, [](double x) { return x; }, kAllDTypes);
@@ -11,4 +11,4 @@ JX_OPINFO(stop_gradient) {
   return info;
 }
 
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::ad_opinfo

@@ -9,7 +9,7 @@
 #include "elementwise_util.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::binary_opinfo {
 namespace {
 
 using elementwise::BinarySpec;
@@ -300,4 +300,4 @@ JX_OPINFO(clamp) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::binary_opinfo

@@ -8,7 +8,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::collectives_opinfo {
 namespace {
 
 constexpr int64_t kDevices = 4;
@@ -300,11 +300,14 @@ JX_OPINFO(pvary) {
 }
 
 }  // namespace
+}  // namespace jx::opinfo::collectives_opinfo
+
+namespace jx::opinfo {
 
 bool ShardedEagerOpsRun() {
   static const bool runs = [] {
     try {
-      Array x = device_put(numpy::zeros({4}), NamedSharding(Mesh1D(), P("i")));
+      Array x = device_put(numpy::zeros({4}), NamedSharding(collectives_opinfo::Mesh1D(), P("i")));
       (void)(x + 1.0f).to_vector<float>();
       return true;
     } catch (const NotImplementedError&) {

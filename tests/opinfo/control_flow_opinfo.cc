@@ -8,7 +8,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::control_flow_opinfo {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -130,4 +130,4 @@ JX_OPINFO(cond) { return CondRecord(); }
 JX_OPINFO(while) { return WhileRecord(); }
 JX_OPINFO(scan) { return ScanRecord(); }
 
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::control_flow_opinfo

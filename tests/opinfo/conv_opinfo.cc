@@ -16,6 +16,9 @@ Array ContractionArg(std::mt19937_64& rng, const Shape& shape, DType d);
 std::optional<DType> WiderPreferred(DType d);
 double WrapToDType(double sum, DType d);
 
+}  // namespace jx::opinfo
+
+namespace jx::opinfo::conv_opinfo {
 namespace {
 
 struct ConvCase {
@@ -242,4 +245,4 @@ JX_OPINFO(conv_general_dilated) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::conv_opinfo

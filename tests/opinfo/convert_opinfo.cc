@@ -7,7 +7,7 @@
 #include "elementwise_util.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::convert_opinfo {
 namespace {
 
 using elementwise::FromDoubles;
@@ -232,4 +232,4 @@ JX_OPINFO(reduce_precision) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::convert_opinfo

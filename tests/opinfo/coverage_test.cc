@@ -10,7 +10,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::coverage_test {
 namespace {
 
 // Higher-order and transformation-internal primitives, tested where their callable lives.
@@ -77,4 +77,4 @@ TEST(CoverageTest, ReasonsAreWritten) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::coverage_test

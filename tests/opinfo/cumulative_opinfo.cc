@@ -6,7 +6,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::cumulative_opinfo {
 namespace {
 
 struct CumCase {
@@ -206,4 +206,4 @@ JX_OPINFO(cumlogsumexp) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::cumulative_opinfo

@@ -67,6 +67,9 @@ std::optional<DType> WiderPreferred(DType d) {
   }
 }
 
+}  // namespace jx::opinfo
+
+namespace jx::opinfo::dot_opinfo {
 namespace {
 
 struct DotCase {
@@ -213,4 +216,4 @@ JX_OPINFO(dot_general) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::dot_opinfo

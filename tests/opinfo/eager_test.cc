@@ -7,7 +7,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::eager_test {
 namespace {
 
 class OpInfoEagerTest : public ::testing::TestWithParam<std::string> {};
@@ -70,4 +70,4 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoEagerTest, ::testing::ValuesIn(AllOpInfoN
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::eager_test

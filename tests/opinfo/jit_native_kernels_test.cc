@@ -10,7 +10,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::jit_native_kernels_test {
 namespace {
 
 const std::vector<std::string>& NativeFamilyOps() {
@@ -86,4 +86,4 @@ INSTANTIATE_TEST_SUITE_P(Families, NativeKernelsJitTest, ::testing::ValuesIn(Nat
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::jit_native_kernels_test

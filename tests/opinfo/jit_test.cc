@@ -17,7 +17,7 @@
 #include "opinfo.h"
 #include "tests/scoped_env.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::jit_test {
 namespace {
 
 
@@ -85,4 +85,4 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoJitTest, ::testing::ValuesIn(AllOpInfoNam
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::jit_test

@@ -19,7 +19,7 @@
 #include "jx/lax/kernels/linalg.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::linalg_opinfo {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -567,4 +567,4 @@ const bool kLinalgTargetsRegistered = [] {
 }();
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::linalg_opinfo

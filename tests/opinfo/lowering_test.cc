@@ -15,7 +15,7 @@
 #include "jx/transforms/staging.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::lowering_test {
 namespace {
 
 // The sample's op staged on abstract arguments of the sample's avals.
@@ -116,4 +116,4 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoLowerTest, ::testing::ValuesIn(AllOpInfoN
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::lowering_test

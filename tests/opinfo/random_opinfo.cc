@@ -5,7 +5,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::random_opinfo {
 namespace {
 
 void RefThreefry(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {
@@ -146,4 +146,4 @@ JX_OPINFO(random_bits) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::random_opinfo

@@ -11,7 +11,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::reduction_jit_exact_test {
 namespace {
 
 class ReductionJitExactTest : public ::testing::TestWithParam<std::string> {};
@@ -57,4 +57,4 @@ INSTANTIATE_TEST_SUITE_P(Reductions, ReductionJitExactTest,
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::reduction_jit_exact_test

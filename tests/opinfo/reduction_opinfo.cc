@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::reduction_opinfo {
 namespace {
 
 struct ReduceCase {
@@ -336,4 +336,4 @@ JX_OPINFO(argmax) { return ArgInfo<true>("argmax", lax::argmax); }
 JX_OPINFO(argmin) { return ArgInfo<false>("argmin", lax::argmin); }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::reduction_opinfo

@@ -5,7 +5,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::shape_opinfo {
 namespace {
 
 // Calls fn(idx) for every multi-index of shape in row-major order.
@@ -257,4 +257,4 @@ JX_OPINFO(copy) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::shape_opinfo

@@ -8,7 +8,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::slicing_opinfo {
 namespace {
 
 using lax::GatherDimensionNumbers;
@@ -663,4 +663,4 @@ JX_OPINFO(scatter_min) { return ScatterInfo("scatter_min", Combine::kMin); }
 JX_OPINFO(scatter_max) { return ScatterInfo("scatter_max", Combine::kMax); }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::slicing_opinfo

@@ -9,7 +9,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::sort_opinfo {
 namespace {
 
 // Total-order key of a double: the sign-magnitude bits mapped to a monotone unsigned.
@@ -236,4 +236,4 @@ JX_OPINFO(top_k) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::sort_opinfo

@@ -27,7 +27,7 @@
 
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::tpu_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -253,4 +253,4 @@ TEST(TpuMatmulPrecisionTest, DefaultMatmulPrecisionScopeSelectsThePasses) {
 }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::tpu_test

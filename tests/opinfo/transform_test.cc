@@ -13,7 +13,7 @@
 #include "jx/transforms/vmap.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::transform_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -399,4 +399,4 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpInfoTransformTest, ::testing::ValuesIn(AllOpI
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::transform_test

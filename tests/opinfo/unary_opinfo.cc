@@ -7,7 +7,7 @@
 #include "elementwise_util.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::unary_opinfo {
 namespace {
 
 using elementwise::Range;
@@ -161,4 +161,4 @@ JX_OPINFO(lgamma) { return Float1("lgamma", lax::lgamma, [](double x) { return s
 JX_OPINFO(digamma) { return Float1("digamma", lax::digamma, RefDigamma, {-4.5, 6}); }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::unary_opinfo

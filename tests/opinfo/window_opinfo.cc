@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "opinfo.h"
 
-namespace jx::opinfo {
+namespace jx::opinfo::window_opinfo {
 namespace {
 
 struct WindowCase {
@@ -213,4 +213,4 @@ JX_OPINFO(reduce_window_max) { return WindowInfo("reduce_window_max", lax::Windo
 JX_OPINFO(reduce_window_min) { return WindowInfo("reduce_window_min", lax::WindowReduction::kMin, kAllDTypes); }
 
 }  // namespace
-}  // namespace jx::opinfo
+}  // namespace jx::opinfo::window_opinfo

@@ -6,7 +6,7 @@
 #include "jx/compiler/hlo/pattern_matcher.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::algebraic_simplifier_test {
 namespace {
 
 namespace m = ::jx::hlo::match;
@@ -437,4 +437,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::algebraic_simplifier_test

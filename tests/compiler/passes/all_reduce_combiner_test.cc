@@ -12,7 +12,7 @@
 #include "jx/core/str_util.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::all_reduce_combiner_test {
 namespace {
 
 using ::jx::hlo::testing::CountAllReduces;
@@ -101,4 +101,4 @@ TEST(AllReduceCombinerTest, CrossingDependenciesMakeNoCycle) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::all_reduce_combiner_test

@@ -10,7 +10,7 @@
 #include "jx/core/str_util.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::all_reduce_reassociate_test {
 namespace {
 
 using ::jx::hlo::testing::CountAllReduces;
@@ -108,4 +108,4 @@ TEST(AllReduceReassociateTest, LeavesMismatchedOrSharedAllReducesAlone) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::all_reduce_reassociate_test

@@ -6,7 +6,7 @@
 #include "jx/compiler/hlo/pattern_matcher.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::canonicalize_shapes_test {
 namespace {
 
 namespace m = ::jx::hlo::match;
@@ -155,4 +155,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::canonicalize_shapes_test

@@ -9,7 +9,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::constant_folding_test {
 namespace {
 
 // Runs constant folding on `text`; returns the entry's instruction lines (short form).
@@ -119,4 +119,4 @@ ENTRY %main () -> s32[2,2] {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::constant_folding_test

@@ -5,7 +5,7 @@
 
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::cse_test {
 namespace {
 
 using ::jx::hlo::testing::EntryLines;
@@ -154,4 +154,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::cse_test

@@ -10,7 +10,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 
-namespace jx::hlo {
+namespace jx::hlo::dce_test {
 namespace {
 
 // Runs DCE on `text` and returns the printed instruction lines (short form).
@@ -127,4 +127,4 @@ TEST(DceTest, DeepChainDoesNotOverflowTheStack) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::dce_test

@@ -9,7 +9,7 @@
 
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::dot_transpose_folding_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -228,4 +228,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::dot_transpose_folding_test

@@ -9,7 +9,7 @@
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::hlo_scheduling_test {
 namespace {
 
 using ::jx::hlo::testing::ParseAndRun;
@@ -283,4 +283,4 @@ TEST(HloSchedulingTest, NoDonationEdgeWhereTheReaderNeedsTheOutput) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::hlo_scheduling_test

@@ -16,7 +16,7 @@
 #include "jx/compiler/passes/cse.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::instruction_fusion_test {
 namespace {
 
 namespace m = ::jx::hlo::match;
@@ -645,4 +645,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::instruction_fusion_test

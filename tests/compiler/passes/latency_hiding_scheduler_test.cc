@@ -17,7 +17,7 @@
 #include "jx/compiler/passes/hlo_scheduling.h"
 #include "jx/compiler/passes/latency_hiding_scheduler.h"
 
-namespace jx::hlo {
+namespace jx::hlo::latency_hiding_scheduler_test {
 namespace {
 
 std::unique_ptr<HloModule> Parse(std::string_view text) {
@@ -304,4 +304,4 @@ ENTRY %main (p: f32[512,512], r: f32[1024,512], v: f32[1024,512], u: f32[512,512
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::latency_hiding_scheduler_test

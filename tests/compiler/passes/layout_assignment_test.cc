@@ -5,7 +5,7 @@
 
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::layout_assignment_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -273,4 +273,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::layout_assignment_test

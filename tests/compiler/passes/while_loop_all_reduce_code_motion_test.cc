@@ -13,7 +13,7 @@
 
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::while_loop_all_reduce_code_motion_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -320,4 +320,4 @@ TEST(WhileLoopAllReduceCodeMotionTest, LeavesLoopsThatReadTheAccumulatorOrTheRed
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::while_loop_all_reduce_code_motion_test

@@ -12,7 +12,7 @@
 #include "pass_test_util.h"
 #include "while_loop_state_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::while_loop_constant_sinking_test {
 namespace {
 
 using ::jx::hlo::testing::Body;
@@ -43,4 +43,4 @@ TEST(WhileLoopConstantSinkingTest, NotAnElementThatChangesOrIsNotAConstant) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::while_loop_constant_sinking_test

@@ -15,7 +15,7 @@
 
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::while_loop_outer_product_to_dot_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -296,4 +296,4 @@ TEST(WhileLoopOuterProductToDotTest, LeavesLoopsWhoseStacksExceedTheBudget) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::while_loop_outer_product_to_dot_test

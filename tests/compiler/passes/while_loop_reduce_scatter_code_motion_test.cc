@@ -16,7 +16,7 @@
 #include "jx/compiler/passes/while_loop_all_reduce_code_motion.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::while_loop_reduce_scatter_code_motion_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -283,4 +283,4 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::while_loop_reduce_scatter_code_motion_test

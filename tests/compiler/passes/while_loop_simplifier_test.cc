@@ -14,7 +14,7 @@
 #include "pass_test_util.h"
 #include "while_loop_state_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::while_loop_simplifier_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -61,4 +61,4 @@ TEST(WhileLoopSimplifierTest, KeepsElementsTheConditionReadsOrThatChangeOrMove) 
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::while_loop_simplifier_test

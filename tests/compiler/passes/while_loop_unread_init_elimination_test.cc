@@ -13,7 +13,7 @@
 #include "jx/compiler/hlo/allocate_buffer.h"
 #include "pass_test_util.h"
 
-namespace jx::hlo {
+namespace jx::hlo::while_loop_unread_init_elimination_test {
 namespace {
 
 using ::jx::hlo::testing::ComputationLines;
@@ -115,4 +115,4 @@ TEST(WhileLoopUnreadInitEliminationTest, KeepsInitsThatMayBeObserved) {
 }
 
 }  // namespace
-}  // namespace jx::hlo
+}  // namespace jx::hlo::while_loop_unread_init_elimination_test

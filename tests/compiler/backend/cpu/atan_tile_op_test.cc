@@ -16,7 +16,7 @@
 #include "jx/lax/kernels/elementwise.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::atan_tile_op_test {
 namespace {
 
 using hlo::Literal;
@@ -119,4 +119,4 @@ TEST(AtanTileOpTest, LibraryAtanOfF32IsAtan2fOfOneOnEveryExponent) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::atan_tile_op_test

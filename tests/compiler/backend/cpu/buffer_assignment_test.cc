@@ -5,7 +5,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::buffer_assignment_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -381,4 +381,4 @@ TEST(BufferAssignmentTest, DonationFlagsMustMatchTheArguments) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::buffer_assignment_test

@@ -10,7 +10,7 @@
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::cpu {
+namespace jx::cpu::collective_kernel_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -106,4 +106,4 @@ ENTRY %main (p: f32[4]) -> f32[4] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::collective_kernel_test

@@ -11,7 +11,7 @@
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/devices/cpu/cpu_compiler.h"
 
-namespace jx {
+namespace jx::control_flow_jit_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -165,4 +165,4 @@ TEST(ControlFlowJitTest, ScanRowWalksForwardAndReverseMatchEager) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::control_flow_jit_test

@@ -16,7 +16,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::control_flow_kernel_test {
 namespace {
 
 using testing::ExactOptions;
@@ -531,4 +531,4 @@ ENTRY %main (x: f32[4]) -> (f32[4]) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::control_flow_kernel_test

@@ -10,7 +10,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::conv_dot_kernel_test {
 namespace {
 
 using testing::CheckAgainstEvaluator;
@@ -271,4 +271,4 @@ ENTRY %main (x: T[70,90], w: T[90,50], bias: T[50]) -> T[70,50] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::conv_dot_kernel_test

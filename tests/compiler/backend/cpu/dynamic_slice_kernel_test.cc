@@ -13,7 +13,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::dynamic_slice_kernel_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -185,4 +185,4 @@ ENTRY %main (x: f32[8], i: f32[]) -> f32[2] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::dynamic_slice_kernel_test

@@ -14,7 +14,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::generic_reduce_expander_test {
 namespace {
 
 using hlo::Literal;
@@ -118,4 +118,4 @@ ENTRY e {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::generic_reduce_expander_test

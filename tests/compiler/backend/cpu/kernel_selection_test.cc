@@ -13,7 +13,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "tests/scoped_env.h"
 
-namespace jx::cpu {
+namespace jx::cpu::kernel_selection_test {
 namespace {
 
 // select-and-scatter (the gradient of a max pool as XLA writes it) has no CPU kernel: jx's
@@ -64,4 +64,4 @@ TEST(KernelSelectionTest, NoFallbackMakesItACompileErrorNamingTheInstruction) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::kernel_selection_test

@@ -7,7 +7,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::library_loop_test {
 namespace {
 
 using testing::CheckAgainstEvaluator;
@@ -103,4 +103,4 @@ ENTRY %main (x: f32[5000]) -> f32[5000] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::library_loop_test

@@ -18,7 +18,7 @@
 #include "jx/lax/kernels/reduction.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::library_reduce_test {
 namespace {
 
 using lax::kernels::ReduceOp;
@@ -382,4 +382,4 @@ TEST(ColumnReduceTest, LongColumnsFoldFixedChunksOfRows) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::library_reduce_test

@@ -9,7 +9,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::loop_kernel_test {
 namespace {
 
 using testing::CheckAgainstEvaluator;
@@ -469,4 +469,4 @@ ENTRY %main (x: f32[5], y: f32[5]) -> f32[5] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::loop_kernel_test

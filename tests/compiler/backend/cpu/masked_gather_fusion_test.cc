@@ -17,7 +17,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::masked_gather_fusion_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -161,4 +161,4 @@ TEST(MaskedGatherFusionTest, GatherReadElsewhereStaysUnfused) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::masked_gather_fusion_test

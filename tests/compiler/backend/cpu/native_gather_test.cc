@@ -7,7 +7,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::native_gather_test {
 namespace {
 
 using testing::ExactOptions;
@@ -91,4 +91,4 @@ TEST(GatherKernelTest, FloatIndicesStayOffTheNativeKernel) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::native_gather_test

@@ -8,7 +8,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::native_reduce_test {
 namespace {
 
 using testing::ArgModule;
@@ -176,4 +176,4 @@ TEST(ArgReduceTest, OtherReducersAreExpandedNotArgReduces) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::native_reduce_test

@@ -6,7 +6,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::native_sort_window_scatter_test {
 namespace {
 
 using testing::ExactOptions;
@@ -324,4 +324,4 @@ TEST(ScatterKernelTest, LargeAndEmpty) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::native_sort_window_scatter_test

@@ -6,7 +6,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::reduce_dot_test {
 namespace {
 
 using testing::CheckAgainstEvaluator;
@@ -283,4 +283,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::reduce_dot_test

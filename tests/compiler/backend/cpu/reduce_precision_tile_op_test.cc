@@ -15,7 +15,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::reduce_precision_tile_op_test {
 namespace {
 
 using hlo::Literal;
@@ -95,4 +95,4 @@ ENTRY %main (x: f32[]) -> f32[40] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::reduce_precision_tile_op_test

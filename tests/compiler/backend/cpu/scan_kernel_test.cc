@@ -16,7 +16,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::scan_kernel_test {
 namespace {
 
 using hlo::Literal;
@@ -410,4 +410,4 @@ ENTRY %main (x: f32[40]) -> f32[40] {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::scan_kernel_test

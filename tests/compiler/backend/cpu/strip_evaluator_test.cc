@@ -26,7 +26,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "jx/lax/kernels/elementwise.h"
 
-namespace jx::cpu::internal {
+namespace jx::cpu::internal::strip_evaluator_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -496,4 +496,4 @@ TEST(StripEvaluatorTest, InPlaceAcrossStrips) {
 }
 
 }  // namespace
-}  // namespace jx::cpu::internal
+}  // namespace jx::cpu::internal::strip_evaluator_test

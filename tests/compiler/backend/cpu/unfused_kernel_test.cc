@@ -11,7 +11,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/backend/cpu/cpu_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::unfused_kernel_test {
 namespace {
 
 using hlo::Literal;
@@ -64,4 +64,4 @@ TEST(UnfusedKernelTest, ConcatenateAndPadInALoopFusion) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::unfused_kernel_test

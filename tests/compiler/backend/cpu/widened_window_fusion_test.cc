@@ -21,7 +21,7 @@
 #include "jx/lax/kernels/window.h"
 #include "tests/compiler/backend/cpu/native_kernel_test_util.h"
 
-namespace jx::cpu {
+namespace jx::cpu::widened_window_fusion_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -214,4 +214,4 @@ TEST(WidenedWindowFusionTest, KeepsTheSchedule) {
 }
 
 }  // namespace
-}  // namespace jx::cpu
+}  // namespace jx::cpu::widened_window_fusion_test
