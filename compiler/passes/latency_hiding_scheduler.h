@@ -21,14 +21,20 @@
 // times a start's collective on the torus); collectives in flight at once take their turns on
 // the interconnect (options.shared_interconnect). Overlap extends live ranges (the operand and the
 // result of an in-flight collective, and what the compute in between needs, are live at
-// once), so after scheduling the peak of live bytes (hlo::PeakMemoryBytes) is checked against
-// options.memory_limit_bytes: while it is over, the collectives in flight across the peak
-// (started before it, done after) run without overlap (their done right after their start),
-// largest first until their bytes cover the excess, and the new peak is looked at again; overlap
-// away from the peak is kept. Should the peak hold no overlap, the largest overlapped
+// once), so after scheduling the peak of live bytes (options.memory_model; by default
+// hlo::PeakMemoryBytes) is checked against options.memory_limit_bytes: while it is over, the
+// collectives in flight across the peak (started before it, done after) run without overlap
+// (their done right after their start), largest first until their bytes cover the excess, and
+// the new peak is looked at again; overlap away from the peak is kept. Should the peak hold no overlap, the largest overlapped
 // collectives anywhere are serialized (the fewest such, by bisection) until the order fits.
-// Either way it is logged under JX_LOG_COMPILES. A program that fits in no order keeps the
-// overlapped one (it does not fit either way; the step's time is the one it would run in).
+// Either way it is logged under JX_LOG_COMPILES. All of that starts from the stored order (the
+// memory scheduler's, chosen before any overlap and by the program's text); when that needs
+// serializing or does not fit, it is done again from the plain post order, which computes each
+// value near its first reader, and the better schedule is kept (one that fits, then the faster,
+// else the lower peak): a list order that gathers every layer's weights up front (MaxText
+// 32B's) overlaps into a schedule no serializing brings under the limit. A program that fits
+// in no order keeps the overlapped one (it does not fit either way; the step's time is the one
+// it would run in).
 //
 //   LatencyHidingSchedulerOptions options;
 //   options.estimate_seconds = [&](const HloInstruction& i) { return model.Cost(i).target.seconds; };
@@ -41,10 +47,20 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
 
 namespace jx::hlo {
+
+// How a target measures an order's memory: the peak of live bytes of an order of one
+// computation's instructions (each once, operands first) and the peak's position in it; and
+// the target's way to make that measure for a computation (once per computation: it may
+// prepare a view of it).
+using MemoryPeakOfOrder = std::function<MemoryPeak(absl::Span<HloInstruction* const>)>;
+using MemoryModel = std::function<absl::StatusOr<MemoryPeakOfOrder>(const HloComputation&)>;
 
 struct LatencyHidingSchedulerOptions {
   // Seconds an instruction runs for; for a start, its collective's time on the network (a
@@ -57,8 +73,15 @@ struct LatencyHidingSchedulerOptions {
   // all-gather in flight beside an all-reduce ends later than alone, and the dones wait for
   // that. false: each runs as if alone (XLA's approximate estimator; kinds never contend).
   bool shared_interconnect = true;
-  // The most bytes live at once (PeakMemoryBytes) a schedule may reach.
+  // The most bytes live at once a schedule may reach, as memory_model measures them.
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
+  // How an order's memory is measured: given a computation, the function that returns the
+  // peak of live bytes of an order of its instructions and the peak's position in that order.
+  // Unset: hlo::FindMemoryPeak (every value a buffer of its own, as the program's text says). A
+  // target whose chip holds some values otherwise (a TPU reads the MXU's operands as stored and
+  // keeps an async collective's result in its start's buffer) gives its own view, the one its
+  // memory report uses, so the limit is checked against the memory the chip would hold.
+  MemoryModel memory_model;
 };
 
 // What scheduling one computation did.
@@ -70,9 +93,10 @@ struct LatencyHidingSchedule {
   int64_t peak_memory_bytes = 0;
 };
 
-// The schedule of one computation (every instruction once, operands first).
-LatencyHidingSchedule ScheduleForLatencyHiding(const HloComputation& computation,
-                                               const LatencyHidingSchedulerOptions& options);
+// The schedule of one computation (every instruction once, operands first); fails only
+// where options.memory_model does.
+absl::StatusOr<LatencyHidingSchedule> ScheduleForLatencyHiding(const HloComputation& computation,
+                                                               const LatencyHidingSchedulerOptions& options);
 
 class LatencyHidingScheduler : public HloPass {
  public:

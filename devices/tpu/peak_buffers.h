@@ -10,7 +10,9 @@
 //
 // The peak is arguments + outputs + constants (live for the whole step) + the temp arena, less
 // outputs written into donated arguments (XLA's peak: the live set of its heap simulation).
-// The arena holds peak_live_temp_bytes at its fullest point; the rest is fragmentation.
+// The arena holds peak_live_temp_bytes at its fullest point; the rest is fragmentation. A loop,
+// conditional or call runs its computation in an arena of its own (loop_scratch_bytes: the
+// largest, counted on top of the entry's, as the host compile sizes it).
 #pragma once
 
 #include <array>
@@ -58,7 +60,7 @@ struct HbmPeakReport {
   int64_t alias_bytes = 0;           // outputs written into donated arguments (not counted twice)
   int64_t temp_arena_bytes = 0;      // the temp arena after reuse (its fullest point + fragmentation)
   int64_t peak_live_temp_bytes = 0;  // the most temp bytes live at once
-  int64_t loop_scratch_bytes = 0;    // loop bodies', branches' and callees' own arenas (runnable programs)
+  int64_t loop_scratch_bytes = 0;    // the largest arena of a loop (condition + body), branch or callee
   // The instruction at whose position the most temp bytes are live, and its op_name.
   std::string peak_instruction, peak_op_name;
   double peak_at = 0;  // its position as a fraction of the schedule

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/passes/latency_hiding_scheduler.h"
 
 namespace jx::tpu {
 
@@ -34,5 +35,15 @@ absl::StatusOr<int64_t> ReadMxuOperandsAsStored(hlo::HloComputation* computation
 // schedule is kept (the get-tuple-element takes the done's place). For memory analysis only.
 // Returns the number of dones replaced.
 absl::StatusOr<int64_t> ShareAsyncCollectiveResults(hlo::HloComputation* computation);
+
+// The TPU's memory model for the latency-hiding scheduler (hlo::MemoryModel, for its memory
+// limit and its choice of order): the peak of live bytes (hlo::FindMemoryPeak) of
+// `computation` run in a given order, counted as the chip holds them: both rewrites above are
+// applied once to a copy of the computation's module, each order is read on that copy (a removed
+// MXU feed has no place of its own, a done's result takes the done's) and the peak's position is
+// the original order's. So the scheduler weighs the memory the planner's HBM report counts, not
+// the host emulation's f32 copies of MXU operands and second copies of collective results.
+absl::StatusOr<hlo::MemoryPeakOfOrder> ChipMemoryPeak(
+    const hlo::HloComputation& computation);
 
 }  // namespace jx::tpu

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "jx/compiler/backend/tpu/async_collective_creator.h"
+#include "jx/compiler/backend/tpu/mxu_operand_reads.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
@@ -24,13 +25,14 @@ namespace jx::tpu {
 namespace {
 
 // The scheduler's clock: the cost model's time per instruction (a start's: its collective on
-// the network, from the collective timer).
+// the network, from the collective timer); its memory: the chip's (mxu_operand_reads.h).
 hlo::LatencyHidingSchedulerOptions SchedulerOptions(const TpuTargetOptions& options) {
   auto model = std::make_shared<TpuCostModel>(*options.chip, options.collective_timer);
   hlo::LatencyHidingSchedulerOptions s;
   s.estimate_seconds = [model](const hlo::HloInstruction& instr) { return model->Cost(instr).target.seconds; };
   s.max_in_flight_per_kind = options.max_in_flight_per_kind;
   s.memory_limit_bytes = options.schedule_memory_limit_bytes;
+  s.memory_model = ChipMemoryPeak;  // the chip's memory, as the planner counts it
   return s;
 }
 

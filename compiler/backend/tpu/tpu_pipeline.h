@@ -18,7 +18,9 @@
 //                       async-collective-creator (after dot-transpose-folding) made every
 //                       collective a start/done pair; this order runs each start early and
 //                       each done late, so compute hides the collective (the cost model and
-//                       the collective timer give the times); the order the VMEM pass walks
+//                       the collective timer give the times), within
+//                       schedule_memory_limit_bytes of the chip's memory (ChipMemoryPeak: the
+//                       planner's view, not the host emulation's); the order the VMEM pass walks
 //   vmem-tiling         vmem_tiling={...} on kernels bigger than VMEM; VMEM residency (S(1))
 // The module that comes out is what the cost model reads. To run it on the host, compile
 // it with the CPU backend after the CPU's layout assignment (which drops the tiles and

@@ -70,7 +70,7 @@ ENTRY %main (p: f32[64,64], w: f32[64,64]) -> (f32[64,64], f32[64,64]) {
 TEST(LatencyHidingSchedulerTest, IndependentComputeRunsBetweenStartAndDone) {
   auto module = Parse(std::string(kSum) + std::string(kIndependentDot));
   const HloComputation& entry = *module->entry_computation();
-  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, Options());
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, Options()).value();
   ASSERT_EQ(s.order.size(), static_cast<size_t>(entry.instruction_count()));
   EXPECT_LT(PositionOf(s.order, "ars"), PositionOf(s.order, "d1"));
   EXPECT_LT(PositionOf(s.order, "d1"), PositionOf(s.order, "ard"));
@@ -121,7 +121,7 @@ ENTRY %main (x: f32[8,64], v: f32[64,64], w0: f32[32,64], w1: f32[32,64], w2: f3
     if (IsAsyncCollectiveStart(instr.opcode())) return 1e-6;
     return instr.opcode() == HloOpcode::kDot ? 4e-6 : 0.0;
   };
-  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), options);
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), options).value();
   // Layer l+1's weight is gathered while layer l runs, and its done waits for layer l's end.
   EXPECT_GT(PositionOf(s.order, "g1d"), PositionOf(s.order, "l0_3"));
   EXPECT_GT(PositionOf(s.order, "g2s"), PositionOf(s.order, "l0_3"));
@@ -129,6 +129,60 @@ ENTRY %main (x: f32[8,64], v: f32[64,64], w0: f32[32,64], w1: f32[32,64], w2: f3
   EXPECT_GT(PositionOf(s.order, "g2d"), PositionOf(s.order, "l1_3"));
   EXPECT_EQ(s.overlapped, 2);
   EXPECT_NEAR(s.estimated_seconds, 1e-6 + 3 * 16e-6, 1e-12);  // only the first gather exposed
+}
+
+// Three layers, each a dot by its gathered weight, stored in an order that gathers every weight
+// first, the last layer's first (as a memory scheduler blind to overlap may place them). Starts
+// go in the stored order, so from it every gathered weight is live before the first dot; the
+// post order gathers each just ahead of its layer.
+TEST(LatencyHidingSchedulerTest, AnOrderThatGathersEveryWeightFirstIsRedoneFromThePostOrder) {
+  std::string text = R"(HloModule m
+ENTRY %main (x: f32[8,64], w0: f32[32,64], w1: f32[32,64], w2: f32[32,64]) -> f32[8,64] {
+  %x = f32[8,64]{1,0} parameter(0)
+)";
+  for (int l = 0; l < 3; ++l) {
+    const std::string w = "w" + std::to_string(l), g = "g" + std::to_string(l);
+    text += "  %" + w + " = f32[32,64]{1,0} parameter(" + std::to_string(l + 1) + ")\n";
+    text += "  %" + g + "s = (f32[32,64]{1,0}, f32[64,64]{1,0}) all-gather-start(f32[32,64]{1,0} %" + w +
+            "), replica_groups={{0,1}}, dimensions={0}\n";
+    text += "  %" + g + "d = f32[64,64]{1,0} all-gather-done((f32[32,64]{1,0}, f32[64,64]{1,0}) %" + g + "s)\n";
+    text += std::string(l == 2 ? "  ROOT %" : "  %") + "d" + std::to_string(l) + " = f32[8,64]{1,0} dot(f32[8,64]{1,0} %" +
+            (l == 0 ? std::string("x") : "d" + std::to_string(l - 1)) + ", f32[64,64]{1,0} %" + g +
+            "d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+  }
+  text += "}\n";
+  auto module = Parse(text);
+  HloComputation& entry = *module->entry_computation();
+  std::vector<HloInstruction*> gathers_first;
+  for (std::string_view name : {"x", "w2", "w1", "w0", "g2s", "g2d", "g1s", "g1d", "g0s", "g0d", "d0", "d1", "d2"}) {
+    for (HloInstruction* instr : entry.instructions()) {
+      if (instr->name() == name) gathers_first.push_back(instr);
+    }
+  }
+  ASSERT_EQ(gathers_first.size(), static_cast<size_t>(entry.instruction_count()));
+  entry.set_schedule(gathers_first);
+
+  // No limit: the stored order's schedule, every weight gathered before the first dot.
+  const LatencyHidingSchedule stored = ScheduleForLatencyHiding(entry, Options()).value();
+  EXPECT_LT(PositionOf(stored.order, "g0d"), PositionOf(stored.order, "d0"));
+  EXPECT_LT(PositionOf(stored.order, "g2d"), PositionOf(stored.order, "d0"));
+  // Arguments 26 KiB; at g0's done the other two gathered weights (16 KiB each), g0's start
+  // (its operand's copy 8 and result 16) and its done (16): 98 KiB.
+  EXPECT_EQ(stored.peak_memory_bytes, 98 << 10);
+
+  // Under 80 KiB no serializing of the stored order fits (it gathers in that order all the
+  // same); the post order's schedule does, overlapping g1 with d0 and g2 with d1.
+  LatencyHidingSchedulerOptions tight = Options();
+  tight.memory_limit_bytes = 80 << 10;
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, tight).value();
+  EXPECT_LE(s.peak_memory_bytes, tight.memory_limit_bytes);
+  EXPECT_EQ(s.peak_memory_bytes, PeakMemoryBytes(entry, s.order));
+  EXPECT_EQ(s.serialized, 0);
+  EXPECT_EQ(s.overlapped, 2);
+  EXPECT_LT(PositionOf(s.order, "g1s"), PositionOf(s.order, "d0"));
+  EXPECT_GT(PositionOf(s.order, "g1d"), PositionOf(s.order, "d0"));
+  EXPECT_GT(PositionOf(s.order, "g2s"), PositionOf(s.order, "d0"));
+  EXPECT_GT(PositionOf(s.order, "g2d"), PositionOf(s.order, "d1"));
 }
 
 TEST(LatencyHidingSchedulerTest, NoOverlapWhereEverythingDependsOnTheCollective) {
@@ -141,7 +195,7 @@ ENTRY %main (p: f32[64,64], w: f32[64,64]) -> f32[64,64] {
   ROOT %d2 = f32[64,64]{1,0} dot(f32[64,64]{1,0} %ard, f32[64,64]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 )");
-  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), Options());
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), Options()).value();
   EXPECT_EQ(s.overlapped, 0);
   EXPECT_LT(PositionOf(s.order, "ard"), PositionOf(s.order, "d2"));
   EXPECT_NEAR(s.estimated_seconds, 14e-6, 1e-12);  // the whole collective exposed
@@ -179,7 +233,7 @@ std::map<HloOpcode, int> MaxInFlight(const std::vector<HloInstruction*>& order) 
 
 TEST(LatencyHidingSchedulerTest, OneCollectiveOfEachKindInFlightByDefault) {
   auto module = Parse(std::string(kSum) + std::string(kTwoOfEachKind));
-  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), Options());
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(*module->entry_computation(), Options()).value();
   std::map<HloOpcode, int> most = MaxInFlight(s.order);
   EXPECT_EQ(most[HloOpcode::kAllReduce], 1);
   EXPECT_EQ(most[HloOpcode::kAllGather], 1);
@@ -190,13 +244,13 @@ TEST(LatencyHidingSchedulerTest, OneCollectiveOfEachKindInFlightByDefault) {
   EXPECT_NEAR(s.estimated_seconds, 40e-6, 1e-12);
   LatencyHidingSchedulerOptions alone = Options();
   alone.shared_interconnect = false;
-  const LatencyHidingSchedule apart = ScheduleForLatencyHiding(*module->entry_computation(), alone);
+  const LatencyHidingSchedule apart = ScheduleForLatencyHiding(*module->entry_computation(), alone).value();
   EXPECT_NEAR(apart.estimated_seconds, 20e-6, 1e-12);
   EXPECT_LT(PositionOf(apart.order, "ag1s"), PositionOf(apart.order, "ar1d"));
 
   LatencyHidingSchedulerOptions two = Options();
   two.max_in_flight_per_kind = 2;
-  most = MaxInFlight(ScheduleForLatencyHiding(*module->entry_computation(), two).order);
+  most = MaxInFlight(ScheduleForLatencyHiding(*module->entry_computation(), two).value().order);
   EXPECT_EQ(most[HloOpcode::kAllReduce], 2);
   EXPECT_EQ(most[HloOpcode::kAllGather], 2);
 
@@ -222,7 +276,7 @@ ENTRY %main (p: f32[512,512], w: f32[64,64]) -> (f32[64,64], f32[64,64]) {
 }
 )");
   const HloComputation& entry = *module->entry_computation();
-  const LatencyHidingSchedule loose = ScheduleForLatencyHiding(entry, Options());
+  const LatencyHidingSchedule loose = ScheduleForLatencyHiding(entry, Options()).value();
   EXPECT_EQ(loose.overlapped, 1);
   EXPECT_EQ(loose.serialized, 0);
   EXPECT_LT(PositionOf(loose.order, "d1"), PositionOf(loose.order, "ard"));
@@ -230,7 +284,7 @@ ENTRY %main (p: f32[512,512], w: f32[64,64]) -> (f32[64,64], f32[64,64]) {
   // The serialized order's peak: the limit just below what the overlap needs.
   LatencyHidingSchedulerOptions tight = Options();
   tight.memory_limit_bytes = loose.peak_memory_bytes - 1;
-  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, tight);
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, tight).value();
   EXPECT_LE(s.peak_memory_bytes, tight.memory_limit_bytes);
   EXPECT_EQ(s.overlapped, 0);
   EXPECT_EQ(s.serialized, 1);
@@ -242,7 +296,7 @@ ENTRY %main (p: f32[512,512], w: f32[64,64]) -> (f32[64,64], f32[64,64]) {
   // order (logged under JX_LOG_COMPILES) and reports that order's peak.
   LatencyHidingSchedulerOptions impossible = Options();
   impossible.memory_limit_bytes = 1;
-  const LatencyHidingSchedule kept = ScheduleForLatencyHiding(entry, impossible);
+  const LatencyHidingSchedule kept = ScheduleForLatencyHiding(entry, impossible).value();
   EXPECT_EQ(kept.order, loose.order);
   EXPECT_EQ(kept.overlapped, 1);
   EXPECT_EQ(kept.serialized, 0);
@@ -284,7 +338,7 @@ ENTRY %main (p: f32[512,512], r: f32[1024,512], v: f32[1024,512], u: f32[512,512
 }
 )");
   const HloComputation& entry = *module->entry_computation();
-  const LatencyHidingSchedule loose = ScheduleForLatencyHiding(entry, Options());
+  const LatencyHidingSchedule loose = ScheduleForLatencyHiding(entry, Options()).value();
   EXPECT_EQ(loose.overlapped, 2);
   EXPECT_EQ(loose.serialized, 0);
   const MemoryPeak peak = FindMemoryPeak(entry, loose.order);
@@ -295,7 +349,7 @@ ENTRY %main (p: f32[512,512], r: f32[1024,512], v: f32[1024,512], u: f32[512,512
 
   LatencyHidingSchedulerOptions tight = Options();
   tight.memory_limit_bytes = loose.peak_memory_bytes - 1;
-  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, tight);
+  const LatencyHidingSchedule s = ScheduleForLatencyHiding(entry, tight).value();
   EXPECT_LE(s.peak_memory_bytes, tight.memory_limit_bytes);
   EXPECT_EQ(s.serialized, 1);
   EXPECT_EQ(s.overlapped, 1);

@@ -72,5 +72,30 @@ TEST(PeakBuffersTest, TheGatheredWeightHoldsThePeak) {
   EXPECT_THAT(text, HasSubstr("temp arena"));
 }
 
+// The same matmul run 4 times in a loop (lax::fori_loop): the partitioner gathers W inside the
+// loop's body, so the gathered 8 MiB live there, in the body's own arena, not the entry's. The
+// plan counts that arena on top of the entry's (a dry run counted the entry alone, so a scanned
+// step's plan held its parameters and little else).
+TEST(PeakBuffersTest, ALoopsBodyArenaIsCounted) {
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({kChips}, {"data"}, pod.devices());
+  const auto rows = std::make_shared<NamedSharding>(mesh, P("data", none));
+  auto step = jit(
+      [](const Array& x, const Array& w) {
+        return lax::fori_loop(0, 4, [&w](const Array&, const Array& h) { return jnp::tanh(jnp::matmul(h, w)); }, x);
+      },
+      in_shardings{*rows, *rows}, out_shardings{*rows});
+  const ShapeDtypeStruct x{.shape = {kRows, kDim}, .dtype = bfloat16, .sharding = rows};
+  const ShapeDtypeStruct w{.shape = {kDim, kDim}, .dtype = bfloat16, .sharding = rows};
+  const tpu::PodPlan plan = step.lower(x, w).compile().plan();
+  const tpu::HbmPeakReport& hbm = plan.hbm;
+  EXPECT_GE(hbm.loop_scratch_bytes, kWeightBytes) << plan.ToString();
+  EXPECT_LT(hbm.loop_scratch_bytes, 2 * kWeightBytes) << plan.ToString();  // one gathered W, no f32 copy of it
+  EXPECT_EQ(hbm.argument_bytes + hbm.output_bytes + hbm.constant_bytes + hbm.temp_arena_bytes +
+                hbm.loop_scratch_bytes - hbm.alias_bytes,
+            plan.hbm_peak_bytes);
+  EXPECT_THAT(plan.ToString(), HasSubstr("loop bodies' scratch"));
+}
+
 }  // namespace
 }  // namespace jx
