@@ -18,6 +18,7 @@
 #include "jx/transforms/api.h"
 #include "jx/lax/checkpoint_policies.h"
 #include "jx/transforms/checkpoint.h"
+#include "jx/transforms/custom_derivatives.h"
 
 namespace jx::nn::models {
 namespace jnp = jx::numpy;
@@ -37,6 +38,21 @@ DimSpec BatchAxes(const TransformerConfig& cfg) {
 
 Array Constrain(const Array& x, const Mesh* mesh, const PartitionSpec& spec) {
   return mesh == nullptr ? x : lax::with_sharding_constraint(x, NamedSharding(*mesh, spec));
+}
+
+// A split residual stream's gather before a sub-block's projections, as Megatron's sequence
+// parallelism writes it: forward, all-gathered whole over the model axis; backward, the
+// cotangent's partial sums reduce-scattered back onto the split. A sharding constraint alone
+// would pin the cotangent whole as well (its transpose is itself): an all-reduce there.
+Array GatherForProjections(const Array& x, const Mesh& mesh, const PartitionSpec& whole, const PartitionSpec& split) {
+  const NamedSharding gathered(mesh, whole), scattered(mesh, split);
+  auto gather = custom_vjp(
+      [gathered](const Array& v) { return lax::with_sharding_constraint(v, gathered); },
+      [gathered](const Array& v) { return std::pair{lax::with_sharding_constraint(v, gathered), std::tuple<>{}}; },
+      [scattered](const std::tuple<>&, const Array& ct) {
+        return std::tuple{lax::with_sharding_constraint(ct, scattered)};
+      });
+  return gather(x);
 }
 
 // Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
@@ -76,10 +92,12 @@ void CheckConfig(const TransformerConfig& cfg) {
   if (cfg.num_layers < 1 || cfg.d_model < 1 || cfg.num_heads < 1 || cfg.d_ff < 1 || cfg.vocab_size < 1 ||
       cfg.seq_len < 1 || cfg.batch_size < 1 || (!cfg.head_dim && cfg.d_model % cfg.num_heads != 0) ||
       cfg.head_size() < 1 || cfg.kv_heads() < 1 || cfg.num_heads % cfg.kv_heads() != 0 || cfg.attention_block < 1 ||
-      (cfg.attention != "dot_product" && cfg.attention != "flash")) {
+      (cfg.attention != "dot_product" && cfg.attention != "flash") ||
+      (cfg.residual_sharding != "none" && cfg.residual_sharding != "sequence" && cfg.residual_sharding != "embed")) {
     throw ValueError(StrCat("transformer: invalid config ", cfg.ToString(),
                             " (every size positive, d_model a multiple of num_heads unless head_dim is given, "
-                            "num_kv_heads dividing num_heads, attention \"dot_product\" or \"flash\")"));
+                            "num_kv_heads dividing num_heads, attention \"dot_product\" or \"flash\", "
+                            "residual_sharding \"none\", \"sequence\" or \"embed\")"));
   }
 }
 
@@ -118,7 +136,7 @@ std::string TransformerConfig::ToString() const {
       num_layers, d_model, num_heads, kv_heads(), head_size(), d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
       attention == "flash" ? absl::StrFormat("flash attention (blocks of %d)", attention_block) : attention + " attention",
       remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string(),
-      sequence_parallel ? ", sequence parallel" : "");
+      residual_sharding != "none" ? ", residual stream split on " + residual_sharding : std::string());
 }
 
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key) {
@@ -153,17 +171,19 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh) {
   CheckConfig(cfg);
-  // The residual stream between blocks: batch over the data axes, and with sequence
-  // parallelism the sequence over the model axis.
-  const PartitionSpec whole_sequence = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
-  const PartitionSpec residual =
-      mesh != nullptr && cfg.sequence_parallel ? P(BatchAxes(cfg), cfg.model_axis, none) : whole_sequence;
-  // Sequence parallelism pins both ends of each sub-block: its normalized input is gathered
+  // The residual stream between blocks: batch over the data axes, and the sequence or d_model
+  // over the model axis when cfg.residual_sharding says so.
+  const bool split = mesh != nullptr && cfg.residual_sharding != "none";
+  const PartitionSpec batch_only = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
+  const PartitionSpec residual = !split                              ? batch_only
+                                 : cfg.residual_sharding == "sequence" ? P(BatchAxes(cfg), cfg.model_axis, none)
+                                                                       : P(BatchAxes(cfg), none, cfg.model_axis);
+  // A split residual stream pins both ends of each sub-block: its normalized input is gathered
   // whole for the projections (heads and d_ff keep the model axis) and its output's partial
-  // sums over the model axis are reduce-scattered onto the sequence. Without it, the sub-blocks
-  // are left to propagation, as before.
-  auto gather = [&](const Array& v) { return cfg.sequence_parallel ? Constrain(v, mesh, whole_sequence) : v; };
-  auto scatter = [&](const Array& v) { return cfg.sequence_parallel ? Constrain(v, mesh, residual) : v; };
+  // sums over the model axis are reduce-scattered onto the split dim; the backward pass does
+  // the same the other way round. Unsplit, the sub-blocks are left to propagation.
+  auto gather = [&](const Array& v) { return split ? GatherForProjections(v, *mesh, batch_only, residual) : v; };
+  auto scatter = [&](const Array& v) { return split ? Constrain(v, mesh, residual) : v; };
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
   Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, residual);
   auto block = [&](const TransformerLayer& l, const Array& x0) {

@@ -4,15 +4,15 @@
 // applied as matmuls (the token lookup is one_hot(tokens) @ embed, which shards like any dot;
 // a gather would run replicated), a cross-entropy loss in f32 and one SGD update. The layers
 // are unrolled (a scan over layers has no sharding rule yet and would run replicated).
-// With sequence_parallel, the residual stream between blocks is sharded over the model axis
-// on the sequence dim (Megatron sequence parallelism).
+// With residual_sharding, the residual stream between blocks is sharded over the model axis
+// too (Megatron's sequence parallelism, or the same on d_model).
 //
 // Parameters are a pytree (TransformerParams); transformer_param_shardings gives each leaf's
 // NamedSharding: the FSDP axis ("data") splits every weight's d_model dim and the model axis
 // splits heads and d_ff (Megatron's column/row splits), so a dot all-gathers its weight over
 // "data" and reduces its partial sums over "model". Activations are pinned to batch over
 // "data" between blocks (with_sharding_constraint, as MaxText's logical constraints), and
-// with sequence_parallel to sequence over "model" as well.
+// with residual_sharding to the sequence or d_model over "model" as well.
 //
 // Real arrays or abstract ones (ShapeDtypeStructs: nothing allocated) go through the same step:
 //
@@ -80,12 +80,14 @@ struct TransformerConfig {
   int64_t attention_block = 512;
   std::string data_axis = "data";    // FSDP + batch
   std::string model_axis = "model";  // tensor parallelism (heads, d_ff)
-  // Megatron's sequence parallelism (PaLM's activation sharding): between blocks the residual
-  // stream is sharded over model_axis on the sequence dim, so what remat saves is 1/model of a
-  // layer's input. Each block all-gathers its normalized input before the projections and
-  // reduce-scatters its output's partial sums (an all-gather/reduce-scatter pair where plain
-  // tensor parallelism all-reduces). seq_len must divide by the model axis.
-  bool sequence_parallel = false;
+  // The residual stream's dim split over model_axis between blocks, so that what remat saves
+  // is 1/model of a layer's input: "none" (replicated over it: plain Megatron tensor
+  // parallelism), "sequence" (Megatron's sequence parallelism) or "embed" (d_model: MaxText's
+  // activation_embed rule, PaLM's 12-way model axis, which 2048 tokens do not divide). Each
+  // sub-block's normalized input is all-gathered before its projections and its output's
+  // partial sums are reduce-scattered: an all-gather/reduce-scatter pair where plain tensor
+  // parallelism all-reduces. The split dim must divide by the model axis.
+  std::string residual_sharding = "none";
   // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)
   // and the parameters are replicated over replica_axis ("": no such axis). A 9216-chip pod
   // needs it: 9216 = 9 * 1024 and no weight dim of a power-of-two width splits 576 ways.
@@ -127,7 +129,7 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
 
 // tokens int32 [batch, seq] -> logits [batch, seq, vocab] (cfg.dtype). With a mesh, the
 // activations are constrained to the batch's sharding between blocks (and to the sequence
-// over the model axis with cfg.sequence_parallel).
+// or d_model over the model axis with cfg.residual_sharding).
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh = nullptr);
 // Mean softmax cross-entropy of the next-token targets (int32 [batch, seq]), in f32.

@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "jx/devices/tpu/all_reduce_tally.h"
+#include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 #include "jx/lax/checkpoint_policies.h"
 #include "jx/nn/models/transformer.h"
@@ -170,10 +176,12 @@ TEST(TransformerModelTest, RematLowersThePlannedHbmPeak) {
   EXPECT_GT(remat.flops_per_chip, plain.flops_per_chip);
 }
 
-// Sequence parallelism (remat and flash attention, as PaLM's step) computes the unsharded
-// step on 8 chips, and the partitioner reduce-scatters the sub-blocks' partial sums over
-// 'model' onto the sequence where plain tensor parallelism all-reduces them.
-TEST(TransformerModelTest, SequenceParallelStepEqualsTheUnshardedStep) {
+// A residual stream split over 'model' between blocks, on the sequence (Megatron's sequence
+// parallelism) or on d_model (PaLM's), with remat and flash attention as PaLM's step: the
+// partitioner reduce-scatters the sub-blocks' partial sums over 'model' onto the split dim
+// where plain tensor parallelism all-reduces them, and the step on 8 chips computes the
+// unsharded step.
+TEST(TransformerModelTest, SplitResidualStreamComputesTheUnshardedStep) {
   TransformerConfig cfg = Tiny();
   cfg.remat = true;
   cfg.attention = "flash";
@@ -182,39 +190,44 @@ TEST(TransformerModelTest, SequenceParallelStepEqualsTheUnshardedStep) {
   Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
   Array targets = jnp::roll(tokens, -1, 1);
   auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  auto [want, def] = tree::flatten(want_params);
   default_matmul_precision highest("highest");
   const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
   const NamedSharding batch = transformer_batch_sharding(cfg, mesh);
-  auto model_reductions = [&](const TransformerConfig& c) {
+  // The partial sums over 'model' the partitioner reduce-scattered onto dim `dim`, and the
+  // bytes per chip the compiled step all-reduces.
+  auto model_reductions = [&](const TransformerConfig& c, int dim) {
     const auto compiled =
         jit(TransformerTrainStep{c, mesh}, in_shardings{std::nullopt, batch, batch})
             .lower(abstract_transformer_params(c, mesh), abstract_transformer_batch(c, mesh),
                    abstract_transformer_batch(c, mesh))
             .compile();
-    int64_t scattered = 0, all_reduced = 0;
+    int64_t scattered = 0;
     for (const std::string& line : compiled.program().log()) {
-      scattered += line.find("over 'model' reduce-scattered onto dim 1") != std::string::npos;
-      all_reduced += line.find("over 'model' all-reduced") != std::string::npos;
+      scattered += line.find("over 'model' reduce-scattered onto dim " + std::to_string(dim)) != std::string::npos;
     }
-    return std::pair{scattered, all_reduced};
+    auto program = std::dynamic_pointer_cast<const tpu::PodProgram>(compiled.program().executable());
+    return std::pair{scattered, program->all_reduces().Of("all-reduce").bytes()};
   };
-  const auto [tp_scattered, tp_all_reduced] = model_reductions(cfg);
-  cfg.sequence_parallel = true;
-  const auto [sp_scattered, sp_all_reduced] = model_reductions(cfg);
+  const auto [tp_scattered, tp_all_reduced_bytes] = model_reductions(cfg, 1);
   EXPECT_EQ(tp_scattered, 0);
-  EXPECT_GT(tp_all_reduced, 0);
-  EXPECT_GT(sp_scattered, 0);
-  EXPECT_LT(sp_all_reduced, tp_all_reduced);
-
-  auto step = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
-  auto [got_params, got_loss] = step(shard_transformer_params(params, cfg, mesh), tokens, targets);
-  EXPECT_NEAR(Host(got_loss).item<float>(), want_loss.item<float>(), 1e-5);
-  auto [got, def] = tree::flatten(got_params);
-  auto [want, want_def] = tree::flatten(want_params);
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_TRUE(jnp::allclose(Host(got[i]), want[i], 1e-4, 1e-4)) << def.KeyPath(i);
+  for (const auto& [split, dim] : {std::pair{"sequence", 1}, std::pair{"embed", 2}}) {
+    cfg.residual_sharding = split;
+    const auto [scattered, all_reduced_bytes] = model_reductions(cfg, dim);
+    EXPECT_GT(scattered, 0) << split;
+    // Only the norms' statistics (embed) and the replicated weights' gradients are left.
+    EXPECT_LT(all_reduced_bytes, tp_all_reduced_bytes / 2) << split;
+    auto step = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
+    auto [got_params, got_loss] = step(shard_transformer_params(params, cfg, mesh), tokens, targets);
+    EXPECT_NEAR(Host(got_loss).item<float>(), want_loss.item<float>(), 1e-5) << split;
+    auto [got, got_def] = tree::flatten(got_params);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(Host(got[i]), want[i], 1e-4, 1e-4)) << split << " " << def.KeyPath(i);
+    }
   }
+  cfg.residual_sharding = "hidden";
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
 }
 
 // Multi-query attention is multi-head attention whose heads share one key and one value head:
