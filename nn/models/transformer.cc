@@ -185,7 +185,10 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
   auto gather = [&](const Array& v) { return split ? GatherForProjections(v, *mesh, batch_only, residual) : v; };
   auto scatter = [&](const Array& v) { return split ? Constrain(v, mesh, residual) : v; };
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
-  Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, residual);
+  // The embedding's partial sums over the model axis (it splits the vocabulary) are all-reduced
+  // onto the batch split alone: the table's d_model is split over the data axis (FSDP), so a
+  // reduce-scatter onto d_model would reshard the table. The residual's split is then a slice.
+  Array x = scatter(Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, batch_only));
   auto block = [&](const TransformerLayer& l, const Array& x0) {
     const Array h = x0 + scatter(Attention(l, gather(RmsNorm(x0, l.attn_norm)), cfg));
     return Constrain(h + scatter(Mlp(l, gather(RmsNorm(h, l.mlp_norm)))), mesh, residual);
