@@ -18,6 +18,7 @@
 #include "jx/transforms/api.h"
 #include "jx/lax/checkpoint_policies.h"
 #include "jx/transforms/checkpoint.h"
+#include "jx/transforms/custom_derivatives.h"
 
 namespace jx::nn::models {
 namespace jnp = jx::numpy;
@@ -39,21 +40,41 @@ Array Constrain(const Array& x, const Mesh* mesh, const PartitionSpec& spec) {
   return mesh == nullptr ? x : lax::with_sharding_constraint(x, NamedSharding(*mesh, spec));
 }
 
+// A split residual stream's gather before a sub-block's projections, as Megatron's sequence
+// parallelism writes it: forward, all-gathered whole over the model axis; backward, the
+// cotangent's partial sums reduce-scattered back onto the split. A sharding constraint alone
+// would pin the cotangent whole as well (its transpose is itself): an all-reduce there.
+Array GatherForProjections(const Array& x, const Mesh& mesh, const PartitionSpec& whole, const PartitionSpec& split) {
+  const NamedSharding gathered(mesh, whole), scattered(mesh, split);
+  auto gather = custom_vjp(
+      [gathered](const Array& v) { return lax::with_sharding_constraint(v, gathered); },
+      [gathered](const Array& v) { return std::pair{lax::with_sharding_constraint(v, gathered), std::tuple<>{}}; },
+      [scattered](const std::tuple<>&, const Array& ct) {
+        return std::tuple{lax::with_sharding_constraint(ct, scattered)};
+      });
+  return gather(x);
+}
+
 // Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
 // the model axis splits them like any dim.
 Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
   const Array q = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wq), "query_proj");
-  const Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
-  const Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
+  Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
+  Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
   if (cfg.attention == "flash") {
     const Array o = checkpoint_name(
         nn::flash_attention(q, k, v, {.is_causal = true, .block_q = cfg.attention_block, .block_kv = cfg.attention_block}),
         "context");
     return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
   }
+  // Grouped heads: query head n reads key/value head n / G, as flash_attention's grouping.
+  if (cfg.kv_heads() != cfg.num_heads) {
+    k = jnp::repeat(k, cfg.num_heads / cfg.kv_heads(), 2);
+    v = jnp::repeat(v, cfg.num_heads / cfg.kv_heads(), 2);
+  }
   const int64_t t = x.shape()[1];
   Array scores = lax::convert_element_type(jnp::einsum("bthk,bshk->bhts", q, k), float32) *
-                 (1.0 / std::sqrt(static_cast<double>(cfg.head_dim())));
+                 (1.0 / std::sqrt(static_cast<double>(cfg.head_size())));
   const Array causal = lax::broadcasted_iota(int32, {t, t}, 0) >= lax::broadcasted_iota(int32, {t, t}, 1);
   scores = jnp::where(causal, scores, -1e9f);
   const Array probs = lax::convert_element_type(nn::softmax(scores, -1), x.dtype());
@@ -69,11 +90,14 @@ Array Mlp(const TransformerLayer& l, const Array& x) {
 
 void CheckConfig(const TransformerConfig& cfg) {
   if (cfg.num_layers < 1 || cfg.d_model < 1 || cfg.num_heads < 1 || cfg.d_ff < 1 || cfg.vocab_size < 1 ||
-      cfg.seq_len < 1 || cfg.batch_size < 1 || cfg.d_model % cfg.num_heads != 0 || cfg.attention_block < 1 ||
-      (cfg.attention != "dot_product" && cfg.attention != "flash")) {
+      cfg.seq_len < 1 || cfg.batch_size < 1 || (!cfg.head_dim && cfg.d_model % cfg.num_heads != 0) ||
+      cfg.head_size() < 1 || cfg.kv_heads() < 1 || cfg.num_heads % cfg.kv_heads() != 0 || cfg.attention_block < 1 ||
+      (cfg.attention != "dot_product" && cfg.attention != "flash") ||
+      (cfg.residual_sharding != "none" && cfg.residual_sharding != "sequence" && cfg.residual_sharding != "embed")) {
     throw ValueError(StrCat("transformer: invalid config ", cfg.ToString(),
-                            " (every size positive, d_model a multiple of num_heads, attention \"dot_product\" or "
-                            "\"flash\")"));
+                            " (every size positive, d_model a multiple of num_heads unless head_dim is given, "
+                            "num_kv_heads dividing num_heads, attention \"dot_product\" or \"flash\", "
+                            "residual_sharding \"none\", \"sequence\" or \"embed\")"));
   }
 }
 
@@ -81,13 +105,14 @@ void CheckConfig(const TransformerConfig& cfg) {
 
 double TransformerConfig::num_params() const {
   const double d = static_cast<double>(d_model);
-  const double per_layer = 4 * d * d + 3 * d * static_cast<double>(d_ff) + 2 * d;
+  const double q = static_cast<double>(num_heads * head_size()), kv = static_cast<double>(kv_heads() * head_size());
+  const double per_layer = 2 * d * q + 2 * d * kv + 3 * d * static_cast<double>(d_ff) + 2 * d;
   return static_cast<double>(num_layers) * per_layer + 2 * static_cast<double>(vocab_size) * d + d;
 }
 
 double TransformerConfig::train_flops_per_step() const {
   const double attention = 12.0 * static_cast<double>(num_layers) * static_cast<double>(seq_len) *
-                           static_cast<double>(d_model);
+                           static_cast<double>(num_heads * head_size());
   return (6.0 * num_params() + attention) * static_cast<double>(tokens_per_step());
 }
 
@@ -106,10 +131,12 @@ TransformerConfig TransformerConfig::Llama70B(int64_t batch_size) {
 
 std::string TransformerConfig::ToString() const {
   return absl::StrFormat(
-      "transformer(layers=%d, d_model=%d, heads=%d, d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g params, %s%s)",
-      num_layers, d_model, num_heads, d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
+      "transformer(layers=%d, d_model=%d, heads=%d (kv %d, size %d), d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g "
+      "params, %s%s%s)",
+      num_layers, d_model, num_heads, kv_heads(), head_size(), d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
       attention == "flash" ? absl::StrFormat("flash attention (blocks of %d)", attention_block) : attention + " attention",
-      remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string());
+      remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string(),
+      residual_sharding != "none" ? ", residual stream split on " + residual_sharding : std::string());
 }
 
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key) {
@@ -118,7 +145,8 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
   auto weight = [&](const Array& k, const Shape& shape, int64_t fan_in) {
     return (random::normal(k, shape) * (1.0 / std::sqrt(static_cast<double>(fan_in)))).astype(cfg.dtype);
   };
-  const int64_t d = cfg.d_model, h = cfg.num_heads, hd = cfg.head_dim(), f = cfg.d_ff, v = cfg.vocab_size;
+  const int64_t d = cfg.d_model, h = cfg.num_heads, kv = cfg.kv_heads(), hd = cfg.head_size(), f = cfg.d_ff,
+                v = cfg.vocab_size;
   TransformerParams p;
   p.embed = weight(keys[0], {v, d}, 1);
   p.unembed = weight(keys[1], {d, v}, d);
@@ -128,9 +156,9 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
     TransformerLayer l;
     l.attn_norm = jnp::ones({d}, cfg.dtype);
     l.wq = weight(k[0], {d, h, hd}, d);
-    l.wk = weight(k[1], {d, h, hd}, d);
-    l.wv = weight(k[2], {d, h, hd}, d);
-    l.wo = weight(k[3], {h, hd, d}, d);
+    l.wk = weight(k[1], {d, kv, hd}, d);
+    l.wv = weight(k[2], {d, kv, hd}, d);
+    l.wo = weight(k[3], {h, hd, d}, h * hd);
     l.mlp_norm = jnp::ones({d}, cfg.dtype);
     l.w_gate = weight(k[4], {d, f}, d);
     l.w_up = weight(k[5], {d, f}, d);
@@ -143,12 +171,27 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh) {
   CheckConfig(cfg);
-  const PartitionSpec activations = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
+  // The residual stream between blocks: batch over the data axes, and the sequence or d_model
+  // over the model axis when cfg.residual_sharding says so.
+  const bool split = mesh != nullptr && cfg.residual_sharding != "none";
+  const PartitionSpec batch_only = mesh != nullptr ? P(BatchAxes(cfg), none, none) : P();
+  const PartitionSpec residual = !split                              ? batch_only
+                                 : cfg.residual_sharding == "sequence" ? P(BatchAxes(cfg), cfg.model_axis, none)
+                                                                       : P(BatchAxes(cfg), none, cfg.model_axis);
+  // A split residual stream pins both ends of each sub-block: its normalized input is gathered
+  // whole for the projections (heads and d_ff keep the model axis) and its output's partial
+  // sums over the model axis are reduce-scattered onto the split dim; the backward pass does
+  // the same the other way round. Unsplit, the sub-blocks are left to propagation.
+  auto gather = [&](const Array& v) { return split ? GatherForProjections(v, *mesh, batch_only, residual) : v; };
+  auto scatter = [&](const Array& v) { return split ? Constrain(v, mesh, residual) : v; };
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
-  Array x = Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, activations);
-  auto block = [&cfg, mesh, &activations](const TransformerLayer& l, const Array& x0) {
-    const Array h = x0 + Attention(l, RmsNorm(x0, l.attn_norm), cfg);
-    return Constrain(h + Mlp(l, RmsNorm(h, l.mlp_norm)), mesh, activations);
+  // The embedding's partial sums over the model axis (it splits the vocabulary) are all-reduced
+  // onto the batch split alone: the table's d_model is split over the data axis (FSDP), so a
+  // reduce-scatter onto d_model would reshard the table. The residual's split is then a slice.
+  Array x = scatter(Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, batch_only));
+  auto block = [&](const TransformerLayer& l, const Array& x0) {
+    const Array h = x0 + scatter(Attention(l, gather(RmsNorm(x0, l.attn_norm)), cfg));
+    return Constrain(h + scatter(Mlp(l, gather(RmsNorm(h, l.mlp_norm)))), mesh, residual);
   };
   if (cfg.remat) {
     auto remat_block = checkpoint(block, cfg.remat_policy.value_or(policies::nothing_saveable));
@@ -156,7 +199,7 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
   } else {
     for (const TransformerLayer& l : params.layers) x = block(l, x);
   }
-  return jnp::einsum("btd,dv->btv", RmsNorm(x, params.final_norm), params.unembed);
+  return jnp::einsum("btd,dv->btv", gather(RmsNorm(x, params.final_norm)), params.unembed);
 }
 
 Array transformer_loss(const TransformerParams& params, const Array& tokens, const Array& targets,
@@ -168,13 +211,17 @@ Array transformer_loss(const TransformerParams& params, const Array& tokens, con
 std::vector<NamedSharding> transformer_param_shardings(const TransformerConfig& cfg, const Mesh& mesh) {
   const std::string& dp = cfg.data_axis;
   const std::string& tp = cfg.model_axis;
-  const NamedSharding replicated(mesh, P()), qkv(mesh, P(dp, tp, none)), out(mesh, P(tp, none, dp)),
+  const NamedSharding replicated(mesh, P()), q(mesh, P(dp, tp, none)), out(mesh, P(tp, none, dp)),
       up(mesh, P(dp, tp)), down(mesh, P(tp, dp)), embed(mesh, P(tp, dp)), unembed(mesh, P(dp, tp));
+  // Fewer key/value heads than the model axis has chips (multi-query attention): each chip
+  // computes them all, as PaLM's and MaxText's tensor parallelism do.
+  const NamedSharding kv =
+      cfg.kv_heads() % mesh.axis_size(tp) == 0 ? q : NamedSharding(mesh, P(dp, none, none));
   // Leaf order of TransformerParams: embed, layers (in TransformerLayer's field order),
   // final_norm, unembed.
   std::vector<NamedSharding> s{embed};
   for (int64_t i = 0; i < cfg.num_layers; ++i) {
-    s.insert(s.end(), {replicated, qkv, qkv, qkv, out, replicated, up, up, down});
+    s.insert(s.end(), {replicated, q, kv, kv, out, replicated, up, up, down});
   }
   s.push_back(replicated);
   s.push_back(unembed);
@@ -206,10 +253,11 @@ ShapeDtypeTree abstract_transformer_params(const TransformerConfig& cfg, const M
   skeleton.embed = skeleton.final_norm = skeleton.unembed = s;
   skeleton.layers.assign(static_cast<size_t>(cfg.num_layers), TransformerLayer{s, s, s, s, s, s, s, s, s});
   auto [leaves, def] = tree::flatten(skeleton);
-  const int64_t d = cfg.d_model, h = cfg.num_heads, hd = cfg.head_dim(), f = cfg.d_ff, v = cfg.vocab_size;
+  const int64_t d = cfg.d_model, h = cfg.num_heads, kv = cfg.kv_heads(), hd = cfg.head_size(), f = cfg.d_ff,
+                v = cfg.vocab_size;
   std::vector<Shape> shapes{{v, d}};
   for (int64_t i = 0; i < cfg.num_layers; ++i) {
-    shapes.insert(shapes.end(), {{d}, {d, h, hd}, {d, h, hd}, {d, h, hd}, {h, hd, d}, {d}, {d, f}, {d, f}, {f, d}});
+    shapes.insert(shapes.end(), {{d}, {d, h, hd}, {d, kv, hd}, {d, kv, hd}, {h, hd, d}, {d}, {d, f}, {d, f}, {f, d}});
   }
   shapes.push_back({d});
   shapes.push_back({d, v});

@@ -4,12 +4,15 @@
 // applied as matmuls (the token lookup is one_hot(tokens) @ embed, which shards like any dot;
 // a gather would run replicated), a cross-entropy loss in f32 and one SGD update. The layers
 // are unrolled (a scan over layers has no sharding rule yet and would run replicated).
+// With residual_sharding, the residual stream between blocks is sharded over the model axis
+// too (Megatron's sequence parallelism, or the same on d_model).
 //
 // Parameters are a pytree (TransformerParams); transformer_param_shardings gives each leaf's
 // NamedSharding: the FSDP axis ("data") splits every weight's d_model dim and the model axis
 // splits heads and d_ff (Megatron's column/row splits), so a dot all-gathers its weight over
 // "data" and reduces its partial sums over "model". Activations are pinned to batch over
-// "data" between blocks (with_sharding_constraint, as MaxText's logical constraints).
+// "data" between blocks (with_sharding_constraint, as MaxText's logical constraints), and
+// with residual_sharding to the sequence or d_model over "model" as well.
 //
 // Real arrays or abstract ones (ShapeDtypeStructs: nothing allocated) go through the same step:
 //
@@ -43,7 +46,14 @@ namespace jx::nn::models {
 struct TransformerConfig {
   int64_t num_layers = 2;
   int64_t d_model = 64;
-  int64_t num_heads = 4;
+  int64_t num_heads = 4;  // query heads
+  // Key and value heads (MaxText's num_kv_heads): unset, one per query head (multi-head
+  // attention); 1, multi-query attention (PaLM's); in between, grouped-query attention, each
+  // key/value head serving num_heads / num_kv_heads query heads. Must divide num_heads. Key and
+  // value heads are split over the model axis when it divides their number, else replicated.
+  std::optional<int64_t> num_kv_heads;
+  // The width of every query, key and value head (MaxText's head_dim); unset, d_model / num_heads.
+  std::optional<int64_t> head_dim;
   int64_t d_ff = 128;
   int64_t vocab_size = 128;
   int64_t seq_len = 16;
@@ -70,18 +80,27 @@ struct TransformerConfig {
   int64_t attention_block = 512;
   std::string data_axis = "data";    // FSDP + batch
   std::string model_axis = "model";  // tensor parallelism (heads, d_ff)
+  // The residual stream's dim split over model_axis between blocks, so that what remat saves
+  // is 1/model of a layer's input: "none" (replicated over it: plain Megatron tensor
+  // parallelism), "sequence" (Megatron's sequence parallelism) or "embed" (d_model: MaxText's
+  // activation_embed rule, PaLM's 12-way model axis, which 2048 tokens do not divide). Each
+  // sub-block's normalized input is all-gathered before its projections and its output's
+  // partial sums are reduce-scattered: an all-gather/reduce-scatter pair where plain tensor
+  // parallelism all-reduces. The split dim must divide by the model axis.
+  std::string residual_sharding = "none";
   // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)
   // and the parameters are replicated over replica_axis ("": no such axis). A 9216-chip pod
   // needs it: 9216 = 9 * 1024 and no weight dim of a power-of-two width splits 576 ways.
   std::string replica_axis;
 
-  int64_t head_dim() const { return d_model / num_heads; }
+  int64_t kv_heads() const { return num_kv_heads.value_or(num_heads); }
+  int64_t head_size() const { return head_dim.value_or(num_heads > 0 ? d_model / num_heads : 0); }
   int64_t tokens_per_step() const { return batch_size * seq_len; }
   // Parameter count (the embedding and output projection included).
   double num_params() const;
   // Useful FLOPs of one training step: 6 * params * tokens (forward 2, backward 4) plus the
-  // attention scores and values, 6 * 2 * layers * seq * d_model per token (PaLM's appendix B;
-  // causal masking not discounted, as PaLM counts it).
+  // attention scores and values, 6 * 2 * layers * seq * heads * head_size per token (PaLM's
+  // appendix B; causal masking not discounted, as PaLM counts it).
   double train_flops_per_step() const;
   // 80 layers, d_model 8192, 64 heads, d_ff 28672 (SwiGLU), vocab 32000, seq 4096: Llama-2
   // 70B's shape with full multi-head attention (about 78e9 parameters), bf16.
@@ -91,8 +110,9 @@ struct TransformerConfig {
 
 struct TransformerLayer {
   BOOST_HANA_DEFINE_STRUCT(TransformerLayer, (Array, attn_norm),  // [d_model]
-                           (Array, wq), (Array, wk), (Array, wv),  // [d_model, heads, head_dim]
-                           (Array, wo),                            // [heads, head_dim, d_model]
+                           (Array, wq),                            // [d_model, heads, head_size]
+                           (Array, wk), (Array, wv),               // [d_model, kv_heads, head_size]
+                           (Array, wo),                            // [heads, head_size, d_model]
                            (Array, mlp_norm),                      // [d_model]
                            (Array, w_gate), (Array, w_up),         // [d_model, d_ff]
                            (Array, w_down));                       // [d_ff, d_model]
@@ -108,7 +128,8 @@ struct TransformerParams {
 TransformerParams init_transformer(const TransformerConfig& cfg, const Array& key);
 
 // tokens int32 [batch, seq] -> logits [batch, seq, vocab] (cfg.dtype). With a mesh, the
-// activations are constrained to the batch's sharding between blocks.
+// activations are constrained to the batch's sharding between blocks (and to the sequence
+// or d_model over the model axis with cfg.residual_sharding).
 Array transformer_forward(const TransformerParams& params, const Array& tokens, const TransformerConfig& cfg,
                           const Mesh* mesh = nullptr);
 // Mean softmax cross-entropy of the next-token targets (int32 [batch, seq]), in f32.
@@ -116,7 +137,8 @@ Array transformer_loss(const TransformerParams& params, const Array& tokens, con
                        const TransformerConfig& cfg, const Mesh* mesh = nullptr);
 
 // Each parameter leaf's sharding, in leaf order (tree::flatten(params)): FSDP over
-// cfg.data_axis on d_model, heads and d_ff over cfg.model_axis, norms replicated.
+// cfg.data_axis on d_model, heads and d_ff over cfg.model_axis (key/value heads only when the
+// axis divides them), norms replicated.
 std::vector<NamedSharding> transformer_param_shardings(const TransformerConfig& cfg, const Mesh& mesh);
 // The tokens' and targets' sharding: batch over cfg.data_axis (after cfg.replica_axis).
 NamedSharding transformer_batch_sharding(const TransformerConfig& cfg, const Mesh& mesh);

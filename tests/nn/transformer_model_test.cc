@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "jx/devices/tpu/all_reduce_tally.h"
+#include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 #include "jx/lax/checkpoint_policies.h"
 #include "jx/nn/models/transformer.h"
@@ -170,9 +176,125 @@ TEST(TransformerModelTest, RematLowersThePlannedHbmPeak) {
   EXPECT_GT(remat.flops_per_chip, plain.flops_per_chip);
 }
 
+// A residual stream split over 'model' between blocks, on the sequence (Megatron's sequence
+// parallelism) or on d_model (PaLM's), with remat and flash attention as PaLM's step: the
+// partitioner reduce-scatters the sub-blocks' partial sums over 'model' onto the split dim
+// where plain tensor parallelism all-reduces them, and the step on 8 chips computes the
+// unsharded step.
+TEST(TransformerModelTest, SplitResidualStreamComputesTheUnshardedStep) {
+  TransformerConfig cfg = Tiny();
+  cfg.remat = true;
+  cfg.attention = "flash";
+  cfg.attention_block = 4;
+  TransformerParams params = init_transformer(cfg, random::key(0));
+  Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  Array targets = jnp::roll(tokens, -1, 1);
+  auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  auto [want, def] = tree::flatten(want_params);
+  default_matmul_precision highest("highest");
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const NamedSharding batch = transformer_batch_sharding(cfg, mesh);
+  // The partial sums over 'model' the partitioner reduce-scattered onto dim `dim`, and the
+  // bytes per chip the compiled step all-reduces.
+  auto model_reductions = [&](const TransformerConfig& c, int dim) {
+    const auto compiled =
+        jit(TransformerTrainStep{c, mesh}, in_shardings{std::nullopt, batch, batch})
+            .lower(abstract_transformer_params(c, mesh), abstract_transformer_batch(c, mesh),
+                   abstract_transformer_batch(c, mesh))
+            .compile();
+    int64_t scattered = 0;
+    for (const std::string& line : compiled.program().log()) {
+      scattered += line.find("over 'model' reduce-scattered onto dim " + std::to_string(dim)) != std::string::npos;
+    }
+    auto program = std::dynamic_pointer_cast<const tpu::PodProgram>(compiled.program().executable());
+    return std::pair{scattered, program->all_reduces().Of("all-reduce").bytes()};
+  };
+  const auto [tp_scattered, tp_all_reduced_bytes] = model_reductions(cfg, 1);
+  EXPECT_EQ(tp_scattered, 0);
+  for (const auto& [split, dim] : {std::pair{"sequence", 1}, std::pair{"embed", 2}}) {
+    cfg.residual_sharding = split;
+    const auto [scattered, all_reduced_bytes] = model_reductions(cfg, dim);
+    EXPECT_GT(scattered, 0) << split;
+    // Only the norms' statistics (embed) and the replicated weights' gradients are left.
+    EXPECT_LT(all_reduced_bytes, tp_all_reduced_bytes / 2) << split;
+    auto step = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
+    auto [got_params, got_loss] = step(shard_transformer_params(params, cfg, mesh), tokens, targets);
+    EXPECT_NEAR(Host(got_loss).item<float>(), want_loss.item<float>(), 1e-5) << split;
+    auto [got, got_def] = tree::flatten(got_params);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(Host(got[i]), want[i], 1e-4, 1e-4)) << split << " " << def.KeyPath(i);
+    }
+  }
+  cfg.residual_sharding = "hidden";
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
+}
+
+// Multi-query attention is multi-head attention whose heads share one key and one value head:
+// the step equals the multi-head step with those projections repeated over the heads (the
+// reference), in loss and gradients (a shared head's gradient sums its heads'), with
+// dot-product and flash attention, and sharded over 8 chips (K/V replicated over 'model').
+TEST(TransformerModelTest, MultiQueryAttentionSharesOneKeyValueHead) {
+  TransformerConfig mqa = Tiny();
+  mqa.head_dim = 8;  // 4 heads of 8 on d_model 16, as PaLM's heads are narrower than d_model / heads
+  mqa.num_kv_heads = 1;
+  TransformerConfig mha = mqa;
+  mha.num_kv_heads.reset();
+  const TransformerParams params = init_transformer(mqa, random::key(0));
+  ASSERT_EQ(params.layers[0].wk.shape(), (Shape{16, 1, 8}));
+  TransformerParams repeated = params;
+  for (TransformerLayer& l : repeated.layers) {
+    l.wk = jnp::repeat(l.wk, mqa.num_heads, 1);
+    l.wv = jnp::repeat(l.wv, mqa.num_heads, 1);
+  }
+  const Array tokens = random::randint(random::key(1), {mqa.batch_size, mqa.seq_len}, 0, mqa.vocab_size);
+  const Array targets = jnp::roll(tokens, -1, 1);
+  auto loss = [&](const TransformerConfig& cfg) {
+    return [&cfg, &tokens, &targets](const TransformerParams& p) { return transformer_loss(p, tokens, targets, cfg); };
+  };
+  auto [want_loss, want_grads] = value_and_grad(loss(mha))(repeated);
+  auto check = [&](const TransformerConfig& cfg, const std::string& what) {
+    auto [got_loss, got_grads] = value_and_grad(loss(cfg))(params);
+    EXPECT_NEAR(got_loss.item<float>(), want_loss.item<float>(), 1e-5) << what;
+    for (size_t i = 0; i < params.layers.size(); ++i) {
+      const TransformerLayer &got = got_grads.layers[i], &want = want_grads.layers[i];
+      EXPECT_TRUE(jnp::allclose(got.wq, want.wq, 1e-4, 1e-5)) << what;
+      EXPECT_TRUE(jnp::allclose(got.wk, jnp::sum(want.wk, 1, /*keepdims=*/true), 1e-4, 1e-5)) << what;
+      EXPECT_TRUE(jnp::allclose(got.wv, jnp::sum(want.wv, 1, /*keepdims=*/true), 1e-4, 1e-5)) << what;
+      EXPECT_TRUE(jnp::allclose(got.w_down, want.w_down, 1e-4, 1e-5)) << what;
+    }
+  };
+  check(mqa, "dot-product attention");
+  TransformerConfig flash = mqa;
+  flash.attention = "flash";
+  flash.attention_block = 4;
+  check(flash, "flash attention");
+  EXPECT_EQ(mha.num_params() - mqa.num_params(), 2.0 * 2 * 16 * (4 - 1) * 8);  // layers x (K, V) x d x 3 heads of 8
+
+  default_matmul_precision highest("highest");
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const NamedSharding batch = transformer_batch_sharding(flash, mesh);
+  auto [want_params, want_step_loss] = jit(TransformerTrainStep{flash, Mesh()})(params, tokens, targets);
+  auto step = jit(TransformerTrainStep{flash, mesh}, in_shardings{std::nullopt, batch, batch});
+  auto [got_params, got_step_loss] = step(shard_transformer_params(params, flash, mesh), tokens, targets);
+  EXPECT_EQ(got_params.layers[0].wk.sharding()->ToString(), NamedSharding(mesh, P("data", none, none)).ToString());
+  EXPECT_NEAR(Host(got_step_loss).item<float>(), want_step_loss.item<float>(), 1e-5);
+  auto [got, def] = tree::flatten(got_params);
+  auto [want, want_def] = tree::flatten(want_params);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(jnp::allclose(Host(got[i]), want[i], 1e-4, 1e-4)) << def.KeyPath(i);
+  }
+}
+
 TEST(TransformerModelTest, InvalidConfigIsAValueError) {
   TransformerConfig cfg = Tiny();
   cfg.num_heads = 5;
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
+  cfg = Tiny();
+  cfg.num_kv_heads = 3;  // does not divide 4 heads
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
+  cfg.num_kv_heads = 0;
   EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
 }
 
