@@ -113,6 +113,60 @@ TEST(FlashAttentionTest, PlannedHbmPeakStaysFarBelowFullAttention) {
   EXPECT_LT(flash, full / 2) << flash << " vs " << full;
 }
 
+// On a simulated v5e chip each query block's tiles run as one attention kernel (the TPU
+// pipeline's attention fusion), and the chip's numbers (bf16 MXU passes, f32 softmax) match
+// the host's f32 attention to bf16 accuracy.
+TEST(FlashAttentionTest, OnAChipEachQueryBlockIsOneKernel) {
+  const tpu::Pod pod = tpu::make_pod("v5e", {1, 1});
+  const Device* chip = pod.devices()[0];
+  const Array q = Normal(0, {2, 32, 2, 16}, float32), k = Normal(1, {2, 32, 2, 16}, float32);
+  const Array v = Normal(2, {2, 32, 2, 16}, float32);
+  auto flash = jit([](const Array& a, const Array& b, const Array& c) {
+    return flash_attention(a, b, c, {.is_causal = true, .block_q = 16, .block_kv = 16});
+  });
+  const Array qc = device_put(q.astype(bfloat16), chip), kc = device_put(k.astype(bfloat16), chip);
+  const Array vc = device_put(v.astype(bfloat16), chip);
+  auto attention_kernels = [](const std::string& text) {
+    int n = 0;
+    for (size_t at = text.find("backend_config=\"attention\""); at != std::string::npos;
+         at = text.find("backend_config=\"attention\"", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::string text = flash.lower(qc, kc, vc).compile().as_text();
+  EXPECT_EQ(attention_kernels(text), 2) << text;  // two query blocks
+  const Array got = flash(qc, kc, vc).astype(float32);
+  const Array want = dot_product_attention(q.astype(bfloat16).astype(float32), k.astype(bfloat16).astype(float32),
+                                           v.astype(bfloat16).astype(float32), {.is_causal = true});
+  EXPECT_TRUE(jnp::allclose(device_put(got, jx::devices("cpu")[0]), want, 2e-2, 2e-2));
+
+  // The backward pass's tiles (recomputed weights, dV, dP, dS, dQ, dK) run as attention kernels
+  // too; the gradients match the host's f32 ones to bf16 accuracy.
+  const Array w = Normal(3, {2, 32, 2, 16}, float32);
+  auto loss = [&w](auto attention) {
+    return [attention, &w](const Array& a, const Array& b, const Array& c) {
+      return jnp::sum(attention(a, b, c).astype(float32) * w);
+    };
+  };
+  auto grads = jit(grad(loss([](const Array& a, const Array& b, const Array& c) {
+                          return flash_attention(a, b, c, {.is_causal = true, .block_q = 16, .block_kv = 16});
+                        }),
+                        argnums{0, 1, 2}));
+  const std::string grad_text = grads.lower(qc, kc, vc).compile().as_text();
+  EXPECT_GT(attention_kernels(grad_text), 2) << grad_text;
+  const auto [gq, gk, gv] = grads(qc, kc, vc);
+  const auto [wq, wk, wv] = grad(loss([](const Array& a, const Array& b, const Array& c) {
+                                   return dot_product_attention(a, b, c, {.is_causal = true});
+                                 }),
+                                 argnums{0, 1, 2})(q.astype(bfloat16).astype(float32), k.astype(bfloat16).astype(float32),
+                                                   v.astype(bfloat16).astype(float32));
+  const Device* cpu = jx::devices("cpu")[0];
+  EXPECT_TRUE(jnp::allclose(device_put(gq.astype(float32), cpu), wq, 3e-2, 3e-2));
+  EXPECT_TRUE(jnp::allclose(device_put(gk.astype(float32), cpu), wk, 3e-2, 3e-2));
+  EXPECT_TRUE(jnp::allclose(device_put(gv.astype(float32), cpu), wv, 3e-2, 3e-2));
+}
+
 TEST(FlashAttentionTest, BadInputsNameTheOp) {
   const Array q = jnp::zeros({1, 4, 2, 8});
   try {

@@ -26,6 +26,16 @@ bool LogFallbacks() {
   return v != nullptr && v[0] != '\0' && std::string_view(v) != "0";
 }
 
+// Whether a fusion's computation holds kernels of its own: a fusion, or several dots.
+bool FusesKernels(const HloInstruction& fusion) {
+  int64_t dots = 0;
+  for (const HloInstruction* instr : fusion.fused_instructions_computation()->instructions()) {
+    if (instr->opcode() == HloOpcode::kFusion) return true;
+    dots += instr->opcode() == HloOpcode::kDot ? 1 : 0;
+  }
+  return dots > 1;
+}
+
 // The native kernel for instr, or the reasons each candidate declined.
 absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr,
                                                      const KernelSelectionOptions& options) {
@@ -41,7 +51,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> SelectNative(const HloInstruction& instr
   switch (instr.opcode()) {
     case HloOpcode::kFusion: {
       const HloInstruction* root = instr.fused_instructions_computation()->root_instruction();
-      if (root->opcode() == HloOpcode::kReduce && root->operand_count() == 4) {
+      if (FusesKernels(instr)) {
+        // A target's kernel made of kernels (the TPU's attention fusion): each nested kernel
+        // runs as it would on its own.
+        kernel = attempt(MakeUnfusedKernel(instr, options));
+      } else if (root->opcode() == HloOpcode::kReduce && root->operand_count() == 4) {
         if ((kernel = attempt(MakeLibraryArgReduceKernel(instr)))) break;
         kernel = attempt(MakeArgReduceKernel(instr, tile_elements));
       } else if (root->opcode() == HloOpcode::kReduce) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "jx/compiler/analysis/computation_runs.h"
+#include "jx/compiler/backend/tpu/attention_fusion.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 
@@ -27,6 +28,7 @@ bool IsDynamicUpdate(HloOpcode op) {
 std::string FusionCategory(const HloInstruction& fusion) {
   const hlo::HloComputation* fused = fusion.fused_instructions_computation();
   if (fused == nullptr) return "other";
+  if (IsAttentionFusion(fusion)) return "attention fusion";
   bool computes = false, converts = false;
   for (const HloInstruction* instr : fused->instructions()) {
     if (IsContraction(instr->opcode())) return "convolution fusion";

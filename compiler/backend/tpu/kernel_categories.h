@@ -5,6 +5,7 @@
 // and counted as often as its computation runs per step (while bodies x their trip count).
 // Collectives are the network's, not kernels, and are left out.
 //
+//   attention fusion     an attention kernel (attention_fusion.h: QK^T, softmax, P.V per block)
 //   convolution fusion   a fusion around a dot/convolution (output fusion: its epilogue)
 //   convolution          an unfused dot or convolution
 //   reduce fusion        an input fusion (a reduce and what it reads: softmax/layer-norm sums)

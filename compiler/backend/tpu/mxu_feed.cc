@@ -44,7 +44,8 @@ bool IsConvertFusion(const HloInstruction& instr) {
   return BelowConvertsAndSlices(fused->root_instruction())->opcode() == HloOpcode::kParameter;
 }
 
-// Whether every read of `value` by `user` is as a contraction operand.
+// Whether every read of `value` by `user` is as a contraction operand (through fusions
+// nested in `user`: an attention kernel's dot fusions).
 bool ReadsAsMxuOperand(const HloInstruction& user, const HloInstruction& value) {
   if (IsContraction(user)) return true;
   if (user.opcode() != HloOpcode::kFusion) return false;
@@ -56,7 +57,9 @@ bool ReadsAsMxuOperand(const HloInstruction& user, const HloInstruction& value) 
     const HloInstruction* param = fused->parameter_instruction(i);
     if (param == nullptr || param->users().empty()) return false;
     for (const HloInstruction* reader : param->users()) {
-      if (!IsContraction(*reader)) return false;
+      if (!IsContraction(*reader) && !(reader->opcode() == HloOpcode::kFusion && ReadsAsMxuOperand(*reader, *param))) {
+        return false;
+      }
     }
   }
   return true;

@@ -296,14 +296,15 @@ void TpuCostModel::AddNetworkTime(const HloInstruction& instr, HloCost* cost) co
 
 void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) const {
   const ExecutionUnit unit = hlo::OpcodeUnit(instr.opcode());
+  hlo::TargetCost& t = cost->target;
+  // The MXU converts the values as it reads them (also a feed inside an attention kernel).
+  if (current_role() != Role::kPerElement && IsMxuFeed(instr)) {
+    t = hlo::TargetCost{};
+    return;
+  }
   if (current_role() != Role::kKernel || unit == ExecutionUnit::kNone ||
       unit == ExecutionUnit::kControlFlow) {
     return;  // fused or per-element code, no code at all, or already a sum of kernels
-  }
-  hlo::TargetCost& t = cost->target;
-  if (IsMxuFeed(instr)) {
-    t = hlo::TargetCost{};  // the MXU converts the values as it reads them
-    return;
   }
   const KernelTraffic traffic = Traffic(instr, *cost);
   // A kernel too big for VMEM runs as the VMEM tiling pass planned it (recorded, or planned

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "jx/compiler/backend/tpu/async_collective_creator.h"
+#include "jx/compiler/backend/tpu/attention_fusion.h"
 #include "jx/compiler/backend/tpu/mxu_operand_reads.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
@@ -77,6 +78,8 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
   pipeline.AddPass<hlo::InstructionFusion>(hlo::InstructionFusionOptions{.prefer_output_fusion = true});
   pipeline.AddPass<hlo::HloDCE>();
   pipeline.AddPass<hlo::DotTransposeFolding>();
+  // A blocked attention's QK^T -> softmax -> P.V kernels run as one, its score blocks in VMEM.
+  if (options.attention_fusion) pipeline.AddPass<AttentionFusion>(options);
   // Independent all-reduces over the same partitions run as one (psum of a pytree: one
   // all-reduce of its leaves), paying one collective's latency.
   pipeline.AddPass<hlo::AllReduceCombiner>();

@@ -10,6 +10,8 @@
 //                       the CPU backend computes what the TPU does; before fusion, so the
 //                       bf16 roundings fuse into the loops that feed the dots
 //   cse, fusion, dce, dot-transpose-folding                          (shared)
+//   attention-fusion    a blocked attention's QK^T, softmax and P.V kernels become one
+//                       kernel over batch x heads whose score blocks stay in VMEM
 //   layout-assignment   row-major minor_to_major (the CPU's)
 //   tpu-layout-assignment  (8,128) tiles, HBM for parameters and outputs
 //   mxu-tiling          mxu_tiling={...} on every dot and convolution

@@ -25,6 +25,10 @@ struct TpuTargetOptions {
   // The least precision of every dot and convolution (those that state none run at it);
   // the numerics pass reads it.
   hlo::Precision default_precision = hlo::Precision::kDefault;
+  // A blocked attention's QK^T, softmax and P.V kernels run as one kernel whose score blocks
+  // stay in VMEM (attention_fusion.h), as a Pallas flash-attention kernel does; off: each is
+  // its own kernel, its blocks passing through HBM.
+  bool attention_fusion = true;
   // Collectives become start/done pairs the latency-hiding scheduler spaces, timing
   // instructions on `chip` (the cost model) and collectives with collective_timer (the pod's
   // torus; null for a program on one chip). Without a chip they stay synchronous.

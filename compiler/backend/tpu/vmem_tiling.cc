@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "jx/compiler/backend/tpu/attention_fusion.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/hlo/hlo_computation.h"
@@ -29,19 +30,6 @@ void AppendArrayLeaves(const Shape& shape, std::vector<Shape>* out) {
   } else if (shape.IsArray()) {
     out->push_back(shape);
   }
-}
-
-// The dot a kernel runs: itself, or the one inside its fused computation.
-const HloInstruction* KernelDot(const HloInstruction& kernel) {
-  if (kernel.opcode() == HloOpcode::kDot) return &kernel;
-  const hlo::HloComputation* fused = kernel.opcode() == HloOpcode::kFusion
-                                         ? kernel.fused_instructions_computation()
-                                         : nullptr;
-  if (fused == nullptr) return nullptr;
-  for (const HloInstruction* instr : fused->instructions()) {
-    if (instr->opcode() == HloOpcode::kDot) return instr;
-  }
-  return nullptr;
 }
 
 // The kernel operands (fusion parameter numbers) that `value` reads, directly or through
@@ -300,8 +288,22 @@ bool AssignMemorySpaces(hlo::HloComputation* computation, int64_t vmem_bytes) {
 
 }  // namespace
 
+const HloInstruction* KernelDot(const HloInstruction& kernel) {
+  if (kernel.opcode() == HloOpcode::kDot) return &kernel;
+  const hlo::HloComputation* fused = kernel.opcode() == HloOpcode::kFusion
+                                         ? kernel.fused_instructions_computation()
+                                         : nullptr;
+  if (fused == nullptr) return nullptr;
+  for (const HloInstruction* instr : fused->instructions()) {
+    if (instr->opcode() == HloOpcode::kDot) return instr;
+  }
+  return nullptr;
+}
+
 std::optional<hlo::VmemTiling> PlanVmemTiling(const HloInstruction& kernel, int64_t vmem_bytes) {
   if (!IsKernel(kernel)) return std::nullopt;
+  // An attention kernel's grid runs over its dots' batch dims (attention_fusion.h).
+  if (IsAttentionFusion(kernel)) return PlanAttentionKernel(kernel);
   if (const HloInstruction* dot = KernelDot(kernel)) return PlanMatmul(kernel, *dot, vmem_bytes);
   return PlanStreaming(kernel, vmem_bytes);
 }

@@ -1,0 +1,315 @@
+#include "jx/compiler/backend/tpu/attention_fusion.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "jx/compiler/backend/tpu/mxu_feed.h"
+#include "jx/compiler/backend/tpu/tpu_layout.h"
+#include "jx/compiler/backend/tpu/vmem_tiling.h"
+#include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/status_macros.h"
+#include "jx/compiler/hlo/str_util.h"
+
+namespace jx::tpu {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Shape;
+using Grid = std::vector<int64_t>;
+
+// The batch extents of a kernel's dot (they lead the dot's result), or nullopt for a kernel
+// without a dot or whose dot has no batch dims.
+std::optional<Grid> DotGrid(const HloInstruction& kernel) {
+  const HloInstruction* dot = KernelDot(kernel);
+  if (dot == nullptr || !dot->shape().IsArray()) return std::nullopt;
+  const size_t batch = dot->dot_dimension_numbers().lhs_batch_dims.size();
+  if (batch == 0) return std::nullopt;
+  const std::vector<int64_t>& dims = dot->shape().dimensions();
+  return Grid(dims.begin(), dims.begin() + static_cast<int64_t>(batch));
+}
+
+// Kernels that may run inside an attention kernel: dots, the VPU's elementwise and reduce
+// work, data movement within a grid point, and the fusions of those.
+bool IsCandidate(const HloInstruction& x) {
+  if (!x.shape().IsArray()) return false;
+  switch (x.opcode()) {
+    case HloOpcode::kFusion:
+      return x.fusion_kind() != hlo::FusionKind::kCustom;
+    case HloOpcode::kDot:
+    case HloOpcode::kReduce:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kConvert:
+    case HloOpcode::kCopy:
+      return true;
+    default:
+      return x.IsElementwise();
+  }
+}
+
+// Whether x computes per point of `grid`: its dot's batch extents are the grid, or (no dot)
+// its result's leading dims are.
+bool OnGrid(const HloInstruction& x, const Grid& grid) {
+  if (!IsCandidate(x)) return false;
+  if (KernelDot(x) != nullptr) return DotGrid(x) == grid;
+  const Shape& s = x.shape();
+  return s.rank() > static_cast<int64_t>(grid.size()) &&
+         std::equal(grid.begin(), grid.end(), s.dimensions().begin());
+}
+
+// Whether x (or a computation it fuses, nested fusions included) has an `op`.
+bool Computes(const HloInstruction& x, HloOpcode op) {
+  std::vector<const HloInstruction*> stack = {&x};
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    if (instr->opcode() == op) return true;
+    if (instr->opcode() != HloOpcode::kFusion || instr->fused_instructions_computation() == nullptr) continue;
+    for (const HloInstruction* fused : instr->fused_instructions_computation()->instructions()) stack.push_back(fused);
+  }
+  return false;
+}
+
+int64_t Points(const Grid& grid) {
+  int64_t n = 1;
+  for (int64_t d : grid) n *= d;
+  return n;
+}
+
+// One grid point's share of an array: 1/points of it when it holds a whole number of grid
+// points' elements (it is split along the grid), all of it otherwise (read by every point).
+int64_t PerPoint(const Shape& shape, int64_t points) {
+  if (!shape.IsArray()) return 0;
+  const int64_t bytes = PaddedBytes(shape);
+  return hlo::ShapeUtil::ElementsIn(shape) % points == 0 ? bytes / points : bytes;
+}
+
+// VMEM one grid point needs: its values all held at once, operand blocks double-buffered,
+// output blocks written back from a second buffer.
+int64_t GridPointBytes(int64_t points, const std::vector<const Shape*>& values,
+                       const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs) {
+  int64_t bytes = 0;
+  for (const Shape* s : values) bytes += PerPoint(*s, points);
+  for (const Shape* s : operands) bytes += 2 * PerPoint(*s, points);
+  for (const Shape* s : outputs) bytes += PerPoint(*s, points);
+  return bytes;
+}
+
+struct Region {
+  Grid grid;
+  std::vector<HloInstruction*> members;  // operands first
+  absl::flat_hash_set<const HloInstruction*> in;
+};
+
+// The kernels connected to `seed` through values on its grid.
+Region Grow(HloInstruction* seed, const Grid& grid, const absl::flat_hash_set<const HloInstruction*>& taken) {
+  Region r{grid, {}, {seed}};
+  std::vector<HloInstruction*> stack = {seed};
+  while (!stack.empty()) {
+    HloInstruction* x = stack.back();
+    stack.pop_back();
+    auto visit = [&](HloInstruction* y) {
+      if (r.in.contains(y) || taken.contains(y) || !OnGrid(*y, grid)) return;
+      r.in.insert(y);
+      stack.push_back(y);
+    };
+    for (HloInstruction* operand : x->operands()) visit(operand);
+    for (HloInstruction* user : x->users()) visit(user);
+  }
+  return r;
+}
+
+// Whether no path leaves the region and comes back (fusing it would make a cycle).
+bool IsConvex(const std::vector<HloInstruction*>& post_order, const Region& r) {
+  absl::flat_hash_set<const HloInstruction*> downstream;  // outside, reached from the region
+  for (const HloInstruction* x : post_order) {
+    const bool member = r.in.contains(x);
+    for (const HloInstruction* operand : x->operands()) {
+      const bool from_region = r.in.contains(operand) || downstream.contains(operand);
+      if (member && !r.in.contains(operand) && downstream.contains(operand)) return false;
+      if (!member && from_region) downstream.insert(x);
+    }
+  }
+  return true;
+}
+
+bool ReadOutside(const HloInstruction& x, const Region& r) {
+  if (x.IsRoot()) return true;
+  return std::any_of(x.users().begin(), x.users().end(), [&](const HloInstruction* u) { return !r.in.contains(u); });
+}
+
+// The region's values read from outside, in the order its members first read them.
+std::vector<HloInstruction*> Inputs(const Region& r) {
+  std::vector<HloInstruction*> inputs;
+  absl::flat_hash_set<const HloInstruction*> seen;
+  for (const HloInstruction* m : r.members) {
+    for (HloInstruction* operand : m->operands()) {
+      if (!r.in.contains(operand) && seen.insert(operand).second) inputs.push_back(operand);
+    }
+  }
+  return inputs;
+}
+
+// Whether the region is an attention kernel the chip can hold (see the header).
+bool Accept(const std::vector<HloInstruction*>& post_order, const Region& r, int64_t vmem_bytes) {
+  int64_t dots = 0;
+  bool exp = false;
+  for (const HloInstruction* m : r.members) {
+    dots += KernelDot(*m) != nullptr ? 1 : 0;
+    exp = exp || Computes(*m, HloOpcode::kExp);
+  }
+  if (dots < 2 || !exp || !IsConvex(post_order, r)) return false;
+  std::vector<const Shape*> values, operands, outputs;
+  for (const HloInstruction* m : r.members) {
+    values.push_back(&m->shape());
+    if (ReadOutside(*m, r)) outputs.push_back(&m->shape());
+  }
+  for (const HloInstruction* input : Inputs(r)) operands.push_back(&input->shape());
+  return GridPointBytes(Points(r.grid), values, operands, outputs) <= vmem_bytes;
+}
+
+// Replaces the region by one kCustom fusion of its members (see the header).
+absl::Status Materialize(HloComputation* computation, const Region& r) {
+  const std::vector<HloInstruction*> inputs = Inputs(r);
+  std::vector<HloInstruction*> outputs;
+  for (HloInstruction* m : r.members) {
+    if (ReadOutside(*m, r)) outputs.push_back(m);
+  }
+  HloComputation* fused = computation->parent()->AddComputation("fused_attention");
+  std::vector<HloInstruction*> parameters;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto parameter = HloInstruction::Create(HloOpcode::kParameter, inputs[i]->shape(), {});
+    parameter->set_parameter_number(static_cast<int64_t>(i));
+    parameters.push_back(fused->AddInstruction(std::move(parameter), hlo::StrCat("param_", i)));
+  }
+  std::vector<Shape> output_shapes;
+  for (const HloInstruction* out : outputs) output_shapes.push_back(out->shape());
+  const Shape shape = outputs.size() == 1 ? outputs[0]->shape() : hlo::ShapeUtil::MakeTupleShape(output_shapes);
+  auto fusion_instr = HloInstruction::Create(HloOpcode::kFusion, shape, inputs);
+  fusion_instr->set_fusion_kind(hlo::FusionKind::kCustom);
+  fusion_instr->set_backend_config(std::string(kAttentionFusionConfig));
+  fusion_instr->set_metadata(r.members.front()->metadata());
+  HloInstruction* fusion = computation->AddInstruction(std::move(fusion_instr), "fusion");
+  // Readers outside read the fusion (or their element of it).
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    HloInstruction* out = outputs[k];
+    HloInstruction* value = fusion;
+    if (outputs.size() > 1) {
+      auto element = HloInstruction::Create(HloOpcode::kGetTupleElement, out->shape(), {fusion});
+      element->set_tuple_index(static_cast<int64_t>(k));
+      value = computation->AddInstruction(std::move(element));
+    }
+    const std::vector<HloInstruction*> users = out->users();
+    for (HloInstruction* user : users) {
+      if (!r.in.contains(user)) HLO_RETURN_IF_ERROR(out->ReplaceUseWith(user, value));
+    }
+    if (out->IsRoot()) computation->set_root_instruction(value);
+  }
+  // Members read the parameters, then move into the fused computation.
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> parameter_of;
+  for (size_t i = 0; i < inputs.size(); ++i) parameter_of[inputs[i]] = parameters[i];
+  for (HloInstruction* m : r.members) {
+    for (int64_t i = 0; i < m->operand_count(); ++i) {
+      auto it = parameter_of.find(m->operand(i));
+      if (it != parameter_of.end()) HLO_RETURN_IF_ERROR(m->ReplaceOperandWith(i, it->second));
+    }
+  }
+  for (HloInstruction* m : r.members) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(m));
+  if (outputs.size() == 1) {
+    fused->set_root_instruction(outputs[0]);
+  } else {
+    fused->set_root_instruction(fused->AddInstruction(HloInstruction::Create(HloOpcode::kTuple, shape, outputs)));
+  }
+  fusion->set_fused_computation(fused);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> RunOnComputation(HloComputation* computation, int64_t vmem_bytes) {
+  const std::vector<HloInstruction*> post_order = computation->MakeInstructionPostOrder();
+  absl::flat_hash_set<const HloInstruction*> taken;  // in an accepted region, or tried as a seed
+  std::vector<Region> regions;
+  for (HloInstruction* seed : post_order) {
+    if (taken.contains(seed)) continue;
+    const std::optional<Grid> grid = DotGrid(*seed);
+    if (!grid.has_value() || !IsCandidate(*seed)) continue;
+    Region r = Grow(seed, *grid, taken);
+    for (HloInstruction* x : post_order) {
+      if (r.in.contains(x)) r.members.push_back(x);
+    }
+    const bool accepted = Accept(post_order, r, vmem_bytes);
+    for (const HloInstruction* m : r.members) {
+      if (accepted || DotGrid(*m) == grid) taken.insert(m);  // a rejected chain is not retried
+    }
+    if (accepted) regions.push_back(std::move(r));
+  }
+  for (const Region& r : regions) HLO_RETURN_IF_ERROR(Materialize(computation, r));
+  return !regions.empty();
+}
+
+// The extents of the first batched dot an attention kernel runs (its grid).
+std::optional<Grid> FusionGrid(const HloComputation& fused) {
+  for (const HloInstruction* x : fused.MakeInstructionPostOrder()) {
+    if (std::optional<Grid> grid = DotGrid(*x)) return grid;
+  }
+  return std::nullopt;
+}
+
+void AddLeaves(const Shape& shape, std::vector<const Shape*>* out) {
+  if (!shape.IsTuple()) {
+    out->push_back(&shape);
+    return;
+  }
+  for (const Shape& s : shape.tuple_shapes()) AddLeaves(s, out);
+}
+
+}  // namespace
+
+bool IsAttentionFusion(const HloInstruction& instr) {
+  return instr.opcode() == HloOpcode::kFusion && instr.fusion_kind() == hlo::FusionKind::kCustom &&
+         instr.backend_config() == kAttentionFusionConfig && instr.fused_instructions_computation() != nullptr;
+}
+
+std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion) {
+  if (!IsAttentionFusion(fusion)) return std::nullopt;
+  const HloComputation& fused = *fusion.fused_instructions_computation();
+  const std::optional<Grid> grid = FusionGrid(fused);
+  if (!grid.has_value()) return std::nullopt;
+  std::vector<const Shape*> values, operands, outputs;
+  for (const HloInstruction* x : fused.instructions()) {
+    if (x->opcode() != HloOpcode::kParameter && x->shape().IsArray()) values.push_back(&x->shape());
+  }
+  double hbm = 0;
+  for (const HloInstruction* operand : fusion.operands()) {
+    operands.push_back(&operand->shape());
+    if (operand->shape().IsArray()) {
+      hbm += static_cast<double>(hlo::ShapeUtil::ElementsIn(operand->shape())) * MxuFeedBytesPerElement(*operand);
+    }
+  }
+  AddLeaves(fusion.shape(), &outputs);
+  for (const Shape* s : outputs) hbm += static_cast<double>(PaddedBytes(*s));
+  hlo::VmemTiling plan;
+  plan.grid = *grid;
+  plan.block = Grid(grid->size(), 1);
+  plan.steps = Points(*grid);
+  plan.vmem_bytes = GridPointBytes(plan.steps, values, operands, outputs);
+  plan.hbm_bytes = static_cast<int64_t>(hbm);
+  return plan;
+}
+
+absl::StatusOr<bool> AttentionFusion::Run(hlo::HloModule* module) {
+  bool changed = false;
+  for (HloComputation* computation : module->MakeComputationPostOrder()) {
+    if (computation->IsFusionComputation()) continue;
+    HLO_ASSIGN_OR_RETURN(const bool c, RunOnComputation(computation, options_.vmem_bytes));
+    changed |= c;
+  }
+  return changed;
+}
+
+}  // namespace jx::tpu

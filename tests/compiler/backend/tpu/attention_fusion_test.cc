@@ -1,0 +1,208 @@
+// AttentionFusion: a query block's two key blocks of online-softmax attention (nn::
+// flash_attention's forward tile loop, written out) become one kernel on a v5e; the host's
+// numbers are bit-equal to the program without it; the cost model charges the kernel its
+// dots' MXU time, its softmax's VPU time and the HBM bytes of Q, K, V and the outputs only;
+// chains without a softmax, or too big for VMEM, stay as they were.
+#include "jx/compiler/backend/tpu/attention_fusion.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/tpu/tpu_cost_model.h"
+#include "jx/compiler/backend/tpu/tpu_pipeline.h"
+#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/passes/layout_assignment.h"
+#include "jx/devices/tpu/chip_specs.h"
+
+namespace jx::tpu::attention_fusion_test {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloModule;
+using hlo::HloOpcode;
+
+// q [B=2, N=4, 128, 128] against two key/value blocks of 128 rows: the first block's scores,
+// row max, weights and P.V; the second block's, rescaling the first's row sum and output by
+// exp(m0 - m1); the normalized output and the rows' log-sum-exp.
+constexpr char kTwoKeyBlocks[] = R"(HloModule attention_block
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%a, %b)
+}
+%add (c: f32[], d: f32[]) -> f32[] {
+  %c = f32[] parameter(0)
+  %d = f32[] parameter(1)
+  ROOT %s = f32[] add(%c, %d)
+}
+ENTRY %main {
+  %q = bf16[2,4,128,128]{3,2,1,0} parameter(0)
+  %k = bf16[2,4,256,128]{3,2,1,0} parameter(1)
+  %v = bf16[2,4,256,128]{3,2,1,0} parameter(2)
+  %k0 = bf16[2,4,128,128]{3,2,1,0} slice(%k), slice={[0:2], [0:4], [0:128], [0:128]}
+  %k1 = bf16[2,4,128,128]{3,2,1,0} slice(%k), slice={[0:2], [0:4], [128:256], [0:128]}
+  %v0 = bf16[2,4,128,128]{3,2,1,0} slice(%v), slice={[0:2], [0:4], [0:128], [0:128]}
+  %v1 = bf16[2,4,128,128]{3,2,1,0} slice(%v), slice={[0:2], [0:4], [128:256], [0:128]}
+  %ninf = f32[] constant(-inf)
+  %zero = f32[] constant(0)
+  %s0 = f32[2,4,128,128]{3,2,1,0} dot(%q, %k0), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %m0 = f32[2,4,128]{2,1,0} reduce(%s0, %ninf), dimensions={3}, to_apply=%max
+  %m0b = f32[2,4,128,128]{3,2,1,0} broadcast(%m0), dimensions={0,1,2}
+  %d0 = f32[2,4,128,128]{3,2,1,0} subtract(%s0, %m0b)
+  %p0 = f32[2,4,128,128]{3,2,1,0} exponential(%d0)
+  %l0 = f32[2,4,128]{2,1,0} reduce(%p0, %zero), dimensions={3}, to_apply=%add
+  %p0h = bf16[2,4,128,128]{3,2,1,0} convert(%p0)
+  %o0 = f32[2,4,128,128]{3,2,1,0} dot(%p0h, %v0), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %s1 = f32[2,4,128,128]{3,2,1,0} dot(%q, %k1), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %t1 = f32[2,4,128]{2,1,0} reduce(%s1, %ninf), dimensions={3}, to_apply=%max
+  %m1 = f32[2,4,128]{2,1,0} maximum(%m0, %t1)
+  %m1b = f32[2,4,128,128]{3,2,1,0} broadcast(%m1), dimensions={0,1,2}
+  %d1 = f32[2,4,128,128]{3,2,1,0} subtract(%s1, %m1b)
+  %p1 = f32[2,4,128,128]{3,2,1,0} exponential(%d1)
+  %dm = f32[2,4,128]{2,1,0} subtract(%m0, %m1)
+  %c1 = f32[2,4,128]{2,1,0} exponential(%dm)
+  %r1 = f32[2,4,128]{2,1,0} reduce(%p1, %zero), dimensions={3}, to_apply=%add
+  %l0c = f32[2,4,128]{2,1,0} multiply(%l0, %c1)
+  %l1 = f32[2,4,128]{2,1,0} add(%l0c, %r1)
+  %p1h = bf16[2,4,128,128]{3,2,1,0} convert(%p1)
+  %pv1 = f32[2,4,128,128]{3,2,1,0} dot(%p1h, %v1), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %c1b = f32[2,4,128,128]{3,2,1,0} broadcast(%c1), dimensions={0,1,2}
+  %o0c = f32[2,4,128,128]{3,2,1,0} multiply(%o0, %c1b)
+  %o1 = f32[2,4,128,128]{3,2,1,0} add(%o0c, %pv1)
+  %l1b = f32[2,4,128,128]{3,2,1,0} broadcast(%l1), dimensions={0,1,2}
+  %out = f32[2,4,128,128]{3,2,1,0} divide(%o1, %l1b)
+  %outh = bf16[2,4,128,128]{3,2,1,0} convert(%out)
+  %logl = f32[2,4,128]{2,1,0} log(%l1)
+  %lse = f32[2,4,128]{2,1,0} add(%m1, %logl)
+  ROOT %t = (bf16[2,4,128,128]{3,2,1,0}, f32[2,4,128]{2,1,0}) tuple(%outh, %lse)
+})";
+
+std::unique_ptr<HloModule> CompileForTpu(std::string_view text, const TpuTargetOptions& options) {
+  std::unique_ptr<HloModule> module = hlo::ParseHloModule(text).value();
+  hlo::HloPassPipeline pipeline("tpu");
+  AddTpuPasses(pipeline, options);
+  absl::StatusOr<bool> changed = pipeline.Run(module.get());
+  EXPECT_TRUE(changed.ok()) << changed.status();
+  return module;
+}
+
+std::vector<const HloInstruction*> AttentionKernels(const HloModule& module) {
+  std::vector<const HloInstruction*> out;
+  for (const HloInstruction* i : module.entry_computation()->instructions()) {
+    if (IsAttentionFusion(*i)) out.push_back(i);
+  }
+  return out;
+}
+
+// The entry's kernels that compute (not parameters, tuples, MXU feeds).
+int64_t Kernels(const HloModule& module, const TpuChipSpec& spec) {
+  const CostAnalysis cost = AnalyzeTpuCost(module, spec).value();
+  int64_t n = 0;
+  for (const InstructionCost& row : cost.instructions) n += row.seconds > 0 ? 1 : 0;
+  return n;
+}
+
+std::vector<hlo::Literal> RunOnHost(std::unique_ptr<HloModule> module, const std::vector<hlo::Literal>& args) {
+  EXPECT_TRUE(hlo::LayoutAssignment().Run(module.get()).ok());
+  std::unique_ptr<cpu::CpuExecutable> exe = cpu::CompileForCpu(std::move(module)).value();
+  std::vector<const hlo::Literal*> ptrs;
+  for (const hlo::Literal& a : args) ptrs.push_back(&a);
+  return exe->Run(ptrs).value();
+}
+
+TEST(AttentionFusionTest, OneKernelForTheQueryBlockSameNumbers) {
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  TpuTargetOptions unfused_options(v5e);
+  unfused_options.attention_fusion = false;
+  std::unique_ptr<HloModule> fused = CompileForTpu(kTwoKeyBlocks, TpuTargetOptions(v5e));
+  std::unique_ptr<HloModule> unfused = CompileForTpu(kTwoKeyBlocks, unfused_options);
+  const std::vector<const HloInstruction*> kernels = AttentionKernels(*fused);
+  ASSERT_EQ(kernels.size(), 1u) << fused->ToString();
+  EXPECT_TRUE(AttentionKernels(*unfused).empty());
+  // Everything but the MXU feeds of K and V's blocks runs in the one kernel.
+  EXPECT_EQ(Kernels(*fused, v5e), 1) << fused->ToString();
+  EXPECT_GT(Kernels(*unfused, v5e), 5);
+  EXPECT_EQ(kernels[0]->shape().tuple_shapes_size(), 2);
+
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::vector<hlo::Literal> args;
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{2, 4, 128, 128}, {2, 4, 256, 128}, {2, 4, 256, 128}}) {
+    hlo::Literal lit(hlo::ShapeUtil::MakeShape(hlo::BF16, dims));
+    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, normal(rng));
+    args.push_back(std::move(lit));
+  }
+  const std::vector<hlo::Literal> got = RunOnHost(std::move(fused), args);
+  const std::vector<hlo::Literal> want = RunOnHost(std::move(unfused), args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].element_count(), want[i].element_count());
+    for (int64_t e = 0; e < got[i].element_count(); ++e) {
+      ASSERT_EQ(got[i].GetAsDouble(e), want[i].GetAsDouble(e)) << "output " << i << " element " << e;
+    }
+  }
+}
+
+// The kernel's time from TPU.md's formulas, on v5e (clock f = 1.97e14 / (4 MXUs x 128^2 x 2)).
+// E = 2 x 4 x 128 x 128 elements of a score block or of the output, R = 2 x 4 x 128 rows.
+//  - MXU: four dots, each 8 weight tiles of 128 x 128 (batch 2 x 4) streaming 128 rows, 2 per
+//    MXU: 2R + C + T - 2 + max(T, R) = 638 cycles; 4 x 638 cycles.
+//  - VPU: the reduces (two row maxes, two row sums) 4 (E - R) flops; subtract and exp of both
+//    blocks 2E flops + 2E exps; the output's rescale, add, divide and bf16 convert 4E; the rows'
+//    maximum, subtract, multiply, add and add of the log-sum-exp 5R, their exp and log 2R. The
+//    MXU feeds (bf16 widenings, the weights' bf16 rounding) are the MXU's. A transcendental is
+//    10 VPU ops: 30E + 21R ops at 8 x 128 lanes per cycle.
+//  - HBM: Q (256 KiB), K and V (512 KiB each) read, the bf16 output (256 KiB) and the f32
+//    log-sum-exp (4 KiB: 4 rows of a (4, 128) tile) written, two f32 scalars: no score block.
+//  - time = max(MXU, VPU, HBM) + one launch + 8 grid steps (batch x heads).
+TEST(AttentionFusionTest, KernelTimeFromTheFormulas) {
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  std::unique_ptr<HloModule> fused = CompileForTpu(kTwoKeyBlocks, TpuTargetOptions(v5e));
+  const CostAnalysis cost = AnalyzeTpuCost(*fused, v5e).value();
+  const double clock = 1.97e14 / (4 * 128 * 128 * 2);
+  const double e = 2 * 4 * 128 * 128, r = 2 * 4 * 128;
+  const double mxu = 4 * (2 * 128 + 128 + 128 - 2 + 128) / clock;
+  const double vpu = (30 * e + 21 * r) / (8 * 128 * clock);
+  const double hbm_bytes = 256 * 1024 + 2 * 512 * 1024 + 256 * 1024 + 4 * 1024 + 8;
+  const double hbm = hbm_bytes / 8.2e11;
+  const double want = std::max({mxu, vpu, hbm}) + v5e.kernel_launch_s + 8 * v5e.grid_step_s;
+  EXPECT_NEAR(cost.bytes_accessed_hbm, hbm_bytes, 1);
+  EXPECT_NEAR(cost.compute_seconds, vpu, 1e-3 * vpu);
+  EXPECT_NEAR(cost.predicted_seconds, want, 1e-3 * want);
+  // Unfused, the score blocks (512 KiB here) stay in VMEM between kernels too (the VMEM
+  // residency pass), but 14 kernels each pay a launch and a round of VMEM traffic: 14.4 us
+  // against the kernel's 5.7 us.
+  TpuTargetOptions unfused_options(v5e);
+  unfused_options.attention_fusion = false;
+  const CostAnalysis unfused = AnalyzeTpuCost(*CompileForTpu(kTwoKeyBlocks, unfused_options), v5e).value();
+  EXPECT_GT(unfused.predicted_seconds, 2 * cost.predicted_seconds);
+}
+
+// Without an exp between the dots (a batched matmul chain), or when one grid point's values
+// do not fit VMEM, the kernels stay apart.
+TEST(AttentionFusionTest, NoSoftmaxOrNoRoomNoKernel) {
+  constexpr char kBatchedChain[] = R"(HloModule chain
+ENTRY %main {
+  %a = bf16[8,128,128]{2,1,0} parameter(0)
+  %b = bf16[8,128,128]{2,1,0} parameter(1)
+  %c = bf16[8,128,128]{2,1,0} parameter(2)
+  %ab = f32[8,128,128]{2,1,0} dot(%a, %b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  %t = f32[8,128,128]{2,1,0} tanh(%ab)
+  %th = bf16[8,128,128]{2,1,0} convert(%t)
+  ROOT %abc = f32[8,128,128]{2,1,0} dot(%th, %c), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})";
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  EXPECT_TRUE(AttentionKernels(*CompileForTpu(kBatchedChain, TpuTargetOptions(v5e))).empty());
+  TpuTargetOptions small(v5e);
+  small.vmem_bytes = 256 << 10;  // one (batch, head)'s 64 KiB score blocks, several at once: no room
+  EXPECT_TRUE(AttentionKernels(*CompileForTpu(kTwoKeyBlocks, small)).empty());
+}
+
+}  // namespace
+}  // namespace jx::tpu::attention_fusion_test
