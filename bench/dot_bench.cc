@@ -10,8 +10,10 @@
 // GCC 12 reports false positives inside Eigen's AVX-512 intrinsics (jx_lax disables the same).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define EIGEN_USE_THREADS
+#include <array>
 #include <cstdio>
 #include <map>
+#include <vector>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -115,6 +117,85 @@ void BM_JxGemmConvShape(benchmark::State& state) {
   SetFlops(state, kConvFlops);
 }
 
+// K-major products (C = A^T B of row-major A [k, m] and B [k, n]: a weight gradient summed
+// over a long batch or time axis), one thread, through the kernel library's Gemm (which picks
+// the direct K-major kernel where UseKMajorGemm says so) and through Eigen's packed product.
+// Args: m, n, k. 256 x 256 x 1000 is the scan RNN's weight gradient (bench/scan_grad_bench).
+struct KMajorOperands {
+  explicit KMajorOperands(int64_t m, int64_t n, int64_t k)
+      : a(Filled({k, m}, jx::float32)), b(Filled({k, n}, jx::float32)), c(Array::Empty({m, n}, jx::float32)) {}
+  Array a, b, c;
+};
+
+void BM_KMajorGemm(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  KMajorOperands x(m, n, k);
+  jx::lax::kernels::GemmArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = x.a.data();
+  g.lda = m;
+  g.transpose_a = true;
+  g.b = x.b.data();
+  g.ldb = n;
+  g.c = x.c.mutable_data();
+  g.ldc = n;
+  g.parallel = false;
+  for (auto _ : state) {
+    jx::lax::kernels::Gemm(g);
+    benchmark::DoNotOptimize(x.c.data());
+  }
+  SetFlops(state, 2.0 * m * n * k);
+}
+
+void BM_KMajorGemmEigen(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  KMajorOperands x(m, n, k);
+  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const M> ma(static_cast<const float*>(x.a.data()), k, m), mb(static_cast<const float*>(x.b.data()), k, n);
+  Eigen::Map<M> mc(static_cast<float*>(x.c.mutable_data()), m, n);
+  for (auto _ : state) {
+    mc.noalias() = ma.transpose() * mb;
+    benchmark::DoNotOptimize(x.c.data());
+  }
+  SetFlops(state, 2.0 * m * n * k);
+}
+
+// The RNN's shape, others where the direct kernel runs, and two where Eigen's stays (m or n
+// above 256).
+constexpr std::array<std::array<int64_t, 3>, 6> kKMajorShapes = {
+    {{256, 256, 1000}, {128, 128, 4096}, {64, 256, 1000}, {256, 256, 256}, {384, 384, 1000}, {512, 512, 512}}};
+
+void KMajorShapes(benchmark::internal::Benchmark* b) {
+  for (const auto& [m, n, k] : kKMajorShapes) {
+    b->Args({m, n, k});
+  }
+}
+
+// The machine's GEMM limit for the ratios above: a square f32 product on one thread, in CPU
+// time like them (Eigen's packed product, the kernel library's default path).
+void BM_SquareGemm1T(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Array a = Filled({n, n}, jx::float32), b = Filled({n, n}, jx::float32), c = Array::Empty({n, n}, jx::float32);
+  jx::lax::kernels::GemmArgs g;
+  g.m = g.n = g.k = n;
+  g.a = a.data();
+  g.b = b.data();
+  g.c = c.mutable_data();
+  g.lda = g.ldb = g.ldc = n;
+  g.parallel = false;
+  for (auto _ : state) {
+    jx::lax::kernels::Gemm(g);
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, 2.0 * n * n * n);
+}
+
+BENCHMARK(BM_SquareGemm1T)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KMajorGemm)->Apply(KMajorShapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_KMajorGemmEigen)->Apply(KMajorShapes)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_JxDotGeneral)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EigenTensor)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EigenMatmul1T)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -166,6 +247,15 @@ int main(int argc, char** argv) {
     std::printf("  dot_general f32 %s^3: jx %.1f | Eigen Tensor contraction (%d threads) %.1f -> ratio %.2f | "
                 "Eigen matmul 1 thread %.1f -> ratio %.2f\n",
                 n, jx_g, jx::NumThreads(), et, et > 0 ? jx_g / et : 0.0, e1, e1 > 0 ? jx_g / e1 : 0.0);
+  }
+  const double limit = reporter.Get("BM_SquareGemm1T/1024");
+  for (const auto& [m, n, k] : kKMajorShapes) {
+    const std::string shape = std::to_string(m) + "/" + std::to_string(n) + "/" + std::to_string(k);
+    const double direct = reporter.Get("BM_KMajorGemm/" + shape), eigen = reporter.Get("BM_KMajorGemmEigen/" + shape);
+    if (direct == 0 || eigen == 0) continue;
+    std::printf("  K-major A^T B %s (1 thread, CPU time): kernel library %.1f, Eigen %.1f GFLOP/s -> %.2fx; "
+                "%.2f of the square 1024^3 GEMM's %.1f\n",
+                shape.c_str(), direct, eigen, direct / eigen, limit > 0 ? direct / limit : 0.0, limit);
   }
   const double nhwc = reporter.Get("BM_JxConvNHWC"), nchw = reporter.Get("BM_JxConvNCHW");
   const double gemm = reporter.Get("BM_JxGemmConvShape");

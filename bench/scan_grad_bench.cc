@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -92,7 +94,13 @@ def median(backward):
     return statistics.median(times)
 print(median(False), median(True))
 )PY";
-  std::string cmd = "/usr/bin/python3 - 2>/dev/null <<'EOF'\n" + std::string(script) + "\nEOF";
+  // Debian's OpenBLAS and ATen pick slow kernels on an AVX-512 CPU unless told
+  // (bench/peers/side_by_side.py); the peer runs at its best.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string info((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  const std::string env =
+      info.find("avx512f") != std::string::npos ? "OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 " : "";
+  std::string cmd = env + "/usr/bin/python3 - 2>/dev/null <<'EOF'\n" + std::string(script) + "\nEOF";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return {-1, -1};
   double forward = -1, grad = -1;

@@ -18,6 +18,7 @@
 #include "jx/core/errors.h"
 #include "jx/core/parallel.h"
 #include "jx/lax/kernels/dispatch.h"
+#include "jx/lax/kernels/gemm_k_major.h"
 
 namespace jx::lax::kernels {
 namespace {
@@ -158,11 +159,25 @@ void GemmTyped(const GemmArgs& g) {
   T alpha;
   if constexpr (std::is_integral_v<T>) alpha = static_cast<T>(static_cast<int64_t>(g.alpha));
   else alpha = static_cast<T>(g.alpha);
+  // Both operands K-major (A^T B of row-major A and B) and K long against M and N: the direct
+  // kernel reads them in place. Decided for the whole product, so every block of a split
+  // product runs the same arithmetic.
+  bool k_major = false;
+  if constexpr (std::is_floating_point_v<T>) {
+    k_major = g.transpose_a && !g.transpose_b && UseKMajorGemm(g.m, g.n, g.k);
+  }
   // Rows [i0, i1) x columns [j0, j1) of product bi.
   auto block = [&](int64_t bi, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const T* ab = a + bi * g.stride_a + (g.transpose_a ? i0 : i0 * g.lda);
     const T* bb = b + bi * g.stride_b + (g.transpose_b ? j0 * g.ldb : j0);
     T* cb = c + bi * g.stride_c + i0 * g.ldc + j0;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (k_major) {
+        KMajorGemm(ab, g.lda, bb, g.ldb, cb, g.ldc, i1 - i0, j1 - j0, g.k, alpha, g.accumulate);
+        if (g.on_block) g.on_block(bi, i0, i1, j0, j1);
+        return;
+      }
+    }
     GemmBlock<T>(g.transpose_a, g.transpose_b, ab, g.lda, bb, g.ldb, cb, g.ldc, i1 - i0, j1 - j0, g.k, alpha,
                  g.accumulate);
     if (g.on_block) g.on_block(bi, i0, i1, j0, j1);

@@ -55,7 +55,9 @@ constexpr bool IsGemmDType(DType d) {
 
 // Runs the batched GEMM. Large products are split over the pool: over the batch when it is
 // large, else each product into row (or column) blocks, each a single-threaded Eigen product.
-// Results do not depend on the thread count (see kGemmSplitAlign).
+// Results do not depend on the thread count (see kGemmSplitAlign). Float products with a
+// transposed A and a plain B, both K-major as stored, of at most 256 rows and columns and a
+// depth at least as long, run the direct kernel of gemm_k_major.h instead of Eigen's.
 void Gemm(const GemmArgs& args);
 
 // A product whose rows (or columns) are split into separate GEMMs at multiples of this gives
