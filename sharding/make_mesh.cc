@@ -5,11 +5,19 @@
 // larger one), so a collective over a logical axis runs over that axis's rings. The first
 // layout found trying logical axes in order, single torus axes before groups and lower
 // torus axes first, wins: a mesh of the pod's own shape keeps the pod's order.
+//
+// A v2/v3 pod (two devices per chip) is ordered as JAX's create_device_mesh orders a v2/v3
+// slice (mesh_utils' _tpu_v2_v3_create_device_mesh): the devices as jax.devices() lists them,
+// a tray of 8 (2x2 chips, 2 cores each) going round its ring (0, 1, 2, 3, 6, 7, 4, 5) when the
+// mesh has 8 devices or a last axis of 8, else in the listed order.
+#include <algorithm>
+#include <array>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_join.h"
 #include "jx/core/array.h"
@@ -78,6 +86,33 @@ const tpu::TpuClient* WholePod(const std::vector<const Device*>& devices) {
   return client;
 }
 
+// jax.devices() on a v2/v3 slice: host by host (a host holds 2x2 chips; hosts x fastest, then
+// y), on a host its chips x fastest, then y, each chip's cores in a row (the order of JAX's
+// device ids within a host).
+std::vector<const Device*> JaxListing(const tpu::TpuClient& pod) {
+  std::vector<const tpu::TpuChip*> chips;
+  for (const auto& chip : pod.chips()) chips.push_back(chip.get());
+  auto key = [](const tpu::TpuChip* d) {
+    const int64_t x = d->coords()[0], y = d->coords()[1];
+    return std::make_tuple(y / 2, x / 2, y % 2, x % 2, d->core_on_chip());
+  };
+  std::stable_sort(chips.begin(), chips.end(), [&](const auto* a, const auto* b) { return key(a) < key(b); });
+  return std::vector<const Device*>(chips.begin(), chips.end());
+}
+
+// _tpu_v2_v3_create_device_mesh: a tray's 8 devices in the order that makes a ring of its
+// 2x2 chips.
+std::vector<const Device*> TrayRingOrder(const std::vector<int64_t>& axis_shapes, std::vector<const Device*> listed) {
+  static constexpr std::array<size_t, 8> kTrayRingOrder = {0, 1, 2, 3, 6, 7, 4, 5};
+  if (listed.size() != 8 && (axis_shapes.empty() || axis_shapes.back() != 8)) return listed;
+  std::vector<const Device*> ordered;
+  ordered.reserve(listed.size());
+  for (size_t row = 0; row < listed.size(); row += 8) {
+    for (size_t k : kTrayRingOrder) ordered.push_back(listed[row + k]);
+  }
+  return ordered;
+}
+
 void LogOnce(const std::string& message) {
   static std::mutex mu;
   static std::set<std::string>* logged = new std::set<std::string>();
@@ -107,6 +142,9 @@ Mesh make_mesh(const std::vector<int64_t>& axis_shapes, const std::vector<std::s
   }
   const tpu::TpuClient* pod = WholePod(devices);
   if (pod == nullptr) return Mesh(std::move(devices), axis_shapes, axis_names, std::move(axis_types));
+  if (pod->spec().devices_per_chip == 2) {
+    return Mesh(TrayRingOrder(axis_shapes, JaxListing(*pod)), axis_shapes, axis_names, std::move(axis_types));
+  }
 
   const std::vector<int64_t>& torus = pod->shape();
   Layout layout(axis_shapes.size());

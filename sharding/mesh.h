@@ -106,7 +106,9 @@ std::ostream& operator<<(std::ostream& os, const Mesh& m);
 // shapes. On a simulated pod the devices are reordered so each logical axis lies along torus
 // axes (a logical axis of the torus's size on one torus axis; a larger one spanning several
 // whole torus axes); when no such layout exists the pod order is kept and the choice is
-// logged. Throws ValueError when the device count does not match.
+// logged. A v2/v3 pod (a device per TensorCore) is ordered as JAX's create_device_mesh
+// orders v2/v3 devices: its 2x2-chip trays of 8 each go round their ring when the mesh has 8
+// devices or a last axis of 8. Throws ValueError when the device count does not match.
 Mesh make_mesh(const std::vector<int64_t>& axis_shapes, const std::vector<std::string>& axis_names,
                std::vector<const Device*> devices = {}, std::vector<AxisType> axis_types = {});
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -119,6 +120,13 @@ double LoadPerByte(const AxisSpan& s) {
 
 int64_t SpanHops(const AxisSpan& s) { return s.ring ? s.size / 2 : s.size - 1; }
 
+// The seconds of hop latency a message crossing `route` pays (on-chip links have their own).
+double RouteLatency(const Torus& torus, const std::vector<Link>& route) {
+  double seconds = 0;
+  for (const Link& l : route) seconds += torus.params(l).hop_latency_s;
+  return seconds;
+}
+
 std::string SpanText(const AxisSpan& s, const Torus& torus, bool alone) {
   if (s.ring) return alone ? StrCat("bidi ring over torus axis ", s.axis, " (wraps)") : StrCat(s.axis, " (bidi ring)");
   const std::string why =
@@ -164,29 +172,32 @@ void AddStage(const Torus& torus, const std::vector<int64_t>& group, const AxisS
 struct GroupPlan {
   std::vector<std::pair<int64_t, double>> own;  // (link, bytes) of this group
   int64_t latency_hops = 0;
+  double latency_s = 0;    // those hops' latency (an on-chip hop's differs from an ICI hop's)
   double bandwidth_s = 0;  // alone on the torus (sub-grid all-gathers: TPU.md's formula)
   bool routed = false;     // its time is its busiest link's total load, not a formula
   std::string text;
 };
 
 // An all-gather over a sub-grid of k spans: the array splits in shares proportional to each
-// span's rate 1 / LoadPerByte, share j gathered over the other spans first and span j last, so
+// span's rate (its links' eta W / LoadPerByte), share j gathered over the other spans first and span j last, so
 // every span's links work at once and the rates add (TPU.md: over k rings, V / (k W_bidi);
 // one span: its ring or line formula). The time counts each share's last (largest) stage, as
 // TPU.md's formula does; link bytes hold every stage.
 GroupPlan PlanSubGrid(const Torus& torus, const std::vector<int64_t>& group, const SubGrid& grid, double v,
                       GroupLoads& loads) {
   GroupPlan plan;
+  auto rate = [&](const AxisSpan& s) { return torus.axis_link(s.axis).effective_bandwidth() / LoadPerByte(s); };
   double total_rate = 0;
   for (const AxisSpan& s : grid.spans) {
-    total_rate += 1 / LoadPerByte(s);
+    total_rate += rate(s);
     plan.latency_hops += SpanHops(s);
+    plan.latency_s += static_cast<double>(SpanHops(s)) * torus.axis_link(s.axis).hop_latency_s;
   }
-  plan.bandwidth_s = v / torus.link().effective_bandwidth() / total_rate;
+  plan.bandwidth_s = v / total_rate;
   const size_t k = grid.spans.size();
   const double n = static_cast<double>(group.size());
   for (size_t j = 0; j < k; ++j) {
-    double per_chip = v * (1 / LoadPerByte(grid.spans[j]) / total_rate) / n;
+    double per_chip = v * (rate(grid.spans[j]) / total_rate) / n;
     for (size_t step = 1; step <= k; ++step) {
       const AxisSpan& s = grid.spans[(j + step) % k];
       AddStage(torus, group, s, per_chip, loads);
@@ -208,6 +219,7 @@ GroupPlan PlanRoutedRing(const Torus& torus, const std::vector<int64_t>& group, 
   const int64_t forward = n / 2, backward = (n - 1) / 2;
   const double shard = v / static_cast<double>(n);
   std::vector<int64_t> fwd_hops(static_cast<size_t>(n)), back_hops(static_cast<size_t>(n));
+  std::vector<double> fwd_latency(static_cast<size_t>(n)), back_latency(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t a = group[static_cast<size_t>(i)], b = group[static_cast<size_t>((i + 1) % n)];
     const std::vector<Link> there = torus.Route(a, b), back = torus.Route(b, a);
@@ -217,13 +229,16 @@ GroupPlan PlanRoutedRing(const Torus& torus, const std::vector<int64_t>& group, 
     }
     fwd_hops[static_cast<size_t>(i)] = static_cast<int64_t>(there.size());
     back_hops[static_cast<size_t>(i)] = static_cast<int64_t>(back.size());
+    fwd_latency[static_cast<size_t>(i)] = RouteLatency(torus, there);
+    back_latency[static_cast<size_t>(i)] = RouteLatency(torus, back);
   }
   // The longest sum of `steps` cyclically consecutive entries of hops (a sliding window).
-  auto longest = [n](const std::vector<int64_t>& hops, int64_t steps) {
-    if (steps == 0) return int64_t{0};
-    int64_t window = 0;
+  auto longest = [n](const auto& hops, int64_t steps) {
+    using T = typename std::decay_t<decltype(hops)>::value_type;
+    if (steps == 0) return T{0};
+    T window = 0;
     for (int64_t i = 0; i < steps; ++i) window += hops[static_cast<size_t>(i % n)];
-    int64_t best = window;
+    T best = window;
     for (int64_t i = 1; i < n; ++i) {
       window += hops[static_cast<size_t>((i + steps - 1) % n)] - hops[static_cast<size_t>(i - 1)];
       best = std::max(best, window);
@@ -231,6 +246,7 @@ GroupPlan PlanRoutedRing(const Torus& torus, const std::vector<int64_t>& group, 
     return best;
   };
   plan.latency_hops = std::max(longest(fwd_hops, forward), longest(back_hops, backward));
+  plan.latency_s = std::max(longest(fwd_latency, forward), longest(back_latency, backward));
   plan.own = loads.Take();
   plan.text = StrCat("bidi ring of ", n, " chips routed over the torus");
   return plan;
@@ -298,6 +314,7 @@ GroupPlan PlanAllToAllSubGrid(const Torus& torus, const std::vector<int64_t>& gr
       }
     }
     plan.latency_hops += max_hops;
+    plan.latency_s += static_cast<double>(max_hops) * torus.axis_link(axis).hop_latency_s;
     const double per_crossing = v / (n * static_cast<double>(s.size));
     for (int64_t chip : group) {
       // Every chip of the group starts one line of the axis (those at the span's start).
@@ -333,6 +350,7 @@ GroupPlan PlanAllToAllRouted(const Torus& torus, const std::vector<int64_t>& gro
         const std::vector<Link> route = torus.Route(src, dst, way.directions);
         for (const Link& l : route) loads.Add(l.id, piece * way.weight);
         plan.latency_hops = std::max(plan.latency_hops, static_cast<int64_t>(route.size()));
+        plan.latency_s = std::max(plan.latency_s, RouteLatency(torus, route));
       }
     }
   }
@@ -424,7 +442,6 @@ CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std
   CollectiveCost cost;
   cost.op = op;
   const double v = static_cast<double>(bytes);
-  const LinkParams& link = torus.link();
   GroupLoads scratch(torus.num_links());
   std::vector<GroupPlan> plans;
   for (const auto& group : all) {
@@ -451,12 +468,16 @@ CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std
   // their own chips), and a link a routed group shares with one counts both groups' bytes in
   // the routed group's time, which then bounds the pair.
   int64_t latency_hops = 0;
-  double bandwidth_s = 0;
+  double latency_s = 0, bandwidth_s = 0;
   for (const GroupPlan& p : plans) {
-    double busiest = 0;
-    for (const auto& [l, b] : p.own) busiest = std::max(busiest, total[static_cast<size_t>(l)]);
-    bandwidth_s = std::max(bandwidth_s, p.routed ? busiest / link.effective_bandwidth() : p.bandwidth_s);
+    double busiest = 0;  // the seconds its busiest link needs
+    for (const auto& [l, b] : p.own) {
+      busiest = std::max(busiest, total[static_cast<size_t>(l)] /
+                                      torus.params(torus.links()[static_cast<size_t>(l)]).effective_bandwidth());
+    }
+    bandwidth_s = std::max(bandwidth_s, p.routed ? busiest : p.bandwidth_s);
     latency_hops = std::max(latency_hops, p.latency_hops);
+    latency_s = std::max(latency_s, p.latency_s);
   }
   // All-reduce: a reduce-scatter then an all-gather over the same links.
   const int64_t phases = kind == CollectiveKind::kAllReduce ? 2 : 1;
@@ -464,8 +485,8 @@ CollectiveCost CostCollective(const Torus& torus, CollectiveKind kind, const std
     for (double& b : total) b *= static_cast<double>(phases);
   }
   cost.hops = phases * latency_hops;
-  cost.fixed_s = link.fixed_s;
-  cost.latency_s = static_cast<double>(cost.hops) * link.hop_latency_s;
+  cost.fixed_s = torus.link().fixed_s;
+  cost.latency_s = static_cast<double>(phases) * latency_s;
   cost.bandwidth_s = static_cast<double>(phases) * bandwidth_s;
   cost.latency_bound = cost.latency_s > cost.bandwidth_s;
   cost.seconds = cost.fixed_s + std::max(cost.latency_s, cost.bandwidth_s);
@@ -505,27 +526,30 @@ CollectiveCost CostPermute(const Torus& torus, const std::vector<std::pair<int64
   cost.op = op;
   Loads loads(static_cast<size_t>(torus.num_links()), 0.0);
   int64_t moving = 0;
+  double latency_s = 0;
   for (const auto& [src, dst] : pairs) {
     if (src == dst) continue;
     ++moving;
     const std::vector<Link> route = torus.Route(src, dst);
     for (const Link& l : route) loads[static_cast<size_t>(l.id)] += static_cast<double>(bytes_per_transfer);
     cost.hops = std::max(cost.hops, static_cast<int64_t>(route.size()));
+    latency_s = std::max(latency_s, RouteLatency(torus, route));
   }
   if (moving == 0) {
     cost.algorithm = "nothing moves over ICI (every transfer stays on its chip)";
     return cost;
   }
-  const LinkParams& link = torus.link();
-  double busiest = 0;
+  double busiest = 0, busiest_s = 0;  // the most bytes on a link, the longest a link needs
   int64_t shared = 0;
-  for (double b : loads) {
+  for (size_t id = 0; id < loads.size(); ++id) {
+    const double b = loads[id];
     busiest = std::max(busiest, b);
+    busiest_s = std::max(busiest_s, b / torus.params(torus.links()[id]).effective_bandwidth());
     if (b > static_cast<double>(bytes_per_transfer)) ++shared;
   }
-  cost.fixed_s = link.fixed_s;
-  cost.latency_s = static_cast<double>(cost.hops) * link.hop_latency_s;
-  cost.bandwidth_s = busiest / link.effective_bandwidth();
+  cost.fixed_s = torus.link().fixed_s;
+  cost.latency_s = latency_s;
+  cost.bandwidth_s = busiest_s;
   cost.latency_bound = cost.latency_s > cost.bandwidth_s;
   cost.seconds = cost.fixed_s + cost.latency_s + cost.bandwidth_s;
   const int64_t sharing = bytes_per_transfer > 0 ? std::llround(busiest / static_cast<double>(bytes_per_transfer)) : 1;

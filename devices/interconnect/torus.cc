@@ -1,6 +1,7 @@
 #include "jx/devices/interconnect/torus.h"
 
 #include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -31,14 +32,27 @@ std::vector<bool> SliceWraparound(const tpu::TpuChipSpec& spec, const std::vecto
   return wraps;
 }
 
+void CheckLinkParams(const LinkParams& link, std::string_view what) {
+  if (!(link.bandwidth > 0) || link.hop_latency_s < 0 || link.fixed_s < 0 || !(link.efficiency > 0) ||
+      link.efficiency > 1) {
+    throw ValueError(StrCat("[ici::Torus] ", what,
+                            " parameters need bandwidth > 0, latencies >= 0 and 0 < efficiency <= 1;"
+                            " got bandwidth ",
+                            link.bandwidth, ", hop latency ", link.hop_latency_s, ", fixed ", link.fixed_s,
+                            ", efficiency ", link.efficiency));
+  }
+}
+
 }  // namespace
 
-Torus::Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams link, std::string name)
+Torus::Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams link, std::string name,
+             std::optional<LinkParams> core_link)
     : shape_(std::move(shape)), wraps_(std::move(wraps)), link_(link), name_(std::move(name)) {
   const std::string label = name_.empty() ? std::string("torus") : StrCat(name_, " torus");
-  if (shape_.empty() || shape_.size() > 3) {
-    throw ValueError(
-        StrCat("[ici::Torus] a ", label, " has 1 to 3 axes, got shape {", absl::StrJoin(shape_, ", "), "}"));
+  const size_t chip_axes = shape_.size() - (core_link ? 1 : 0);
+  if (shape_.empty() || chip_axes < 1 || chip_axes > 3) {
+    throw ValueError(StrCat("[ici::Torus] a ", label, " has 1 to 3 axes of chips", core_link ? " and a core axis" : "",
+                            ", got shape {", absl::StrJoin(shape_, ", "), "}"));
   }
   if (wraps_.size() != shape_.size()) {
     throw ValueError(StrCat("[ici::Torus] shape ", ShapeText(shape_), " has ", shape_.size(), " axes but ",
@@ -54,13 +68,15 @@ Torus::Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams lin
                               " chips cannot wrap (a ring needs at least 3 chips; its ring would be its line)"));
     }
   }
-  if (!(link_.bandwidth > 0) || link_.hop_latency_s < 0 || link_.fixed_s < 0 || !(link_.efficiency > 0) ||
-      link_.efficiency > 1) {
-    throw ValueError(
-        StrCat("[ici::Torus] link parameters need bandwidth > 0, latencies >= 0 and 0 < efficiency <= 1;"
-               " got bandwidth ",
-               link_.bandwidth, ", hop latency ", link_.hop_latency_s, ", fixed ", link_.fixed_s, ", efficiency ",
-               link_.efficiency));
+  CheckLinkParams(link_, "link");
+  if (core_link) {
+    CheckLinkParams(*core_link, "core link");
+    core_axis_ = static_cast<int>(chip_axes);
+    core_link_ = *core_link;
+    if (wraps_[static_cast<size_t>(core_axis_)]) {
+      throw ValueError(StrCat("[ici::Torus] shape ", ShapeText(shape_), ": the core axis ", core_axis_,
+                              " cannot wrap (the cores of a chip are joined on the chip)"));
+    }
   }
   strides_.assign(shape_.size(), 1);
   for (size_t a = shape_.size(); a-- > 0;) {
@@ -87,7 +103,8 @@ Torus::Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams lin
                .dst = chip + (next - c) * strides_[axis],
                .axis = axis,
                .direction = direction,
-               .wraparound = wraparound};
+               .wraparound = wraparound,
+               .on_chip = axis == core_axis_};
         out_link_[static_cast<size_t>((chip * r + axis) * 2 + (direction > 0))] = l.id;
         boost::add_edge(static_cast<Graph::vertex_descriptor>(l.src), static_cast<Graph::vertex_descriptor>(l.dst), l,
                         graph_);
@@ -106,7 +123,21 @@ Torus Torus::ForSlice(const tpu::TpuChipSpec& spec, const std::vector<int64_t>& 
                   .hop_latency_s = spec.ici_hop_latency_s,
                   .fixed_s = spec.ici_collective_fixed_s,
                   .efficiency = spec.ici_efficiency};
-  return Torus(shape, SliceWraparound(spec, shape), link, spec.generation);
+  std::vector<bool> wraps = SliceWraparound(spec, shape);
+  if (spec.devices_per_chip == 1) return Torus(shape, std::move(wraps), link, spec.generation);
+  std::vector<int64_t> cores = shape;
+  cores.push_back(spec.devices_per_chip);
+  wraps.push_back(false);
+  LinkParams core_link{.bandwidth = spec.core_link_bandwidth,
+                       .hop_latency_s = 0,
+                       .fixed_s = spec.ici_collective_fixed_s,
+                       .efficiency = spec.ici_efficiency};
+  return Torus(std::move(cores), std::move(wraps), link, spec.generation, core_link);
+}
+
+const LinkParams& Torus::axis_link(int axis) const {
+  CheckAxis(axis);
+  return axis == core_axis_ ? core_link_ : link_;
 }
 
 void Torus::CheckChip(int64_t chip, const char* what) const {
@@ -262,12 +293,16 @@ int64_t Torus::Hops(int64_t src, int64_t dst) const {
 std::string Torus::Describe(const Link& link) const {
   return StrCat("chip ", link.src, " ", CoordsText(Coords(link.src)), " -> chip ", link.dst, " ",
                 CoordsText(Coords(link.dst)), ", axis ", link.axis, " ", link.direction > 0 ? "+" : "-",
-                link.wraparound ? ", wraparound" : "");
+                link.wraparound ? ", wraparound" : "", link.on_chip ? ", on-chip" : "");
 }
 
 std::string Torus::ToString() const {
   std::vector<std::string> axes;
-  for (size_t a = 0; a < shape_.size(); ++a) axes.push_back(StrCat("axis ", a, wraps_[a] ? " ring" : " line"));
+  for (size_t a = 0; a < shape_.size(); ++a) {
+    axes.push_back(static_cast<int>(a) == core_axis_
+                       ? StrCat("axis ", a, " cores (on-chip, ", core_link_.bandwidth, " B/s)")
+                       : StrCat("axis ", a, wraps_[a] ? " ring" : " line"));
+  }
   return StrCat(name_.empty() ? "" : StrCat(name_, " "), ShapeText(shape_), " torus: ", absl::StrJoin(axes, ", "), "; ",
                 link_.bandwidth, " B/s per one-way link");
 }

@@ -14,6 +14,15 @@
 //                                                   // wraparound link (the - way round)
 //   t.link().bandwidth;              // W: 4.5e10 one-way B/s per link on v5e
 //
+// On v2/v3 (TpuChipSpec::devices_per_chip 2) a vertex is one TensorCore (one JAX device): the
+// torus gets a last "core axis" of 2 whose links are the on-chip path between a chip's cores
+// (Link::on_chip, their own LinkParams: no ICI hop), never a ring:
+//
+//   ici::Torus v3 = ici::Torus::ForSlice(tpu::ChipSpec("v3"), {2, 2});   // a v3-8
+//   v3.shape();                      // {2, 2, 2}: 2x2 chips, 2 cores each
+//   v3.core_axis();                  // 2
+//   v3.Route(0, 1)[0].on_chip;       // true: core 0 -> core 1 of chip (0,0)
+//
 // Collective costs on the torus: collective_cost.h.
 #pragma once
 
@@ -39,7 +48,8 @@ struct LinkParams {
   double effective_bandwidth() const { return efficiency * bandwidth; }
 };
 
-// One one-way link, from chip src to its neighbour dst along `axis`.
+// One one-way link, from chip src to its neighbour dst along `axis` (on a torus with a core
+// axis, src and dst are TensorCores).
 struct Link {
   int64_t id = -1;   // its index in Torus::links(), 0 .. num_links() - 1
   int64_t src = -1;  // chip indices (row-major over the shape)
@@ -47,6 +57,7 @@ struct Link {
   int axis = 0;             // the torus axis it runs along
   int direction = +1;       // +1: towards the higher coordinate, -1: the lower
   bool wraparound = false;  // the ring's closing link (last chip <-> first)
+  bool on_chip = false;     // along the core axis: the path between two cores of one chip
 };
 
 class Torus {
@@ -56,8 +67,11 @@ class Torus {
 
   // A torus of `shape` (rank 1 to 3, every side >= 1) whose axis a wraps when wraps[a]. An
   // axis of fewer than 3 chips cannot wrap (its ring would be its line). Throws ValueError
-  // naming the shape and axis otherwise. `name` labels it in messages ("v5e").
-  Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams link, std::string name = "");
+  // naming the shape and axis otherwise. `name` labels it in messages ("v5e"). With
+  // `core_link`, shape's last axis (beyond the 3) is the cores of each chip: a line whose
+  // links are on-chip and cost core_link (its fixed_s is unused: a collective pays link's t0).
+  Torus(std::vector<int64_t> shape, std::vector<bool> wraps, LinkParams link, std::string name = "",
+        std::optional<LinkParams> core_link = std::nullopt);
 
   // The torus of a slice of `shape` of spec's generation, with TPU.md's wraparound rule:
   //  * 2D generations (v3, v5e, v6e): an axis wraps only at the full pod's size (16 on
@@ -66,8 +80,10 @@ class Torus {
   //    switches; a slice of whole cubes (every side a multiple of 4) wraps every axis, a slice
   //    smaller than a cube (2x2x1, 2x2x2, 2x2x4, ...) wraps none.
   // The link constants are spec's ici_link_bandwidth, ici_hop_latency_s,
-  // ici_collective_fixed_s and ici_efficiency. Throws ValueError when shape's rank is not
-  // the generation's torus rank.
+  // ici_collective_fixed_s and ici_efficiency. `shape` counts chips; with spec.devices_per_chip
+  // 2 (v2, v3) a core axis of 2 follows, its links core_link_bandwidth at ici_efficiency with
+  // no hop latency (the cores share the chip: no ICI hop is crossed). Throws ValueError when
+  // shape's rank is not the generation's torus rank.
   static Torus ForSlice(const tpu::TpuChipSpec& spec, const std::vector<int64_t>& shape);
 
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -75,7 +91,13 @@ class Torus {
   int64_t num_chips() const { return num_chips_; }
   bool wraps(int axis) const;
   const std::vector<bool>& wraparound() const { return wraps_; }
+  // The ICI links' constants; axis_link(a) is the constants of axis a's links (the core axis'
+  // on-chip path, else link()).
   const LinkParams& link() const { return link_; }
+  const LinkParams& axis_link(int axis) const;
+  const LinkParams& params(const Link& l) const { return l.on_chip ? core_link_ : link_; }
+  // The core axis (the last), or -1 when a vertex is a whole chip.
+  int core_axis() const { return core_axis_; }
   const std::string& name() const { return name_; }
 
   const Graph& graph() const { return graph_; }
@@ -112,9 +134,12 @@ class Torus {
   // Route(src, dst).size(): the torus distance.
   int64_t Hops(int64_t src, int64_t dst) const;
 
-  // "chip 5 (2,1) -> chip 7 (3,1), axis 0 +" (", wraparound" on a ring's closing link).
+  // "chip 5 (2,1) -> chip 7 (3,1), axis 0 +" (", wraparound" on a ring's closing link,
+  // ", on-chip" along the core axis).
   std::string Describe(const Link& link) const;
-  // "v5e 8x16 torus: axis 0 line, axis 1 ring; 4.5e+10 B/s per one-way link".
+  // "v5e 8x16 torus: axis 0 line, axis 1 ring; 4.5e+10 B/s per one-way link" ("v3 2x2x2
+  // torus: axis 0 line, axis 1 line, axis 2 cores (on-chip, 1e+11 B/s); 1e+11 B/s per one-way
+  // link").
   std::string ToString() const;
 
  private:
@@ -125,6 +150,8 @@ class Torus {
   std::vector<bool> wraps_;
   LinkParams link_;
   std::string name_;
+  LinkParams core_link_;
+  int core_axis_ = -1;
   int64_t num_chips_ = 1;
   std::vector<int64_t> strides_;  // row-major
   Graph graph_;

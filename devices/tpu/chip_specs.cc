@@ -69,20 +69,25 @@ TpuChipSpec Finish(TpuChipSpec spec) {
 
 std::vector<TpuChipSpec> MakeTable() {
   std::vector<TpuChipSpec> table;
-  // v2 [book9; cacm20; cloud/v2]. One row is one TensorCore, not a chip: on v2 (as on v3)
-  // JAX lists each core as its own device (a v2-8 board of 4 chips is 8 devices), and the
-  // book profiles "8 TPUv2 cores" as a "TPUv2 4x2". So make_pod("v2", {4, 2}) is a v2-8 whose
-  // 8 devices are JAX's. The peak is the book's 23e12 per core (cacm20: 46e12 per chip of 2
-  // cores); one 128x128 MXU per core gives the derived clock 0.70 GHz, cacm20's 700 MHz. HBM
-  // per core: half of the chip's 16 GiB and 700 GB/s [cacm20]. ICI: the book's 1.2e11 B/s
-  // bidirectional between neighbouring cores, 6e10 one-way per link, 4 links of a 2D torus
-  // [cacm20]. A slice is a 2D grid of cores, every neighbour pair one such link (the two
-  // cores of a chip really share the chip rather than an ICI link: a model simplification,
-  // as the book's "one hop" of the 4x2); the full pod's 16x16 chips are 32x16 cores. v2 has
-  // no int8 MXU mode: int8_ops is the bf16 rate. VMEM: no published v2 figure; v3's 16 MiB
-  // per core (a model assumption).
+  // v2 [book9; cacm20; cloud/v2] and v3 [book chip table; cloud/v3] are rows per TensorCore,
+  // not per chip: JAX lists each core of a v2/v3 chip as its own device (a v2-8 or v3-8 board
+  // of 2x2 chips is 8 devices; the book profiles "8 TPUv2 cores" as a "TPUv2 4x2"), each with
+  // its own MXUs and half the chip's HBM. make_pod takes the slice's shape in chips and makes
+  // two devices per chip whose cores are joined by the on-chip path (devices_per_chip,
+  // core_link_bandwidth; ici::Torus's core axis). ICI links run between chips; a model
+  // simplification gives each core its own ports (the book's 4x2 grid of equal links).
+  //
+  // v2: the peak is the book's 23e12 per core (cacm20: 46e12 per chip of 2 cores); one
+  // 128x128 MXU per core gives the derived clock 0.70 GHz, cacm20's 700 MHz. HBM per core:
+  // half of the chip's 16 GiB and 700 GB/s [cacm20]. ICI: the book's 1.2e11 B/s bidirectional
+  // between neighbouring cores, 6e10 one-way per link, 4 links of a 2D torus, 16x16 chips a
+  // pod [cacm20]. The two cores of a chip exchange at the same 6e10 one-way: the book's
+  // neighbours include the core pair (its 2-way model axis, which the profile shows moving
+  // 134 MB in 1.13 ms). v2 has no int8 MXU mode: int8_ops is the bf16 rate. VMEM: no
+  // published v2 figure; v3's 16 MiB per core (a model assumption).
   table.push_back(Finish({.generation = "v2",
                           .device_kind = "TPU v2",
+                          .devices_per_chip = 2,
                           .bf16_flops = 23e12,
                           .int8_ops = 23e12,
                           .tensor_cores = 1,
@@ -93,22 +98,28 @@ std::vector<TpuChipSpec> MakeTable() {
                           .vmem_bytes = 16 * kMiB,
                           .ici_link_bandwidth = 6e10,
                           .ici_links = 4,
+                          .core_link_bandwidth = 6e10,
                           .torus_rank = 2,
-                          .full_pod = {32, 16}}));
-  // v3 [book chip table; cloud/v3: 2 TensorCores x 2 MXUs of 128x128]. Derived clock
-  // 1.07 GHz (the book's peak 1.4e14 is above Cloud's 123 TFLOP/s; the book's numbers win).
+                          .full_pod = {16, 16}}));
+  // v3: half of the book's 1.4e14 per chip per core (the book's numbers win over Cloud's 123
+  // TFLOP/s), 2 MXUs of 128x128 per core [cloud/v3]: derived clock 1.07 GHz. HBM per core:
+  // half of the chip's 32 GiB and 9.0e11 B/s [book; cloud/v3: 32 GiB, 900 GBps per chip].
+  // The core pair's on-chip path has no published rate: the ICI link's 1e11 one-way, as v2's
+  // pair matches its links (a model assumption).
   table.push_back(Finish({.generation = "v3",
                           .device_kind = "TPU v3",
-                          .bf16_flops = 1.4e14,
-                          .int8_ops = 1.4e14,
-                          .tensor_cores = 2,
+                          .devices_per_chip = 2,
+                          .bf16_flops = 7e13,
+                          .int8_ops = 7e13,
+                          .tensor_cores = 1,
                           .mxus_per_core = 2,
                           .mxu_dim = 128,
-                          .hbm_bytes = 32 * kGiB,
-                          .hbm_bandwidth = 9.0e11,
+                          .hbm_bytes = 16 * kGiB,
+                          .hbm_bandwidth = 4.5e11,
                           .vmem_bytes = 16 * kMiB,
                           .ici_link_bandwidth = 1e11,
                           .ici_links = 4,
+                          .core_link_bandwidth = 1e11,
                           .torus_rank = 2,
                           .full_pod = {32, 32}}));
   // v4 [book; cloud/v4: 2 TensorCores (megacore) x 4 MXUs]. Derived clock 1.05 GHz.

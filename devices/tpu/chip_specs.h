@@ -1,7 +1,8 @@
 // The table of TPU chip generations a simulated chip or a TPU compile target can be: one
-// TpuChipSpec per generation (v2, v3, v4, v5e, v5p, v6e, v7; v2 per TensorCore, as
-// JAX lists v2 cores as devices; the others per chip), every constant with its public
-// source (../shared/TPU.md: the scaling book "How to Scale Your Model", the Cloud TPU pages).
+// TpuChipSpec per generation (v2, v3, v4, v5e, v5p, v6e, v7; v2 and v3 per TensorCore, as
+// JAX lists their two cores per chip as devices; the others per chip), every constant with
+// its public source (../shared/TPU.md: the scaling book "How to Scale Your Model", the Cloud
+// TPU pages).
 // Clocks are derived from peak = cores x MXUs x R x C x 2 x f where no clock is published.
 //
 //   const tpu::TpuChipSpec& v5e = tpu::ChipSpec("v5e");

@@ -26,7 +26,7 @@ int64_t OperandBytes(const hlo::HloInstruction& instr) {
 
 IciCollectiveTimer::IciCollectiveTimer(const ici::Torus& torus, const std::vector<const TpuChip*>& chips)
     : torus_(torus) {
-  for (const TpuChip* chip : chips) torus_index_.push_back(torus.ChipAt(chip->coords()));
+  for (const TpuChip* chip : chips) torus_index_.push_back(torus.ChipAt(chip->torus_coords()));
 }
 
 absl::StatusOr<std::shared_ptr<const CollectiveTiming>> IciCollectiveTimer::Shared(

@@ -69,9 +69,10 @@ std::vector<const Device*> Pod::devices() const { return client_->devices(); }
 const std::vector<int64_t>& Pod::shape() const { return client_->shape(); }
 const std::string& Pod::generation() const { return client_->spec().generation; }
 const TpuChipSpec& Pod::spec() const { return client_->spec(); }
-int64_t Pod::num_chips() const { return static_cast<int64_t>(client_->chips().size()); }
+int64_t Pod::num_chips() const { return num_devices() / spec().devices_per_chip; }
+int64_t Pod::num_devices() const { return static_cast<int64_t>(client_->chips().size()); }
 
-const TpuChip& Pod::chip(const std::vector<int64_t>& coords) const {
+const TpuChip& Pod::chip(const std::vector<int64_t>& coords, int core_on_chip) const {
   const std::vector<int64_t>& shape = client_->shape();
   bool inside = coords.size() == shape.size();
   int64_t index = 0;
@@ -83,7 +84,12 @@ const TpuChip& Pod::chip(const std::vector<int64_t>& coords) const {
     throw ValueError(StrCat("[Pod::chip] position ", ShapeText(coords), " is not on the ", generation(), " pod of shape ",
                             ShapeText(shape)));
   }
-  return *client_->chips()[static_cast<size_t>(index)];
+  const int64_t cores = spec().devices_per_chip;
+  if (core_on_chip < 0 || core_on_chip >= cores) {
+    throw ValueError(StrCat("[Pod::chip] core_on_chip ", core_on_chip, " is not a core of a ", generation(),
+                            " chip (", cores, " device", cores == 1 ? "" : "s", " per chip)"));
+  }
+  return *client_->chips()[static_cast<size_t>(index * cores + core_on_chip)];
 }
 
 const std::vector<int64_t>& Pod::coords(const Device* device) const {

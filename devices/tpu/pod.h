@@ -11,7 +11,15 @@
 //   pod.torus().wraps(0);                            // false: a 4x2 v5e slice has no
 //                                                    // wraparound (ici::Torus)
 //
-// Every chip's HBM holds the generation's capacity; PodOptions::hbm_bytes simulates a
+// v2 and v3 chips are two devices each, as JAX lists them (one per TensorCore, each with half
+// the chip's HBM and its own MXUs); their cores are joined by the on-chip path, not ICI:
+//
+//   auto v3_8 = jx::tpu::make_pod("v3", {2, 2});     // a v3-8: 4 chips, 8 devices
+//   v3_8.devices()[1]->ToString();                   // "TPU_2(process=0,(0,0,0,1))"
+//   v3_8.coords(v3_8.devices()[3]);                  // {0, 1}: core 1 of chip (0, 1)
+//   v3_8.torus().shape();                            // {2, 2, 2}: the last axis the cores
+//
+// Every device's HBM holds the generation's capacity; PodOptions::hbm_bytes simulates a
 // smaller memory (tests of running out, what-if planning).
 #pragma once
 
@@ -29,7 +37,7 @@
 namespace jx::tpu {
 
 struct PodOptions {
-  int64_t hbm_bytes = 0;  // per chip; 0: the generation's capacity
+  int64_t hbm_bytes = 0;  // per device; 0: the generation's capacity
 };
 
 // A handle to a pod made by make_pod (cheap to copy; the chips live as long as the process,
@@ -38,14 +46,17 @@ class Pod {
  public:
   explicit Pod(std::shared_ptr<const TpuClient> client) : client_(std::move(client)) {}
 
-  // The chips, row-major over shape() (the last axis fastest), ids increasing.
+  // The devices, row-major over shape() (the last axis fastest; on v2/v3 each chip's two
+  // cores in a row), ids increasing.
   std::vector<const Device*> devices() const;
-  const std::vector<int64_t>& shape() const;
+  const std::vector<int64_t>& shape() const;  // in chips
   const std::string& generation() const;
   const TpuChipSpec& spec() const;
   int64_t num_chips() const;
-  // The chip at a torus position / a chip's position (ValueError for other devices).
-  const TpuChip& chip(const std::vector<int64_t>& coords) const;
+  int64_t num_devices() const;  // num_chips() x spec().devices_per_chip
+  // The device at a torus position (and core, on v2/v3) / a device's chip position
+  // (ValueError for other devices).
+  const TpuChip& chip(const std::vector<int64_t>& coords, int core_on_chip = 0) const;
   const std::vector<int64_t>& coords(const Device* device) const;
   const TpuClient& client() const { return *client_; }
   // The slice's interconnect (devices/interconnect/torus.h): which axes wrap, the links, the
@@ -59,7 +70,8 @@ class Pod {
   std::shared_ptr<const TpuClient> client_;
 };
 
-// A pod of `generation` ("v3", "v4", "v5e", "v5p", "v6e", "v7") chips on a torus of `shape`.
+// A pod of `generation` ("v2", "v3", "v4", "v5e", "v5p", "v6e", "v7") chips on a torus of
+// `shape` (in chips: a v3-8 is {2, 2}, a v3-32 {4, 4}).
 // Throws ValueError when the generation is unknown, when shape's rank is not the
 // generation's torus rank, when a dimension is below 1, or when the shape does not fit the
 // generation's full pod. Chip ids follow every device registered so far.

@@ -16,8 +16,13 @@ TpuClient::TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id)
   int64_t count = 1;
   for (int64_t d : shape_) count *= d;
   std::vector<int64_t> coords(shape_.size(), 0);
+  int id = first_id;
   for (int64_t i = 0; i < count; ++i) {
-    chips_.push_back(std::make_unique<TpuChip>(*this, spec_, first_id + static_cast<int>(i), coords));
+    // A chip is one device, or (v2/v3) one per TensorCore, the core counting fastest: the
+    // torus' vertex order.
+    for (int core = 0; core < spec_.devices_per_chip; ++core) {
+      chips_.push_back(std::make_unique<TpuChip>(*this, spec_, id++, coords, core));
+    }
     // The next position in row-major order: the last axis counts fastest.
     for (size_t axis = shape_.size(); axis-- > 0;) {
       if (++coords[axis] < shape_[axis]) break;

@@ -28,7 +28,8 @@ namespace jx::tpu {
 class TpuClient final : public Client {
  public:
   // Chips for every position of shape (one per torus axis), ids first_id, first_id + 1, ...
-  // in row-major order (the last axis fastest), each with spec's constants.
+  // in row-major order (the last axis fastest), each with spec's constants. On v2/v3
+  // (spec.devices_per_chip 2) each position holds two devices, its TensorCores, core 0 first.
   TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id);
 
   std::string_view platform() const override { return "tpu"; }
@@ -40,8 +41,10 @@ class TpuClient final : public Client {
 
   const TpuChipSpec& spec() const { return spec_; }
   const std::vector<int64_t>& shape() const { return shape_; }
+  // Every device (a chip, or on v2/v3 a TensorCore), as devices() lists them.
   const std::vector<std::unique_ptr<TpuChip>>& chips() const { return chips_; }
-  // The slice's interconnect: its torus of chips (vertex i is chips()[i]), built once here.
+  // The slice's interconnect: its torus of chips (vertex i is chips()[i]; on v2/v3 with a
+  // core axis), built once here.
   const ici::Torus& torus() const { return *torus_; }
   // The report of the latest multi-chip step run on this pod's chips (any program), so a user
   // of jit or shard_map reads it without holding the program; empty before the first.

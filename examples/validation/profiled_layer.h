@@ -15,7 +15,7 @@
 // The activation between the projections is not printed; none is applied here (on XLA:TPU an
 // elementwise activation fuses into the up-projection's output fusion).
 //
-//   const tpu::Pod pod = tpu::make_pod("v2", {4, 2});
+//   const tpu::Pod pod = tpu::make_pod("v2", {2, 2});
 //   const BookFfwProfile profile = PlanBookFfw(pod);       // a dry run: shapes only
 //   profile.up_projection_seconds;                          // the chapter's 96 ms
 //   profile.reduce_scatter_seconds;                         // the chapter's 1.13 ms
@@ -57,7 +57,7 @@ struct BookFfwProfile {
   int num_other_collectives = 0;
 };
 
-// A dry run of the layer on `pod` (8 devices: a v2-8, make_pod("v2", {4, 2})), mesh (4, 2) =
+// A dry run of the layer on `pod` (8 devices: a v2-8, make_pod("v2", {2, 2})), mesh (4, 2) =
 // ('data', 'model'). The projections are the plan's two dots, told apart by program order
 // (the up-projection runs first); a jx::Error when the plan does not hold exactly those two
 // dots and one reduce-scatter.

@@ -88,10 +88,14 @@ class TorusCostModel final : public SpmdCostModel {
       latency = std::max(latency, c.latency_s);
       for (const ici::LinkBytes& l : c.link_bytes) loads[l.link] += l.bytes;
     }
-    int64_t busiest = 0;
-    for (const auto& [link, b] : loads) busiest = std::max(busiest, b);
+    const ici::Torus& torus = client_.torus();
+    double busiest = 0;  // the seconds the busiest link needs (on-chip links have their own rate)
+    for (const auto& [link, b] : loads) {
+      busiest = std::max(busiest, static_cast<double>(b) /
+                                      torus.params(torus.links()[static_cast<size_t>(link)]).effective_bandwidth());
+    }
     if (busiest == 0) return 0;
-    return fixed + latency + static_cast<double>(busiest) / client_.torus().link().effective_bandwidth();
+    return fixed + latency + busiest;
   }
 
   Mesh mesh_;

@@ -194,6 +194,46 @@ TEST(MakeMeshTest, WithoutALayoutTheOrderIsKept) {
   EXPECT_EQ(make_mesh({2, 2}, {"a", "b"}, half).devices(), half);
 }
 
+int Core(const Device* d) { return static_cast<const tpu::TpuChip*>(d)->core_on_chip(); }
+
+// A v3-8 (2x2 chips, a device per TensorCore) as JAX's create_device_mesh orders it: the tray's
+// 8 devices in its ring order (0, 1, 2, 3, 6, 7, 4, 5) of jax.devices(), which lists chips x
+// fastest: the 'model' pairs are the two cores of a chip, 'data' goes round the 2x2 chips.
+TEST(MakeMeshTest, AV3EightGoesRoundItsTray) {
+  tpu::Pod pod = tpu::make_pod("v3", {2, 2});
+  Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const std::vector<std::vector<int64_t>> ring = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      EXPECT_EQ(Coords(mesh.device_at({i, j})), ring[static_cast<size_t>(i)]);
+      EXPECT_EQ(Core(mesh.device_at({i, j})), j);
+    }
+  }
+  // One axis of 8: the same ring.
+  EXPECT_EQ(make_mesh({8}, {"i"}, pod.devices()).devices(), mesh.devices());
+}
+
+// A v3-32 (4x4 chips): a last mesh axis of 8 is one tray (a host's 2x2 chips) in ring order;
+// other shapes take jax.devices()'s order, tray after tray.
+TEST(MakeMeshTest, AV3ThirtyTwoRowsOfEightAreTrays) {
+  tpu::Pod pod = tpu::make_pod("v3", {4, 4});
+  Mesh trays = make_mesh({4, 8}, {"data", "model"}, pod.devices());
+  const std::vector<std::vector<int64_t>> hosts = {{0, 0}, {2, 0}, {0, 2}, {2, 2}};  // x fastest
+  const std::vector<std::vector<int64_t>> ring = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 8; ++j) {
+      const std::vector<int64_t>& host = hosts[static_cast<size_t>(i)];
+      const std::vector<int64_t>& chip = ring[static_cast<size_t>(j / 2)];
+      EXPECT_THAT(Coords(trays.device_at({i, j})), ElementsAre(host[0] + chip[0], host[1] + chip[1]));
+      EXPECT_EQ(Core(trays.device_at({i, j})), j % 2);
+    }
+  }
+  Mesh listed = make_mesh({16, 2}, {"data", "model"}, pod.devices());
+  EXPECT_THAT(Coords(listed.device_at({1, 1})), ElementsAre(1, 0));  // the tray's second chip
+  EXPECT_EQ(Core(listed.device_at({1, 1})), 1);
+  EXPECT_THAT(Coords(listed.device_at({4, 0})), ElementsAre(2, 0));  // the second tray
+}
+
 TEST(MakeMeshTest, DefaultDevicesAreTheFirstPods) {
   tpu::make_pod("v5e", {4, 2});  // at least one pod exists
   const std::vector<const Device*> first = jx::devices("tpu")[0]->client().devices();

@@ -43,9 +43,35 @@ TEST(TorusTest, V5eAndV6eWrapAnAxisOnlyAtItsFullSize16) {
   EXPECT_THAT(Slice("v5e", {1, 1}).wraparound(), ElementsAre(false, false));
   EXPECT_THAT(Slice("v6e", {16, 16}).wraparound(), ElementsAre(true, true));
   EXPECT_THAT(Slice("v6e", {4, 16}).wraparound(), ElementsAre(false, true));
-  // v3 follows the 2D rule at its 32x32 full pod.
-  EXPECT_THAT(Slice("v3", {32, 32}).wraparound(), ElementsAre(true, true));
-  EXPECT_THAT(Slice("v3", {16, 32}).wraparound(), ElementsAre(false, true));
+  // v3 follows the 2D rule at its 32x32-chip full pod; its core axis (one device per
+  // TensorCore) is a line of 2.
+  EXPECT_THAT(Slice("v3", {32, 32}).wraparound(), ElementsAre(true, true, false));
+  EXPECT_THAT(Slice("v3", {16, 32}).wraparound(), ElementsAre(false, true, false));
+}
+
+// v2/v3: a vertex per TensorCore; the last axis joins a chip's two cores on the chip (no ICI
+// hop latency), routes cross it last.
+TEST(TorusTest, V3CoresAreJoinedOnTheChip) {
+  const Torus t = Slice("v3", {2, 2});
+  EXPECT_THAT(t.shape(), ElementsAre(2, 2, 2));
+  EXPECT_EQ(t.core_axis(), 2);
+  EXPECT_EQ(Slice("v5e", {2, 2}).core_axis(), -1);
+  const std::vector<Link> pair = t.Route(t.ChipAt({1, 0, 0}), t.ChipAt({1, 0, 1}));
+  ASSERT_EQ(pair.size(), 1u);
+  EXPECT_TRUE(pair[0].on_chip);
+  EXPECT_EQ(t.params(pair[0]).hop_latency_s, 0);
+  EXPECT_DOUBLE_EQ(t.params(pair[0]).bandwidth, 1e11);
+  EXPECT_THAT(t.Describe(pair[0]), HasSubstr("axis 2 +, on-chip"));
+  // Core 0 of chip (0,0) to core 1 of chip (1,1): two ICI hops, then onto core 1.
+  const std::vector<Link> across = t.Route(t.ChipAt({0, 0, 0}), t.ChipAt({1, 1, 1}));
+  ASSERT_EQ(across.size(), 3u);
+  EXPECT_FALSE(across[0].on_chip);
+  EXPECT_FALSE(across[1].on_chip);
+  EXPECT_TRUE(across[2].on_chip);
+  EXPECT_DOUBLE_EQ(t.params(across[0]).hop_latency_s, 1e-6);
+  EXPECT_THAT(t.ToString(), HasSubstr("axis 2 cores (on-chip"));
+  EXPECT_THAT(ValueErrorOf([] { Torus({2, 2}, {false, false}, {.bandwidth = 1}, "x", LinkParams{.bandwidth = 0}); }),
+              HasSubstr("core link parameters need bandwidth > 0"));
 }
 
 TEST(TorusTest, V4V5pV7WrapSlicesOfWholeCubesOnly) {

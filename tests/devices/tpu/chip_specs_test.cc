@@ -38,10 +38,11 @@ struct Row {
 
 TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
   const std::vector<Row> rows = {
-      // v2 per TensorCore (each core a JAX device): the scaling book's 23e12 and 1.2e11 B/s
-      // bidirectional ICI, half of a chip's 16 GiB and 700 GB/s of HBM.
-      {"v2", 23e12, 23e12, 8 * kGiB, 3.5e11, 1, 1, 128, 16 * kMiB, 6e10, 4, 2, {32, 16}},
-      {"v3", 1.4e14, 1.4e14, 32 * kGiB, 9.0e11, 2, 2, 128, 16 * kMiB, 1e11, 4, 2, {32, 32}},
+      // v2 and v3 per TensorCore (each core a JAX device): v2 the scaling book's 23e12 and
+      // 1.2e11 B/s bidirectional ICI, half of a chip's 16 GiB and 700 GB/s of HBM; v3 half of
+      // TPU.md's 1.4e14, 32 GiB and 9.0e11 per chip. Pods in chips.
+      {"v2", 23e12, 23e12, 8 * kGiB, 3.5e11, 1, 1, 128, 16 * kMiB, 6e10, 4, 2, {16, 16}},
+      {"v3", 7e13, 7e13, 16 * kGiB, 4.5e11, 1, 2, 128, 16 * kMiB, 1e11, 4, 2, {32, 32}},
       {"v4", 2.75e14, 2.75e14, 32 * kGiB, 1.2e12, 2, 4, 128, 16 * kMiB, 4.5e10, 6, 3, {16, 16, 16}},
       {"v5e", 1.97e14, 3.94e14, 16'000'000'000, 8.2e11, 1, 4, 128, 128 * kMiB, 4.5e10, 4, 2, {16, 16}},
       {"v5p", 4.59e14, 9.18e14, 96'000'000'000, 2.8e12, 2, 4, 128, 64 * kMiB, 9e10, 6, 3, {16, 20, 28}},
@@ -72,6 +73,24 @@ TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
     EXPECT_GT(s.kernel_launch_s, 0);
     EXPECT_GT(s.vmem_bandwidth, s.hbm_bandwidth);
   }
+}
+
+// JAX lists a v2/v3 chip's two TensorCores as two devices; v4+ a chip (megacore or one core)
+// as one. A device's HBM and peak times its devices per chip give TPU.md's chip figures.
+TEST(ChipSpecsTest, V2AndV3AreTwoDevicesPerChip) {
+  for (const TpuChipSpec& s : AllChipSpecs()) {
+    SCOPED_TRACE(s.generation);
+    const bool per_core = s.generation == "v2" || s.generation == "v3";
+    EXPECT_EQ(s.devices_per_chip, per_core ? 2 : 1);
+    // The on-chip path between the cores: the chip's ICI link rate (book9's v2 core pair).
+    EXPECT_DOUBLE_EQ(s.core_link_bandwidth, per_core ? s.ici_link_bandwidth : 0);
+  }
+  const TpuChipSpec& v3 = ChipSpec("v3");
+  EXPECT_DOUBLE_EQ(v3.bf16_flops * static_cast<double>(v3.devices_per_chip), 1.4e14);
+  EXPECT_EQ(v3.hbm_bytes * v3.devices_per_chip, 32 * kGiB);
+  EXPECT_DOUBLE_EQ(v3.hbm_bandwidth * static_cast<double>(v3.devices_per_chip), 9.0e11);
+  EXPECT_EQ(v3.num_mxus(), 2);  // each core its own 2 MXUs [cloud/v3]
+  EXPECT_NEAR(v3.clock_hz, 1.07e9, 0.01e9);
 }
 
 TEST(ChipSpecsTest, CollectiveFixedCostAndEfficiencyFollowThePpermuteFits) {

@@ -14,6 +14,7 @@
 #include "jx/core/errors.h"
 #include "jx/devices/device_put.h"
 #include "jx/devices/interconnect/torus.h"
+#include "jx/devices/tpu/tpu_chip.h"
 #include "jx/devices/tpu/tpu_client.h"
 
 namespace jx::tpu {
@@ -56,16 +57,63 @@ TEST(PodTest, A3DCubeOfV4Chips) {
   EXPECT_EQ(cube.spec().torus_rank, 3);
 }
 
-// A Colab TPU v2-8 as JAX sees it: 8 devices, one per TensorCore, which the scaling book's
-// profiling chapter arranges as a 4x2 grid (no wraparound: a ring needs the full pod's side).
+// A Colab TPU v2-8 as JAX sees it: 2x2 chips, 8 devices, one per TensorCore (the scaling
+// book's profiling chapter arranges them as a 4x2 mesh), each with half a chip's HBM.
 TEST(PodTest, AV2EightIsEightCoreDevices) {
-  Pod pod = make_pod("v2", {4, 2});
+  Pod pod = make_pod("v2", {2, 2});
   ASSERT_EQ(pod.devices().size(), 8u);
+  EXPECT_EQ(pod.num_chips(), 4);
   EXPECT_EQ(pod.devices()[0]->device_kind(), "TPU v2");
   EXPECT_EQ(pod.devices()[7]->memory_stats().bytes_limit, int64_t{8} << 30);
-  EXPECT_FALSE(pod.torus().wraps(0));
-  EXPECT_FALSE(pod.torus().wraps(1));
-  EXPECT_THAT(ValueErrorOf([] { make_pod("v2", {64, 2}); }), HasSubstr("full v2 pod 32x16 (512 chips)"));
+  EXPECT_THAT(pod.torus().shape(), ElementsAre(2, 2, 2));
+  EXPECT_THAT(pod.torus().wraparound(), ElementsAre(false, false, false));
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v2", {32, 2}); }), HasSubstr("full v2 pod 16x16 (256 chips)"));
+}
+
+// A v3-8 as jax.devices() lists it: 4 chips of 2 TensorCores, each core a device with
+// TpuDevice's coords (the chip's) and core_on_chip, half the chip's 32 GiB and 1.4e14.
+TEST(PodTest, AV3EightIsFourChipsOfTwoCoreDevices) {
+  Pod pod = make_pod("v3", {2, 2});
+  EXPECT_EQ(pod.num_chips(), 4);
+  EXPECT_EQ(pod.num_devices(), 8);
+  const std::vector<const Device*> devices = pod.devices();
+  ASSERT_EQ(devices.size(), 8u);
+  const std::vector<std::vector<int64_t>> coords = {{0, 0}, {0, 0}, {0, 1}, {0, 1}, {1, 0}, {1, 0}, {1, 1}, {1, 1}};
+  for (size_t i = 0; i < devices.size(); ++i) {
+    SCOPED_TRACE(i);
+    const auto& core = static_cast<const TpuChip&>(*devices[i]);
+    EXPECT_EQ(core.id(), devices[0]->id() + static_cast<int>(i));
+    EXPECT_EQ(core.coords(), coords[i]);
+    EXPECT_EQ(pod.coords(&core), coords[i]);
+    EXPECT_EQ(core.core_on_chip(), static_cast<int>(i % 2));
+    EXPECT_EQ(core.device_kind(), "TPU v3");
+    EXPECT_EQ(core.memory_stats().bytes_limit, int64_t{16} << 30);
+    EXPECT_DOUBLE_EQ(core.spec().bf16_flops, 7e13);
+    EXPECT_EQ(&pod.chip(coords[i], core.core_on_chip()), &core);
+  }
+  EXPECT_EQ(devices[5]->ToString(), "TPU_" + std::to_string(devices[5]->id()) + "(process=0,(1,0,0,1))");
+  EXPECT_THAT(ValueErrorOf([&] { pod.chip({0, 0}, 2); }), HasSubstr("core_on_chip 2 is not a core of a v3 chip"));
+  // The torus of cores: 2x2 chips (lines: v3 wraps only at its full 32), then the core axis.
+  EXPECT_THAT(pod.torus().shape(), ElementsAre(2, 2, 2));
+  EXPECT_EQ(pod.torus().core_axis(), 2);
+  EXPECT_THAT(pod.torus().wraparound(), ElementsAre(false, false, false));
+}
+
+// A v3-32: 4x4 chips, 32 devices; the slice must fit the 32x32-chip pod.
+TEST(PodTest, AV3ThirtyTwoIsSixteenChips) {
+  Pod pod = make_pod("v3", {4, 4});
+  EXPECT_EQ(pod.num_chips(), 16);
+  ASSERT_EQ(pod.devices().size(), 32u);
+  const auto& last = static_cast<const TpuChip&>(*pod.devices()[31]);
+  EXPECT_THAT(last.coords(), ElementsAre(3, 3));
+  EXPECT_EQ(last.core_on_chip(), 1);
+  EXPECT_EQ(&pod.chip({2, 1}, 1), pod.devices()[2 * (2 * 4 + 1) + 1]);
+  EXPECT_THAT(pod.torus().shape(), ElementsAre(4, 4, 2));
+  // ICI: 8 lines of 4 cores along each chip axis, 6 one-way links each; on-chip: 2 per chip.
+  const std::vector<ici::Link>& links = pod.torus().links();
+  EXPECT_EQ(links.size(), 2u * 8 * 6 + 16 * 2);
+  EXPECT_EQ(std::count_if(links.begin(), links.end(), [](const ici::Link& l) { return l.on_chip; }), 16 * 2);
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v3", {64, 2}); }), HasSubstr("full v3 pod 32x32 (1024 chips)"));
 }
 
 TEST(PodTest, ShapesAreCheckedAgainstTheGeneration) {
