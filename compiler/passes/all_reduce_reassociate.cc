@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/passes/all_reduce_utils.h"
@@ -31,16 +30,7 @@ absl::StatusOr<bool> AllReduceReassociate::RunOnComputation(HloComputation* comp
   // outer one then sees two all-reduces.
   for (HloInstruction* combine : computation->MakeInstructionPostOrder()) {
     if (!combine->IsElementwise() || !IsReassociable(combine)) continue;
-    HloInstruction* kept = combine->mutable_operand(0);
-    HloInstruction* dropped = combine->mutable_operand(1);
-    HLO_ASSIGN_OR_RETURN(HloInstruction * combined,
-                         HloBuilder(computation)
-                             .Binary(combine->opcode(), kept->mutable_operand(0), dropped->mutable_operand(0)));
-    combined->set_metadata(combine->metadata());
-    // The kept all-reduce now reduces the combined operands and stands for `combine`.
-    HLO_RETURN_IF_ERROR(kept->ReplaceOperandWith(0, combined));
-    HLO_RETURN_IF_ERROR(combine->ReplaceAllUsesWith(kept));
-    HLO_RETURN_IF_ERROR(computation->RemoveInstructionAndUnusedOperands(combine));
+    HLO_RETURN_IF_ERROR(ReassociateCollectivePair(computation, combine).status());
     changed = true;
   }
   return changed;

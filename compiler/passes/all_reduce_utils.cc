@@ -92,6 +92,20 @@ absl::StatusOr<HloInstruction*> AddAllReduceLike(HloComputation* computation, co
       .AddInstruction(CollectiveLike(HloOpcode::kAllReduce, operand->shape(), prototype, operand, reducer));
 }
 
+absl::StatusOr<HloInstruction*> ReassociateCollectivePair(HloComputation* computation, HloInstruction* combine) {
+  HloInstruction* kept = combine->mutable_operand(0);
+  HloInstruction* dropped = combine->mutable_operand(1);
+  HLO_ASSIGN_OR_RETURN(HloInstruction * combined,
+                       HloBuilder(computation)
+                           .Binary(combine->opcode(), kept->mutable_operand(0), dropped->mutable_operand(0)));
+  combined->set_metadata(combine->metadata());
+  // The kept collective now reduces the combined operands and stands for `combine`.
+  HLO_RETURN_IF_ERROR(kept->ReplaceOperandWith(0, combined));
+  HLO_RETURN_IF_ERROR(combine->ReplaceAllUsesWith(kept));
+  HLO_RETURN_IF_ERROR(computation->RemoveInstructionAndUnusedOperands(combine));
+  return kept;
+}
+
 absl::StatusOr<HloInstruction*> AddReduceScatterLike(HloComputation* computation, const HloInstruction& prototype,
                                                      HloInstruction* operand, HloComputation* reducer,
                                                      int64_t dimension) {

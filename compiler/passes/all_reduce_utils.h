@@ -1,7 +1,7 @@
-// Shared pieces of the all-reduce passes (AllReduceReassociate, WhileLoopAllReduceCodeMotion):
-// what an all-reduce (or reduce-scatter) reduces with, whether two all-reduces exchange over
-// the same partitions, and making an all-reduce or reduce-scatter like another over a new
-// operand.
+// Shared pieces of the all-reduce passes (AllReduceReassociate, ReduceScatterReassociate,
+// WhileLoopAllReduceCodeMotion): what an all-reduce (or reduce-scatter) reduces with, whether
+// two all-reduces exchange over the same partitions, making an all-reduce or reduce-scatter
+// like another over a new operand, and combining two into one.
 //
 //   if (AllReduceReductionOp(*ar) == HloOpcode::kAdd && SameAllReduceGroups(*ar, *other)) ...
 //   HLO_ASSIGN_OR_RETURN(HloInstruction * moved, AddAllReduceLike(c, *ar, sum, reducer));
@@ -41,5 +41,11 @@ absl::StatusOr<HloInstruction*> AddAllReduceLike(HloComputation* computation, co
 absl::StatusOr<HloInstruction*> AddReduceScatterLike(HloComputation* computation, const HloInstruction& prototype,
                                                      HloInstruction* operand, HloComputation* reducer,
                                                      int64_t dimension);
+
+// op(c0, c1) -> c0' with c0' = c0 over op(c0's operand, c1's operand): `combine` is an
+// element-wise op of two collectives of one operand each (both reduce with combine's op; the
+// caller checks they may be combined). c0 then stands for `combine`; combine and c1 are
+// removed. Returns c0.
+absl::StatusOr<HloInstruction*> ReassociateCollectivePair(HloComputation* computation, HloInstruction* combine);
 
 }  // namespace jx::hlo

@@ -315,6 +315,7 @@ absl::StatusOr<bool> Mover::Decide(const HloInstruction& loop, const Accumulatio
                        .hoisted_bytes = ShapeUtil::ByteSizeOf(w.hoisted),
                        .reduced_bytes = ShapeUtil::ByteSizeOf(a.collective->shape())};
   if (const std::optional<Counter> counter = UnitStepCounter(loop)) h.trips = counter->trips;
+  h.grown_adds = std::max<int64_t>(h.trips, 0);
   bool pays = h.trips > 1;
   if (options_.reduce_scatter_savings) {
     HLO_ASSIGN_OR_RETURN(h.saved_seconds, options_.reduce_scatter_savings(*a.collective, h));
@@ -481,17 +482,21 @@ int64_t EstimatedPeakBytes(const HloModule& module) {
 }
 
 std::string ReduceScatterHoist::ToString() const {
+  // An unrolled sum (ReduceScatterReassociate's) has no loop: its runs are combined or kept apart.
+  const bool unrolled = loop.empty();
+  const std::string kept = unrolled ? "kept apart" : "kept in the loop";
   const std::string what =
-      outcome == Outcome::kHoisted      ? std::string("hoisted")
-      : outcome == Outcome::kDoesNotPay ? std::string("kept in the loop (does not pay)")
-                                        : absl::StrFormat("kept in the loop (the full-size accumulator would exceed the "
-                                                          "memory limit: estimated peak %d B + %d B > %d B)",
-                                                          peak_bytes, extra_bytes(), memory_limit_bytes);
-  std::string trip_text = trips < 0 ? "trip count unknown" : absl::StrFormat("%d trips", trips);
-  return absl::StrFormat("%s in %s (%s, %d chips): %s, %d fewer runs, saves %.3f us per step, accumulator %d -> %d B "
-                         "per chip",
-                         reduce_scatter, loop, trip_text, group_size, what, trips > 1 ? trips - 1 : 0,
-                         saved_seconds * 1e6, accumulator_bytes, hoisted_bytes);
+      outcome == Outcome::kHoisted      ? std::string(unrolled ? "combined" : "hoisted")
+      : outcome == Outcome::kDoesNotPay ? absl::StrFormat("%s (does not pay)", kept)
+                                        : absl::StrFormat("%s (the full-size accumulator would exceed the memory limit: "
+                                                          "estimated peak %d B + %d B > %d B)",
+                                                          kept, peak_bytes, extra_bytes(), memory_limit_bytes);
+  const std::string where = unrolled   ? std::string(" (unrolled")
+                            : trips < 0 ? absl::StrFormat(" in %s (trip count unknown", loop)
+                                        : absl::StrFormat(" in %s (%d trips", loop, trips);
+  return absl::StrFormat("%s%s, %d chips): %s, %d fewer runs, saves %.3f us per step, accumulator %d -> %d B per chip",
+                         reduce_scatter, where, group_size, what, trips > 1 ? trips - 1 : 0, saved_seconds * 1e6,
+                         accumulator_bytes, hoisted_bytes);
 }
 
 absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {

@@ -67,11 +67,14 @@
 namespace jx::hlo {
 
 // A reduce-scatter accumulation the pass found, as the pricing sees it and as it came out.
+// ReduceScatterReassociate records its candidates so too: an unrolled sum of two
+// reduce-scatters is an accumulation of two trips with one full-size add and no loop.
 struct ReduceScatterHoist {
   enum class Outcome { kHoisted, kDoesNotPay, kOverMemoryLimit };
-  std::string reduce_scatter;     // its name in the loop body
-  std::string loop;               // the while loop's name
+  std::string reduce_scatter;     // its name in the loop body ("a + b": the two reassociated)
+  std::string loop;               // the while loop's name (empty: an unrolled sum)
   int64_t trips = -1;             // the loop's constant trip count; -1 when unknown
+  int64_t grown_adds = 0;         // adds that grow to the full size: one per trip in a loop
   int64_t group_size = 0;         // N: chips each reduce-scatter spans
   int64_t accumulator_bytes = 0;  // per chip, as written (the block)
   int64_t hoisted_bytes = 0;      // per chip, hoisted (the full-size unreduced buffer)
@@ -88,6 +91,11 @@ struct ReduceScatterHoist {
   std::string ToString() const;
 };
 
+// Predicted seconds per step that summing a reduce-scatter's values unreduced saves (positive:
+// it pays), for what `hoist` says of it.
+using ReduceScatterSavings =
+    std::function<absl::StatusOr<double>(const HloInstruction& reduce_scatter, const ReduceScatterHoist& hoist)>;
+
 struct WhileLoopAllReduceCodeMotionOptions {
   bool enable_reduce_scatter = false;
   // The most bytes the program may keep live at once (the chip's HBM, or a scheduler's limit):
@@ -95,8 +103,7 @@ struct WhileLoopAllReduceCodeMotionOptions {
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
   // Predicted seconds per step a hoist saves (positive: it pays). Unset: a hoist saves
   // trips - 1 reduce-scatter runs and is taken whenever the trip count is known and above 1.
-  std::function<absl::StatusOr<double>(const HloInstruction& reduce_scatter, const ReduceScatterHoist& hoist)>
-      reduce_scatter_savings;
+  ReduceScatterSavings reduce_scatter_savings;
 };
 
 // The pass' estimate of the most bytes `module` keeps live at once: the entry's peak in post

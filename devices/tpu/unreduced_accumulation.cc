@@ -2,11 +2,13 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/passes/all_reduce_reassociate.h"
+#include "jx/compiler/passes/reduce_scatter_reassociate.h"
 #include "jx/compiler/passes/simplification_passes.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/cpu_compiler.h"
@@ -81,12 +83,17 @@ UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module,
   target.collective_timer = &timer;
   if (options.memory_limit_bytes) target.schedule_memory_limit_bytes = *options.memory_limit_bytes;
   hlo::HloPassPipeline hoist("unreduced-accumulation");
-  const auto& motion = hoist.AddPass<hlo::WhileLoopAllReduceCodeMotion>(CollectiveCodeMotionOptions(target));
+  const hlo::WhileLoopAllReduceCodeMotionOptions options_of_motion = CollectiveCodeMotionOptions(target);
+  const auto& motion = hoist.AddPass<hlo::WhileLoopAllReduceCodeMotion>(options_of_motion);
   hoist.AddPass<hlo::AllReduceReassociate>();
+  const auto& reassociate = hoist.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{
+      .memory_limit_bytes = options_of_motion.memory_limit_bytes, .savings = options_of_motion.reduce_scatter_savings});
   RunOrThrow(hoist, hoisted.get());
+  std::vector<hlo::ReduceScatterHoist> hoists = motion.reduce_scatter_hoists();
+  hoists.insert(hoists.end(), reassociate.records().begin(), reassociate.records().end());
   return {.reduced = TimeAllReduces(*written, client, chips),
           .unreduced = TimeAllReduces(*hoisted, client, chips),
-          .reduce_scatter_hoists = motion.reduce_scatter_hoists()};
+          .reduce_scatter_hoists = std::move(hoists)};
 }
 
 UnreducedAccumulation AnalyzeUnreducedAccumulation(const Lowering& lowering, const TpuClient& client,

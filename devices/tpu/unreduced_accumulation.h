@@ -13,7 +13,8 @@
 // reduce-scatters too, and reduce_scatter_hoists says for each such accumulator whether the
 // TPU pipeline's pricing (tpu::CollectiveCodeMotionOptions) hoists it, the seconds it saves and
 // the bytes it costs, or that it was kept for memory (the estimated peak plus the bigger
-// accumulators over the limit) or because it does not pay.
+// accumulators over the limit) or because it does not pay; an unrolled loop's sums of
+// reduce-scatters (ReduceScatterReassociate) are listed after, one per pair combined.
 //
 //   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = devices});
 //   UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*lowering, pod.client(), chips);

@@ -1,6 +1,7 @@
 #include "jx/sharding/spmd/collective_matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -124,22 +125,34 @@ double CollectiveMatmulCost::xla_loop_seconds() const {
 }
 
 double CollectiveMatmulCost::scheduled_seconds() const {
-  auto at = [](const std::vector<double>& v, size_t s) { return s < v.size() ? v[s] : 0.0; };
-  double chip = 0;     // when the chip's kernels so far end
-  double arrived = 0;  // gather: when the block step s multiplies arrives
-  for (size_t s = 0; s < before_seconds.size(); ++s) {
-    chip += at(before_seconds, s);
-    if (chained_shifts) {
-      // Step s's shift forwards what arrived for it; its partial dots wait for that too.
-      chip = std::max(chip, arrived) + at(after_seconds, s);
-      arrived += at(shift_seconds, s);
-    } else {
-      // Step s's shift sends the sum step s-1 ended with (`arrived` here: when that sum was
-      // done); its addition waits for the shift.
-      const double shifted = s > 0 ? arrived + at(shift_seconds, s) : 0;
-      chip = std::max(chip, shifted) + at(after_seconds, s);
-      arrived = chip;
+  using PerDirection = std::array<double, 2>;
+  auto at = [](const std::vector<PerDirection>& v, size_t s) { return s < v.size() ? v[s] : PerDirection{0, 0}; };
+  double chip = 0;             // when the chip's kernels so far end
+  double lane = 0;             // when the collective-permute in flight ends
+  PerDirection arrived{0, 0};  // when the value a direction's kernels of this step wait for arrives
+  PerDirection ready{0, 0};    // reduce-scatter: when the sum a direction's next shift sends is done
+  // Shift `shift` of each direction starts once the lane is free and its value is `from`.
+  auto run_shifts = [&](const PerDirection& shift, const PerDirection& from) {
+    for (size_t d = 0; d < 2; ++d) {
+      if (shift[d] <= 0) continue;
+      lane = std::max(lane, from[d]) + shift[d];
+      arrived[d] = lane;
     }
+  };
+  for (size_t s = 0; s < before_seconds.size(); ++s) {
+    const PerDirection after = at(after_seconds, s), shift = at(shift_seconds, s);
+    if (!chained_shifts) {
+      run_shifts(shift, ready);  // the sums step s-1 ended with
+      // The run adds them after the step's last shift, both ways round.
+      arrived.fill(std::max(arrived[0], arrived[1]));
+    }
+    chip += before_seconds[s];
+    for (size_t d = 0; d < 2; ++d) {
+      if (after[d] > 0) chip = std::max(chip, arrived[d]) + after[d];
+      ready[d] = chip;
+    }
+    // Gather: step s's shifts forward what arrived for it, to step s+1.
+    if (chained_shifts) run_shifts(shift, arrived);
   }
   return chip;
 }
@@ -147,13 +160,13 @@ double CollectiveMatmulCost::scheduled_seconds() const {
 double CollectiveMatmulCost::total_kernel_seconds() const {
   double total = 0;
   for (double s : before_seconds) total += s;
-  for (double s : after_seconds) total += s;
+  for (const auto& a : after_seconds) total += a[0] + a[1];
   return total;
 }
 
 double CollectiveMatmulCost::total_shift_seconds() const {
   double total = 0;
-  for (double s : shift_seconds) total += s;
+  for (const auto& a : shift_seconds) total += a[0] + a[1];
   return total;
 }
 

@@ -35,6 +35,7 @@
 //   Array out = spmd::AllGatherMatmul(loop, {lhs, rhs}, dot, {B, F}, float32);
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -68,15 +69,20 @@ struct CollectiveMatmulCost {
   int64_t block = 0;                   // the looped dimension's extent in one step's partial dot
 
   // The emitted steps, one entry each, as the cost model charges their kernels and the pod
-  // step lays them out: step s runs before[s] (kernels that wait for nothing: the slices
-  // feeding its partial dots, index arithmetic; for the reduce-scatter variant its partial
-  // dots too), then after[s] (kernels that wait for the value a ring shift brings: the gather
-  // variant's partial dots, the reduce-scatter variant's additions); shift[s] is the ring
-  // shift step s starts (0: none). The gather variant's shifts form a chain (each forwards the
-  // block the previous one brought, so it starts when that arrived, and the chip's kernels go
-  // on meanwhile); the reduce-scatter variant's shift of step s sends the sum step s-1 ended
-  // with.
-  std::vector<double> before_seconds, after_seconds, shift_seconds;
+  // step lays them out. Step s runs before[s] (kernels that wait for nothing: the slices
+  // feeding its partial dots, index arithmetic; for the reduce-scatter variant its partial dots
+  // too), then for each direction round the ring d (0 forward, 1 backward; one way round uses
+  // 0) after[s][d]: the kernels that wait for the value d's ring shift brings (the gather
+  // variant's partial dots of d's blocks, the reduce-scatter variant's additions to d's sums).
+  // shift[s][d] is the ring shift of direction d that step s starts (0: none). The shifts run
+  // one at a time (the scheduler keeps one collective-permute in flight), step by step and
+  // forward first, each once its value is ready: the gather variant's form a chain per
+  // direction (each forwards the block the previous one of its direction brought, so it starts
+  // when that arrived, and the chip's kernels go on meanwhile); the reduce-scatter variant's
+  // shift of step s sends the sum of its direction step s-1 ended with, and the step's
+  // additions follow its last shift (as the simulated run orders them).
+  std::vector<double> before_seconds;
+  std::vector<std::array<double, 2>> after_seconds, shift_seconds;
   bool chained_shifts = true;  // the gather variant
 
   double multiplier() const { return one_shot_seconds > 0 ? loop_permute_seconds / one_shot_seconds : 0; }

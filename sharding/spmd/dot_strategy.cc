@@ -1,6 +1,7 @@
 #include "jx/sharding/spmd/dot_strategy.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "absl/strings/str_format.h"
@@ -152,14 +153,16 @@ class DotPlanner {
       const bool backward_dot = s > 0 && loop.bidirectional && 2 * s < loop.steps;
       const double dots = backward_dot ? 2 : 1;
       // The first step also reads the mesh position and sets the result (or the loop) up.
-      double before = dots * slices + (rolled[static_cast<size_t>(s)] ? 3 : 1) * index + (s == 0 ? 2 * index : 0);
-      double after = (s == 0 ? first_dot + (dots - 1) * next_dot : dots * next_dot) + dots * update;
-      double shift = 0;
+      const double before = dots * slices + (rolled[static_cast<size_t>(s)] ? 3 : 1) * index + (s == 0 ? 2 * index : 0);
+      // The forward blocks' dot, then the backward blocks' (each waits for its own shifts).
+      const std::array<double, 2> after = {(s == 0 ? first_dot : next_dot) + update,
+                                           backward_dot ? next_dot + update : 0};
+      std::array<double, 2> shift = {0, 0};
       for (size_t k = 0; k < 2 && s < rounds; ++k) {
         if (!loop.looped[k]) continue;
-        shift += cost_.RingShiftSeconds(loop.axis, {-1}, local_bytes[k]);
+        shift[0] += cost_.RingShiftSeconds(loop.axis, {-1}, local_bytes[k]);
         if (loop.bidirectional && 2 * (s + 1) < loop.steps) {
-          shift += cost_.RingShiftSeconds(loop.axis, {1}, local_bytes[k]);
+          shift[1] += cost_.RingShiftSeconds(loop.axis, {1}, local_bytes[k]);
         }
       }
       c.before_seconds.push_back(before);
@@ -191,17 +194,19 @@ class DotPlanner {
     }
     const double dot = slices + cost_.KernelSeconds(dot_operands, piece_bytes, LocalDotFlops(factors) / pieces, Types());
     const double add = cost_.KernelSeconds(2 * piece_bytes, piece_bytes);
-    const double shift = cost_.RingShiftSeconds(loop.axis, {1}, static_cast<int64_t>(piece_bytes)) +
-                         (loop.bidirectional ? cost_.RingShiftSeconds(loop.axis, {-1}, static_cast<int64_t>(piece_bytes)) : 0);
+    const std::array<double, 2> shift = {
+        cost_.RingShiftSeconds(loop.axis, {1}, static_cast<int64_t>(piece_bytes)),
+        loop.bidirectional ? cost_.RingShiftSeconds(loop.axis, {-1}, static_cast<int64_t>(piece_bytes)) : 0};
     const double index = cost_.KernelSeconds(0);
     const std::vector<bool> rolled = RolledSteps(loop);
     for (int64_t s = 0; s < loop.steps; ++s) {
       c.before_seconds.push_back(directions * dot + (rolled[static_cast<size_t>(s)] ? 3 : 1) * index +
                                  (s == 0 ? 2 * index : 0));
-      double after = s > 0 ? directions * add : 0;
-      if (loop.bidirectional && s + 1 == loop.steps) after += cost_.KernelSeconds(2 * piece_bytes, 2 * piece_bytes);
+      // One addition per direction (after the step's last shift: scheduled_seconds).
+      std::array<double, 2> after = {s > 0 ? add : 0, s > 0 && loop.bidirectional ? add : 0};
+      if (loop.bidirectional && s + 1 == loop.steps) after[1] += cost_.KernelSeconds(2 * piece_bytes, 2 * piece_bytes);
       c.after_seconds.push_back(after);
-      c.shift_seconds.push_back(s > 0 ? shift : 0);
+      c.shift_seconds.push_back(s > 0 ? shift : std::array<double, 2>{0, 0});
     }
     c.chained_shifts = false;
   }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "jx/core/device.h"
 #include "jx/core/str_util.h"
+#include "jx/compiler/backend/tpu/kernel_roofline.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/lower/literal_convert.h"
 #include "jx/devices/interconnect/torus.h"
@@ -63,7 +64,7 @@ class TorusCostModel final : public SpmdCostModel {
     const double vmem = static_cast<double>(spec.vmem_bytes);
     const double hbm = operand_bytes + (operand_bytes + result_bytes > vmem ? result_bytes : 0);
     const double compute = matmul_flops > 0 ? DotSeconds(matmul_flops, types) : 0;
-    return std::max(compute, hbm / spec.hbm_bandwidth) + spec.kernel_launch_s + spec.grid_step_s;
+    return tpu::KernelRoofline(spec, {.compute_seconds = compute, .hbm_bytes = hbm}).seconds;
   }
   std::string Describe() const override {
     return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "jx/compiler/backend/linalg_cost.h"
 #include "jx/compiler/backend/module_cost_conversion.h"
+#include "jx/compiler/backend/tpu/kernel_roofline.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
@@ -315,19 +316,19 @@ void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) cons
                                               : PlanVmemTiling(instr, spec_.vmem_bytes);
   const double hbm_bytes =
       tiling.has_value() ? static_cast<double>(tiling->hbm_bytes) : traffic.hbm_bytes;
-  // Megacore chips (v4, v5p, v7) deal a grid's steps over their TensorCores, each pipelining
-  // its share from its own VMEM: the per-step cost is paid once per core's share.
-  const int64_t steps = tiling.has_value() ? tiling->steps : 1;
-  const double grid_steps =
-      static_cast<double>(CeilDiv(steps, std::max<int64_t>(1, spec_.tensor_cores)));
   t.hbm_bytes = hbm_bytes;
   // What comes from HBM, and what stays in VMEM, passes between VMEM and the units.
   t.onchip_bytes = std::max(t.onchip_bytes, hbm_bytes + traffic.vmem_resident_bytes);
-  t.compute_seconds = std::max(t.unit(ExecutionUnit::kVector), t.unit(ExecutionUnit::kMatrix));
-  t.memory_seconds = std::max(hbm_bytes / spec_.hbm_bandwidth, t.onchip_bytes / spec_.vmem_bandwidth);
+  const KernelTime k = KernelRoofline(
+      spec_, {.compute_seconds = std::max(t.unit(ExecutionUnit::kVector), t.unit(ExecutionUnit::kMatrix)),
+              .hbm_bytes = hbm_bytes,
+              .onchip_bytes = t.onchip_bytes,
+              .grid_steps = tiling.has_value() ? tiling->steps : 1});
+  t.compute_seconds = k.compute_seconds;
+  t.memory_seconds = k.memory_seconds;
   t.unit(ExecutionUnit::kMemory) += t.memory_seconds;
-  t.overhead_seconds = spec_.kernel_launch_s + grid_steps * spec_.grid_step_s;
-  t.seconds = std::max(t.compute_seconds, t.memory_seconds) + t.overhead_seconds;
+  t.overhead_seconds = k.overhead_seconds;
+  t.seconds = k.seconds;
 }
 
 namespace {

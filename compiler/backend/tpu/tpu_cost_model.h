@@ -33,8 +33,8 @@
 //    one kernel): compute = the busier of MXU and VPU (VLIW bundles issue both), memory =
 //    the slower of HBM and VMEM, time = max(compute, memory) + kernel_launch_s + grid steps x
 //    grid_step_s (one step for a kernel that fits VMEM; a megacore chip's TensorCores share
-//    the steps: ceil(steps / cores)). Control flow sums its kernels (while loops x their trip
-//    count).
+//    the steps: ceil(steps / cores); kernel_roofline.h, which the SPMD partitioner's pricing
+//    uses too). Control flow sums its kernels (while loops x their trip count).
 // The analysis is one pass over the module, linear in its instructions.
 //
 //   const TpuChipSpec& v5e = tpu::ChipSpec("v5e");              // devices/tpu/chip_specs.h

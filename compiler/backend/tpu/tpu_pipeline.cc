@@ -19,6 +19,7 @@
 #include "jx/compiler/passes/instruction_fusion.h"
 #include "jx/compiler/passes/latency_hiding_scheduler.h"
 #include "jx/compiler/passes/layout_assignment.h"
+#include "jx/compiler/passes/reduce_scatter_reassociate.h"
 #include "jx/compiler/passes/simplification_passes.h"
 
 namespace jx::tpu {
@@ -54,9 +55,10 @@ hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTa
     // runs as it holds blocks (one for a plain sum, one per row for a stack of rows; an upper
     // bound, as its start-up is paid once).
     const double after = run * static_cast<double>(h.accumulator_bytes) / static_cast<double>(h.reduced_bytes);
-    // Hoisted, each trip's add reads the accumulator and the value and writes the sum at the
-    // full size instead of the block's.
-    const double bigger_adds = static_cast<double>(h.trips) * 3.0 * static_cast<double>(h.extra_bytes()) / hbm_bandwidth;
+    // Hoisted, each trip's add (an unrolled sum's one add) reads the accumulator and the value
+    // and writes the sum at the full size instead of the block's.
+    const double bigger_adds =
+        static_cast<double>(h.grown_adds) * 3.0 * static_cast<double>(h.extra_bytes()) / hbm_bandwidth;
     return static_cast<double>(h.trips) * run - after - bigger_adds;
   };
   return o;
@@ -68,8 +70,15 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
   // Sums of all-reduced values (gradients accumulated over microbatches, in a loop or
   // unrolled) all-reduce once: the partial sums stay unreduced until the last add; sums of
   // reduce-scattered ones too, where that pays and the full-size accumulators fit.
-  pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>(CollectiveCodeMotionOptions(options));
+  const hlo::WhileLoopAllReduceCodeMotionOptions motion = CollectiveCodeMotionOptions(options);
+  pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>(motion);
   pipeline.AddPass<hlo::AllReduceReassociate>();
+  // An unrolled loop's reduce-scatters (XLA runs this right after AllReduceReassociate): with
+  // the loop's pricing and memory limit, where the loop's reduce-scatters may move.
+  if (motion.enable_reduce_scatter) {
+    pipeline.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{
+        .memory_limit_bytes = motion.memory_limit_bytes, .savings = motion.reduce_scatter_savings});
+  }
   pipeline.AddPass<TpuNumerics>(options.default_precision);
   // The bf16 parts of an operand several dots read are computed once.
   pipeline.AddPass<hlo::HloCSE>();

@@ -6,6 +6,8 @@
 //                       when the options name a chip and a collective timer, the runs saved
 //                       outweigh the bigger adds, and the full-size accumulators fit
 //                       schedule_memory_limit_bytes (CollectiveCodeMotionOptions)
+//   reduce-scatter-reassociate  an unrolled sum of reduce-scatters reduce-scatters once, with
+//                       the same options (only where the loop's may move)
 //   tpu-numerics        each dot/conv becomes its bf16 MXU passes (f32 accumulation), so
 //                       the CPU backend computes what the TPU does; before fusion, so the
 //                       bf16 roundings fuse into the loops that feed the dots

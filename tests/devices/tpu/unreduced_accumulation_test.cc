@@ -220,15 +220,22 @@ struct FsdpStep {
   // Gradient accumulation over a scan of microbatches, the accumulators in the weights'
   // sharding (as MaxText's): the partitioner reduce-scatters each microbatch's partial
   // gradients into them.
-  auto Jitted() const {
-    auto step = [weight = weight](const Array& a, const Array& b, const Array& batches) {
+  // Unrolled: the same sums written out microbatch by microbatch (a C++ loop).
+  auto Jitted(bool unrolled = false) const {
+    auto step = [weight = weight, unrolled](const Array& a, const Array& b, const Array& batches) {
       const std::vector<Array> zeros = {lax::with_sharding_constraint(jnp::zeros_like(a), weight),
                                         lax::with_sharding_constraint(jnp::zeros_like(b), weight)};
+      auto accumulate = [&](const std::vector<Array>& acc, const Array& x) {
+        const std::vector<Array> g = grad(Loss)(std::vector<Array>{a, b}, x);
+        return std::vector<Array>{acc[0] + g[0], acc[1] + g[1]};
+      };
+      if (unrolled) {
+        std::vector<Array> acc = zeros;
+        for (int64_t m = 0; m < kMicrobatches; ++m) acc = accumulate(acc, batches[m]);
+        return acc;
+      }
       auto [acc, unused] = lax::scan(
-          [&](const std::vector<Array>& acc, const Array& x) {
-            const std::vector<Array> g = grad(Loss)(std::vector<Array>{a, b}, x);
-            return std::pair{std::vector<Array>{acc[0] + g[0], acc[1] + g[1]}, jnp::zeros({})};
-          },
+          [&](const std::vector<Array>& acc, const Array& x) { return std::pair{accumulate(acc, x), jnp::zeros({})}; },
           zeros, batches);
       return acc;
     };
@@ -236,8 +243,9 @@ struct FsdpStep {
   }
   // The compiled step and the analysis of its per-device program as partitioned.
   std::pair<std::shared_ptr<const PodProgram>, UnreducedAccumulation> CompileAndAnalyze(
-      const UnreducedAccumulationOptions& options = {}) const {
-    const auto compiled = Jitted().lower(device_put(w1, weight), device_put(w2, weight), device_put(xs, batch)).compile();
+      const UnreducedAccumulationOptions& options = {}, bool unrolled = false) const {
+    const auto compiled =
+        Jitted(unrolled).lower(device_put(w1, weight), device_put(w2, weight), device_put(xs, batch)).compile();
     const spmd::SpmdProgram& spmd = compiled.program();
     auto program = std::dynamic_pointer_cast<const PodProgram>(spmd.executable());
     auto lowering =
@@ -245,6 +253,20 @@ struct FsdpStep {
     return {program, AnalyzeUnreducedAccumulation(*lowering, pod.client(), Chips(), options)};
   }
 };
+
+// The gradients of the whole batch, bit for bit: every value is a small integer, so summing
+// each chip's microbatches first changes no rounding.
+void ExpectWholeBatchGradients(const FsdpStep& s, bool unrolled) {
+  const std::vector<Array> got =
+      s.Jitted(unrolled)(device_put(s.w1, s.weight), device_put(s.w2, s.weight), device_put(s.xs, s.batch));
+  const Array all = s.xs.reshape({kMicrobatches * kChips * kRowsPerChip, kFsdpDim});
+  const std::vector<Array> want = grad(Loss)(std::vector<Array>{s.w1, s.w2}, all);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t l = 0; l < want.size(); ++l) {
+    EXPECT_EQ(got[l].sharding()->ToString(), s.weight.ToString()) << "layer " << l;
+    EXPECT_EQ(device_put(got[l], devices("cpu")[0]).to_vector<float>(), want[l].to_vector<float>()) << "layer " << l;
+  }
+}
 
 TEST(UnreducedAccumulationTest, FsdpGradientsReduceScatterOncePerStepWithTheSameValues) {
   FsdpStep s;
@@ -281,17 +303,32 @@ TEST(UnreducedAccumulationTest, FsdpGradientsReduceScatterOncePerStepWithTheSame
   EXPECT_EQ(compiled.runs(), kLayers) << compiled.ToString();
   for (const AllReduceRuns& a : compiled.all_reduces) EXPECT_EQ(a.runs, 1) << compiled.ToString();
 
-  // Gradients of the whole batch, bit for bit: every value is a small integer, so summing each
-  // chip's microbatches first changes no rounding.
-  const std::vector<Array> got =
-      s.Jitted()(device_put(s.w1, s.weight), device_put(s.w2, s.weight), device_put(s.xs, s.batch));
-  const Array all = s.xs.reshape({kMicrobatches * kChips * kRowsPerChip, kFsdpDim});
-  const std::vector<Array> want = grad(Loss)(std::vector<Array>{s.w1, s.w2}, all);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t l = 0; l < want.size(); ++l) {
-    EXPECT_EQ(got[l].sharding()->ToString(), s.weight.ToString()) << "layer " << l;
-    EXPECT_EQ(device_put(got[l], devices("cpu")[0]).to_vector<float>(), want[l].to_vector<float>()) << "layer " << l;
+  ExpectWholeBatchGradients(s, /*unrolled=*/false);
+}
+
+// Unrolled, the microbatches' reduce-scatters of a layer are summed unreduced and
+// reduce-scattered once (ReduceScatterReassociate, with the loop's pricing and memory limit).
+TEST(UnreducedAccumulationTest, FsdpGradientsOfAnUnrolledLoopReduceScatterOncePerStep) {
+  FsdpStep s;
+  const auto [program, u] = s.CompileAndAnalyze({}, /*unrolled=*/true);
+  ASSERT_NE(program, nullptr);
+  const int64_t block = kFsdpDim / kChips * kFsdpDim * 4, full = kFsdpDim * kFsdpDim * 4;
+  EXPECT_EQ(u.reduced.Of("reduce-scatter").runs(), kLayers * kMicrobatches) << u.ToString();
+  EXPECT_EQ(u.unreduced.Of("reduce-scatter").runs(), kLayers) << u.ToString();
+  // Per layer, three pairs combined: the first grows the sum to the full size.
+  ASSERT_EQ(u.reduce_scatter_hoists.size(), static_cast<size_t>(kLayers * (kMicrobatches - 1))) << u.ToString();
+  for (const hlo::ReduceScatterHoist& h : u.reduce_scatter_hoists) {
+    EXPECT_EQ(h.outcome, hlo::ReduceScatterHoist::Outcome::kHoisted) << h.ToString();
+    EXPECT_EQ(h.loop, "");
+    EXPECT_GT(h.saved_seconds, 0);
   }
+  EXPECT_EQ(u.extra_accumulator_bytes(), kLayers * (full - block)) << u.ToString();
+  const AllReduceTally compiled = program->all_reduces().Of("reduce-scatter");
+  EXPECT_EQ(compiled.runs(), kLayers) << compiled.ToString();
+  ExpectWholeBatchGradients(s, /*unrolled=*/true);
+  // Under a 1 KiB limit they stay apart.
+  const auto [kept_program, kept] = s.CompileAndAnalyze({.memory_limit_bytes = 1024}, /*unrolled=*/true);
+  EXPECT_EQ(kept.unreduced.Of("reduce-scatter").runs(), kLayers * kMicrobatches) << kept.ToString();
 }
 
 TEST(UnreducedAccumulationTest, FsdpAccumulatorsStayBlocksWhenTheFullSizeOnesDoNotFit) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -167,6 +168,7 @@ class TenMicrosecondTimer final : public CollectiveTimer {
 hlo::ReduceScatterHoist Hoist(int64_t trips, int64_t accumulator_bytes, int64_t reduced_bytes) {
   hlo::ReduceScatterHoist h;
   h.trips = trips;
+  h.grown_adds = std::max<int64_t>(trips, 0);
   h.group_size = 8;
   h.accumulator_bytes = accumulator_bytes;
   h.hoisted_bytes = 8 * accumulator_bytes;
@@ -206,6 +208,10 @@ ENTRY %main {
   EXPECT_LT(o.reduce_scatter_savings(rs, Hoist(4, 4096, 1024)).value(), 0);
   // Its rows revisited over 16 trips: 12 runs saved.
   EXPECT_GT(o.reduce_scatter_savings(rs, Hoist(16, 4096, 1024)).value(), 11e-5);
+  // An unrolled pair (ReduceScatterReassociate's): one run saved against one bigger add.
+  hlo::ReduceScatterHoist pair = Hoist(2, 1024, 1024);
+  pair.grown_adds = 1;
+  EXPECT_NEAR(o.reduce_scatter_savings(rs, pair).value(), 1e-5 - 3 * extra / 1e12, 1e-15);
   // No trip count: nothing known to save.
   EXPECT_EQ(o.reduce_scatter_savings(rs, Hoist(-1, 1024, 1024)).value(), 0);
   // Without a collective timer (a program on one chip): all-reduces only.
