@@ -9,7 +9,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::peak_buffers_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -73,4 +73,4 @@ TEST(PeakBuffersTest, TheGatheredWeightHoldsThePeak) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::peak_buffers_test

@@ -16,7 +16,7 @@
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/tpu/tpu_client.h"
 
-namespace jx::tpu {
+namespace jx::tpu::pod_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -119,4 +119,4 @@ TEST(PodTest, ChipsAreDevicesAsJaxPrintsThem) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::pod_test

@@ -14,7 +14,7 @@
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/hlo_parser.h"
 
-namespace jx::tpu {
+namespace jx::tpu::mxu_operand_reads_test {
 namespace {
 
 // w (bf16) feeds the dot through convert(bf16 -> f32) (its f32 copy: 512 KiB) and x (f32)
@@ -127,4 +127,4 @@ ENTRY %main (p: f32[8,4]) -> (f32[8,4], (f32[8,4], f32[8,4]), f32[32,4], f32[2,4
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::mxu_operand_reads_test
