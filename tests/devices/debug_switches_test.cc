@@ -70,10 +70,10 @@ TEST(DumpTo, AnUnusablePathIsReportedOnce) {
   std::ofstream(file) << "not a directory";
   const std::filesystem::path dir = file / "dumps";  // under a regular file: cannot be created
   setenv("JX_DUMP_TO", dir.c_str(), 1);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   Array a = jit([](const Array& x) { return x - 2.0f; })(jnp::ones({5}));
   Array b = jit([](const Array& x) { return x * 5.0f; })(jnp::ones({6}));
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_DUMP_TO");
   EXPECT_EQ(a.to_vector<float>()[0], -1.0f);  // the programs still run
   EXPECT_EQ(b.to_vector<float>()[0], 5.0f);

@@ -14,7 +14,7 @@
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/manual_context.h"
 
-namespace jx {
+namespace jx::collectives_lowering_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -79,4 +79,4 @@ TEST(CollectivesLoweringTest, LoweredCollectivesOnAPodEqualEagerShardMap) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::collectives_lowering_test

@@ -18,7 +18,7 @@
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/transforms/staging.h"
 
-namespace jx {
+namespace jx::explicit_eager_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -371,4 +371,4 @@ TEST(ExplicitEagerTest, ControlFlowKeepsTheCarrysSharding) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::explicit_eager_test

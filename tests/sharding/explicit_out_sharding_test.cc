@@ -16,7 +16,7 @@
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/transforms/staging.h"
 
-namespace jx {
+namespace jx::explicit_out_sharding_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -469,4 +469,4 @@ TEST(ExplicitScatterTest, EmbeddingGradientIsTypedAsTheTable) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::explicit_out_sharding_test

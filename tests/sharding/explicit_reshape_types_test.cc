@@ -13,7 +13,7 @@
 #include "jx/jx.h"
 #include "jx/sharding/use_mesh.h"
 
-namespace jx {
+namespace jx::explicit_reshape_types_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -98,4 +98,4 @@ TEST(ExplicitReshapeTypesTest, TracesCheckWithTheArgumentsMeshOrTheOneInContext)
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::explicit_reshape_types_test

@@ -8,7 +8,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::make_jaxpr_mesh_context_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -35,4 +35,4 @@ TEST_F(MakeJaxprMeshContextTest, MakeJaxprReadsTheArgumentsMesh) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::make_jaxpr_mesh_context_test

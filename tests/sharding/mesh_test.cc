@@ -10,7 +10,7 @@
 #include "jx/devices/tpu/tpu_chip.h"
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::mesh_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -252,4 +252,4 @@ TEST(MakeMeshTest, CountMismatchIsAValueError) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::mesh_test

@@ -8,7 +8,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::named_sharding_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -158,4 +158,4 @@ TEST_F(NamedShardingTest, ShapesThatDoNotDivide) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::named_sharding_test

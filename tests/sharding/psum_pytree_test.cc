@@ -13,7 +13,7 @@
 #include "jx/sharding/shard_map_compiled.h"
 #include "jx/sharding/shard_map_internal.h"
 
-namespace jx {
+namespace jx::psum_pytree_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -62,4 +62,4 @@ TEST(PsumPytreeTest, SeveralArraysAllReduceAsOneCollective) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::psum_pytree_test

@@ -7,7 +7,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_batched_grad_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -31,4 +31,4 @@ TEST_F(ShardMapBatchedGradTest, GradOfVmapOfAxisIndexBodyIsPerExample) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_batched_grad_test

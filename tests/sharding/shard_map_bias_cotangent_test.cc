@@ -11,7 +11,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_bias_cotangent_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -47,4 +47,4 @@ TEST(ShardMapBiasCotangentTest, TheBiasNotItsBroadcastIsPvaried) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_bias_cotangent_test

@@ -10,7 +10,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_collectives_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -166,4 +166,4 @@ TEST_F(ShardMapCollectivesTest, BodyRunsOnEveryChip) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_collectives_test

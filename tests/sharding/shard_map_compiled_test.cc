@@ -8,7 +8,7 @@
 #include "jx/sharding/shard_map.h"
 #include "jx/sharding/shard_map_compiled.h"
 
-namespace jx {
+namespace jx::shard_map_compiled_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -83,4 +83,4 @@ TEST(ShardMapCompiledTest, AShardMapOverGlobalValuesIsNotLoweredAsIs) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_compiled_test

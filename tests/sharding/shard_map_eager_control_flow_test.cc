@@ -13,7 +13,7 @@
 #include "jx/devices/tpu/tpu_client.h"
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_eager_control_flow_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -124,4 +124,4 @@ TEST_F(ShardMapEagerControlFlowTest, EagerCollectivesAdvanceTheChipClocks) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_eager_control_flow_test

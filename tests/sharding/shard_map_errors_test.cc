@@ -8,7 +8,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_errors_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -51,7 +51,7 @@ TEST_F(ShardMapErrorsTest, OutSpecsClaimingReplicationOverSeveralAxes) {
   EXPECT_THAT(msg, HasSubstr("out_specs[0] is P() which implies that the corresponding output value is only varying "
                              "across mesh axes {} and not {x,y}, but it was inferred to be possibly varying over "
                              "{x,y}"));
-  EXPECT_THAT(msg, testing::Not(HasSubstr("out_specs[1]")));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("out_specs[1]")));
 }
 
 TEST_F(ShardMapErrorsTest, CheckVmaFalseSkipsTheCheck) {
@@ -101,10 +101,10 @@ TEST_F(ShardMapErrorsTest, PartialManualAxisNames) {
   auto f = shard_map([](const Array& a) { return lax::psum(a, "x"); }, mesh_, in_specs{P("x")}, out_specs{P()},
                      {.axis_names = {"x"}});
   Array y = f(jnp::arange(8, float32));
-  EXPECT_THAT(y.to_vector<float>(), testing::ElementsAreArray({12.f, 16.f}));
+  EXPECT_THAT(y.to_vector<float>(), ::testing::ElementsAreArray({12.f, 16.f}));
   std::string text = make_jaxpr(f)(jnp::arange(8, float32)).ToString();
   EXPECT_THAT(text, HasSubstr("manual_axes=('x',)"));
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_errors_test

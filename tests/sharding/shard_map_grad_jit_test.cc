@@ -11,7 +11,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_grad_jit_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -79,4 +79,4 @@ TEST(ShardMapGradJitTest, PartialManualShardMapInsideAJitOfItsGrad) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_grad_jit_test

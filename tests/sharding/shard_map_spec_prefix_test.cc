@@ -10,7 +10,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::shard_map_spec_prefix_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -88,4 +88,4 @@ TEST_F(ShardMapSpecPrefixTest, ALeafNoEntryCoversIsAnError) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_spec_prefix_test

@@ -12,7 +12,7 @@
 #include "jx/jx.h"
 #include "jx/transforms/jaxpr_util.h"
 
-namespace jx {
+namespace jx::shard_map_transforms_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -74,7 +74,7 @@ TEST_F(ShardMapTransformsTest, JaxprPrintsLikeJax) {
   EXPECT_THAT(text, HasSubstr("manual_axes=('x', 'y')"));
   EXPECT_THAT(text, HasSubstr("mesh=Mesh('x': 4, 'y': 2"));
   EXPECT_THAT(text, HasSubstr("check_vma=True"));
-  EXPECT_THAT(text, testing::Not(HasSubstr("mesh=\n")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("mesh=\n")));
 }
 
 TEST_F(ShardMapTransformsTest, JaxprOfAddPvariesTheInvariantOperand) {
@@ -182,7 +182,7 @@ TEST_F(ShardMapTransformsTest, GradWithoutCheckVmaEqualsTypedGrad) {
   ExpectClose(ux, rx, 1e-5);
   std::string text = make_jaxpr([&](const Array& a, const Array& b) { return untyped(a, b); })(w, x).ToString();
   EXPECT_THAT(text, HasSubstr("psum[axes=('x',)]"));
-  EXPECT_THAT(text, testing::Not(HasSubstr("pvary")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("pvary")));
 }
 
 // The body's jaxpr type-checks (pvary makes operands agree; psum's result is invariant).
@@ -226,9 +226,9 @@ TEST_F(ShardMapTransformsTest, JvpThroughShardMap) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_transforms_test
 
-namespace jx {
+namespace jx::shard_map_transforms_test {
 namespace {
 
 // An output invariant over an axis its out_spec names is tiled into copies; its cotangent
@@ -243,8 +243,8 @@ TEST(ShardMapGradTest, TiledInvariantOutputSumsCotangents) {
   auto [y, pullback] = vjp([&](const Array& v) { return f(v); }, x);
   Array g = std::get<0>(pullback(w));
   // sum_d ct_d, per position within a block of 2: w blocks (1,1.5),(2,2.5),(3,3.5),(4,4.5).
-  EXPECT_THAT(g.to_vector<float>(), testing::ElementsAreArray({10.f, 12.f, 10.f, 12.f, 10.f, 12.f, 10.f, 12.f}));
+  EXPECT_THAT(g.to_vector<float>(), ::testing::ElementsAreArray({10.f, 12.f, 10.f, 12.f, 10.f, 12.f, 10.f, 12.f}));
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::shard_map_transforms_test

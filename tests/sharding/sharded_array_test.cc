@@ -11,7 +11,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::sharded_array_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -281,4 +281,4 @@ TEST(ShardedArrayDeletionTest, ADonatedShardDeletesTheArray) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sharded_array_test

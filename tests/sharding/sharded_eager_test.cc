@@ -13,7 +13,7 @@
 #include "jx/transforms/jaxpr_util.h"
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::sharded_eager_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -173,4 +173,4 @@ TEST(ShardedEagerTest, SameShapedMeshesOfTwoPodsKeepTheirOwnPrograms) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sharded_eager_test

@@ -11,7 +11,7 @@
 #include "jx/devices/tpu/tpu_client.h"
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::sharded_gather_cost_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -47,4 +47,4 @@ TEST(ShardedGatherCostTest, GatherToAChipIsCostedOnTheTorus) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sharded_gather_cost_test

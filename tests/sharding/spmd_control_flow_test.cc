@@ -15,7 +15,7 @@
 #include "jx/sharding/spmd/spmd_jit.h"
 #include "jx/transforms/jaxpr_util.h"
 
-namespace jx {
+namespace jx::spmd_control_flow_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -261,4 +261,4 @@ TEST(SpmdLockstepMeshTest, ScanBodyWithCollectivesOnTheHost) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_control_flow_test

@@ -9,7 +9,7 @@
 #include "jx/nn/models/transformer.h"
 #include "tests/scoped_env.h"
 
-namespace jx {
+namespace jx::spmd_dry_run_test {
 namespace {
 
 using nn::models::TransformerConfig;
@@ -157,4 +157,4 @@ TEST(SpmdDryRunTest, AShapeDtypeStructWithAnotherShardingIsATypeError) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_dry_run_test

@@ -7,7 +7,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::spmd_jit_pytree_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -60,4 +60,4 @@ TEST(SpmdJitPytreeTest, OutShardingsCountIsCheckedAgainstTheTuple) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_jit_pytree_test

@@ -13,7 +13,7 @@
 #include "jx/sharding/spmd/sharding_constraint.h"
 #include "jx/sharding/spmd/spmd_jit.h"
 
-namespace jx {
+namespace jx::spmd_jit_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -176,11 +176,11 @@ TEST(SpmdJitTest, CacheIsKeyedOnShardings) {
   Array as = device_put(a, v.S(P("x", none)));
   Array as2 = device_put(a, v.S(P("y", none)));
   setenv("JX_EXPLAIN_CACHE_MISSES", "1", 1);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   f(as, b);
   f(as, b);
   f(as2, b);
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_EXPLAIN_CACHE_MISSES");
   EXPECT_THAT(err, HasSubstr("first call"));
   EXPECT_THAT(err, HasSubstr("argument 0: f32[8,16] sharded PartitionSpec('y', None) (was f32[8,16] sharded "
@@ -211,9 +211,9 @@ TEST(SpmdEagerTest, OpsOnShardedArraysGiveShardedResults) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_jit_test
 
-namespace jx {
+namespace jx::spmd_jit_test {
 namespace {
 
 TEST(SpmdEagerTest, PlainJitOnShardedArgumentsPartitions) {
@@ -237,4 +237,4 @@ TEST(ExplicitShardingTypesTest, JaxprsPrintShardedTypes) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_jit_test

@@ -13,7 +13,7 @@
 #include "jx/sharding/spmd/propagation.h"
 #include "jx/sharding/spmd/sharding_constraint.h"
 
-namespace jx {
+namespace jx::spmd_propagation_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -197,4 +197,4 @@ TEST(ExplicitShardingTypesTest, AReshapeMergingAMinorShardedDimIsATypeError) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_propagation_test

@@ -15,7 +15,7 @@
 #include "jx/sharding/spmd/spmd_jit.h"
 #include "tests/devices/tpu/microbatched_loss.h"
 
-namespace jx {
+namespace jx::spmd_unreduced_accumulation_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -67,4 +67,4 @@ TEST(SpmdUnreducedAccumulationTest, JitOfAMicrobatchScanAllReducesOncePerStep) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::spmd_unreduced_accumulation_test

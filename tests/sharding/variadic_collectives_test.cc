@@ -14,7 +14,7 @@
 #include "jx/sharding/collectives.h"
 #include "jx/sharding/manual_context.h"
 
-namespace jx {
+namespace jx::variadic_collectives_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -214,4 +214,4 @@ TEST_F(VariadicCollectivesTest, VmapOfVariadicPsum) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::variadic_collectives_test

@@ -17,7 +17,7 @@
 #include <jx/devices/interconnect/torus.h>
 #include <jx/devices/tpu/chip_specs.h>
 
-namespace jx::validation {
+namespace jx::validation::validation_test {
 namespace {
 
 std::vector<const Case*> FastCases() {
@@ -195,4 +195,4 @@ TEST(ValidationProfiledLayerTest, DryRunEqualsARealRunOnSmallShapes) {
 }
 
 }  // namespace
-}  // namespace jx::validation
+}  // namespace jx::validation::validation_test

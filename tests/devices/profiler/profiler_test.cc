@@ -21,7 +21,7 @@
 #include "jx/core/errors.h"
 #include "jx/devices/profiler/chrome_trace.h"
 
-namespace jx::profiler {
+namespace jx::profiler::profiler_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -187,4 +187,4 @@ TEST(ChromeTraceTest, EscapesAndOrdersLanes) {
 }
 
 }  // namespace
-}  // namespace jx::profiler
+}  // namespace jx::profiler::profiler_test

@@ -7,7 +7,7 @@
 
 #include <numeric>
 
-namespace jx::tpu {
+namespace jx::tpu::chip_classes_test {
 namespace {
 
 InstructionCost Row(std::string name, std::string unit, double seconds) {
@@ -159,4 +159,4 @@ TEST(ChipClassesTest, PermutePairsAsyncPairsAndLoopsMatchTheFullSchedule) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::chip_classes_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace jx::tpu {
+namespace jx::tpu::chip_clock_test {
 namespace {
 
 CostAnalysis TwoKernels() {
@@ -90,4 +90,4 @@ TEST(ChipClockTest, ClockAdvancesByThePredictedTime) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::chip_clock_test

@@ -11,7 +11,7 @@
 
 #include "jx/core/errors.h"
 
-namespace jx::tpu {
+namespace jx::tpu::chip_specs_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -139,4 +139,4 @@ TEST(ChipSpecsTest, UnknownGenerationListsTheKnownOnes) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::chip_specs_test

@@ -7,12 +7,12 @@
 
 #include "jx/jx.h"
 
-namespace jx::tpu {
+namespace jx::tpu::debug_print_on_chip_test {
 namespace {
 
 namespace jnp = jx::numpy;
-using testing::internal::CaptureStdout;
-using testing::internal::GetCapturedStdout;
+using ::testing::internal::CaptureStdout;
+using ::testing::internal::GetCapturedStdout;
 
 TEST(TpuDebugPrint, PrintsFromACompiledProgramOnAChip) {
   Pod pod = make_pod("v5e", {1, 1});
@@ -38,4 +38,4 @@ TEST(TpuDebugPrint, EagerPrintOfAChipArray) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::debug_print_on_chip_test

@@ -12,7 +12,7 @@
 #include "jx/jx.h"
 #include "tests/scoped_env.h"
 
-namespace jx::tpu {
+namespace jx::tpu::generic_reduce_on_chip_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -68,4 +68,4 @@ TEST(GenericReduceOnChipTest, VariadicPickRunsNativelyAndEqualsEager) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::generic_reduce_on_chip_test

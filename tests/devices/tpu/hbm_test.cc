@@ -10,7 +10,7 @@
 
 #include "jx/jx.h"
 
-namespace jx::tpu {
+namespace jx::tpu::hbm_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -121,4 +121,4 @@ TEST(HbmTest, ProgramsFarLargerThanTheHostCompileFromShapes) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::hbm_test

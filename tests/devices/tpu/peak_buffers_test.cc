@@ -9,7 +9,7 @@
 
 #include "jx/jx.h"
 
-namespace jx {
+namespace jx::peak_buffers_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -98,4 +98,4 @@ TEST(PeakBuffersTest, ALoopsBodyArenaIsCounted) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::peak_buffers_test

@@ -13,7 +13,7 @@
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 
-namespace jx::tpu {
+namespace jx::tpu::pod_overlap_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -250,4 +250,4 @@ TEST(PodOverlapTest, AConditionalsCollectiveIsTimed) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::pod_overlap_test

@@ -21,7 +21,7 @@
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 
-namespace jx::tpu {
+namespace jx::tpu::pod_program_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -296,4 +296,4 @@ TEST(PodProgramTest, ProgramArgumentsAreChecked) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::pod_program_test

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace jx::tpu {
+namespace jx::tpu::pod_step_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -212,4 +212,4 @@ TEST(PodStepTest, ReportSplitsCommunicationPerCollectiveKind) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::pod_step_test

@@ -17,7 +17,7 @@
 #include "jx/devices/tpu/tpu_chip.h"
 #include "jx/devices/tpu/tpu_client.h"
 
-namespace jx::tpu {
+namespace jx::tpu::pod_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -167,4 +167,4 @@ TEST(PodTest, ChipsAreDevicesAsJaxPrintsThem) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::pod_test

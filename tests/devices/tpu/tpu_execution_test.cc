@@ -17,7 +17,7 @@
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 
-namespace jx::tpu {
+namespace jx::tpu::tpu_execution_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -151,10 +151,10 @@ TEST(TpuExecutionTest, F64EmulationIsAnnouncedOnce) {
   Pod pod = make_pod("v5e", {1, 1});
   const Device* chip = pod.devices()[0];
   const ShapeDtypeStruct v{{16}, float64, chip};
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   const CostAnalysis first = jit([](const Array& a) { return jnp::exp(a); }).lower(v).compile().cost_analysis();
   jit([](const Array& a) { return a * a; }).lower(v).compile();
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   size_t count = 0;
   for (size_t at = err.find("emulated"); at != std::string::npos; at = err.find("emulated", at + 1)) ++count;
   EXPECT_EQ(count, 1u) << err;
@@ -184,4 +184,4 @@ TEST(TpuExecutionTest, TheClientCompilesForItsOwnChipsOnly) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::tpu_execution_test

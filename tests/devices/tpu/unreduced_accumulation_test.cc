@@ -19,7 +19,7 @@
 #include "jx/sharding/spmd/spmd_jit.h"
 #include "tests/devices/tpu/microbatched_loss.h"
 
-namespace jx::tpu {
+namespace jx::tpu::unreduced_accumulation_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -346,4 +346,4 @@ TEST(UnreducedAccumulationTest, FsdpAccumulatorsStayBlocksWhenTheFullSizeOnesDoN
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::unreduced_accumulation_test

@@ -12,7 +12,7 @@
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 
-namespace jx::tpu {
+namespace jx::tpu::variadic_collectives_test {
 namespace {
 
 constexpr int kChips = 8;
@@ -168,4 +168,4 @@ TEST(VariadicCollectivesTest, SeveralOperandsAreTimedAsOneCollectiveOfTheirBytes
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::variadic_collectives_test

@@ -19,7 +19,7 @@
 #include "jx/sharding/spmd/spmd_program.h"
 #include "jx/transforms/staging.h"
 
-namespace jx {
+namespace jx::collective_matmul_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -508,4 +508,4 @@ TEST(CollectiveMatmulDecision, ScalingBookExample) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::collective_matmul_test

@@ -11,7 +11,7 @@
 #include "jx/sharding/spmd/explain_sharding.h"
 #include "jx/sharding/spmd/spmd_jit.h"
 
-namespace jx {
+namespace jx::explain_sharding_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -137,4 +137,4 @@ TEST(ExplainShardingTest, DotWinnerIsTheCheapestCandidate) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::explain_sharding_test

@@ -11,7 +11,7 @@
 #include "jx/jx.h"
 #include "jx/sharding/spmd/sharding_search.h"
 
-namespace jx {
+namespace jx::sharding_search_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -178,4 +178,4 @@ TEST(ShardingSearchTest, UnknownStrategyNamesTheStrategies) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sharding_search_test

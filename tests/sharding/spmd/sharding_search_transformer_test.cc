@@ -11,7 +11,7 @@
 #include "jx/nn/models/transformer.h"
 #include "jx/sharding/spmd/sharding_search.h"
 
-namespace jx {
+namespace jx::sharding_search_transformer_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -84,4 +84,4 @@ TEST(ShardingSearchTransformerTest, AbstractArgumentsPlanLikeRealOnes) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::sharding_search_transformer_test

@@ -10,7 +10,7 @@
 #include "jx/sharding/spmd/partitioner.h"
 #include "jx/sharding/spmd/spmd_cost.h"
 
-namespace jx::spmd {
+namespace jx::spmd::spmd_cost_test {
 namespace {
 
 TEST(SpmdCostTest, DotSecondsFollowTheChipsRatePerType) {
@@ -61,4 +61,4 @@ TEST(SpmdCostTest, PartitionerPricesAnInt32DotAtItsRate) {
 }
 
 }  // namespace
-}  // namespace jx::spmd
+}  // namespace jx::spmd::spmd_cost_test

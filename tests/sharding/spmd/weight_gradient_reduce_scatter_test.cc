@@ -13,7 +13,7 @@
 #include "jx/jx.h"
 #include "tests/devices/tpu/microbatched_loss.h"
 
-namespace jx {
+namespace jx::weight_gradient_reduce_scatter_test {
 namespace {
 
 namespace jnp = jx::numpy;
@@ -148,4 +148,4 @@ TEST_F(WeightGradientReduceScatterTest, NewParametersEqualTheUnshardedProgram) {
 }
 
 }  // namespace
-}  // namespace jx
+}  // namespace jx::weight_gradient_reduce_scatter_test

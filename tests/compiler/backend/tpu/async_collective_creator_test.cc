@@ -17,7 +17,7 @@
 #include "jx/compiler/hlo/literal.h"
 #include "jx/devices/tpu/chip_specs.h"
 
-namespace jx::tpu {
+namespace jx::tpu::async_collective_creator_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -85,7 +85,7 @@ TEST(AsyncCollectiveCreatorTest, ThePipelineMakesPairsForAChipUnlessTurnedOff) {
     bool chip, async, pairs;
   };
   for (const Case& c : {Case{false, true, false}, Case{true, true, true}, Case{true, false, false}}) {
-    SCOPED_TRACE(testing::Message() << "chip " << c.chip << ", async " << c.async);
+    SCOPED_TRACE(::testing::Message() << "chip " << c.chip << ", async " << c.async);
     absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kCollectives);
     ASSERT_TRUE(module.ok()) << module.status();
     TpuTargetOptions options;
@@ -102,4 +102,4 @@ TEST(AsyncCollectiveCreatorTest, ThePipelineMakesPairsForAChipUnlessTurnedOff) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::async_collective_creator_test

@@ -10,7 +10,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/devices/tpu/chip_specs.h"
 
-namespace jx::tpu {
+namespace jx::tpu::collective_cost_model_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -66,4 +66,4 @@ TEST(CollectiveCostModelTest, WithoutATimerARealCollectiveFailsTheAnalysis) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::collective_cost_model_test

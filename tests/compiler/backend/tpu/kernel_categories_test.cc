@@ -16,7 +16,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/devices/tpu/chip_specs.h"
 
-namespace jx::tpu {
+namespace jx::tpu::kernel_categories_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -115,4 +115,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::kernel_categories_test

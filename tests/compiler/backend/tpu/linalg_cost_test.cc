@@ -11,7 +11,7 @@
 #include "jx/devices/tpu/chip_specs.h"
 #include "jx/lax/kernels/linalg.h"
 
-namespace jx::tpu {
+namespace jx::tpu::linalg_cost_test {
 namespace {
 
 namespace kernels = ::jx::lax::kernels;
@@ -43,4 +43,4 @@ TEST(TpuLinalgCostTest, CholeskyHasItsFlopsAndVectorTime) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::linalg_cost_test

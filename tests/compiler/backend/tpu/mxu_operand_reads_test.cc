@@ -16,7 +16,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/passes/latency_hiding_scheduler.h"
 
-namespace jx::tpu {
+namespace jx::tpu::mxu_operand_reads_test {
 namespace {
 
 // w (bf16) feeds the dot through convert(bf16 -> f32) (its f32 copy: 512 KiB) and x (f32)
@@ -204,4 +204,4 @@ TEST(MxuOperandReadsTest, TheSchedulerKeepsAnOverlapThatFitsOnTheChip) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::mxu_operand_reads_test

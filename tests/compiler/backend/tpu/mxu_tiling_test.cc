@@ -7,7 +7,7 @@
 
 #include "tests/compiler/passes/pass_test_util.h"
 
-namespace jx::tpu {
+namespace jx::tpu::mxu_tiling_test {
 namespace {
 
 using hlo::testing::EntryLines;
@@ -182,4 +182,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::mxu_tiling_test

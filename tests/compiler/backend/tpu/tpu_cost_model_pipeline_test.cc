@@ -16,7 +16,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/devices/tpu/chip_specs.h"
 
-namespace jx::tpu {
+namespace jx::tpu::tpu_cost_model_pipeline_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -211,4 +211,6 @@ ENTRY %main (x: f32[8192,4096], w: f32[4096,8192]) -> f32[8192,8192] {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::tpu_cost_model_pipeline_test
+
+#undef EXPECT_WITHIN_5_PERCENT

@@ -21,7 +21,7 @@
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/devices/tpu/chip_specs.h"
 
-namespace jx::tpu {
+namespace jx::tpu::tpu_cost_model_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -539,4 +539,6 @@ TEST(TpuCostModelTest, ModuleWithoutEntryIsAnError) {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::tpu_cost_model_test
+
+#undef EXPECT_WITHIN_5_PERCENT

@@ -7,7 +7,7 @@
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
 #include "tests/compiler/passes/pass_test_util.h"
 
-namespace jx::tpu {
+namespace jx::tpu::tpu_layout_test {
 namespace {
 
 using hlo::ShapeUtil;
@@ -104,4 +104,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::tpu_layout_test

@@ -21,7 +21,7 @@
 #include "jx/compiler/hlo/str_util.h"
 #include "tests/compiler/passes/pass_test_util.h"
 
-namespace jx::tpu {
+namespace jx::tpu::tpu_numerics_test {
 namespace {
 
 using hlo::HloModule;
@@ -289,4 +289,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::tpu_numerics_test

@@ -19,7 +19,7 @@
 #include "jx/compiler/hlo/hlo_parser.h"
 #include "jx/compiler/passes/layout_assignment.h"
 
-namespace jx::tpu {
+namespace jx::tpu::tpu_pipeline_test {
 namespace {
 
 using hlo::HloInstruction;
@@ -219,4 +219,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::tpu_pipeline_test

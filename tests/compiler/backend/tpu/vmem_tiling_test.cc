@@ -8,7 +8,7 @@
 
 #include "tests/compiler/passes/pass_test_util.h"
 
-namespace jx::tpu {
+namespace jx::tpu::vmem_tiling_test {
 namespace {
 
 using hlo::testing::EntryLines;
@@ -210,4 +210,4 @@ ENTRY %main {
 }
 
 }  // namespace
-}  // namespace jx::tpu
+}  // namespace jx::tpu::vmem_tiling_test
