@@ -137,10 +137,12 @@ void KMajorGemmTyped(const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int
 }  // namespace
 
 bool UseKMajorGemm(int64_t m, int64_t n, int64_t k) {
-  // One thread, loaded 2-core AVX-512 VM, GFLOP/s direct vs Eigen: 256x256x1000 87 vs 55,
-  // 128x128x4096 81 vs 62, 64x256x1000 81 vs 72, 256x256x256 97 vs 86; from 384 columns or rows
-  // Eigen's packed panels win (384x384x1000 72 vs 80, 512x512x512 63 vs 70). Below 8 rows or
-  // columns Eigen's GEMV and small kernels pad nothing.
+  // One thread, CPU time, loaded 2-core AVX-512 VM (bench/dot_bench, medians of alternating
+  // runs), GFLOP/s of this kernel vs Eigen's blocked product on the thread's workspace (this
+  // library's other path): 256x256x1000 87-89 vs 78-82, 128x128x4096 80-83 vs 64-66,
+  // 64x256x1000 81 vs 71-74. From 384 rows or columns Eigen's packed panels win (384x384x1000
+  // 72 vs 79, 512x512x512 63 vs 75). Below 8 rows or columns Eigen's GEMV and small kernels
+  // pad nothing.
   return std::min(m, n) >= 8 && std::max(m, n) <= 256 && k >= std::max(m, n);
 }
 

@@ -2,8 +2,8 @@
 // B (k x n) are both stored row-major, i.e. both operands are K-major: a weight gradient
 // summed over a long batch or time axis (dW = H^T G of an RNN's 1000 steps). Row p of A and
 // row p of B are exactly the slivers Goto's micro-kernel reads from packed panels, so this
-// kernel reads them in place instead of packing: for K >> M, N, Eigen's packing of the
-// transposed operands costs as much as the product.
+// kernel reads them in place instead of copying both into packed panels as Eigen does, which
+// for K >> M, N keeps the product at the machine's GEMM rate (bench/dot_bench).
 //
 // Every element of C is summed in the same order (blocks of KMajorDepthBlock<T>() steps,
 // each an FMA chain from zero, added to C in turn) wherever it sits in C and however C is
