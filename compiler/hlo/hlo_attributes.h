@@ -135,6 +135,10 @@ struct OpMetadata {
   int64_t source_line = 0;
   bool empty() const { return op_type.empty() && op_name.empty() && source_file.empty(); }
   friend bool operator==(const OpMetadata&, const OpMetadata&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const OpMetadata& m) {
+    return H::combine(std::move(h), m.op_type, m.op_name, m.source_file, m.source_line);
+  }
 };
 std::string OpMetadataToString(const OpMetadata& m);  // "{op_name=\"...\"}"
 absl::StatusOr<OpMetadata> ParseOpMetadata(std::string_view s);

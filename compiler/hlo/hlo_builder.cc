@@ -20,6 +20,16 @@ std::vector<HloInstruction*> Concat(absl::Span<HloInstruction* const> a,
 HloBuilder::HloBuilder(HloModule* module, std::string_view name)
     : computation_(module->AddComputation(name)) {}
 
+void HloBuilder::set_metadata(OpMetadata metadata) {
+  if (metadata.empty()) {
+    metadata_ = nullptr;
+    return;
+  }
+  std::shared_ptr<const OpMetadata>& shared = interned_metadata_[metadata];
+  if (shared == nullptr) shared = std::make_shared<const OpMetadata>(std::move(metadata));
+  metadata_ = shared;
+}
+
 absl::StatusOr<HloInstruction*> HloBuilder::AddInstruction(std::unique_ptr<HloInstruction> instr,
                                                            std::string_view name) {
   for (int64_t i = 0; i < instr->operand_count(); ++i) {
@@ -33,7 +43,7 @@ absl::StatusOr<HloInstruction*> HloBuilder::AddInstruction(std::unique_ptr<HloIn
   }
   HLO_ASSIGN_OR_RETURN(Shape shape, ShapeInference::InferInstructionShape(*instr));
   *instr->mutable_shape() = std::move(shape);
-  if (instr->metadata().empty() && !metadata_.empty()) instr->set_metadata(metadata_);
+  if (instr->shared_metadata() == nullptr && metadata_ != nullptr) instr->set_shared_metadata(metadata_);
   last_added_ = computation_->AddInstruction(std::move(instr), name);
   return last_added_;
 }

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_module.h"
@@ -39,9 +40,12 @@ class HloBuilder {
   explicit HloBuilder(HloComputation* computation) : computation_(computation) {}
 
   HloComputation* computation() const { return computation_; }
-  // Metadata attached to every instruction added from now on.
-  void set_metadata(OpMetadata metadata) { metadata_ = std::move(metadata); }
-  void clear_metadata() { metadata_ = {}; }
+  // Metadata attached to every instruction added from now on. Equal metadata set again (the
+  // same primitive at the same place, equation after equation) is shared, not copied.
+  void set_metadata(OpMetadata metadata);
+  // Shares metadata already held (an instruction's shared_metadata()); null: none.
+  void set_shared_metadata(std::shared_ptr<const OpMetadata> metadata) { metadata_ = std::move(metadata); }
+  void clear_metadata() { metadata_ = nullptr; }
 
   // Sets the root (default: the last instruction added), checks the parameters are numbered
   // 0..n-1, and returns the computation.
@@ -228,7 +232,8 @@ class HloBuilder {
   }
 
   HloComputation* computation_;
-  OpMetadata metadata_;
+  std::shared_ptr<const OpMetadata> metadata_;  // null: none
+  absl::flat_hash_map<OpMetadata, std::shared_ptr<const OpMetadata>> interned_metadata_;
   HloInstruction* last_added_ = nullptr;
 };
 

@@ -34,9 +34,17 @@ HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std
   instructions_.push_back(std::move(instr));
   ++live_count_;
   schedule_.clear();
-  post_order_valid_ = false;
+  InvalidatePostOrder();
+  if (!raw->called_.empty()) CallGraphChanged();
   return raw;
 }
+
+void HloComputation::InvalidatePostOrder() {
+  post_order_valid_ = false;
+  if (orders_callees_) CallGraphChanged();
+}
+
+void HloComputation::CallGraphChanged() { parent_->InvalidateComputationOrder(); }
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instr,
                                                std::string_view name) {
@@ -236,7 +244,8 @@ std::unique_ptr<HloInstruction> HloComputation::Release(HloInstruction* instr) {
     Compact();
   }
   schedule_.clear();
-  post_order_valid_ = false;
+  InvalidatePostOrder();
+  if (!owned->called_.empty()) CallGraphChanged();
   return owned;
 }
 
@@ -256,7 +265,7 @@ absl::Status HloComputation::MoveInstructionFrom(HloInstruction* instr) {
   instructions_.push_back(std::move(owned));
   ++live_count_;
   schedule_.clear();
-  post_order_valid_ = false;
+  InvalidatePostOrder();  // Release told the module if instr calls computations
   return absl::OkStatus();
 }
 

@@ -93,7 +93,7 @@ class HloComputation {
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* root) {
     root_ = root;
-    post_order_valid_ = false;
+    InvalidatePostOrder();
   }
 
   int64_t instruction_count() const { return live_count_; }
@@ -155,6 +155,11 @@ class HloComputation {
   // Drops the null slots of removed instructions, keeping the order.
   void Compact();
   std::vector<HloInstruction*> ComputePostOrder() const;
+  // After any edit of the instruction graph: drops the kept post order, and the module's
+  // computation order when this computation's callees are ordered by it.
+  void InvalidatePostOrder();
+  // After an edit of which computations this computation's instructions call.
+  void CallGraphChanged();
 
   HloModule* parent_;
   std::string name_;
@@ -170,6 +175,9 @@ class HloComputation {
   mutable std::mutex post_order_mutex_;
   mutable std::vector<HloInstruction*> post_order_;
   mutable bool post_order_valid_ = false;
+  // Set by the module's computation order: whether it visits this computation's callees in
+  // this computation's instruction post order (it calls two or more distinct computations).
+  mutable bool orders_callees_ = false;
 };
 
 }  // namespace jx::hlo

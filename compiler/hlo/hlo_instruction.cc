@@ -23,19 +23,9 @@ std::unique_ptr<HloInstruction> HloInstruction::CloneDetached() const {
   c->attr_mask_ = attr_mask_;
   c->dimensions_ = dimensions_;
   c->int_attr_ = int_attr_;
-  c->feature_group_count_ = feature_group_count_;
-  c->batch_group_count_ = batch_group_count_;
-  c->channel_id_ = channel_id_;
-  c->exponent_bits_ = exponent_bits_;
-  c->mantissa_bits_ = mantissa_bits_;
   c->direction_ = direction_;
   c->comparison_type_ = comparison_type_;
   c->fusion_kind_ = fusion_kind_;
-  c->rng_algorithm_ = rng_algorithm_;
-  c->precision_config_ = precision_config_;
-  c->is_stable_ = is_stable_;
-  c->custom_call_has_side_effect_ = custom_call_has_side_effect_;
-  c->use_global_device_ids_ = use_global_device_ids_;
   if (attrs_ != nullptr) c->attrs_ = std::make_unique<Attrs>(*attrs_);
   c->metadata_ = metadata_;
   return c;
@@ -95,7 +85,7 @@ absl::Status HloInstruction::ReplaceOperandWith(int64_t index, HloInstruction* n
   }
   operands_[index] = new_operand;
   if (parent_ != nullptr) {
-    parent_->post_order_valid_ = false;
+    parent_->InvalidatePostOrder();
     if (!IsUserOf(old_operand)) old_operand->RemoveUser(this);
     new_operand->AddUser(this);
   }
@@ -131,21 +121,35 @@ absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* new_producer) {
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
   if (parent_ != nullptr) {
-    parent_->post_order_valid_ = false;
+    parent_->InvalidatePostOrder();
     operand->AddUser(this);
   }
 }
 
 void HloInstruction::DetachFromOperands() {
   if (parent_ != nullptr) {
-    parent_->post_order_valid_ = false;
+    parent_->InvalidatePostOrder();
     for (HloInstruction* operand : operands_) operand->RemoveUser(this);
   }
   operands_.clear();
 }
 
 bool HloInstruction::HasSideEffect() const {
-  return opcode_ == HloOpcode::kCustomCall && custom_call_has_side_effect_;
+  return opcode_ == HloOpcode::kCustomCall && custom_call_has_side_effect();
+}
+
+const OpMetadata& HloInstruction::metadata() const {
+  static const OpMetadata* const kNone = new OpMetadata();
+  return metadata_ != nullptr ? *metadata_ : *kNone;
+}
+
+void HloInstruction::set_metadata(OpMetadata metadata) {
+  set_shared_metadata(metadata.empty() ? nullptr : std::make_shared<const OpMetadata>(std::move(metadata)));
+}
+
+void HloInstruction::set_shared_metadata(std::shared_ptr<const OpMetadata> metadata) {
+  if (metadata != nullptr && metadata->empty()) metadata = nullptr;
+  metadata_ = std::move(metadata);
 }
 
 const HloInstruction::Attrs& HloInstruction::attrs() const {
@@ -224,17 +228,17 @@ void HloInstruction::set_convolution_dimension_numbers(ConvolutionDimensionNumbe
 }
 
 void HloInstruction::set_feature_group_count(int64_t n) {
-  feature_group_count_ = n;
+  mutable_attrs().feature_group_count = n;
   if (n != 1) MarkAttr(HloAttr::kFeatureGroupCount);
 }
 
 void HloInstruction::set_batch_group_count(int64_t n) {
-  batch_group_count_ = n;
+  mutable_attrs().batch_group_count = n;
   if (n != 1) MarkAttr(HloAttr::kBatchGroupCount);
 }
 
 void HloInstruction::set_precision_config(PrecisionConfig config) {
-  precision_config_ = config;
+  mutable_attrs().precision_config = config;
   if (config.IsDefault()) {
     ClearAttr(HloAttr::kOperandPrecision);
   } else {
@@ -264,7 +268,7 @@ void HloInstruction::set_scatter_dimension_numbers(ScatterDimensionNumbers dnums
 }
 
 void HloInstruction::set_is_stable(bool stable) {
-  is_stable_ = stable;
+  mutable_attrs().is_stable = stable;
   if (stable) {
     MarkAttr(HloAttr::kIsStable);
   } else {
@@ -273,14 +277,14 @@ void HloInstruction::set_is_stable(bool stable) {
 }
 
 void HloInstruction::set_reduce_precision_bits(int32_t exponent_bits, int32_t mantissa_bits) {
-  exponent_bits_ = exponent_bits;
-  mantissa_bits_ = mantissa_bits;
+  mutable_attrs().exponent_bits = exponent_bits;
+  mutable_attrs().mantissa_bits = mantissa_bits;
   MarkAttr(HloAttr::kExponentBits);
   MarkAttr(HloAttr::kMantissaBits);
 }
 
 void HloInstruction::set_rng_algorithm(RandomAlgorithm algorithm) {
-  rng_algorithm_ = algorithm;
+  mutable_attrs().rng_algorithm = algorithm;
   MarkAttr(HloAttr::kAlgorithm);
 }
 
@@ -295,7 +299,7 @@ void HloInstruction::set_custom_call_target(std::string target) {
 }
 
 void HloInstruction::set_custom_call_has_side_effect(bool v) {
-  custom_call_has_side_effect_ = v;
+  mutable_attrs().custom_call_has_side_effect = v;
   if (v) {
     MarkAttr(HloAttr::kCustomCallHasSideEffect);
   } else {
@@ -313,7 +317,7 @@ void HloInstruction::set_backend_config(std::string config) {
 }
 
 void HloInstruction::set_channel_id(int64_t id) {
-  channel_id_ = id;
+  mutable_attrs().channel_id = id;
   MarkAttr(HloAttr::kChannelId);
 }
 
@@ -323,7 +327,7 @@ void HloInstruction::set_replica_groups(ReplicaGroups groups) {
 }
 
 void HloInstruction::set_use_global_device_ids(bool v) {
-  use_global_device_ids_ = v;
+  mutable_attrs().use_global_device_ids = v;
   if (v) {
     MarkAttr(HloAttr::kUseGlobalDeviceIds);
   } else {
@@ -350,11 +354,13 @@ void HloInstruction::SetCalled(HloAttr attr, size_t slot, HloComputation* c) {
   if (called_.size() <= slot) called_.resize(slot + 1, nullptr);
   called_[slot] = c;
   MarkAttr(attr);
+  if (parent_ != nullptr) parent_->CallGraphChanged();
 }
 
 void HloInstruction::set_branch_computations(std::vector<HloComputation*> branches) {
   called_ = std::move(branches);
   MarkAttr(HloAttr::kBranchComputations);
+  if (parent_ != nullptr) parent_->CallGraphChanged();
 }
 
 void HloInstruction::set_fused_computation(HloComputation* c) {
@@ -370,6 +376,7 @@ void HloInstruction::ReplaceCalledComputation(HloComputation* old_computation,
   if (opcode_ == HloOpcode::kFusion && replacement != nullptr) {
     replacement->SetFusionInstruction(this);
   }
+  if (parent_ != nullptr) parent_->CallGraphChanged();
 }
 
 bool HloInstruction::IdenticalIgnoringOperands(const HloInstruction& other) const {

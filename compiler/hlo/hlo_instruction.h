@@ -141,12 +141,12 @@ class HloInstruction {
     return attrs().conv;
   }
   void set_convolution_dimension_numbers(ConvolutionDimensionNumbers dnums);
-  int64_t feature_group_count() const { return feature_group_count_; }
+  int64_t feature_group_count() const { return attrs().feature_group_count; }
   void set_feature_group_count(int64_t n);
-  int64_t batch_group_count() const { return batch_group_count_; }
+  int64_t batch_group_count() const { return attrs().batch_group_count; }
   void set_batch_group_count(int64_t n);
   // dot/convolution: per-operand precision; printed only when not all default.
-  const PrecisionConfig& precision_config() const { return precision_config_; }
+  const PrecisionConfig& precision_config() const { return attrs().precision_config; }
   void set_precision_config(PrecisionConfig config);
 
   const GatherDimensionNumbers& gather_dimension_numbers() const { return attrs().gather; }
@@ -156,19 +156,19 @@ class HloInstruction {
   const ScatterDimensionNumbers& scatter_dimension_numbers() const { return attrs().scatter; }
   void set_scatter_dimension_numbers(ScatterDimensionNumbers dnums);
 
-  bool is_stable() const { return is_stable_; }
+  bool is_stable() const { return attrs().is_stable; }
   void set_is_stable(bool stable);
-  int32_t exponent_bits() const { return exponent_bits_; }
-  int32_t mantissa_bits() const { return mantissa_bits_; }
+  int32_t exponent_bits() const { return attrs().exponent_bits; }
+  int32_t mantissa_bits() const { return attrs().mantissa_bits; }
   void set_reduce_precision_bits(int32_t exponent_bits, int32_t mantissa_bits);
-  RandomAlgorithm rng_algorithm() const { return rng_algorithm_; }
+  RandomAlgorithm rng_algorithm() const { return attrs().rng_algorithm; }
   void set_rng_algorithm(RandomAlgorithm algorithm);
   FusionKind fusion_kind() const { return fusion_kind_; }
   void set_fusion_kind(FusionKind kind);
 
   const std::string& custom_call_target() const { return attrs().custom_call_target; }
   void set_custom_call_target(std::string target);
-  bool custom_call_has_side_effect() const { return custom_call_has_side_effect_; }
+  bool custom_call_has_side_effect() const { return attrs().custom_call_has_side_effect; }
   void set_custom_call_has_side_effect(bool v);
   // Opaque per-backend configuration (custom-call options, fusion tiling, ...).
   const std::string& backend_config() const { return attrs().backend_config; }
@@ -186,21 +186,26 @@ class HloInstruction {
   // Collectives (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute).
   // channel_id: set on cross-partition collectives (XLA's channel); printed when set.
   bool has_channel_id() const { return HasAttr(HloAttr::kChannelId); }
-  int64_t channel_id() const { return channel_id_; }
+  int64_t channel_id() const { return attrs().channel_id; }
   void set_channel_id(int64_t id);
   // The partition groups; empty: one group of every partition.
   const ReplicaGroups& replica_groups() const { return attrs().replica_groups; }
   void set_replica_groups(ReplicaGroups groups);
   // Whether replica_groups hold global device (partition) ids; printed when true.
-  bool use_global_device_ids() const { return use_global_device_ids_; }
+  bool use_global_device_ids() const { return attrs().use_global_device_ids; }
   void set_use_global_device_ids(bool v);
   const SourceTargetPairs& source_target_pairs() const { return attrs().source_target_pairs; }
   void set_source_target_pairs(SourceTargetPairs pairs);
   // all-gather / reduce-scatter / all-to-all: the one dimension they gather, scatter or split.
   int64_t collective_dimension() const { return dimensions_.at(0); }
 
-  const OpMetadata& metadata() const { return metadata_; }
-  void set_metadata(OpMetadata metadata) { metadata_ = std::move(metadata); }
+  // Metadata is shared, not copied: the instructions of one equation, an instruction's
+  // clones and fusion's copies all point at one OpMetadata.
+  const OpMetadata& metadata() const;
+  void set_metadata(OpMetadata metadata);
+  const std::shared_ptr<const OpMetadata>& shared_metadata() const { return metadata_; }
+  // Null or empty: no metadata.
+  void set_shared_metadata(std::shared_ptr<const OpMetadata> metadata);
 
   // --- Called computations. Slots by role: to_apply/calls/condition/select -> 0,
   // body/scatter -> 1, branch_computations -> all. ---
@@ -235,6 +240,8 @@ class HloInstruction {
  private:
   friend class HloComputation;
   friend class HloModule;  // Clone
+  // The attributes few opcodes have, allocated on first set, so the fields every
+  // instruction carries stay few.
   struct Attrs {
     Literal literal;
     SliceConfig slice;
@@ -251,12 +258,22 @@ class HloInstruction {
     SourceTargetPairs source_target_pairs;
     MxuTiling mxu_tiling;
     VmemTiling vmem_tiling;
+    int64_t feature_group_count = 1;
+    int64_t batch_group_count = 1;
+    int64_t channel_id = 0;
+    int32_t exponent_bits = 0;
+    int32_t mantissa_bits = 0;
+    RandomAlgorithm rng_algorithm = RandomAlgorithm::kDefault;
+    PrecisionConfig precision_config;
+    bool is_stable = false;
+    bool custom_call_has_side_effect = false;
+    bool use_global_device_ids = false;
   };
 
   HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
   // A detached copy of opcode, shape, attributes and metadata: no name, id, parent, operand
   // or user edges, and the called computations still the original's (HloModule::Clone
-  // remaps them). Copies every field below from opcode_ to metadata_ except those.
+  // remaps them).
   std::unique_ptr<HloInstruction> CloneDetached() const;
   const Attrs& attrs() const;
   Attrs& mutable_attrs();
@@ -268,36 +285,28 @@ class HloInstruction {
   void AddUser(HloInstruction* user);
   void RemoveUser(HloInstruction* user);
 
+  // What graph walks read first, then the rest: on a big module every field a walk
+  // touches beyond the first cache lines is a miss.
   HloOpcode opcode_;
-  Shape shape_;
-  std::string name_;
-  int64_t unique_id_ = -1;
+  FusionKind fusion_kind_ = FusionKind::kLoop;
+  ComparisonDirection direction_ = ComparisonDirection::kEq;
+  ComparisonType comparison_type_ = ComparisonType::kDefault;
   HloComputation* parent_ = nullptr;
-  size_t position_ = 0;  // slot in parent_'s instruction list
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
+  int64_t unique_id_ = -1;
+  Shape shape_;
+  std::vector<HloComputation*> called_;
+  uint64_t attr_mask_ = 0;
+  size_t position_ = 0;  // slot in parent_'s instruction list
+  std::string name_;
   // users_ as a set once it is long (a constant or broadcast shared by a whole program), so
   // adding, finding and removing users stays cheap; null while users_ is short.
   std::unique_ptr<absl::flat_hash_set<const HloInstruction*>> user_set_;
-  std::vector<HloComputation*> called_;
-  uint64_t attr_mask_ = 0;
   std::vector<int64_t> dimensions_;
   int64_t int_attr_ = 0;  // parameter_number, tuple_index or iota_dimension
-  int64_t feature_group_count_ = 1;
-  int64_t batch_group_count_ = 1;
-  int64_t channel_id_ = 0;
-  int32_t exponent_bits_ = 0;
-  int32_t mantissa_bits_ = 0;
-  ComparisonDirection direction_ = ComparisonDirection::kEq;
-  ComparisonType comparison_type_ = ComparisonType::kDefault;
-  FusionKind fusion_kind_ = FusionKind::kLoop;
-  RandomAlgorithm rng_algorithm_ = RandomAlgorithm::kDefault;
-  PrecisionConfig precision_config_;
-  bool is_stable_ = false;
-  bool custom_call_has_side_effect_ = false;
-  bool use_global_device_ids_ = false;
-  std::unique_ptr<Attrs> attrs_;  // the larger attributes, allocated on first set
-  OpMetadata metadata_;
+  std::unique_ptr<Attrs> attrs_;
+  std::shared_ptr<const OpMetadata> metadata_;  // null: none
 };
 
 }  // namespace jx::hlo

@@ -34,6 +34,7 @@ HloComputation* HloModule::AddComputation(std::string_view name) {
   auto computation = std::unique_ptr<HloComputation>(new HloComputation(this, unique));
   computation_names_.emplace(std::move(unique), computation.get());
   computations_.push_back(std::move(computation));
+  InvalidateComputationOrder();
   return computations_.back().get();
 }
 
@@ -92,6 +93,7 @@ absl::Status HloModule::RemoveComputations(absl::Span<HloComputation* const> dea
   }
   for (HloComputation* c : dead) ForgetComputationName(c->name());
   std::erase_if(computations_, [&](const auto& p) { return doomed.contains(p.get()); });
+  InvalidateComputationOrder();
   return absl::OkStatus();
 }
 
@@ -108,6 +110,15 @@ HloComputation* HloModule::GetComputationWithName(std::string_view name) const {
 }
 
 std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
+  std::lock_guard<std::mutex> lock(computation_order_mutex_);
+  if (!computation_order_valid_) {
+    computation_order_ = ComputeComputationPostOrder();
+    computation_order_valid_ = true;
+  }
+  return computation_order_;
+}
+
+std::vector<HloComputation*> HloModule::ComputeComputationPostOrder() const {
   // One pass over every instruction finds what each computation calls. A computation's
   // callees are visited in the post order of the instructions calling them, but that order
   // only matters when it calls two or more distinct computations, so only those get an
@@ -120,6 +131,7 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
   absl::flat_hash_map<const HloComputation*, Callees> callees_of;
   absl::flat_hash_set<const HloComputation*> called, visited;
   for (const auto& c : computations_) {
+    c->orders_callees_ = false;
     Callees* callees = nullptr;
     for (HloInstruction* instr : c->instructions()) {
       for (HloComputation* callee : instr->called_computations()) {
@@ -149,6 +161,9 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
       if (it != callees_of.end() && !it->second.several) {
         f.callees = {it->second.first};  // one distinct callee: nothing to order
       } else if (it != callees_of.end()) {
+        // Its callees' order follows its instruction order: edits of that order must drop
+        // the kept answer.
+        c->orders_callees_ = true;
         for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
           for (HloComputation* callee : instr->called_computations()) {
             if (callee != nullptr) f.callees.push_back(callee);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,14 +43,20 @@ class HloModule {
   absl::Status RemoveComputations(absl::Span<HloComputation* const> dead);
 
   HloComputation* entry_computation() const { return entry_; }
-  void set_entry_computation(HloComputation* c) { entry_ = c; }
+  void set_entry_computation(HloComputation* c) {
+    entry_ = c;
+    InvalidateComputationOrder();
+  }
 
   // In creation order.
   std::vector<HloComputation*> computations() const;
   int64_t computation_count() const { return static_cast<int64_t>(computations_.size()); }
   HloComputation* GetComputationWithName(std::string_view name) const;
   // Callees before callers (iterative walk); computations no instruction calls come in
-  // creation order, the entry last.
+  // creation order, the entry last. Kept until the call graph changes (a computation added
+  // or removed, the entry moved, an instruction that calls computations added, removed or
+  // retargeted, or the instruction order of a computation whose callees it orders), so
+  // the passes that list the computations do not each read every instruction.
   std::vector<HloComputation*> MakeComputationPostOrder() const;
 
   // Ids are module-unique and never reused.
@@ -68,8 +75,11 @@ class HloModule {
   absl::StatusOr<std::unique_ptr<HloModule>> Clone() const;
 
  private:
+  friend class HloComputation;  // instruction edits invalidate the computation order
   // Drops a removed computation's name; AddComputation may hand it out again.
   void ForgetComputationName(const std::string& name);
+  std::vector<HloComputation*> ComputeComputationPostOrder() const;
+  void InvalidateComputationOrder() { computation_order_valid_ = false; }
 
   std::string name_;
   std::vector<std::unique_ptr<HloComputation>> computations_;
@@ -79,6 +89,11 @@ class HloModule {
   absl::flat_hash_map<std::string, HloComputation*> computation_names_;
   // Per name AddComputation was asked for: every "name.<n>" with 1 <= n < hint is taken.
   absl::flat_hash_map<std::string, int64_t> next_computation_suffix_;
+  // MakeComputationPostOrder's last answer while computation_order_valid_; the mutex lets
+  // const walks run from several threads.
+  mutable std::mutex computation_order_mutex_;
+  mutable std::vector<HloComputation*> computation_order_;
+  mutable bool computation_order_valid_ = false;
 };
 
 }  // namespace jx::hlo

@@ -28,8 +28,8 @@ std::vector<std::string> HloInstruction::ExtraAttributesToString(
     const HloAttrInfo& info = GetHloAttrInfo(static_cast<HloAttr>(a));
     attrs.push_back(StrCat(info.key, "=", info.print(*this)));
   }
-  if (options.print_metadata && !metadata_.empty()) {
-    attrs.push_back(StrCat("metadata=", OpMetadataToString(metadata_)));
+  if (options.print_metadata && metadata_ != nullptr) {
+    attrs.push_back(StrCat("metadata=", OpMetadataToString(*metadata_)));
   }
   return attrs;
 }

@@ -80,7 +80,7 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
     }
   }
   if (src.opcode() == HloOpcode::kConstant) c->set_literal(src.literal());
-  c->set_metadata(src.metadata());
+  c->set_shared_metadata(src.shared_metadata());
   return c;
 }
 
@@ -368,7 +368,7 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
     auto fusion =
         HloInstruction::Create(HloOpcode::kFusion, group.root->shape(), fusion_operands);
     fusion->set_fusion_kind(group.kind);
-    fusion->set_metadata(group.root->metadata());
+    fusion->set_shared_metadata(group.root->shared_metadata());
     return fusion;
   };
   HLO_ASSIGN_OR_RETURN(HloInstruction * fusion_instr,

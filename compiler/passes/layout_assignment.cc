@@ -52,7 +52,7 @@ absl::StatusOr<HloInstruction*> RowMajorBitcast(HloInstruction* bitcast, const S
   if (in_noop && out_noop) return nullptr;
 
   HloBuilder b(bitcast->parent());
-  b.set_metadata(bitcast->metadata());
+  b.set_shared_metadata(bitcast->shared_metadata());
   HloInstruction* cur = bitcast->mutable_operand(0);
   if (!in_noop) {
     HLO_ASSIGN_OR_RETURN(cur, b.Transpose(cur, perm_in));
@@ -80,7 +80,7 @@ absl::StatusOr<bool> InsertConvertingCopy(HloInstruction* instr) {
   if (readers.empty() && !instr->IsRoot()) return false;
   HloInstruction* copy = computation->AddInstruction(HloInstruction::Create(
       HloOpcode::kCopy, WithDefaultLayouts(instr->shape()), {instr}));
-  copy->set_metadata(instr->metadata());
+  copy->set_shared_metadata(instr->shared_metadata());
   for (HloInstruction* reader : readers) {
     HLO_RETURN_IF_ERROR(instr->ReplaceUseWith(reader, copy));
   }
@@ -161,7 +161,7 @@ absl::StatusOr<bool> LayoutAssignment::RunOnComputation(HloComputation* computat
     }
     HloInstruction* bitcast = computation->AddInstruction(
         HloInstruction::Create(HloOpcode::kBitcast, t->shape(), {t->mutable_operand(0)}));
-    bitcast->set_metadata(t->metadata());
+    bitcast->set_shared_metadata(t->shared_metadata());
     HLO_RETURN_IF_ERROR(computation->ReplaceInstruction(t, bitcast));
     changed = true;
   }

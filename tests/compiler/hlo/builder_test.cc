@@ -244,5 +244,38 @@ TEST_F(HloBuilderTest, NamesAndMetadata) {
   EXPECT_TRUE(VerifyHloModule(module_).ok()) << VerifyHloModule(module_);
 }
 
+TEST_F(HloBuilderTest, EqualMetadataIsSharedNotCopied) {
+  // A lowered program sets the metadata of each equation; the same primitive at the same
+  // place, set again, must not cost every instruction its own copy.
+  auto* x = b_.Parameter(0, F({2}), "x").value();
+  b_.set_metadata({"sin", "jit(f)/sin", "", 0});
+  auto* s1 = b_.Sin(x).value();
+  b_.set_metadata({"mul", "jit(f)/mul", "", 0});
+  auto* m = b_.Binary(HloOpcode::kMultiply, s1, x).value();
+  b_.set_metadata({"sin", "jit(f)/sin", "", 0});
+  auto* s2 = b_.Sin(m).value();
+  EXPECT_EQ(s1->shared_metadata(), s2->shared_metadata());
+  EXPECT_NE(s1->shared_metadata(), m->shared_metadata());
+  EXPECT_EQ(m->metadata().op_name, "jit(f)/mul");
+  // Empty metadata is none at all; an instruction without metadata reads as empty.
+  b_.set_metadata({});
+  auto* s3 = b_.Sin(s2).value();
+  EXPECT_EQ(s3->shared_metadata(), nullptr);
+  EXPECT_TRUE(s3->metadata().empty());
+  EXPECT_EQ(x->shared_metadata(), nullptr);
+  // A copy set from another instruction's shares it too.
+  b_.set_shared_metadata(m->shared_metadata());
+  auto* s4 = b_.Sin(s3).value();
+  EXPECT_EQ(s4->shared_metadata(), m->shared_metadata());
+  module_.set_entry_computation(b_.Build(s4).value());
+  // The module's clone shares its original's metadata, and prints the same.
+  auto clone = module_.Clone();
+  ASSERT_TRUE(clone.ok()) << clone.status();
+  const HloInstruction* s1_copy = (*clone)->entry_computation()->GetInstructionWithName(s1->name());
+  ASSERT_NE(s1_copy, nullptr);
+  EXPECT_EQ(s1_copy->shared_metadata(), s1->shared_metadata());
+  EXPECT_EQ((*clone)->ToString(), module_.ToString());
+}
+
 }  // namespace
 }  // namespace jx::hlo::builder_test
