@@ -16,8 +16,8 @@
 //     or a user: the per-(batch, head) softmax and accumulator work between the dots.
 // A region becomes a kernel when it holds at least two dots with an exp between them (the
 // softmax: scores -> probabilities -> P.V), when fusing it creates no cycle (no path leaves
-// it and comes back), and when one grid point's values, all held at once, fit in half of
-// VMEM (the other half double-buffers the blocks read from and written to HBM). Values read
+// it and comes back), and when one grid point's values, all held at once (an upper bound: no
+// reuse of dead blocks), plus its double-buffered operand and output blocks fit in VMEM. Values read
 // from outside (Q, K, V, the saved log-sum-exp, MXU feeds of K and V blocks) are the kernel's
 // operands; values read outside are its outputs (a tuple when several: a multi-output fusion).
 //
