@@ -4,8 +4,9 @@
 //   - jx on this CPU (jit; the median of --reps calls after a warm-up),
 //   - the PyTorch peer on this CPU in the same run (vgg19_torch.py beside this program, run as
 //     a subprocess by /usr/bin/python3; the column reads "-" when torch is not installed),
-//   - jx's simulated time on one TPU v3, v5e and v6e chip: the step is lowered and compiled for
-//     a simulated chip from jx::ShapeDtypeStructs and the cost model's predicted_seconds read
+//   - jx's simulated time on one TPU v3, v5e and v6e device (a v3 device is one TensorCore, as
+//     JAX lists v3; v5e and v6e a chip): the step is lowered and compiled for
+//     a simulated device from jx::ShapeDtypeStructs and the cost model's predicted_seconds read
 //     (nothing is computed, so N = 100 costs no host time).
 // The paper reports PyTorch CPU 1.16 / 9.55 / 93.0 s and compiled TPU compute 0.02 / 0.04 /
 // 0.2 s for the forward pass at N = 1 / 10 / 100.

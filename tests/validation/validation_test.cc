@@ -119,7 +119,7 @@ TEST(ValidationProfiledLayerTest, RowsAreThePlansPerOpTimes) {
   const double by_hand = (2.0 * 8 * 1024 * 8192 / 2) / (v2.ici_efficiency * v2.core_link_bandwidth) +
                          v2.ici_collective_fixed_s;
   const tpu::CollectiveStepEntry& rs = profile.plan.step.collectives.at(0);
-  EXPECT_THAT(rs.algorithm, ::testing::HasSubstr("torus axis 2")) << profile.plan.ToString();
+  EXPECT_NE(rs.algorithm.find("torus axis 2"), std::string::npos) << rs.algorithm;
   EXPECT_NEAR(profile.reduce_scatter_seconds / by_hand, 1.0, 0.02);
   // The step is the two projections then the reduce-scatter: it has nothing to overlap.
   EXPECT_NEAR(profile.plan.step.wall_seconds /
