@@ -25,8 +25,9 @@
 // hlo::PeakMemoryBytes) is checked against options.memory_limit_bytes: while it is over, the
 // collectives in flight across the peak (started before it, done after) run without overlap
 // (their done right after their start), largest first until their bytes cover the excess, and
-// the new peak is looked at again; overlap away from the peak is kept. Should the peak hold no overlap, the largest overlapped
-// collectives anywhere are serialized (the fewest such, by bisection) until the order fits.
+// the new peak is looked at again; overlap away from the peak is kept. Should the peak hold no
+// overlap, the largest overlapped collectives anywhere are serialized (the fewest such, by
+// bisection) until the order fits.
 // Either way it is logged under JX_LOG_COMPILES. All of that starts from the stored order (the
 // memory scheduler's, chosen before any overlap and by the program's text); when that needs
 // serializing or does not fit, it is done again from the plain post order, which computes each

@@ -83,8 +83,7 @@ absl::StatusOr<int64_t> ShareAsyncCollectiveResults(hlo::HloComputation* computa
   return replaced;
 }
 
-absl::StatusOr<hlo::MemoryPeakOfOrder> ChipMemoryPeak(
-    const hlo::HloComputation& computation) {
+absl::StatusOr<hlo::MemoryPeakOfOrder> ChipMemoryPeak(const hlo::HloComputation& computation) {
   bool as_written = true;  // nothing the chip holds otherwise: no copy to make
   for (const HloInstruction* instr : computation.instructions()) {
     as_written &= !IsMxuFeed(*instr) && !hlo::IsAsyncCollectiveDone(instr->opcode());

@@ -43,7 +43,6 @@ absl::StatusOr<int64_t> ShareAsyncCollectiveResults(hlo::HloComputation* computa
 // MXU feed has no place of its own, a done's result takes the done's) and the peak's position is
 // the original order's. So the scheduler weighs the memory the planner's HBM report counts, not
 // the host emulation's f32 copies of MXU operands and second copies of collective results.
-absl::StatusOr<hlo::MemoryPeakOfOrder> ChipMemoryPeak(
-    const hlo::HloComputation& computation);
+absl::StatusOr<hlo::MemoryPeakOfOrder> ChipMemoryPeak(const hlo::HloComputation& computation);
 
 }  // namespace jx::tpu
