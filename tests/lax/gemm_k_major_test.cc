@@ -115,7 +115,9 @@ void CheckShape(DType dtype, const Dims& d) {
     g.accumulate = accumulate;
     kernels::Gemm(g);
     ExpectMatchesReference(ref, c0, g_out, alpha, accumulate, d.k);
-    if (kernels::UseKMajorGemm(d.m, d.n, d.k)) EXPECT_EQ(g_out, c) << "Gemm did not run the K-major kernel";
+    if (kernels::UseKMajorGemm(d.m, d.n, d.k)) {
+      EXPECT_EQ(g_out, c) << "Gemm did not run the K-major kernel";
+    }
   }
 }
 
