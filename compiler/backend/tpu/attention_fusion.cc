@@ -125,10 +125,15 @@ Region Grow(HloInstruction* seed, const Grid& grid, const absl::flat_hash_set<co
   return r;
 }
 
-// Whether no path leaves the region and comes back (fusing it would make a cycle).
-bool IsConvex(const std::vector<HloInstruction*>& post_order, const Region& r) {
+// Whether no path leaves the region and comes back (fusing it would make a cycle). Such a
+// path runs between the region's first and last member in post order, so only that span is
+// walked (members are in post order: r.members.front() is the first).
+bool IsConvex(const std::vector<HloInstruction*>& post_order,
+              const absl::flat_hash_map<const HloInstruction*, size_t>& position, const Region& r) {
   absl::flat_hash_set<const HloInstruction*> downstream;  // outside, reached from the region
-  for (const HloInstruction* x : post_order) {
+  const size_t last = position.at(r.members.back());
+  for (size_t i = position.at(r.members.front()); i <= last; ++i) {
+    const HloInstruction* x = post_order[i];
     const bool member = r.in.contains(x);
     for (const HloInstruction* operand : x->operands()) {
       const bool from_region = r.in.contains(operand) || downstream.contains(operand);
@@ -157,21 +162,25 @@ std::vector<HloInstruction*> Inputs(const Region& r) {
 }
 
 // Whether the region is an attention kernel the chip can hold (see the header).
-bool Accept(const std::vector<HloInstruction*>& post_order, const Region& r, int64_t vmem_bytes) {
+bool Accept(const std::vector<HloInstruction*>& post_order,
+            const absl::flat_hash_map<const HloInstruction*, size_t>& position, const Region& r,
+            int64_t vmem_bytes) {
   int64_t dots = 0;
   bool exp = false;
   for (const HloInstruction* m : r.members) {
     dots += KernelDot(*m) != nullptr ? 1 : 0;
     exp = exp || Computes(*m, HloOpcode::kExp);
   }
-  if (dots < 2 || !exp || !IsConvex(post_order, r)) return false;
+  if (dots < 2 || !exp) return false;
   std::vector<const Shape*> values, operands, outputs;
   for (const HloInstruction* m : r.members) {
     values.push_back(&m->shape());
     if (ReadOutside(*m, r)) outputs.push_back(&m->shape());
   }
   for (const HloInstruction* input : Inputs(r)) operands.push_back(&input->shape());
-  return GridPointBytes(Points(r.grid), values, operands, outputs) <= vmem_bytes;
+  // The cheap test first: on a chip whose VMEM holds no grid point, no region is walked.
+  return GridPointBytes(Points(r.grid), values, operands, outputs) <= vmem_bytes &&
+         IsConvex(post_order, position, r);
 }
 
 // Replaces the region by one kCustom fusion of its members (see the header).
@@ -233,16 +242,19 @@ absl::Status Materialize(HloComputation* computation, const Region& r) {
 absl::StatusOr<bool> RunOnComputation(HloComputation* computation, int64_t vmem_bytes) {
   const std::vector<HloInstruction*> post_order = computation->MakeInstructionPostOrder();
   absl::flat_hash_set<const HloInstruction*> taken;  // in an accepted region, or tried as a seed
+  absl::flat_hash_map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < post_order.size(); ++i) position[post_order[i]] = i;
   std::vector<Region> regions;
   for (HloInstruction* seed : post_order) {
     if (taken.contains(seed)) continue;
     const std::optional<Grid> grid = DotGrid(*seed);
     if (!grid.has_value() || !IsCandidate(*seed)) continue;
     Region r = Grow(seed, *grid, taken);
-    for (HloInstruction* x : post_order) {
-      if (r.in.contains(x)) r.members.push_back(x);
-    }
-    const bool accepted = Accept(post_order, r, vmem_bytes);
+    // In post order, without walking all of it (Grow reached every member through the graph).
+    for (const HloInstruction* m : r.in) r.members.push_back(post_order[position.at(m)]);
+    std::sort(r.members.begin(), r.members.end(),
+              [&](const HloInstruction* a, const HloInstruction* b) { return position.at(a) < position.at(b); });
+    const bool accepted = Accept(post_order, position, r, vmem_bytes);
     for (const HloInstruction* m : r.members) {
       if (accepted || DotGrid(*m) == grid) taken.insert(m);  // a rejected chain is not retried
     }
