@@ -10,9 +10,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -84,17 +86,19 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
   return c;
 }
 
-// A group of instructions of one computation that becomes one fusion.
+// A group of instructions of one computation that becomes one fusion. Which groups an
+// instruction is in is the planner's to answer (FusionPlanner::InGroup).
 struct Group {
   HloInstruction* root;
   FusionKind kind;
-  absl::flat_hash_set<HloInstruction*> members;
+  std::vector<HloInstruction*> members;  // the root first, then producers as they join
   bool has_contraction = false;
 };
 
 class FusionPlanner {
  public:
-  explicit FusionPlanner(InstructionFusionOptions options) : options_(options) {}
+  FusionPlanner(const HloComputation& computation, InstructionFusionOptions options)
+      : memberships_(computation), options_(options) {}
 
   // Decides the groups: consumers first, each producer joining its users' groups.
   void Plan(const HloComputation& computation) {
@@ -111,14 +115,16 @@ class FusionPlanner {
     }
   }
 
-  std::vector<Group>& groups() { return groups_; }
+  const std::vector<Group>& groups() const { return groups_; }
+
+  // Whether instr is a member of group g.
+  bool InGroup(const HloInstruction* instr, int g) const { return Find(instr, g) != nullptr; }
 
  private:
   void StartGroup(HloInstruction* root, FusionKind kind) {
     groups_.push_back(Group{root, kind, {root}});
     const int g = static_cast<int>(groups_.size()) - 1;
-    groups_of_[root].push_back(g);
-    indexing_[{root, g}] = Indexing{{root}, 1};
+    memberships_[root].push_back(Membership{g, Indexing{{root}, 1}});
   }
 
   // XLA's FusionNodeIndexingEvaluation: a fused value is emitted once per distinct index it
@@ -128,25 +134,42 @@ class FusionPlanner {
   // reduction's halving rounds (each round two slices of the last) double them per round,
   // and one fusion of n rounds would emit the first round 2^n times.
   struct Indexing {
-    absl::flat_hash_set<const HloInstruction*> users;  // members defining distinct indexings
-    int64_t count = 0;                                   // times the value is emitted
+    // Members defining distinct indexings, sorted by address (a handful: nearly always one).
+    absl::InlinedVector<const HloInstruction*, 2> users;
+    int64_t count = 0;  // times the value is emitted
   };
   // XLA's kAllowedCodeDuplication.
   static constexpr int64_t kAllowedCodeDuplication = 15;
+
+  // A group an instruction is in, with its indexing there.
+  struct Membership {
+    int group;
+    Indexing indexing;
+  };
+
+  // instr's indexing in group g, or null if it is not a member.
+  const Indexing* Find(const HloInstruction* instr, int g) const {
+    for (const Membership& m : memberships_.Get(instr)) {
+      if (m.group == g) return &m.indexing;
+    }
+    return nullptr;
+  }
 
   // The indexing of producer inside group g, from its users there (all members of g).
   Indexing IndexingIn(const HloInstruction& producer, int g) const {
     Indexing out;
     for (const HloInstruction* user : producer.users()) {
-      auto it = indexing_.find({user, g});
-      if (it == indexing_.end()) continue;  // a user in another group
+      const Indexing* in_user = Find(user, g);
+      if (in_user == nullptr) continue;  // a user in another group
       if (user->IsElementwise() && ShapeUtil::SameDimensions(user->shape(), producer.shape())) {
-        out.users.insert(it->second.users.begin(), it->second.users.end());
+        out.users.insert(out.users.end(), in_user->users.begin(), in_user->users.end());
       } else {
-        out.users.insert(user);
+        out.users.push_back(user);
       }
     }
-    for (const HloInstruction* u : out.users) out.count += indexing_.at({u, g}).count;
+    std::sort(out.users.begin(), out.users.end());
+    out.users.erase(std::unique(out.users.begin(), out.users.end()), out.users.end());
+    for (const HloInstruction* u : out.users) out.count += Find(u, g)->count;
     return out;
   }
 
@@ -164,7 +187,7 @@ class FusionPlanner {
 
   // True if everything in the group downstream of the contraction is elementwise over the
   // contraction's own shape, so the epilogue can run per output tile.
-  static bool IsEpilogue(const Group& group, const HloInstruction* contraction) {
+  bool IsEpilogue(int g, const HloInstruction* contraction) const {
     std::vector<const HloInstruction*> worklist(contraction->users().begin(),
                                                 contraction->users().end());
     absl::flat_hash_set<const HloInstruction*> seen;
@@ -177,7 +200,7 @@ class FusionPlanner {
         return false;
       }
       for (HloInstruction* user : instr->users()) {
-        if (group.members.contains(user)) worklist.push_back(user);
+        if (InGroup(user, g)) worklist.push_back(user);
       }
     }
     return true;
@@ -207,8 +230,7 @@ class FusionPlanner {
   // Whether a user of producer already joined several groups (is computed more than once).
   bool FeedsDuplicatedMember(const HloInstruction& producer) const {
     for (const HloInstruction* user : producer.users()) {
-      auto it = groups_of_.find(user);
-      if (it != groups_of_.end() && it->second.size() > 1) return true;
+      if (memberships_.Get(user).size() > 1) return true;
     }
     return false;
   }
@@ -230,12 +252,14 @@ class FusionPlanner {
     if (producer->IsRoot() || producer->user_count() == 0) return false;
     const bool contraction = IsContraction(*producer);
     if (!contraction && !InstructionFusion::IsLoopFusible(*producer)) return false;
-    std::vector<int> targets;
+    absl::InlinedVector<int, 2> targets;
     for (HloInstruction* user : producer->users()) {
-      auto it = groups_of_.find(user);
-      if (it == groups_of_.end() || !CanFuseThrough(*user, *producer)) return false;
-      for (int g : it->second) {
-        if (std::find(targets.begin(), targets.end(), g) == targets.end()) targets.push_back(g);
+      const auto& user_groups = memberships_.Get(user);
+      if (user_groups.empty() || !CanFuseThrough(*user, *producer)) return false;
+      for (const Membership& m : user_groups) {
+        if (std::find(targets.begin(), targets.end(), m.group) == targets.end()) {
+          targets.push_back(m.group);
+        }
       }
     }
     // Joining several groups computes the producer once per group: the cost analysis
@@ -252,33 +276,31 @@ class FusionPlanner {
     // Fused into a group that would emit it more than kAllowedCodeDuplication times, the
     // producer stays outside, written once (XLA's CodeDuplicationTooHigh; broadcasts, and
     // here constants and iotas, are free to emit again and exempt).
-    std::vector<Indexing> indexings;
+    absl::InlinedVector<Membership, 1> memberships;
     for (int g : targets) {
-      indexings.push_back(IndexingIn(*producer, g));
-      if (!IsFreeToDuplicate(*producer) && indexings.back().count > kAllowedCodeDuplication) {
+      memberships.push_back(Membership{g, IndexingIn(*producer, g)});
+      if (!IsFreeToDuplicate(*producer) &&
+          memberships.back().indexing.count > kAllowedCodeDuplication) {
         return false;
       }
     }
     if (contraction) {
       Group& group = groups_[targets[0]];
       if (group.kind != FusionKind::kLoop || group.has_contraction ||
-          !IsEpilogue(group, producer)) {
+          !IsEpilogue(targets[0], producer)) {
         return false;
       }
       group.kind = FusionKind::kOutput;
       group.has_contraction = true;
     }
-    for (size_t k = 0; k < targets.size(); ++k) {
-      groups_[targets[k]].members.insert(producer);
-      indexing_[{producer, targets[k]}] = std::move(indexings[k]);
-    }
-    groups_of_[producer] = std::move(targets);
+    for (int g : targets) groups_[g].members.push_back(producer);
+    memberships_[producer] = std::move(memberships);
     return true;
   }
 
   std::vector<Group> groups_;
-  absl::flat_hash_map<const HloInstruction*, std::vector<int>> groups_of_;
-  absl::flat_hash_map<std::pair<const HloInstruction*, int>, Indexing> indexing_;  // (member, group)
+  // Per instruction, the groups it joined (one, or several for a duplicated producer).
+  InstructionMap<absl::InlinedVector<Membership, 1>> memberships_;
   HloCostAnalysis cost_analysis_;
   InstructionFusionOptions options_;
 };
@@ -290,16 +312,34 @@ struct GroupOrder {
   std::vector<HloInstruction*> inputs;
 };
 
-GroupOrder OrderGroup(const Group& group) {
+// Per instruction, what building one group has noted about it; an entry counts for the
+// group whose index it holds. One table serves every group of a computation: a table per
+// group would cost the computation's size each time.
+struct MemberState {
+  int visited_in = -1;  // OrderGroup reached it
+  int moving_in = -1;   // it moves into the fused computation as it is
+  int fused_in = -1;    // `fused` is its value inside the fused computation
+  HloInstruction* fused = nullptr;
+};
+using MemberStates = InstructionMap<MemberState>;
+
+GroupOrder OrderGroup(const FusionPlanner& planner, int g, MemberStates& states) {
+  const Group& group = planner.groups()[g];
   GroupOrder out;
-  absl::flat_hash_set<HloInstruction*> visited = {group.root};
+  auto visit = [&](const HloInstruction* instr) {
+    int& visited_in = states[instr].visited_in;
+    if (visited_in == g) return false;
+    visited_in = g;
+    return true;
+  };
+  visit(group.root);
   std::vector<std::pair<HloInstruction*, int64_t>> stack = {{group.root, 0}};
   while (!stack.empty()) {
     auto& [instr, next] = stack.back();
     if (next < instr->operand_count()) {
       HloInstruction* operand = instr->mutable_operand(next++);
-      if (!visited.insert(operand).second) continue;
-      if (group.members.contains(operand)) {
+      if (!visit(operand)) continue;
+      if (planner.InGroup(operand, g)) {
         stack.emplace_back(operand, 0);
       } else {
         out.inputs.push_back(operand);
@@ -334,12 +374,27 @@ class SequentialNamer {
 
 // Builds the fused computation and the fusion instruction for one group, points the
 // root's users at the fusion, and removes what no one reads any more.
-absl::Status Materialize(HloComputation* computation, const Group& group,
-                         SequentialNamer& namer) {
+absl::Status Materialize(HloComputation* computation, const FusionPlanner& planner, int g,
+                         MemberStates& states, SequentialNamer& namer) {
   HloModule* module = computation->parent();
-  const GroupOrder order = OrderGroup(group);
+  const Group& group = planner.groups()[g];
+  const GroupOrder order = OrderGroup(planner, g, states);
   HloComputation* fused = module->AddComputation("fused_computation");
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> fused_of;
+  auto set_fused = [&](const HloInstruction* instr, HloInstruction* value) {
+    MemberState& state = states[instr];
+    state.fused_in = g;
+    state.fused = value;
+  };
+  // Every value a member reads is an input or a member set before it (operands first).
+  auto fused_of = [&](const HloInstruction* instr) -> absl::StatusOr<HloInstruction*> {
+    const MemberState& state = states.Get(instr);
+    if (state.fused_in != g) {
+      return absl::InternalError(StrCat("fusion: ", instr->name(), " is read by ",
+                                        group.root->name(), "'s group but not in it"));
+    }
+    return state.fused;
+  };
+  auto is_moving = [&](const HloInstruction* instr) { return states.Get(instr).moving_in == g; };
   std::vector<HloInstruction*> fusion_operands;
   std::vector<HloInstruction*> cloned_constants;
   for (HloInstruction* input : order.inputs) {
@@ -347,7 +402,7 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
       // Cheaper to rematerialize than to pass in.
       HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> constant,
                            CloneWithOperands(*input, {}));
-      fused_of[input] = fused->AddInstruction(std::move(constant), input->name());
+      set_fused(input, fused->AddInstruction(std::move(constant), input->name()));
       cloned_constants.push_back(input);
       continue;
     }
@@ -357,8 +412,9 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
       parameter->set_parameter_number(number);
       return parameter;
     };
-    HLO_ASSIGN_OR_RETURN(fused_of[input],
+    HLO_ASSIGN_OR_RETURN(HloInstruction * parameter,
                          namer.Add(fused, make_parameter, StrCat("param_", number)));
+    set_fused(input, parameter);
     fusion_operands.push_back(input);
   }
   // The fusion replaces the root first, so the root's users read the fusion and every
@@ -374,49 +430,50 @@ absl::Status Materialize(HloComputation* computation, const Group& group,
   HLO_ASSIGN_OR_RETURN(HloInstruction * fusion_instr,
                        namer.Add(computation, make_fusion, "fusion"));
   HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
-  absl::flat_hash_set<const HloInstruction*> moving = {group.root};
+  states[group.root].moving_in = g;
   for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {  // users first
     const std::vector<HloInstruction*>& users = (*it)->users();
-    if (!(*it)->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
-          return moving.contains(u);
-        })) {
-      moving.insert(*it);
+    if (!(*it)->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), is_moving)) {
+      states[*it].moving_in = g;
     }
   }
   // Copies first: a copy reads only inputs and other copies (a member a copy reads is read
   // outside the group, so it does not move either).
   for (HloInstruction* member : order.members) {
-    if (moving.contains(member)) {
-      fused_of[member] = member;
+    if (is_moving(member)) {
+      set_fused(member, member);
       continue;
     }
     std::vector<HloInstruction*> operands;
-    for (HloInstruction* operand : member->operands()) operands.push_back(fused_of.at(operand));
+    for (HloInstruction* operand : member->operands()) {
+      HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
+      operands.push_back(fused_operand);
+    }
     HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> clone,
                          CloneWithOperands(*member, operands));
-    fused_of[member] = fused->AddInstruction(std::move(clone), member->name());
+    set_fused(member, fused->AddInstruction(std::move(clone), member->name()));
   }
   // The moving members read parameters and copies instead of inputs and the originals, users
   // first: an input a whole chain reads then drops its newest user each time (cheap; oldest
   // first would shift its user list once per member).
   for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
     HloInstruction* member = *it;
-    if (!moving.contains(member)) continue;
+    if (!is_moving(member)) continue;
     for (int64_t i = member->operand_count() - 1; i >= 0; --i) {
       HloInstruction* operand = member->mutable_operand(i);
-      HloInstruction* fused_operand = fused_of.at(operand);
+      HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
       if (fused_operand != operand) HLO_RETURN_IF_ERROR(member->ReplaceOperandWith(i, fused_operand));
     }
   }
   for (HloInstruction* member : order.members) {
-    if (moving.contains(member)) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(member));
+    if (is_moving(member)) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(member));
   }
   fused->set_root_instruction(group.root);
   fusion_instr->set_fused_computation(fused);
 
   // Users before operands; a copied member shared with a group not yet built keeps its users.
   for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
-    if (!moving.contains(*it) && (*it)->user_count() == 0 && !(*it)->IsRoot()) {
+    if (!is_moving(*it) && (*it)->user_count() == 0 && !(*it)->IsRoot()) {
       HLO_RETURN_IF_ERROR(computation->RemoveInstruction(*it));
     }
   }
@@ -444,12 +501,13 @@ bool InstructionFusion::IsLoopFusible(const HloInstruction& instr) {
 absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computation,
                                                          InstructionFusionOptions options) {
   SequentialNamer namer;
-  FusionPlanner planner(options);
+  FusionPlanner planner(*computation, options);
   planner.Plan(*computation);
+  MemberStates states(*computation);
   bool changed = false;
-  for (const Group& group : planner.groups()) {
-    if (group.members.size() < 2) continue;
-    HLO_RETURN_IF_ERROR(Materialize(computation, group, namer));
+  for (int g = 0; g < static_cast<int>(planner.groups().size()); ++g) {
+    if (planner.groups()[g].members.size() < 2) continue;
+    HLO_RETURN_IF_ERROR(Materialize(computation, planner, g, states, namer));
     changed = true;
   }
   return changed;
