@@ -121,6 +121,34 @@ TEST(HloVerifierTest, CatchesBrokenUserEdges) {
   const_cast<std::vector<HloInstruction*>&>(p->users()).push_back(c->root_instruction());
   EXPECT_THAT(Msg(VerifyHloModule(*module)),
               HasSubstr("instruction %p: lists %s as a user, but it does not use it"));
+  const_cast<std::vector<HloInstruction*>&>(p->users()).back() = n;
+  EXPECT_THAT(Msg(VerifyHloModule(*module)), HasSubstr("instruction %p: lists user %n twice"));
+}
+
+// The users lists are checked by counting (operand, user) pairs: an instruction reading one
+// operand twice counts it once.
+TEST(HloVerifierTest, AcceptsAnOperandReadTwice) {
+  EXPECT_TRUE(ParseAndVerify(R"(HloModule m
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %m = f32[8]{0} multiply(%p, %p)
+  ROOT %a = f32[8]{0} add(%m, %p)
+})").ok());
+}
+
+// A value read by many instructions keeps a set of its users beside the list; a user missing
+// from the list alone is caught by the count.
+TEST(HloVerifierTest, CatchesAUserMissingFromAWidelyReadValuesList) {
+  HloModule module("m");
+  HloBuilder b(&module, "main");
+  HloInstruction* p = b.Parameter(0, ShapeUtil::MakeScalarShape(F32)).value();
+  std::vector<HloInstruction*> negates;
+  for (int i = 0; i < 20; ++i) negates.push_back(b.Negate(p).value());
+  module.set_entry_computation(b.Build(b.Tuple(negates).value()).value());
+  ASSERT_TRUE(VerifyHloModule(module).ok());
+  const_cast<std::vector<HloInstruction*>&>(p->users()).pop_back();
+  EXPECT_THAT(Msg(VerifyHloModule(module)),
+              HasSubstr("computation %main: reads 40 distinct operands but lists 39 users"));
 }
 
 TEST(HloVerifierTest, CatchesParameterNumbering) {
