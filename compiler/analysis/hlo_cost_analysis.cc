@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -389,19 +390,21 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
   auto role = roles_.find(&c);
   role_ = role == roles_.end() ? Role::kKernel : role->second;
   ComputationCost total;
-  absl::flat_hash_map<const HloInstruction*, size_t> index;
-  for (const HloInstruction* instr : c.MakeInstructionPostOrder()) {
+  const std::vector<HloInstruction*> order = c.MakeInstructionPostOrder();
+  total.instructions.reserve(order.size());
+  InstructionMap<size_t> position(c);  // in total.instructions, plus one (0: not costed)
+  for (const HloInstruction* instr : order) {
     HloCost cost = CostWithCallees(*instr);
     total.flops += cost.flops;
     total.transcendentals += cost.transcendentals;
     total.bytes_accessed += cost.bytes_accessed;
     total.target.Add(cost.target, 1);
-    index[instr] = total.instructions.size();
     total.instructions.emplace_back(instr, std::move(cost));
+    position[instr] = total.instructions.size();
   }
   role_ = Role::kKernel;
-  if (const HloInstruction* root = c.root_instruction(); root != nullptr && index.contains(root)) {
-    total.root_output_bytes = total.instructions[index[root]].second.output_bytes;
+  if (const HloInstruction* root = c.root_instruction(); root != nullptr && position.Get(root) > 0) {
+    total.root_output_bytes = total.instructions[position.Get(root) - 1].second.output_bytes;
   }
   // Reads of each parameter by its users, following get-tuple-element (which reads nothing).
   for (const HloInstruction* param : c.parameter_instructions()) {
@@ -415,9 +418,9 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
           values.push_back(user);
           continue;
         }
-        auto it = index.find(user);
-        if (it == index.end()) continue;
-        const std::vector<double>& read = total.instructions[it->second].second.operand_bytes;
+        const size_t user_position = position.Get(user);
+        if (user_position == 0) continue;
+        const std::vector<double>& read = total.instructions[user_position - 1].second.operand_bytes;
         for (int64_t i = 0; i < user->operand_count() && i < static_cast<int64_t>(read.size()); ++i) {
           if (user->operand(i) == value) bytes += read[i];
         }

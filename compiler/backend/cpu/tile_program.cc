@@ -7,9 +7,11 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "jx/compiler/backend/cpu/tile_ops.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_evaluator.h"
+#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -487,7 +489,15 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     bool expanded = false;
   };
   MapTable maps;
-  absl::flat_hash_map<std::pair<const HloInstruction*, int>, int> memo;
+  // Per instruction, the node built for each index map it was reached with (nearly always
+  // one). A fused computation is the kernel, so a table over its ids costs the kernel's size
+  // (a hash map of 100k entries for a long fused chain cost a cache miss per lookup); a root
+  // in a bigger computation (an unfused op) walks a few instructions: hashed.
+  using Built = absl::InlinedVector<std::pair<int, int>, 1>;  // (map, node)
+  const hlo::HloComputation* kernel = root->parent();
+  hlo::InstructionMap<Built> memo = kernel != nullptr && kernel->IsFusionComputation()
+                                   ? hlo::InstructionMap<Built>(*kernel)
+                                   : hlo::InstructionMap<Built>(-1, 0);
   std::vector<std::pair<const HloInstruction*, int>> pending;
   std::vector<int> visited;
   std::vector<Frame> stack;
@@ -500,7 +510,10 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   int result = -1;
   auto finish = [&](int node) {
     const Frame& f = stack.back();
-    memo.emplace(std::make_pair(f.instr, f.map), node);
+    Built& built = memo[f.instr];
+    if (std::none_of(built.begin(), built.end(), [&](const auto& b) { return b.first == f.map; })) {
+      built.emplace_back(f.map, node);
+    }
     pending.resize(f.children);
     visited.resize(f.nodes);
     stack.pop_back();
@@ -512,7 +525,9 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       const IndexMap& map = maps[f.map];  // until the next Intern
       f.expanded = true;
       int node = -1;
-      if (auto it = memo.find(std::make_pair(f.instr, f.map)); it != memo.end()) {
+      const Built& built = memo.Get(f.instr);
+      if (auto it = std::find_if(built.begin(), built.end(), [&](const auto& b) { return b.first == f.map; });
+          it != built.end()) {
         node = it->second;
       } else if (const int slot = leaves(f.instr); slot >= 0) {
         if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple leaf");
