@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -87,42 +88,6 @@ bool HloComputation::IsEntryComputation() const {
   return parent_->entry_computation() == this;
 }
 
-namespace {
-
-// The visited set of a walk over one computation: a flag per unique id when the
-// computation's ids are dense enough (the usual case; far cheaper than hashing pointers on
-// big programs), a hash set for anything else.
-class VisitedSet {
- public:
-  // lo..hi bounds the unique ids of the computation's n instructions.
-  VisitedSet(int64_t lo, int64_t hi, size_t n) {
-    if (n == 0) return;
-    const int64_t span = hi - lo + 1;
-    if (lo >= 0 && span <= 4 * static_cast<int64_t>(n) + 1024) {
-      base_ = lo;
-      flags_.assign(span, 0);
-    }
-  }
-
-  // True if instr was not visited before.
-  bool Insert(const HloInstruction* instr) {
-    const int64_t i = instr->unique_id() - base_;
-    if (i >= 0 && i < static_cast<int64_t>(flags_.size())) {
-      if (flags_[i]) return false;
-      flags_[i] = 1;
-      return true;
-    }
-    return others_.insert(instr).second;
-  }
-
- private:
-  int64_t base_ = 0;
-  std::vector<uint8_t> flags_;
-  absl::flat_hash_set<const HloInstruction*> others_;
-};
-
-}  // namespace
-
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::lock_guard<std::mutex> lock(post_order_mutex_);
   if (!post_order_valid_) {
@@ -135,22 +100,23 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
 std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(live_count_);
-  // One pass over the instructions: the id range for the visited set and the unused
+  // One pass over the instructions: the lowest id for the visited set and the unused
   // instructions the walk starts from.
   std::vector<HloInstruction*> starts;
-  int64_t lo = 0, hi = -1;
+  int64_t lo = -1;
   for (const auto& instr : instructions_) {
     if (instr == nullptr) continue;
-    const int64_t id = instr->unique_id();
-    if (hi < lo) {
-      lo = hi = id;
-    } else {
-      lo = std::min(lo, id);
-      hi = std::max(hi, id);
-    }
+    lo = lo < 0 ? instr->unique_id() : std::min(lo, instr->unique_id());
     if (instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
   }
-  VisitedSet visited(lo, hi, live_count_);
+  // The visited set: a flag per unique id (far cheaper than hashing pointers on big programs).
+  InstructionMap<uint8_t> visited_flags(lo, live_count_);
+  auto visit = [&](const HloInstruction* instr) {
+    uint8_t& flag = visited_flags[instr];
+    if (flag != 0) return false;
+    flag = 1;
+    return true;
+  };
   // Explicit DFS stack. A frame keeps what the walk needs of its instruction (the operand
   // array and count), so finishing it does not read the instruction again: on a big program
   // it has left the cache by the time its operands' subtrees are done.
@@ -167,13 +133,13 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
     stack.push_back({instr, instr->operands_.data(), static_cast<uint32_t>(instr->operands_.size()), 0});
   };
   auto visit_from = [&](HloInstruction* start) {
-    if (!visited.Insert(start)) return;
+    if (!visit(start)) return;
     push(start);
     while (!stack.empty()) {
       Frame& top = stack.back();
       if (top.next < top.operand_count) {
         HloInstruction* operand = top.operands[top.next++];
-        if (visited.Insert(operand)) push(operand);  // may move the stack: top is not used after
+        if (visit(operand)) push(operand);  // may move the stack: top is not used after
         continue;
       }
       order.push_back(top.instr);
