@@ -3,6 +3,7 @@
 // program (issue 16); this copies the objects directly, each once.
 #include "jx/compiler/hlo/hlo_module.h"
 
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -127,6 +128,17 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModule::Clone() const {
     for (const HloInstruction* instr : from.schedule_) {
       HLO_ASSIGN_OR_RETURN(HloInstruction * mapped, instruction_copy(instr, cc, from.name()));
       to.schedule_.push_back(mapped);
+    }
+    // The post order too, where the original has one: the copy's own first walk would find the
+    // same order (same graph, same instruction order) at the cost of a walk over the program.
+    std::lock_guard<std::mutex> lock(from.post_order_mutex_);
+    if (from.post_order_valid_) {
+      to.post_order_.reserve(from.post_order_.size());
+      for (const HloInstruction* instr : from.post_order_) {
+        HLO_ASSIGN_OR_RETURN(HloInstruction * mapped, instruction_copy(instr, cc, from.name()));
+        to.post_order_.push_back(mapped);
+      }
+      to.post_order_valid_ = true;
     }
   }
   HLO_ASSIGN_OR_RETURN(clone->entry_, computation_copy(entry_, StrCat("module ", name_, "'s entry")));

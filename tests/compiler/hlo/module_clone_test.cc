@@ -107,6 +107,31 @@ TEST(ModuleCloneTest, EditedModuleKeepsIdsUsersAndSchedule) {
   EXPECT_EQ(to->MakeSequentialOrder().size(), from->MakeSequentialOrder().size());
 }
 
+std::vector<std::string> Names(const std::vector<HloInstruction*>& instrs) {
+  std::vector<std::string> names;
+  for (const HloInstruction* instr : instrs) names.push_back(instr->name());
+  return names;
+}
+
+// The original's post order comes with the copy (mapped to the copy's instructions), and
+// the copy's edits still invalidate it.
+TEST(ModuleCloneTest, ThePostOrderComesWithTheCopyAndFollowsItsEdits) {
+  std::unique_ptr<HloModule> module = EditedModule();
+  const HloComputation* from = module->entry_computation();
+  const std::vector<HloInstruction*> order = from->MakeInstructionPostOrder();
+  std::unique_ptr<HloModule> clone = module->Clone().value();
+  HloComputation* to = clone->entry_computation();
+  const std::vector<HloInstruction*> copied = to->MakeInstructionPostOrder();
+  EXPECT_EQ(Names(copied), Names(order));
+  for (const HloInstruction* instr : copied) EXPECT_EQ(instr->parent(), to) << instr->name();
+
+  HloInstruction* root = to->root_instruction();
+  HloInstruction* neg = to->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, root->shape(), {root}));
+  to->set_root_instruction(neg);
+  EXPECT_EQ(to->MakeInstructionPostOrder().back(), neg);
+  EXPECT_EQ(Names(from->MakeInstructionPostOrder()), Names(order));
+}
+
 TEST(ModuleCloneTest, CloneIsIndependentAndNamesAsTheOriginalWould) {
   std::unique_ptr<HloModule> module = EditedModule();
   const std::string before = module->ToString();
