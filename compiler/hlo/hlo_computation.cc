@@ -103,14 +103,16 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   // One pass over the instructions: the lowest id for the visited set and the unused
   // instructions the walk starts from.
   std::vector<HloInstruction*> starts;
-  int64_t lo = -1;
+  int64_t lo = 0;
+  bool any = false;
   for (const auto& instr : instructions_) {
     if (instr == nullptr) continue;
-    lo = lo < 0 ? instr->unique_id() : std::min(lo, instr->unique_id());
+    lo = any ? std::min(lo, instr->unique_id()) : instr->unique_id();
+    any = true;
     if (instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
   }
   // The visited set: a flag per unique id (far cheaper than hashing pointers on big programs).
-  InstructionMap<uint8_t> visited_flags(lo, live_count_);
+  InstructionMap<uint8_t> visited_flags(any ? lo : -1, live_count_);
   auto visit = [&](const HloInstruction* instr) {
     uint8_t& flag = visited_flags[instr];
     if (flag != 0) return false;

@@ -26,13 +26,13 @@ template <typename T>
 class InstructionMap {
  public:
   explicit InstructionMap(const HloComputation& computation) {
-    int64_t lo = -1;
+    int64_t lo = 0;
     size_t n = 0;
     for (const HloInstruction* instr : computation.instructions()) {
-      lo = lo < 0 ? instr->unique_id() : std::min(lo, instr->unique_id());
+      lo = n == 0 ? instr->unique_id() : std::min(lo, instr->unique_id());
       ++n;
     }
-    Init(lo, n);
+    Init(n == 0 ? -1 : lo, n);
   }
   // For a caller that has found the lowest unique id of its n instructions already.
   InstructionMap(int64_t lowest_id, size_t n) { Init(lowest_id, n); }
