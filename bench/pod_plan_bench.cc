@@ -3,14 +3,13 @@
 // FSDP over 'data' x TP over 'model') from ShapeDtypeStructs alone: trace, propagate,
 // partition, lower, optimize, cost and lay out the step (jit(...).lower(...).compile().plan()).
 // Targets: under 10 s each on 4096 v4 chips (16x16x16, mesh data:256 x model:16) and on 9216 v7
-// chips (16x24x24, mesh replica:576 x data:1 x model:16). The v7 mesh lies on the torus, as a
-// user would lay it: tensor parallelism over the torus axis of 16 (a ring, so each layer's
-// activation all-reduces run on its wraparound links), pure data parallelism over the two
-// axes of 24 (576 replicas, 4 of the 2304 sequences each). No weight dim of a power-of-two
-// width splits 24 or 576 ways, so there is no FSDP axis: each replica keeps its 1/16 of the
-// weights (9.75 GB of bf16), which v7's 192 GB of HBM holds with room to spare. (A mesh whose
-// axes are not whole torus axes, such as replica:9 x data:64 x model:16, makes make_mesh keep
-// the devices' order: its model axis is then no ring and its all-reduces crawl.)
+// chips (16x24x24: 18432 devices, a TensorCore each as JAX lists TPU7x; mesh replica:576 x
+// data:2 x model:16). make_mesh lays the v7 mesh as create_device_mesh does: tensor
+// parallelism over the torus axis of 16 (a ring, so each layer's activation all-reduces run on
+// its wraparound links), FSDP over each chip's two cores (the on-chip path), pure data
+// parallelism over the two axes of 24 (576 replicas, 4 of the 2304 sequences each, 2 per
+// core). No weight dim of a power-of-two width splits 24 or 576 ways, so the replicas keep
+// whole copies of their 1/32 of the weights (4.9 GB of bf16 per core of 96 GB).
 // Each plan is printed once.
 //   --layers=N plans an N-layer model of the same width (quicker looks at the report).
 //   --readme plans the README's configuration (its "Planning a pod" section and
@@ -87,7 +86,7 @@ void PlanStep(benchmark::State& state, const PodCase& c) {
 }
 
 void BM_PlanLlama70B_V4_4096(benchmark::State& state) { PlanStep(state, {"v4", {16, 16, 16}, 1, 256, 16, 1024}); }
-void BM_PlanLlama70B_V7_9216(benchmark::State& state) { PlanStep(state, {"v7", {16, 24, 24}, 576, 1, 16, 2304}); }
+void BM_PlanLlama70B_V7_9216(benchmark::State& state) { PlanStep(state, {"v7", {16, 24, 24}, 576, 2, 16, 2304}); }
 
 BENCHMARK(BM_PlanLlama70B_V4_4096)->UseManualTime()->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_PlanLlama70B_V7_9216)->UseManualTime()->Unit(benchmark::kSecond)->Iterations(1);

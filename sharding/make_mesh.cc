@@ -10,6 +10,12 @@
 // slice (mesh_utils' _tpu_v2_v3_create_device_mesh): the devices as jax.devices() lists them,
 // a tray of 8 (2x2 chips, 2 cores each) going round its ring (0, 1, 2, 3, 6, 7, 4, 5) when the
 // mesh has 8 devices or a last axis of 8, else in the listed order.
+//
+// A v7 pod (a 3D torus of two-device chips) is ordered as create_device_mesh orders a TPU7x
+// slice (_create_device_mesh_for_nd_torus on the physical mesh x, y, z, core_on_chip): the
+// logical axes from the last (the most network-intensive) to the first, each on the largest
+// number of free physical axes whose sizes multiply to it, among those the subsets holding the
+// core axis (the on-chip link) first, then x, y, z.
 #include <algorithm>
 #include <array>
 #include <iostream>
@@ -72,6 +78,58 @@ bool Assign(const std::vector<int64_t>& logical, const std::vector<int64_t>& tor
     for (int64_t t : subset) used[t] = false;
   }
   return false;
+}
+
+// The position of each physical axis in _create_device_mesh_for_nd_torus's priority map for a
+// TPU7x mesh (x, y, z, core): the core axis first.
+constexpr std::array<int, 4> kV7AxisPriority = {1, 2, 3, 0};
+
+// _create_device_mesh_for_nd_torus: the physical axes of each logical axis (ascending), or
+// nullopt when a logical axis of size > 1 finds none. Physical axes of size 1 take part as in
+// JAX (a candidate's product ignores them), so the chosen subsets are JAX's.
+std::optional<Layout> NdTorusLayout(const std::vector<int64_t>& logical, const std::vector<int64_t>& physical,
+                                    const std::array<int, 4>& priority) {
+  const size_t p = physical.size();
+  std::vector<int64_t> assignable = physical;  // 0 once assigned
+  Layout layout(logical.size());
+  for (size_t axis = logical.size(); axis-- > 0;) {
+    bool found = false;
+    for (size_t count = p; count >= 1 && !found; --count) {
+      // Every subset of `count` physical axes in itertools.combinations' order, then stably
+      // sorted by (best priority, priority sum).
+      std::vector<std::vector<int64_t>> candidates;
+      for (uint64_t mask = 0; mask < (uint64_t{1} << p); ++mask) {
+        if (static_cast<size_t>(__builtin_popcountll(mask)) != count) continue;
+        std::vector<int64_t> subset;
+        for (size_t t = 0; t < p; ++t) {
+          if (mask & (uint64_t{1} << t)) subset.push_back(static_cast<int64_t>(t));
+        }
+        candidates.push_back(std::move(subset));
+      }
+      std::sort(candidates.begin(), candidates.end());  // lexicographic, as combinations yields
+      auto rank = [&](const std::vector<int64_t>& c) {
+        int best = 1 << 20, sum = 0;
+        for (int64_t t : c) {
+          best = std::min(best, priority[static_cast<size_t>(t)]);
+          sum += priority[static_cast<size_t>(t)];
+        }
+        return std::make_pair(best, sum);
+      };
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+      for (const auto& c : candidates) {
+        int64_t product = 1;
+        for (int64_t t : c) product *= assignable[static_cast<size_t>(t)];
+        if (product != logical[axis]) continue;
+        layout[axis] = c;
+        for (int64_t t : c) assignable[static_cast<size_t>(t)] = 0;
+        found = true;
+        break;
+      }
+    }
+    if (!found && logical[axis] > 1) return std::nullopt;
+  }
+  return layout;
 }
 
 // The pod the devices make up, when they are exactly one simulated pod's chips.
@@ -142,21 +200,30 @@ Mesh make_mesh(const std::vector<int64_t>& axis_shapes, const std::vector<std::s
   }
   const tpu::TpuClient* pod = WholePod(devices);
   if (pod == nullptr) return Mesh(std::move(devices), axis_shapes, axis_names, std::move(axis_types));
-  if (pod->spec().devices_per_chip == 2) {
+  const bool core_pairs = pod->spec().devices_per_chip == 2;
+  if (core_pairs && pod->spec().torus_rank == 2) {
     return Mesh(TrayRingOrder(axis_shapes, JaxListing(*pod)), axis_shapes, axis_names, std::move(axis_types));
   }
 
-  const std::vector<int64_t>& torus = pod->shape();
-  Layout layout(axis_shapes.size());
-  std::vector<bool> used(torus.size(), false);
-  if (!Assign(axis_shapes, torus, 0, used, layout)) {
+  // The torus of devices (TpuChip::torus_coords): the chips' axes, then (v7) the core axis.
+  std::vector<int64_t> torus = pod->shape();
+  if (core_pairs) torus.push_back(pod->spec().devices_per_chip);
+  std::optional<Layout> layout;
+  if (core_pairs) {
+    layout = NdTorusLayout(axis_shapes, torus, kV7AxisPriority);
+  } else {
+    layout.emplace(axis_shapes.size());
+    std::vector<bool> used(torus.size(), false);
+    if (!Assign(axis_shapes, torus, 0, used, *layout)) layout.reset();
+  }
+  if (!layout) {
     LogOnce(StrCat("the mesh axes (", absl::StrJoin(axis_shapes, ", "), ") cannot each lie on whole axes of the ",
                    pod->spec().generation, " torus (", absl::StrJoin(torus, ", "),
                    "); the devices keep their given order, so some mesh axes are not rings of the torus"));
     return Mesh(std::move(devices), axis_shapes, axis_names, std::move(axis_types));
   }
   std::map<std::vector<int64_t>, const Device*> at;
-  for (const Device* d : devices) at[static_cast<const tpu::TpuChip*>(d)->coords()] = d;
+  for (const Device* d : devices) at[static_cast<const tpu::TpuChip*>(d)->torus_coords()] = d;
   std::vector<const Device*> ordered;
   ordered.reserve(devices.size());
   std::vector<int64_t> pos(axis_shapes.size(), 0);
@@ -169,9 +236,10 @@ Mesh make_mesh(const std::vector<int64_t>& axis_shapes, const std::vector<std::s
     std::vector<int64_t> coords(torus.size(), 0);
     for (size_t k = 0; k < axis_shapes.size(); ++k) {
       int64_t i = pos[k];  // row-major over the axis's torus axes, the first major
-      for (size_t g = layout[k].size(); g-- > 0;) {
-        coords[layout[k][g]] = i % torus[layout[k][g]];
-        i /= torus[layout[k][g]];
+      const std::vector<int64_t>& axes = (*layout)[k];
+      for (size_t g = axes.size(); g-- > 0;) {
+        coords[axes[g]] = i % torus[axes[g]];
+        i /= torus[axes[g]];
       }
     }
     ordered.push_back(at.at(coords));

@@ -115,6 +115,17 @@ void AddInstruction(Fingerprinter& fp, const HloInstruction& instr) {
     fp.Add(static_cast<uint64_t>(a));
     if (attr == HloAttr::kDimensions) {
       fp.AddInts(instr.dimensions());
+    } else if (attr == HloAttr::kReplicaGroups) {
+      // Device lists as data: a pod-wide collective lists every device (18432 on a v7 pod),
+      // and printing them was most of the fingerprint's time.
+      fp.Add(static_cast<uint64_t>(instr.replica_groups().size()));
+      for (const std::vector<int64_t>& group : instr.replica_groups()) fp.AddInts(group);
+    } else if (attr == HloAttr::kSourceTargetPairs) {
+      fp.Add(static_cast<uint64_t>(instr.source_target_pairs().size()));
+      for (const auto& [source, target] : instr.source_target_pairs()) {
+        fp.Add(static_cast<uint64_t>(source));
+        fp.Add(static_cast<uint64_t>(target));
+      }
     } else if (IsCalledComputationAttr(attr)) {
       // The callees print by name; every slot once (the attributes share one list).
       if (called_added) continue;

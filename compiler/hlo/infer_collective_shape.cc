@@ -114,6 +114,10 @@ absl::StatusOr<Shape> ShapeInference::InferCollectivePermuteShape(const Shape& o
                                                                   const SourceTargetPairs& pairs) {
   HLO_RETURN_IF_ERROR(CheckArray(operand));
   absl::flat_hash_set<int64_t> sources, targets;
+  // Sized once: a pod-wide permute pairs every device (18432 on a v7 pod), and growing the
+  // sets pair by pair rehashed them a dozen times per permute.
+  sources.reserve(pairs.size());
+  targets.reserve(pairs.size());
   for (const auto& [source, target] : pairs) {
     if (source < 0 || target < 0) {
       return Invalid("source_target_pairs=", SourceTargetPairsToString(pairs), ": negative id");

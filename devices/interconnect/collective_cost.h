@@ -7,7 +7,7 @@
 //
 // with fixed_s = t0 (Torus::link().fixed_s), latency_s = hops * t_hop along the longest chain
 // of dependent hops, and bandwidth_s = bytes through the busiest link / (eta * W). Each link
-// costs its own W and t_hop (Torus::params: an on-chip link between a v2/v3 chip's cores has
+// costs its own W and t_hop (Torus::params: an on-chip link between a v2/v3/v7 chip's cores has
 // no ICI hop latency). The algorithm follows the group's shape on the torus:
 //  * one torus axis that wraps, the whole ring in the group: a bidirectional ring, every shard
 //    sent both ways round: T ~ V / W_bidi (W_bidi = 2W), latency N/2 hops;

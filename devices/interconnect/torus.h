@@ -14,7 +14,7 @@
 //                                                   // wraparound link (the - way round)
 //   t.link().bandwidth;              // W: 4.5e10 one-way B/s per link on v5e
 //
-// On v2/v3 (TpuChipSpec::devices_per_chip 2) a vertex is one TensorCore (one JAX device): the
+// On v2/v3/v7 (TpuChipSpec::devices_per_chip 2) a vertex is one TensorCore (one JAX device): the
 // torus gets a last "core axis" of 2 whose links are the on-chip path between a chip's cores
 // (Link::on_chip, their own LinkParams: no ICI hop), never a ring:
 //
@@ -22,6 +22,8 @@
 //   v3.shape();                      // {2, 2, 2}: 2x2 chips, 2 cores each
 //   v3.core_axis();                  // 2
 //   v3.Route(0, 1)[0].on_chip;       // true: core 0 -> core 1 of chip (0,0)
+//   ici::Torus::ForSlice(tpu::ChipSpec("v7"), {4, 4, 4}).shape();  // {4, 4, 4, 2}: a cube of
+//                                                                   // rings, then the cores
 //
 // Collective costs on the torus: collective_cost.h.
 #pragma once
@@ -81,7 +83,7 @@ class Torus {
   //    smaller than a cube (2x2x1, 2x2x2, 2x2x4, ...) wraps none.
   // The link constants are spec's ici_link_bandwidth, ici_hop_latency_s,
   // ici_collective_fixed_s and ici_efficiency. `shape` counts chips; with spec.devices_per_chip
-  // 2 (v2, v3) a core axis of 2 follows, its links core_link_bandwidth at ici_efficiency with
+  // 2 (v2, v3, v7) a core axis of 2 follows, its links core_link_bandwidth at ici_efficiency with
   // no hop latency (the cores share the chip: no ICI hop is crossed). Throws ValueError when
   // shape's rank is not the generation's torus rank.
   static Torus ForSlice(const tpu::TpuChipSpec& spec, const std::vector<int64_t>& shape);

@@ -185,22 +185,30 @@ std::vector<TpuChipSpec> MakeTable() {
                           .ici_links = 4,
                           .torus_rank = 2,
                           .full_pod = {16, 16}}));
-  // v7 Ironwood [book; cloud/v7: 2 TensorCores, each its own JAX device; 256x256 MXUs;
-  // 9,216-chip pods]. int8_ops holds the fp8 peak (Ironwood's low-precision format). The
-  // MXU count per core is not in TPU.md: 4 (as v4/v5p) gives a derived clock of 2.2 GHz.
-  // The pod shape is 144 cubes of 4x4x4 arranged 4x6x6 (9,216 chips).
+  // v7 Ironwood [book; cloud/v7: 2 TensorCores per chip, 256x256 MXUs, 9,216-chip pods] is a
+  // row per TensorCore, as v2/v3: JAX lists each core of a TPU7x chip as its own device
+  // (Pallas' ChipVersion: 2 physical TensorCores, no megacore; mesh_utils lays a TPU7x slice
+  // out as x, y, z and core_on_chip). Per core: half of the chip's 2.3e15 bf16 (int8_ops holds
+  // the fp8 peak, half of 4.6e15), 192 GB and 7.4e12 B/s of HBM. The MXU count per core is
+  // not in TPU.md: 4 (as v4/v5p) gives a derived clock of 2.2 GHz. ICI: 6 links of 9e10
+  // one-way per chip, each core given its own ports (the simplification v2/v3 make). The core
+  // pair's die-to-die path has no published rate: the ICI link's 9e10 one-way, as v3's pair
+  // matches its links (a model assumption). The pod is 144 cubes of 4x4x4 arranged 4x6x6
+  // (9,216 chips, 18,432 devices).
   table.push_back(Finish({.generation = "v7",
                           .device_kind = "TPU7x",
-                          .bf16_flops = 2.3e15,
-                          .int8_ops = 4.6e15,
-                          .tensor_cores = 2,
+                          .devices_per_chip = 2,
+                          .bf16_flops = 1.15e15,
+                          .int8_ops = 2.3e15,
+                          .tensor_cores = 1,
                           .mxus_per_core = 4,
                           .mxu_dim = 256,
-                          .hbm_bytes = 192 * kGB,
-                          .hbm_bandwidth = 7.4e12,
+                          .hbm_bytes = 96 * kGB,
+                          .hbm_bandwidth = 3.7e12,
                           .vmem_bytes = 64 * kMiB,
                           .ici_link_bandwidth = 9e10,
                           .ici_links = 6,
+                          .core_link_bandwidth = 9e10,
                           .torus_rank = 3,
                           .full_pod = {16, 24, 24}}));
   return table;

@@ -19,6 +19,12 @@
 //   v3_8.coords(v3_8.devices()[3]);                  // {0, 1}: core 1 of chip (0, 1)
 //   v3_8.torus().shape();                            // {2, 2, 2}: the last axis the cores
 //
+// So are v7 (Ironwood) chips, on a 3D torus:
+//
+//   auto cube7 = jx::tpu::make_pod("v7", {4, 4, 4});  // 64 chips, 128 devices
+//   cube7.devices()[3]->ToString();                   // "TPU_4(process=0,(0,0,1,1))"
+//   cube7.torus().shape();                            // {4, 4, 4, 2}: three rings, the cores
+//
 // Every device's HBM holds the generation's capacity; PodOptions::hbm_bytes simulates a
 // smaller memory (tests of running out, what-if planning).
 #pragma once
@@ -46,7 +52,7 @@ class Pod {
  public:
   explicit Pod(std::shared_ptr<const TpuClient> client) : client_(std::move(client)) {}
 
-  // The devices, row-major over shape() (the last axis fastest; on v2/v3 each chip's two
+  // The devices, row-major over shape() (the last axis fastest; on v2/v3/v7 each chip's two
   // cores in a row), ids increasing.
   std::vector<const Device*> devices() const;
   const std::vector<int64_t>& shape() const;  // in chips
@@ -54,7 +60,7 @@ class Pod {
   const TpuChipSpec& spec() const;
   int64_t num_chips() const;
   int64_t num_devices() const;  // num_chips() x spec().devices_per_chip
-  // The device at a torus position (and core, on v2/v3) / a device's chip position
+  // The device at a torus position (and core, on v2/v3/v7) / a device's chip position
   // (ValueError for other devices).
   const TpuChip& chip(const std::vector<int64_t>& coords, int core_on_chip = 0) const;
   const std::vector<int64_t>& coords(const Device* device) const;

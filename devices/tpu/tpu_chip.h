@@ -2,7 +2,7 @@
 // buffer on the chip is charged to it; a request beyond what is free throws
 // ResourceExhaustedError naming the chip, the bytes asked and the bytes free) and whose
 // programs advance a simulated clock by the cost model's predicted time, with busy time per
-// unit (chip_clock.h). The numbers themselves are computed on the host. On v2/v3, as in JAX,
+// unit (chip_clock.h). The numbers themselves are computed on the host. On v2/v3/v7, as in JAX,
 // a device is one TensorCore of a chip (coords() the chip's, core_on_chip() 0 or 1), with
 // its own HBM share, clock and MXUs.
 //
@@ -47,7 +47,7 @@ class TpuChip final : public Device {
   // JAX's TpuDevice.coords (the chip's position) and core_on_chip.
   const std::vector<int64_t>& coords() const { return coords_; }
   int core_on_chip() const { return core_on_chip_; }
-  // The device's vertex position on the pod's ici::Torus: coords(), then the core on v2/v3
+  // The device's vertex position on the pod's ici::Torus: coords(), then the core on v2/v3/v7
   // (the torus' core axis).
   std::vector<int64_t> torus_coords() const;
   // The chip's HBM: what compiled programs reserve their scratch from while they run.

@@ -18,7 +18,7 @@ TpuClient::TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id)
   std::vector<int64_t> coords(shape_.size(), 0);
   int id = first_id;
   for (int64_t i = 0; i < count; ++i) {
-    // A chip is one device, or (v2/v3) one per TensorCore, the core counting fastest: the
+    // A chip is one device, or (v2/v3/v7) one per TensorCore, the core counting fastest: the
     // torus' vertex order.
     for (int core = 0; core < spec_.devices_per_chip; ++core) {
       chips_.push_back(std::make_unique<TpuChip>(*this, spec_, id++, coords, core));

@@ -28,7 +28,7 @@ namespace jx::tpu {
 class TpuClient final : public Client {
  public:
   // Chips for every position of shape (one per torus axis), ids first_id, first_id + 1, ...
-  // in row-major order (the last axis fastest), each with spec's constants. On v2/v3
+  // in row-major order (the last axis fastest), each with spec's constants. On v2/v3/v7
   // (spec.devices_per_chip 2) each position holds two devices, its TensorCores, core 0 first.
   TpuClient(TpuChipSpec spec, std::vector<int64_t> shape, int first_id);
 
@@ -41,9 +41,9 @@ class TpuClient final : public Client {
 
   const TpuChipSpec& spec() const { return spec_; }
   const std::vector<int64_t>& shape() const { return shape_; }
-  // Every device (a chip, or on v2/v3 a TensorCore), as devices() lists them.
+  // Every device (a chip, or on v2/v3/v7 a TensorCore), as devices() lists them.
   const std::vector<std::unique_ptr<TpuChip>>& chips() const { return chips_; }
-  // The slice's interconnect: its torus of chips (vertex i is chips()[i]; on v2/v3 with a
+  // The slice's interconnect: its torus of chips (vertex i is chips()[i]; on v2/v3/v7 with a
   // core axis), built once here.
   const ici::Torus& torus() const { return *torus_; }
   // The report of the latest multi-chip step run on this pod's chips (any program), so a user

@@ -234,6 +234,46 @@ TEST(MakeMeshTest, AV3ThirtyTwoRowsOfEightAreTrays) {
   EXPECT_THAT(Coords(listed.device_at({4, 0})), ElementsAre(2, 0));  // the second tray
 }
 
+// A v7 slice as create_device_mesh lays out TPU7x (mesh_utils' physical mesh x, y, z, core):
+// the last logical axis first, on as many physical axes as multiply to its size, subsets with
+// the core axis ahead of the others (the on-chip link), then x, y, z. On 2x2x1 chips the
+// physical mesh is (2, 2, 1, 2).
+TEST(MakeMeshTest, AV7MeshPutsItsLastAxisOnTheCoresFirst) {
+  tpu::Pod pod = tpu::make_pod("v7", {2, 2, 1});
+  // 'model' 2: no subset of 4, 3 or 2 axes makes 2 without a size-1 axis: z x core, so the
+  // cores of a chip; 'data' 4 takes x and y (x major).
+  Mesh pairs = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      EXPECT_THAT(Coords(pairs.device_at({i, j})), ElementsAre(i / 2, i % 2, 0));
+      EXPECT_EQ(Core(pairs.device_at({i, j})), j);
+    }
+  }
+  // 'model' 4: x, z and the core (x major), ahead of x and y (no core); 'data' 2 is then y.
+  Mesh wide = make_mesh({2, 4}, {"data", "model"}, pod.devices());
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      EXPECT_THAT(Coords(wide.device_at({i, j})), ElementsAre(j / 2, i, 0));
+      EXPECT_EQ(Core(wide.device_at({i, j})), j % 2);
+    }
+  }
+  // One axis over all four: the pod's order.
+  EXPECT_EQ(make_mesh({8}, {"i"}, pod.devices()).devices(), pod.devices());
+}
+
+// A v7 cube (4, 4, 4, 2): 'model' 8 is x and the core (a ring of 4 chips, each chip's pair);
+// 'data' 16 the y-z plane.
+TEST(MakeMeshTest, AV7CubeGivesTheModelAxisTheCoresAndARing) {
+  tpu::Pod pod = tpu::make_pod("v7", {4, 4, 4});
+  Mesh mesh = make_mesh({16, 8}, {"data", "model"}, pod.devices());
+  for (int64_t i = 0; i < 16; ++i) {
+    for (int64_t j = 0; j < 8; ++j) {
+      EXPECT_THAT(Coords(mesh.device_at({i, j})), ElementsAre(j / 2, i / 4, i % 4));
+      EXPECT_EQ(Core(mesh.device_at({i, j})), j % 2);
+    }
+  }
+}
+
 TEST(MakeMeshTest, DefaultDevicesAreTheFirstPods) {
   tpu::make_pod("v5e", {4, 2});  // at least one pod exists
   const std::vector<const Device*> first = jx::devices("tpu")[0]->client().devices();

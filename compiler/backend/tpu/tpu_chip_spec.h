@@ -1,5 +1,5 @@
 // The hardware description a TPU target is compiled and costed for: one chip generation's
-// constants, for one JAX device (a whole chip, or one TensorCore on v2/v3). The values live in one table in devices/ (devices/tpu/chip_specs.cc), each with
+// constants, for one JAX device (a whole chip, or one TensorCore on v2/v3/v7). The values live in one table in devices/ (devices/tpu/chip_specs.cc), each with
 // its public source (../shared/TPU.md); the compiler's passes and cost model read them
 // through this struct, so the compiler never depends on the devices layer.
 #pragma once
@@ -13,7 +13,7 @@ namespace jx::tpu {
 struct TpuChipSpec {
   std::string generation;        // "v2", "v3", "v4", "v5e", "v5p", "v6e", "v7"
   std::string device_kind;       // JAX's device_kind: "TPU v5 lite", "TPU v4", ...
-  // JAX devices per chip: 2 on v2/v3, whose TensorCores JAX lists as devices (the constants
+  // JAX devices per chip: 2 on v2/v3/v7, whose TensorCores JAX lists as devices (the constants
   // below are then per TensorCore: one device's), 1 where a device is a whole chip.
   int64_t devices_per_chip = 1;
   // Compute.

@@ -92,6 +92,35 @@ TEST(FingerprintTest, EachChangeTheTextShowsChangesIt) {
   }
 }
 
+// Collectives' device lists are fingerprinted as data (not printed): a different grouping of
+// the same ids, a different pair, or a swapped pair each change it.
+TEST(FingerprintTest, CollectiveDeviceListsChangeIt) {
+  const std::string text = R"(HloModule c
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+ENTRY %main (x: f32[4]) -> (f32[4], f32[4]) {
+  %x = f32[4]{0} parameter(0)
+  %ar = f32[4]{0} all-reduce(f32[4]{0} %x), replica_groups={{0,1},{2,3}}, to_apply=%sum
+  %cp = f32[4]{0} collective-permute(f32[4]{0} %x), source_target_pairs={{0,1},{1,2},{2,0}}
+  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(f32[4]{0} %ar, f32[4]{0} %cp)
+}
+)";
+  const HloFingerprint base = FingerprintOf(text);
+  EXPECT_EQ(FingerprintOf(text), base);
+  EXPECT_EQ(FingerprintOf(ParseHloModule(text).value()->ToString()), base);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"replica_groups={{0,1},{2,3}}", "replica_groups={{0,1,2},{3}}"},
+           {"replica_groups={{0,1},{2,3}}", "replica_groups={{0,2},{1,3}}"},
+           {"replica_groups={{0,1},{2,3}}", "replica_groups={{0,1,2,3}}"},
+           {"source_target_pairs={{0,1},{1,2},{2,0}}", "source_target_pairs={{0,1},{1,2},{2,1}}"},
+           {"source_target_pairs={{0,1},{1,2},{2,0}}", "source_target_pairs={{1,0},{1,2},{2,0}}"}}) {
+    EXPECT_NE(FingerprintOf(Replace(text, from, to)), base) << from << " -> " << to;
+  }
+}
+
 TEST(FingerprintTest, ShapesAndLayoutsChangeIt) {
   constexpr char kDot[] = R"(HloModule d
 

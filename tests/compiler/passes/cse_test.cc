@@ -141,6 +141,30 @@ ENTRY %main {
   EXPECT_EQ(module->GetComputationWithName("add")->instruction_count(), 4);
 }
 
+// Device lists are compared as data (not printed): equal lists merge, lists that differ in
+// one pair or one group do not.
+TEST(CseTest, CollectivesMergeOnlyWithTheSameDeviceLists) {
+  auto module = ParseAndRun<HloCSE>(R"(HloModule m
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[4]{0} parameter(0)
+  %cp1 = f32[4]{0} collective-permute(%p), source_target_pairs={{0,1},{1,0}}
+  %cp2 = f32[4]{0} collective-permute(%p), source_target_pairs={{0,1},{1,0}}
+  %cp3 = f32[4]{0} collective-permute(%p), source_target_pairs={{1,0},{0,1}}
+  %ar1 = f32[4]{0} all-reduce(%p), replica_groups={{0,1},{2,3}}, to_apply=%sum
+  %ar2 = f32[4]{0} all-reduce(%p), replica_groups={{0,1},{2,3}}, to_apply=%sum
+  %ar3 = f32[4]{0} all-reduce(%p), replica_groups={{0,2},{1,3}}, to_apply=%sum
+  ROOT %t = (f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}) tuple(%cp1, %cp2, %cp3, %ar1, %ar2, %ar3)
+})",
+                                    true);
+  EXPECT_THAT(EntryLines(*module).back(),
+              ::testing::HasSubstr("tuple(%cp1, %cp1, %cp3, %ar1, %ar1, %ar3)"));
+}
+
 TEST(CseTest, DifferentShapesDoNotMerge) {
   ParseAndRun<HloCSE>(R"(HloModule m
 ENTRY %main {

@@ -82,7 +82,34 @@ TEST(TorusTest, V4V5pV7WrapSlicesOfWholeCubesOnly) {
   EXPECT_THAT(Slice("v4", {2, 2, 1}).wraparound(), ElementsAre(false, false, false));
   EXPECT_THAT(Slice("v5p", {8, 8, 16}).wraparound(), ElementsAre(true, true, true));
   EXPECT_THAT(Slice("v5p", {2, 4, 4}).wraparound(), ElementsAre(false, false, false));
-  EXPECT_THAT(Slice("v7", {4, 4, 4}).wraparound(), ElementsAre(true, true, true));
+  // v7's fourth axis is its cores: never a ring.
+  EXPECT_THAT(Slice("v7", {4, 4, 4}).wraparound(), ElementsAre(true, true, true, false));
+  EXPECT_THAT(Slice("v7", {2, 2, 4}).wraparound(), ElementsAre(false, false, false, false));
+}
+
+// v7: three chip axes and the core axis. A route corrects x, y, z over ICI (each the shorter
+// way round its ring), then crosses to the other core on the chip; hops on the chip cost no
+// ICI latency.
+TEST(TorusTest, V7CoresAreJoinedOnTheChipOfA3DTorus) {
+  const Torus t = Slice("v7", {4, 4, 4});
+  EXPECT_THAT(t.shape(), ElementsAre(4, 4, 4, 2));
+  EXPECT_EQ(t.core_axis(), 3);
+  EXPECT_EQ(t.num_chips(), 128);  // vertices: TensorCores
+  const std::vector<Link> route = t.Route(t.ChipAt({0, 0, 0, 0}), t.ChipAt({3, 1, 2, 1}));
+  ASSERT_EQ(route.size(), 5u);  // x: 1 hop the - way (wraparound), y: 1, z: 2, then the core
+  EXPECT_EQ(route[0].axis, 0);
+  EXPECT_TRUE(route[0].wraparound);
+  EXPECT_EQ(route[1].axis, 1);
+  EXPECT_EQ(route[2].axis, 2);
+  EXPECT_EQ(route[3].axis, 2);
+  EXPECT_TRUE(route[4].on_chip);
+  for (size_t i = 0; i < 4; ++i) EXPECT_FALSE(route[i].on_chip);
+  EXPECT_EQ(t.Hops(t.ChipAt({0, 0, 0, 0}), t.ChipAt({3, 1, 2, 1})), 5);
+  EXPECT_EQ(t.params(route[4]).hop_latency_s, 0);
+  EXPECT_DOUBLE_EQ(t.params(route[4]).bandwidth, 9e10);
+  EXPECT_DOUBLE_EQ(t.params(route[0]).hop_latency_s, 1e-6);
+  EXPECT_EQ(t.Neighbors(t.ChipAt({1, 1, 1, 0})).size(), 7u);  // 6 ICI neighbours, 1 core
+  EXPECT_THAT(t.ToString(), HasSubstr("v7 4x4x4x2 torus: axis 0 ring, axis 1 ring, axis 2 ring, axis 3 cores (on-chip"));
 }
 
 TEST(TorusTest, LinkParametersComeFromTheChipSpec) {

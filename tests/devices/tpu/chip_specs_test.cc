@@ -47,7 +47,8 @@ TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
       {"v5e", 1.97e14, 3.94e14, 16'000'000'000, 8.2e11, 1, 4, 128, 128 * kMiB, 4.5e10, 4, 2, {16, 16}},
       {"v5p", 4.59e14, 9.18e14, 96'000'000'000, 2.8e12, 2, 4, 128, 64 * kMiB, 9e10, 6, 3, {16, 20, 28}},
       {"v6e", 9.2e14, 1.84e15, 32'000'000'000, 1.6e12, 1, 2, 256, 128 * kMiB, 9e10, 4, 2, {16, 16}},
-      {"v7", 2.3e15, 4.6e15, 192'000'000'000, 7.4e12, 2, 4, 256, 64 * kMiB, 9e10, 6, 3, {16, 24, 24}},
+      // v7 per TensorCore too: half of TPU.md's 2.3e15 (fp8 4.6e15), 192 GB and 7.4e12.
+      {"v7", 1.15e15, 2.3e15, 96'000'000'000, 3.7e12, 1, 4, 256, 64 * kMiB, 9e10, 6, 3, {16, 24, 24}},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.generation);
@@ -75,14 +76,16 @@ TEST(ChipSpecsTest, ConstantsMatchTpuMd) {
   }
 }
 
-// JAX lists a v2/v3 chip's two TensorCores as two devices; v4+ a chip (megacore or one core)
-// as one. A device's HBM and peak times its devices per chip give TPU.md's chip figures.
-TEST(ChipSpecsTest, V2AndV3AreTwoDevicesPerChip) {
+// JAX lists a v2/v3/v7 chip's two TensorCores as two devices; v4, v5e, v5p, v6e a chip
+// (megacore or one core) as one. A device's HBM and peak times its devices per chip give
+// TPU.md's chip figures.
+TEST(ChipSpecsTest, V2V3AndV7AreTwoDevicesPerChip) {
   for (const TpuChipSpec& s : AllChipSpecs()) {
     SCOPED_TRACE(s.generation);
-    const bool per_core = s.generation == "v2" || s.generation == "v3";
+    const bool per_core = s.generation == "v2" || s.generation == "v3" || s.generation == "v7";
     EXPECT_EQ(s.devices_per_chip, per_core ? 2 : 1);
-    // The on-chip path between the cores: the chip's ICI link rate (book9's v2 core pair).
+    // The on-chip path between the cores: the chip's ICI link rate (book9's v2 core pair; a
+    // model assumption on v3 and v7).
     EXPECT_DOUBLE_EQ(s.core_link_bandwidth, per_core ? s.ici_link_bandwidth : 0);
   }
   const TpuChipSpec& v3 = ChipSpec("v3");
@@ -91,6 +94,12 @@ TEST(ChipSpecsTest, V2AndV3AreTwoDevicesPerChip) {
   EXPECT_DOUBLE_EQ(v3.hbm_bandwidth * static_cast<double>(v3.devices_per_chip), 9.0e11);
   EXPECT_EQ(v3.num_mxus(), 2);  // each core its own 2 MXUs [cloud/v3]
   EXPECT_NEAR(v3.clock_hz, 1.07e9, 0.01e9);
+  const TpuChipSpec& v7 = ChipSpec("v7");
+  EXPECT_DOUBLE_EQ(v7.bf16_flops * static_cast<double>(v7.devices_per_chip), 2.3e15);
+  EXPECT_DOUBLE_EQ(v7.int8_ops * static_cast<double>(v7.devices_per_chip), 4.6e15);
+  EXPECT_EQ(v7.hbm_bytes * v7.devices_per_chip, 192'000'000'000);
+  EXPECT_DOUBLE_EQ(v7.hbm_bandwidth * static_cast<double>(v7.devices_per_chip), 7.4e12);
+  EXPECT_NEAR(v7.clock_hz, 2.19e9, 0.01e9);  // the per-chip row's clock: 4 MXUs per core
 }
 
 TEST(ChipSpecsTest, CollectiveFixedCostAndEfficiencyFollowThePpermuteFits) {

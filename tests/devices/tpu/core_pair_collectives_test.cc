@@ -67,6 +67,39 @@ TEST(CorePairCollectivesTest, TheCoresOfAChipMeetOnTheChipWithoutAnIciHop) {
   EXPECT_EQ(permute.hops, 1);
 }
 
+// The same on a v7 slice of 2x2x1 chips (a 3D torus smaller than a cube: lines), with the 3D
+// generations' constants: W = 9e10 B/s one-way for an ICI link and (a model assumption,
+// chip_specs.cc) the cores' die-to-die path, eta = 86.3/90, t0 = 4.55 us. Devices are numbered
+// as on the v3-8: chip i / 2 (row-major over 2x2x1), core i % 2.
+TEST(CorePairCollectivesTest, AV7ChipsCoresMeetOnTheChipOfA3DTorus) {
+  constexpr double kV7EtaW = 86.3 / 90 * 9e10;
+  constexpr double kV7T0 = 4.55e-6;
+  const Pod pod = make_pod("v7", {2, 2, 1});
+  const ici::Torus& torus = pod.torus();
+  const int64_t bytes = int64_t{64} << 20;
+  const double v = static_cast<double>(bytes);
+  const ici::CollectiveCost pair = ici::CostCollective(torus, ici::CollectiveKind::kAllReduce, kCorePairs, bytes);
+  const ici::CollectiveCost across = ici::CostCollective(torus, ici::CollectiveKind::kAllReduce, kAcrossChips, bytes);
+  EXPECT_NEAR(pair.seconds, kV7T0 + v / kV7EtaW, 1e-12);
+  EXPECT_EQ(pair.latency_s, 0);
+  EXPECT_THAT(pair.algorithm, HasSubstr("line over torus axis 3"));
+  for (const ici::LinkBytes& l : pair.link_bytes) EXPECT_TRUE(torus.links()[l.link].on_chip);
+  EXPECT_NEAR(across.seconds, kV7T0 + std::max(2 * kHop, v / kV7EtaW), 1e-12);
+  EXPECT_EQ(across.hops, 2);
+  for (const ici::LinkBytes& l : across.link_bytes) EXPECT_FALSE(torus.links()[l.link].on_chip);
+  // All 8 devices: the chips' 2x2 plane and the core pairs; the bytes split over the three
+  // axes' links (several axes add their bandwidth), so it beats the core pair's one axis.
+  const ici::CollectiveCost all =
+      ici::CostCollective(torus, ici::CollectiveKind::kAllReduce, {{0, 1, 2, 3, 4, 5, 6, 7}}, bytes);
+  EXPECT_THAT(all.algorithm, HasSubstr("multi-axis over torus axes 0 (line"));
+  EXPECT_THAT(all.algorithm, HasSubstr("3 (line"));
+  EXPECT_LT(all.seconds, pair.seconds);
+  // A ppermute from core 0 to core 1 of every chip: one on-chip hop.
+  const ici::CollectiveCost permute = ici::CostPermute(torus, {{0, 1}, {2, 3}, {4, 5}, {6, 7}}, 1 << 20);
+  EXPECT_NEAR(permute.seconds, kV7T0 + (1 << 20) / kV7EtaW, 1e-12);
+  EXPECT_EQ(permute.hops, 1);
+}
+
 // A compiled program's collectives are timed on the pod's torus at its devices' vertices:
 // replica groups of partition ids land on the core pairs and on the chips they name.
 TEST(CorePairCollectivesTest, AProgramsAllReduceIsTimedOnItsDevicesCores) {

@@ -116,6 +116,48 @@ TEST(PodTest, AV3ThirtyTwoIsSixteenChips) {
   EXPECT_THAT(ValueErrorOf([] { make_pod("v3", {64, 2}); }), HasSubstr("full v3 pod 32x32 (1024 chips)"));
 }
 
+// A v7 (Ironwood) 2x2x1 slice as jax.devices() lists TPU7x: 4 chips of 2 TensorCores, each
+// core a device with the chip's 3D coords and core_on_chip, half the chip's 192 GB and 2.3e15.
+TEST(PodTest, AV7SliceIsChipsOfTwoCoreDevices) {
+  Pod pod = make_pod("v7", {2, 2, 1});
+  EXPECT_EQ(pod.num_chips(), 4);
+  const std::vector<const Device*> devices = pod.devices();
+  ASSERT_EQ(devices.size(), 8u);
+  const std::vector<std::vector<int64_t>> coords = {{0, 0, 0}, {0, 0, 0}, {0, 1, 0}, {0, 1, 0},
+                                                    {1, 0, 0}, {1, 0, 0}, {1, 1, 0}, {1, 1, 0}};
+  for (size_t i = 0; i < devices.size(); ++i) {
+    SCOPED_TRACE(i);
+    const auto& core = static_cast<const TpuChip&>(*devices[i]);
+    EXPECT_EQ(core.id(), devices[0]->id() + static_cast<int>(i));
+    EXPECT_EQ(core.coords(), coords[i]);
+    EXPECT_EQ(core.core_on_chip(), static_cast<int>(i % 2));
+    EXPECT_EQ(core.device_kind(), "TPU7x");
+    EXPECT_EQ(core.memory_stats().bytes_limit, int64_t{96} * 1000 * 1000 * 1000);
+    EXPECT_DOUBLE_EQ(core.spec().bf16_flops, 1.15e15);
+    EXPECT_EQ(&pod.chip(coords[i], core.core_on_chip()), &core);
+  }
+  EXPECT_EQ(devices[7]->ToString(), "TPU_" + std::to_string(devices[7]->id()) + "(process=0,(1,1,0,1))");
+  EXPECT_THAT(ValueErrorOf([&] { pod.chip({0, 0, 0}, 2); }), HasSubstr("core_on_chip 2 is not a core of a v7 chip"));
+  // Smaller than a cube: no wraparound; the core axis is the torus' fourth.
+  EXPECT_THAT(pod.torus().shape(), ElementsAre(2, 2, 1, 2));
+  EXPECT_EQ(pod.torus().core_axis(), 3);
+  EXPECT_THAT(pod.torus().wraparound(), ElementsAre(false, false, false, false));
+}
+
+// A v7 cube: 64 chips, 128 devices; every chip axis a ring of 4 (6 one-way ICI links per core
+// vertex), the cores of each chip joined on the chip.
+TEST(PodTest, AV7CubeIsThreeRingsOfChipsAndTheCoreAxis) {
+  Pod pod = make_pod("v7", {4, 4, 4});
+  EXPECT_EQ(pod.num_chips(), 64);
+  ASSERT_EQ(pod.devices().size(), 128u);
+  EXPECT_EQ(&pod.chip({1, 2, 3}, 1), pod.devices()[2 * (16 + 2 * 4 + 3) + 1]);
+  EXPECT_THAT(pod.torus().wraparound(), ElementsAre(true, true, true, false));
+  const std::vector<ici::Link>& links = pod.torus().links();
+  EXPECT_EQ(links.size(), 128u * 6 + 64 * 2);
+  EXPECT_EQ(std::count_if(links.begin(), links.end(), [](const ici::Link& l) { return l.on_chip; }), 64 * 2);
+  EXPECT_THAT(ValueErrorOf([] { make_pod("v7", {32, 24, 16}); }), HasSubstr("full v7 pod 16x24x24 (9216 chips)"));
+}
+
 TEST(PodTest, ShapesAreCheckedAgainstTheGeneration) {
   EXPECT_THAT(ValueErrorOf([] { make_pod("v5e", {4, 4, 4}); }),
               HasSubstr("v5e chips form a 2D torus (full pod 16x16): shape {4, 4, 4} has 3 dimensions, expected 2"));
