@@ -59,10 +59,8 @@ absl::StatusOr<bool> ReduceScatterReassociate::Run(HloModule* module) {
       if (!pays) {
         h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
       } else {
-        if (!peak && options_.peak_bytes) {
-          HLO_ASSIGN_OR_RETURN(peak, options_.peak_bytes(*module));
-        } else if (!peak) {
-          HLO_ASSIGN_OR_RETURN(peak, EstimatedPeakBytes(*module));
+        if (!peak) {
+          HLO_ASSIGN_OR_RETURN(peak, options_.peak_bytes ? options_.peak_bytes(*module) : EstimatedPeakBytes(*module));
         }
         h.peak_bytes = *peak + grown;
         h.memory_limit_bytes = options_.memory_limit_bytes;

@@ -376,11 +376,7 @@ absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, cons
 absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h) {
   const HloModule& module = *loop.parent()->parent();
   if (!peak_) {
-    if (options_.peak_bytes) {
-      HLO_ASSIGN_OR_RETURN(peak_, options_.peak_bytes(module));
-    } else {
-      HLO_ASSIGN_OR_RETURN(peak_, EstimatedPeakBytes(module));
-    }
+    HLO_ASSIGN_OR_RETURN(peak_, options_.peak_bytes ? options_.peak_bytes(module) : EstimatedPeakBytes(module));
   }
   h.peak_bytes = *peak_ + grown_;
   h.memory_limit_bytes = options_.memory_limit_bytes;

@@ -92,7 +92,7 @@ struct ReduceScatterHoist {
   // The zeros a hoisted loop's accumulator starts from: live beside the loop's state as the
   // loop starts (its init and its state are two buffers). One buffer per shape in a
   // computation (equal broadcasts are one value after CSE): 0 when an accumulator hoisted
-  // before this one out of a loop of the same computation has its shape (0 when it does not pay).
+  // before this one out of a loop of the same computation has its shape, or when it does not pay.
   int64_t zeros_bytes = 0;
   Outcome outcome = Outcome::kHoisted;
   int64_t extra_bytes() const { return hoisted_bytes - accumulator_bytes; }
