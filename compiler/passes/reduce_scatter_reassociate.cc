@@ -29,7 +29,7 @@ bool IsReassociable(const HloInstruction* combine) {
 
 absl::StatusOr<bool> ReduceScatterReassociate::Run(HloModule* module) {
   records_.clear();
-  std::optional<int64_t> peak;  // EstimatedPeakBytes before this run
+  std::optional<int64_t> peak;  // the estimated peak before this run (options.peak_bytes)
   int64_t grown = 0;            // bytes the full-size sums added so far
   // The reduce-scatters this run made of full-size sums.
   absl::flat_hash_set<const HloInstruction*> full_size_sums;
@@ -59,7 +59,9 @@ absl::StatusOr<bool> ReduceScatterReassociate::Run(HloModule* module) {
       if (!pays) {
         h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
       } else {
-        if (!peak) peak = EstimatedPeakBytes(*module);
+        if (!peak) {
+          HLO_ASSIGN_OR_RETURN(peak, options_.peak_bytes ? options_.peak_bytes(*module) : EstimatedPeakBytes(*module));
+        }
         h.peak_bytes = *peak + grown;
         h.memory_limit_bytes = options_.memory_limit_bytes;
         // A chain's later links add to a sum that is full-size already: no more memory.

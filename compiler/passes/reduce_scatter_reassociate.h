@@ -14,10 +14,11 @@
 // until the last is added (XLA's WhileLoopAllReduceCodeMotion trades the same way in a loop).
 // So each candidate passes the same two gates as that pass' reduce-scatter mode: the pricing
 // (options.savings: one run saved against the add at the full size; unset: always) and the
-// memory limit (the program's EstimatedPeakBytes plus the full-size sums grown so far, each
-// counted once per chain, within options.memory_limit_bytes). records() reports each
-// candidate as a ReduceScatterHoist of two trips and no loop (a chain's later links: an
-// accumulator that is full-size already).
+// memory limit (the program's estimated peak, options.peak_bytes as the loop pass', plus the
+// full-size sums grown so far, each counted once per chain, within options.memory_limit_bytes),
+// in the order found (a chain's links must fold in order). records() reports each candidate
+// as a ReduceScatterHoist of two trips and no loop (a chain's later links: an accumulator that
+// is full-size already).
 //
 // Floating-point sums are reassociated (the partitions' values are added in a different order).
 //
@@ -41,6 +42,7 @@ namespace jx::hlo {
 struct ReduceScatterReassociateOptions {
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
   ReduceScatterSavings savings;  // unset: every combination pays (one run fewer)
+  ModulePeakBytes peak_bytes;    // unset: EstimatedPeakBytes(module)
 };
 
 class ReduceScatterReassociate : public HloPass {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_module.h"
@@ -290,24 +292,70 @@ absl::StatusOr<HloInstruction*> WidenInBody(HloComputation* body, const Accumula
 
 // ---- the rewrite -------------------------------------------------------------------------
 
+// A loop's accumulations the pass may move: all-reduces, and reduce-scatters (when enabled)
+// with how they widen. nullopt: the loop is not of a form the pass rewrites.
+struct Move {
+  Accumulation a;
+  std::optional<Widening> widening;  // reduce-scatters
+};
+
+std::optional<std::vector<Move>> MovableAccumulations(const HloInstruction& loop, bool reduce_scatter) {
+  const HloComputation* body = loop.while_body();
+  if (!loop.shape().IsTuple() || loop.IsRoot() || body->root_instruction()->opcode() != HloOpcode::kTuple) {
+    return std::nullopt;
+  }
+  for (const HloInstruction* user : loop.users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return std::nullopt;
+  }
+  const int64_t size = loop.shape().tuple_shapes_size();
+  const auto body_reads = TupleReads(*body, size);
+  const auto cond_reads = TupleReads(*loop.while_condition(), size);
+  if (!body_reads || !cond_reads) return std::nullopt;
+  std::vector<Move> moves;
+  for (int64_t i = 0; i < size; ++i) {
+    const auto k = static_cast<size_t>(i);
+    std::optional<Accumulation> a =
+        MatchAccumulation(loop, i, (*body_reads)[k], !(*cond_reads)[k].empty(), reduce_scatter);
+    if (!a) continue;
+    if (a->collective->opcode() == HloOpcode::kAllReduce) {
+      moves.push_back({*a, std::nullopt});
+    } else if (std::optional<Widening> w = PlanWidening(*a)) {
+      moves.push_back({*a, std::move(w)});
+    }
+  }
+  return moves;
+}
+
 class Mover {
  public:
   Mover(const WhileLoopAllReduceCodeMotionOptions& options, std::vector<ReduceScatterHoist>* hoists)
       : options_(options), hoists_(hoists) {}
 
+  // Prices every reduce-scatter accumulation of `loops` and takes those that pay, the largest
+  // saving first, while the estimated peak plus the accumulators grown so far fits the limit.
+  absl::Status Plan(const std::vector<HloInstruction*>& loops);
   absl::StatusOr<bool> MoveOutOf(HloInstruction* loop);
 
  private:
-  // Whether a reduce-scatter accumulation pays and fits; records the outcome.
-  absl::StatusOr<bool> Decide(const HloInstruction& loop, const Accumulation& a, const Widening& w);
+  // The record of a reduce-scatter accumulation, priced (its outcome: pays or not).
+  absl::StatusOr<ReduceScatterHoist> Price(const HloInstruction& loop, const Accumulation& a, const Widening& w) const;
+  // Whether a priced accumulation that pays fits beside the ones grown so far; records it.
+  // `hoisted`: its full-size shape.
+  absl::StatusOr<bool> Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h);
 
   const WhileLoopAllReduceCodeMotionOptions& options_;
   std::vector<ReduceScatterHoist>* hoists_;
-  std::optional<int64_t> peak_;  // EstimatedPeakBytes before this run
-  int64_t grown_ = 0;            // bytes the widened accumulators added so far
+  std::optional<int64_t> peak_;  // the estimated peak before this run
+  int64_t grown_ = 0;            // bytes the widened accumulators (and their zeros) added so far
+  // The zeros the hoisted accumulators start from, one per computation and shape.
+  absl::flat_hash_set<std::pair<const HloComputation*, std::string>> zeros_;
+  // Plan's verdicts, by reduce-scatter; one made later (by a move out of an inner loop) is
+  // priced and fitted when its loop is rewritten.
+  absl::flat_hash_map<const HloInstruction*, bool> taken_;
 };
 
-absl::StatusOr<bool> Mover::Decide(const HloInstruction& loop, const Accumulation& a, const Widening& w) {
+absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, const Accumulation& a,
+                                                const Widening& w) const {
   ReduceScatterHoist h{.reduce_scatter = a.collective->name(),
                        .loop = loop.name(),
                        .group_size = w.group_size,
@@ -321,53 +369,81 @@ absl::StatusOr<bool> Mover::Decide(const HloInstruction& loop, const Accumulatio
     HLO_ASSIGN_OR_RETURN(h.saved_seconds, options_.reduce_scatter_savings(*a.collective, h));
     pays = h.saved_seconds > 0;
   }
-  if (!pays) {
-    h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
-  } else {
-    if (!peak_) peak_ = EstimatedPeakBytes(*loop.parent()->parent());
-    h.peak_bytes = *peak_ + grown_;
-    h.memory_limit_bytes = options_.memory_limit_bytes;
-    if (h.peak_bytes + h.extra_bytes() > options_.memory_limit_bytes) {
-      h.outcome = ReduceScatterHoist::Outcome::kOverMemoryLimit;
-    } else {
-      grown_ += h.extra_bytes();
-    }
-  }
-  hoists_->push_back(h);
-  return h.outcome == ReduceScatterHoist::Outcome::kHoisted;
+  if (!pays) h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
+  return h;
 }
 
-struct Move {
-  Accumulation a;
-  std::optional<Widening> widening;  // reduce-scatters
-};
+absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h) {
+  const HloModule& module = *loop.parent()->parent();
+  if (!peak_) {
+    HLO_ASSIGN_OR_RETURN(peak_, options_.peak_bytes ? options_.peak_bytes(module) : EstimatedPeakBytes(module));
+  }
+  h.peak_bytes = *peak_ + grown_;
+  h.memory_limit_bytes = options_.memory_limit_bytes;
+  const std::pair<const HloComputation*, std::string> zeros{loop.parent(), hoisted.ToString()};
+  h.zeros_bytes = zeros_.contains(zeros) ? 0 : h.hoisted_bytes;
+  if (h.peak_bytes + h.grown_bytes() > options_.memory_limit_bytes) {
+    h.outcome = ReduceScatterHoist::Outcome::kOverMemoryLimit;
+    return false;
+  }
+  grown_ += h.grown_bytes();
+  zeros_.insert(zeros);
+  return true;
+}
+
+absl::Status Mover::Plan(const std::vector<HloInstruction*>& loops) {
+  // The records' reduce-scatters as found, their loops and full-size shapes.
+  std::vector<const HloInstruction*> collectives, of_loop;
+  std::vector<Shape> hoisted;
+  for (const HloInstruction* loop : loops) {
+    const std::optional<std::vector<Move>> moves = MovableAccumulations(*loop, options_.enable_reduce_scatter);
+    if (!moves) continue;
+    for (const Move& mv : *moves) {
+      if (!mv.widening) continue;
+      HLO_ASSIGN_OR_RETURN(ReduceScatterHoist h, Price(*loop, mv.a, *mv.widening));
+      hoists_->push_back(std::move(h));
+      collectives.push_back(mv.a.collective);
+      of_loop.push_back(loop);
+      hoisted.push_back(mv.widening->hoisted);
+    }
+  }
+  // The largest saving first (the earlier found on a tie): each takes its bytes while they fit.
+  std::vector<size_t> paying;
+  for (size_t i = 0; i < hoists_->size(); ++i) {
+    if ((*hoists_)[i].outcome != ReduceScatterHoist::Outcome::kDoesNotPay) paying.push_back(i);
+  }
+  std::stable_sort(paying.begin(), paying.end(),
+                   [&](size_t x, size_t y) { return (*hoists_)[x].saved_seconds > (*hoists_)[y].saved_seconds; });
+  for (size_t i = 0; i < collectives.size(); ++i) taken_[collectives[i]] = false;
+  for (size_t i : paying) {
+    HLO_ASSIGN_OR_RETURN(taken_[collectives[i]], Fit(*of_loop[i], hoisted[i], (*hoists_)[i]));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
   HloComputation* parent = loop->parent();
   HloComputation* body = loop->while_body();
   HloInstruction* root = body->root_instruction();
-  if (!loop->shape().IsTuple() || loop->IsRoot() || root->opcode() != HloOpcode::kTuple) return false;
-  for (const HloInstruction* user : loop->users()) {
-    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
-  }
+  std::optional<std::vector<Move>> movable = MovableAccumulations(*loop, options_.enable_reduce_scatter);
+  if (!movable) return false;
   const int64_t size = loop->shape().tuple_shapes_size();
-  const auto body_reads = TupleReads(*body, size);
-  const auto cond_reads = TupleReads(*loop->while_condition(), size);
-  if (!body_reads || !cond_reads) return false;
   std::vector<Move> moves;
-  for (int64_t i = 0; i < size; ++i) {
-    const auto k = static_cast<size_t>(i);
-    std::optional<Accumulation> a = MatchAccumulation(*loop, i, (*body_reads)[k], !(*cond_reads)[k].empty(),
-                                                      options_.enable_reduce_scatter);
-    if (!a) continue;
-    if (a->collective->opcode() == HloOpcode::kAllReduce) {
-      moves.push_back({*a, std::nullopt});
-      continue;
+  for (Move& mv : *movable) {
+    bool take = true;  // all-reduces always move
+    if (mv.widening) {
+      if (auto it = taken_.find(mv.a.collective); it != taken_.end()) {
+        take = it->second;
+      } else {  // made by a move out of an inner loop, after Plan
+        HLO_ASSIGN_OR_RETURN(ReduceScatterHoist h, Price(*loop, mv.a, *mv.widening));
+        take = false;
+        if (h.outcome != ReduceScatterHoist::Outcome::kDoesNotPay) {
+          HLO_ASSIGN_OR_RETURN(take, Fit(*loop, mv.widening->hoisted, h));
+        }
+        hoists_->push_back(std::move(h));
+      }
     }
-    std::optional<Widening> w = PlanWidening(*a);
-    if (!w) continue;
-    HLO_ASSIGN_OR_RETURN(bool take, Decide(*loop, *a, *w));
-    if (take) moves.push_back({*a, std::move(w)});
+    if (take) moves.push_back(std::move(mv));
   }
   if (moves.empty()) return false;
   std::vector<HloInstruction*> users = loop->users();
@@ -468,17 +544,78 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
 
 }  // namespace
 
-int64_t EstimatedPeakBytes(const HloModule& module) {
-  const HloComputation* entry = module.entry_computation();
-  const int64_t at_entry = PeakMemoryBytes(*entry, entry->MakeInstructionPostOrder());
-  int64_t temporaries = 0;
-  for (const HloComputation* c : module.computations()) {
-    if (c == entry || c->IsFusionComputation()) continue;
-    int64_t parameters = 0;
-    for (const HloInstruction* p : c->parameter_instructions()) parameters += ShapeUtil::ByteSizeOf(p->shape());
-    temporaries = std::max(temporaries, PeakMemoryBytes(*c, c->MakeInstructionPostOrder()) - parameters);
+namespace {
+
+// The arenas the computations a program calls run in (the dry run's rule, pod_program.cc): a
+// loop's condition's and body's, a conditional's largest branch's, a call's callee's, each its
+// temporaries (its peak less its parameters, which are the caller's buffers) plus the largest
+// arena of what it calls in turn. A fusion is one kernel: no arena. Memoized per computation.
+class NestedArenas {
+ public:
+  explicit NestedArenas(const MemoryModel& memory_model) : memory_model_(memory_model) {}
+
+  // The most bytes `computation` holds live at once in the order it runs.
+  absl::StatusOr<int64_t> Peak(const HloComputation& computation) {
+    const std::vector<HloInstruction*> order = computation.MakeSequentialOrder();
+    if (!memory_model_) return FindMemoryPeak(computation, order).bytes;
+    HLO_ASSIGN_OR_RETURN(MemoryPeakOfOrder peak_of, memory_model_(computation));
+    return peak_of(order).bytes;
   }
-  return at_entry + temporaries;
+
+  // The largest arena one of `computation`'s instructions runs a called computation in.
+  absl::StatusOr<int64_t> LargestIn(const HloComputation& computation) {
+    int64_t largest = 0;
+    for (const HloInstruction* instr : computation.instructions()) {
+      int64_t arena = 0;
+      switch (instr->opcode()) {
+        case HloOpcode::kWhile: {
+          HLO_ASSIGN_OR_RETURN(const int64_t condition, Arena(*instr->while_condition()));
+          HLO_ASSIGN_OR_RETURN(const int64_t body, Arena(*instr->while_body()));
+          arena = condition + body;
+          break;
+        }
+        case HloOpcode::kConditional:
+          for (const HloComputation* branch : instr->branch_computations()) {
+            HLO_ASSIGN_OR_RETURN(const int64_t bytes, Arena(*branch));
+            arena = std::max(arena, bytes);
+          }
+          break;
+        case HloOpcode::kCall: {
+          HLO_ASSIGN_OR_RETURN(arena, Arena(*instr->to_apply()));
+          break;
+        }
+        default:
+          break;
+      }
+      largest = std::max(largest, arena);
+    }
+    return largest;
+  }
+
+ private:
+  absl::StatusOr<int64_t> Arena(const HloComputation& computation) {
+    if (auto it = arena_.find(&computation); it != arena_.end()) return it->second;
+    HLO_ASSIGN_OR_RETURN(const int64_t peak, Peak(computation));
+    int64_t parameters = 0;
+    for (const HloInstruction* p : computation.parameter_instructions()) parameters += ShapeUtil::ByteSizeOf(p->shape());
+    HLO_ASSIGN_OR_RETURN(const int64_t nested, LargestIn(computation));
+    const int64_t bytes = std::max<int64_t>(peak - parameters, 0) + nested;
+    arena_[&computation] = bytes;
+    return bytes;
+  }
+
+  const MemoryModel& memory_model_;
+  absl::flat_hash_map<const HloComputation*, int64_t> arena_;
+};
+
+}  // namespace
+
+absl::StatusOr<int64_t> EstimatedPeakBytes(const HloModule& module, const MemoryModel& memory_model) {
+  NestedArenas arenas(memory_model);
+  const HloComputation& entry = *module.entry_computation();
+  HLO_ASSIGN_OR_RETURN(const int64_t at_entry, arenas.Peak(entry));
+  HLO_ASSIGN_OR_RETURN(const int64_t nested, arenas.LargestIn(entry));
+  return at_entry + nested;
 }
 
 std::string ReduceScatterHoist::ToString() const {
@@ -490,7 +627,7 @@ std::string ReduceScatterHoist::ToString() const {
       : outcome == Outcome::kDoesNotPay ? absl::StrFormat("%s (does not pay)", kept)
                                         : absl::StrFormat("%s (the full-size accumulator would exceed the memory limit: "
                                                           "estimated peak %d B + %d B > %d B)",
-                                                          kept, peak_bytes, extra_bytes(), memory_limit_bytes);
+                                                          kept, peak_bytes, grown_bytes(), memory_limit_bytes);
   const std::string where = unrolled   ? std::string(" (unrolled")
                             : trips < 0 ? absl::StrFormat(" in %s (trip count unknown", loop)
                                         : absl::StrFormat(" in %s (%d trips", loop, trips);
@@ -503,15 +640,17 @@ absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
   hoists_.clear();
   Mover mover(options_, &hoists_);
   const auto callers = CallerCounts(*module);
-  bool changed = false;
   // Callees first: a collective moved out of an inner loop may then leave the outer one.
+  std::vector<HloInstruction*> loops;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
-    const std::vector<HloInstruction*> loops = LoopsWithOwnComputations(*computation, callers);
-    for (HloInstruction* loop : loops) {
-      HLO_ASSIGN_OR_RETURN(bool moved, mover.MoveOutOf(loop));
-      changed |= moved;
-    }
+    for (HloInstruction* loop : LoopsWithOwnComputations(*computation, callers)) loops.push_back(loop);
+  }
+  HLO_RETURN_IF_ERROR(mover.Plan(loops));
+  bool changed = false;
+  for (HloInstruction* loop : loops) {
+    HLO_ASSIGN_OR_RETURN(bool moved, mover.MoveOutOf(loop));
+    changed |= moved;
   }
   return changed;
 }

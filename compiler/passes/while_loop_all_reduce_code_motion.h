@@ -35,10 +35,14 @@
 // scattered dimension multiply to the same); a slice accumulator only when the slice spans the
 // accumulator's scattered dimension from 0. This trades HBM for collectives, so each candidate
 // is priced: options.reduce_scatter_savings predicts the seconds per step it saves (N - 1
-// fewer reduce-scatter runs against bigger adds), and it moves only when that is positive and
-// the program's estimated peak (the entry's live bytes in post order plus the largest
-// temporaries of one loop body or called computation) plus every accumulator grown so far stays
-// within options.memory_limit_bytes. reduce_scatter_hoists() reports each candidate's outcome.
+// fewer reduce-scatter runs against bigger adds). Of those that save (positive), the largest
+// saving goes first, and each moves while the program's estimated peak (options.peak_bytes:
+// the target's view of the program's memory; unset, EstimatedPeakBytes as the text reads) plus
+// every accumulator grown so far, its own included, stays within options.memory_limit_bytes;
+// a smaller one may still fit after a larger one did not. A full-size accumulator is live for
+// the whole loop, so its extra bytes add to any peak inside the loop; as the loop starts, the
+// zeros it starts from are live too (ReduceScatterHoist::zeros_bytes). reduce_scatter_hoists()
+// reports each candidate's outcome.
 //
 // It applies only where that holds: the collective reduces with add and feeds only the
 // accumulation; nothing in the loop (body or condition) reads the accumulator but that add
@@ -49,7 +53,7 @@
 //   WhileLoopAllReduceCodeMotion pass;                         // all-reduces only
 //   HLO_ASSIGN_OR_RETURN(bool changed, pass.Run(module));
 //   WhileLoopAllReduceCodeMotion rs({.enable_reduce_scatter = true, .memory_limit_bytes = hbm,
-//                                    .reduce_scatter_savings = price});
+//                                    .reduce_scatter_savings = price, .peak_bytes = chip_peak});
 #pragma once
 
 #include <cstdint>
@@ -63,6 +67,7 @@
 #include "absl/status/statusor.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_pass.h"
+#include "jx/compiler/passes/latency_hiding_scheduler.h"
 
 namespace jx::hlo {
 
@@ -80,12 +85,19 @@ struct ReduceScatterHoist {
   int64_t hoisted_bytes = 0;      // per chip, hoisted (the full-size unreduced buffer)
   int64_t reduced_bytes = 0;      // per chip per run of the reduce-scatter in the loop (its result)
   double saved_seconds = 0;       // predicted per step (options.reduce_scatter_savings)
-  // Checked against the limit when the hoist pays: EstimatedPeakBytes plus the accumulators
-  // grown before this one (0 when it does not pay), and the limit.
+  // Checked against the limit when the hoist pays: the estimated peak (options.peak_bytes) plus
+  // the accumulators grown before this one (0 when it does not pay), and the limit.
   int64_t peak_bytes = 0;
   int64_t memory_limit_bytes = 0;
+  // The zeros a hoisted loop's accumulator starts from: live beside the loop's state as the
+  // loop starts (its init and its state are two buffers). One buffer per shape in a
+  // computation (equal broadcasts are one value after CSE): 0 when an accumulator hoisted
+  // before this one out of a loop of the same computation has its shape, or when it does not pay.
+  int64_t zeros_bytes = 0;
   Outcome outcome = Outcome::kHoisted;
   int64_t extra_bytes() const { return hoisted_bytes - accumulator_bytes; }
+  // What the hoist adds to the program's peak: the bigger accumulator and its zeros.
+  int64_t grown_bytes() const { return extra_bytes() + zeros_bytes; }
   // "reduce-scatter.3 in while.2 (4 trips, 8 chips): hoisted, 3 fewer runs, saves 12.100 us
   // per step, accumulator 65536 -> 524288 B per chip"; one kept for memory names the peak.
   std::string ToString() const;
@@ -96,6 +108,10 @@ struct ReduceScatterHoist {
 using ReduceScatterSavings =
     std::function<absl::StatusOr<double>(const HloInstruction& reduce_scatter, const ReduceScatterHoist& hoist)>;
 
+// A target's estimate of the most bytes `module`, as it stands, will keep live at once once
+// compiled (the TPU's: the chip's view of the program fused and scheduled, tpu_pipeline.h).
+using ModulePeakBytes = std::function<absl::StatusOr<int64_t>(const HloModule& module)>;
+
 struct WhileLoopAllReduceCodeMotionOptions {
   bool enable_reduce_scatter = false;
   // The most bytes the program may keep live at once (the chip's HBM, or a scheduler's limit):
@@ -104,12 +120,17 @@ struct WhileLoopAllReduceCodeMotionOptions {
   // Predicted seconds per step a hoist saves (positive: it pays). Unset: a hoist saves
   // trips - 1 reduce-scatter runs and is taken whenever the trip count is known and above 1.
   ReduceScatterSavings reduce_scatter_savings;
+  // The program's peak before any accumulator grows, asked once per run when a hoist pays.
+  // Unset: EstimatedPeakBytes(module), every value a buffer of its own as the text says.
+  ModulePeakBytes peak_bytes;
 };
 
-// The pass' estimate of the most bytes `module` keeps live at once: the entry's peak in post
-// order (hlo::PeakMemoryBytes) plus the largest temporaries (peak less parameters) of one other
-// non-fusion computation, as if that computation ran at the entry's peak.
-int64_t EstimatedPeakBytes(const HloModule& module);
+// The most bytes `module` keeps live at once, each computation measured by `memory_model` (the
+// latency-hiding scheduler's kind; unset: hlo::FindMemoryPeak) in the order it runs
+// (MakeSequentialOrder): the entry's peak plus the largest arena a called computation runs in,
+// by the dry run's rule (a loop's condition's and body's temporaries, beyond the state they
+// are given, plus what they call in turn; a conditional's largest branch; a call's callee).
+absl::StatusOr<int64_t> EstimatedPeakBytes(const HloModule& module, const MemoryModel& memory_model = {});
 
 class WhileLoopAllReduceCodeMotion : public HloPass {
  public:

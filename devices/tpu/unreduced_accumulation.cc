@@ -87,7 +87,9 @@ UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module,
   const auto& motion = hoist.AddPass<hlo::WhileLoopAllReduceCodeMotion>(options_of_motion);
   hoist.AddPass<hlo::AllReduceReassociate>();
   const auto& reassociate = hoist.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{
-      .memory_limit_bytes = options_of_motion.memory_limit_bytes, .savings = options_of_motion.reduce_scatter_savings});
+      .memory_limit_bytes = options_of_motion.memory_limit_bytes,
+      .savings = options_of_motion.reduce_scatter_savings,
+      .peak_bytes = options_of_motion.peak_bytes});
   RunOrThrow(hoist, hoisted.get());
   std::vector<hlo::ReduceScatterHoist> hoists = motion.reduce_scatter_hoists();
   hoists.insert(hoists.end(), reassociate.records().begin(), reassociate.records().end());

@@ -12,8 +12,9 @@
 // times the bytes for the whole loop) and one reduce-scatter after it. The tallies count the
 // reduce-scatters too, and reduce_scatter_hoists says for each such accumulator whether the
 // TPU pipeline's pricing (tpu::CollectiveCodeMotionOptions) hoists it, the seconds it saves and
-// the bytes it costs, or that it was kept for memory (the estimated peak plus the bigger
-// accumulators over the limit) or because it does not pay; an unrolled loop's sums of
+// the bytes it costs, or that it was kept for memory (the chip's estimated peak,
+// tpu::ChipPeakBytes, plus the bigger accumulators and their zeros over the limit; the largest
+// savings are weighed first) or because it does not pay; an unrolled loop's sums of
 // reduce-scatters (ReduceScatterReassociate) are listed after, one per pair combined.
 //
 //   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = devices});

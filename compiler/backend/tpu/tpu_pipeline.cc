@@ -38,7 +38,43 @@ hlo::LatencyHidingSchedulerOptions SchedulerOptions(const TpuTargetOptions& opti
   return s;
 }
 
+// Everything after the collectives' code motion up to the order the chip runs: the kernels
+// (the MXU's numerics, fusion, the attention kernel), asynchronous collectives, layouts, MXU
+// tiles and the schedule. The pipeline runs them; ChipPeakBytes runs them on a copy to measure
+// the memory they leave.
+void AddKernelAndSchedulingPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
+  const bool async = options.async_collectives && options.chip.has_value();
+  pipeline.AddPass<TpuNumerics>(options.default_precision);
+  // The bf16 parts of an operand several dots read are computed once.
+  pipeline.AddPass<hlo::HloCSE>();
+  // A dot's rounding convert (TpuNumerics') and other sole epilogues fuse into the dot, so
+  // it writes its result once, as the MXU rounds it, rather than f32 for each consumer.
+  pipeline.AddPass<hlo::InstructionFusion>(hlo::InstructionFusionOptions{.prefer_output_fusion = true});
+  pipeline.AddPass<hlo::HloDCE>();
+  pipeline.AddPass<hlo::DotTransposeFolding>();
+  // A blocked attention's QK^T -> softmax -> P.V kernels run as one, its score blocks in VMEM.
+  if (options.attention_fusion) pipeline.AddPass<AttentionFusion>(options);
+  // Independent all-reduces over the same partitions run as one (psum of a pytree: one
+  // all-reduce of its leaves), paying one collective's latency.
+  pipeline.AddPass<hlo::AllReduceCombiner>();
+  if (async) pipeline.AddPass<AsyncCollectiveCreator>();
+  pipeline.AddPass<hlo::LayoutAssignment>();
+  pipeline.AddPass<TpuLayoutAssignment>();
+  pipeline.AddPass<MxuTilingPass>(options);
+  pipeline.AddPass<hlo::HloScheduling>();
+  if (async) pipeline.AddPass<hlo::LatencyHidingScheduler>(SchedulerOptions(options));
+}
+
 }  // namespace
+
+absl::StatusOr<int64_t> ChipPeakBytes(const hlo::HloModule& module, const TpuTargetOptions& options) {
+  HLO_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> chip, module.Clone());
+  hlo::HloPassPipeline compile("chip-peak-bytes");
+  compile.set_verify(false);  // a copy that is measured, never run
+  AddKernelAndSchedulingPasses(compile, options);
+  HLO_RETURN_IF_ERROR(compile.Run(chip.get()).status());
+  return hlo::EstimatedPeakBytes(*chip, ChipMemoryPeak);
+}
 
 hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options) {
   hlo::WhileLoopAllReduceCodeMotionOptions o;
@@ -61,11 +97,11 @@ hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTa
         static_cast<double>(h.grown_adds) * 3.0 * static_cast<double>(h.extra_bytes()) / hbm_bandwidth;
     return static_cast<double>(h.trips) * run - after - bigger_adds;
   };
+  o.peak_bytes = [options](const hlo::HloModule& module) { return ChipPeakBytes(module, options); };
   return o;
 }
 
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
-  const bool async = options.async_collectives && options.chip.has_value();
   hlo::AddSimplificationPasses(pipeline);
   // Sums of all-reduced values (gradients accumulated over microbatches, in a loop or
   // unrolled) all-reduce once: the partial sums stay unreduced until the last add; sums of
@@ -77,27 +113,11 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
   // the loop's pricing and memory limit, where the loop's reduce-scatters may move.
   if (motion.enable_reduce_scatter) {
     pipeline.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{
-        .memory_limit_bytes = motion.memory_limit_bytes, .savings = motion.reduce_scatter_savings});
+        .memory_limit_bytes = motion.memory_limit_bytes,
+        .savings = motion.reduce_scatter_savings,
+        .peak_bytes = motion.peak_bytes});
   }
-  pipeline.AddPass<TpuNumerics>(options.default_precision);
-  // The bf16 parts of an operand several dots read are computed once.
-  pipeline.AddPass<hlo::HloCSE>();
-  // A dot's rounding convert (TpuNumerics') and other sole epilogues fuse into the dot, so
-  // it writes its result once, as the MXU rounds it, rather than f32 for each consumer.
-  pipeline.AddPass<hlo::InstructionFusion>(hlo::InstructionFusionOptions{.prefer_output_fusion = true});
-  pipeline.AddPass<hlo::HloDCE>();
-  pipeline.AddPass<hlo::DotTransposeFolding>();
-  // A blocked attention's QK^T -> softmax -> P.V kernels run as one, its score blocks in VMEM.
-  if (options.attention_fusion) pipeline.AddPass<AttentionFusion>(options);
-  // Independent all-reduces over the same partitions run as one (psum of a pytree: one
-  // all-reduce of its leaves), paying one collective's latency.
-  pipeline.AddPass<hlo::AllReduceCombiner>();
-  if (async) pipeline.AddPass<AsyncCollectiveCreator>();
-  pipeline.AddPass<hlo::LayoutAssignment>();
-  pipeline.AddPass<TpuLayoutAssignment>();
-  pipeline.AddPass<MxuTilingPass>(options);
-  pipeline.AddPass<hlo::HloScheduling>();
-  if (async) pipeline.AddPass<hlo::LatencyHidingScheduler>(SchedulerOptions(options));
+  AddKernelAndSchedulingPasses(pipeline, options);
   pipeline.AddPass<VmemTilingPass>(options);
 }
 

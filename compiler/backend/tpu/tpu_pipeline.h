@@ -5,7 +5,8 @@
 //                       sum of reduce-scattered ones (FSDP's) reduce-scatters once after it
 //                       when the options name a chip and a collective timer, the runs saved
 //                       outweigh the bigger adds, and the full-size accumulators fit
-//                       schedule_memory_limit_bytes (CollectiveCodeMotionOptions)
+//                       schedule_memory_limit_bytes beside the chip's peak (ChipPeakBytes),
+//                       the largest saving first (CollectiveCodeMotionOptions)
 //   reduce-scatter-reassociate  an unrolled sum of reduce-scatters reduce-scatters once, with
 //                       the same options (only where the loop's may move)
 //   tpu-numerics        each dot/conv becomes its bf16 MXU passes (f32 accumulation), so
@@ -50,7 +51,16 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
 // (the timer's seconds) saved against the one after the loop (as many runs as the accumulator
 // holds blocks: one for a plain sum, the rows of a stack written row by row) and each trip's
 // add reading and writing 3 x (full - block) more bytes at the chip's HBM bandwidth, within
-// schedule_memory_limit_bytes.
+// schedule_memory_limit_bytes beside the program's peak as ChipPeakBytes estimates it.
 hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options);
+
+// The most bytes `module` (as it stands early in the pipeline, before TpuNumerics) will hold
+// live at once on the chip: a copy is given the pipeline's kernel passes (TPU numerics, fusion,
+// the attention kernel) and the memory scheduler's order, then measured as the scheduler
+// measures orders (ChipMemoryPeak: MXU operands read as stored) with the dry run's nesting
+// rule (a loop body's arena added to the entry's peak: hlo::EstimatedPeakBytes). An unfused
+// program would count every intermediate of an element-wise chain (MaxText 32B's microbatch
+// loop: 23 GB where the plan holds 3.2 GiB).
+absl::StatusOr<int64_t> ChipPeakBytes(const hlo::HloModule& module, const TpuTargetOptions& options);
 
 }  // namespace jx::tpu

@@ -150,7 +150,7 @@ TEST(ReduceScatterReassociateTest, KeptWhenTheFullSizeSumExceedsTheMemoryLimit) 
   EXPECT_EQ(pass.records()[0].outcome, Outcome::kOverMemoryLimit);
   EXPECT_THAT(pass.records()[0].ToString(), HasSubstr("exceed the memory limit"));
   // The limit holds the estimated peak and the one full-size sum (96 B more), to the byte.
-  const int64_t peak = hlo::EstimatedPeakBytes(*module);
+  const int64_t peak = hlo::EstimatedPeakBytes(*module).value();
   EXPECT_EQ(pass.records()[0].peak_bytes, peak);
   EXPECT_GE(peak, 5 * 128);
   EXPECT_FALSE(ReduceScatterReassociate({.memory_limit_bytes = peak + 95}).Run(module.get()).value());

@@ -254,13 +254,15 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenTheBiggerAccumulatorExceedsTh
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
   EXPECT_THAT(pass.reduce_scatter_hoists()[0].ToString(), ::testing::HasSubstr("exceed the memory limit"));
   EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kReduceScatter), 1);
-  // The limit holds the estimated peak and the 96 B more, to the byte.
-  const int64_t peak = EstimatedPeakBytes(*module);
+  // The limit holds the estimated peak, the 96 B more and the 128 B of zeros the loop starts
+  // the full-size accumulator from, to the byte.
+  const int64_t peak = EstimatedPeakBytes(*module).value();
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].peak_bytes, peak);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].memory_limit_bytes, 100);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].zeros_bytes, 128);
   EXPECT_GE(peak, 128 + 32);
-  EXPECT_FALSE(Enabled(peak + 95).Run(module.get()).value());
-  EXPECT_TRUE(Enabled(peak + 96).Run(module.get()).value());
+  EXPECT_FALSE(Enabled(peak + 96 + 127).Run(module.get()).value());
+  EXPECT_TRUE(Enabled(peak + 96 + 128).Run(module.get()).value());
 }
 
 TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
@@ -280,6 +282,157 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
   ASSERT_EQ(pass.reduce_scatter_hoists().size(), 1u);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].outcome, Outcome::kDoesNotPay);
   EXPECT_DOUBLE_EQ(pass.reduce_scatter_hoists()[0].saved_seconds, -1e-6);
+}
+
+// Three accumulators in one loop, f32[16,4], f32[32,4] and f32[8,4] values reduce-scattered
+// over $N chips (dimension 0) into blocks $A, $B and $C, each starting from zeros.
+constexpr std::string_view kThreeAccumulators = R"(HloModule m
+%fsum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %xy = f32[] add(f32[] %x, f32[] %y)
+}
+%cond (cs: (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C)) -> pred[] {
+  %cs = (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C) parameter(0)
+  %ci = s32[] get-tuple-element(%cs), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}
+%body (s: (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C)) -> (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C) {
+  %s = (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xa = f32[16,4] get-tuple-element(%s), index=1
+  %xb = f32[32,4] get-tuple-element(%s), index=2
+  %xc = f32[8,4] get-tuple-element(%s), index=3
+  %acc_a = $A get-tuple-element(%s), index=4
+  %acc_b = $B get-tuple-element(%s), index=5
+  %acc_c = $C get-tuple-element(%s), index=6
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %fi = f32[] convert(%i)
+  %ba = f32[16,4] broadcast(%fi), dimensions={}
+  %bb = f32[32,4] broadcast(%fi), dimensions={}
+  %bc = f32[8,4] broadcast(%fi), dimensions={}
+  %ga = f32[16,4] multiply(%xa, %ba)
+  %gb = f32[32,4] multiply(%xb, %bb)
+  %gc = f32[8,4] multiply(%xc, %bc)
+  %rs_a = $A reduce-scatter(%ga), channel_id=1, replica_groups=$GROUPS, dimensions={0}, use_global_device_ids=true, to_apply=%fsum
+  %rs_b = $B reduce-scatter(%gb), channel_id=2, replica_groups=$GROUPS, dimensions={0}, use_global_device_ids=true, to_apply=%fsum
+  %rs_c = $C reduce-scatter(%gc), channel_id=3, replica_groups=$GROUPS, dimensions={0}, use_global_device_ids=true, to_apply=%fsum
+  %sum_a = $A add(%acc_a, %rs_a)
+  %sum_b = $B add(%acc_b, %rs_b)
+  %sum_c = $C add(%acc_c, %rs_c)
+  ROOT %t = (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C) tuple(%next, %xa, %xb, %xc, %sum_a, %sum_b, %sum_c)
+}
+ENTRY %main {
+  %pa = f32[16,4] parameter(0)
+  %pb = f32[32,4] parameter(1)
+  %pc = f32[8,4] parameter(2)
+  %zero = s32[] constant(0)
+  %fzero = f32[] constant(0)
+  %za = $A broadcast(%fzero), dimensions={}
+  %zb = $B broadcast(%fzero), dimensions={}
+  %zc = $C broadcast(%fzero), dimensions={}
+  %t0 = (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C) tuple(%zero, %pa, %pb, %pc, %za, %zb, %zc)
+  %w = (s32[], f32[16,4], f32[32,4], f32[8,4], $A, $B, $C) while(%t0), condition=%cond, body=%body
+  %out_a = $A get-tuple-element(%w), index=4
+  %out_b = $B get-tuple-element(%w), index=5
+  %out_c = $C get-tuple-element(%w), index=6
+  ROOT %out = ($A, $B, $C) tuple(%out_a, %out_b, %out_c)
+}
+)";
+
+std::string ThreeAccumulators(int64_t n) {
+  std::string text(kThreeAccumulators);
+  std::string groups = "{{0";
+  for (int64_t i = 1; i < n; ++i) groups += "," + std::to_string(i);
+  groups += "}}";
+  const std::vector<std::pair<std::string, std::string>> subs = {{"$A", "f32[" + std::to_string(16 / n) + ",4]"},
+                                                                 {"$B", "f32[" + std::to_string(32 / n) + ",4]"},
+                                                                 {"$C", "f32[" + std::to_string(8 / n) + ",4]"},
+                                                                 {"$GROUPS", groups}};
+  for (const auto& [from, to] : subs) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
+// The program's peak as a target would estimate it (fixed here, 1000 B) and savings that rank
+// b (3 us) above a (2 us) above c (1 us); `asked` counts the estimates.
+WhileLoopAllReduceCodeMotion Ranked(int64_t memory_limit_bytes, int* asked) {
+  return WhileLoopAllReduceCodeMotion(
+      {.enable_reduce_scatter = true,
+       .memory_limit_bytes = memory_limit_bytes,
+       .reduce_scatter_savings = [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
+         return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
+       },
+       .peak_bytes = [asked](const HloModule&) -> absl::StatusOr<int64_t> {
+         ++*asked;
+         return 1000;
+       }});
+}
+
+// Over 4 chips each accumulator grows 4x and starts from zeros of its full size: a adds
+// 192 + 256 = 448 B, b 384 + 512 = 896 B, c 96 + 128 = 224 B. Under 1000 + 700 B, b (the
+// largest saving) does not fit; a then does (448), and c beside it (672): exactly a and c move.
+TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRestStay) {
+  int asked = 0;
+  WhileLoopAllReduceCodeMotion pass = Ranked(1000 + 700, &asked);
+  auto module = ParseHloModule(ThreeAccumulators(4)).value();
+  ASSERT_TRUE(pass.Run(module.get()).value());
+  EXPECT_EQ(asked, 1);
+  const std::vector<ReduceScatterHoist>& h = pass.reduce_scatter_hoists();
+  ASSERT_EQ(h.size(), 3u);  // in the order found
+  EXPECT_EQ(h[0].reduce_scatter, "rs_a");
+  EXPECT_EQ(h[0].outcome, Outcome::kHoisted);
+  EXPECT_EQ(h[0].peak_bytes, 1000);
+  EXPECT_EQ(h[0].grown_bytes(), 448);
+  EXPECT_EQ(h[1].reduce_scatter, "rs_b");
+  EXPECT_EQ(h[1].outcome, Outcome::kOverMemoryLimit);
+  EXPECT_EQ(h[1].peak_bytes, 1000);  // weighed first, before any grew
+  EXPECT_EQ(h[1].grown_bytes(), 896);
+  EXPECT_EQ(h[2].reduce_scatter, "rs_c");
+  EXPECT_EQ(h[2].outcome, Outcome::kHoisted);
+  EXPECT_EQ(h[2].peak_bytes, 1000 + 448);
+  EXPECT_EQ(h[2].grown_bytes(), 224);
+  // b's reduce-scatter stays in the loop; a's and c's run once after it, on the full sums.
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 1);
+  EXPECT_NE(body->GetInstructionWithName("rs_b"), nullptr);
+  EXPECT_EQ(Count(*module->entry_computation(), HloOpcode::kReduceScatter), 2);
+  const HloInstruction* loop = module->entry_computation()->GetInstructionWithName("w");
+  EXPECT_EQ(loop->shape().tuple_shapes(4).dimensions(), (std::vector<int64_t>{16, 4}));
+  EXPECT_EQ(loop->shape().tuple_shapes(5).dimensions(), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(loop->shape().tuple_shapes(6).dimensions(), (std::vector<int64_t>{8, 4}));
+
+  // Room for b (896 B): it goes first, and neither a (896 + 448) nor c (896 + 224) fits beside it.
+  int asked_again = 0;
+  WhileLoopAllReduceCodeMotion b_only = Ranked(1000 + 900, &asked_again);
+  auto again = ParseHloModule(ThreeAccumulators(4)).value();
+  ASSERT_TRUE(b_only.Run(again.get()).value());
+  EXPECT_EQ(b_only.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
+  EXPECT_EQ(b_only.reduce_scatter_hoists()[1].outcome, Outcome::kHoisted);
+  EXPECT_EQ(b_only.reduce_scatter_hoists()[2].outcome, Outcome::kOverMemoryLimit);
+  EXPECT_EQ(b_only.reduce_scatter_hoists()[2].peak_bytes, 1000 + 896);
+}
+
+// The same choice where the values can be compared (groups of one: a reduce-scatter is a
+// copy, nothing grows but the zeros, a 256 B, b 512 B, c 128 B): under 1000 + 400 B, a and c
+// move, b stays, and ParseAndRun checks the sums bit for bit against the program as written.
+TEST(WhileLoopReduceScatterCodeMotionTest, TheAccumulatorsThatFitMoveWithTheSameSums) {
+  // The evaluator runs the program (else ParseAndRun would compare nothing).
+  const auto written = ParseHloModule(ThreeAccumulators(1)).value();
+  const std::vector<Literal> args = testing::MakeArguments(*written);
+  ASSERT_TRUE(HloEvaluator().Evaluate(*written, {&args[0], &args[1], &args[2]}).ok());
+  int asked = 0;
+  WhileLoopAllReduceCodeMotion pass = Ranked(1000 + 400, &asked);
+  auto module = ParseAndRun(ThreeAccumulators(1), true, pass);
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 1);
+  EXPECT_NE(body->GetInstructionWithName("rs_b"), nullptr);
+  EXPECT_EQ(Count(*module->entry_computation(), HloOpcode::kReduceScatter), 2);
 }
 
 }  // namespace

@@ -218,5 +218,35 @@ ENTRY %main {
   EXPECT_FALSE(CollectiveCodeMotionOptions(TpuTargetOptions(spec)).enable_reduce_scatter);
 }
 
+// The code motion's estimate of the chip's memory, before TpuNumerics (hand-derived): bf16
+// x, w (128 KiB each, live throughout), d = x.w, then exp(d), negate(d) and their sum. As the
+// text reads, at the negate d, exp(d) and the negate are live: 256 + 3 x 128 = 640 KiB. On the
+// chip the MXU reads x and w as stored (the host's f32 copies, 256 KiB each, are not counted)
+// and the dot and its element-wise epilogue are one kernel (output fusion): 256 + the sum =
+// 384 KiB.
+TEST(TpuPipelineTest, CodeMotionWeighsHoistsAgainstTheChipsPeakOfTheCompiledProgram) {
+  auto module = hlo::ParseHloModule(R"(HloModule m
+ENTRY %main {
+  %x = bf16[256,256]{1,0} parameter(0)
+  %w = bf16[256,256]{1,0} parameter(1)
+  %d = bf16[256,256]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %e = bf16[256,256]{1,0} exponential(%d)
+  %n = bf16[256,256]{1,0} negate(%d)
+  ROOT %s = bf16[256,256]{1,0} add(%e, %n)
+})").value();
+  EXPECT_EQ(hlo::EstimatedPeakBytes(*module).value(), 640 << 10);
+  TpuChipSpec spec = V6eSpec();
+  spec.hbm_bytes = int64_t{32} << 30;
+  TenMicrosecondTimer timer;
+  TpuTargetOptions options(spec);
+  options.collective_timer = &timer;
+  EXPECT_EQ(ChipPeakBytes(*module, options).value(), 384 << 10);
+  const hlo::WhileLoopAllReduceCodeMotionOptions o = CollectiveCodeMotionOptions(options);
+  ASSERT_TRUE(o.peak_bytes);
+  EXPECT_EQ(o.peak_bytes(*module).value(), 384 << 10);
+  // Measured on a copy: the module is as it was.
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 6);
+}
+
 }  // namespace
 }  // namespace jx::tpu::tpu_pipeline_test
