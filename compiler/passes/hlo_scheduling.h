@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_pass.h"
@@ -80,6 +81,14 @@ struct MemoryPeak {
   int64_t position = 0;
 };
 MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstruction* const> order);
+
+// The same peak over part of a computation, as a kernel running `order` (operands first) holds
+// it: each array leaf a buffer of leaf_bytes(shape) bytes, live from its instruction to its last
+// reader in `order`; operands outside `order` hold no buffer here, and the buffers of the
+// instructions `live_out` names live to the end.
+MemoryPeak FindMemoryPeak(absl::Span<HloInstruction* const> order,
+                          absl::FunctionRef<bool(const HloInstruction&)> live_out,
+                          absl::FunctionRef<int64_t(const Shape&)> leaf_bytes);
 
 // The greedy list scheduler's order for `computation` (every instruction, operands first,
 // and each edge's `before` first).

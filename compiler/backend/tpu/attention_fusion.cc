@@ -6,6 +6,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/types/span.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
@@ -13,6 +15,7 @@
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
 
 namespace jx::tpu {
 namespace {
@@ -90,12 +93,14 @@ int64_t PerPoint(const Shape& shape, int64_t points) {
   return hlo::ShapeUtil::ElementsIn(shape) % points == 0 ? bytes / points : bytes;
 }
 
-// VMEM one grid point needs: its values all held at once, operand blocks double-buffered,
-// output blocks written back from a second buffer.
-int64_t GridPointBytes(int64_t points, const std::vector<const Shape*>& values,
+// VMEM one grid point needs while the kernel runs `order` (its members, operands first): the
+// most bytes of its values live at once (hlo::FindMemoryPeak over one grid point's share of
+// each; `is_output` values stay to the end), its operand blocks double-buffered, its output
+// blocks written back from a second buffer.
+int64_t GridPointBytes(int64_t points, absl::Span<HloInstruction* const> order,
+                       absl::FunctionRef<bool(const HloInstruction&)> is_output,
                        const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs) {
-  int64_t bytes = 0;
-  for (const Shape* s : values) bytes += PerPoint(*s, points);
+  int64_t bytes = hlo::FindMemoryPeak(order, is_output, [points](const Shape& s) { return PerPoint(s, points); }).bytes;
   for (const Shape* s : operands) bytes += 2 * PerPoint(*s, points);
   for (const Shape* s : outputs) bytes += PerPoint(*s, points);
   return bytes;
@@ -172,14 +177,14 @@ bool Accept(const std::vector<HloInstruction*>& post_order,
     exp = exp || Computes(*m, HloOpcode::kExp);
   }
   if (dots < 2 || !exp) return false;
-  std::vector<const Shape*> values, operands, outputs;
+  std::vector<const Shape*> operands, outputs;
   for (const HloInstruction* m : r.members) {
-    values.push_back(&m->shape());
     if (ReadOutside(*m, r)) outputs.push_back(&m->shape());
   }
   for (const HloInstruction* input : Inputs(r)) operands.push_back(&input->shape());
-  // The cheap test first: on a chip whose VMEM holds no grid point, no region is walked.
-  return GridPointBytes(Points(r.grid), values, operands, outputs) <= vmem_bytes &&
+  auto is_output = [&r](const HloInstruction& m) { return ReadOutside(m, r); };
+  // The region's own test first: on a chip whose VMEM holds no grid point, no span is walked.
+  return GridPointBytes(Points(r.grid), r.members, is_output, operands, outputs) <= vmem_bytes &&
          IsConvex(post_order, position, r);
 }
 
@@ -292,10 +297,11 @@ std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion)
   const HloComputation& fused = *fusion.fused_instructions_computation();
   const std::optional<Grid> grid = FusionGrid(fused);
   if (!grid.has_value()) return std::nullopt;
-  std::vector<const Shape*> values, operands, outputs;
-  for (const HloInstruction* x : fused.instructions()) {
-    if (x->opcode() != HloOpcode::kParameter && x->shape().IsArray()) values.push_back(&x->shape());
+  std::vector<HloInstruction*> order;  // the members in the order the region had them
+  for (HloInstruction* x : fused.MakeInstructionPostOrder()) {
+    if (x->opcode() != HloOpcode::kParameter) order.push_back(x);
   }
+  std::vector<const Shape*> operands, outputs;
   double hbm = 0;
   for (const HloInstruction* operand : fusion.operands()) {
     operands.push_back(&operand->shape());
@@ -309,7 +315,9 @@ std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion)
   plan.grid = *grid;
   plan.block = Grid(grid->size(), 1);
   plan.steps = Points(*grid);
-  plan.vmem_bytes = GridPointBytes(plan.steps, values, operands, outputs);
+  const HloInstruction* root = fused.root_instruction();
+  plan.vmem_bytes = GridPointBytes(plan.steps, order, [root](const HloInstruction& x) { return &x == root; },
+                                   operands, outputs);
   plan.hbm_bytes = static_cast<int64_t>(hbm);
   return plan;
 }
