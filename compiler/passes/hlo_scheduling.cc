@@ -195,13 +195,12 @@ MemoryPeak FindMemoryPeak(absl::Span<HloInstruction* const> order,
   return peak;
 }
 
-std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
-                                               absl::Span<const OrderingEdge> edges) {
-  const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+namespace {
+
+// The greedy list scheduler over instructions in one topological order (see the header).
+std::vector<HloInstruction*> ListSchedule(absl::Span<HloInstruction* const> post_order, const BufferModel& m,
+                                          DependencyGraph g) {
   const int n = static_cast<int>(post_order.size());
-  const HloInstruction* root = computation.root_instruction();
-  const BufferModel m = BuildModel(post_order, [root](const HloInstruction& x) { return &x == root; }, HostBytes);
-  DependencyGraph g = BuildDependencies(post_order, edges);
 
   std::vector<int> unread(m.size.size(), 0);  // readers not yet scheduled
   std::vector<std::vector<int>> readers(m.size.size());
@@ -258,6 +257,22 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
     }
   }
   return order;
+}
+
+}  // namespace
+
+std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
+                                               absl::Span<const OrderingEdge> edges) {
+  const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+  const HloInstruction* root = computation.root_instruction();
+  const BufferModel m = BuildModel(post_order, [root](const HloInstruction& x) { return &x == root; }, HostBytes);
+  return ListSchedule(post_order, m, BuildDependencies(post_order, edges));
+}
+
+std::vector<HloInstruction*> ListScheduleOrder(absl::Span<HloInstruction* const> order,
+                                               absl::FunctionRef<bool(const HloInstruction&)> live_out,
+                                               absl::FunctionRef<int64_t(const Shape&)> leaf_bytes) {
+  return ListSchedule(order, BuildModel(order, live_out, leaf_bytes), BuildDependencies(order));
 }
 
 namespace {

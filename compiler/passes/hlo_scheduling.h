@@ -95,6 +95,12 @@ MemoryPeak FindMemoryPeak(absl::Span<HloInstruction* const> order,
 std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
                                                absl::Span<const OrderingEdge> edges = {});
 
+// The same scheduler over part of a computation (`order`, operands first), its memory counted
+// as FindMemoryPeak's overload for a part counts it.
+std::vector<HloInstruction*> ListScheduleOrder(absl::Span<HloInstruction* const> order,
+                                               absl::FunctionRef<bool(const HloInstruction&)> live_out,
+                                               absl::FunctionRef<int64_t(const Shape&)> leaf_bytes);
+
 // The order HloScheduling stores: the list schedule if its peak is lower than the post
 // order's (the post order with each edge's `before` moved early enough), else the latter.
 std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computation,

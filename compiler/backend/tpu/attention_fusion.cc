@@ -93,14 +93,18 @@ int64_t PerPoint(const Shape& shape, int64_t points) {
   return hlo::ShapeUtil::ElementsIn(shape) % points == 0 ? bytes / points : bytes;
 }
 
-// VMEM one grid point needs while the kernel runs `order` (its members, operands first): the
+// VMEM one grid point needs while the kernel runs its members (`order`: operands first): the
 // most bytes of its values live at once (hlo::FindMemoryPeak over one grid point's share of
-// each; `is_output` values stay to the end), its operand blocks double-buffered, its output
-// blocks written back from a second buffer.
+// each; `is_output` values stay to the end) in `order` or in the list scheduler's order of them,
+// whichever holds less (as HloScheduling picks a computation's order: the program's order
+// computes every tile's scores before the online softmax's rescales need them), plus its
+// operand blocks double-buffered and its output blocks written back from a second buffer.
 int64_t GridPointBytes(int64_t points, absl::Span<HloInstruction* const> order,
                        absl::FunctionRef<bool(const HloInstruction&)> is_output,
                        const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs) {
-  int64_t bytes = hlo::FindMemoryPeak(order, is_output, [points](const Shape& s) { return PerPoint(s, points); }).bytes;
+  auto share = [points](const Shape& s) { return PerPoint(s, points); };
+  int64_t bytes = std::min(hlo::FindMemoryPeak(order, is_output, share).bytes,
+                           hlo::FindMemoryPeak(hlo::ListScheduleOrder(order, is_output, share), is_output, share).bytes);
   for (const Shape* s : operands) bytes += 2 * PerPoint(*s, points);
   for (const Shape* s : outputs) bytes += PerPoint(*s, points);
   return bytes;

@@ -248,7 +248,8 @@ std::unique_ptr<HloModule> FuseOneKeyBlock(int64_t vmem_bytes) {
 
 // The kernel runs s, m, mb, d, p, ph, o, l, lb, out (post order); a block is free after its last
 // reader, the output stays. Live per point (KiB): s 64, +m 64.5, +mb 128.5, at d s + mb + d = 192,
-// then 128, 96, 160, 128.5, 128.5, at out o + lb + out = 192: peak 192 KiB. Plus Q, K, V
+// then 128, 96, 160, 128.5, 128.5, at out o + lb + out = 192: peak 192 KiB (no order holds
+// less: d reads s and mb, out reads o and lb). Plus Q, K, V
 // double-buffered 2 x 3 x 32 = 192 KiB, the two f32 scalars 2 x 8 B, the output's write-back
 // block 64 KiB: 448 KiB + 16 B. All values held at once (the old upper bound) would be
 // 7 x 64 + 32 + 2 x 0.5 = 481 KiB of values, 737 KiB + 16 B in all: it rejected this region
