@@ -97,17 +97,26 @@ int64_t PerPoint(const Shape& shape, int64_t points) {
 // most bytes of its values live at once (hlo::FindMemoryPeak over one grid point's share of
 // each; `is_output` values stay to the end) in `order` or in the list scheduler's order of them,
 // whichever holds less (as HloScheduling picks a computation's order: the program's order
-// computes every tile's scores before the online softmax's rescales need them), plus its
-// operand blocks double-buffered and its output blocks written back from a second buffer.
+// can compute later tiles' scores before earlier tiles are done), plus its operand blocks
+// double-buffered and its output blocks written back from a second buffer. The pass only asks
+// whether a region fits in `enough` bytes, and most fit as they are or by far not: when those
+// blocks and the largest value alone exceed it, that sum is returned (a lower bound), and the
+// list order is only tried when the program's order needs more.
 int64_t GridPointBytes(int64_t points, absl::Span<HloInstruction* const> order,
                        absl::FunctionRef<bool(const HloInstruction&)> is_output,
-                       const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs) {
+                       const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs,
+                       int64_t enough = 0) {
   auto share = [points](const Shape& s) { return PerPoint(s, points); };
-  int64_t bytes = std::min(hlo::FindMemoryPeak(order, is_output, share).bytes,
-                           hlo::FindMemoryPeak(hlo::ListScheduleOrder(order, is_output, share), is_output, share).bytes);
+  int64_t bytes = 0;
   for (const Shape* s : operands) bytes += 2 * PerPoint(*s, points);
   for (const Shape* s : outputs) bytes += PerPoint(*s, points);
-  return bytes;
+  int64_t largest = 0;  // held in any order
+  for (const HloInstruction* x : order) largest = std::max(largest, PerPoint(x->shape(), points));
+  if (enough > 0 && bytes + largest > enough) return bytes + largest;
+  const int64_t in_order = hlo::FindMemoryPeak(order, is_output, share).bytes;
+  if (bytes + in_order <= enough) return bytes + in_order;
+  const std::vector<HloInstruction*> list = hlo::ListScheduleOrder(order, is_output, share);
+  return bytes + std::min(in_order, hlo::FindMemoryPeak(list, is_output, share).bytes);
 }
 
 struct Region {
@@ -260,7 +269,7 @@ bool ReadAfterTail(const HloInstruction& x, const Tail& t) {
 // values in its order, then the tails' (they read region values only: no new operands). A
 // region value a tail reads counts as an output (held to the end, written back), as it is
 // without the tails: an upper bound on the kernel with them.
-int64_t RegionBytes(const Region& r, const std::vector<Tail>& tails) {
+int64_t RegionBytes(const Region& r, const std::vector<Tail>& tails, int64_t enough) {
   std::vector<HloInstruction*> order = r.members;
   std::vector<const Shape*> operands, outputs;
   for (const HloInstruction* m : r.members) {
@@ -279,7 +288,7 @@ int64_t RegionBytes(const Region& r, const std::vector<Tail>& tails) {
     }
     return ReadOutside(x, r);
   };
-  return GridPointBytes(Points(r.grid), order, is_output, operands, outputs);
+  return GridPointBytes(Points(r.grid), order, is_output, operands, outputs, enough);
 }
 
 // Moves a tail out of its loop fusion into `computation`, reading the region's values; the
@@ -332,10 +341,10 @@ absl::StatusOr<bool> Accept(HloComputation* computation, const std::vector<HloIn
   }
   if (dots < 2 || !exp) return false;
   // The region's own test first: on a chip whose VMEM holds no grid point, no span is walked.
-  if (RegionBytes(r, {}) > vmem_bytes || !IsConvex(post_order, position, r)) return false;
+  if (RegionBytes(r, {}, vmem_bytes) > vmem_bytes || !IsConvex(post_order, position, r)) return false;
   // A tail reads region values only: it cannot close a cycle.
   const std::vector<Tail> tails = Tails(r);
-  if (tails.empty() || RegionBytes(r, tails) > vmem_bytes) return true;
+  if (tails.empty() || RegionBytes(r, tails, vmem_bytes) > vmem_bytes) return true;
   for (const Tail& t : tails) {
     HLO_RETURN_IF_ERROR(HoistTail(computation, t));
     for (HloInstruction* x : t.work) {
