@@ -86,9 +86,15 @@ std::pair<Array, Array> Forward(const Tiling& t, const Array& q, const Array& k,
   return {lax::concatenate(outs, 1), lax::concatenate(lses, 2)};
 }
 
+// [B, N, rows, H] -> [B, rows, N, H].
+Array ToRowsMajor(const Array& x) { return jnp::transpose(x, std::vector<int64_t>{0, 2, 1, 3}); }
+
 // FlashAttention-2's backward pass: each visible tile's weights recomputed from the saved
 // log-sum-exp, p = exp(s - lse); dv += p^T do, dp = do v^T, ds = p (dp - rowsum(do * o)),
-// dq += ds k scale, dk += ds^T q scale.
+// dq += ds k scale, dk += ds^T q scale. The gradients accumulate in [B, N, rows, H], the dots'
+// own order (as the forward pass's output does): per (batch, head), so a chip runs the tiles
+// and their accumulation as one kernel over batch x heads; each block is transposed to
+// [B, rows, N, H] once, at the end.
 Arrays Backward(const Tiling& t, const Array& q, const Array& k, const Array& v, const Array& o, const Array& lse,
                 const Array& d_out) {
   const Array delta = jnp::transpose(jnp::sum(d_out.astype(t.acc) * o.astype(t.acc), -1),
@@ -103,26 +109,27 @@ Arrays Backward(const Tiling& t, const Array& q, const Array& k, const Array& v,
     for (size_t j = 0; j < t.kv_blocks.size() && t.Visible(i, j); ++j) {
       const Array kb = Rows(k, t.kv_blocks[j]), vb = Rows(v, t.kv_blocks[j]);
       const Array p = jnp::exp(TileLogits(t, i, j, qb, kb) - lse_b);
-      const Array dv = jnp::einsum("bnts,btnh->bsnh", {p.astype(d_out.dtype()), dob}, {}, t.acc);
+      const Array dv = jnp::einsum("bnts,btnh->bnsh", {p.astype(d_out.dtype()), dob}, {}, t.acc);
       const Array dp = jnp::einsum("btnh,bsnh->bnts", {dob, vb}, {}, t.acc);
       const Array ds = p * (dp - delta_b) * t.scale;
-      const Array dq_tile = jnp::einsum("bnts,bsnh->btnh", {ds.astype(k.dtype()), kb}, {}, t.acc);
-      const Array dk = jnp::einsum("bnts,btnh->bsnh", {ds.astype(q.dtype()), qb}, {}, t.acc);
+      const Array dq_tile = jnp::einsum("bnts,bsnh->bnth", {ds.astype(k.dtype()), kb}, {}, t.acc);
+      const Array dk = jnp::einsum("bnts,btnh->bnsh", {ds.astype(q.dtype()), qb}, {}, t.acc);
       dq = dq.defined() ? dq + dq_tile : dq_tile;
       dks[j] = dks[j].defined() ? dks[j] + dk : dk;
       dvs[j] = dvs[j].defined() ? dvs[j] + dv : dv;
     }
-    dqs.push_back(dq.astype(q.dtype()));
+    dqs.push_back(ToRowsMajor(dq.astype(q.dtype())));
   }
   // A key block no query sees (T < S under the causal mask) gets no gradient.
   for (size_t j = 0; j < t.kv_blocks.size(); ++j) {
     const int64_t rows = t.kv_blocks[j].second - t.kv_blocks[j].first;
     if (!dks[j].defined()) {
-      dks[j] = jnp::zeros({k.shape()[0], rows, k.shape()[2], k.shape()[3]}, t.acc);
-      dvs[j] = jnp::zeros({v.shape()[0], rows, v.shape()[2], v.shape()[3]}, t.acc);
+      dks[j] = jnp::zeros({k.shape()[0], rows, k.shape()[2], k.shape()[3]}, k.dtype());
+      dvs[j] = jnp::zeros({v.shape()[0], rows, v.shape()[2], v.shape()[3]}, v.dtype());
+      continue;
     }
-    dks[j] = dks[j].astype(k.dtype());
-    dvs[j] = dvs[j].astype(v.dtype());
+    dks[j] = ToRowsMajor(dks[j].astype(k.dtype()));
+    dvs[j] = ToRowsMajor(dvs[j].astype(v.dtype()));
   }
   return {lax::concatenate(dqs, 1), lax::concatenate(dks, 1), lax::concatenate(dvs, 1)};
 }

@@ -9,28 +9,35 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "jx/compiler/hlo/donated_aliases.h"
 #include "jx/compiler/hlo/hlo_module.h"
 
 namespace jx::hlo {
 namespace {
 
+using LeafBytes = absl::FunctionRef<int64_t(const Shape&)>;
+using LiveOut = absl::FunctionRef<bool(const HloInstruction&)>;
+
+int64_t HostBytes(const Shape& shape) { return ShapeUtil::ByteSizeOf(shape); }
+
 // Shapes nest only as deep as tuples do, so recursion here is bounded by the text form.
-void AppendLeafSizes(const Shape& shape, std::vector<int64_t>* sizes) {
+void AppendLeafSizes(const Shape& shape, LeafBytes leaf_bytes, std::vector<int64_t>* sizes) {
   if (shape.IsTuple()) {
-    for (const Shape& e : shape.tuple_shapes()) AppendLeafSizes(e, sizes);
+    for (const Shape& e : shape.tuple_shapes()) AppendLeafSizes(e, leaf_bytes, sizes);
     return;
   }
-  sizes->push_back(shape.IsArray() ? ShapeUtil::ByteSizeOf(shape) : 0);
+  sizes->push_back(shape.IsArray() ? leaf_bytes(shape) : 0);
 }
 
 int64_t LeafCount(const Shape& shape) {
   std::vector<int64_t> sizes;
-  AppendLeafSizes(shape, &sizes);
+  AppendLeafSizes(shape, HostBytes, &sizes);
   return static_cast<int64_t>(sizes.size());
 }
 
-// Buffers and who defines and reads them, for instructions in one topological order.
+// Buffers and who defines and reads them, for instructions in one topological order (operands
+// outside the order hold no buffer); `live_out` instructions' buffers live to the end.
 struct BufferModel {
   std::vector<int64_t> size;             // per buffer
   std::vector<bool> pinned;              // a parameter's or the root's: never freed early
@@ -40,8 +47,7 @@ struct BufferModel {
   std::vector<std::vector<int>> reads;    // per instruction: distinct buffers it reads
 };
 
-BufferModel BuildModel(const HloComputation& computation,
-                       absl::Span<HloInstruction* const> order) {
+BufferModel BuildModel(absl::Span<HloInstruction* const> order, LiveOut live_out, LeafBytes leaf_bytes) {
   BufferModel m;
   const size_t n = order.size();
   m.defines.resize(n);
@@ -82,7 +88,7 @@ BufferModel BuildModel(const HloComputation& computation,
       }
       if (instr->opcode() != HloOpcode::kTuple) {
         std::vector<int64_t> sizes;
-        AppendLeafSizes(instr->shape(), &sizes);
+        AppendLeafSizes(instr->shape(), leaf_bytes, &sizes);
         const bool is_parameter = instr->opcode() == HloOpcode::kParameter;
         for (int64_t bytes : sizes) {
           const int b = static_cast<int>(m.size.size());
@@ -97,8 +103,9 @@ BufferModel BuildModel(const HloComputation& computation,
     std::sort(reads.begin(), reads.end());
     reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
   }
-  if (const std::vector<int>* root = leaves_of(computation.root_instruction())) {
-    for (int b : *root) m.live_out[b] = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (!live_out(*order[i])) continue;
+    for (int b : leaves[i]) m.live_out[b] = true;
   }
   m.pinned.resize(m.size.size());
   for (size_t b = 0; b < m.size.size(); ++b) m.pinned[b] = m.parameter[b] || m.live_out[b];
@@ -154,8 +161,15 @@ int64_t PeakMemoryBytes(const HloComputation& computation,
 }
 
 MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstruction* const> order) {
+  const HloInstruction* root = computation.root_instruction();
+  return FindMemoryPeak(order, [root](const HloInstruction& x) { return &x == root; }, HostBytes);
+}
+
+MemoryPeak FindMemoryPeak(absl::Span<HloInstruction* const> order,
+                          absl::FunctionRef<bool(const HloInstruction&)> live_out,
+                          absl::FunctionRef<int64_t(const Shape&)> leaf_bytes) {
   if (order.empty()) return {};
-  const BufferModel m = BuildModel(computation, order);
+  const BufferModel m = BuildModel(order, live_out, leaf_bytes);
   const int64_t n = static_cast<int64_t>(order.size());
   std::vector<int64_t> first(m.size.size()), last(m.size.size());
   for (int64_t i = 0; i < n; ++i) {
@@ -181,12 +195,12 @@ MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstr
   return peak;
 }
 
-std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
-                                               absl::Span<const OrderingEdge> edges) {
-  const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+namespace {
+
+// The greedy list scheduler over instructions in one topological order (see the header).
+std::vector<HloInstruction*> ListSchedule(absl::Span<HloInstruction* const> post_order, const BufferModel& m,
+                                          DependencyGraph g) {
   const int n = static_cast<int>(post_order.size());
-  const BufferModel m = BuildModel(computation, post_order);
-  DependencyGraph g = BuildDependencies(post_order, edges);
 
   std::vector<int> unread(m.size.size(), 0);  // readers not yet scheduled
   std::vector<std::vector<int>> readers(m.size.size());
@@ -243,6 +257,22 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
     }
   }
   return order;
+}
+
+}  // namespace
+
+std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation,
+                                               absl::Span<const OrderingEdge> edges) {
+  const std::vector<HloInstruction*> post_order = computation.MakeInstructionPostOrder();
+  const HloInstruction* root = computation.root_instruction();
+  const BufferModel m = BuildModel(post_order, [root](const HloInstruction& x) { return &x == root; }, HostBytes);
+  return ListSchedule(post_order, m, BuildDependencies(post_order, edges));
+}
+
+std::vector<HloInstruction*> ListScheduleOrder(absl::Span<HloInstruction* const> order,
+                                               absl::FunctionRef<bool(const HloInstruction&)> live_out,
+                                               absl::FunctionRef<int64_t(const Shape&)> leaf_bytes) {
+  return ListSchedule(order, BuildModel(order, live_out, leaf_bytes), BuildDependencies(order));
 }
 
 namespace {

@@ -6,6 +6,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/types/span.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
@@ -13,6 +15,7 @@
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
+#include "jx/compiler/passes/hlo_scheduling.h"
 
 namespace jx::tpu {
 namespace {
@@ -90,15 +93,30 @@ int64_t PerPoint(const Shape& shape, int64_t points) {
   return hlo::ShapeUtil::ElementsIn(shape) % points == 0 ? bytes / points : bytes;
 }
 
-// VMEM one grid point needs: its values all held at once, operand blocks double-buffered,
-// output blocks written back from a second buffer.
-int64_t GridPointBytes(int64_t points, const std::vector<const Shape*>& values,
-                       const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs) {
+// VMEM one grid point needs while the kernel runs its members (`order`: operands first): the
+// most bytes of its values live at once (hlo::FindMemoryPeak over one grid point's share of
+// each; `is_output` values stay to the end) in `order` or in the list scheduler's order of them,
+// whichever holds less (as HloScheduling picks a computation's order: the program's order
+// can compute later tiles' scores before earlier tiles are done), plus its operand blocks
+// double-buffered and its output blocks written back from a second buffer. The pass only asks
+// whether a region fits in `enough` bytes, and most fit as they are or by far not: when those
+// blocks and the largest value alone exceed it, that sum is returned (a lower bound), and the
+// list order is only tried when the program's order needs more.
+int64_t GridPointBytes(int64_t points, absl::Span<HloInstruction* const> order,
+                       absl::FunctionRef<bool(const HloInstruction&)> is_output,
+                       const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs,
+                       int64_t enough = 0) {
+  auto share = [points](const Shape& s) { return PerPoint(s, points); };
   int64_t bytes = 0;
-  for (const Shape* s : values) bytes += PerPoint(*s, points);
   for (const Shape* s : operands) bytes += 2 * PerPoint(*s, points);
   for (const Shape* s : outputs) bytes += PerPoint(*s, points);
-  return bytes;
+  int64_t largest = 0;  // held in any order
+  for (const HloInstruction* x : order) largest = std::max(largest, PerPoint(x->shape(), points));
+  if (enough > 0 && bytes + largest > enough) return bytes + largest;
+  const int64_t in_order = hlo::FindMemoryPeak(order, is_output, share).bytes;
+  if (bytes + in_order <= enough) return bytes + in_order;
+  const std::vector<HloInstruction*> list = hlo::ListScheduleOrder(order, is_output, share);
+  return bytes + std::min(in_order, hlo::FindMemoryPeak(list, is_output, share).bytes);
 }
 
 struct Region {
@@ -107,20 +125,101 @@ struct Region {
   absl::flat_hash_set<const HloInstruction*> in;
 };
 
-// The kernels connected to `seed` through values on its grid.
+// The work on a blocked attention's results that instruction fusion put into a loop fusion
+// after it, in the fusion's post order: elementwise instructions on the grid whose operands are
+// `source` values or such instructions (the gradient accumulators' last adds and converts,
+// grouped with the transposes and concatenation of the blocks that follow them). A kernel
+// finishes them itself.
+struct Tail {
+  HloInstruction* consumer = nullptr;  // the loop fusion
+  std::vector<HloInstruction*> work;   // instructions of its fused computation
+  absl::flat_hash_set<const HloInstruction*> in;
+};
+
+Tail TailOf(HloInstruction* consumer, const Grid& grid, absl::FunctionRef<bool(const HloInstruction*)> source) {
+  Tail t;
+  t.consumer = consumer;
+  if (consumer->opcode() != HloOpcode::kFusion || consumer->fusion_kind() != hlo::FusionKind::kLoop) return t;
+  HloComputation* body = consumer->fused_instructions_computation();
+  for (HloInstruction* x : body->MakeInstructionPostOrder()) {
+    if (x == body->root_instruction() || !x->IsElementwise() || !OnGrid(*x, grid)) continue;
+    const bool from_source = std::all_of(x->operands().begin(), x->operands().end(), [&](const HloInstruction* o) {
+      return t.in.contains(o) ||
+             (o->opcode() == HloOpcode::kParameter && source(consumer->operand(o->parameter_number())));
+    });
+    if (!from_source) continue;
+    t.work.push_back(x);
+    t.in.insert(x);
+  }
+  return t;
+}
+
+// The values outside its fusion that a tail joins with `value`: those read by the tail's
+// instructions connected (through operands and users within the tail) to a read of `value`.
+std::vector<HloInstruction*> TailSources(const Tail& t, const HloInstruction* value) {
+  auto source_of = [&t](const HloInstruction* o) -> HloInstruction* {
+    return o->opcode() == HloOpcode::kParameter && !t.in.contains(o) ? t.consumer->mutable_operand(o->parameter_number())
+                                                                     : nullptr;
+  };
+  std::vector<const HloInstruction*> stack;
+  absl::flat_hash_set<const HloInstruction*> connected;
+  for (const HloInstruction* x : t.work) {
+    const bool reads = std::any_of(x->operands().begin(), x->operands().end(),
+                                   [&](const HloInstruction* o) { return source_of(o) == value; });
+    if (reads && connected.insert(x).second) stack.push_back(x);
+  }
+  std::vector<HloInstruction*> sources;
+  while (!stack.empty()) {
+    const HloInstruction* x = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* o : x->operands()) {
+      if (HloInstruction* source = source_of(o)) sources.push_back(source);
+      if (t.in.contains(o) && connected.insert(o).second) stack.push_back(o);
+    }
+    for (const HloInstruction* u : x->users()) {
+      if (t.in.contains(u) && connected.insert(u).second) stack.push_back(u);
+    }
+  }
+  return sources;
+}
+
+std::vector<Tail> Tails(const Region& r) {
+  std::vector<Tail> tails;
+  absl::flat_hash_set<const HloInstruction*> seen;
+  for (const HloInstruction* m : r.members) {
+    for (HloInstruction* consumer : m->users()) {
+      if (r.in.contains(consumer) || !seen.insert(consumer).second) continue;
+      Tail t = TailOf(consumer, r.grid, [&r](const HloInstruction* o) { return r.in.contains(o); });
+      if (!t.work.empty()) tails.push_back(std::move(t));
+    }
+  }
+  return tails;
+}
+
+// The kernels connected to `seed` through values on its grid, or through a tail that reads them.
 Region Grow(HloInstruction* seed, const Grid& grid, const absl::flat_hash_set<const HloInstruction*>& taken) {
   Region r{grid, {}, {seed}};
   std::vector<HloInstruction*> stack = {seed};
+  absl::flat_hash_map<const HloInstruction*, Tail> tails;  // of the consumers off the grid
+  auto joins = [&](const HloInstruction* y) { return !taken.contains(y) && OnGrid(*y, grid); };
   while (!stack.empty()) {
     HloInstruction* x = stack.back();
     stack.pop_back();
     auto visit = [&](HloInstruction* y) {
-      if (r.in.contains(y) || taken.contains(y) || !OnGrid(*y, grid)) return;
+      if (r.in.contains(y) || !joins(y)) return;
       r.in.insert(y);
       stack.push_back(y);
     };
     for (HloInstruction* operand : x->operands()) visit(operand);
-    for (HloInstruction* user : x->users()) visit(user);
+    for (HloInstruction* user : x->users()) {
+      if (joins(user) || r.in.contains(user)) {
+        visit(user);
+      } else {
+        auto it = tails.find(user);
+        if (it == tails.end()) it = tails.emplace(user, TailOf(user, grid, joins)).first;
+        for (HloInstruction* source : TailSources(it->second, x)) visit(source);
+      }
+    }
   }
   return r;
 }
@@ -161,10 +260,79 @@ std::vector<HloInstruction*> Inputs(const Region& r) {
   return inputs;
 }
 
-// Whether the region is an attention kernel the chip can hold (see the header).
-bool Accept(const std::vector<HloInstruction*>& post_order,
-            const absl::flat_hash_map<const HloInstruction*, size_t>& position, const Region& r,
-            int64_t vmem_bytes) {
+// Whether a value of a tail is read by the rest of its fusion (the kernel's output then).
+bool ReadAfterTail(const HloInstruction& x, const Tail& t) {
+  return std::any_of(x.users().begin(), x.users().end(), [&](const HloInstruction* u) { return !t.in.contains(u); });
+}
+
+// VMEM of one grid point of the region and, when it finishes them, its tails: the region's
+// values in its order, then the tails' (they read region values only: no new operands). A
+// region value a tail reads counts as an output (held to the end, written back), as it is
+// without the tails: an upper bound on the kernel with them.
+int64_t RegionBytes(const Region& r, const std::vector<Tail>& tails, int64_t enough) {
+  std::vector<HloInstruction*> order = r.members;
+  std::vector<const Shape*> operands, outputs;
+  for (const HloInstruction* m : r.members) {
+    if (ReadOutside(*m, r)) outputs.push_back(&m->shape());
+  }
+  for (const Tail& t : tails) {
+    for (HloInstruction* x : t.work) {
+      order.push_back(x);
+      if (ReadAfterTail(*x, t)) outputs.push_back(&x->shape());
+    }
+  }
+  for (const HloInstruction* input : Inputs(r)) operands.push_back(&input->shape());
+  auto is_output = [&](const HloInstruction& x) {
+    for (const Tail& t : tails) {
+      if (t.in.contains(&x)) return ReadAfterTail(x, t);
+    }
+    return ReadOutside(x, r);
+  };
+  return GridPointBytes(Points(r.grid), order, is_output, operands, outputs, enough);
+}
+
+// Moves a tail out of its loop fusion into `computation`, reading the region's values; the
+// fusion reads the tail's results instead of what the tail read (see Tails).
+absl::Status HoistTail(HloComputation* computation, const Tail& t) {
+  HloInstruction* consumer = t.consumer;
+  HloComputation* body = consumer->fused_instructions_computation();
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> operand_of;  // body parameter -> value
+  for (HloInstruction* parameter : body->parameter_instructions()) {
+    operand_of[parameter] = consumer->mutable_operand(parameter->parameter_number());
+  }
+  for (HloInstruction* x : t.work) {
+    HLO_RETURN_IF_ERROR(computation->MoveInstructionFrom(x));
+    for (int64_t i = 0; i < x->operand_count(); ++i) {
+      auto it = operand_of.find(x->operand(i));
+      if (it != operand_of.end()) HLO_RETURN_IF_ERROR(x->ReplaceOperandWith(i, it->second));
+    }
+  }
+  for (HloInstruction* x : t.work) {
+    if (!ReadAfterTail(*x, t)) continue;
+    auto parameter = HloInstruction::Create(HloOpcode::kParameter, x->shape(), {});
+    parameter->set_parameter_number(body->num_parameters());
+    HloInstruction* read = body->AddInstruction(std::move(parameter), hlo::StrCat("param_", body->num_parameters()));
+    operand_of[read] = x;
+    const std::vector<HloInstruction*> users = x->users();
+    for (HloInstruction* user : users) {
+      if (!t.in.contains(user)) HLO_RETURN_IF_ERROR(x->ReplaceUseWith(user, read));
+    }
+  }
+  // Parameters only the tail read go (the rest renumber), and the fusion's operands follow.
+  const std::vector<HloInstruction*> parameters = body->parameter_instructions();
+  for (HloInstruction* parameter : parameters) {
+    if (parameter->user_count() == 0) HLO_RETURN_IF_ERROR(body->RemoveInstruction(parameter));
+  }
+  consumer->DetachFromOperands();
+  for (const HloInstruction* parameter : body->parameter_instructions()) consumer->AppendOperand(operand_of.at(parameter));
+  return absl::OkStatus();
+}
+
+// Whether the region is an attention kernel the chip can hold (see the header); it takes its
+// tails along when they fit too.
+absl::StatusOr<bool> Accept(HloComputation* computation, const std::vector<HloInstruction*>& post_order,
+                            const absl::flat_hash_map<const HloInstruction*, size_t>& position, Region& r,
+                            int64_t vmem_bytes) {
   int64_t dots = 0;
   bool exp = false;
   for (const HloInstruction* m : r.members) {
@@ -172,15 +340,19 @@ bool Accept(const std::vector<HloInstruction*>& post_order,
     exp = exp || Computes(*m, HloOpcode::kExp);
   }
   if (dots < 2 || !exp) return false;
-  std::vector<const Shape*> values, operands, outputs;
-  for (const HloInstruction* m : r.members) {
-    values.push_back(&m->shape());
-    if (ReadOutside(*m, r)) outputs.push_back(&m->shape());
+  // The region's own test first: on a chip whose VMEM holds no grid point, no span is walked.
+  if (RegionBytes(r, {}, vmem_bytes) > vmem_bytes || !IsConvex(post_order, position, r)) return false;
+  // A tail reads region values only: it cannot close a cycle.
+  const std::vector<Tail> tails = Tails(r);
+  if (tails.empty() || RegionBytes(r, tails, vmem_bytes) > vmem_bytes) return true;
+  for (const Tail& t : tails) {
+    HLO_RETURN_IF_ERROR(HoistTail(computation, t));
+    for (HloInstruction* x : t.work) {
+      r.members.push_back(x);
+      r.in.insert(x);
+    }
   }
-  for (const HloInstruction* input : Inputs(r)) operands.push_back(&input->shape());
-  // The cheap test first: on a chip whose VMEM holds no grid point, no region is walked.
-  return GridPointBytes(Points(r.grid), values, operands, outputs) <= vmem_bytes &&
-         IsConvex(post_order, position, r);
+  return true;
 }
 
 // Replaces the region by one kCustom fusion of its members (see the header).
@@ -254,7 +426,7 @@ absl::StatusOr<bool> RunOnComputation(HloComputation* computation, int64_t vmem_
     for (const HloInstruction* m : r.in) r.members.push_back(post_order[position.at(m)]);
     std::sort(r.members.begin(), r.members.end(),
               [&](const HloInstruction* a, const HloInstruction* b) { return position.at(a) < position.at(b); });
-    const bool accepted = Accept(post_order, position, r, vmem_bytes);
+    HLO_ASSIGN_OR_RETURN(const bool accepted, Accept(computation, post_order, position, r, vmem_bytes));
     for (const HloInstruction* m : r.members) {
       if (accepted || DotGrid(*m) == grid) taken.insert(m);  // a rejected chain is not retried
     }
@@ -292,10 +464,11 @@ std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion)
   const HloComputation& fused = *fusion.fused_instructions_computation();
   const std::optional<Grid> grid = FusionGrid(fused);
   if (!grid.has_value()) return std::nullopt;
-  std::vector<const Shape*> values, operands, outputs;
-  for (const HloInstruction* x : fused.instructions()) {
-    if (x->opcode() != HloOpcode::kParameter && x->shape().IsArray()) values.push_back(&x->shape());
+  std::vector<HloInstruction*> order;  // the members in the order the region had them
+  for (HloInstruction* x : fused.MakeInstructionPostOrder()) {
+    if (x->opcode() != HloOpcode::kParameter) order.push_back(x);
   }
+  std::vector<const Shape*> operands, outputs;
   double hbm = 0;
   for (const HloInstruction* operand : fusion.operands()) {
     operands.push_back(&operand->shape());
@@ -309,7 +482,9 @@ std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion)
   plan.grid = *grid;
   plan.block = Grid(grid->size(), 1);
   plan.steps = Points(*grid);
-  plan.vmem_bytes = GridPointBytes(plan.steps, values, operands, outputs);
+  const HloInstruction* root = fused.root_instruction();
+  plan.vmem_bytes = GridPointBytes(plan.steps, order, [root](const HloInstruction& x) { return &x == root; },
+                                   operands, outputs);
   plan.hbm_bytes = static_cast<int64_t>(hbm);
   return plan;
 }

@@ -13,16 +13,23 @@
 //     extents, leading its result, are the region's grid G;
 //   - any elementwise, reduce, broadcast, transpose, convert, copy or (non-custom) fusion
 //     kernel whose result's leading dims are G, connected to the region through an operand
-//     or a user: the per-(batch, head) softmax and accumulator work between the dots.
+//     or a user: the per-(batch, head) softmax and accumulator work between the dots;
+//   - the elementwise work on the region's results that instruction fusion grouped into a loop
+//     fusion after it (its "tail": the gradient accumulators' last adds and bf16 converts,
+//     fused with the blocks' transposes and concatenation); the tail moves out of that fusion
+//     into the kernel when the grid point still fits with it, and tiles whose results one
+//     tail combines (dk of a key block summed over query blocks) are one region.
 // A region becomes a kernel when it holds at least two dots with an exp between them (the
 // softmax: scores -> probabilities -> P.V), when fusing it creates no cycle (no path leaves
-// it and comes back), and when one grid point's values, all held at once (an upper bound: no
-// reuse of dead blocks), plus its double-buffered operand and output blocks fit in VMEM. Values read
+// it and comes back), and when one grid point's blocks fit in VMEM: the most of its values live
+// at once while its kernels run in the program's order (a value's block is free after its last
+// reader in the kernel, as a Pallas kernel reuses its scratch; outputs stay to the end), plus its
+// double-buffered operand blocks and its output blocks' write-back buffers. Values read
 // from outside (Q, K, V, the saved log-sum-exp, MXU feeds of K and V blocks) are the kernel's
 // operands; values read outside are its outputs (a tuple when several: a multi-output fusion).
 //
-// Values never change: the nested kernels are the ones instruction fusion made, and the host
-// runs them one by one. The cost model charges the kernel the MXU time of its dots, the VPU
+// Values never change: the nested kernels are the ones instruction fusion made (and a tail's
+// instructions, each its own), and the host runs them one by one. The cost model charges the kernel the MXU time of its dots, the VPU
 // time of its softmax and the HBM traffic of its operands and outputs only (PlanAttentionKernel).
 //
 //   AttentionFusion pass(TpuTargetOptions(spec));
@@ -45,7 +52,8 @@ inline constexpr std::string_view kAttentionFusionConfig = "attention";
 bool IsAttentionFusion(const hlo::HloInstruction& instr);
 
 // How the chip runs an attention kernel: grid = its dots' batch extents, steps = their
-// product, vmem_bytes = one grid point's values and double-buffered blocks, hbm_bytes = its
+// product, vmem_bytes = one grid point's most values live at once and its double-buffered
+// blocks (the pass's test), hbm_bytes = its
 // operands read once (an MXU feed's source as stored, a sliced feed only its block) and its
 // outputs written once, padded to tiles. nullopt for any other instruction.
 std::optional<hlo::VmemTiling> PlanAttentionKernel(const hlo::HloInstruction& fusion);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -202,6 +203,69 @@ ENTRY %main {
   TpuTargetOptions small(v5e);
   small.vmem_bytes = 256 << 10;  // one (batch, head)'s 64 KiB score blocks, several at once: no room
   EXPECT_TRUE(AttentionKernels(*CompileForTpu(kTwoKeyBlocks, small)).empty());
+}
+
+// One key block's attention, op by op (the pass alone, no instruction fusion): grid B x N =
+// 2 x 4 = 8 points; per point a bf16 [128, 128] block is 32 KiB, an f32 one 64 KiB, a row
+// vector [128] f32 512 B (the [2, 4, 128] array pads to (4, 128) tiles: 4 KiB / 8).
+constexpr char kOneKeyBlock[] = R"(HloModule one_key_block
+%max (x0: f32[], x1: f32[]) -> f32[] {
+  %x0 = f32[] parameter(0)
+  %x1 = f32[] parameter(1)
+  ROOT %larger = f32[] maximum(%x0, %x1)
+}
+%add (y0: f32[], y1: f32[]) -> f32[] {
+  %y0 = f32[] parameter(0)
+  %y1 = f32[] parameter(1)
+  ROOT %sum = f32[] add(%y0, %y1)
+}
+ENTRY %main {
+  %q = bf16[2,4,128,128]{3,2,1,0} parameter(0)
+  %k = bf16[2,4,128,128]{3,2,1,0} parameter(1)
+  %v = bf16[2,4,128,128]{3,2,1,0} parameter(2)
+  %ninf = f32[] constant(-inf)
+  %zero = f32[] constant(0)
+  %s = f32[2,4,128,128]{3,2,1,0} dot(%q, %k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %m = f32[2,4,128]{2,1,0} reduce(%s, %ninf), dimensions={3}, to_apply=%max
+  %mb = f32[2,4,128,128]{3,2,1,0} broadcast(%m), dimensions={0,1,2}
+  %d = f32[2,4,128,128]{3,2,1,0} subtract(%s, %mb)
+  %p = f32[2,4,128,128]{3,2,1,0} exponential(%d)
+  %ph = bf16[2,4,128,128]{3,2,1,0} convert(%p)
+  %o = f32[2,4,128,128]{3,2,1,0} dot(%ph, %v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %l = f32[2,4,128]{2,1,0} reduce(%p, %zero), dimensions={3}, to_apply=%add
+  %lb = f32[2,4,128,128]{3,2,1,0} broadcast(%l), dimensions={0,1,2}
+  ROOT %out = f32[2,4,128,128]{3,2,1,0} divide(%o, %lb)
+})";
+
+// kOneKeyBlock after the pass alone on a chip with `vmem_bytes` of VMEM.
+std::unique_ptr<HloModule> FuseOneKeyBlock(int64_t vmem_bytes) {
+  std::unique_ptr<HloModule> module = hlo::ParseHloModule(kOneKeyBlock).value();
+  TpuTargetOptions options(ChipSpec("v5e"));
+  options.vmem_bytes = vmem_bytes;
+  EXPECT_TRUE(AttentionFusion(options).Run(module.get()).ok());
+  return module;
+}
+
+// The kernel runs s, m, mb, d, p, ph, o, l, lb, out (post order); a block is free after its last
+// reader, the output stays. Live per point (KiB): s 64, +m 64.5, +mb 128.5, at d s + mb + d = 192,
+// then 128, 96, 160, 128.5, 128.5, at out o + lb + out = 192: peak 192 KiB (no order holds
+// less: d reads s and mb, out reads o and lb). Plus Q, K, V
+// double-buffered 2 x 3 x 32 = 192 KiB, the two f32 scalars 2 x 8 B, the output's write-back
+// block 64 KiB: 448 KiB + 16 B. All values held at once (the old upper bound) would be
+// 7 x 64 + 32 + 2 x 0.5 = 481 KiB of values, 737 KiB + 16 B in all: it rejected this region
+// anywhere from 448 to 737 KiB of VMEM.
+TEST(AttentionFusionTest, VmemCountsTheBlocksLiveAtOnce) {
+  constexpr int64_t kLive = 448 * 1024 + 16;
+  const std::unique_ptr<HloModule> fits = FuseOneKeyBlock(kLive);
+  const std::vector<const HloInstruction*> kernels = AttentionKernels(*fits);
+  ASSERT_EQ(kernels.size(), 1u) << fits->ToString();
+  const std::optional<hlo::VmemTiling> plan = PlanAttentionKernel(*kernels[0]);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->vmem_bytes, kLive);
+  EXPECT_EQ(plan->steps, 8);
+  EXPECT_EQ(AttentionKernels(*FuseOneKeyBlock(512 * 1024)).size(), 1u);  // under the 737 KiB bound
+  // One byte short: the liveness estimate rejects it too (so does the bound).
+  EXPECT_TRUE(AttentionKernels(*FuseOneKeyBlock(kLive - 1)).empty());
 }
 
 }  // namespace
