@@ -285,7 +285,7 @@ ENTRY %main {
 // that reads the shift is a kernel of its own. (Fused as the dot's epilogue, the dot
 // waited for the shift once it ran asynchronously: PaLM's reduce-scatter loops exposed ~95% of
 // their shifts.) A collective the dot reads itself does not keep its epilogue out.
-TEST(InstructionFusionTest, AnEpilogueReadingAnAsyncCollectiveLeavesTheDotFree) {
+TEST(InstructionFusionTest, AnEpilogueReadingACollectiveLeavesTheDotFree) {
   auto module = ParseAndRun<InstructionFusion>(R"(HloModule m
 ENTRY %main {
   %acc = bf16[8,32]{1,0} parameter(0)
