@@ -248,6 +248,33 @@ class FusionPlanner {
     return false;
   }
 
+  // Whether group g reads the result of a collective (or of an asynchronous one's done) that
+  // the contraction `contraction` does not read itself.
+  bool ReadsCollectiveTheContractionDoesNot(int g, const HloInstruction& contraction) const {
+    const Group& group = groups_[static_cast<size_t>(g)];
+    for (const HloInstruction* member : group.members) {
+      for (const HloInstruction* operand : member->operands()) {
+        if (IsCollectiveOpcode(operand->opcode()) && !group.members.contains(operand) &&
+            std::find(contraction.operands().begin(), contraction.operands().end(), operand) ==
+                contraction.operands().end()) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // The contraction a producer would bring into a group as its epilogue: the producer itself,
+  // or the contraction whose sole epilogue it is (that contraction then follows it).
+  static const HloInstruction* ContractionOf(const HloInstruction& producer) {
+    if (IsContraction(producer)) return &producer;
+    if (!IsSoleEpilogueOfContraction(producer)) return nullptr;
+    for (const HloInstruction* operand : producer.operands()) {
+      if (IsContraction(*operand) && operand->user_count() == 1) return operand;
+    }
+    return nullptr;
+  }
+
   bool TryJoin(HloInstruction* producer) {
     if (producer->IsRoot() || producer->user_count() == 0) return false;
     const bool contraction = IsContraction(*producer);
@@ -260,6 +287,18 @@ class FusionPlanner {
         if (std::find(targets.begin(), targets.end(), m.group) == targets.end()) {
           targets.push_back(m.group);
         }
+      }
+    }
+    // A contraction (or its sole epilogue, which the contraction would follow) does not join
+    // a group that reads a collective's result the contraction does not read: the kernel
+    // would wait for that collective (run asynchronously after fusion) where the contraction
+    // alone need not. A collective matmul's reduce-scatter loop adds the partial sum the ring
+    // shift brings to its own partial product; fused as the dot's epilogue, the dot waited
+    // for the shift it is meant to overlap. The contraction and its own epilogue stay one
+    // kernel, the add a kernel of its own.
+    if (const HloInstruction* c = ContractionOf(*producer); c != nullptr) {
+      for (int g : targets) {
+        if (ReadsCollectiveTheContractionDoesNot(g, *c)) return false;
       }
     }
     // Joining several groups computes the producer once per group: the cost analysis

@@ -55,6 +55,25 @@ Array GatherForProjections(const Array& x, const Mesh& mesh, const PartitionSpec
   return gather(x);
 }
 
+// The other end of a sub-block on a split residual stream: forward, the projection's partial
+// sums over the model axis are reduce-scattered onto the split; backward, the cotangent is
+// all-gathered whole over the model axis, as Megatron's sequence parallelism does. A sharding
+// constraint alone would pin the cotangent split as well (its transpose is itself): the output
+// projection's weight gradient would then meet a cotangent split on d_model and an activation
+// split on heads or d_ff over the same axis, and gather the activation (d_ff wide) instead of
+// the cotangent (d_model wide), then reshard the gradient with an all-to-all for the update.
+Array ScatterFromProjections(const Array& x, const Mesh& mesh, const PartitionSpec& whole,
+                             const PartitionSpec& split) {
+  const NamedSharding gathered(mesh, whole), scattered(mesh, split);
+  auto scatter = custom_vjp(
+      [scattered](const Array& v) { return lax::with_sharding_constraint(v, scattered); },
+      [scattered](const Array& v) { return std::pair{lax::with_sharding_constraint(v, scattered), std::tuple<>{}}; },
+      [gathered](const std::tuple<>&, const Array& ct) {
+        return std::tuple{lax::with_sharding_constraint(ct, gathered)};
+      });
+  return scatter(x);
+}
+
 // Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
 // the model axis splits them like any dim.
 Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
@@ -183,7 +202,7 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
   // sums over the model axis are reduce-scattered onto the split dim; the backward pass does
   // the same the other way round. Unsplit, the sub-blocks are left to propagation.
   auto gather = [&](const Array& v) { return split ? GatherForProjections(v, *mesh, batch_only, residual) : v; };
-  auto scatter = [&](const Array& v) { return split ? Constrain(v, mesh, residual) : v; };
+  auto scatter = [&](const Array& v) { return split ? ScatterFromProjections(v, *mesh, batch_only, residual) : v; };
   const Array one_hot = nn::one_hot(tokens, cfg.vocab_size, cfg.dtype);
   // The embedding's partial sums over the model axis (it splits the vocabulary) are all-reduced
   // onto the batch split alone: the table's d_model is split over the data axis (FSDP), so a

@@ -193,7 +193,11 @@ class DotPlanner {
       }
     }
     const double dot = slices + cost_.KernelSeconds(dot_operands, piece_bytes, LocalDotFlops(factors) / pieces, Types());
-    const double add = cost_.KernelSeconds(2 * piece_bytes, piece_bytes);
+    // The addition reads the sum the shift brought from HBM, and the step's partial product
+    // from VMEM where the dot left it (a kernel of its own: it waits for the shift, the dot
+    // does not).
+    const double add = cost_.KernelSeconds(
+        (cost_.KeepsResultInVmem(dot_operands, piece_bytes) ? 1 : 2) * piece_bytes, piece_bytes);
     const std::array<double, 2> shift = {
         cost_.RingShiftSeconds(loop.axis, {1}, static_cast<int64_t>(piece_bytes)),
         loop.bidirectional ? cost_.RingShiftSeconds(loop.axis, {-1}, static_cast<int64_t>(piece_bytes)) : 0};

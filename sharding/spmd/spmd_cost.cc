@@ -61,10 +61,12 @@ class TorusCostModel final : public SpmdCostModel {
   double KernelSeconds(double operand_bytes, double result_bytes, double matmul_flops,
                        const DotTypes& types) const override {
     const tpu::TpuChipSpec& spec = client_.spec();
-    const double vmem = static_cast<double>(spec.vmem_bytes);
-    const double hbm = operand_bytes + (operand_bytes + result_bytes > vmem ? result_bytes : 0);
+    const double hbm = operand_bytes + (KeepsResultInVmem(operand_bytes, result_bytes) ? 0 : result_bytes);
     const double compute = matmul_flops > 0 ? DotSeconds(matmul_flops, types) : 0;
     return tpu::KernelRoofline(spec, {.compute_seconds = compute, .hbm_bytes = hbm}).seconds;
+  }
+  bool KeepsResultInVmem(double operand_bytes, double result_bytes) const override {
+    return operand_bytes + result_bytes <= static_cast<double>(client_.spec().vmem_bytes);
   }
   std::string Describe() const override {
     return StrCat(client_.spec().generation, " ", absl::StrJoin(client_.shape(), "x"), " torus");
@@ -133,6 +135,7 @@ class HostCostModel final : public SpmdCostModel {
                        const DotTypes& types) const override {
     return std::max(DotSeconds(matmul_flops, types), (operand_bytes + result_bytes) / 1e11);
   }
+  bool KeepsResultInVmem(double, double) const override { return false; }  // no VMEM
   std::string Describe() const override { return "host (nominal 10 GB/s links, 100 GFLOP/s, 100 GB/s memory)"; }
 
  private:

@@ -50,6 +50,9 @@ class SpmdCostModel {
   // them, additions) cost.
   virtual double KernelSeconds(double operand_bytes, double result_bytes = 0, double matmul_flops = 0,
                                const DotTypes& types = {}) const = 0;
+  // Whether a kernel reading `operand_bytes` leaves its `result_bytes` in VMEM for its
+  // consumer (KernelSeconds' rule), so the consumer reads it from there, not from HBM.
+  virtual bool KeepsResultInVmem(double operand_bytes, double result_bytes) const = 0;
   // "v5e 4x2 torus" (for the log).
   virtual std::string Describe() const = 0;
 };

@@ -279,6 +279,44 @@ ENTRY %main {
   EXPECT_NE(module->entry_computation()->GetInstructionWithName("dot"), nullptr);
 }
 
+// A collective matmul's reduce-scatter step (a loop body): the sum a ring shift brings is
+// added to this step's partial product. The dot and its rounding convert are one kernel that
+// does not read the shift, so the scheduler can run it while the shift is in flight; the add
+// that reads the shift is a kernel of its own. (Fused as the dot's epilogue, the dot
+// waited for the shift once it ran asynchronously: PaLM's reduce-scatter loops exposed ~95% of
+// their shifts.) A collective the dot reads itself does not keep its epilogue out.
+TEST(InstructionFusionTest, AnEpilogueReadingACollectiveLeavesTheDotFree) {
+  auto module = ParseAndRun<InstructionFusion>(R"(HloModule m
+ENTRY %main {
+  %acc = bf16[8,32]{1,0} parameter(0)
+  %x = f32[8,16]{1,0} parameter(1)
+  %w = f32[16,32]{1,0} parameter(2)
+  %shifted = bf16[8,32]{1,0} collective-permute(bf16[8,32]{1,0} %acc), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  %dot = f32[8,32]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %round = bf16[8,32]{1,0} convert(%dot)
+  ROOT %add = bf16[8,32]{1,0} add(%shifted, %round)
+})", true, InstructionFusion({.prefer_output_fusion = true}));
+  HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_TRUE(Match(root, m::Add(m::Op(HloOpcode::kCollectivePermute), m::Fusion()))) << module->ToString();
+  const HloInstruction* output = root->operand(1);
+  EXPECT_EQ(output->fusion_kind(), FusionKind::kOutput);
+  EXPECT_TRUE(Match(output->fused_instructions_computation()->root_instruction(),
+                    m::Convert(m::Dot(m::Parameter(), m::Parameter()))));
+
+  // The dot reads the shifted value itself: the add is its epilogue as before.
+  auto reads = ParseAndRun<InstructionFusion>(R"(HloModule m
+ENTRY %main {
+  %acc = f32[8,16]{1,0} parameter(0)
+  %w = f32[16,16]{1,0} parameter(1)
+  %shifted = f32[8,16]{1,0} collective-permute(f32[8,16]{1,0} %acc), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  %dot = f32[8,16]{1,0} dot(%shifted, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %add = f32[8,16]{1,0} add(%shifted, %dot)
+})", true, InstructionFusion({.prefer_output_fusion = true}));
+  const HloInstruction* fused = reads->entry_computation()->root_instruction();
+  ASSERT_EQ(fused->opcode(), HloOpcode::kFusion);
+  EXPECT_EQ(fused->fusion_kind(), FusionKind::kOutput);
+}
+
 TEST(InstructionFusionTest, FusedDotKeepsItsOperandPrecision) {
   auto module = Fuse(R"(HloModule m
 ENTRY %main {
