@@ -16,6 +16,7 @@
 #include "jx/lax/lax.h"
 #include "jx/lax/numpy/numpy.h"
 #include "jx/sharding/collectives.h"
+#include "jx/transforms/optimization_barrier.h"
 
 namespace jx::spmd {
 namespace {
@@ -263,7 +264,9 @@ Array ReduceScatterMatmul(const ScatterLoop& loop, absl::Span<const Array> opera
     for (size_t k = 0; k < ins.size(); ++k) {
       if (loop.dims[k] >= 0) ins[k] = Block(operands[k], loop.dims[k], piece, n * directions);
     }
-    return dot(ins[0], ins[1]);
+    // Fenced: fusion would otherwise take the addition of the shifted sum as the dot's
+    // epilogue (one kernel), and the partial dot would wait for the shift it is to hide.
+    return OptimizationBarrier({dot(ins[0], ins[1])})[0];
   };
   // Step 0 starts each direction's sum; every later step shifts it (overlapping the step's
   // partial dots, which do not depend on it) and adds its own.

@@ -19,6 +19,8 @@
 //    i+1); at step s device i adds its partial product for block (i-1-s) mod N of the result
 //    dimension, so after N-1 shifts device i holds the full sum of block i. Bidirectional:
 //    each block's halves travel opposite ways round at once, each carrying half the bytes.
+//    The partial product passes an optimization barrier before it is added: fused with that
+//    addition it would wait for the shift.
 //
 // The partitioner (partitioner.h) prices it with the cost model that times the emitted
 // program (spmd_cost.h): each step's kernels (its partial dots and the slices and additions
