@@ -29,9 +29,10 @@
 //    "Example [Collective Matmul]": mesh (2, 4) = ('X', 'Y'), B=1024, D=2048, F=8192,
 //    A[B_X, D_Y] @ W[D, F_Y] -> Out[B_X, F_Y]; the operands are jnp.arange arrays, i.e. int32.
 //    Profiles: jit (AllGather_Y of A, then the matmul) 311 us; the shard_map collective
-//    matmul 244 us; the same matmul with an unsharded contraction 224 us. The chip is not
-//    named; the book's other profiles of 8-chip meshes are v5e, and TPU.md quotes these numbers
-//    for v5e: we take a v5e 2x4 slice (no wraparound).
+//    matmul (collective_matmul_allgather_lhs_contracting: one way round the ring, 4 partial
+//    dots and 3 ppermutes, unrolled) 244 us; the same matmul with an unsharded contraction
+//    224 us. The example's code says it is meant for a TPU v5e-8 runtime: a v5e 2x4 slice
+//    (no wraparound).
 //  [maxtext] MaxText README, "Runtime Performance Results" (github.com/google/maxtext):
 //    MFU of synthetic-data training steps, e.g. v5e: 1x v5e-256 16B 61.10%, 32B 66.86%, 64B
 //    59.90%, 128B 56.06% (configs MaxText/configs/v5e/{16,32,64,128}b.sh: FSDP over the
