@@ -32,14 +32,7 @@ Array Rand(std::mt19937_64& rng, const Shape& shape, DType d, double lo, double 
 // Replaces about one element in 20 by `value` (floats only).
 Array WithValue(const Array& a, std::mt19937_64& rng, double value) {
   if (!IsFloating(a.dtype()) || a.size() == 0) return a;
-  Array out = Array::Empty(a.shape(), a.dtype());
-  const std::vector<double> v = a.to_vector<double>();
-  for (size_t i = 0; i < v.size(); ++i) StoreFromDouble(a.dtype(), out.mutable_data(), static_cast<int64_t>(i), v[i]);
-  std::uniform_int_distribution<int64_t> pick(0, a.size() - 1);
-  for (int64_t k = 0; k < std::max<int64_t>(1, a.size() / 20); ++k) {
-    StoreFromDouble(a.dtype(), out.mutable_data(), pick(rng), value);
-  }
-  return out;
+  return WithValuesAtRandom(a, rng, std::max<int64_t>(1, a.size() / 20), [value](int64_t) { return value; });
 }
 
 // Integer results wrap to d's range (two's complement); the bounds are computed once per

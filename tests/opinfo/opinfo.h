@@ -20,6 +20,8 @@
 
 #include <jx/jx.h>
 
+#include "absl/functional/function_ref.h"
+
 namespace jx::opinfo {
 
 // A float64 host array: the reference implementations work on these with plain loops.
@@ -106,6 +108,13 @@ std::vector<DType> Concat(std::vector<DType> a, const std::vector<DType>& b);
 // enough to take the parallel path.
 const std::vector<Shape>& ElementwiseShapes();
 
+// A new array whose element i (row-major) is value(i), called in order, stored as the dtype
+// stores a double.
+Array FillArray(const Shape& shape, DType dtype, absl::FunctionRef<double(int64_t)> value);
+// A copy of a with `count` elements, each picked at random (repeats allowed), replaced in turn
+// by value(0), value(1), ...
+Array WithValuesAtRandom(const Array& a, std::mt19937_64& rng, int64_t count,
+                         absl::FunctionRef<double(int64_t)> value);
 // Random array of shape and dtype with values in [lo, hi] (integers: rounded; bool: coin).
 Array RandomArray(std::mt19937_64& rng, const Shape& shape, DType dtype, double lo = -3, double hi = 3);
 // The same values, produced as a transposed view of a bigger array (the "non-contiguous"

@@ -40,10 +40,8 @@ Array Rand(std::mt19937_64& rng, const Shape& shape, DType d) {
 }
 
 Array RandIndex(std::mt19937_64& rng, const Shape& shape, DType d, int64_t lo, int64_t hi) {
-  Array out = Array::Empty(shape, d);
   std::uniform_int_distribution<int64_t> dist(lo, hi);
-  for (int64_t i = 0; i < out.size(); ++i) StoreFromDouble(d, out.mutable_data(), i, static_cast<double>(dist(rng)));
-  return out;
+  return FillArray(shape, d, [&](int64_t) { return static_cast<double>(dist(rng)); });
 }
 
 // Integer-valued data (any dtype): float sums of such values are exact, so scatter_add's
@@ -536,12 +534,8 @@ std::vector<ScatterCase> ScatterCases() {
 // columns need no ties.
 Array ScatterValues(std::mt19937_64& rng, const Shape& shape, DType d, Combine combine) {
   if (combine == Combine::kMul && !IsBool(d)) {
-    Array out = Array::Empty(shape, d);
     std::uniform_int_distribution<int> coin(0, 1);
-    for (int64_t i = 0; i < out.size(); ++i) {
-      StoreFromDouble(d, out.mutable_data(), i, IsUnsignedInt(d) || coin(rng) ? 1.0 : -1.0);
-    }
-    return out;
+    return FillArray(shape, d, [&](int64_t) { return IsUnsignedInt(d) || coin(rng) ? 1.0 : -1.0; });
   }
   if ((combine == Combine::kMin || combine == Combine::kMax) && d == float64) return RandomArray(rng, shape, d, -5, 5);
   return RandIntegral(rng, shape, d);

@@ -22,26 +22,17 @@ uint64_t TotalKey(double v) {
 
 // Small integer values (many ties), stored in any dtype.
 Array RandTies(std::mt19937_64& rng, const Shape& shape, DType d) {
-  Array out = Array::Empty(shape, d);
   std::uniform_int_distribution<int> dist(IsUnsignedInt(d) || IsBool(d) ? 0 : -3, IsBool(d) ? 1 : 3);
-  for (int64_t i = 0; i < out.size(); ++i) StoreFromDouble(d, out.mutable_data(), i, dist(rng));
-  return out;
+  return FillArray(shape, d, [&](int64_t) { return dist(rng); });
 }
 
 // Floats with NaN, -NaN, +-inf and +-0 sprinkled in.
 Array WithSpecials(const Array& a, std::mt19937_64& rng) {
   if (!IsFloating(a.dtype()) || a.size() == 0) return a;
-  Array out = Array::Empty(a.shape(), a.dtype());
-  const std::vector<double> v = a.to_vector<double>();
-  for (size_t i = 0; i < v.size(); ++i) StoreFromDouble(a.dtype(), out.mutable_data(), static_cast<int64_t>(i), v[i]);
   const double specials[] = {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN(),
                              std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                              0.0, -0.0};
-  std::uniform_int_distribution<int64_t> pick(0, a.size() - 1);
-  for (int64_t k = 0; k < std::max<int64_t>(2, a.size() / 10); ++k) {
-    StoreFromDouble(a.dtype(), out.mutable_data(), pick(rng), specials[k % 6]);
-  }
-  return out;
+  return WithValuesAtRandom(a, rng, std::max<int64_t>(2, a.size() / 10), [&](int64_t k) { return specials[k % 6]; });
 }
 
 struct Layout {

@@ -193,10 +193,14 @@ OpInfo WindowInfo(std::string name, lax::WindowReduction kind, std::vector<DType
           };
           s.out_dtypes = {d};
           // A max (min) window holding only padding or dilation holes is -inf (+inf): no finite
-          // differences.
-          const std::vector<double> values = s.reference({ToRef(arg)})[0].data;
-          s.derivatives_defined =
-              std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+          // differences. Only floating samples reach them, so only theirs pay for a second
+          // reference.
+          s.derivatives_defined = IsFloating(d);
+          if (s.derivatives_defined) {
+            const std::vector<double> values = s.reference({ToRef(arg)})[0].data;
+            s.derivatives_defined =
+                std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+          }
           out.push_back(std::move(s));
         }
       }
