@@ -254,7 +254,7 @@ class FusionPlanner {
     const Group& group = groups_[static_cast<size_t>(g)];
     for (const HloInstruction* member : group.members) {
       for (const HloInstruction* operand : member->operands()) {
-        if (IsCollectiveOpcode(operand->opcode()) && !group.members.contains(operand) &&
+        if (IsCollectiveOpcode(operand->opcode()) && !InGroup(operand, g) &&
             std::find(contraction.operands().begin(), contraction.operands().end(), operand) ==
                 contraction.operands().end()) {
           return true;
