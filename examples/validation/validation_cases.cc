@@ -408,7 +408,7 @@ std::vector<Case> MakeCases() {
               "parallelism), 42.5%; (2) the collective matmuls' reduce-scatter loops over the model axis (355: three "
               "per layer and the output layer's) had the shifted partial sum's add fused into the partial dot, "
               "so each dot waited for the ring shift it was to overlap (2.2 s exposed): fusion now keeps a "
-              "contraction out of a kernel that reads a collective it does not, 47.9%. What is left exposed is "
+              "contraction out of a kernel that reads a collective it does not, 47.9% (48.0% with the attention kernels). What is left exposed is "
               "the split stream's gathers and reduce-scatters over the model axis at each sub-block boundary "
               "(288 MiB gathers, ~3.5 ms each: the projections wait for their input) and FSDP weight gathers; "
               "PaLM's parallel attention+MLP blocks (one gather and one reduce-scatter per layer where jx's serial "
