@@ -77,7 +77,7 @@ namespace jx::hlo {
 struct ReduceScatterHoist {
   enum class Outcome { kHoisted, kDoesNotPay, kOverMemoryLimit };
   std::string reduce_scatter;     // its name in the loop body ("a + b": the two reassociated)
-  std::string loop;               // the while loop's name (empty: an unrolled sum)
+  std::string loop{};             // the while loop's name (empty: an unrolled sum)
   int64_t trips = -1;             // the loop's constant trip count; -1 when unknown
   int64_t grown_adds = 0;         // adds that grow to the full size: one per trip in a loop
   int64_t group_size = 0;         // N: chips each reduce-scatter spans

@@ -52,7 +52,7 @@ struct Slice {
   double start_us = 0;
   double duration_us = 0;
   // Shown in the slice's details: numbers ("flops") or text ("bound_by").
-  std::vector<std::pair<std::string, std::variant<double, std::string>>> args;
+  std::vector<std::pair<std::string, std::variant<double, std::string>>> args{};
 };
 
 // Records slices on device's process (a no-op when no trace is active).

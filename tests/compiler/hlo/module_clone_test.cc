@@ -34,7 +34,9 @@ void ExpectOwnedBy(const HloModule& clone) {
       for (const HloInstruction* operand : instr->operands()) EXPECT_EQ(operand->parent(), c) << instr->name();
       for (const HloInstruction* user : instr->users()) EXPECT_EQ(user->parent(), c) << instr->name();
       for (const HloComputation* called : instr->called_computations()) {
-        if (called != nullptr) EXPECT_EQ(called->parent(), &clone) << instr->name();
+        if (called != nullptr) {
+          EXPECT_EQ(called->parent(), &clone) << instr->name();
+        }
       }
     }
   }

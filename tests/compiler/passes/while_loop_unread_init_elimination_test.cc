@@ -57,7 +57,7 @@ ENTRY %main (p: s32[4]) -> (s32[5,4]$OUT_SHAPE) {
 })";
 
 struct Fill {
-  std::string index = "%i", row = "s32[1,4]{1,0}", extra, cond_extra, out_shape, out;
+  std::string index = "%i", row = "s32[1,4]{1,0}", extra{}, cond_extra{}, out_shape{}, out{};
 };
 
 std::string FillLoop(const Fill& f) {
