@@ -34,14 +34,14 @@ namespace jx::lax::kernels {
 
 struct GatherDims {
   std::vector<int64_t> offset_dims, collapsed_slice_dims, start_index_map;
-  std::vector<int64_t> operand_batching_dims, start_indices_batching_dims;
+  std::vector<int64_t> operand_batching_dims{}, start_indices_batching_dims{};
   // True when each index is a scalar (no index vector dim in the indices' shape).
   bool implicit_index_vector = false;
 };
 
 struct ScatterDims {
   std::vector<int64_t> update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
-  std::vector<int64_t> operand_batching_dims, scatter_indices_batching_dims;
+  std::vector<int64_t> operand_batching_dims{}, scatter_indices_batching_dims{};
   bool implicit_index_vector = false;
 };
 

@@ -433,7 +433,9 @@ TEST_F(ElementwiseConsistencyTest, IntegerAndCompareJitEqualsEagerBitForBit) {
       if (!compare && !(logic && dtype == bool_)) continue;
       EXPECT_TRUE(SameBits(jit(op.fn)(x, y), op.fn(x, y))) << op.name << " " << dtype_name(dtype);
     }
-    if (dtype == bool_) EXPECT_TRUE(SameBits(jit(lax::bitwise_not)(x), lax::bitwise_not(x)));
+    if (dtype == bool_) {
+      EXPECT_TRUE(SameBits(jit(lax::bitwise_not)(x), lax::bitwise_not(x)));
+    }
   }
   EXPECT_GT(GetCpuJitStats().compiles, compiles);
 }
