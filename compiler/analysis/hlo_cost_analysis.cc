@@ -420,7 +420,7 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
         }
         const size_t user_position = position.Get(user);
         if (user_position == 0) continue;
-        const std::vector<double>& read = total.instructions[user_position - 1].second.operand_bytes;
+        const auto& read = total.instructions[user_position - 1].second.operand_bytes;
         for (int64_t i = 0; i < user->operand_count() && i < static_cast<int64_t>(read.size()); ++i) {
           if (user->operand(i) == value) bytes += read[i];
         }
