@@ -420,7 +420,7 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
         }
         const size_t user_position = position.Get(user);
         if (user_position == 0) continue;
-        const std::vector<double>& read = total.instructions[user_position - 1].second.operand_bytes;
+        const auto& read = total.instructions[user_position - 1].second.operand_bytes;
         for (int64_t i = 0; i < user->operand_count() && i < static_cast<int64_t>(read.size()); ++i) {
           if (user->operand(i) == value) bytes += read[i];
         }
@@ -431,16 +431,33 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
   return total;
 }
 
+// Operand counts up to which duplicates are found by comparing pairs rather than hashing.
+constexpr int64_t kLinearDuplicateScan = 16;
+
 void HloCostAnalysis::FinishBoundaryBytes(const HloInstruction& instr, HloCost* cost,
                                           double extra) {
-  if (instr.operand_count() > 1) {
+  // An operand read twice is counted once, at its larger read, in its first slot.
+  auto merge_into_first = [&](int64_t first, int64_t i) {
+    double& kept = cost->operand_bytes[first];
+    kept = std::max(kept, cost->operand_bytes[i]);
+    cost->operand_bytes[i] = 0;
+  };
+  const int64_t n = instr.operand_count();
+  if (n > kLinearDuplicateScan) {
     absl::flat_hash_map<const HloInstruction*, int64_t> first;
-    for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       auto [it, inserted] = first.emplace(instr.operand(i), i);
-      if (inserted) continue;
-      double& kept = cost->operand_bytes[it->second];
-      kept = std::max(kept, cost->operand_bytes[i]);
-      cost->operand_bytes[i] = 0;
+      if (!inserted) merge_into_first(it->second, i);
+    }
+  } else {
+    // Few operands (every elementwise op): compare with the earlier ones, no allocation.
+    for (int64_t i = 1; i < n; ++i) {
+      for (int64_t j = 0; j < i; ++j) {
+        if (instr.operand(j) == instr.operand(i)) {
+          merge_into_first(j, i);
+          break;
+        }
+      }
     }
   }
   cost->bytes_accessed = cost->output_bytes + extra;

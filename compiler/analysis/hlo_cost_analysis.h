@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "jx/compiler/hlo/hlo_module.h"
 
@@ -100,8 +101,9 @@ struct TargetCost {
 struct HloCost {
   double flops = 0, transcendentals = 0, bytes_accessed = 0;
   // Bytes read from each operand, by operand index (a repeated operand counts at its first
-  // index only).
-  std::vector<double> operand_bytes;
+  // index only). Inline for the common one or two operands: the analysis keeps a cost per
+  // instruction, and an allocation each cost a 100k-instruction module as much as the sums.
+  absl::InlinedVector<double, 2> operand_bytes;
   double output_bytes = 0;  // bytes written
   TargetCost target;        // filled by a target's subclass of HloCostAnalysis
 };

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <utility>
+#include <variant>
 
 #include "jx/core/str_util.h"
 #include "jx/compiler/hlo/status_macros.h"
@@ -78,9 +79,15 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
     }
     std::vector<hlo::HloInstruction*> operands;
     std::vector<ShapedArray> in_avals, out_avals;
+    bool literal_metadata_set = false;
     for (const Atom& a : eqn.inputs) {
       in_avals.push_back(jaxpr.aval(a));
-      builder.set_metadata(hlo::OpMetadata{prim, StrCat(name_stack, "/", prim), "", 0});
+      // Only a literal input emits an instruction (its constant): set the equation's
+      // metadata for it once, not an interned string pair per input of every equation.
+      if (!literal_metadata_set && std::holds_alternative<Literal>(a)) {
+        builder.set_metadata(hlo::OpMetadata{prim, StrCat(name_stack, "/", prim), "", 0});
+        literal_metadata_set = true;
+      }
       HLO_ASSIGN_OR_RETURN(hlo::HloInstruction * x, read(a));
       operands.push_back(x);
     }

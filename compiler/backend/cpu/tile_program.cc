@@ -408,7 +408,7 @@ struct TileProgram::Node {
   int64_t offset = 0;                 // kContiguous / kScalar
   std::vector<IndexStage> stages;     // kRunGather (one stage) / kGather / kIota
   IndexToValueFn to_value = nullptr;  // kIota
-  std::vector<int> operands;          // ops
+  absl::InlinedVector<int, 3> operands;  // ops (inline: a node per op of a 100k-op chain)
   TileOpFn fn = nullptr;              // kNative
   unsigned scalar_operands = 0;       // kNative: operands read as one value (tile_ops.h)
   // kNative: the op's loop for each set of operands read as one value (nullptr where it has
@@ -495,9 +495,12 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // in a bigger computation (an unfused op) walks a few instructions: hashed.
   using Built = absl::InlinedVector<std::pair<int, int>, 1>;  // (map, node)
   const hlo::HloComputation* kernel = root->parent();
-  hlo::InstructionMap<Built> memo = kernel != nullptr && kernel->IsFusionComputation()
-                                   ? hlo::InstructionMap<Built>(*kernel)
-                                   : hlo::InstructionMap<Built>(-1, 0);
+  const bool whole_kernel = kernel != nullptr && kernel->IsFusionComputation();
+  hlo::InstructionMap<Built> memo = whole_kernel ? hlo::InstructionMap<Built>(*kernel)
+                                                 : hlo::InstructionMap<Built>(-1, 0);
+  // About a node per instruction: growing by doubling would move every node and hold both
+  // copies at once (40 MB of nodes at the peak for a 100k-op fused chain).
+  if (whole_kernel) p->nodes_.reserve(static_cast<size_t>(kernel->instruction_count()));
   std::vector<std::pair<const HloInstruction*, int>> pending;
   std::vector<int> visited;
   std::vector<Frame> stack;
