@@ -98,7 +98,8 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
                                                absl::Span<const OrderingEdge> edges = {});
 
 // The same scheduler over part of a computation (`order`, operands first), its memory counted
-// as FindMemoryPeak's overload for a part counts it.
+// as FindMemoryPeak's overload for a part counts it (an outside operand's buffer counts as freed
+// by its last reader; its fetch weighs against no reader).
 std::vector<HloInstruction*> ListScheduleOrder(absl::Span<HloInstruction* const> order,
                                                absl::FunctionRef<bool(const HloInstruction&)> live_out,
                                                absl::FunctionRef<int64_t(const HloInstruction&, const Shape&)> leaf_bytes,
