@@ -16,24 +16,28 @@
 namespace jx::hlo {
 namespace {
 
-using LeafBytes = absl::FunctionRef<int64_t(const Shape&)>;
+using LeafBytes = absl::FunctionRef<int64_t(const HloInstruction&, const Shape&)>;
 using LiveOut = absl::FunctionRef<bool(const HloInstruction&)>;
+using OperandBytes = absl::FunctionRef<int64_t(const HloInstruction&)>;
 
-int64_t HostBytes(const Shape& shape) { return ShapeUtil::ByteSizeOf(shape); }
+int64_t HostBytes(const HloInstruction&, const Shape& shape) { return ShapeUtil::ByteSizeOf(shape); }
+int64_t NoOperandBuffer(const HloInstruction&) { return 0; }
 
 // Shapes nest only as deep as tuples do, so recursion here is bounded by the text form.
-void AppendLeafSizes(const Shape& shape, LeafBytes leaf_bytes, std::vector<int64_t>* sizes) {
+void AppendLeafSizes(const HloInstruction& instr, const Shape& shape, LeafBytes leaf_bytes,
+                     std::vector<int64_t>* sizes) {
   if (shape.IsTuple()) {
-    for (const Shape& e : shape.tuple_shapes()) AppendLeafSizes(e, leaf_bytes, sizes);
+    for (const Shape& e : shape.tuple_shapes()) AppendLeafSizes(instr, e, leaf_bytes, sizes);
     return;
   }
-  sizes->push_back(shape.IsArray() ? leaf_bytes(shape) : 0);
+  sizes->push_back(shape.IsArray() ? leaf_bytes(instr, shape) : 0);
 }
 
 int64_t LeafCount(const Shape& shape) {
-  std::vector<int64_t> sizes;
-  AppendLeafSizes(shape, HostBytes, &sizes);
-  return static_cast<int64_t>(sizes.size());
+  if (!shape.IsTuple()) return 1;
+  int64_t n = 0;
+  for (const Shape& e : shape.tuple_shapes()) n += LeafCount(e);
+  return n;
 }
 
 // Buffers and who defines and reads them, for instructions in one topological order (operands
@@ -47,7 +51,10 @@ struct BufferModel {
   std::vector<std::vector<int>> reads;    // per instruction: distinct buffers it reads
 };
 
-BufferModel BuildModel(absl::Span<HloInstruction* const> order, LiveOut live_out, LeafBytes leaf_bytes) {
+// `operand_bytes`: what an operand from outside the order holds, from its first reader to its
+// last (a buffer no instruction defines).
+BufferModel BuildModel(absl::Span<HloInstruction* const> order, LiveOut live_out, LeafBytes leaf_bytes,
+                       OperandBytes operand_bytes = NoOperandBuffer) {
   BufferModel m;
   const size_t n = order.size();
   m.defines.resize(n);
@@ -55,9 +62,21 @@ BufferModel BuildModel(absl::Span<HloInstruction* const> order, LiveOut live_out
   absl::flat_hash_map<const HloInstruction*, size_t> index;
   std::vector<std::vector<int>> leaves(n);  // the buffers each instruction's value is
   for (size_t i = 0; i < n; ++i) index[order[i]] = i;
+  absl::flat_hash_map<const HloInstruction*, std::vector<int>> outside;  // operands' buffers
   auto leaves_of = [&](const HloInstruction* operand) -> const std::vector<int>* {
     auto it = index.find(operand);
-    return it == index.end() ? nullptr : &leaves[it->second];
+    if (it != index.end()) return &leaves[it->second];
+    auto [held, added] = outside.try_emplace(operand);
+    if (added) {
+      const int64_t bytes = operand_bytes(*operand);
+      if (bytes > 0) {
+        held->second.push_back(static_cast<int>(m.size.size()));
+        m.size.push_back(bytes);
+        m.parameter.push_back(false);
+        m.live_out.push_back(false);
+      }
+    }
+    return held->second.empty() ? nullptr : &held->second;
   };
   for (size_t i = 0; i < n; ++i) {
     const HloInstruction* instr = order[i];
@@ -88,7 +107,7 @@ BufferModel BuildModel(absl::Span<HloInstruction* const> order, LiveOut live_out
       }
       if (instr->opcode() != HloOpcode::kTuple) {
         std::vector<int64_t> sizes;
-        AppendLeafSizes(instr->shape(), leaf_bytes, &sizes);
+        AppendLeafSizes(*instr, instr->shape(), leaf_bytes, &sizes);
         const bool is_parameter = instr->opcode() == HloOpcode::kParameter;
         for (int64_t bytes : sizes) {
           const int b = static_cast<int>(m.size.size());
@@ -162,21 +181,26 @@ int64_t PeakMemoryBytes(const HloComputation& computation,
 
 MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstruction* const> order) {
   const HloInstruction* root = computation.root_instruction();
-  return FindMemoryPeak(order, [root](const HloInstruction& x) { return &x == root; }, HostBytes);
+  return FindMemoryPeak(order, [root](const HloInstruction& x) { return &x == root; }, HostBytes, NoOperandBuffer);
 }
 
 MemoryPeak FindMemoryPeak(absl::Span<HloInstruction* const> order,
                           absl::FunctionRef<bool(const HloInstruction&)> live_out,
-                          absl::FunctionRef<int64_t(const Shape&)> leaf_bytes) {
+                          absl::FunctionRef<int64_t(const HloInstruction&, const Shape&)> leaf_bytes,
+                          absl::FunctionRef<int64_t(const HloInstruction&)> operand_bytes) {
   if (order.empty()) return {};
-  const BufferModel m = BuildModel(order, live_out, leaf_bytes);
+  const BufferModel m = BuildModel(order, live_out, leaf_bytes, operand_bytes);
   const int64_t n = static_cast<int64_t>(order.size());
-  std::vector<int64_t> first(m.size.size()), last(m.size.size());
+  // A buffer no instruction defines (an outside operand's) is live from its first reader.
+  std::vector<int64_t> first(m.size.size(), n), last(m.size.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
     for (int b : m.defines[i]) first[b] = last[b] = i;
   }
   for (int64_t i = 0; i < n; ++i) {
-    for (int b : m.reads[i]) last[b] = std::max(last[b], i);
+    for (int b : m.reads[i]) {
+      first[b] = std::min(first[b], i);
+      last[b] = std::max(last[b], i);
+    }
   }
   // Bytes entering at each position and leaving after it.
   std::vector<int64_t> delta(n + 1, 0);
@@ -271,8 +295,9 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
 
 std::vector<HloInstruction*> ListScheduleOrder(absl::Span<HloInstruction* const> order,
                                                absl::FunctionRef<bool(const HloInstruction&)> live_out,
-                                               absl::FunctionRef<int64_t(const Shape&)> leaf_bytes) {
-  return ListSchedule(order, BuildModel(order, live_out, leaf_bytes), BuildDependencies(order));
+                                               absl::FunctionRef<int64_t(const HloInstruction&, const Shape&)> leaf_bytes,
+                                               absl::FunctionRef<int64_t(const HloInstruction&)> operand_bytes) {
+  return ListSchedule(order, BuildModel(order, live_out, leaf_bytes, operand_bytes), BuildDependencies(order));
 }
 
 namespace {

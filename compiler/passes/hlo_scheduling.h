@@ -83,12 +83,14 @@ struct MemoryPeak {
 MemoryPeak FindMemoryPeak(const HloComputation& computation, absl::Span<HloInstruction* const> order);
 
 // The same peak over part of a computation, as a kernel running `order` (operands first) holds
-// it: each array leaf a buffer of leaf_bytes(shape) bytes, live from its instruction to its last
-// reader in `order`; operands outside `order` hold no buffer here, and the buffers of the
-// instructions `live_out` names live to the end.
+// it: each array leaf of an instruction a buffer of leaf_bytes(instruction, leaf) bytes, live
+// from its instruction to its last reader in `order`; an operand from outside `order` a buffer
+// of operand_bytes(operand) bytes (none when 0) from its first reader to its last (a block
+// fetched around its readers); the buffers of the instructions `live_out` names live to the end.
 MemoryPeak FindMemoryPeak(absl::Span<HloInstruction* const> order,
                           absl::FunctionRef<bool(const HloInstruction&)> live_out,
-                          absl::FunctionRef<int64_t(const Shape&)> leaf_bytes);
+                          absl::FunctionRef<int64_t(const HloInstruction&, const Shape&)> leaf_bytes,
+                          absl::FunctionRef<int64_t(const HloInstruction&)> operand_bytes);
 
 // The greedy list scheduler's order for `computation` (every instruction, operands first,
 // and each edge's `before` first).
@@ -96,10 +98,12 @@ std::vector<HloInstruction*> ListScheduleOrder(const HloComputation& computation
                                                absl::Span<const OrderingEdge> edges = {});
 
 // The same scheduler over part of a computation (`order`, operands first), its memory counted
-// as FindMemoryPeak's overload for a part counts it.
+// as FindMemoryPeak's overload for a part counts it (an outside operand's buffer counts as freed
+// by its last reader; its fetch weighs against no reader).
 std::vector<HloInstruction*> ListScheduleOrder(absl::Span<HloInstruction* const> order,
                                                absl::FunctionRef<bool(const HloInstruction&)> live_out,
-                                               absl::FunctionRef<int64_t(const Shape&)> leaf_bytes);
+                                               absl::FunctionRef<int64_t(const HloInstruction&, const Shape&)> leaf_bytes,
+                                               absl::FunctionRef<int64_t(const HloInstruction&)> operand_bytes);
 
 // The order HloScheduling stores: the list schedule if its peak is lower than the post
 // order's (the post order with each edge's `before` moved early enough), else the latter.

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
+#include "jx/compiler/backend/tpu/attention_rows.h"
 #include "jx/compiler/backend/tpu/mxu_feed.h"
 #include "jx/compiler/backend/tpu/tpu_layout.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
@@ -93,30 +94,72 @@ int64_t PerPoint(const Shape& shape, int64_t points) {
   return hlo::ShapeUtil::ElementsIn(shape) % points == 0 ? bytes / points : bytes;
 }
 
-// VMEM one grid point needs while the kernel runs its members (`order`: operands first): the
-// most bytes of its values live at once (hlo::FindMemoryPeak over one grid point's share of
-// each; `is_output` values stay to the end) in `order` or in the list scheduler's order of them,
-// whichever holds less (as HloScheduling picks a computation's order: the program's order
-// can compute later tiles' scores before earlier tiles are done), plus its operand blocks
-// double-buffered and its output blocks written back from a second buffer. The pass only asks
-// whether a region fits in `enough` bytes, and most fit as they are or by far not: when those
-// blocks and the largest value alone exceed it, that sum is returned (a lower bound), and the
-// list order is only tried when the program's order needs more.
-int64_t GridPointBytes(int64_t points, absl::Span<HloInstruction* const> order,
-                       absl::FunctionRef<bool(const HloInstruction&)> is_output,
-                       const std::vector<const Shape*>& operands, const std::vector<const Shape*>& outputs,
-                       int64_t enough = 0) {
-  auto share = [points](const Shape& s) { return PerPoint(s, points); };
+// One grid step's share of x's value: its share of a grid point, and of one row block when the
+// step runs `blocks` row blocks and x has query rows.
+int64_t StepShare(const HloInstruction& x, int64_t points, const QueryRows& rows, int64_t blocks) {
+  const Shape& s = x.shape();
+  const int64_t dim = blocks > 1 ? rows.RowDim(x) : -1;
+  if (dim < 0) return PerPoint(s, points);
+  std::vector<int64_t> dims = s.dimensions();
+  dims[dim] = rows.extent / blocks;
+  return PerPoint(Shape(s.element_type(), std::move(dims), s.layout()), points);
+}
+
+// VMEM one grid step needs while the kernel runs its members (`order`: operands first) over one
+// grid point, or over one of its `blocks` row blocks: the most bytes of its values live at once
+// (hlo::FindMemoryPeak over each one's StepShare; `is_output` values stay to the end) in
+// `order` or in the list scheduler's order of them, whichever holds less (as HloScheduling picks
+// a computation's order: the program's order can compute later tiles' scores before earlier
+// tiles are done), plus its output blocks written back from a second buffer and its operand
+// blocks double-buffered: for the whole step, or, when the rows are split, those without rows
+// (K and V blocks, fetched again for every row block) only from their first reader to their
+// last. The sums over rows (the backward's dk and dv) are held through every row block. The
+// pass only asks whether a region fits in `enough` bytes, and most fit as they are or by far
+// not: when the held blocks and the largest value alone exceed it, that sum is returned (a
+// lower bound), and the list order is only tried when the program's order needs more.
+int64_t StepBytes(int64_t points, const QueryRows& rows, int64_t blocks, absl::Span<HloInstruction* const> order,
+                  absl::FunctionRef<bool(const HloInstruction&)> is_output,
+                  absl::Span<const HloInstruction* const> operands, absl::Span<const HloInstruction* const> outputs,
+                  int64_t enough = 0) {
+  const bool split = blocks > 1;
+  auto step = [&](const HloInstruction& x) { return StepShare(x, points, rows, blocks); };
+  auto held = [&](const HloInstruction& x) { return split && rows.summed.contains(&x); };
+  auto around_readers = [&](const HloInstruction& x) { return split && rows.RowDim(x) < 0; };
+  auto share = [&](const HloInstruction& x, const Shape&) { return held(x) ? 0 : step(x); };
+  const absl::flat_hash_set<const HloInstruction*> fetched(operands.begin(), operands.end());
+  auto operand_share = [&](const HloInstruction& o) {
+    return fetched.contains(&o) && around_readers(o) ? 2 * step(o) : 0;
+  };
   int64_t bytes = 0;
-  for (const Shape* s : operands) bytes += 2 * PerPoint(*s, points);
-  for (const Shape* s : outputs) bytes += PerPoint(*s, points);
   int64_t largest = 0;  // held in any order
-  for (const HloInstruction* x : order) largest = std::max(largest, PerPoint(x->shape(), points));
+  for (const HloInstruction* o : operands) {
+    bytes += around_readers(*o) ? 0 : 2 * step(*o);
+    largest = std::max(largest, operand_share(*o));
+  }
+  for (const HloInstruction* o : outputs) bytes += step(*o);
+  for (const HloInstruction* x : order) {
+    bytes += held(*x) ? step(*x) : 0;
+    largest = std::max(largest, share(*x, x->shape()));
+  }
   if (enough > 0 && bytes + largest > enough) return bytes + largest;
-  const int64_t in_order = hlo::FindMemoryPeak(order, is_output, share).bytes;
+  const int64_t in_order = hlo::FindMemoryPeak(order, is_output, share, operand_share).bytes;
   if (bytes + in_order <= enough) return bytes + in_order;
-  const std::vector<HloInstruction*> list = hlo::ListScheduleOrder(order, is_output, share);
-  return bytes + std::min(in_order, hlo::FindMemoryPeak(list, is_output, share).bytes);
+  const std::vector<HloInstruction*> list = hlo::ListScheduleOrder(order, is_output, share, operand_share);
+  return bytes + std::min(in_order, hlo::FindMemoryPeak(list, is_output, share, operand_share).bytes);
+}
+
+// The fewest row blocks a grid point's query rows run in so a step fits `vmem_bytes` (the
+// largest block_q: a multiple of the MXU's width that divides the rows, as Pallas's flash
+// attention takes its blocks), given a step's bytes by `step_bytes(blocks, enough)`; nullopt
+// when not even the smallest fits. 1 when the whole query block fits.
+std::optional<int64_t> FittingRowBlocks(const QueryRows& rows, int64_t mxu_dim, int64_t vmem_bytes,
+                                        absl::FunctionRef<int64_t(int64_t, int64_t)> step_bytes) {
+  if (step_bytes(1, vmem_bytes) <= vmem_bytes) return 1;
+  for (int64_t blocks = 2; rows.extent > 0 && rows.extent / blocks >= mxu_dim; ++blocks) {
+    if (rows.extent % blocks != 0 || (rows.extent / blocks) % mxu_dim != 0) continue;
+    if (step_bytes(blocks, vmem_bytes) <= vmem_bytes) return blocks;
+  }
+  return std::nullopt;
 }
 
 struct Region {
@@ -265,30 +308,33 @@ bool ReadAfterTail(const HloInstruction& x, const Tail& t) {
   return std::any_of(x.users().begin(), x.users().end(), [&](const HloInstruction* u) { return !t.in.contains(u); });
 }
 
-// VMEM of one grid point of the region and, when it finishes them, its tails: the region's
-// values in its order, then the tails' (they read region values only: no new operands). A
-// region value a tail reads counts as an output (held to the end, written back), as it is
-// without the tails: an upper bound on the kernel with them.
-int64_t RegionBytes(const Region& r, const std::vector<Tail>& tails, int64_t enough) {
+// VMEM of one grid step of the region, its query rows in `blocks` row blocks, and, when it
+// finishes them, its tails: the region's values in its order, then the tails' (they read region
+// values only: no new operands; held whole: an upper bound). A region value a tail reads counts
+// as an output (held to the end, written back), as it is without the tails: an upper bound on
+// the kernel with them.
+int64_t RegionBytes(const Region& r, const std::vector<Tail>& tails, const QueryRows& rows, int64_t blocks,
+                    int64_t enough) {
   std::vector<HloInstruction*> order = r.members;
-  std::vector<const Shape*> operands, outputs;
+  std::vector<const HloInstruction*> outputs;
   for (const HloInstruction* m : r.members) {
-    if (ReadOutside(*m, r)) outputs.push_back(&m->shape());
+    if (ReadOutside(*m, r)) outputs.push_back(m);
   }
   for (const Tail& t : tails) {
     for (HloInstruction* x : t.work) {
       order.push_back(x);
-      if (ReadAfterTail(*x, t)) outputs.push_back(&x->shape());
+      if (ReadAfterTail(*x, t)) outputs.push_back(x);
     }
   }
-  for (const HloInstruction* input : Inputs(r)) operands.push_back(&input->shape());
+  const std::vector<HloInstruction*> inputs = Inputs(r);
+  const std::vector<const HloInstruction*> operands(inputs.begin(), inputs.end());
   auto is_output = [&](const HloInstruction& x) {
     for (const Tail& t : tails) {
       if (t.in.contains(&x)) return ReadAfterTail(x, t);
     }
     return ReadOutside(x, r);
   };
-  return GridPointBytes(Points(r.grid), order, is_output, operands, outputs, enough);
+  return StepBytes(Points(r.grid), rows, blocks, order, is_output, operands, outputs, enough);
 }
 
 // Moves a tail out of its loop fusion into `computation`, reading the region's values; the
@@ -328,11 +374,11 @@ absl::Status HoistTail(HloComputation* computation, const Tail& t) {
   return absl::OkStatus();
 }
 
-// Whether the region is an attention kernel the chip can hold (see the header); it takes its
-// tails along when they fit too.
+// Whether the region is an attention kernel the chip can hold (see the header), as a whole or
+// in row blocks; it takes its tails along when they fit too, in as many row blocks.
 absl::StatusOr<bool> Accept(HloComputation* computation, const std::vector<HloInstruction*>& post_order,
                             const absl::flat_hash_map<const HloInstruction*, size_t>& position, Region& r,
-                            int64_t vmem_bytes) {
+                            const TpuTargetOptions& target) {
   int64_t dots = 0;
   bool exp = false;
   for (const HloInstruction* m : r.members) {
@@ -340,11 +386,15 @@ absl::StatusOr<bool> Accept(HloComputation* computation, const std::vector<HloIn
     exp = exp || Computes(*m, HloOpcode::kExp);
   }
   if (dots < 2 || !exp) return false;
-  // The region's own test first: on a chip whose VMEM holds no grid point, no span is walked.
-  if (RegionBytes(r, {}, vmem_bytes) > vmem_bytes || !IsConvex(post_order, position, r)) return false;
+  // The region's own test first: on a chip whose VMEM holds no grid step, no span is walked.
+  const QueryRows rows = FindQueryRows(r.members, [&r](const HloInstruction* x) { return r.in.contains(x); });
+  const std::optional<int64_t> blocks =
+      FittingRowBlocks(rows, target.mxu_dim, target.vmem_bytes,
+                       [&](int64_t b, int64_t enough) { return RegionBytes(r, {}, rows, b, enough); });
+  if (!blocks.has_value() || !IsConvex(post_order, position, r)) return false;
   // A tail reads region values only: it cannot close a cycle.
   const std::vector<Tail> tails = Tails(r);
-  if (tails.empty() || RegionBytes(r, tails, vmem_bytes) > vmem_bytes) return true;
+  if (tails.empty() || RegionBytes(r, tails, rows, *blocks, target.vmem_bytes) > target.vmem_bytes) return true;
   for (const Tail& t : tails) {
     HLO_RETURN_IF_ERROR(HoistTail(computation, t));
     for (HloInstruction* x : t.work) {
@@ -411,7 +461,7 @@ absl::Status Materialize(HloComputation* computation, const Region& r) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> RunOnComputation(HloComputation* computation, int64_t vmem_bytes) {
+absl::StatusOr<bool> RunOnComputation(HloComputation* computation, const TpuTargetOptions& target) {
   const std::vector<HloInstruction*> post_order = computation->MakeInstructionPostOrder();
   absl::flat_hash_set<const HloInstruction*> taken;  // in an accepted region, or tried as a seed
   absl::flat_hash_map<const HloInstruction*, size_t> position;
@@ -426,7 +476,7 @@ absl::StatusOr<bool> RunOnComputation(HloComputation* computation, int64_t vmem_
     for (const HloInstruction* m : r.in) r.members.push_back(post_order[position.at(m)]);
     std::sort(r.members.begin(), r.members.end(),
               [&](const HloInstruction* a, const HloInstruction* b) { return position.at(a) < position.at(b); });
-    HLO_ASSIGN_OR_RETURN(const bool accepted, Accept(computation, post_order, position, r, vmem_bytes));
+    HLO_ASSIGN_OR_RETURN(const bool accepted, Accept(computation, post_order, position, r, target));
     for (const HloInstruction* m : r.members) {
       if (accepted || DotGrid(*m) == grid) taken.insert(m);  // a rejected chain is not retried
     }
@@ -444,14 +494,6 @@ std::optional<Grid> FusionGrid(const HloComputation& fused) {
   return std::nullopt;
 }
 
-void AddLeaves(const Shape& shape, std::vector<const Shape*>* out) {
-  if (!shape.IsTuple()) {
-    out->push_back(&shape);
-    return;
-  }
-  for (const Shape& s : shape.tuple_shapes()) AddLeaves(s, out);
-}
-
 }  // namespace
 
 bool IsAttentionFusion(const HloInstruction& instr) {
@@ -459,7 +501,8 @@ bool IsAttentionFusion(const HloInstruction& instr) {
          instr.backend_config() == kAttentionFusionConfig && instr.fused_instructions_computation() != nullptr;
 }
 
-std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion) {
+std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion, int64_t vmem_bytes,
+                                                   int64_t mxu_dim) {
   if (!IsAttentionFusion(fusion)) return std::nullopt;
   const HloComputation& fused = *fusion.fused_instructions_computation();
   const std::optional<Grid> grid = FusionGrid(fused);
@@ -468,23 +511,37 @@ std::optional<hlo::VmemTiling> PlanAttentionKernel(const HloInstruction& fusion)
   for (HloInstruction* x : fused.MakeInstructionPostOrder()) {
     if (x->opcode() != HloOpcode::kParameter) order.push_back(x);
   }
-  std::vector<const Shape*> operands, outputs;
-  double hbm = 0;
-  for (const HloInstruction* operand : fusion.operands()) {
-    operands.push_back(&operand->shape());
-    if (operand->shape().IsArray()) {
-      hbm += static_cast<double>(hlo::ShapeUtil::ElementsIn(operand->shape())) * MxuFeedBytesPerElement(*operand);
-    }
-  }
-  AddLeaves(fusion.shape(), &outputs);
-  for (const Shape* s : outputs) hbm += static_cast<double>(PaddedBytes(*s));
+  const std::vector<HloInstruction*>& parameters = fused.parameter_instructions();
+  const std::vector<const HloInstruction*> operands(parameters.begin(), parameters.end());
+  const HloInstruction* root = fused.root_instruction();
+  std::vector<const HloInstruction*> outputs = {root};
+  if (root->opcode() == HloOpcode::kTuple) outputs.assign(root->operands().begin(), root->operands().end());
+  const QueryRows rows =
+      FindQueryRows(order, [](const HloInstruction* x) { return x->opcode() != HloOpcode::kParameter; });
+  const int64_t points = Points(*grid);
+  auto step_bytes = [&](int64_t blocks, int64_t enough) {
+    return StepBytes(points, rows, blocks, order, [root](const HloInstruction& x) { return &x == root; }, operands,
+                     outputs, enough);
+  };
+  const int64_t blocks = FittingRowBlocks(rows, mxu_dim, vmem_bytes, step_bytes).value_or(1);
   hlo::VmemTiling plan;
   plan.grid = *grid;
   plan.block = Grid(grid->size(), 1);
-  plan.steps = Points(*grid);
-  const HloInstruction* root = fused.root_instruction();
-  plan.vmem_bytes = GridPointBytes(plan.steps, order, [root](const HloInstruction& x) { return &x == root; },
-                                   operands, outputs);
+  if (blocks > 1) {
+    plan.grid.push_back(blocks);
+    plan.block.push_back(rows.extent / blocks);
+  }
+  plan.steps = points * blocks;
+  plan.vmem_bytes = step_bytes(blocks, 0);
+  // Operands read once; those without query rows (K, V) once per row block.
+  double hbm = 0;
+  for (const HloInstruction* p : parameters) {
+    const HloInstruction* operand = fusion.operand(p->parameter_number());
+    if (!operand->shape().IsArray()) continue;
+    const double reads = blocks > 1 && rows.RowDim(*p) < 0 ? static_cast<double>(blocks) : 1.0;
+    hbm += reads * static_cast<double>(hlo::ShapeUtil::ElementsIn(operand->shape())) * MxuFeedBytesPerElement(*operand);
+  }
+  hbm += static_cast<double>(PaddedBytes(fusion.shape()));
   plan.hbm_bytes = static_cast<int64_t>(hbm);
   return plan;
 }
@@ -493,7 +550,7 @@ absl::StatusOr<bool> AttentionFusion::Run(hlo::HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
-    HLO_ASSIGN_OR_RETURN(const bool c, RunOnComputation(computation, options_.vmem_bytes));
+    HLO_ASSIGN_OR_RETURN(const bool c, RunOnComputation(computation, options_));
     changed |= c;
   }
   return changed;

@@ -21,10 +21,15 @@
 //     tail combines (dk of a key block summed over query blocks) are one region.
 // A region becomes a kernel when it holds at least two dots with an exp between them (the
 // softmax: scores -> probabilities -> P.V), when fusing it creates no cycle (no path leaves
-// it and comes back), and when one grid point's blocks fit in VMEM: the most of its values live
+// it and comes back), and when one grid step's blocks fit in VMEM: the most of its values live
 // at once while its kernels run in the program's order (a value's block is free after its last
 // reader in the kernel, as a Pallas kernel reuses its scratch; outputs stay to the end), plus its
-// double-buffered operand blocks and its output blocks' write-back buffers. Values read
+// double-buffered operand blocks and its output blocks' write-back buffers. A step is one grid
+// point when that fits, else one of its row blocks (Pallas's block_q, attention_rows.h): the
+// largest multiple of the MXU's width dividing the query block whose step fits holds that many
+// rows of every value with query rows (scores, row statistics, Q, dO, the outputs); K and V blocks
+// are whole, fetched around their readers in every row block; the sums over rows (the
+// backward's dk and dv) stay in VMEM through the row blocks. Values read
 // from outside (Q, K, V, the saved log-sum-exp, MXU feeds of K and V blocks) are the kernel's
 // operands; values read outside are its outputs (a tuple when several: a multi-output fusion).
 //
@@ -51,12 +56,15 @@ inline constexpr std::string_view kAttentionFusionConfig = "attention";
 
 bool IsAttentionFusion(const hlo::HloInstruction& instr);
 
-// How the chip runs an attention kernel: grid = its dots' batch extents, steps = their
-// product, vmem_bytes = one grid point's most values live at once and its double-buffered
-// blocks (the pass's test), hbm_bytes = its
-// operands read once (an MXU feed's source as stored, a sliced feed only its block) and its
-// outputs written once, padded to tiles. nullopt for any other instruction.
-std::optional<hlo::VmemTiling> PlanAttentionKernel(const hlo::HloInstruction& fusion);
+// How a chip with `vmem_bytes` of VMEM and MXUs `mxu_dim` wide runs an attention kernel: grid =
+// its dots' batch extents, and the row blocks of its query block when the whole block does not
+// fit (block = 1 per batch dim, then block_q), steps = their product, vmem_bytes = one step's
+// most values live at once and its double-buffered blocks (the pass's test), hbm_bytes = its
+// operands read once (an MXU feed's source as stored, a sliced feed only its block; those
+// without query rows, K and V, once per row block) and its outputs written once, padded to
+// tiles. nullopt for any other instruction.
+std::optional<hlo::VmemTiling> PlanAttentionKernel(const hlo::HloInstruction& fusion, int64_t vmem_bytes,
+                                                   int64_t mxu_dim);
 
 class AttentionFusion : public hlo::HloPass {
  public:

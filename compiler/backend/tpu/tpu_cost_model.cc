@@ -313,7 +313,7 @@ void TpuCostModel::FinishKernel(const HloInstruction& instr, HloCost* cost) cons
   // operands per grid step. A kernel that fits is one step.
   std::optional<hlo::VmemTiling> tiling = instr.has_vmem_tiling()
                                               ? std::optional(instr.vmem_tiling())
-                                              : PlanVmemTiling(instr, spec_.vmem_bytes);
+                                              : PlanVmemTiling(instr, spec_.vmem_bytes, spec_.mxu_dim);
   const double hbm_bytes =
       tiling.has_value() ? static_cast<double>(tiling->hbm_bytes) : traffic.hbm_bytes;
   t.hbm_bytes = hbm_bytes;

@@ -300,10 +300,11 @@ const HloInstruction* KernelDot(const HloInstruction& kernel) {
   return nullptr;
 }
 
-std::optional<hlo::VmemTiling> PlanVmemTiling(const HloInstruction& kernel, int64_t vmem_bytes) {
+std::optional<hlo::VmemTiling> PlanVmemTiling(const HloInstruction& kernel, int64_t vmem_bytes, int64_t mxu_dim) {
   if (!IsKernel(kernel)) return std::nullopt;
-  // An attention kernel's grid runs over its dots' batch dims (attention_fusion.h).
-  if (IsAttentionFusion(kernel)) return PlanAttentionKernel(kernel);
+  // An attention kernel's grid runs over its dots' batch dims and query row blocks
+  // (attention_fusion.h).
+  if (IsAttentionFusion(kernel)) return PlanAttentionKernel(kernel, vmem_bytes, mxu_dim);
   if (const HloInstruction* dot = KernelDot(kernel)) return PlanMatmul(kernel, *dot, vmem_bytes);
   return PlanStreaming(kernel, vmem_bytes);
 }
@@ -313,7 +314,7 @@ absl::StatusOr<bool> VmemTilingPass::Run(hlo::HloModule* module) {
   for (hlo::HloComputation* computation : module->computations()) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* instr : computation->instructions()) {
-      std::optional<hlo::VmemTiling> plan = PlanVmemTiling(*instr, options_.vmem_bytes);
+      std::optional<hlo::VmemTiling> plan = PlanVmemTiling(*instr, options_.vmem_bytes, options_.mxu_dim);
       if (!plan.has_value()) {
         if (instr->has_vmem_tiling()) {
           instr->ClearAttr(hlo::HloAttr::kVmemTiling);

@@ -44,10 +44,11 @@ namespace jx::tpu {
 // The dot a kernel runs: itself, or the first one inside its fused computation; null if none.
 const hlo::HloInstruction* KernelDot(const hlo::HloInstruction& kernel);
 
-// The VMEM plan of one kernel, or nullopt when its working set fits in VMEM as it is (an
-// attention kernel always has one: its grid over batch x heads).
-std::optional<hlo::VmemTiling> PlanVmemTiling(const hlo::HloInstruction& kernel,
-                                              int64_t vmem_bytes);
+// The VMEM plan of one kernel on a chip with `vmem_bytes` of VMEM and MXUs `mxu_dim` wide, or
+// nullopt when its working set fits in VMEM as it is (an attention kernel always has one: its
+// grid over batch x heads, and query row blocks).
+std::optional<hlo::VmemTiling> PlanVmemTiling(const hlo::HloInstruction& kernel, int64_t vmem_bytes,
+                                              int64_t mxu_dim);
 
 class VmemTilingPass : public hlo::HloPass {
  public:

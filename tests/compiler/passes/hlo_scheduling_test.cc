@@ -42,6 +42,41 @@ ENTRY %main {
   EXPECT_EQ(PeakMemoryBytes(c, c.MakeInstructionPostOrder()), 3 * 4096);
 }
 
+// A part of a computation (a kernel's members %a, %b, %ab, %c) reading the outside operands %x
+// (by %a and %b) and %y (by %c), sized per instruction (%b counts double: 8 KiB, the others 4),
+// each outside operand held 1 KiB from its first reader to its last. Live (KiB): at %a, %x + %a
+// = 5; at %b, %x + %a + %b = 13; at %ab, %a + %b + %ab = 16; at %c (live out), %ab + %c + %y = 9:
+// peak 16 at %ab. Over %a and %b alone (%b live out; no reader of %a in it, so %a is free after
+// itself): %x + %b = 9 KiB at %b, 8 without the operand's buffer.
+TEST(PeakMemoryTest, APartsOutsideOperandsLiveAroundTheirReaders) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY %main {
+  %x = f32[1024]{0} parameter(0)
+  %y = f32[1024]{0} parameter(1)
+  %a = f32[1024]{0} exponential(%x)
+  %b = f32[1024]{0} negate(%x)
+  %ab = f32[1024]{0} add(%a, %b)
+  ROOT %c = f32[1024]{0} multiply(%ab, %y)
+})")
+                    .value();
+  const HloComputation& c = *module->entry_computation();
+  HloInstruction* a = c.GetInstructionWithName("a");
+  HloInstruction* b = c.GetInstructionWithName("b");
+  HloInstruction* ab = c.GetInstructionWithName("ab");
+  HloInstruction* root = c.GetInstructionWithName("c");
+  const std::vector<HloInstruction*> part = {a, b, ab, root};
+  auto live_out = [root](const HloInstruction& i) { return &i == root; };
+  auto bytes = [b](const HloInstruction& i, const Shape& s) { return (&i == b ? 2 : 1) * ShapeUtil::ByteSizeOf(s); };
+  auto around_readers = [](const HloInstruction&) -> int64_t { return 1024; };
+  auto none = [](const HloInstruction&) -> int64_t { return 0; };
+  EXPECT_EQ(FindMemoryPeak(part, live_out, bytes, around_readers).bytes, 16 * 1024);
+  EXPECT_EQ(FindMemoryPeak(part, live_out, bytes, around_readers).position, 2);
+  const std::vector<HloInstruction*> first_two = {a, b};
+  EXPECT_EQ(FindMemoryPeak(first_two, [b](const HloInstruction& i) { return &i == b; }, bytes, around_readers).bytes,
+            9 * 1024);
+  EXPECT_EQ(FindMemoryPeak(first_two, [b](const HloInstruction& i) { return &i == b; }, bytes, none).bytes, 8 * 1024);
+}
+
 // A module with the scalar reducer %add, then `rest` (more computations and the entry).
 std::string WithAdd(std::string_view rest) {
   return std::string(R"(HloModule m

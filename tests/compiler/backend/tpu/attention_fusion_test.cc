@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "jx/compiler/backend/cpu/cpu_executable.h"
+#include "jx/compiler/backend/tpu/attention_rows.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_parser.h"
@@ -259,13 +260,231 @@ TEST(AttentionFusionTest, VmemCountsTheBlocksLiveAtOnce) {
   const std::unique_ptr<HloModule> fits = FuseOneKeyBlock(kLive);
   const std::vector<const HloInstruction*> kernels = AttentionKernels(*fits);
   ASSERT_EQ(kernels.size(), 1u) << fits->ToString();
-  const std::optional<hlo::VmemTiling> plan = PlanAttentionKernel(*kernels[0]);
+  const std::optional<hlo::VmemTiling> plan = PlanAttentionKernel(*kernels[0], kLive, 128);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->vmem_bytes, kLive);
   EXPECT_EQ(plan->steps, 8);
   EXPECT_EQ(AttentionKernels(*FuseOneKeyBlock(512 * 1024)).size(), 1u);  // under the 737 KiB bound
   // One byte short: the liveness estimate rejects it too (so does the bound).
   EXPECT_TRUE(AttentionKernels(*FuseOneKeyBlock(kLive - 1)).empty());
+}
+
+// A query block too long for VMEM runs in row blocks. kOneKeyBlock's attention with 256 query
+// and key rows, grid B x N = 1 x 8 points; per point an f32 [256, 256] block is 256 KiB, an f32
+// [256, 128] one 128 KiB, a bf16 [256, 128] one 64 KiB, a row vector [256] f32 1 KiB (the [1, 8,
+// 256] array fills (8, 128) tiles).
+constexpr char kLongRows[] = R"(HloModule long_rows
+%max (x0: f32[], x1: f32[]) -> f32[] {
+  %x0 = f32[] parameter(0)
+  %x1 = f32[] parameter(1)
+  ROOT %larger = f32[] maximum(%x0, %x1)
+}
+%add (y0: f32[], y1: f32[]) -> f32[] {
+  %y0 = f32[] parameter(0)
+  %y1 = f32[] parameter(1)
+  ROOT %sum = f32[] add(%y0, %y1)
+}
+ENTRY %main {
+  %q = bf16[1,8,256,128]{3,2,1,0} parameter(0)
+  %k = bf16[1,8,256,128]{3,2,1,0} parameter(1)
+  %v = bf16[1,8,256,128]{3,2,1,0} parameter(2)
+  %ninf = f32[] constant(-inf)
+  %zero = f32[] constant(0)
+  %s = f32[1,8,256,256]{3,2,1,0} dot(%q, %k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %m = f32[1,8,256]{2,1,0} reduce(%s, %ninf), dimensions={3}, to_apply=%max
+  %mb = f32[1,8,256,256]{3,2,1,0} broadcast(%m), dimensions={0,1,2}
+  %d = f32[1,8,256,256]{3,2,1,0} subtract(%s, %mb)
+  %p = f32[1,8,256,256]{3,2,1,0} exponential(%d)
+  %ph = bf16[1,8,256,256]{3,2,1,0} convert(%p)
+  %o = f32[1,8,256,128]{3,2,1,0} dot(%ph, %v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %l = f32[1,8,256]{2,1,0} reduce(%p, %zero), dimensions={3}, to_apply=%add
+  %lb = f32[1,8,256,128]{3,2,1,0} broadcast(%l), dimensions={0,1,2}
+  ROOT %out = f32[1,8,256,128]{3,2,1,0} divide(%o, %lb)
+})";
+
+// `text` after the pass alone on a v5e (MXUs 128 wide) with `vmem_bytes` of VMEM.
+std::unique_ptr<HloModule> FuseAlone(std::string_view text, int64_t vmem_bytes) {
+  std::unique_ptr<HloModule> module = hlo::ParseHloModule(text).value();
+  TpuTargetOptions options(ChipSpec("v5e"));
+  options.vmem_bytes = vmem_bytes;
+  EXPECT_TRUE(AttentionFusion(options).Run(module.get()).ok());
+  return module;
+}
+
+// The whole query block, in post order s, m, mb, d, p, ph, o, l, lb, out (kOneKeyBlock's
+// liveness, 4x the bytes): peak s + mb + d = 768 KiB, plus Q, K, V double-buffered 2 x 3 x 64 =
+// 384 KiB, the output's write-back block 128 KiB, the two f32 scalars 2 x 8 B: 1280 KiB + 16 B.
+// In two row blocks of block_q = 128 (the largest multiple of 128 below 256 dividing it), every
+// value with query rows is half: s, mb, d, p 128 KiB, ph, o, lb, out 64 KiB, m and l 512 B; K and
+// V are whole (2 x 64 KiB double-buffered) but held only around their one reader each (s, o),
+// as are the scalars (around m, l). Live (KiB): s 128 + K 128 = 256, m 128.5, mb 256.5,
+// d s + mb + d = 384, p 256, ph 192, o p + ph + o + V 128 = 384, l 192.5, lb 128.5, out 192:
+// peak 384 KiB (reading l before o, as the list scheduler may, still peaks at d). Plus Q's
+// row block double-buffered 2 x 32 KiB and the output's write-back row block 64 KiB: 512 KiB.
+// HBM: Q 512 KiB once, K and V 512 KiB each per row block (2 MiB), the scalars 8 B per row
+// block, the f32 output 1 MiB once: 3584 KiB + 16 B; 8 points x 2 row blocks = 16 steps.
+TEST(AttentionFusionTest, AQueryBlockTooLongForVmemRunsInRowBlocks) {
+  constexpr int64_t kWhole = 1280 * 1024 + 16, kRowBlocks = 512 * 1024;
+  const std::unique_ptr<HloModule> split = FuseAlone(kLongRows, 1 << 20);
+  const std::vector<const HloInstruction*> kernels = AttentionKernels(*split);
+  ASSERT_EQ(kernels.size(), 1u) << split->ToString();
+  const std::optional<hlo::VmemTiling> plan = PlanAttentionKernel(*kernels[0], 1 << 20, 128);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->grid, (std::vector<int64_t>{1, 8, 2}));
+  EXPECT_EQ(plan->block, (std::vector<int64_t>{1, 1, 128}));
+  EXPECT_EQ(plan->steps, 16);
+  EXPECT_EQ(plan->vmem_bytes, kRowBlocks);
+  EXPECT_EQ(plan->hbm_bytes, 3584 * 1024 + 16);
+  // The whole block where it fits; no kernel where not even a row block does.
+  const std::optional<hlo::VmemTiling> whole = PlanAttentionKernel(*kernels[0], kWhole, 128);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(whole->grid, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(whole->vmem_bytes, kWhole);
+  EXPECT_EQ(PlanAttentionKernel(*kernels[0], kWhole - 1, 128)->grid.size(), 3u);
+  EXPECT_EQ(AttentionKernels(*FuseAlone(kLongRows, kRowBlocks)).size(), 1u);
+  EXPECT_TRUE(AttentionKernels(*FuseAlone(kLongRows, kRowBlocks - 1)).empty());
+}
+
+// Scores, weights and P.V where the program's post order holds the weights p through the P.V
+// dot (the row sum l reads p after it): s, p, ph, o, l. Per point (grid 2 x 4): f32 blocks 64 KiB,
+// bf16 32 KiB, the row sum 512 B; o and l are outputs (live to the end). Post order: s 64,
+// p s + p 128, ph 96, o p + ph + o 160, l 128.5: peak 160 KiB. The list scheduler runs l right
+// after p (it frees nothing but allocates least), then ph frees p: s 64, p 128, l 64.5,
+// ph 96.5, o l + ph + o 96.5: peak 128 KiB. Plus Q, K, V double-buffered 2 x 3 x 32 = 192 KiB,
+// the outputs' write-back blocks 64.5 KiB, the f32 scalar 8 B: 384.5 KiB + 8 B in the list
+// order, 416.5 KiB + 8 B in the program's.
+constexpr char kWeightsHeldThroughPv[] = R"(HloModule weights_held
+%add (y0: f32[], y1: f32[]) -> f32[] {
+  %y0 = f32[] parameter(0)
+  %y1 = f32[] parameter(1)
+  ROOT %sum = f32[] add(%y0, %y1)
+}
+ENTRY %main {
+  %q = bf16[2,4,128,128]{3,2,1,0} parameter(0)
+  %k = bf16[2,4,128,128]{3,2,1,0} parameter(1)
+  %v = bf16[2,4,128,128]{3,2,1,0} parameter(2)
+  %zero = f32[] constant(0)
+  %s = f32[2,4,128,128]{3,2,1,0} dot(%q, %k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %p = f32[2,4,128,128]{3,2,1,0} exponential(%s)
+  %ph = bf16[2,4,128,128]{3,2,1,0} convert(%p)
+  %o = f32[2,4,128,128]{3,2,1,0} dot(%ph, %v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %l = f32[2,4,128]{2,1,0} reduce(%p, %zero), dimensions={3}, to_apply=%add
+  ROOT %t = (f32[2,4,128,128]{3,2,1,0}, f32[2,4,128]{2,1,0}) tuple(%o, %l)
+})";
+
+TEST(AttentionFusionTest, VmemTakesTheListSchedulersOrderWhenItHoldsLess) {
+  constexpr int64_t kListOrder = 384 * 1024 + 512 + 8;
+  const std::unique_ptr<HloModule> fits = FuseAlone(kWeightsHeldThroughPv, kListOrder);
+  const std::vector<const HloInstruction*> kernels = AttentionKernels(*fits);
+  ASSERT_EQ(kernels.size(), 1u) << fits->ToString();
+  EXPECT_EQ(PlanAttentionKernel(*kernels[0], kListOrder, 128)->vmem_bytes, kListOrder);
+  // The program's order would need 32 KiB more.
+  EXPECT_EQ(PlanAttentionKernel(*kernels[0], kListOrder, 128)->grid, (std::vector<int64_t>{2, 4}));
+  EXPECT_TRUE(AttentionKernels(*FuseAlone(kWeightsHeldThroughPv, kListOrder - 1)).empty());
+}
+
+// One tile of the flash-attention backward pass (FlashAttention-2's: p recomputed from the saved
+// log-sum-exp, dv = p^T dO, dp = dO V^T, ds = p (dp - delta), dq = ds K, dk = ds^T Q), 256 query
+// and key rows, through the whole TPU pipeline on a chip whose VMEM holds no whole grid point:
+// its rows run in blocks of 128, dq per row block, dk and dv sums over the rows held through the
+// row blocks; the host's numbers equal the unfused program's.
+constexpr char kBackwardTile[] = R"(HloModule backward_tile
+ENTRY %main {
+  %q = bf16[1,8,256,128]{3,2,1,0} parameter(0)
+  %k = bf16[1,8,256,128]{3,2,1,0} parameter(1)
+  %v = bf16[1,8,256,128]{3,2,1,0} parameter(2)
+  %do = bf16[1,8,256,128]{3,2,1,0} parameter(3)
+  %lse = f32[1,8,256]{2,1,0} parameter(4)
+  %delta = f32[1,8,256]{2,1,0} parameter(5)
+  %s = f32[1,8,256,256]{3,2,1,0} dot(%q, %k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %lseb = f32[1,8,256,256]{3,2,1,0} broadcast(%lse), dimensions={0,1,2}
+  %d = f32[1,8,256,256]{3,2,1,0} subtract(%s, %lseb)
+  %p = f32[1,8,256,256]{3,2,1,0} exponential(%d)
+  %ph = bf16[1,8,256,256]{3,2,1,0} convert(%p)
+  %dv = f32[1,8,256,128]{3,2,1,0} dot(%ph, %do), lhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %dp = f32[1,8,256,256]{3,2,1,0} dot(%do, %v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  %deltab = f32[1,8,256,256]{3,2,1,0} broadcast(%delta), dimensions={0,1,2}
+  %dpd = f32[1,8,256,256]{3,2,1,0} subtract(%dp, %deltab)
+  %ds = f32[1,8,256,256]{3,2,1,0} multiply(%p, %dpd)
+  %dsh = bf16[1,8,256,256]{3,2,1,0} convert(%ds)
+  %dq = f32[1,8,256,128]{3,2,1,0} dot(%dsh, %k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %dk = f32[1,8,256,128]{3,2,1,0} dot(%dsh, %q), lhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  %dqh = bf16[1,8,256,128]{3,2,1,0} convert(%dq)
+  %dkh = bf16[1,8,256,128]{3,2,1,0} convert(%dk)
+  %dvh = bf16[1,8,256,128]{3,2,1,0} convert(%dv)
+  ROOT %t = (bf16[1,8,256,128]{3,2,1,0}, bf16[1,8,256,128]{3,2,1,0}, bf16[1,8,256,128]{3,2,1,0}) tuple(%dqh, %dkh, %dvh)
+})";
+
+std::vector<hlo::Literal> RandomArgs(const std::vector<hlo::Shape>& shapes) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::vector<hlo::Literal> args;
+  for (const hlo::Shape& shape : shapes) {
+    hlo::Literal lit(shape);
+    for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, normal(rng));
+    args.push_back(std::move(lit));
+  }
+  return args;
+}
+
+void ExpectSameNumbers(const std::vector<hlo::Literal>& got, const std::vector<hlo::Literal>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].element_count(), want[i].element_count());
+    for (int64_t e = 0; e < got[i].element_count(); ++e) {
+      ASSERT_EQ(got[i].GetAsDouble(e), want[i].GetAsDouble(e)) << "output " << i << " element " << e;
+    }
+  }
+}
+
+// The kernel's row dims and sums, and its plan, on a v5e with `vmem_bytes` of VMEM.
+void ExpectRowBlocksOf128SameNumbers(std::string_view text, int64_t vmem_bytes, const std::vector<hlo::Shape>& args) {
+  const TpuChipSpec& v5e = ChipSpec("v5e");
+  TpuTargetOptions small(v5e), unfused_options(v5e);
+  small.vmem_bytes = vmem_bytes;
+  unfused_options.vmem_bytes = vmem_bytes;
+  unfused_options.attention_fusion = false;
+  std::unique_ptr<HloModule> fused = CompileForTpu(text, small);
+  const std::vector<const HloInstruction*> kernels = AttentionKernels(*fused);
+  ASSERT_EQ(kernels.size(), 1u) << fused->ToString();
+  ASSERT_TRUE(kernels[0]->has_vmem_tiling());
+  const hlo::VmemTiling& plan = kernels[0]->vmem_tiling();
+  EXPECT_EQ(plan.grid, (std::vector<int64_t>{1, 8, 2})) << fused->ToString();
+  EXPECT_EQ(plan.block, (std::vector<int64_t>{1, 1, 128}));
+  EXPECT_LE(plan.vmem_bytes, vmem_bytes);
+  const std::vector<hlo::Literal> inputs = RandomArgs(args);
+  ExpectSameNumbers(RunOnHost(std::move(fused), inputs), RunOnHost(CompileForTpu(text, unfused_options), inputs));
+}
+
+TEST(AttentionFusionTest, RowBlocksOfTheForwardAndBackwardPassKeepTheNumbers) {
+  const hlo::Shape rows = hlo::ShapeUtil::MakeShape(hlo::BF16, {1, 8, 256, 128});
+  const hlo::Shape stats = hlo::ShapeUtil::MakeShape(hlo::F32, {1, 8, 256});
+  ExpectRowBlocksOf128SameNumbers(kLongRows, 1 << 20, {rows, rows, rows});
+  ExpectRowBlocksOf128SameNumbers(kBackwardTile, 3 << 19, {rows, rows, rows, rows, stats, stats});
+}
+
+// The backward tile's rows: dq has them (a row block's dq is its rows'), dk and dv are sums
+// over them, as are their bf16 roundings; K and V are read whole by every row block.
+TEST(AttentionFusionTest, BackwardTileSumsDkAndDvOverTheRows) {
+  std::unique_ptr<HloModule> module = hlo::ParseHloModule(kBackwardTile).value();
+  std::vector<HloInstruction*> members;
+  for (HloInstruction* x : module->entry_computation()->MakeInstructionPostOrder()) {
+    if (x->opcode() != HloOpcode::kParameter && x->shape().IsArray()) members.push_back(x);
+  }
+  const QueryRows rows = FindQueryRows(members, [](const HloInstruction* x) {
+    return x->opcode() != HloOpcode::kParameter;
+  });
+  auto named = [&](std::string_view name) { return module->entry_computation()->GetInstructionWithName(name); };
+  EXPECT_EQ(rows.extent, 256);
+  for (std::string_view name : {"q", "do", "lse", "delta", "s", "p", "dp", "ds", "dq", "dqh"}) {
+    EXPECT_EQ(rows.RowDim(*named(name)), 2) << name;
+  }
+  for (std::string_view name : {"k", "v"}) EXPECT_EQ(rows.RowDim(*named(name)), -1) << name;
+  for (std::string_view name : {"dk", "dv", "dkh", "dvh"}) {
+    EXPECT_EQ(rows.RowDim(*named(name)), -1) << name;
+    EXPECT_TRUE(rows.summed.contains(named(name))) << name;
+  }
+  EXPECT_FALSE(rows.summed.contains(named("dq")));
 }
 
 }  // namespace

@@ -249,7 +249,7 @@ TEST(TpuCostModelTest, LargeMatmulIsComputeBoundOnEveryGeneration) {
       EXPECT_LE(cost.mxu_utilization, 1.0);
       const std::unique_ptr<hlo::HloModule> module = hlo::ParseHloModule(text).value();
       const std::optional<hlo::VmemTiling> plan =
-          PlanVmemTiling(*module->entry_computation()->root_instruction(), spec.vmem_bytes);
+          PlanVmemTiling(*module->entry_computation()->root_instruction(), spec.vmem_bytes, spec.mxu_dim);
       ASSERT_TRUE(plan.has_value());
       EXPECT_LE(plan->vmem_bytes, spec.vmem_bytes);
     }
@@ -274,7 +274,7 @@ TEST(TpuCostModelTest, SkinnyMatmulStaysAtItsMemoryRoofline) {
     // over a megacore chip's two TensorCores).
     const std::unique_ptr<hlo::HloModule> module = hlo::ParseHloModule(text).value();
     const std::optional<hlo::VmemTiling> plan =
-        PlanVmemTiling(*module->entry_computation()->root_instruction(), spec.vmem_bytes);
+        PlanVmemTiling(*module->entry_computation()->root_instruction(), spec.vmem_bytes, spec.mxu_dim);
     ASSERT_TRUE(plan.has_value());
     EXPECT_EQ(plan->grid.front(), 1);  // one row block
     const double steps = static_cast<double>((plan->steps + spec.tensor_cores - 1) / spec.tensor_cores);
