@@ -4,6 +4,7 @@
 // applied as matmuls (the token lookup is one_hot(tokens) @ embed, which shards like any dot;
 // a gather would run replicated), a cross-entropy loss in f32 and one SGD update. The layers
 // are unrolled (a scan over layers has no sharding rule yet and would run replicated).
+// With parallel_blocks, PaLM's parallel attention+MLP blocks instead of serial ones.
 // With residual_sharding, the residual stream between blocks is sharded over the model axis
 // too (Megatron's sequence parallelism, or the same on d_model).
 //

@@ -62,20 +62,24 @@ TEST(TransformerModelTest, ShardedStepEqualsTheUnshardedStep) {
 }
 
 TEST(TransformerModelTest, AbstractParamsMatchTheRealOnes) {
-  const TransformerConfig cfg = Tiny();
+  TransformerConfig cfg = Tiny();
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
-  ShapeDtypeTree abstract = abstract_transformer_params(cfg, mesh);
-  auto [leaves, def] = tree::flatten(init_transformer(cfg, random::key(0)));
-  ASSERT_EQ(abstract.def, def);
-  double count = 0;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    EXPECT_EQ(abstract.leaves[i].shape, leaves[i].shape()) << def.KeyPath(i);
-    EXPECT_EQ(abstract.leaves[i].dtype, leaves[i].dtype()) << def.KeyPath(i);
-    EXPECT_NE(abstract.leaves[i].sharding, nullptr);
-    count += static_cast<double>(leaves[i].size());
+  for (const bool parallel : {false, true}) {  // parallel blocks: no mlp_norm
+    cfg.parallel_blocks = parallel;
+    ShapeDtypeTree abstract = abstract_transformer_params(cfg, mesh);
+    auto [leaves, def] = tree::flatten(init_transformer(cfg, random::key(0)));
+    ASSERT_EQ(abstract.def, def);
+    EXPECT_EQ(transformer_param_shardings(cfg, mesh).size(), leaves.size());
+    double count = 0;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      EXPECT_EQ(abstract.leaves[i].shape, leaves[i].shape()) << def.KeyPath(i);
+      EXPECT_EQ(abstract.leaves[i].dtype, leaves[i].dtype()) << def.KeyPath(i);
+      EXPECT_NE(abstract.leaves[i].sharding, nullptr);
+      count += static_cast<double>(leaves[i].size());
+    }
+    EXPECT_EQ(count, cfg.num_params()) << parallel;
   }
-  EXPECT_EQ(count, cfg.num_params());
   // Llama-2-70B's shape with full multi-head attention: about 78e9 parameters.
   EXPECT_NEAR(TransformerConfig::Llama70B().num_params(), 7.8e10, 0.1e10);
 }
