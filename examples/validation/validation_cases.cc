@@ -411,10 +411,11 @@ std::vector<Case> MakeCases() {
               "Known gap, 26% above the published MFU (jx's step 14.05 s against 17.8 s at 46.2%). Checked and "
               "not the cause: collective matmul (off: step 14.07 s, the gathers and reduce-scatters exposed "
               "instead), flash attention (PaLM's 2022 attention materializes the scores: 14.34 s, 57.2%), the "
-              "recomputation (above), the batch (half of it per pod, as PaLM's ramp ran early on: 7.81 s, 52.5%). Not modeled: the two-pod run (PaLM: 1.95x one pod's throughput, ~0.5 s of "
-              "its step), Adafactor (SGD here), the materialized attention (0.29 s). The rest, ~2.9 s, is jx "
-              "running the matmuls at 84% of peak and hiding 59% of the communication where PaLM's 2022 stack "
-              "reached 57.8% HFU in all; no measurement here says which part. Was 0.58x without remat or flash "
+              "recomputation (above), the batch (half of it per pod, as PaLM's ramp ran early on: 7.81 s, "
+              "52.5%). Not modeled: the two-pod run (PaLM: 1.95x one pod's throughput, ~0.4 s of its step), "
+              "Adafactor (SGD here), the materialized attention (0.29 s). The rest, ~3.0 s, is jx's kernels "
+              "running the step's FLOPs at 84% of peak and its scheduler hiding 59% of the communication where "
+              "PaLM's 2022 stack reached 57.8% HFU in all; no measurement here says which part. Was 0.58x without remat or flash "
               "attention",
       .predict = [] { return PlannedMfu(Palm540B(), "v4", {16, 16, 12}, {256, 12}); }});
   return cases;
