@@ -247,6 +247,13 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
   // onto the batch split alone: the table's d_model is split over the data axis (FSDP), so a
   // reduce-scatter onto d_model would reshard the table. The residual's split is then a slice.
   Array x = scatter(Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, batch_only));
+  for (size_t i = 0; i < params.layers.size(); ++i) {
+    if (params.layers[i].mlp_norm.has_value() == cfg.parallel_blocks) {
+      throw ValueError(StrCat("transformer: layers[", i, "] ", cfg.parallel_blocks ? "has" : "lacks",
+                              " an mlp_norm, but the config asks for ",
+                              cfg.parallel_blocks ? "parallel blocks (one norm per layer)" : "serial blocks"));
+    }
+  }
   auto block = [&](const TransformerLayer& l, const Array& x0) {
     if (cfg.parallel_blocks) {
       return Constrain(x0 + scatter(ParallelAttentionMlp(l, gather(RmsNorm(x0, l.attn_norm)), cfg)), mesh, residual);

@@ -397,6 +397,9 @@ TEST(TransformerModelTest, ParallelBlocksComputeTheHandWrittenParallelBlock) {
   check(mqa, "multi-query, flash, remat saving the fused projections' outputs");
   // One norm per layer fewer than serial blocks.
   EXPECT_EQ(Tiny().num_params() - cfg.num_params(), static_cast<double>(cfg.num_layers * cfg.d_model));
+  // Serial blocks' parameters (an mlp_norm per layer) are not parallel blocks' and vice versa.
+  EXPECT_THROW(transformer_loss(init_transformer(Tiny(), random::key(0)), tokens, targets, cfg), ValueError);
+  EXPECT_THROW(transformer_loss(init_transformer(cfg, random::key(0)), tokens, targets, Tiny()), ValueError);
   cfg.d_ff = 30;  // not laid out per head
   EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
 }
