@@ -74,31 +74,34 @@ Array ScatterFromProjections(const Array& x, const Mesh& mesh, const PartitionSp
   return scatter(x);
 }
 
-// Causal multi-head attention on x [B, T, D]: heads stay a dim of their own (no reshape), so
-// the model axis splits them like any dim.
-Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
-  const Array q = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wq), "query_proj");
-  Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
-  Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
+// Causal attention of q [B, T, H, K] over k, v [B, T, KV, K] -> [B, T, H, K]: heads stay a
+// dim of their own (no reshape), so the model axis splits them like any dim.
+Array AttendCausally(const Array& q, Array k, Array v, const TransformerConfig& cfg) {
   if (cfg.attention == "flash") {
-    const Array o = checkpoint_name(
+    return checkpoint_name(
         nn::flash_attention(q, k, v, {.is_causal = true, .block_q = cfg.attention_block, .block_kv = cfg.attention_block}),
         "context");
-    return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
   }
   // Grouped heads: query head n reads key/value head n / G, as flash_attention's grouping.
   if (cfg.kv_heads() != cfg.num_heads) {
     k = jnp::repeat(k, cfg.num_heads / cfg.kv_heads(), 2);
     v = jnp::repeat(v, cfg.num_heads / cfg.kv_heads(), 2);
   }
-  const int64_t t = x.shape()[1];
+  const int64_t t = q.shape()[1];
   Array scores = lax::convert_element_type(jnp::einsum("bthk,bshk->bhts", q, k), float32) *
                  (1.0 / std::sqrt(static_cast<double>(cfg.head_size())));
   const Array causal = lax::broadcasted_iota(int32, {t, t}, 0) >= lax::broadcasted_iota(int32, {t, t}, 1);
   scores = jnp::where(causal, scores, -1e9f);
-  const Array probs = lax::convert_element_type(nn::softmax(scores, -1), x.dtype());
-  const Array o = checkpoint_name(jnp::einsum("bhts,bshk->bthk", probs, v), "context");
-  return checkpoint_name(jnp::einsum("bthk,hkd->btd", o, l.wo), "out_proj");
+  const Array probs = lax::convert_element_type(nn::softmax(scores, -1), q.dtype());
+  return checkpoint_name(jnp::einsum("bhts,bshk->bthk", probs, v), "context");
+}
+
+// Causal multi-head attention on x [B, T, D].
+Array Attention(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
+  const Array q = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wq), "query_proj");
+  const Array k = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
+  const Array v = checkpoint_name(jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
+  return checkpoint_name(jnp::einsum("bthk,hkd->btd", AttendCausally(q, k, v, cfg), l.wo), "out_proj");
 }
 
 Array Mlp(const TransformerLayer& l, const Array& x) {
@@ -107,16 +110,50 @@ Array Mlp(const TransformerLayer& l, const Array& x) {
   return checkpoint_name(jnp::einsum("btf,fd->btd", gate * up, l.w_down), "mlpwo");
 }
 
+// PaLM's parallel block's two sub-blocks on the one normalized input x [B, T, D], their outputs
+// summed: Attention(x) + Mlp(x) as two fused matmuls (PaLM's, and flaxformer's parallel fused
+// layer). d_ff is laid out per query head ([H, d_ff / H]), so the query, gate and up
+// projections are one dot producing [B, T, H, K + 2 d_ff / H] (with the key and value ones too
+// when each query head has its own), and the attention output and the MLP activation are one
+// [B, T, H, K + d_ff / H] operand of one dot against [wo; w_down]. Heads carry the model axis
+// through both, so the block contracts over it once: one reduction of partial sums per block
+// where the two sub-blocks' separate projections would reduce twice, and in the backward pass
+// the input's cotangent likewise. Key and value heads shared by several query heads (MQA, GQA)
+// keep their own projections.
+Array ParallelAttentionMlp(const TransformerLayer& l, const Array& x, const TransformerConfig& cfg) {
+  const int64_t d = cfg.d_model, h = cfg.num_heads, hd = cfg.head_size(), fh = cfg.d_ff / cfg.num_heads;
+  const bool fuse_kv = cfg.kv_heads() == cfg.num_heads;
+  auto per_head = [&](const Array& w) { return jnp::reshape(w, {d, h, fh}); };  // [d, d_ff] -> [d, H, d_ff / H]
+  std::vector<Array> w_in{l.wq};
+  if (fuse_kv) w_in.insert(w_in.end(), {l.wk, l.wv});
+  w_in.insert(w_in.end(), {per_head(l.w_gate), per_head(l.w_up)});
+  std::vector<int64_t> bounds{hd};
+  if (fuse_kv) bounds.insert(bounds.end(), {2 * hd, 3 * hd});
+  bounds.push_back(bounds.back() + fh);
+  const std::vector<Array> in =
+      jnp::split(jnp::einsum("btd,dhc->bthc", x, jnp::concatenate(w_in, 2)), bounds, 3);
+  const Array q = checkpoint_name(in[0], "query_proj");
+  const Array k = checkpoint_name(fuse_kv ? in[1] : jnp::einsum("btd,dhk->bthk", x, l.wk), "key_proj");
+  const Array v = checkpoint_name(fuse_kv ? in[2] : jnp::einsum("btd,dhk->bthk", x, l.wv), "value_proj");
+  const Array gate = nn::silu(checkpoint_name(in[in.size() - 2], "mlpwi_0"));
+  const Array up = checkpoint_name(in[in.size() - 1], "mlpwi_1");
+  const Array out_in = jnp::concatenate({AttendCausally(q, k, v, cfg), gate * up}, 3);
+  const Array w_out = jnp::concatenate({l.wo, jnp::reshape(l.w_down, {h, fh, d})}, 1);
+  return checkpoint_name(jnp::einsum("bthc,hcd->btd", out_in, w_out), "out_proj");
+}
+
 void CheckConfig(const TransformerConfig& cfg) {
   if (cfg.num_layers < 1 || cfg.d_model < 1 || cfg.num_heads < 1 || cfg.d_ff < 1 || cfg.vocab_size < 1 ||
       cfg.seq_len < 1 || cfg.batch_size < 1 || (!cfg.head_dim && cfg.d_model % cfg.num_heads != 0) ||
       cfg.head_size() < 1 || cfg.kv_heads() < 1 || cfg.num_heads % cfg.kv_heads() != 0 || cfg.attention_block < 1 ||
       (cfg.attention != "dot_product" && cfg.attention != "flash") ||
-      (cfg.residual_sharding != "none" && cfg.residual_sharding != "sequence" && cfg.residual_sharding != "embed")) {
+      (cfg.residual_sharding != "none" && cfg.residual_sharding != "sequence" && cfg.residual_sharding != "embed") ||
+      (cfg.parallel_blocks && cfg.d_ff % cfg.num_heads != 0)) {
     throw ValueError(StrCat("transformer: invalid config ", cfg.ToString(),
                             " (every size positive, d_model a multiple of num_heads unless head_dim is given, "
                             "num_kv_heads dividing num_heads, attention \"dot_product\" or \"flash\", "
-                            "residual_sharding \"none\", \"sequence\" or \"embed\")"));
+                            "residual_sharding \"none\", \"sequence\" or \"embed\", d_ff a multiple of num_heads "
+                            "with parallel_blocks)"));
   }
 }
 
@@ -125,7 +162,8 @@ void CheckConfig(const TransformerConfig& cfg) {
 double TransformerConfig::num_params() const {
   const double d = static_cast<double>(d_model);
   const double q = static_cast<double>(num_heads * head_size()), kv = static_cast<double>(kv_heads() * head_size());
-  const double per_layer = 2 * d * q + 2 * d * kv + 3 * d * static_cast<double>(d_ff) + 2 * d;
+  const double norms = parallel_blocks ? d : 2 * d;
+  const double per_layer = 2 * d * q + 2 * d * kv + 3 * d * static_cast<double>(d_ff) + norms;
   return static_cast<double>(num_layers) * per_layer + 2 * static_cast<double>(vocab_size) * d + d;
 }
 
@@ -151,9 +189,10 @@ TransformerConfig TransformerConfig::Llama70B(int64_t batch_size) {
 std::string TransformerConfig::ToString() const {
   return absl::StrFormat(
       "transformer(layers=%d, d_model=%d, heads=%d (kv %d, size %d), d_ff=%d, vocab=%d, seq=%d, batch=%d, %s, %.3g "
-      "params, %s%s%s)",
+      "params, %s%s%s%s)",
       num_layers, d_model, num_heads, kv_heads(), head_size(), d_ff, vocab_size, seq_len, batch_size, dtype_name(dtype), num_params(),
       attention == "flash" ? absl::StrFormat("flash attention (blocks of %d)", attention_block) : attention + " attention",
+      parallel_blocks ? ", parallel attention+MLP blocks" : "",
       remat ? ", remat " + (remat_policy ? remat_policy->name : policies::nothing_saveable.name) : std::string(),
       residual_sharding != "none" ? ", residual stream split on " + residual_sharding : std::string());
 }
@@ -178,7 +217,7 @@ TransformerParams init_transformer(const TransformerConfig& cfg, const Array& ke
     l.wk = weight(k[1], {d, kv, hd}, d);
     l.wv = weight(k[2], {d, kv, hd}, d);
     l.wo = weight(k[3], {h, hd, d}, h * hd);
-    l.mlp_norm = jnp::ones({d}, cfg.dtype);
+    if (!cfg.parallel_blocks) l.mlp_norm = jnp::ones({d}, cfg.dtype);
     l.w_gate = weight(k[4], {d, f}, d);
     l.w_up = weight(k[5], {d, f}, d);
     l.w_down = weight(k[6], {f, d}, f);
@@ -208,9 +247,19 @@ Array transformer_forward(const TransformerParams& params, const Array& tokens, 
   // onto the batch split alone: the table's d_model is split over the data axis (FSDP), so a
   // reduce-scatter onto d_model would reshard the table. The residual's split is then a slice.
   Array x = scatter(Constrain(jnp::einsum("btv,vd->btd", one_hot, params.embed), mesh, batch_only));
+  for (size_t i = 0; i < params.layers.size(); ++i) {
+    if (params.layers[i].mlp_norm.has_value() == cfg.parallel_blocks) {
+      throw ValueError(StrCat("transformer: layers[", i, "] ", cfg.parallel_blocks ? "has" : "lacks",
+                              " an mlp_norm, but the config asks for ",
+                              cfg.parallel_blocks ? "parallel blocks (one norm per layer)" : "serial blocks"));
+    }
+  }
   auto block = [&](const TransformerLayer& l, const Array& x0) {
+    if (cfg.parallel_blocks) {
+      return Constrain(x0 + scatter(ParallelAttentionMlp(l, gather(RmsNorm(x0, l.attn_norm)), cfg)), mesh, residual);
+    }
     const Array h = x0 + scatter(Attention(l, gather(RmsNorm(x0, l.attn_norm)), cfg));
-    return Constrain(h + scatter(Mlp(l, gather(RmsNorm(h, l.mlp_norm)))), mesh, residual);
+    return Constrain(h + scatter(Mlp(l, gather(RmsNorm(h, *l.mlp_norm)))), mesh, residual);
   };
   if (cfg.remat) {
     auto remat_block = checkpoint(block, cfg.remat_policy.value_or(policies::nothing_saveable));
@@ -240,7 +289,9 @@ std::vector<NamedSharding> transformer_param_shardings(const TransformerConfig& 
   // final_norm, unembed.
   std::vector<NamedSharding> s{embed};
   for (int64_t i = 0; i < cfg.num_layers; ++i) {
-    s.insert(s.end(), {replicated, q, kv, kv, out, replicated, up, up, down});
+    s.insert(s.end(), {replicated, q, kv, kv, out});
+    if (!cfg.parallel_blocks) s.push_back(replicated);  // mlp_norm
+    s.insert(s.end(), {up, up, down});
   }
   s.push_back(replicated);
   s.push_back(unembed);
@@ -270,13 +321,17 @@ ShapeDtypeTree abstract_transformer_params(const TransformerConfig& cfg, const M
   TransformerParams skeleton;
   const Array s = jnp::zeros({}, cfg.dtype);
   skeleton.embed = skeleton.final_norm = skeleton.unembed = s;
-  skeleton.layers.assign(static_cast<size_t>(cfg.num_layers), TransformerLayer{s, s, s, s, s, s, s, s, s});
+  TransformerLayer layer{s, s, s, s, s, s, s, s, s};
+  if (cfg.parallel_blocks) layer.mlp_norm.reset();
+  skeleton.layers.assign(static_cast<size_t>(cfg.num_layers), layer);
   auto [leaves, def] = tree::flatten(skeleton);
   const int64_t d = cfg.d_model, h = cfg.num_heads, kv = cfg.kv_heads(), hd = cfg.head_size(), f = cfg.d_ff,
                 v = cfg.vocab_size;
   std::vector<Shape> shapes{{v, d}};
   for (int64_t i = 0; i < cfg.num_layers; ++i) {
-    shapes.insert(shapes.end(), {{d}, {d, h, hd}, {d, kv, hd}, {d, kv, hd}, {h, hd, d}, {d}, {d, f}, {d, f}, {f, d}});
+    shapes.insert(shapes.end(), {{d}, {d, h, hd}, {d, kv, hd}, {d, kv, hd}, {h, hd, d}});
+    if (!cfg.parallel_blocks) shapes.push_back({d});  // mlp_norm
+    shapes.insert(shapes.end(), {{d, f}, {d, f}, {f, d}});
   }
   shapes.push_back({d});
   shapes.push_back({d, v});

@@ -4,6 +4,7 @@
 // applied as matmuls (the token lookup is one_hot(tokens) @ embed, which shards like any dot;
 // a gather would run replicated), a cross-entropy loss in f32 and one SGD update. The layers
 // are unrolled (a scan over layers has no sharding rule yet and would run replicated).
+// With parallel_blocks, PaLM's parallel attention+MLP blocks instead of serial ones.
 // With residual_sharding, the residual stream between blocks is sharded over the model axis
 // too (Megatron's sequence parallelism, or the same on d_model).
 //
@@ -88,6 +89,14 @@ struct TransformerConfig {
   // partial sums are reduce-scattered: an all-gather/reduce-scatter pair where plain tensor
   // parallelism all-reduces. The split dim must divide by the model axis.
   std::string residual_sharding = "none";
+  // PaLM's parallel attention+MLP blocks: y = x + Attention(Norm(x)) + Mlp(Norm(x)), one norm
+  // (attn_norm; the layers have no mlp_norm) that both sub-blocks read, their input
+  // projections fused into one matmul and their output projections into another (d_ff laid
+  // out per query head, so d_ff must divide by num_heads). A split residual stream is then
+  // gathered once and reduce-scattered once per layer where serial blocks do each twice.
+  // checkpoint_name "out_proj" names the fused output projection (the sub-blocks' sum); "mlpwo"
+  // names nothing.
+  bool parallel_blocks = false;
   // Optional pure data parallelism (HSDP): the batch is split over (replica_axis, data_axis)
   // and the parameters are replicated over replica_axis ("": no such axis). A 9216-chip pod
   // needs it: 9216 = 9 * 1024 and no weight dim of a power-of-two width splits 576 ways.
@@ -113,7 +122,7 @@ struct TransformerLayer {
                            (Array, wq),                            // [d_model, heads, head_size]
                            (Array, wk), (Array, wv),               // [d_model, kv_heads, head_size]
                            (Array, wo),                            // [heads, head_size, d_model]
-                           (Array, mlp_norm),                      // [d_model]
+                           (std::optional<Array>, mlp_norm),       // [d_model]; none with parallel_blocks
                            (Array, w_gate), (Array, w_up),         // [d_model, d_ff]
                            (Array, w_down));                       // [d_ff, d_model]
 };

@@ -62,20 +62,24 @@ TEST(TransformerModelTest, ShardedStepEqualsTheUnshardedStep) {
 }
 
 TEST(TransformerModelTest, AbstractParamsMatchTheRealOnes) {
-  const TransformerConfig cfg = Tiny();
+  TransformerConfig cfg = Tiny();
   tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
   Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
-  ShapeDtypeTree abstract = abstract_transformer_params(cfg, mesh);
-  auto [leaves, def] = tree::flatten(init_transformer(cfg, random::key(0)));
-  ASSERT_EQ(abstract.def, def);
-  double count = 0;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    EXPECT_EQ(abstract.leaves[i].shape, leaves[i].shape()) << def.KeyPath(i);
-    EXPECT_EQ(abstract.leaves[i].dtype, leaves[i].dtype()) << def.KeyPath(i);
-    EXPECT_NE(abstract.leaves[i].sharding, nullptr);
-    count += static_cast<double>(leaves[i].size());
+  for (const bool parallel : {false, true}) {  // parallel blocks: no mlp_norm
+    cfg.parallel_blocks = parallel;
+    ShapeDtypeTree abstract = abstract_transformer_params(cfg, mesh);
+    auto [leaves, def] = tree::flatten(init_transformer(cfg, random::key(0)));
+    ASSERT_EQ(abstract.def, def);
+    EXPECT_EQ(transformer_param_shardings(cfg, mesh).size(), leaves.size());
+    double count = 0;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      EXPECT_EQ(abstract.leaves[i].shape, leaves[i].shape()) << def.KeyPath(i);
+      EXPECT_EQ(abstract.leaves[i].dtype, leaves[i].dtype()) << def.KeyPath(i);
+      EXPECT_NE(abstract.leaves[i].sharding, nullptr);
+      count += static_cast<double>(leaves[i].size());
+    }
+    EXPECT_EQ(count, cfg.num_params()) << parallel;
   }
-  EXPECT_EQ(count, cfg.num_params());
   // Llama-2-70B's shape with full multi-head attention: about 78e9 parameters.
   EXPECT_NEAR(TransformerConfig::Llama70B().num_params(), 7.8e10, 0.1e10);
 }
@@ -321,6 +325,158 @@ TEST(TransformerModelTest, MultiQueryAttentionSharesOneKeyValueHead) {
   auto [want, want_def] = tree::flatten(want_params);
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_TRUE(jnp::allclose(Host(got[i]), want[i], 1e-4, 1e-4)) << def.KeyPath(i);
+  }
+}
+
+// PaLM's parallel block by hand: x + Attention(norm(x)) + Mlp(norm(x)) with the serial
+// blocks' separate projections (dot-product attention), then the final norm and the output
+// projection; the mean next-token cross-entropy in f32.
+Array ParallelReferenceLoss(const TransformerParams& p, const Array& tokens, const Array& targets,
+                            const TransformerConfig& cfg) {
+  auto norm = [](const Array& x, const Array& scale) {
+    return x * jnp::rsqrt(jnp::mean(jnp::square(x), -1, /*keepdims=*/true) + 1e-6) * scale;
+  };
+  const int64_t t = cfg.seq_len, g = cfg.num_heads / cfg.kv_heads();
+  const Array causal = jnp::tril(jnp::ones({t, t}, bool_));
+  Array x = jnp::einsum("btv,vd->btd", nn::one_hot(tokens, cfg.vocab_size), p.embed);
+  for (const TransformerLayer& l : p.layers) {
+    const Array n = norm(x, l.attn_norm);
+    const Array q = jnp::einsum("btd,dhk->bthk", n, l.wq);
+    const Array k = jnp::repeat(jnp::einsum("btd,dhk->bthk", n, l.wk), g, 2);
+    const Array v = jnp::repeat(jnp::einsum("btd,dhk->bthk", n, l.wv), g, 2);
+    const Array scores = jnp::einsum("bthk,bshk->bhts", q, k) / std::sqrt(static_cast<double>(cfg.head_size()));
+    const Array probs = nn::softmax(jnp::where(causal, scores, -1e9f), -1);
+    const Array attention = jnp::einsum("bthk,hkd->btd", jnp::einsum("bhts,bshk->bthk", probs, v), l.wo);
+    const Array mlp = jnp::einsum("btf,fd->btd",
+                                  nn::silu(jnp::einsum("btd,df->btf", n, l.w_gate)) * jnp::einsum("btd,df->btf", n, l.w_up),
+                                  l.w_down);
+    x = x + attention + mlp;
+  }
+  const Array logits = jnp::einsum("btd,dv->btv", norm(x, p.final_norm), p.unembed);
+  return jnp::mean(nn::softmax_cross_entropy(logits, nn::one_hot(targets, cfg.vocab_size)));
+}
+
+// PaLM's parallel attention+MLP blocks (one shared norm, both sub-blocks reading it, their
+// outputs summed into the residual; the projections fused) compute the hand-written parallel
+// block in loss and gradients, with multi-head, grouped and multi-query attention, dot-product
+// and flash attention, and remat; the layers have no mlp_norm.
+TEST(TransformerModelTest, ParallelBlocksComputeTheHandWrittenParallelBlock) {
+  TransformerConfig cfg = Tiny();
+  cfg.parallel_blocks = true;
+  const Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  const Array targets = jnp::roll(tokens, -1, 1);
+  auto check = [&](const TransformerConfig& c, const std::string& what) {
+    const TransformerParams params = init_transformer(c, random::key(0));
+    ASSERT_FALSE(params.layers[0].mlp_norm.has_value()) << what;
+    auto [want_loss, want_grads] = value_and_grad([&](const TransformerParams& p) {
+      return ParallelReferenceLoss(p, tokens, targets, c);
+    })(params);
+    auto [got_loss, got_grads] = jit(value_and_grad([&](const TransformerParams& p) {
+      return transformer_loss(p, tokens, targets, c);
+    }))(params);
+    EXPECT_NEAR(got_loss.item<float>(), want_loss.item<float>(), 1e-5) << what;
+    auto [got, def] = tree::flatten(got_grads);
+    auto [want, want_def] = tree::flatten(want_grads);
+    ASSERT_EQ(def, want_def) << what;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(got[i], want[i], 1e-4, 1e-5)) << what << " " << def.KeyPath(i);
+    }
+  };
+  check(cfg, "multi-head");
+  TransformerConfig grouped = cfg;
+  grouped.num_kv_heads = 2;
+  check(grouped, "grouped-query");
+  TransformerConfig mqa = cfg;
+  mqa.num_kv_heads = 1;
+  mqa.head_dim = 8;
+  mqa.attention = "flash";
+  mqa.attention_block = 4;
+  mqa.remat = true;
+  check(mqa, "multi-query, flash, remat");
+  mqa.remat_policy = policies::save_only_these_names("query_proj", "out_proj");
+  check(mqa, "multi-query, flash, remat saving the fused projections' outputs");
+  // One norm per layer fewer than serial blocks.
+  EXPECT_EQ(Tiny().num_params() - cfg.num_params(), static_cast<double>(cfg.num_layers * cfg.d_model));
+  // Serial blocks' parameters (an mlp_norm per layer) are not parallel blocks' and vice versa.
+  EXPECT_THROW(transformer_loss(init_transformer(Tiny(), random::key(0)), tokens, targets, cfg), ValueError);
+  EXPECT_THROW(transformer_loss(init_transformer(cfg, random::key(0)), tokens, targets, Tiny()), ValueError);
+  cfg.d_ff = 30;  // not laid out per head
+  EXPECT_THROW(init_transformer(cfg, random::key(0)), ValueError);
+}
+
+// On 8 chips, the parallel-block step with the residual stream replicated over 'model', split
+// on the sequence and split on d_model (remat, flash, multi-query attention: PaLM's step)
+// computes the unsharded step.
+TEST(TransformerModelTest, ParallelBlocksShardedStepEqualsTheUnshardedStep) {
+  TransformerConfig cfg = Tiny();
+  cfg.parallel_blocks = true;
+  cfg.num_kv_heads = 1;
+  cfg.remat = true;
+  cfg.attention = "flash";
+  cfg.attention_block = 4;
+  const TransformerParams params = init_transformer(cfg, random::key(0));
+  const Array tokens = random::randint(random::key(1), {cfg.batch_size, cfg.seq_len}, 0, cfg.vocab_size);
+  const Array targets = jnp::roll(tokens, -1, 1);
+  auto [want_params, want_loss] = jit(TransformerTrainStep{cfg, Mesh()})(params, tokens, targets);
+  auto [want, def] = tree::flatten(want_params);
+  default_matmul_precision highest("highest");
+  const tpu::Pod pod = tpu::make_pod("v5e", {4, 2});
+  const Mesh mesh = make_mesh({4, 2}, {"data", "model"}, pod.devices());
+  const NamedSharding batch = transformer_batch_sharding(cfg, mesh);
+  for (const std::string split : {"none", "sequence", "embed"}) {
+    cfg.residual_sharding = split;
+    auto step = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch, batch});
+    auto [got_params, got_loss] = step(shard_transformer_params(params, cfg, mesh), tokens, targets);
+    EXPECT_NEAR(Host(got_loss).item<float>(), want_loss.item<float>(), 1e-5) << split;
+    auto [got, got_def] = tree::flatten(got_params);
+    ASSERT_EQ(got_def, def) << split;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(jnp::allclose(Host(got[i]), want[i], 1e-4, 1e-4)) << split << " " << def.KeyPath(i);
+    }
+  }
+}
+
+// A split residual stream with parallel blocks is all-gathered once and reduce-scattered once
+// per layer and direction (forward: the normalized input, the fused output's partial sums;
+// backward: the output's cotangent, the input's cotangent's partial sums), where serial blocks
+// do each twice. Counted over 'model' alone (a 1 x 4 mesh: no FSDP collectives) as the
+// difference between 3 and 2 layers, with the residual split on d_model and on the sequence.
+// (Split on the sequence, the shared key/value head's cotangents are reduce-scattered onto it
+// and gathered back too: smaller, not the stream's.)
+TEST(TransformerModelTest, ParallelBlocksGatherAndReduceScatterOncePerLayer) {
+  const tpu::Pod pod = tpu::make_pod("v5e", {2, 2});
+  const Mesh mesh = make_mesh({1, 4}, {"data", "model"}, pod.devices());
+  // (all-gathers, reduce-scatters) per layer of the planned step.
+  auto per_layer = [&](TransformerConfig cfg) {
+    auto count = [&](int64_t layers) {
+      cfg.num_layers = layers;
+      const ShapeDtypeStruct batch = abstract_transformer_batch(cfg, mesh);
+      const NamedSharding batch_sharding = transformer_batch_sharding(cfg, mesh);
+      const tpu::PodPlan plan = jit(TransformerTrainStep{cfg, mesh}, in_shardings{std::nullopt, batch_sharding,
+                                                                                 batch_sharding})
+                                    .lower(abstract_transformer_params(cfg, mesh), batch, batch)
+                                    .compile()
+                                    .plan();
+      // The residual stream's: [batch, seq, d_model] f32 whole, a quarter of it split.
+      const int64_t whole = cfg.batch_size * cfg.seq_len * cfg.d_model * 4;
+      std::pair<int64_t, int64_t> n{0, 0};
+      for (const tpu::CollectiveStepEntry& c : plan.step.collectives) {
+        if (c.kind == "all-gather" && c.bytes == whole) n.first += c.runs;
+        if (c.kind == "reduce-scatter" && c.bytes == whole / 4) n.second += c.runs;
+      }
+      return n;
+    };
+    const auto [gathers2, scatters2] = count(2);
+    const auto [gathers3, scatters3] = count(3);
+    return std::pair{gathers3 - gathers2, scatters3 - scatters2};
+  };
+  for (const std::string split : {"embed", "sequence"}) {
+    TransformerConfig cfg = Tiny();
+    cfg.num_kv_heads = 1;
+    cfg.residual_sharding = split;
+    EXPECT_EQ(per_layer(cfg), (std::pair<int64_t, int64_t>{4, 4})) << split << " serial";
+    cfg.parallel_blocks = true;
+    EXPECT_EQ(per_layer(cfg), (std::pair<int64_t, int64_t>{2, 2})) << split << " parallel";
   }
 }
 
