@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -332,21 +333,27 @@ class Mover {
       : options_(options), hoists_(hoists) {}
 
   // Prices every reduce-scatter accumulation of `loops` and takes those that pay, the largest
-  // saving first, while the estimated peak plus the accumulators grown so far fits the limit.
+  // saving first, each priced again beside those taken before it, while the estimated peak
+  // plus the accumulators grown so far fits the limit.
   absl::Status Plan(const std::vector<HloInstruction*>& loops);
   absl::StatusOr<bool> MoveOutOf(HloInstruction* loop);
 
  private:
   // The record of a reduce-scatter accumulation, priced (its outcome: pays or not).
-  absl::StatusOr<ReduceScatterHoist> Price(const HloInstruction& loop, const Accumulation& a, const Widening& w) const;
-  // Whether a priced accumulation that pays fits beside the ones grown so far; records it.
-  // `hoisted`: its full-size shape.
-  absl::StatusOr<bool> Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h);
+  absl::StatusOr<ReduceScatterHoist> Price(const HloInstruction& loop, const Accumulation& a, const Widening& w);
+  // What hoisting `rs` saves beside the hoists taken so far (h.saved_seconds), and whether
+  // that pays (else h's outcome says it does not).
+  absl::StatusOr<bool> Pays(const HloInstruction& rs, ReduceScatterHoist& h);
+  // Whether a priced accumulation that pays fits beside the ones grown so far; records it
+  // and, when it fits, tells the pricing it is taken. `hoisted`: its full-size shape.
+  absl::StatusOr<bool> Fit(const HloInstruction& loop, const HloInstruction& rs, const Shape& hoisted,
+                           ReduceScatterHoist& h);
 
   const WhileLoopAllReduceCodeMotionOptions& options_;
   std::vector<ReduceScatterHoist>* hoists_;
+  std::unique_ptr<ReduceScatterPricing> pricing_;  // made at the first candidate
   std::optional<int64_t> peak_;  // the estimated peak before this run
-  int64_t grown_ = 0;            // bytes the widened accumulators (and their zeros) added so far
+  int64_t grown_ = 0;            // bytes the widened accumulators (and their zeros and sums) added so far
   // The zeros the hoisted accumulators start from, one per computation and shape.
   absl::flat_hash_set<std::pair<const HloComputation*, std::string>> zeros_;
   // Plan's verdicts, by reduce-scatter; one made later (by a move out of an inner loop) is
@@ -355,7 +362,7 @@ class Mover {
 };
 
 absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, const Accumulation& a,
-                                                const Widening& w) const {
+                                                const Widening& w) {
   ReduceScatterHoist h{.reduce_scatter = a.collective->name(),
                        .loop = loop.name(),
                        .group_size = w.group_size,
@@ -364,16 +371,25 @@ absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, cons
                        .reduced_bytes = ShapeUtil::ByteSizeOf(a.collective->shape())};
   if (const std::optional<Counter> counter = UnitStepCounter(loop)) h.trips = counter->trips;
   h.grown_adds = std::max<int64_t>(h.trips, 0);
-  bool pays = h.trips > 1;
-  if (options_.reduce_scatter_savings) {
-    HLO_ASSIGN_OR_RETURN(h.saved_seconds, options_.reduce_scatter_savings(*a.collective, h));
-    pays = h.saved_seconds > 0;
+  if (options_.reduce_scatter_pricing && pricing_ == nullptr) {
+    HLO_ASSIGN_OR_RETURN(pricing_, options_.reduce_scatter_pricing(*loop.parent()->parent()));
   }
-  if (!pays) h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
+  HLO_RETURN_IF_ERROR(Pays(*a.collective, h).status());
   return h;
 }
 
-absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h) {
+absl::StatusOr<bool> Mover::Pays(const HloInstruction& rs, ReduceScatterHoist& h) {
+  bool pays = h.trips > 1;
+  if (pricing_ != nullptr) {
+    HLO_ASSIGN_OR_RETURN(h.saved_seconds, pricing_->Savings(rs, h));
+    pays = h.saved_seconds > 0;
+  }
+  h.outcome = pays ? ReduceScatterHoist::Outcome::kHoisted : ReduceScatterHoist::Outcome::kDoesNotPay;
+  return pays;
+}
+
+absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const HloInstruction& rs, const Shape& hoisted,
+                                ReduceScatterHoist& h) {
   const HloModule& module = *loop.parent()->parent();
   if (!peak_) {
     HLO_ASSIGN_OR_RETURN(peak_, options_.peak_bytes ? options_.peak_bytes(module) : EstimatedPeakBytes(module));
@@ -382,12 +398,14 @@ absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const Shape& hoisted
   h.memory_limit_bytes = options_.memory_limit_bytes;
   const std::pair<const HloComputation*, std::string> zeros{loop.parent(), hoisted.ToString()};
   h.zeros_bytes = zeros_.contains(zeros) ? 0 : h.hoisted_bytes;
+  h.add_bytes = h.extra_bytes();
   if (h.peak_bytes + h.grown_bytes() > options_.memory_limit_bytes) {
     h.outcome = ReduceScatterHoist::Outcome::kOverMemoryLimit;
     return false;
   }
   grown_ += h.grown_bytes();
   zeros_.insert(zeros);
+  if (pricing_ != nullptr) HLO_RETURN_IF_ERROR(pricing_->Take(rs, h));
   return true;
 }
 
@@ -407,7 +425,8 @@ absl::Status Mover::Plan(const std::vector<HloInstruction*>& loops) {
       hoisted.push_back(mv.widening->hoisted);
     }
   }
-  // The largest saving first (the earlier found on a tie): each takes its bytes while they fit.
+  // The largest saving first (the earlier found on a tie): each, priced again beside those
+  // taken before it, takes its bytes while it still pays and they fit.
   std::vector<size_t> paying;
   for (size_t i = 0; i < hoists_->size(); ++i) {
     if ((*hoists_)[i].outcome != ReduceScatterHoist::Outcome::kDoesNotPay) paying.push_back(i);
@@ -415,8 +434,15 @@ absl::Status Mover::Plan(const std::vector<HloInstruction*>& loops) {
   std::stable_sort(paying.begin(), paying.end(),
                    [&](size_t x, size_t y) { return (*hoists_)[x].saved_seconds > (*hoists_)[y].saved_seconds; });
   for (size_t i = 0; i < collectives.size(); ++i) taken_[collectives[i]] = false;
+  bool any_taken = false;
   for (size_t i : paying) {
-    HLO_ASSIGN_OR_RETURN(taken_[collectives[i]], Fit(*of_loop[i], hoisted[i], (*hoists_)[i]));
+    ReduceScatterHoist& h = (*hoists_)[i];
+    if (any_taken) {
+      HLO_ASSIGN_OR_RETURN(const bool pays, Pays(*collectives[i], h));
+      if (!pays) continue;
+    }
+    HLO_ASSIGN_OR_RETURN(taken_[collectives[i]], Fit(*of_loop[i], *collectives[i], hoisted[i], h));
+    any_taken |= taken_[collectives[i]];
   }
   return absl::OkStatus();
 }
@@ -438,7 +464,7 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
         HLO_ASSIGN_OR_RETURN(ReduceScatterHoist h, Price(*loop, mv.a, *mv.widening));
         take = false;
         if (h.outcome != ReduceScatterHoist::Outcome::kDoesNotPay) {
-          HLO_ASSIGN_OR_RETURN(take, Fit(*loop, mv.widening->hoisted, h));
+          HLO_ASSIGN_OR_RETURN(take, Fit(*loop, *mv.a.collective, mv.widening->hoisted, h));
         }
         hoists_->push_back(std::move(h));
       }
@@ -616,6 +642,28 @@ absl::StatusOr<int64_t> EstimatedPeakBytes(const HloModule& module, const Memory
   HLO_ASSIGN_OR_RETURN(const int64_t at_entry, arenas.Peak(entry));
   HLO_ASSIGN_OR_RETURN(const int64_t nested, arenas.LargestIn(entry));
   return at_entry + nested;
+}
+
+namespace {
+
+class EachAlone final : public ReduceScatterPricing {
+ public:
+  explicit EachAlone(ReduceScatterSavings savings) : savings_(std::move(savings)) {}
+  absl::StatusOr<double> Savings(const HloInstruction& reduce_scatter, const ReduceScatterHoist& hoist) override {
+    return savings_(reduce_scatter, hoist);
+  }
+  absl::Status Take(const HloInstruction&, const ReduceScatterHoist&) override { return absl::OkStatus(); }
+
+ private:
+  ReduceScatterSavings savings_;
+};
+
+}  // namespace
+
+ReduceScatterPricer PriceEachAlone(ReduceScatterSavings savings) {
+  return [savings = std::move(savings)](const HloModule&) -> absl::StatusOr<std::unique_ptr<ReduceScatterPricing>> {
+    return std::make_unique<EachAlone>(savings);
+  };
 }
 
 std::string ReduceScatterHoist::ToString() const {

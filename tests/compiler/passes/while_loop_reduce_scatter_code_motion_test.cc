@@ -8,7 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -254,26 +256,30 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenTheBiggerAccumulatorExceedsTh
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
   EXPECT_THAT(pass.reduce_scatter_hoists()[0].ToString(), ::testing::HasSubstr("exceed the memory limit"));
   EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kReduceScatter), 1);
-  // The limit holds the estimated peak, the 96 B more and the 128 B of zeros the loop starts
-  // the full-size accumulator from, to the byte.
+  // The limit holds the estimated peak, the 96 B more, the 128 B of zeros the loop starts the
+  // full-size accumulator from and the body's full-size sum (96 B more than the block's), to
+  // the byte.
   const int64_t peak = EstimatedPeakBytes(*module).value();
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].peak_bytes, peak);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].memory_limit_bytes, 100);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].zeros_bytes, 128);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].add_bytes, 96);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].grown_bytes(), 96 + 128 + 96);
   EXPECT_GE(peak, 128 + 32);
-  EXPECT_FALSE(Enabled(peak + 96 + 127).Run(module.get()).value());
-  EXPECT_TRUE(Enabled(peak + 96 + 128).Run(module.get()).value());
+  EXPECT_FALSE(Enabled(peak + 96 + 128 + 95).Run(module.get()).value());
+  EXPECT_TRUE(Enabled(peak + 96 + 128 + 96).Run(module.get()).value());
 }
 
 TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
   std::vector<ReduceScatterHoist> seen;
-  WhileLoopAllReduceCodeMotion pass({.enable_reduce_scatter = true,
-                                     .reduce_scatter_savings = [&](const HloInstruction& rs, const ReduceScatterHoist& h)
-                                         -> absl::StatusOr<double> {
-                                       EXPECT_EQ(rs.opcode(), HloOpcode::kReduceScatter);
-                                       seen.push_back(h);
-                                       return -1e-6;
-                                     }});
+  WhileLoopAllReduceCodeMotion pass(
+      {.enable_reduce_scatter = true,
+       .reduce_scatter_pricing = PriceEachAlone([&](const HloInstruction& rs, const ReduceScatterHoist& h)
+                                                    -> absl::StatusOr<double> {
+         EXPECT_EQ(rs.opcode(), HloOpcode::kReduceScatter);
+         seen.push_back(h);
+         return -1e-6;
+       })});
   auto module = ParseHloModule(Loop({})).value();
   EXPECT_FALSE(pass.Run(module.get()).value());
   ASSERT_EQ(seen.size(), 1u);
@@ -365,21 +371,23 @@ WhileLoopAllReduceCodeMotion Ranked(int64_t memory_limit_bytes, int* asked) {
   return WhileLoopAllReduceCodeMotion(
       {.enable_reduce_scatter = true,
        .memory_limit_bytes = memory_limit_bytes,
-       .reduce_scatter_savings = [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
-         return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
-       },
+       .reduce_scatter_pricing = PriceEachAlone(
+           [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
+             return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
+           }),
        .peak_bytes = [asked](const HloModule&) -> absl::StatusOr<int64_t> {
          ++*asked;
          return 1000;
        }});
 }
 
-// Over 4 chips each accumulator grows 4x and starts from zeros of its full size: a adds
-// 192 + 256 = 448 B, b 384 + 512 = 896 B, c 96 + 128 = 224 B. Under 1000 + 700 B, b (the
-// largest saving) does not fit; a then does (448), and c beside it (672): exactly a and c move.
+// Over 4 chips each accumulator grows 4x, starts from zeros of its full size and is summed
+// into a full-size buffer each trip: a adds 192 + 256 + 192 = 640 B, b 384 + 512 + 384 =
+// 1280 B, c 96 + 128 + 96 = 320 B. Under 1000 + 1000 B, b (the largest saving) does not fit;
+// a then does (640), and c beside it (960): exactly a and c move.
 TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRestStay) {
   int asked = 0;
-  WhileLoopAllReduceCodeMotion pass = Ranked(1000 + 700, &asked);
+  WhileLoopAllReduceCodeMotion pass = Ranked(1000 + 1000, &asked);
   auto module = ParseHloModule(ThreeAccumulators(4)).value();
   ASSERT_TRUE(pass.Run(module.get()).value());
   EXPECT_EQ(asked, 1);
@@ -388,15 +396,15 @@ TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRes
   EXPECT_EQ(h[0].reduce_scatter, "rs_a");
   EXPECT_EQ(h[0].outcome, Outcome::kHoisted);
   EXPECT_EQ(h[0].peak_bytes, 1000);
-  EXPECT_EQ(h[0].grown_bytes(), 448);
+  EXPECT_EQ(h[0].grown_bytes(), 640);
   EXPECT_EQ(h[1].reduce_scatter, "rs_b");
   EXPECT_EQ(h[1].outcome, Outcome::kOverMemoryLimit);
   EXPECT_EQ(h[1].peak_bytes, 1000);  // weighed first, before any grew
-  EXPECT_EQ(h[1].grown_bytes(), 896);
+  EXPECT_EQ(h[1].grown_bytes(), 1280);
   EXPECT_EQ(h[2].reduce_scatter, "rs_c");
   EXPECT_EQ(h[2].outcome, Outcome::kHoisted);
-  EXPECT_EQ(h[2].peak_bytes, 1000 + 448);
-  EXPECT_EQ(h[2].grown_bytes(), 224);
+  EXPECT_EQ(h[2].peak_bytes, 1000 + 640);
+  EXPECT_EQ(h[2].grown_bytes(), 320);
   // b's reduce-scatter stays in the loop; a's and c's run once after it, on the full sums.
   const HloComputation* body = module->GetComputationWithName("body");
   EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 1);
@@ -407,15 +415,62 @@ TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRes
   EXPECT_EQ(loop->shape().tuple_shapes(5).dimensions(), (std::vector<int64_t>{8, 4}));
   EXPECT_EQ(loop->shape().tuple_shapes(6).dimensions(), (std::vector<int64_t>{8, 4}));
 
-  // Room for b (896 B): it goes first, and neither a (896 + 448) nor c (896 + 224) fits beside it.
+  // Room for b (1280 B): it goes first, and neither a (1280 + 640) nor c (1280 + 320) fits beside it.
   int asked_again = 0;
-  WhileLoopAllReduceCodeMotion b_only = Ranked(1000 + 900, &asked_again);
+  WhileLoopAllReduceCodeMotion b_only = Ranked(1000 + 1300, &asked_again);
   auto again = ParseHloModule(ThreeAccumulators(4)).value();
   ASSERT_TRUE(b_only.Run(again.get()).value());
   EXPECT_EQ(b_only.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
   EXPECT_EQ(b_only.reduce_scatter_hoists()[1].outcome, Outcome::kHoisted);
   EXPECT_EQ(b_only.reduce_scatter_hoists()[2].outcome, Outcome::kOverMemoryLimit);
-  EXPECT_EQ(b_only.reduce_scatter_hoists()[2].peak_bytes, 1000 + 896);
+  EXPECT_EQ(b_only.reduce_scatter_hoists()[2].peak_bytes, 1000 + 1280);
+}
+
+// A target whose hoists share one saving, as runs queued on one interconnect do: alone, each
+// of a, b and c saves its own (2, 3 and 1 us); once b is taken, a's run is hidden (a saves
+// -1 us: only its bigger add is left), and c still saves 1 us. `taken` lists the takes.
+class SharedSavings final : public ReduceScatterPricing {
+ public:
+  explicit SharedSavings(std::vector<std::string>* taken) : taken_(taken) {}
+  absl::StatusOr<double> Savings(const HloInstruction& rs, const ReduceScatterHoist&) override {
+    const bool b_taken = std::find(taken_->begin(), taken_->end(), "rs_b") != taken_->end();
+    if (rs.name() == "rs_a") return b_taken ? -1e-6 : 2e-6;
+    return rs.name() == "rs_b" ? 3e-6 : 1e-6;
+  }
+  absl::Status Take(const HloInstruction& rs, const ReduceScatterHoist&) override {
+    taken_->push_back(rs.name());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::string>* taken_;
+};
+
+// Priced alone, all three pay; the largest (b) goes first, then a is priced again beside it
+// and no longer pays, and c does: b and c move, a stays with the saving it has beside b.
+TEST(WhileLoopReduceScatterCodeMotionTest, EachHoistIsPricedAgainBesideTheOnesTakenBeforeIt) {
+  std::vector<std::string> taken;
+  int made = 0;
+  WhileLoopAllReduceCodeMotion pass(
+      {.enable_reduce_scatter = true,
+       .reduce_scatter_pricing = [&](const HloModule&) -> absl::StatusOr<std::unique_ptr<ReduceScatterPricing>> {
+         ++made;
+         return std::make_unique<SharedSavings>(&taken);
+       }});
+  auto module = ParseHloModule(ThreeAccumulators(4)).value();
+  ASSERT_TRUE(pass.Run(module.get()).value());
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(taken, (std::vector<std::string>{"rs_b", "rs_c"}));
+  const std::vector<ReduceScatterHoist>& h = pass.reduce_scatter_hoists();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].outcome, Outcome::kDoesNotPay);
+  EXPECT_DOUBLE_EQ(h[0].saved_seconds, -1e-6);
+  EXPECT_EQ(h[1].outcome, Outcome::kHoisted);
+  EXPECT_DOUBLE_EQ(h[1].saved_seconds, 3e-6);
+  EXPECT_EQ(h[2].outcome, Outcome::kHoisted);
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 1);
+  EXPECT_NE(body->GetInstructionWithName("rs_a"), nullptr);
 }
 
 // The same choice where the values can be compared (groups of one: a reduce-scatter is a
