@@ -103,9 +103,11 @@ void Summarize(const char* what, const jx::tpu::UnreducedAccumulation& u) {
   const jx::tpu::AllReduceTally written = u.reduced.Of("reduce-scatter"), hoisted = u.unreduced.Of("reduce-scatter");
   std::map<std::string, int64_t> outcomes;
   int64_t checked_peak = 0;  // the memory check's estimate of the program with every hoist taken
+  double predicted = 0;      // the step time the hoists taken save, as priced
   for (const jx::hlo::ReduceScatterHoist& h : u.reduce_scatter_hoists) {
     if (h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kHoisted) {
       checked_peak = std::max(checked_peak, h.peak_bytes + h.grown_bytes());
+      predicted += h.saved_seconds;
     }
     outcomes[h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kHoisted        ? "hoisted"
              : h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kDoesNotPay ? "does not pay"
@@ -118,7 +120,8 @@ void Summarize(const char* what, const jx::tpu::UnreducedAccumulation& u) {
             << " runs\n  accumulations:";
   for (const auto& [outcome, n] : outcomes) std::cout << " " << n << " " << outcome << ";";
   std::cout << " HBM for the hoisted full-size accumulators: +" << GiB(u.extra_accumulator_bytes())
-            << " per chip; the memory check's peak with them: " << GiB(checked_peak) << "\n";
+            << " per chip; the memory check's peak with them: " << GiB(checked_peak) << "; priced to save "
+            << predicted << " s per step\n";
   if (!u.reduce_scatter_hoists.empty()) std::cout << "  e.g. " << u.reduce_scatter_hoists.front().ToString() << "\n";
 }
 

@@ -371,6 +371,7 @@ absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, cons
                        .reduced_bytes = ShapeUtil::ByteSizeOf(a.collective->shape())};
   if (const std::optional<Counter> counter = UnitStepCounter(loop)) h.trips = counter->trips;
   h.grown_adds = std::max<int64_t>(h.trips, 0);
+  if (a.slice != nullptr) h.add_bytes = (w.group_size - 1) * ShapeUtil::ByteSizeOf(a.slice->shape());
   if (options_.reduce_scatter_pricing && pricing_ == nullptr) {
     HLO_ASSIGN_OR_RETURN(pricing_, options_.reduce_scatter_pricing(*loop.parent()->parent()));
   }
@@ -398,7 +399,6 @@ absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const HloInstruction
   h.memory_limit_bytes = options_.memory_limit_bytes;
   const std::pair<const HloComputation*, std::string> zeros{loop.parent(), hoisted.ToString()};
   h.zeros_bytes = zeros_.contains(zeros) ? 0 : h.hoisted_bytes;
-  h.add_bytes = h.extra_bytes();
   if (h.peak_bytes + h.grown_bytes() > options_.memory_limit_bytes) {
     h.outcome = ReduceScatterHoist::Outcome::kOverMemoryLimit;
     return false;

@@ -45,9 +45,11 @@
 // options.memory_limit_bytes; a smaller one may still fit after a larger one did not. A
 // full-size accumulator is live for the whole loop, so its extra bytes add to any peak inside
 // the loop; as the loop starts, the zeros it starts from are live too
-// (ReduceScatterHoist::zeros_bytes); and each trip the body writes the full-size sum beside the
-// accumulator it replaces (ReduceScatterHoist::add_bytes). reduce_scatter_hoists() reports each
-// candidate's outcome.
+// (ReduceScatterHoist::zeros_bytes). Each trip a plain sum replaces the accumulator in place
+// (its last reader: XLA's buffer assignment, and the dry run's, give a loop state's buffer to
+// the value that replaces it), but a slice accumulation's sum is the widened slice, a buffer of
+// its own until it is written back (ReduceScatterHoist::add_bytes). reduce_scatter_hoists()
+// reports each candidate's outcome.
 //
 // It applies only where that holds: the collective reduces with add and feeds only the
 // accumulation; nothing in the loop (body or condition) reads the accumulator but that add
@@ -100,8 +102,9 @@ struct ReduceScatterHoist {
   // computation (equal broadcasts are one value after CSE): 0 when an accumulator hoisted
   // before this one out of a loop of the same computation has its shape, or when it does not pay.
   int64_t zeros_bytes = 0;
-  // The body's sum at the full size: a new buffer beside the accumulator it replaces, live to
-  // the end of the trip, where the block's sum was (extra_bytes() more; 0 when it does not pay).
+  // What the body's full-size sum adds beside the accumulator: a slice accumulation's sum is
+  // the widened slice, N times the block's, until it is written back (N - 1 slices more); a
+  // plain sum replaces the accumulator in place (0).
   int64_t add_bytes = 0;
   Outcome outcome = Outcome::kHoisted;
   int64_t extra_bytes() const { return hoisted_bytes - accumulator_bytes; }

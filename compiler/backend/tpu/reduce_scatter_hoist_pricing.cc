@@ -121,7 +121,9 @@ class ScheduleReplayPricing final : public hlo::ReduceScatterPricing {
     // The reduce-scatter after the loop reduces the whole accumulator: as many of the loop's
     // runs as it holds blocks (one for a plain sum, one per row for a stack of rows).
     const double after = run * static_cast<double>(h.accumulator_bytes) / static_cast<double>(h.reduced_bytes);
-    return static_cast<double>(h.trips) * per_run - after;
+    // And the loop starts each step from full-size zeros, written at the HBM bandwidth.
+    const double zeros = static_cast<double>(h.hoisted_bytes) / hbm_bandwidth_;
+    return static_cast<double>(h.trips) * per_run - after - zeros;
   }
 
   absl::Status Take(const HloInstruction& reduce_scatter, const hlo::ReduceScatterHoist& h) override {

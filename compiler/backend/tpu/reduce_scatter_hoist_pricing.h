@@ -11,6 +11,7 @@
 // A hoist out of a loop of `trips` trips saves
 //   trips x (the body's replay - the replay without the run, with the add at the full size)
 //   - the reduce-scatter after the loop (the accumulator's blocks' runs: counted exposed)
+//   - the full-size zeros the loop starts from (written each step at the HBM bandwidth)
 // where the bigger add reads and writes 3 x (full - block) more bytes at the HBM bandwidth,
 // charged where the run's done was. An unrolled pair saves the replay less the one without
 // the second reduce-scatter's run, with the full-size add. Each hoist taken stays out of the

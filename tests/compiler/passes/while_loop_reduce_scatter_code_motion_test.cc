@@ -256,18 +256,36 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenTheBiggerAccumulatorExceedsTh
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
   EXPECT_THAT(pass.reduce_scatter_hoists()[0].ToString(), ::testing::HasSubstr("exceed the memory limit"));
   EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kReduceScatter), 1);
-  // The limit holds the estimated peak, the 96 B more, the 128 B of zeros the loop starts the
-  // full-size accumulator from and the body's full-size sum (96 B more than the block's), to
-  // the byte.
+  // The limit holds the estimated peak, the 96 B more and the 128 B of zeros the loop starts
+  // the full-size accumulator from, to the byte; the body's sum replaces the accumulator in
+  // place (no buffer of its own).
   const int64_t peak = EstimatedPeakBytes(*module).value();
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].peak_bytes, peak);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].memory_limit_bytes, 100);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].zeros_bytes, 128);
-  EXPECT_EQ(pass.reduce_scatter_hoists()[0].add_bytes, 96);
-  EXPECT_EQ(pass.reduce_scatter_hoists()[0].grown_bytes(), 96 + 128 + 96);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].add_bytes, 0);
   EXPECT_GE(peak, 128 + 32);
-  EXPECT_FALSE(Enabled(peak + 96 + 128 + 95).Run(module.get()).value());
-  EXPECT_TRUE(Enabled(peak + 96 + 128 + 96).Run(module.get()).value());
+  EXPECT_FALSE(Enabled(peak + 96 + 127).Run(module.get()).value());
+  EXPECT_TRUE(Enabled(peak + 96 + 128).Run(module.get()).value());
+}
+
+// A slice accumulation's sum is the widened slice, a buffer of its own until the update writes
+// it back: f32[1,2,4] (32 B) becomes f32[1,8,4], 96 B more. With the accumulator's 384 B more
+// (f32[4,2,4] -> f32[4,8,4]) and its 512 B of zeros, the hoist needs 992 B beside the peak.
+TEST(WhileLoopReduceScatterCodeMotionTest, TheMemoryCheckCountsASliceAccumulationsFullSizeSum) {
+  WhileLoopAllReduceCodeMotion pass = Enabled(/*memory_limit_bytes=*/100);
+  auto module = ParseHloModule(SliceLoop("%z")).value();
+  EXPECT_FALSE(pass.Run(module.get()).value());
+  ASSERT_EQ(pass.reduce_scatter_hoists().size(), 1u);
+  const ReduceScatterHoist& h = pass.reduce_scatter_hoists()[0];
+  EXPECT_EQ(h.outcome, Outcome::kOverMemoryLimit);
+  EXPECT_EQ(h.extra_bytes(), 384);
+  EXPECT_EQ(h.zeros_bytes, 512);
+  EXPECT_EQ(h.add_bytes, 96);
+  EXPECT_EQ(h.grown_bytes(), 992);
+  const int64_t peak = EstimatedPeakBytes(*module).value();
+  EXPECT_FALSE(Enabled(peak + 991).Run(module.get()).value());
+  EXPECT_TRUE(Enabled(peak + 992).Run(module.get()).value());
 }
 
 TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
@@ -381,13 +399,12 @@ WhileLoopAllReduceCodeMotion Ranked(int64_t memory_limit_bytes, int* asked) {
        }});
 }
 
-// Over 4 chips each accumulator grows 4x, starts from zeros of its full size and is summed
-// into a full-size buffer each trip: a adds 192 + 256 + 192 = 640 B, b 384 + 512 + 384 =
-// 1280 B, c 96 + 128 + 96 = 320 B. Under 1000 + 1000 B, b (the largest saving) does not fit;
-// a then does (640), and c beside it (960): exactly a and c move.
+// Over 4 chips each accumulator grows 4x and starts from zeros of its full size: a adds
+// 192 + 256 = 448 B, b 384 + 512 = 896 B, c 96 + 128 = 224 B. Under 1000 + 700 B, b (the
+// largest saving) does not fit; a then does (448), and c beside it (672): exactly a and c move.
 TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRestStay) {
   int asked = 0;
-  WhileLoopAllReduceCodeMotion pass = Ranked(1000 + 1000, &asked);
+  WhileLoopAllReduceCodeMotion pass = Ranked(1000 + 700, &asked);
   auto module = ParseHloModule(ThreeAccumulators(4)).value();
   ASSERT_TRUE(pass.Run(module.get()).value());
   EXPECT_EQ(asked, 1);
@@ -396,15 +413,15 @@ TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRes
   EXPECT_EQ(h[0].reduce_scatter, "rs_a");
   EXPECT_EQ(h[0].outcome, Outcome::kHoisted);
   EXPECT_EQ(h[0].peak_bytes, 1000);
-  EXPECT_EQ(h[0].grown_bytes(), 640);
+  EXPECT_EQ(h[0].grown_bytes(), 448);
   EXPECT_EQ(h[1].reduce_scatter, "rs_b");
   EXPECT_EQ(h[1].outcome, Outcome::kOverMemoryLimit);
   EXPECT_EQ(h[1].peak_bytes, 1000);  // weighed first, before any grew
-  EXPECT_EQ(h[1].grown_bytes(), 1280);
+  EXPECT_EQ(h[1].grown_bytes(), 896);
   EXPECT_EQ(h[2].reduce_scatter, "rs_c");
   EXPECT_EQ(h[2].outcome, Outcome::kHoisted);
-  EXPECT_EQ(h[2].peak_bytes, 1000 + 640);
-  EXPECT_EQ(h[2].grown_bytes(), 320);
+  EXPECT_EQ(h[2].peak_bytes, 1000 + 448);
+  EXPECT_EQ(h[2].grown_bytes(), 224);
   // b's reduce-scatter stays in the loop; a's and c's run once after it, on the full sums.
   const HloComputation* body = module->GetComputationWithName("body");
   EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 1);
@@ -415,15 +432,15 @@ TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRes
   EXPECT_EQ(loop->shape().tuple_shapes(5).dimensions(), (std::vector<int64_t>{8, 4}));
   EXPECT_EQ(loop->shape().tuple_shapes(6).dimensions(), (std::vector<int64_t>{8, 4}));
 
-  // Room for b (1280 B): it goes first, and neither a (1280 + 640) nor c (1280 + 320) fits beside it.
+  // Room for b (896 B): it goes first, and neither a (896 + 448) nor c (896 + 224) fits beside it.
   int asked_again = 0;
-  WhileLoopAllReduceCodeMotion b_only = Ranked(1000 + 1300, &asked_again);
+  WhileLoopAllReduceCodeMotion b_only = Ranked(1000 + 900, &asked_again);
   auto again = ParseHloModule(ThreeAccumulators(4)).value();
   ASSERT_TRUE(b_only.Run(again.get()).value());
   EXPECT_EQ(b_only.reduce_scatter_hoists()[0].outcome, Outcome::kOverMemoryLimit);
   EXPECT_EQ(b_only.reduce_scatter_hoists()[1].outcome, Outcome::kHoisted);
   EXPECT_EQ(b_only.reduce_scatter_hoists()[2].outcome, Outcome::kOverMemoryLimit);
-  EXPECT_EQ(b_only.reduce_scatter_hoists()[2].peak_bytes, 1000 + 1280);
+  EXPECT_EQ(b_only.reduce_scatter_hoists()[2].peak_bytes, 1000 + 896);
 }
 
 // A target whose hoists share one saving, as runs queued on one interconnect do: alone, each
