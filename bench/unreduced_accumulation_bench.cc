@@ -102,16 +102,18 @@ std::string GiB(int64_t bytes) { return std::to_string(static_cast<double>(bytes
 void Summarize(const char* what, const jx::tpu::UnreducedAccumulation& u) {
   const jx::tpu::AllReduceTally written = u.reduced.Of("reduce-scatter"), hoisted = u.unreduced.Of("reduce-scatter");
   std::map<std::string, int64_t> outcomes;
+  using Outcome = jx::hlo::ReduceScatterHoist::Outcome;
   int64_t checked_peak = 0;  // the memory check's estimate of the program with every hoist taken
   double predicted = 0;      // the step time the hoists taken save, as priced
   for (const jx::hlo::ReduceScatterHoist& h : u.reduce_scatter_hoists) {
-    if (h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kHoisted) {
+    if (h.outcome == Outcome::kHoisted) {
       checked_peak = std::max(checked_peak, h.peak_bytes + h.grown_bytes());
       predicted += h.saved_seconds;
     }
-    outcomes[h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kHoisted        ? "hoisted"
-             : h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kDoesNotPay ? "does not pay"
-                                                                              : "over the memory limit"]++;
+    outcomes[h.outcome == Outcome::kHoisted          ? "hoisted"
+             : h.outcome == Outcome::kDoesNotPay     ? "does not pay"
+             : h.outcome == Outcome::kStepNotFaster  ? "not faster in the planned step"
+                                                     : "over the memory limit"]++;
   }
   std::cout << what << ":\n  reduce-scatters as written: " << written.runs() << " runs per step, " << GiB(written.bytes())
             << " per chip, " << written.seconds() << " s on the ICI\n  with the pipeline's hoisting: " << hoisted.runs()

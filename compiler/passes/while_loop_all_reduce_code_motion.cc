@@ -331,12 +331,25 @@ class Mover {
  public:
   Mover(const WhileLoopAllReduceCodeMotionOptions& options, std::vector<ReduceScatterHoist>* hoists)
       : options_(options), hoists_(hoists) {}
+  // A mover that takes exactly `taken` (reduce-scatters by name) of those found, unpriced:
+  // for a copy of the module a plan is tried on.
+  static Mover Taking(const WhileLoopAllReduceCodeMotionOptions& options, std::vector<ReduceScatterHoist>* hoists,
+                      const std::vector<std::string>& taken) {
+    Mover mover(options, hoists);
+    mover.fixed_ = true;
+    for (const std::string& name : taken) mover.taken_[name] = true;
+    return mover;
+  }
 
   // Prices every reduce-scatter accumulation of `loops` and takes those that pay, the largest
   // saving first, each priced again beside those taken before it, while the estimated peak
   // plus the accumulators grown so far fits the limit.
   absl::Status Plan(const std::vector<HloInstruction*>& loops);
   absl::StatusOr<bool> MoveOutOf(HloInstruction* loop);
+  // The reduce-scatters Plan took, in the order taken (the largest saving first).
+  const std::vector<std::string>& taken_in_order() const { return taken_in_order_; }
+  // Keeps the first `n` hoists taken; the rest stay in their loops (kStepNotFaster).
+  void KeepFirst(size_t n);
 
  private:
   // The record of a reduce-scatter accumulation, priced (its outcome: pays or not).
@@ -356,10 +369,22 @@ class Mover {
   int64_t grown_ = 0;            // bytes the widened accumulators (and their zeros and sums) added so far
   // The zeros the hoisted accumulators start from, one per computation and shape.
   absl::flat_hash_set<std::pair<const HloComputation*, std::string>> zeros_;
-  // Plan's verdicts, by reduce-scatter; one made later (by a move out of an inner loop) is
-  // priced and fitted when its loop is rewritten.
-  absl::flat_hash_map<const HloInstruction*, bool> taken_;
+  // Plan's verdicts, by reduce-scatter name; one made later (by a move out of an inner loop)
+  // is priced and fitted when its loop is rewritten (unless the verdicts are fixed: not taken).
+  absl::flat_hash_map<std::string, bool> taken_;
+  std::vector<std::string> taken_in_order_;
+  bool fixed_ = false;
 };
+
+void Mover::KeepFirst(size_t n) {
+  for (size_t i = n; i < taken_in_order_.size(); ++i) {
+    taken_[taken_in_order_[i]] = false;
+    for (ReduceScatterHoist& h : *hoists_) {
+      if (h.reduce_scatter == taken_in_order_[i]) h.outcome = ReduceScatterHoist::Outcome::kStepNotFaster;
+    }
+  }
+  if (n < taken_in_order_.size()) taken_in_order_.resize(n);
+}
 
 absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, const Accumulation& a,
                                                 const Widening& w) {
@@ -433,16 +458,16 @@ absl::Status Mover::Plan(const std::vector<HloInstruction*>& loops) {
   }
   std::stable_sort(paying.begin(), paying.end(),
                    [&](size_t x, size_t y) { return (*hoists_)[x].saved_seconds > (*hoists_)[y].saved_seconds; });
-  for (size_t i = 0; i < collectives.size(); ++i) taken_[collectives[i]] = false;
-  bool any_taken = false;
+  for (size_t i = 0; i < collectives.size(); ++i) taken_[collectives[i]->name()] = false;
   for (size_t i : paying) {
     ReduceScatterHoist& h = (*hoists_)[i];
-    if (any_taken) {
+    if (!taken_in_order_.empty()) {
       HLO_ASSIGN_OR_RETURN(const bool pays, Pays(*collectives[i], h));
       if (!pays) continue;
     }
-    HLO_ASSIGN_OR_RETURN(taken_[collectives[i]], Fit(*of_loop[i], *collectives[i], hoisted[i], h));
-    any_taken |= taken_[collectives[i]];
+    HLO_ASSIGN_OR_RETURN(const bool fits, Fit(*of_loop[i], *collectives[i], hoisted[i], h));
+    taken_[collectives[i]->name()] = fits;
+    if (fits) taken_in_order_.push_back(collectives[i]->name());
   }
   return absl::OkStatus();
 }
@@ -458,8 +483,10 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
   for (Move& mv : *movable) {
     bool take = true;  // all-reduces always move
     if (mv.widening) {
-      if (auto it = taken_.find(mv.a.collective); it != taken_.end()) {
+      if (auto it = taken_.find(mv.a.collective->name()); it != taken_.end()) {
         take = it->second;
+      } else if (fixed_) {
+        take = false;
       } else {  // made by a move out of an inner loop, after Plan
         HLO_ASSIGN_OR_RETURN(ReduceScatterHoist h, Price(*loop, mv.a, *mv.widening));
         take = false;
@@ -673,6 +700,8 @@ std::string ReduceScatterHoist::ToString() const {
   const std::string what =
       outcome == Outcome::kHoisted      ? std::string(unrolled ? "combined" : "hoisted")
       : outcome == Outcome::kDoesNotPay ? absl::StrFormat("%s (does not pay)", kept)
+      : outcome == Outcome::kStepNotFaster
+          ? absl::StrFormat("%s (the step with it is not faster as the target compiles the program)", kept)
                                         : absl::StrFormat("%s (the full-size accumulator would exceed the memory limit: "
                                                           "estimated peak %d B + %d B > %d B)",
                                                           kept, peak_bytes, grown_bytes(), memory_limit_bytes);
@@ -684,23 +713,57 @@ std::string ReduceScatterHoist::ToString() const {
                          accumulator_bytes, hoisted_bytes);
 }
 
-absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
-  hoists_.clear();
-  Mover mover(options_, &hoists_);
-  const auto callers = CallerCounts(*module);
-  // Callees first: a collective moved out of an inner loop may then leave the outer one.
+namespace {
+
+// The loops of `module` the pass rewrites, callees first: a collective moved out of an inner
+// loop may then leave the outer one.
+std::vector<HloInstruction*> LoopsToRewrite(const HloModule& module) {
+  const auto callers = CallerCounts(module);
   std::vector<HloInstruction*> loops;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* loop : LoopsWithOwnComputations(*computation, callers)) loops.push_back(loop);
   }
-  HLO_RETURN_IF_ERROR(mover.Plan(loops));
+  return loops;
+}
+
+absl::StatusOr<bool> MoveOutOfAll(Mover& mover, const std::vector<HloInstruction*>& loops) {
   bool changed = false;
   for (HloInstruction* loop : loops) {
     HLO_ASSIGN_OR_RETURN(bool moved, mover.MoveOutOf(loop));
     changed |= moved;
   }
   return changed;
+}
+
+// The step time of `module` with the first `n` of `taken` hoisted (on a copy).
+absl::StatusOr<double> StepSecondsWith(const HloModule& module, const WhileLoopAllReduceCodeMotionOptions& options,
+                                       const std::vector<std::string>& taken, size_t n) {
+  HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> copy, module.Clone());
+  std::vector<ReduceScatterHoist> unused;
+  Mover mover = Mover::Taking(options, &unused, std::vector<std::string>(taken.begin(), taken.begin() + n));
+  HLO_RETURN_IF_ERROR(MoveOutOfAll(mover, LoopsToRewrite(*copy)).status());
+  return options.step_seconds(*copy);
+}
+
+}  // namespace
+
+absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
+  hoists_.clear();
+  Mover mover(options_, &hoists_);
+  const std::vector<HloInstruction*> loops = LoopsToRewrite(*module);
+  HLO_RETURN_IF_ERROR(mover.Plan(loops));
+  if (options_.step_seconds && !mover.taken_in_order().empty()) {
+    // The largest savings first: while the step with them is not faster, try half as many.
+    HLO_ASSIGN_OR_RETURN(const double as_is, options_.step_seconds(*module));
+    size_t n = mover.taken_in_order().size();
+    for (; n > 0; n /= 2) {
+      HLO_ASSIGN_OR_RETURN(const double hoisted, StepSecondsWith(*module, options_, mover.taken_in_order(), n));
+      if (hoisted < as_is) break;
+    }
+    mover.KeepFirst(n);
+  }
+  return MoveOutOfAll(mover, loops);
 }
 
 }  // namespace jx::hlo

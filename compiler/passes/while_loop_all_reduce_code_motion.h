@@ -48,8 +48,9 @@
 // (ReduceScatterHoist::zeros_bytes). Each trip a plain sum replaces the accumulator in place
 // (its last reader: XLA's buffer assignment, and the dry run's, give a loop state's buffer to
 // the value that replaces it), but a slice accumulation's sum is the widened slice, a buffer of
-// its own until it is written back (ReduceScatterHoist::add_bytes). reduce_scatter_hoists()
-// reports each candidate's outcome.
+// its own until it is written back (ReduceScatterHoist::add_bytes). With options.step_seconds
+// the hoists taken are then checked against the target's step time (see there).
+// reduce_scatter_hoists() reports each candidate's outcome.
 //
 // It applies only where that holds: the collective reduces with add and feeds only the
 // accumulation; nothing in the loop (body or condition) reads the accumulator but that add
@@ -83,7 +84,7 @@ namespace jx::hlo {
 // ReduceScatterReassociate records its candidates so too: an unrolled sum of two
 // reduce-scatters is an accumulation of two trips with one full-size add and no loop.
 struct ReduceScatterHoist {
-  enum class Outcome { kHoisted, kDoesNotPay, kOverMemoryLimit };
+  enum class Outcome { kHoisted, kDoesNotPay, kOverMemoryLimit, kStepNotFaster };
   std::string reduce_scatter;     // its name in the loop body ("a + b": the two reassociated)
   std::string loop{};             // the while loop's name (empty: an unrolled sum)
   int64_t trips = -1;             // the loop's constant trip count; -1 when unknown
@@ -143,6 +144,8 @@ ReduceScatterPricer PriceEachAlone(ReduceScatterSavings savings);
 // A target's estimate of the most bytes `module`, as it stands, will keep live at once once
 // compiled (the TPU's: the chip's view of the program fused and scheduled, tpu_pipeline.h).
 using ModulePeakBytes = std::function<absl::StatusOr<int64_t>(const HloModule& module)>;
+// A target's estimate of the seconds `module`, as it stands, takes per step once compiled.
+using ModuleStepSeconds = std::function<absl::StatusOr<double>(const HloModule& module)>;
 
 struct WhileLoopAllReduceCodeMotionOptions {
   bool enable_reduce_scatter = false;
@@ -156,6 +159,11 @@ struct WhileLoopAllReduceCodeMotionOptions {
   // The program's peak before any accumulator grows, asked once per run when a hoist pays.
   // Unset: EstimatedPeakBytes(module), every value a buffer of its own as the text says.
   ModulePeakBytes peak_bytes{};
+  // When set, the hoists taken must make the step faster as the target compiles the program:
+  // the program with them is measured on a copy against the program as it is, and while it is
+  // not faster, only the first half of them (the largest savings) are tried; the rest stay
+  // (Outcome::kStepNotFaster). A price is a prediction; this is the target's word.
+  ModuleStepSeconds step_seconds{};
 };
 
 // The most bytes `module` keeps live at once, each computation measured by `memory_model` (the

@@ -22,6 +22,7 @@
 #include "jx/devices/profiler/profiler.h"
 #include "jx/devices/tpu/chip_classes.h"
 #include "jx/devices/tpu/chip_memory.h"
+#include "jx/devices/tpu/dry_run_measures.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
 #include "jx/devices/tpu/pod_overlap.h"
 #include "jx/devices/tpu/pod_rendezvous.h"
@@ -296,7 +297,7 @@ void VerifyOrThrow(const hlo::HloModule& module, const std::string& what, std::s
 
 // The TPU pipeline and the cost model on the pod (collectives timed on its torus; the
 // latency-hiding scheduler reads the same timer). The code motion weighs hoists against the
-// chip's memory as the plan measures it (ChipMemory of its compiled copy).
+// chip's memory and the step as the plan measures them (DryRunMeasures of a compiled copy).
 CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, const std::vector<const TpuChip*>& chips,
                              const std::string& what, const std::vector<bool>& donated, bool async_collectives,
                              Verify verify, PodProgram::Timings* timings, cpu_device::CompileTimer& stages) {
@@ -306,9 +307,7 @@ CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, co
   TpuTargetOptions options(spec);
   options.collective_timer = &timer;
   options.async_collectives = async_collectives;
-  AddTpuPasses(pipeline, options, [&](const hlo::HloModule& compiled) -> absl::StatusOr<int64_t> {
-    return ChipMemory(compiled, donated, what).first.peak_memory_in_bytes;
-  });
+  AddTpuPasses(pipeline, options, DryRunMeasures(client, chips, donated, what));
   const bool every_pass = verify == Verify::kEveryChangedPass;
   pipeline.set_verify(every_pass);
   if (!every_pass) VerifyOrThrow(*module, what, "input");

@@ -12,7 +12,7 @@
 #include "jx/compiler/passes/simplification_passes.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/cpu_compiler.h"
-#include "jx/devices/tpu/chip_memory.h"
+#include "jx/devices/tpu/dry_run_measures.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
 #include "jx/devices/tpu/tpu_client.h"
 
@@ -84,11 +84,10 @@ UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module,
   target.collective_timer = &timer;
   if (options.memory_limit_bytes) target.schedule_memory_limit_bytes = *options.memory_limit_bytes;
   hlo::HloPassPipeline hoist("unreduced-accumulation");
-  // The chip's memory as the plan measures it, so the analysis hoists what the plan does.
+  // The chip's memory and step as the plan measures them, so the analysis hoists what the plan
+  // does.
   const hlo::WhileLoopAllReduceCodeMotionOptions options_of_motion = CollectiveCodeMotionOptions(
-      target, [&](const hlo::HloModule& compiled) -> absl::StatusOr<int64_t> {
-        return ChipMemory(compiled, {}, StrCat("unreduced accumulation of ", module.name())).first.peak_memory_in_bytes;
-      });
+      target, DryRunMeasures(client, chips, {}, StrCat("unreduced accumulation of ", module.name())));
   const auto& motion = hoist.AddPass<hlo::WhileLoopAllReduceCodeMotion>(options_of_motion);
   hoist.AddPass<hlo::AllReduceReassociate>();
   const auto& reassociate = hoist.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{

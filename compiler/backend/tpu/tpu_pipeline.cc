@@ -77,29 +77,36 @@ absl::Status CompileKernelsAndSchedule(hlo::HloModule* module, const TpuTargetOp
 }
 
 absl::StatusOr<int64_t> ChipPeakBytes(const hlo::HloModule& module, const TpuTargetOptions& options,
-                                      const CompiledPeakBytes& measure) {
+                                      const CompiledMeasures& measures) {
   HLO_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> chip, module.Clone());
   HLO_RETURN_IF_ERROR(CompileKernelsAndSchedule(chip.get(), options));
-  return measure ? measure(*chip) : hlo::EstimatedPeakBytes(*chip, ChipMemoryPeak);
+  return measures.peak_bytes ? measures.peak_bytes(*chip) : hlo::EstimatedPeakBytes(*chip, ChipMemoryPeak);
 }
 
 hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options,
-                                                                     const CompiledPeakBytes& measure) {
+                                                                     const CompiledMeasures& measures) {
   hlo::WhileLoopAllReduceCodeMotionOptions o;
   if (!options.chip.has_value() || options.collective_timer == nullptr) return o;  // all-reduces only
   o.enable_reduce_scatter = true;
   o.memory_limit_bytes = options.schedule_memory_limit_bytes;
   o.reduce_scatter_pricing = ReduceScatterHoistPricer(options);
-  o.peak_bytes = [options, measure](const hlo::HloModule& module) { return ChipPeakBytes(module, options, measure); };
+  o.peak_bytes = [options, measures](const hlo::HloModule& module) { return ChipPeakBytes(module, options, measures); };
+  if (measures.step_seconds) {
+    o.step_seconds = [options, measures](const hlo::HloModule& module) -> absl::StatusOr<double> {
+      HLO_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> chip, module.Clone());
+      HLO_RETURN_IF_ERROR(CompileKernelsAndSchedule(chip.get(), options));
+      return measures.step_seconds(*chip);
+    };
+  }
   return o;
 }
 
-void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options, const CompiledPeakBytes& measure) {
+void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options, const CompiledMeasures& measures) {
   hlo::AddSimplificationPasses(pipeline);
   // Sums of all-reduced values (gradients accumulated over microbatches, in a loop or
   // unrolled) all-reduce once: the partial sums stay unreduced until the last add; sums of
   // reduce-scattered ones too, where that pays and the full-size accumulators fit.
-  const hlo::WhileLoopAllReduceCodeMotionOptions motion = CollectiveCodeMotionOptions(options, measure);
+  const hlo::WhileLoopAllReduceCodeMotionOptions motion = CollectiveCodeMotionOptions(options, measures);
   pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>(motion);
   pipeline.AddPass<hlo::AllReduceReassociate>();
   // An unrolled loop's reduce-scatters (XLA runs this right after AllReduceReassociate): with

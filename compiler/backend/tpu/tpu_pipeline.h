@@ -7,7 +7,7 @@
 //                       time the runs saved cost the step outweighs the bigger adds, and the
 //                       full-size accumulators fit
 //                       schedule_memory_limit_bytes beside the chip's peak (ChipPeakBytes,
-//                       measured as the caller's CompiledPeakBytes says: a dry run's plan),
+//                       measured as the caller's CompiledMeasures say: a dry run's plan),
 //                       the largest saving first (CollectiveCodeMotionOptions)
 //   reduce-scatter-reassociate  an unrolled sum of reduce-scatters reduce-scatters once, with
 //                       the same options (only where the loop's may move)
@@ -51,24 +51,29 @@
 
 namespace jx::tpu {
 
-// How the code motion measures the memory of a copy compiled for the chip (the module after
-// CompileKernelsAndSchedule). Unset: the scheduler's view (ChipMemoryPeak: MXU operands read
-// as stored) with the dry run's nesting rule (a loop body's arena added to the entry's peak:
-// hlo::EstimatedPeakBytes). A dry run passes its own measure (devices/tpu/chip_memory.h:
-// buffer assignment of the host program in the chip's view), so the code motion's gate holds
-// the peak the plan reports.
-using CompiledPeakBytes = std::function<absl::StatusOr<int64_t>(const hlo::HloModule& compiled)>;
+// What a caller that plans the program (a dry run) measures better than the pipeline, on a
+// copy compiled for the chip (the module after CompileKernelsAndSchedule):
+//   peak_bytes: its memory (unset: the scheduler's view, ChipMemoryPeak, with the dry run's
+//     nesting rule, a loop body's arena added to the entry's peak: hlo::EstimatedPeakBytes);
+//   step_seconds: its step time (unset: the hoists are not checked against the step).
+// A dry run passes its own (devices/tpu/dry_run_measures.h: ChipMemory and the planned
+// step), so the code motion's gates hold what the plan reports.
+struct CompiledMeasures {
+  std::function<absl::StatusOr<int64_t>(const hlo::HloModule& compiled)> peak_bytes{};
+  std::function<absl::StatusOr<double>(const hlo::HloModule& compiled)> step_seconds{};
+};
 
 void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options,
-                  const CompiledPeakBytes& measure = {});
+                  const CompiledMeasures& measures = {});
 
 // How the pipeline moves collectives out of loops: all-reduces always; reduce-scatters when
 // `options` name a chip and a collective timer, priced by what the step loses as the chip's
 // schedule runs it (ReduceScatterHoistPricer: the exposed time of the runs saved against the
 // bigger adds and the run after the loop), within schedule_memory_limit_bytes beside the
-// program's peak as ChipPeakBytes estimates it (with `measure`).
+// program's peak as ChipPeakBytes estimates it (with measures.peak_bytes); with
+// measures.step_seconds, the hoists taken are checked against the step of a compiled copy.
 hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options,
-                                                                     const CompiledPeakBytes& measure = {});
+                                                                     const CompiledMeasures& measures = {});
 
 // The pipeline's passes after the code motion (TPU numerics, fusion, the attention kernel,
 // asynchronous collectives, layouts, MXU tiles, the memory scheduler's and the latency-hiding
@@ -78,10 +83,10 @@ absl::Status CompileKernelsAndSchedule(hlo::HloModule* module, const TpuTargetOp
 
 // The most bytes `module` (as it stands early in the pipeline, before TpuNumerics) will hold
 // live at once on the chip: a copy is given CompileKernelsAndSchedule, then measured by
-// `measure` (unset: ChipMemoryPeak with hlo::EstimatedPeakBytes' nesting rule). An unfused
+// measures.peak_bytes (unset: ChipMemoryPeak with hlo::EstimatedPeakBytes' nesting rule). An unfused
 // program would count every intermediate of an element-wise chain (MaxText 32B's microbatch
 // loop: 23 GB where the plan holds 3.2 GiB).
 absl::StatusOr<int64_t> ChipPeakBytes(const hlo::HloModule& module, const TpuTargetOptions& options,
-                                      const CompiledPeakBytes& measure = {});
+                                      const CompiledMeasures& measures = {});
 
 }  // namespace jx::tpu

@@ -490,6 +490,51 @@ TEST(WhileLoopReduceScatterCodeMotionTest, EachHoistIsPricedAgainBesideTheOnesTa
   EXPECT_NE(body->GetInstructionWithName("rs_a"), nullptr);
 }
 
+// The target's step time says which hoists to keep: here the step with all three taken (b, a,
+// c by saving) is not faster than without, nor with b and a; with b alone it is. `tried`
+// records the reduce-scatters each measured program has left in its loop body.
+TEST(WhileLoopReduceScatterCodeMotionTest, HoistsThatDoNotMakeTheStepFasterStay) {
+  std::vector<std::vector<std::string>> tried;
+  WhileLoopAllReduceCodeMotion pass(
+      {.enable_reduce_scatter = true,
+       .reduce_scatter_pricing = PriceEachAlone(
+           [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
+             return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
+           }),
+       .step_seconds = [&](const HloModule& m) -> absl::StatusOr<double> {
+         std::vector<std::string> in_loop;
+         for (const HloInstruction* instr : m.GetComputationWithName("body")->instructions()) {
+           if (instr->opcode() == HloOpcode::kReduceScatter) in_loop.push_back(instr->name());
+         }
+         std::sort(in_loop.begin(), in_loop.end());
+         tried.push_back(in_loop);
+         // 10 s as written; 9 s with only b hoisted; 11 s with more.
+         return in_loop.size() == 3 ? 10.0 : in_loop == std::vector<std::string>{"rs_a", "rs_c"} ? 9.0 : 11.0;
+       }});
+  auto module = ParseHloModule(ThreeAccumulators(4)).value();
+  ASSERT_TRUE(pass.Run(module.get()).value());
+  // As written, then all three hoisted, then the first half (one: b).
+  ASSERT_EQ(tried.size(), 3u);
+  EXPECT_EQ(tried[0], (std::vector<std::string>{"rs_a", "rs_b", "rs_c"}));
+  EXPECT_TRUE(tried[1].empty());
+  EXPECT_EQ(tried[2], (std::vector<std::string>{"rs_a", "rs_c"}));
+  const std::vector<ReduceScatterHoist>& h = pass.reduce_scatter_hoists();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].outcome, Outcome::kStepNotFaster);
+  EXPECT_EQ(h[1].outcome, Outcome::kHoisted);
+  EXPECT_EQ(h[2].outcome, Outcome::kStepNotFaster);
+  EXPECT_THAT(h[0].ToString(), ::testing::HasSubstr("the step with it is not faster"));
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 2);
+  EXPECT_EQ(body->GetInstructionWithName("rs_b"), nullptr);
+  // No hoist that makes it faster: none moves.
+  WhileLoopAllReduceCodeMotion never(
+      {.enable_reduce_scatter = true, .step_seconds = [](const HloModule&) -> absl::StatusOr<double> { return 1.0; }});
+  auto again = ParseHloModule(ThreeAccumulators(4)).value();
+  EXPECT_FALSE(never.Run(again.get()).value());
+  for (const ReduceScatterHoist& r : never.reduce_scatter_hoists()) EXPECT_EQ(r.outcome, Outcome::kStepNotFaster);
+}
+
 // The same choice where the values can be compared (groups of one: a reduce-scatter is a
 // copy, nothing grows but the zeros, a 256 B, b 512 B, c 128 B): under 1000 + 400 B, a and c
 // move, b stays, and ParseAndRun checks the sums bit for bit against the program as written.
