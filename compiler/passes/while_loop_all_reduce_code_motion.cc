@@ -754,14 +754,22 @@ absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
   const std::vector<HloInstruction*> loops = LoopsToRewrite(*module);
   HLO_RETURN_IF_ERROR(mover.Plan(loops));
   if (options_.step_seconds && !mover.taken_in_order().empty()) {
-    // The largest savings first: while the step with them is not faster, try half as many.
+    // All of them; else the half with the largest savings; else the largest alone; else none.
+    // Each try compiles the program (a dry run plans its step), so they are few.
     HLO_ASSIGN_OR_RETURN(const double as_is, options_.step_seconds(*module));
-    size_t n = mover.taken_in_order().size();
-    for (; n > 0; n /= 2) {
+    const size_t all = mover.taken_in_order().size();
+    std::vector<size_t> tries = {all};
+    if (all / 2 > 1) tries.push_back(all / 2);
+    if (all > 1) tries.push_back(1);
+    size_t keep = 0;
+    for (const size_t n : tries) {
       HLO_ASSIGN_OR_RETURN(const double hoisted, StepSecondsWith(*module, options_, mover.taken_in_order(), n));
-      if (hoisted < as_is) break;
+      if (hoisted < as_is) {
+        keep = n;
+        break;
+      }
     }
-    mover.KeepFirst(n);
+    mover.KeepFirst(keep);
   }
   return MoveOutOfAll(mover, loops);
 }

@@ -160,8 +160,9 @@ struct WhileLoopAllReduceCodeMotionOptions {
   // Unset: EstimatedPeakBytes(module), every value a buffer of its own as the text says.
   ModulePeakBytes peak_bytes{};
   // When set, the hoists taken must make the step faster as the target compiles the program:
-  // the program with them is measured on a copy against the program as it is, and while it is
-  // not faster, only the first half of them (the largest savings) are tried; the rest stay
+  // the program with them is measured on a copy against the program as it is; if it is not
+  // faster, the half of them with the largest savings is tried, then the largest alone, then
+  // none (three tries at most: each compiles the program). Those left out stay
   // (Outcome::kStepNotFaster). A price is a prediction; this is the target's word.
   ModuleStepSeconds step_seconds{};
 };

@@ -15,15 +15,16 @@
 // chip's schedule runs them, against the bigger adds and the run after the loop) hoists it, the
 // seconds it saves and the bytes it costs, or that it was kept for memory (the chip's peak as
 // the plan measures it, ChipMemory of a compiled copy, plus the bigger accumulators, their
-// zeros and sums over the limit; the largest savings are weighed first) or because it does
-// not pay; an unrolled loop's sums of reduce-scatters (ReduceScatterReassociate) are listed
-// after, one per pair combined.
+// zeros and sums over the limit; the largest savings are weighed first), because it does not
+// pay, or because the planned step of the program with it is not faster (the dry run's check
+// of the hoists taken); an unrolled loop's sums of reduce-scatters (ReduceScatterReassociate)
+// are listed after, one per pair combined.
 //
 //   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = devices});
 //   UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*lowering, pod.client(), chips);
 //   u.reduced.runs();     // layers x microbatches
 //   u.unreduced.runs();   // layers
-//   u.reduce_scatter_hoists[0].outcome;   // kHoisted, kDoesNotPay, kOverMemoryLimit
+//   u.reduce_scatter_hoists[0].outcome;   // kHoisted, kDoesNotPay, kOverMemoryLimit, kStepNotFaster
 //   std::cout << u.ToString();
 #pragma once
 

@@ -513,7 +513,7 @@ TEST(WhileLoopReduceScatterCodeMotionTest, HoistsThatDoNotMakeTheStepFasterStay)
        }});
   auto module = ParseHloModule(ThreeAccumulators(4)).value();
   ASSERT_TRUE(pass.Run(module.get()).value());
-  // As written, then all three hoisted, then the first half (one: b).
+  // As written, then all three hoisted, then the largest alone (b; half of three is one).
   ASSERT_EQ(tried.size(), 3u);
   EXPECT_EQ(tried[0], (std::vector<std::string>{"rs_a", "rs_b", "rs_c"}));
   EXPECT_TRUE(tried[1].empty());
