@@ -5,10 +5,13 @@
 // with the accumulators unreduced (WhileLoopAllReduceCodeMotion's reduce-scatter mode, priced as
 // the TPU pipeline prices it): reduce-scatter runs per step, their bytes and ICI seconds, what
 // each hoist would cost in HBM, and what the pipeline decided under the chip's HBM and with no
-// memory limit. Timed: host seconds to plan and analyze the step (one iteration).
+// memory limit (priced by the step time the runs cost as the chip's schedule runs them), the
+// memory check's peak for the hoists taken, and the plan's step and peak. Timed: host seconds
+// to plan and analyze the step (one iteration).
 //   --microbatches=N (default 4), --layers=N (default 32: quicker looks with fewer).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -99,10 +102,18 @@ std::string GiB(int64_t bytes) { return std::to_string(static_cast<double>(bytes
 void Summarize(const char* what, const jx::tpu::UnreducedAccumulation& u) {
   const jx::tpu::AllReduceTally written = u.reduced.Of("reduce-scatter"), hoisted = u.unreduced.Of("reduce-scatter");
   std::map<std::string, int64_t> outcomes;
+  using Outcome = jx::hlo::ReduceScatterHoist::Outcome;
+  int64_t checked_peak = 0;  // the memory check's estimate of the program with every hoist taken
+  double predicted = 0;      // the step time the hoists taken save, as priced
   for (const jx::hlo::ReduceScatterHoist& h : u.reduce_scatter_hoists) {
-    outcomes[h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kHoisted        ? "hoisted"
-             : h.outcome == jx::hlo::ReduceScatterHoist::Outcome::kDoesNotPay ? "does not pay"
-                                                                              : "over the memory limit"]++;
+    if (h.outcome == Outcome::kHoisted) {
+      checked_peak = std::max(checked_peak, h.peak_bytes + h.grown_bytes());
+      predicted += h.saved_seconds;
+    }
+    outcomes[h.outcome == Outcome::kHoisted          ? "hoisted"
+             : h.outcome == Outcome::kDoesNotPay     ? "does not pay"
+             : h.outcome == Outcome::kStepNotFaster  ? "not faster in the planned step"
+                                                     : "over the memory limit"]++;
   }
   std::cout << what << ":\n  reduce-scatters as written: " << written.runs() << " runs per step, " << GiB(written.bytes())
             << " per chip, " << written.seconds() << " s on the ICI\n  with the pipeline's hoisting: " << hoisted.runs()
@@ -110,7 +121,9 @@ void Summarize(const char* what, const jx::tpu::UnreducedAccumulation& u) {
             << u.reduced.Of("all-reduce").runs() << " -> " << u.unreduced.Of("all-reduce").runs()
             << " runs\n  accumulations:";
   for (const auto& [outcome, n] : outcomes) std::cout << " " << n << " " << outcome << ";";
-  std::cout << " HBM for the hoisted full-size accumulators: +" << GiB(u.extra_accumulator_bytes()) << " per chip\n";
+  std::cout << " HBM for the hoisted full-size accumulators: +" << GiB(u.extra_accumulator_bytes())
+            << " per chip; the memory check's peak with them: " << GiB(checked_peak) << "; priced to save "
+            << predicted << " s per step\n";
   if (!u.reduce_scatter_hoists.empty()) std::cout << "  e.g. " << u.reduce_scatter_hoists.front().ToString() << "\n";
 }
 

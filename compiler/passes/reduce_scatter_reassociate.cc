@@ -1,5 +1,6 @@
 #include "jx/compiler/passes/reduce_scatter_reassociate.h"
 
+#include <memory>
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
@@ -29,6 +30,7 @@ bool IsReassociable(const HloInstruction* combine) {
 
 absl::StatusOr<bool> ReduceScatterReassociate::Run(HloModule* module) {
   records_.clear();
+  std::unique_ptr<ReduceScatterPricing> pricing;  // made at the first candidate
   std::optional<int64_t> peak;  // the estimated peak before this run (options.peak_bytes)
   int64_t grown = 0;            // bytes the full-size sums added so far
   // The reduce-scatters this run made of full-size sums.
@@ -52,8 +54,12 @@ absl::StatusOr<bool> ReduceScatterReassociate::Run(HloModule* module) {
                            .hoisted_bytes = ShapeUtil::ByteSizeOf(a.operand(0)->shape()),
                            .reduced_bytes = block};
       bool pays = true;
-      if (options_.savings) {
-        HLO_ASSIGN_OR_RETURN(h.saved_seconds, options_.savings(a, h));
+      if (options_.pricing) {
+        if (pricing == nullptr) {
+          HLO_ASSIGN_OR_RETURN(pricing, options_.pricing(*module));
+        }
+        // b's run is the one combining saves (a's reduce-scatter stays, of the sum).
+        HLO_ASSIGN_OR_RETURN(h.saved_seconds, pricing->Savings(b, h));
         pays = h.saved_seconds > 0;
       }
       if (!pays) {
@@ -74,6 +80,7 @@ absl::StatusOr<bool> ReduceScatterReassociate::Run(HloModule* module) {
       }
       records_.push_back(h);
       if (h.outcome != ReduceScatterHoist::Outcome::kHoisted) continue;
+      if (pricing != nullptr) HLO_RETURN_IF_ERROR(pricing->Take(b, h));
       full_size_sums.erase(&b);  // removed with `combine`
       HLO_ASSIGN_OR_RETURN(HloInstruction * kept, ReassociateCollectivePair(computation, combine));
       full_size_sums.insert(kept);

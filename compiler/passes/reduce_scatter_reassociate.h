@@ -13,7 +13,9 @@
 // from blocks to the full-size values: the first value summed stays live at the full size
 // until the last is added (XLA's WhileLoopAllReduceCodeMotion trades the same way in a loop).
 // So each candidate passes the same two gates as that pass' reduce-scatter mode: the pricing
-// (options.savings: one run saved against the add at the full size; unset: always) and the
+// (options.pricing, made once per run: the step's time one run fewer saves, the exposed part,
+// against the add at the full size, each beside the pairs combined before it; unset: always
+// pays) and the
 // memory limit (the program's estimated peak, options.peak_bytes as the loop pass', plus the
 // full-size sums grown so far, each counted once per chain, within options.memory_limit_bytes),
 // in the order found (a chain's links must fold in order). records() reports each candidate
@@ -22,7 +24,7 @@
 //
 // Floating-point sums are reassociated (the partitions' values are added in a different order).
 //
-//   ReduceScatterReassociate pass({.memory_limit_bytes = hbm, .savings = price});
+//   ReduceScatterReassociate pass({.memory_limit_bytes = hbm, .pricing = pricer});
 //   HLO_ASSIGN_OR_RETURN(bool changed, pass.Run(module));
 #pragma once
 
@@ -41,8 +43,10 @@ namespace jx::hlo {
 
 struct ReduceScatterReassociateOptions {
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
-  ReduceScatterSavings savings;  // unset: every combination pays (one run fewer)
-  ModulePeakBytes peak_bytes;    // unset: EstimatedPeakBytes(module)
+  // Prices the run the second reduce-scatter of each pair would have made; unset: every
+  // combination pays (one run fewer).
+  ReduceScatterPricer pricing{};
+  ModulePeakBytes peak_bytes{};  // unset: EstimatedPeakBytes(module)
 };
 
 class ReduceScatterReassociate : public HloPass {

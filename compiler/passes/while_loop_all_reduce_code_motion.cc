@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -330,32 +331,63 @@ class Mover {
  public:
   Mover(const WhileLoopAllReduceCodeMotionOptions& options, std::vector<ReduceScatterHoist>* hoists)
       : options_(options), hoists_(hoists) {}
+  // A mover that takes exactly `taken` (reduce-scatters by name) of those found, unpriced:
+  // for a copy of the module a plan is tried on.
+  static Mover Taking(const WhileLoopAllReduceCodeMotionOptions& options, std::vector<ReduceScatterHoist>* hoists,
+                      const std::vector<std::string>& taken) {
+    Mover mover(options, hoists);
+    mover.fixed_ = true;
+    for (const std::string& name : taken) mover.taken_[name] = true;
+    return mover;
+  }
 
   // Prices every reduce-scatter accumulation of `loops` and takes those that pay, the largest
-  // saving first, while the estimated peak plus the accumulators grown so far fits the limit.
+  // saving first, each priced again beside those taken before it, while the estimated peak
+  // plus the accumulators grown so far fits the limit.
   absl::Status Plan(const std::vector<HloInstruction*>& loops);
   absl::StatusOr<bool> MoveOutOf(HloInstruction* loop);
+  // The reduce-scatters Plan took, in the order taken (the largest saving first).
+  const std::vector<std::string>& taken_in_order() const { return taken_in_order_; }
+  // Keeps the first `n` hoists taken; the rest stay in their loops (kStepNotFaster).
+  void KeepFirst(size_t n);
 
  private:
   // The record of a reduce-scatter accumulation, priced (its outcome: pays or not).
-  absl::StatusOr<ReduceScatterHoist> Price(const HloInstruction& loop, const Accumulation& a, const Widening& w) const;
-  // Whether a priced accumulation that pays fits beside the ones grown so far; records it.
-  // `hoisted`: its full-size shape.
-  absl::StatusOr<bool> Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h);
+  absl::StatusOr<ReduceScatterHoist> Price(const HloInstruction& loop, const Accumulation& a, const Widening& w);
+  // What hoisting `rs` saves beside the hoists taken so far (h.saved_seconds), and whether
+  // that pays (else h's outcome says it does not).
+  absl::StatusOr<bool> Pays(const HloInstruction& rs, ReduceScatterHoist& h);
+  // Whether a priced accumulation that pays fits beside the ones grown so far; records it
+  // and, when it fits, tells the pricing it is taken. `hoisted`: its full-size shape.
+  absl::StatusOr<bool> Fit(const HloInstruction& loop, const HloInstruction& rs, const Shape& hoisted,
+                           ReduceScatterHoist& h);
 
   const WhileLoopAllReduceCodeMotionOptions& options_;
   std::vector<ReduceScatterHoist>* hoists_;
+  std::unique_ptr<ReduceScatterPricing> pricing_;  // made at the first candidate
   std::optional<int64_t> peak_;  // the estimated peak before this run
-  int64_t grown_ = 0;            // bytes the widened accumulators (and their zeros) added so far
+  int64_t grown_ = 0;            // bytes the widened accumulators (and their zeros and sums) added so far
   // The zeros the hoisted accumulators start from, one per computation and shape.
   absl::flat_hash_set<std::pair<const HloComputation*, std::string>> zeros_;
-  // Plan's verdicts, by reduce-scatter; one made later (by a move out of an inner loop) is
-  // priced and fitted when its loop is rewritten.
-  absl::flat_hash_map<const HloInstruction*, bool> taken_;
+  // Plan's verdicts, by reduce-scatter name; one made later (by a move out of an inner loop)
+  // is priced and fitted when its loop is rewritten (unless the verdicts are fixed: not taken).
+  absl::flat_hash_map<std::string, bool> taken_;
+  std::vector<std::string> taken_in_order_;
+  bool fixed_ = false;
 };
 
+void Mover::KeepFirst(size_t n) {
+  for (size_t i = n; i < taken_in_order_.size(); ++i) {
+    taken_[taken_in_order_[i]] = false;
+    for (ReduceScatterHoist& h : *hoists_) {
+      if (h.reduce_scatter == taken_in_order_[i]) h.outcome = ReduceScatterHoist::Outcome::kStepNotFaster;
+    }
+  }
+  if (n < taken_in_order_.size()) taken_in_order_.resize(n);
+}
+
 absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, const Accumulation& a,
-                                                const Widening& w) const {
+                                                const Widening& w) {
   ReduceScatterHoist h{.reduce_scatter = a.collective->name(),
                        .loop = loop.name(),
                        .group_size = w.group_size,
@@ -364,16 +396,26 @@ absl::StatusOr<ReduceScatterHoist> Mover::Price(const HloInstruction& loop, cons
                        .reduced_bytes = ShapeUtil::ByteSizeOf(a.collective->shape())};
   if (const std::optional<Counter> counter = UnitStepCounter(loop)) h.trips = counter->trips;
   h.grown_adds = std::max<int64_t>(h.trips, 0);
-  bool pays = h.trips > 1;
-  if (options_.reduce_scatter_savings) {
-    HLO_ASSIGN_OR_RETURN(h.saved_seconds, options_.reduce_scatter_savings(*a.collective, h));
-    pays = h.saved_seconds > 0;
+  if (a.slice != nullptr) h.add_bytes = (w.group_size - 1) * ShapeUtil::ByteSizeOf(a.slice->shape());
+  if (options_.reduce_scatter_pricing && pricing_ == nullptr) {
+    HLO_ASSIGN_OR_RETURN(pricing_, options_.reduce_scatter_pricing(*loop.parent()->parent()));
   }
-  if (!pays) h.outcome = ReduceScatterHoist::Outcome::kDoesNotPay;
+  HLO_RETURN_IF_ERROR(Pays(*a.collective, h).status());
   return h;
 }
 
-absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const Shape& hoisted, ReduceScatterHoist& h) {
+absl::StatusOr<bool> Mover::Pays(const HloInstruction& rs, ReduceScatterHoist& h) {
+  bool pays = h.trips > 1;
+  if (pricing_ != nullptr) {
+    HLO_ASSIGN_OR_RETURN(h.saved_seconds, pricing_->Savings(rs, h));
+    pays = h.saved_seconds > 0;
+  }
+  h.outcome = pays ? ReduceScatterHoist::Outcome::kHoisted : ReduceScatterHoist::Outcome::kDoesNotPay;
+  return pays;
+}
+
+absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const HloInstruction& rs, const Shape& hoisted,
+                                ReduceScatterHoist& h) {
   const HloModule& module = *loop.parent()->parent();
   if (!peak_) {
     HLO_ASSIGN_OR_RETURN(peak_, options_.peak_bytes ? options_.peak_bytes(module) : EstimatedPeakBytes(module));
@@ -388,6 +430,7 @@ absl::StatusOr<bool> Mover::Fit(const HloInstruction& loop, const Shape& hoisted
   }
   grown_ += h.grown_bytes();
   zeros_.insert(zeros);
+  if (pricing_ != nullptr) HLO_RETURN_IF_ERROR(pricing_->Take(rs, h));
   return true;
 }
 
@@ -407,16 +450,24 @@ absl::Status Mover::Plan(const std::vector<HloInstruction*>& loops) {
       hoisted.push_back(mv.widening->hoisted);
     }
   }
-  // The largest saving first (the earlier found on a tie): each takes its bytes while they fit.
+  // The largest saving first (the earlier found on a tie): each, priced again beside those
+  // taken before it, takes its bytes while it still pays and they fit.
   std::vector<size_t> paying;
   for (size_t i = 0; i < hoists_->size(); ++i) {
     if ((*hoists_)[i].outcome != ReduceScatterHoist::Outcome::kDoesNotPay) paying.push_back(i);
   }
   std::stable_sort(paying.begin(), paying.end(),
                    [&](size_t x, size_t y) { return (*hoists_)[x].saved_seconds > (*hoists_)[y].saved_seconds; });
-  for (size_t i = 0; i < collectives.size(); ++i) taken_[collectives[i]] = false;
+  for (size_t i = 0; i < collectives.size(); ++i) taken_[collectives[i]->name()] = false;
   for (size_t i : paying) {
-    HLO_ASSIGN_OR_RETURN(taken_[collectives[i]], Fit(*of_loop[i], hoisted[i], (*hoists_)[i]));
+    ReduceScatterHoist& h = (*hoists_)[i];
+    if (!taken_in_order_.empty()) {
+      HLO_ASSIGN_OR_RETURN(const bool pays, Pays(*collectives[i], h));
+      if (!pays) continue;
+    }
+    HLO_ASSIGN_OR_RETURN(const bool fits, Fit(*of_loop[i], *collectives[i], hoisted[i], h));
+    taken_[collectives[i]->name()] = fits;
+    if (fits) taken_in_order_.push_back(collectives[i]->name());
   }
   return absl::OkStatus();
 }
@@ -432,13 +483,15 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
   for (Move& mv : *movable) {
     bool take = true;  // all-reduces always move
     if (mv.widening) {
-      if (auto it = taken_.find(mv.a.collective); it != taken_.end()) {
+      if (auto it = taken_.find(mv.a.collective->name()); it != taken_.end()) {
         take = it->second;
+      } else if (fixed_) {
+        take = false;
       } else {  // made by a move out of an inner loop, after Plan
         HLO_ASSIGN_OR_RETURN(ReduceScatterHoist h, Price(*loop, mv.a, *mv.widening));
         take = false;
         if (h.outcome != ReduceScatterHoist::Outcome::kDoesNotPay) {
-          HLO_ASSIGN_OR_RETURN(take, Fit(*loop, mv.widening->hoisted, h));
+          HLO_ASSIGN_OR_RETURN(take, Fit(*loop, *mv.a.collective, mv.widening->hoisted, h));
         }
         hoists_->push_back(std::move(h));
       }
@@ -618,6 +671,28 @@ absl::StatusOr<int64_t> EstimatedPeakBytes(const HloModule& module, const Memory
   return at_entry + nested;
 }
 
+namespace {
+
+class EachAlone final : public ReduceScatterPricing {
+ public:
+  explicit EachAlone(ReduceScatterSavings savings) : savings_(std::move(savings)) {}
+  absl::StatusOr<double> Savings(const HloInstruction& reduce_scatter, const ReduceScatterHoist& hoist) override {
+    return savings_(reduce_scatter, hoist);
+  }
+  absl::Status Take(const HloInstruction&, const ReduceScatterHoist&) override { return absl::OkStatus(); }
+
+ private:
+  ReduceScatterSavings savings_;
+};
+
+}  // namespace
+
+ReduceScatterPricer PriceEachAlone(ReduceScatterSavings savings) {
+  return [savings = std::move(savings)](const HloModule&) -> absl::StatusOr<std::unique_ptr<ReduceScatterPricing>> {
+    return std::make_unique<EachAlone>(savings);
+  };
+}
+
 std::string ReduceScatterHoist::ToString() const {
   // An unrolled sum (ReduceScatterReassociate's) has no loop: its runs are combined or kept apart.
   const bool unrolled = loop.empty();
@@ -625,6 +700,8 @@ std::string ReduceScatterHoist::ToString() const {
   const std::string what =
       outcome == Outcome::kHoisted      ? std::string(unrolled ? "combined" : "hoisted")
       : outcome == Outcome::kDoesNotPay ? absl::StrFormat("%s (does not pay)", kept)
+      : outcome == Outcome::kStepNotFaster
+          ? absl::StrFormat("%s (the step with it is not faster as the target compiles the program)", kept)
                                         : absl::StrFormat("%s (the full-size accumulator would exceed the memory limit: "
                                                           "estimated peak %d B + %d B > %d B)",
                                                           kept, peak_bytes, grown_bytes(), memory_limit_bytes);
@@ -636,23 +713,65 @@ std::string ReduceScatterHoist::ToString() const {
                          accumulator_bytes, hoisted_bytes);
 }
 
-absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
-  hoists_.clear();
-  Mover mover(options_, &hoists_);
-  const auto callers = CallerCounts(*module);
-  // Callees first: a collective moved out of an inner loop may then leave the outer one.
+namespace {
+
+// The loops of `module` the pass rewrites, callees first: a collective moved out of an inner
+// loop may then leave the outer one.
+std::vector<HloInstruction*> LoopsToRewrite(const HloModule& module) {
+  const auto callers = CallerCounts(module);
   std::vector<HloInstruction*> loops;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* loop : LoopsWithOwnComputations(*computation, callers)) loops.push_back(loop);
   }
-  HLO_RETURN_IF_ERROR(mover.Plan(loops));
+  return loops;
+}
+
+absl::StatusOr<bool> MoveOutOfAll(Mover& mover, const std::vector<HloInstruction*>& loops) {
   bool changed = false;
   for (HloInstruction* loop : loops) {
     HLO_ASSIGN_OR_RETURN(bool moved, mover.MoveOutOf(loop));
     changed |= moved;
   }
   return changed;
+}
+
+// The step time of `module` with the first `n` of `taken` hoisted (on a copy).
+absl::StatusOr<double> StepSecondsWith(const HloModule& module, const WhileLoopAllReduceCodeMotionOptions& options,
+                                       const std::vector<std::string>& taken, size_t n) {
+  HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> copy, module.Clone());
+  std::vector<ReduceScatterHoist> unused;
+  Mover mover = Mover::Taking(options, &unused, std::vector<std::string>(taken.begin(), taken.begin() + n));
+  HLO_RETURN_IF_ERROR(MoveOutOfAll(mover, LoopsToRewrite(*copy)).status());
+  return options.step_seconds(*copy);
+}
+
+}  // namespace
+
+absl::StatusOr<bool> WhileLoopAllReduceCodeMotion::Run(HloModule* module) {
+  hoists_.clear();
+  Mover mover(options_, &hoists_);
+  const std::vector<HloInstruction*> loops = LoopsToRewrite(*module);
+  HLO_RETURN_IF_ERROR(mover.Plan(loops));
+  if (options_.step_seconds && !mover.taken_in_order().empty()) {
+    // All of them; else the half with the largest savings; else the largest alone; else none.
+    // Each try compiles the program (a dry run plans its step), so they are few.
+    HLO_ASSIGN_OR_RETURN(const double as_is, options_.step_seconds(*module));
+    const size_t all = mover.taken_in_order().size();
+    std::vector<size_t> tries = {all};
+    if (all / 2 > 1) tries.push_back(all / 2);
+    if (all > 1) tries.push_back(1);
+    size_t keep = 0;
+    for (const size_t n : tries) {
+      HLO_ASSIGN_OR_RETURN(const double hoisted, StepSecondsWith(*module, options_, mover.taken_in_order(), n));
+      if (hoisted < as_is) {
+        keep = n;
+        break;
+      }
+    }
+    mover.KeepFirst(keep);
+  }
+  return MoveOutOfAll(mover, loops);
 }
 
 }  // namespace jx::hlo

@@ -6,20 +6,11 @@
 #include <thread>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
-
-#include "jx/compiler/backend/cpu/buffer_assignment.h"
 #include "jx/compiler/backend/cpu/cpu_executable.h"
-#include "jx/compiler/backend/cpu/generic_reduce_expander.h"
-#include "jx/compiler/backend/cpu/masked_gather_fusion.h"
-#include "jx/compiler/backend/cpu/widened_window_fusion.h"
-#include "jx/compiler/backend/tpu/mxu_operand_reads.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
-#include "jx/compiler/passes/hlo_scheduling.h"
-#include "jx/compiler/passes/layout_assignment.h"
 #include "jx/core/config.h"
 #include "jx/core/errors.h"
 #include "jx/core/sharding.h"
@@ -30,7 +21,8 @@
 #include "jx/devices/interconnect/torus.h"
 #include "jx/devices/profiler/profiler.h"
 #include "jx/devices/tpu/chip_classes.h"
-#include "jx/devices/tpu/hbm_peak_analysis.h"
+#include "jx/devices/tpu/chip_memory.h"
+#include "jx/devices/tpu/dry_run_measures.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
 #include "jx/devices/tpu/pod_overlap.h"
 #include "jx/devices/tpu/pod_rendezvous.h"
@@ -40,118 +32,8 @@ namespace jx::tpu {
 namespace {
 
 using cpu_device::ThrowStatus;
-using cpu_device::ToMemoryAnalysis;
 
 constexpr double kMicros = 1e6;
-
-// The program the chips' threads run: the optimized module with the host's layouts, in the
-// chips' order (the latency-hiding schedule), so its peak memory is the one the overlap implies.
-std::unique_ptr<hlo::HloModule> HostModuleOf(const hlo::HloModule& module, const std::string& what) {
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module.Clone();
-  if (!host_module.ok()) ThrowStatus(StrCat(what, ": clone failed"), host_module.status());
-  if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
-    ThrowStatus(StrCat(what, ": host layout assignment failed"), ran.status());
-  }
-  for (const hlo::HloComputation* computation : module.computations()) {
-    hlo::HloComputation* host = (*host_module)->GetComputationWithName(computation->name());
-    if (computation->IsFusionComputation() || host == nullptr) continue;
-    std::vector<std::string> names;
-    for (const hlo::HloInstruction* instr : computation->MakeSequentialOrder()) names.push_back(instr->name());
-    host->set_schedule(hlo::OrderFollowingNames(*host, names));
-  }
-  return *std::move(host_module);
-}
-
-// Rewrites `computation` of the host program into the chip's view of its memory
-// (mxu_operand_reads.h): the MXU's operands read as they are stored, and each async
-// collective's result one buffer from its start to its last reader.
-void ReadAsTheChipHoldsIt(hlo::HloComputation* computation, const std::string& what) {
-  for (absl::StatusOr<int64_t> ran : {ReadMxuOperandsAsStored(computation), ShareAsyncCollectiveResults(computation)}) {
-    if (!ran.ok()) ThrowStatus(StrCat(what, ": the chip's view of the memory failed"), ran.status());
-  }
-}
-
-// The arenas of the computations a program calls, on the chip: a loop needs its condition's
-// and its body's (the body's temps beside the loop state it updates in place), a conditional
-// its largest branch's, a call its callee's, each its own temps after reuse plus the largest
-// arena of what it calls in turn (the rule the host compile sizes nested arenas by,
-// control_flow_kernels.cc). A fusion is one kernel on the chip: no arena. Memoized per
-// computation, which it rewrites into the chip's view once.
-class NestedArenas {
- public:
-  explicit NestedArenas(std::string what) : what_(std::move(what)) {}
-
-  // The largest arena one of `schedule`'s instructions runs a called computation in.
-  int64_t LargestIn(absl::Span<hlo::HloInstruction* const> schedule) {
-    int64_t largest = 0;
-    for (const hlo::HloInstruction* instr : schedule) largest = std::max(largest, Of(*instr));
-    return largest;
-  }
-
- private:
-  int64_t Of(const hlo::HloInstruction& instr) {
-    switch (instr.opcode()) {
-      case hlo::HloOpcode::kWhile:
-        return Arena(instr.while_condition(), cpu::OutputBinding::kSeparate) +
-               Arena(instr.while_body(), cpu::OutputBinding::kLoopState);
-      case hlo::HloOpcode::kConditional: {
-        int64_t largest = 0;
-        for (hlo::HloComputation* branch : instr.branch_computations()) {
-          largest = std::max(largest, Arena(branch, cpu::OutputBinding::kSeparate));
-        }
-        return largest;
-      }
-      case hlo::HloOpcode::kCall:
-        return Arena(instr.to_apply(), cpu::OutputBinding::kSeparate);
-      default:
-        return 0;
-    }
-  }
-
-  int64_t Arena(hlo::HloComputation* computation, cpu::OutputBinding binding) {
-    if (auto it = arena_.find(computation); it != arena_.end()) return it->second;
-    ReadAsTheChipHoldsIt(computation, what_);
-    const std::vector<hlo::HloInstruction*> schedule = computation->MakeSequentialOrder();
-    absl::StatusOr<cpu::BufferAssignment> assignment = cpu::BufferAssignment::Run(*computation, schedule, {}, binding);
-    if (!assignment.ok()) {
-      ThrowStatus(StrCat(what_, ": buffer assignment of ", computation->name(), " failed"), assignment.status());
-    }
-    const int64_t bytes = assignment->memory().temp_bytes + LargestIn(schedule);
-    arena_[computation] = bytes;
-    return bytes;
-  }
-
-  std::string what_;
-  absl::flat_hash_map<const hlo::HloComputation*, int64_t> arena_;
-};
-
-// The optimized module's memory on one chip as the TPU holds it, and what holds its peak:
-// buffer assignment of the host program (as the host compile computes it) in the chip's view
-// (ReadAsTheChipHoldsIt), not through the f32 copies the host's emulation of the MXU makes or
-// a second copy of each collective's result. The loops', branches' and callees' arenas
-// (NestedArenas) add the largest of them to the entry's, as the host compile does.
-std::pair<MemoryAnalysis, HbmPeakReport> ChipMemory(const hlo::HloModule& module, const std::vector<bool>& donated,
-                                                    const std::string& what) {
-  std::unique_ptr<hlo::HloModule> host = HostModuleOf(module, what);
-  for (absl::StatusOr<bool> ran : {cpu::GenericReduceExpander().Run(host.get()), cpu::WidenedWindowFusion().Run(host.get()),
-                                    cpu::MaskedGatherFusion().Run(host.get())}) {
-    if (!ran.ok()) ThrowStatus(StrCat(what, ": planning the memory failed"), ran.status());
-  }
-  hlo::HloComputation& entry = *host->entry_computation();
-  ReadAsTheChipHoldsIt(&entry, what);
-  const std::vector<hlo::HloInstruction*> schedule = entry.MakeSequentialOrder();
-  if (schedule != entry.schedule()) {
-    throw InternalError(StrCat(what, ": the chip's view of the memory lost the program's schedule"));
-  }
-  absl::StatusOr<cpu::BufferAssignment> assignment = cpu::BufferAssignment::Run(entry, schedule, donated);
-  if (!assignment.ok()) ThrowStatus(StrCat(what, ": buffer assignment failed"), assignment.status());
-  MemoryAnalysis memory = ToMemoryAnalysis(assignment->memory());
-  HbmPeakReport hbm = AnalyzeHbmPeak(*assignment, schedule);
-  hbm.loop_scratch_bytes = NestedArenas(what).LargestIn(schedule);
-  memory.temp_size_in_bytes += hbm.loop_scratch_bytes;
-  memory.peak_memory_in_bytes += hbm.loop_scratch_bytes;
-  return {memory, std::move(hbm)};
-}
 
 // The pod step's rows of an optimized module (loop bodies' collectives timed on the pod).
 std::vector<PodStepRow> StepRowsOf(const hlo::HloModule& module, const CostAnalysis& cost, const TpuClient& client,
@@ -414,17 +296,18 @@ void VerifyOrThrow(const hlo::HloModule& module, const std::string& what, std::s
 }
 
 // The TPU pipeline and the cost model on the pod (collectives timed on its torus; the
-// latency-hiding scheduler reads the same timer).
+// latency-hiding scheduler reads the same timer). The code motion weighs hoists against the
+// chip's memory and the step as the plan measures them (DryRunMeasures of a compiled copy).
 CostAnalysis OptimizeAndCost(hlo::HloModule* module, const TpuClient& client, const std::vector<const TpuChip*>& chips,
-                             const std::string& what, bool async_collectives, Verify verify,
-                             PodProgram::Timings* timings, cpu_device::CompileTimer& stages) {
+                             const std::string& what, const std::vector<bool>& donated, bool async_collectives,
+                             Verify verify, PodProgram::Timings* timings, cpu_device::CompileTimer& stages) {
   const TpuChipSpec& spec = client.spec();
   IciCollectiveTimer timer(client.torus(), chips);
   hlo::HloPassPipeline pipeline("tpu");
   TpuTargetOptions options(spec);
   options.collective_timer = &timer;
   options.async_collectives = async_collectives;
-  AddTpuPasses(pipeline, options);
+  AddTpuPasses(pipeline, options, DryRunMeasures(client, chips, donated, what));
   const bool every_pass = verify == Verify::kEveryChangedPass;
   pipeline.set_verify(every_pass);
   if (!every_pass) VerifyOrThrow(*module, what, "input");
@@ -454,7 +337,8 @@ std::shared_ptr<const PodProgram> PlanPod(std::unique_ptr<hlo::HloModule> module
   // XLA's AddInvariantCheckerDebug in its hot pipelines, per-pass verification is a check one
   // turns on (jax_enable_checks); the pipeline's input and output are always verified.
   const Verify verify = config::read("jax_enable_checks") ? Verify::kEveryChangedPass : Verify::kInputAndOutput;
-  CostAnalysis cost = OptimizeAndCost(module.get(), client, chips, what, async_collectives, verify, &timings, stages);
+  CostAnalysis cost =
+      OptimizeAndCost(module.get(), client, chips, what, donated, async_collectives, verify, &timings, stages);
   auto [memory, hbm] = ChipMemory(*module, donated, what);
   stages.Lap("memory");
   auto program = std::make_shared<PodProgram>(std::move(module), std::move(cost), memory, std::move(hbm),
@@ -501,7 +385,8 @@ std::shared_ptr<const PodProgram> CompilePodProgram(std::unique_ptr<hlo::HloModu
   cpu_device::CompileTimer stages;
   PodProgram::Timings timings;
   CostAnalysis cost =
-      OptimizeAndCost(module.get(), client, chips, what, async_collectives, Verify::kEveryChangedPass, &timings, stages);
+      OptimizeAndCost(module.get(), client, chips, what, donated, async_collectives, Verify::kEveryChangedPass, &timings,
+                      stages);
   std::unique_ptr<cpu::CpuExecutable> exe = cpu_device::CompileOnHost(HostModuleOf(*module, what), donated, what);
   stages.Lap("cpu-backend");
   auto [memory, hbm] = ChipMemory(*module, donated, what);

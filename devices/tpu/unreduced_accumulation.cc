@@ -12,6 +12,7 @@
 #include "jx/compiler/passes/simplification_passes.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/cpu_compiler.h"
+#include "jx/devices/tpu/dry_run_measures.h"
 #include "jx/devices/tpu/ici_collective_timer.h"
 #include "jx/devices/tpu/tpu_client.h"
 
@@ -83,12 +84,15 @@ UnreducedAccumulation AnalyzeUnreducedAccumulation(const hlo::HloModule& module,
   target.collective_timer = &timer;
   if (options.memory_limit_bytes) target.schedule_memory_limit_bytes = *options.memory_limit_bytes;
   hlo::HloPassPipeline hoist("unreduced-accumulation");
-  const hlo::WhileLoopAllReduceCodeMotionOptions options_of_motion = CollectiveCodeMotionOptions(target);
+  // The chip's memory and step as the plan measures them, so the analysis hoists what the plan
+  // does.
+  const hlo::WhileLoopAllReduceCodeMotionOptions options_of_motion = CollectiveCodeMotionOptions(
+      target, DryRunMeasures(client, chips, {}, StrCat("unreduced accumulation of ", module.name())));
   const auto& motion = hoist.AddPass<hlo::WhileLoopAllReduceCodeMotion>(options_of_motion);
   hoist.AddPass<hlo::AllReduceReassociate>();
   const auto& reassociate = hoist.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{
       .memory_limit_bytes = options_of_motion.memory_limit_bytes,
-      .savings = options_of_motion.reduce_scatter_savings,
+      .pricing = options_of_motion.reduce_scatter_pricing,
       .peak_bytes = options_of_motion.peak_bytes});
   RunOrThrow(hoist, hoisted.get());
   std::vector<hlo::ReduceScatterHoist> hoists = motion.reduce_scatter_hoists();

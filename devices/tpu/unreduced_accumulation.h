@@ -11,17 +11,20 @@
 // accumulator is a chip's block, and keeping it unreduced means a full-size accumulator (N
 // times the bytes for the whole loop) and one reduce-scatter after it. The tallies count the
 // reduce-scatters too, and reduce_scatter_hoists says for each such accumulator whether the
-// TPU pipeline's pricing (tpu::CollectiveCodeMotionOptions) hoists it, the seconds it saves and
-// the bytes it costs, or that it was kept for memory (the chip's estimated peak,
-// tpu::ChipPeakBytes, plus the bigger accumulators and their zeros over the limit; the largest
-// savings are weighed first) or because it does not pay; an unrolled loop's sums of
-// reduce-scatters (ReduceScatterReassociate) are listed after, one per pair combined.
+// TPU pipeline's pricing (tpu::CollectiveCodeMotionOptions: the step time its runs cost as the
+// chip's schedule runs them, against the bigger adds and the run after the loop) hoists it, the
+// seconds it saves and the bytes it costs, or that it was kept for memory (the chip's peak as
+// the plan measures it, ChipMemory of a compiled copy, plus the bigger accumulators, their
+// zeros and sums over the limit; the largest savings are weighed first), because it does not
+// pay, or because the planned step of the program with it is not faster (the dry run's check
+// of the hoists taken); an unrolled loop's sums of reduce-scatters (ReduceScatterReassociate)
+// are listed after, one per pair combined.
 //
 //   auto lowering = pod.client().Lower(per_device_jaxpr, {.name = "step", .device_assignment = devices});
 //   UnreducedAccumulation u = AnalyzeUnreducedAccumulation(*lowering, pod.client(), chips);
 //   u.reduced.runs();     // layers x microbatches
 //   u.unreduced.runs();   // layers
-//   u.reduce_scatter_hoists[0].outcome;   // kHoisted, kDoesNotPay, kOverMemoryLimit
+//   u.reduce_scatter_hoists[0].outcome;   // kHoisted, kDoesNotPay, kOverMemoryLimit, kStepNotFaster
 //   std::cout << u.ToString();
 #pragma once
 

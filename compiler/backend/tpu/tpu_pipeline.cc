@@ -6,6 +6,7 @@
 #include "jx/compiler/backend/tpu/attention_fusion.h"
 #include "jx/compiler/backend/tpu/mxu_operand_reads.h"
 #include "jx/compiler/backend/tpu/mxu_tiling.h"
+#include "jx/compiler/backend/tpu/reduce_scatter_hoist_pricing.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_layout_assignment.h"
 #include "jx/compiler/backend/tpu/vmem_tiling.h"
@@ -38,10 +39,10 @@ hlo::LatencyHidingSchedulerOptions SchedulerOptions(const TpuTargetOptions& opti
   return s;
 }
 
-// Everything after the collectives' code motion up to the order the chip runs: the kernels
-// (the MXU's numerics, fusion, the attention kernel), asynchronous collectives, layouts, MXU
-// tiles and the schedule. The pipeline runs them; ChipPeakBytes runs them on a copy to measure
-// the memory they leave.
+// Everything after the collectives' code motion: the kernels (the MXU's numerics, fusion, the
+// attention kernel), asynchronous collectives, layouts, MXU tiles, the schedule and VMEM
+// tiles. The pipeline runs them; CompileKernelsAndSchedule runs them on the
+// copies the code motion measures and prices.
 void AddKernelAndSchedulingPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
   const bool async = options.async_collectives && options.chip.has_value();
   pipeline.AddPass<TpuNumerics>(options.default_precision);
@@ -63,50 +64,49 @@ void AddKernelAndSchedulingPasses(hlo::HloPassPipeline& pipeline, const TpuTarge
   pipeline.AddPass<MxuTilingPass>(options);
   pipeline.AddPass<hlo::HloScheduling>();
   if (async) pipeline.AddPass<hlo::LatencyHidingScheduler>(SchedulerOptions(options));
+  pipeline.AddPass<VmemTilingPass>(options);
 }
 
 }  // namespace
 
-absl::StatusOr<int64_t> ChipPeakBytes(const hlo::HloModule& module, const TpuTargetOptions& options) {
-  HLO_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> chip, module.Clone());
-  hlo::HloPassPipeline compile("chip-peak-bytes");
+absl::Status CompileKernelsAndSchedule(hlo::HloModule* module, const TpuTargetOptions& options) {
+  hlo::HloPassPipeline compile("kernels-and-schedule");
   compile.set_verify(false);  // a copy that is measured, never run
   AddKernelAndSchedulingPasses(compile, options);
-  HLO_RETURN_IF_ERROR(compile.Run(chip.get()).status());
-  return hlo::EstimatedPeakBytes(*chip, ChipMemoryPeak);
+  return compile.Run(module).status();
 }
 
-hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options) {
+absl::StatusOr<int64_t> ChipPeakBytes(const hlo::HloModule& module, const TpuTargetOptions& options,
+                                      const CompiledMeasures& measures) {
+  HLO_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> chip, module.Clone());
+  HLO_RETURN_IF_ERROR(CompileKernelsAndSchedule(chip.get(), options));
+  return measures.peak_bytes ? measures.peak_bytes(*chip) : hlo::EstimatedPeakBytes(*chip, ChipMemoryPeak);
+}
+
+hlo::WhileLoopAllReduceCodeMotionOptions CollectiveCodeMotionOptions(const TpuTargetOptions& options,
+                                                                     const CompiledMeasures& measures) {
   hlo::WhileLoopAllReduceCodeMotionOptions o;
   if (!options.chip.has_value() || options.collective_timer == nullptr) return o;  // all-reduces only
   o.enable_reduce_scatter = true;
   o.memory_limit_bytes = options.schedule_memory_limit_bytes;
-  const CollectiveTimer* timer = options.collective_timer;
-  const double hbm_bandwidth = options.chip->hbm_bandwidth;
-  o.reduce_scatter_savings = [timer, hbm_bandwidth](const hlo::HloInstruction& reduce_scatter,
-                                                    const hlo::ReduceScatterHoist& h) -> absl::StatusOr<double> {
-    if (h.trips < 0 || h.reduced_bytes <= 0) return 0.0;  // nothing known to save
-    HLO_ASSIGN_OR_RETURN(const double run, timer->Seconds(reduce_scatter));
-    // The reduce-scatter after the loop reduces the whole accumulator: as many of the loop's
-    // runs as it holds blocks (one for a plain sum, one per row for a stack of rows; an upper
-    // bound, as its start-up is paid once).
-    const double after = run * static_cast<double>(h.accumulator_bytes) / static_cast<double>(h.reduced_bytes);
-    // Hoisted, each trip's add (an unrolled sum's one add) reads the accumulator and the value
-    // and writes the sum at the full size instead of the block's.
-    const double bigger_adds =
-        static_cast<double>(h.grown_adds) * 3.0 * static_cast<double>(h.extra_bytes()) / hbm_bandwidth;
-    return static_cast<double>(h.trips) * run - after - bigger_adds;
-  };
-  o.peak_bytes = [options](const hlo::HloModule& module) { return ChipPeakBytes(module, options); };
+  o.reduce_scatter_pricing = ReduceScatterHoistPricer(options);
+  o.peak_bytes = [options, measures](const hlo::HloModule& module) { return ChipPeakBytes(module, options, measures); };
+  if (measures.step_seconds) {
+    o.step_seconds = [options, measures](const hlo::HloModule& module) -> absl::StatusOr<double> {
+      HLO_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> chip, module.Clone());
+      HLO_RETURN_IF_ERROR(CompileKernelsAndSchedule(chip.get(), options));
+      return measures.step_seconds(*chip);
+    };
+  }
   return o;
 }
 
-void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options) {
+void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& options, const CompiledMeasures& measures) {
   hlo::AddSimplificationPasses(pipeline);
   // Sums of all-reduced values (gradients accumulated over microbatches, in a loop or
   // unrolled) all-reduce once: the partial sums stay unreduced until the last add; sums of
   // reduce-scattered ones too, where that pays and the full-size accumulators fit.
-  const hlo::WhileLoopAllReduceCodeMotionOptions motion = CollectiveCodeMotionOptions(options);
+  const hlo::WhileLoopAllReduceCodeMotionOptions motion = CollectiveCodeMotionOptions(options, measures);
   pipeline.AddPass<hlo::WhileLoopAllReduceCodeMotion>(motion);
   pipeline.AddPass<hlo::AllReduceReassociate>();
   // An unrolled loop's reduce-scatters (XLA runs this right after AllReduceReassociate): with
@@ -114,11 +114,10 @@ void AddTpuPasses(hlo::HloPassPipeline& pipeline, const TpuTargetOptions& option
   if (motion.enable_reduce_scatter) {
     pipeline.AddPass<hlo::ReduceScatterReassociate>(hlo::ReduceScatterReassociateOptions{
         .memory_limit_bytes = motion.memory_limit_bytes,
-        .savings = motion.reduce_scatter_savings,
+        .pricing = motion.reduce_scatter_pricing,
         .peak_bytes = motion.peak_bytes});
   }
   AddKernelAndSchedulingPasses(pipeline, options);
-  pipeline.AddPass<VmemTilingPass>(options);
 }
 
 }  // namespace jx::tpu

@@ -162,11 +162,11 @@ TEST(ReduceScatterReassociateTest, KeptWhenTheFullSizeSumExceedsTheMemoryLimit) 
 TEST(ReduceScatterReassociateTest, KeptWhenThePricingSaysItDoesNotPay) {
   std::vector<ReduceScatterHoist> seen;
   ReduceScatterReassociate pass(
-      {.savings = [&](const HloInstruction& rs, const ReduceScatterHoist& h) -> absl::StatusOr<double> {
+      {.pricing = hlo::PriceEachAlone([&](const HloInstruction& rs, const ReduceScatterHoist& h) -> absl::StatusOr<double> {
         EXPECT_EQ(rs.opcode(), HloOpcode::kReduceScatter);
         seen.push_back(h);
         return -1e-6;
-      }});
+      })});
   auto module = hlo::ParseHloModule(Module({.microbatches = 2})).value();
   EXPECT_FALSE(pass.Run(module.get()).value());
   ASSERT_EQ(seen.size(), 1u);

@@ -8,7 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -255,25 +257,47 @@ TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenTheBiggerAccumulatorExceedsTh
   EXPECT_THAT(pass.reduce_scatter_hoists()[0].ToString(), ::testing::HasSubstr("exceed the memory limit"));
   EXPECT_EQ(Count(*module->GetComputationWithName("body"), HloOpcode::kReduceScatter), 1);
   // The limit holds the estimated peak, the 96 B more and the 128 B of zeros the loop starts
-  // the full-size accumulator from, to the byte.
+  // the full-size accumulator from, to the byte; the body's sum replaces the accumulator in
+  // place (no buffer of its own).
   const int64_t peak = EstimatedPeakBytes(*module).value();
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].peak_bytes, peak);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].memory_limit_bytes, 100);
   EXPECT_EQ(pass.reduce_scatter_hoists()[0].zeros_bytes, 128);
+  EXPECT_EQ(pass.reduce_scatter_hoists()[0].add_bytes, 0);
   EXPECT_GE(peak, 128 + 32);
   EXPECT_FALSE(Enabled(peak + 96 + 127).Run(module.get()).value());
   EXPECT_TRUE(Enabled(peak + 96 + 128).Run(module.get()).value());
 }
 
+// A slice accumulation's sum is the widened slice, a buffer of its own until the update writes
+// it back: f32[1,2,4] (32 B) becomes f32[1,8,4], 96 B more. With the accumulator's 384 B more
+// (f32[4,2,4] -> f32[4,8,4]) and its 512 B of zeros, the hoist needs 992 B beside the peak.
+TEST(WhileLoopReduceScatterCodeMotionTest, TheMemoryCheckCountsASliceAccumulationsFullSizeSum) {
+  WhileLoopAllReduceCodeMotion pass = Enabled(/*memory_limit_bytes=*/100);
+  auto module = ParseHloModule(SliceLoop("%z")).value();
+  EXPECT_FALSE(pass.Run(module.get()).value());
+  ASSERT_EQ(pass.reduce_scatter_hoists().size(), 1u);
+  const ReduceScatterHoist& h = pass.reduce_scatter_hoists()[0];
+  EXPECT_EQ(h.outcome, Outcome::kOverMemoryLimit);
+  EXPECT_EQ(h.extra_bytes(), 384);
+  EXPECT_EQ(h.zeros_bytes, 512);
+  EXPECT_EQ(h.add_bytes, 96);
+  EXPECT_EQ(h.grown_bytes(), 992);
+  const int64_t peak = EstimatedPeakBytes(*module).value();
+  EXPECT_FALSE(Enabled(peak + 991).Run(module.get()).value());
+  EXPECT_TRUE(Enabled(peak + 992).Run(module.get()).value());
+}
+
 TEST(WhileLoopReduceScatterCodeMotionTest, KeptWhenThePricingSaysItDoesNotPay) {
   std::vector<ReduceScatterHoist> seen;
-  WhileLoopAllReduceCodeMotion pass({.enable_reduce_scatter = true,
-                                     .reduce_scatter_savings = [&](const HloInstruction& rs, const ReduceScatterHoist& h)
-                                         -> absl::StatusOr<double> {
-                                       EXPECT_EQ(rs.opcode(), HloOpcode::kReduceScatter);
-                                       seen.push_back(h);
-                                       return -1e-6;
-                                     }});
+  WhileLoopAllReduceCodeMotion pass(
+      {.enable_reduce_scatter = true,
+       .reduce_scatter_pricing = PriceEachAlone([&](const HloInstruction& rs, const ReduceScatterHoist& h)
+                                                    -> absl::StatusOr<double> {
+         EXPECT_EQ(rs.opcode(), HloOpcode::kReduceScatter);
+         seen.push_back(h);
+         return -1e-6;
+       })});
   auto module = ParseHloModule(Loop({})).value();
   EXPECT_FALSE(pass.Run(module.get()).value());
   ASSERT_EQ(seen.size(), 1u);
@@ -365,9 +389,10 @@ WhileLoopAllReduceCodeMotion Ranked(int64_t memory_limit_bytes, int* asked) {
   return WhileLoopAllReduceCodeMotion(
       {.enable_reduce_scatter = true,
        .memory_limit_bytes = memory_limit_bytes,
-       .reduce_scatter_savings = [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
-         return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
-       },
+       .reduce_scatter_pricing = PriceEachAlone(
+           [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
+             return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
+           }),
        .peak_bytes = [asked](const HloModule&) -> absl::StatusOr<int64_t> {
          ++*asked;
          return 1000;
@@ -416,6 +441,98 @@ TEST(WhileLoopReduceScatterCodeMotionTest, TheLargestSavingsThatFitMoveAndTheRes
   EXPECT_EQ(b_only.reduce_scatter_hoists()[1].outcome, Outcome::kHoisted);
   EXPECT_EQ(b_only.reduce_scatter_hoists()[2].outcome, Outcome::kOverMemoryLimit);
   EXPECT_EQ(b_only.reduce_scatter_hoists()[2].peak_bytes, 1000 + 896);
+}
+
+// A target whose hoists share one saving, as runs queued on one interconnect do: alone, each
+// of a, b and c saves its own (2, 3 and 1 us); once b is taken, a's run is hidden (a saves
+// -1 us: only its bigger add is left), and c still saves 1 us. `taken` lists the takes.
+class SharedSavings final : public ReduceScatterPricing {
+ public:
+  explicit SharedSavings(std::vector<std::string>* taken) : taken_(taken) {}
+  absl::StatusOr<double> Savings(const HloInstruction& rs, const ReduceScatterHoist&) override {
+    const bool b_taken = std::find(taken_->begin(), taken_->end(), "rs_b") != taken_->end();
+    if (rs.name() == "rs_a") return b_taken ? -1e-6 : 2e-6;
+    return rs.name() == "rs_b" ? 3e-6 : 1e-6;
+  }
+  absl::Status Take(const HloInstruction& rs, const ReduceScatterHoist&) override {
+    taken_->push_back(rs.name());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::string>* taken_;
+};
+
+// Priced alone, all three pay; the largest (b) goes first, then a is priced again beside it
+// and no longer pays, and c does: b and c move, a stays with the saving it has beside b.
+TEST(WhileLoopReduceScatterCodeMotionTest, EachHoistIsPricedAgainBesideTheOnesTakenBeforeIt) {
+  std::vector<std::string> taken;
+  int made = 0;
+  WhileLoopAllReduceCodeMotion pass(
+      {.enable_reduce_scatter = true,
+       .reduce_scatter_pricing = [&](const HloModule&) -> absl::StatusOr<std::unique_ptr<ReduceScatterPricing>> {
+         ++made;
+         return std::make_unique<SharedSavings>(&taken);
+       }});
+  auto module = ParseHloModule(ThreeAccumulators(4)).value();
+  ASSERT_TRUE(pass.Run(module.get()).value());
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(taken, (std::vector<std::string>{"rs_b", "rs_c"}));
+  const std::vector<ReduceScatterHoist>& h = pass.reduce_scatter_hoists();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].outcome, Outcome::kDoesNotPay);
+  EXPECT_DOUBLE_EQ(h[0].saved_seconds, -1e-6);
+  EXPECT_EQ(h[1].outcome, Outcome::kHoisted);
+  EXPECT_DOUBLE_EQ(h[1].saved_seconds, 3e-6);
+  EXPECT_EQ(h[2].outcome, Outcome::kHoisted);
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 1);
+  EXPECT_NE(body->GetInstructionWithName("rs_a"), nullptr);
+}
+
+// The target's step time says which hoists to keep: here the step with all three taken (b, a,
+// c by saving) is not faster than without, nor with b and a; with b alone it is. `tried`
+// records the reduce-scatters each measured program has left in its loop body.
+TEST(WhileLoopReduceScatterCodeMotionTest, HoistsThatDoNotMakeTheStepFasterStay) {
+  std::vector<std::vector<std::string>> tried;
+  WhileLoopAllReduceCodeMotion pass(
+      {.enable_reduce_scatter = true,
+       .reduce_scatter_pricing = PriceEachAlone(
+           [](const HloInstruction& rs, const ReduceScatterHoist&) -> absl::StatusOr<double> {
+             return rs.name() == "rs_b" ? 3e-6 : rs.name() == "rs_a" ? 2e-6 : 1e-6;
+           }),
+       .step_seconds = [&](const HloModule& m) -> absl::StatusOr<double> {
+         std::vector<std::string> in_loop;
+         for (const HloInstruction* instr : m.GetComputationWithName("body")->instructions()) {
+           if (instr->opcode() == HloOpcode::kReduceScatter) in_loop.push_back(instr->name());
+         }
+         std::sort(in_loop.begin(), in_loop.end());
+         tried.push_back(in_loop);
+         // 10 s as written; 9 s with only b hoisted; 11 s with more.
+         return in_loop.size() == 3 ? 10.0 : in_loop == std::vector<std::string>{"rs_a", "rs_c"} ? 9.0 : 11.0;
+       }});
+  auto module = ParseHloModule(ThreeAccumulators(4)).value();
+  ASSERT_TRUE(pass.Run(module.get()).value());
+  // As written, then all three hoisted, then the largest alone (b; half of three is one).
+  ASSERT_EQ(tried.size(), 3u);
+  EXPECT_EQ(tried[0], (std::vector<std::string>{"rs_a", "rs_b", "rs_c"}));
+  EXPECT_TRUE(tried[1].empty());
+  EXPECT_EQ(tried[2], (std::vector<std::string>{"rs_a", "rs_c"}));
+  const std::vector<ReduceScatterHoist>& h = pass.reduce_scatter_hoists();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].outcome, Outcome::kStepNotFaster);
+  EXPECT_EQ(h[1].outcome, Outcome::kHoisted);
+  EXPECT_EQ(h[2].outcome, Outcome::kStepNotFaster);
+  EXPECT_THAT(h[0].ToString(), ::testing::HasSubstr("the step with it is not faster"));
+  const HloComputation* body = module->GetComputationWithName("body");
+  EXPECT_EQ(Count(*body, HloOpcode::kReduceScatter), 2);
+  EXPECT_EQ(body->GetInstructionWithName("rs_b"), nullptr);
+  // No hoist that makes it faster: none moves.
+  WhileLoopAllReduceCodeMotion never(
+      {.enable_reduce_scatter = true, .step_seconds = [](const HloModule&) -> absl::StatusOr<double> { return 1.0; }});
+  auto again = ParseHloModule(ThreeAccumulators(4)).value();
+  EXPECT_FALSE(never.Run(again.get()).value());
+  for (const ReduceScatterHoist& r : never.reduce_scatter_hoists()) EXPECT_EQ(r.outcome, Outcome::kStepNotFaster);
 }
 
 // The same choice where the values can be compared (groups of one: a reduce-scatter is a

@@ -165,23 +165,10 @@ class TenMicrosecondTimer final : public CollectiveTimer {
   }
 };
 
-hlo::ReduceScatterHoist Hoist(int64_t trips, int64_t accumulator_bytes, int64_t reduced_bytes) {
-  hlo::ReduceScatterHoist h;
-  h.trips = trips;
-  h.grown_adds = std::max<int64_t>(trips, 0);
-  h.group_size = 8;
-  h.accumulator_bytes = accumulator_bytes;
-  h.hoisted_bytes = 8 * accumulator_bytes;
-  h.reduced_bytes = reduced_bytes;
-  return h;
-}
-
-// With a chip and a collective timer, reduce-scatter accumulators may leave loops: the trips'
-// runs saved against the run after the loop (as many runs as the accumulator holds blocks) and
-// the bigger adds (3 x the extra bytes per trip at the HBM bandwidth).
-TEST(TpuPipelineTest, ReduceScatterHoistsArePricedByTheRunsSavedAndTheBiggerAdds) {
+// With a chip and a collective timer, reduce-scatter accumulators may leave loops, priced by
+// the chip's schedule (reduce_scatter_hoist_pricing_test.cc) within the chip's HBM.
+TEST(TpuPipelineTest, ReduceScatterHoistsArePricedWithAChipAndACollectiveTimer) {
   TpuChipSpec spec = V6eSpec();
-  spec.hbm_bandwidth = 1e12;
   spec.hbm_bytes = int64_t{32} << 30;
   TenMicrosecondTimer timer;
   TpuTargetOptions options(spec);
@@ -189,31 +176,8 @@ TEST(TpuPipelineTest, ReduceScatterHoistsArePricedByTheRunsSavedAndTheBiggerAdds
   const hlo::WhileLoopAllReduceCodeMotionOptions o = CollectiveCodeMotionOptions(options);
   EXPECT_TRUE(o.enable_reduce_scatter);
   EXPECT_EQ(o.memory_limit_bytes, int64_t{32} << 30);
-  ASSERT_TRUE(o.reduce_scatter_savings);
-  auto module = hlo::ParseHloModule(R"(HloModule m
-%sum (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %xy = f32[] add(f32[] %x, f32[] %y)
-}
-ENTRY %main {
-  %p = f32[2048]{0} parameter(0)
-  ROOT %rs = f32[256]{0} reduce-scatter(%p), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, dimensions={0}, use_global_device_ids=true, to_apply=%sum
-})").value();
-  const HloInstruction& rs = *module->entry_computation()->root_instruction();
-  // A plain sum over 4 trips: 4 runs become 1; the adds grow by 7 KiB each trip.
-  const double extra = 7.0 * 1024;
-  EXPECT_NEAR(o.reduce_scatter_savings(rs, Hoist(4, 1024, 1024)).value(), 3e-5 - 4 * 3 * extra / 1e12, 1e-15);
-  // A stack of 4 rows each trip writes once: the run after the loop is the 4 runs' bytes.
-  EXPECT_LT(o.reduce_scatter_savings(rs, Hoist(4, 4096, 1024)).value(), 0);
-  // Its rows revisited over 16 trips: 12 runs saved.
-  EXPECT_GT(o.reduce_scatter_savings(rs, Hoist(16, 4096, 1024)).value(), 11e-5);
-  // An unrolled pair (ReduceScatterReassociate's): one run saved against one bigger add.
-  hlo::ReduceScatterHoist pair = Hoist(2, 1024, 1024);
-  pair.grown_adds = 1;
-  EXPECT_NEAR(o.reduce_scatter_savings(rs, pair).value(), 1e-5 - 3 * extra / 1e12, 1e-15);
-  // No trip count: nothing known to save.
-  EXPECT_EQ(o.reduce_scatter_savings(rs, Hoist(-1, 1024, 1024)).value(), 0);
+  EXPECT_TRUE(o.reduce_scatter_pricing);
+  EXPECT_TRUE(o.peak_bytes);
   // Without a collective timer (a program on one chip): all-reduces only.
   EXPECT_FALSE(CollectiveCodeMotionOptions(TpuTargetOptions(spec)).enable_reduce_scatter);
 }
