@@ -359,12 +359,12 @@ double StepReport::exposed_communication_seconds() const {
 }
 
 std::string StepReport::ToString() const {
-  std::string out = absl::StrFormat("%s: step %.3f us on %d chips (slowest chip), %d bytes over ICI links\n", what,
+  std::string out = absl::StrFormat("%s: step %.3f us on %d devices (slowest device), %d bytes over ICI links\n", what,
                                     wall_seconds * 1e6, static_cast<int>(chips.size()), total_link_bytes());
   size_t w = 4;
   for (const ChipStepReport& c : chips) w = std::max(w, c.chip.size());
   const int width = static_cast<int>(w);
-  absl::StrAppendFormat(&out, "%-*s %12s %12s %12s %12s %12s %14s\n", width, "chip", "total(us)", "compute(us)",
+  absl::StrAppendFormat(&out, "%-*s %12s %12s %12s %12s %12s %14s\n", width, "device", "total(us)", "compute(us)",
                         "comm(us)", "exposed(us)", "idle(us)", "hbm peak(B)");
   for (const ChipStepReport& c : chips) {
     absl::StrAppendFormat(&out, "%-*s %12.3f %12.3f %12.3f %12.3f %12.3f %14d\n", width, c.chip,
