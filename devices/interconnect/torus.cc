@@ -291,7 +291,9 @@ int64_t Torus::Hops(int64_t src, int64_t dst) const {
 }
 
 std::string Torus::Describe(const Link& link) const {
-  return StrCat("chip ", link.src, " ", CoordsText(Coords(link.src)), " -> chip ", link.dst, " ",
+  // With a core axis a vertex is one of a chip's TensorCores: a device, not a chip.
+  const char* vertex = core_axis_ >= 0 ? "device " : "chip ";
+  return StrCat(vertex, link.src, " ", CoordsText(Coords(link.src)), " -> ", vertex, link.dst, " ",
                 CoordsText(Coords(link.dst)), ", axis ", link.axis, " ", link.direction > 0 ? "+" : "-",
                 link.wraparound ? ", wraparound" : "", link.on_chip ? ", on-chip" : "");
 }

@@ -137,7 +137,7 @@ class Torus {
   int64_t Hops(int64_t src, int64_t dst) const;
 
   // "chip 5 (2,1) -> chip 7 (3,1), axis 0 +" (", wraparound" on a ring's closing link,
-  // ", on-chip" along the core axis).
+  // ", on-chip" along the core axis; "device 5 ..." where a vertex is a TensorCore).
   std::string Describe(const Link& link) const;
   // "v5e 8x16 torus: axis 0 line, axis 1 ring; 4.5e+10 B/s per one-way link" ("v3 2x2x2
   // torus: axis 0 line, axis 1 line, axis 2 cores (on-chip, 1e+11 B/s); 1e+11 B/s per one-way

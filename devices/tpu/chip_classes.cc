@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/hash/hash.h"
+#include "absl/container/flat_hash_set.h"
 
 namespace jx::tpu {
 namespace {
@@ -64,33 +64,7 @@ std::vector<int64_t> PartnerSets(const std::vector<std::vector<int64_t>>& groups
   return out;
 }
 
-using Groups = std::vector<std::vector<int64_t>>;
-
-// The group lists seen so far, by content: a step's thousands of collectives repeat a few
-// lists (one per set of mesh axes), each listing every chip of the pod. Entries point at the
-// rows' own lists (which outlive the memo), found by a hash of the ids and told apart by
-// comparing them.
-template <typename Value>
-class GroupsMemo {
- public:
-  const Value* Find(const Groups& groups) const {
-    auto it = by_hash_.find(absl::HashOf(groups));
-    if (it == by_hash_.end()) return nullptr;
-    for (const auto& [seen, value] : it->second) {
-      if (*seen == groups) return &value;
-    }
-    return nullptr;
-  }
-  const Value& Insert(const Groups& groups, Value value) {
-    auto& bucket = by_hash_[absl::HashOf(groups)];
-    bucket.emplace_back(&groups, std::move(value));
-    return bucket.back().second;
-  }
-  void Clear() { by_hash_.clear(); }
-
- private:
-  absl::flat_hash_map<size_t, std::vector<std::pair<const Groups*, Value>>> by_hash_;
-};
+using Groups = PartnerGroups::Lists;
 
 // Splits classes row by row (see the header); returns the number of classes.
 class Refiner {
@@ -116,12 +90,13 @@ class Refiner {
   int64_t num() const { return num_; }
 
  private:
-  void Split(const Groups& groups) {
+  void Split(const PartnerGroups& groups) {
     // A list that split nothing since the classes last changed splits nothing again: the
-    // partner sets depend only on the list and the classes.
-    if (settled_.Find(groups) != nullptr) return;
+    // partner sets depend only on the list and the classes. Rows of equal collectives share
+    // their list (PartnerGroups), so it is known by its identity.
+    if (settled_.contains(groups.identity())) return;
     std::vector<std::vector<int64_t>> sets;
-    const std::vector<int64_t> sig = PartnerSets(groups, cls_, &sets);
+    const std::vector<int64_t> sig = PartnerSets(groups.lists(), cls_, &sets);
     // Most collectives split nothing: every chip of a class has its class's set.
     std::vector<int64_t> first(static_cast<size_t>(num_), -3);
     bool splits = false;
@@ -131,18 +106,18 @@ class Refiner {
       splits = f != sig[p];
     }
     if (!splits) {
-      settled_.Insert(groups, true);
+      settled_.insert(groups.identity());
       return;
     }
     std::vector<std::pair<int64_t, int64_t>> keys(cls_.size());
     for (size_t p = 0; p < cls_.size(); ++p) keys[p] = {cls_[p], sig[p]};
     num_ = Renumber(keys, &cls_);
-    settled_.Clear();
+    settled_.clear();
   }
 
   std::vector<int64_t> cls_;
   int64_t num_;
-  GroupsMemo<bool> settled_;  // lists that split nothing under the current classes
+  absl::flat_hash_set<const void*> settled_;  // lists that split nothing under the current classes
 };
 
 // A collective's partners over classes: each class's representative's partners (see the
@@ -168,7 +143,8 @@ Groups ClassGroups(const Groups& groups, const std::vector<int64_t>& cls, const 
 
 // The rows over classes (the classes are final: a list's class groups are computed once).
 std::vector<PodStepRow> ClassRows(absl::Span<const PodStepRow> rows, const std::vector<int64_t>& cls,
-                                  const std::vector<int64_t>& representative, GroupsMemo<Groups>& memo) {
+                                  const std::vector<int64_t>& representative,
+                                  absl::flat_hash_map<const void*, PartnerGroups>& memo) {
   std::vector<PodStepRow> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const PodStepRow& row = rows[i];
@@ -182,9 +158,9 @@ std::vector<PodStepRow> ClassRows(absl::Span<const PodStepRow> rows, const std::
       out[i].loop = std::move(loop);
     }
     if (row.groups.empty()) continue;
-    const Groups* groups = memo.Find(row.groups);
-    if (groups == nullptr) groups = &memo.Insert(row.groups, ClassGroups(row.groups, cls, representative));
-    out[i].groups = *groups;
+    auto [it, fresh] = memo.try_emplace(row.groups.identity());
+    if (fresh) it->second = ClassGroups(row.groups.lists(), cls, representative);
+    out[i].groups = it->second;
   }
   return out;
 }
@@ -213,7 +189,7 @@ ChipClasses GroupIdenticalChips(absl::Span<const PodStepRow> rows, absl::Span<co
     if (out.representative[c] < 0) out.representative[c] = static_cast<int64_t>(p);
     ++out.size[c];
   }
-  GroupsMemo<Groups> memo;
+  absl::flat_hash_map<const void*, PartnerGroups> memo;  // by list: the rows' lists outlive it
   out.rows = ClassRows(rows, out.class_of, out.representative, memo);
   return out;
 }

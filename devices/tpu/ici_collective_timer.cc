@@ -31,7 +31,9 @@ IciCollectiveTimer::IciCollectiveTimer(const ici::Torus& torus, const std::vecto
 
 absl::StatusOr<std::shared_ptr<const CollectiveTiming>> IciCollectiveTimer::Shared(
     const hlo::HloInstruction& instr) const {
-  const bool permute = instr.opcode() == HloOpcode::kCollectivePermute;
+  // A collective-permute-start's sends are its pairs, as the synchronous one's: keyed by
+  // the replica groups alone, permutes of equal bytes over different pairs shared a timing.
+  const bool permute = hlo::SyncCollectiveOpcode(instr.opcode()) == HloOpcode::kCollectivePermute;
   static const hlo::ReplicaGroups kNoGroups;
   static const hlo::SourceTargetPairs kNoPairs;
   const hlo::ReplicaGroups& groups = permute ? kNoGroups : instr.replica_groups();

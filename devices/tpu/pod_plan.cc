@@ -39,8 +39,14 @@ double PodPlan::mfu(double model_flops) const {
 }
 
 std::string PodPlan::ToString(size_t max_lines) const {
-  std::string out = absl::StrFormat("%s planned on %s: %d chips, %s of host time\n", what, pod,
-                                    static_cast<int>(num_chips), Seconds(planning_seconds));
+  // What the per-device numbers are per: a chip, unless a chip is several devices.
+  const char* device = devices_per_chip > 1 ? "device" : "chip";
+  const std::string devices =
+      devices_per_chip > 1 ? absl::StrFormat("%d devices (%d chips of %d TensorCores)", num_chips,
+                                             num_chips / devices_per_chip, devices_per_chip)
+                           : absl::StrFormat("%d chips", num_chips);
+  std::string out = absl::StrFormat("%s planned on %s: %s, %s of host time\n", what, pod, devices,
+                                    Seconds(planning_seconds));
   // Chips with equal numbers are one line (a timeline class, or several that agree).
   using Key = std::tuple<double, double, double, double, int64_t>;
   std::map<Key, std::pair<int64_t, const ChipStepReport*>> groups;
@@ -54,8 +60,8 @@ std::string PodPlan::ToString(size_t max_lines) const {
       compute = c.compute_seconds, communication = c.communication_seconds, idle = c.idle_seconds;
     }
   }
-  absl::StrAppendFormat(&out, "step %s (slowest chip): compute %s, communication %s, idle %s\n",
-                        Seconds(step.wall_seconds), Seconds(compute), Seconds(communication), Seconds(idle));
+  absl::StrAppendFormat(&out, "step %s (slowest %s): compute %s, communication %s, idle %s\n",
+                        Seconds(step.wall_seconds), device, Seconds(compute), Seconds(communication), Seconds(idle));
   if (!step.collectives.empty()) {
     absl::StrAppendFormat(&out, "communication over collectives %s: exposed %s, overlapped %s\n",
                           Seconds(step.communication_seconds()), Seconds(step.exposed_communication_seconds()),
@@ -67,21 +73,21 @@ std::string PodPlan::ToString(size_t max_lines) const {
                             static_cast<int>(k.runs), k.runs == 1 ? "" : "s");
     }
   }
-  absl::StrAppendFormat(&out, "HBM peak per chip %s of %s: %s\n", Bytes(static_cast<double>(hbm_peak_bytes)),
+  absl::StrAppendFormat(&out, "HBM peak per %s %s of %s: %s\n", device, Bytes(static_cast<double>(hbm_peak_bytes)),
                         Bytes(static_cast<double>(hbm_capacity_bytes)),
                         fits() ? "fits"
                                : absl::StrFormat("DOES NOT FIT (%s over)",
                                                  Bytes(static_cast<double>(hbm_peak_bytes - hbm_capacity_bytes))));
   if (!hbm.buffers.empty()) out += hbm.ToString(max_lines);
-  absl::StrAppendFormat(&out, "FLOPs per chip %.4g: %.1f%% of the %.4g FLOP/s peak\n", flops_per_chip,
+  absl::StrAppendFormat(&out, "FLOPs per %s %.4g: %.1f%% of the %.4g FLOP/s peak\n", device, flops_per_chip,
                         100 * flops_utilization(), peak_flops_per_chip);
   // Slowest first; beyond max_lines, the slowest and the fastest groups.
   std::vector<std::pair<Key, std::pair<int64_t, const ChipStepReport*>>> sorted(groups.begin(), groups.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a.first) > std::get<0>(b.first); });
-  absl::StrAppendFormat(&out, "chips: %d groups with equal numbers (%d timeline classes scheduled)\n",
+  absl::StrAppendFormat(&out, "%ss: %d groups with equal numbers (%d timeline classes scheduled)\n", device,
                         static_cast<int>(sorted.size()), static_cast<int>(num_timeline_classes));
-  absl::StrAppendFormat(&out, "  %8s  %-36s %12s %12s %12s %12s %12s\n", "chips", "like", "total", "compute", "comm",
+  absl::StrAppendFormat(&out, "  %8s  %-36s %12s %12s %12s %12s %12s\n", std::string(device) + "s", "like", "total", "compute", "comm",
                         "idle", "hbm peak");
   auto line = [&](const auto& g) {
     const ChipStepReport& c = *g.second.second;

@@ -24,7 +24,10 @@ namespace jx::tpu {
 struct PodPlan {
   std::string what;              // "jit(train_step)"
   std::string pod;               // "v4 16x16x16 torus (4096 chips)"
+  // The program's devices: one per chip, or one per TensorCore where a chip shows its two
+  // (v2, v3, v7: devices_per_chip 2). The per-chip numbers below are per device.
   int64_t num_chips = 0;
+  int64_t devices_per_chip = 1;
   StepReport step;               // the predicted step: wall time, chips, links, collectives
   double flops_per_chip = 0;     // the per-device program's FLOPs (recomputation included)
   double peak_flops_per_chip = 0;  // the chip's bf16 peak
@@ -47,9 +50,10 @@ struct PodPlan {
   int64_t num_timeline_classes = 0;  // chips with distinct timelines (scheduled once each)
   double planning_seconds = 0;     // host time to trace, partition, compile and plan
   // A summary: the step time and its split (compute, exposed and overlapped communication,
-  // idle), HBM peak against capacity and what holds it, utilization, the costliest collectives and links. Chips
+  // idle), HBM peak against capacity and what holds it, utilization, the costliest collectives and links. Devices
   // with equal numbers are one line ("4032 chips like TPU_0(...)"), the fastest and slowest
-  // shown; at most max_lines chip lines and as many links.
+  // shown; at most max_lines such lines and as many links. Where a chip is two devices (v7)
+  // the text says devices and gives the chips too ("18432 devices (9216 chips of 2 TensorCores)").
   std::string ToString(size_t max_lines = 8) const;
 };
 

@@ -262,6 +262,7 @@ PodPlan PodProgram::Plan() const {
   plan.what = what_;
   plan.pod = client_.torus().ToString();
   plan.num_chips = static_cast<int64_t>(n);
+  plan.devices_per_chip = spec.devices_per_chip;
   plan.flops_per_chip = cost_.flops;
   plan.peak_flops_per_chip = spec.bf16_flops;
   plan.hbm_peak_bytes = memory_.peak_memory_in_bytes;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
@@ -19,7 +21,7 @@ namespace {
 
 // The partners of a collective: its replica groups (every partition for {}), or for a
 // collective-permute each pair that moves data.
-std::vector<std::vector<int64_t>> PartnersOf(const hlo::HloInstruction& instr, int64_t num_partitions) {
+PartnerGroups::Lists PartnersOf(const hlo::HloInstruction& instr, int64_t num_partitions) {
   if (hlo::SyncCollectiveOpcode(instr.opcode()) == hlo::HloOpcode::kCollectivePermute) {
     std::vector<std::vector<int64_t>> pairs;
     for (const auto& [s, t] : instr.source_target_pairs()) {
@@ -36,6 +38,39 @@ std::vector<std::vector<int64_t>> PartnersOf(const hlo::HloInstruction& instr, i
   return groups;
 }
 
+// The partner lists of a module's collectives, one per distinct list: collectives with equal
+// groups (or pairs) get one shared PartnerGroups. Found by a hash of the instruction's groups
+// or pairs and told apart by comparing them with the first instruction that had them (the
+// module outlives the memo), so no list is copied twice.
+class PartnersMemo {
+ public:
+  explicit PartnersMemo(int64_t num_partitions) : num_partitions_(num_partitions) {}
+
+  PartnerGroups Of(const hlo::HloInstruction& instr) {
+    const bool permute = hlo::SyncCollectiveOpcode(instr.opcode()) == hlo::HloOpcode::kCollectivePermute;
+    const size_t hash = permute ? absl::HashOf(true, instr.source_target_pairs())
+                                : absl::HashOf(false, instr.replica_groups());
+    std::vector<Seen>& bucket = by_hash_[hash];
+    for (const Seen& seen : bucket) {
+      if (permute ? seen.permute && seen.instr->source_target_pairs() == instr.source_target_pairs()
+                  : !seen.permute && seen.instr->replica_groups() == instr.replica_groups()) {
+        return seen.groups;
+      }
+    }
+    bucket.push_back({&instr, permute, PartnerGroups(PartnersOf(instr, num_partitions_))});
+    return bucket.back().groups;
+  }
+
+ private:
+  struct Seen {
+    const hlo::HloInstruction* instr;
+    bool permute;
+    PartnerGroups groups;
+  };
+  const int64_t num_partitions_;
+  absl::flat_hash_map<size_t, std::vector<Seen>> by_hash_;
+};
+
 // Whether a computation (or one it calls, fusions aside) holds a collective.
 bool HasCollectives(const hlo::HloComputation& computation) {
   for (const hlo::HloInstruction* instr : computation.instructions()) {
@@ -50,12 +85,13 @@ bool HasCollectives(const hlo::HloComputation& computation) {
 
 absl::StatusOr<std::shared_ptr<PodStepLoop>> LoopOf(const hlo::HloComputation& body, int64_t trips,
                                                     int64_t num_partitions, const TpuChipSpec& spec,
-                                                    const CollectiveTimer* timer);
+                                                    const CollectiveTimer* timer, PartnersMemo& partners);
 
 // The rows of one computation, for its cost rows.
 absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& computation,
                                                absl::Span<const InstructionCost> costs, int64_t num_partitions,
-                                               const TpuChipSpec& spec, const CollectiveTimer* timer) {
+                                               const TpuChipSpec& spec, const CollectiveTimer* timer,
+                                               PartnersMemo& partners) {
   std::map<std::string, const hlo::HloInstruction*, std::less<>> by_name;
   for (const hlo::HloInstruction* instr : computation.instructions()) by_name[instr->name()] = instr;
   std::map<std::string, int64_t, std::less<>> row_of;
@@ -70,14 +106,14 @@ absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& comput
       auto start = row_of.find(instr.operand(0)->name());
       if (start != row_of.end()) rows[i].start_row = start->second;
     } else if (hlo::IsCollectiveOpcode(op)) {
-      rows[i].groups = PartnersOf(instr, num_partitions);
+      rows[i].groups = partners.Of(instr);
       rows[i].async_start = hlo::IsAsyncCollectiveStart(op);
     } else if (op == hlo::HloOpcode::kWhile && instr.while_body() != nullptr && HasCollectives(*instr.while_body())) {
       // Without a known trip count the loop's row stands (the cost model counts one trip).
       const std::optional<int64_t> trips = hlo::ConstantWhileTripCount(instr);
       if (!trips.has_value()) continue;
       absl::StatusOr<std::shared_ptr<PodStepLoop>> loop =
-          LoopOf(*instr.while_body(), *trips, num_partitions, spec, timer);
+          LoopOf(*instr.while_body(), *trips, num_partitions, spec, timer, partners);
       if (!loop.ok()) return loop.status();
       rows[i].loop = *std::move(loop);
     } else if (op == hlo::HloOpcode::kConditional) {
@@ -88,7 +124,7 @@ absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& comput
       double most = -1;
       for (const hlo::HloComputation* branch : instr.branch_computations()) {
         if (branch == nullptr) continue;
-        absl::StatusOr<std::shared_ptr<PodStepLoop>> once = LoopOf(*branch, 1, num_partitions, spec, timer);
+        absl::StatusOr<std::shared_ptr<PodStepLoop>> once = LoopOf(*branch, 1, num_partitions, spec, timer, partners);
         if (!once.ok()) return once.status();
         double seconds = 0;
         for (const InstructionCost& c : (*once)->costs) seconds += c.seconds;
@@ -106,13 +142,13 @@ absl::StatusOr<std::vector<PodStepRow>> RowsOf(const hlo::HloComputation& comput
 
 absl::StatusOr<std::shared_ptr<PodStepLoop>> LoopOf(const hlo::HloComputation& body, int64_t trips,
                                                     int64_t num_partitions, const TpuChipSpec& spec,
-                                                    const CollectiveTimer* timer) {
+                                                    const CollectiveTimer* timer, PartnersMemo& partners) {
   auto loop = std::make_shared<PodStepLoop>();
   loop->trips = trips;
   absl::StatusOr<std::vector<InstructionCost>> costs = TpuInstructionCosts(body, spec, timer);
   if (!costs.ok()) return costs.status();
   loop->costs = *std::move(costs);
-  absl::StatusOr<std::vector<PodStepRow>> rows = RowsOf(body, loop->costs, num_partitions, spec, timer);
+  absl::StatusOr<std::vector<PodStepRow>> rows = RowsOf(body, loop->costs, num_partitions, spec, timer, partners);
   if (!rows.ok()) return rows.status();
   loop->rows = *std::move(rows);
   return loop;
@@ -235,10 +271,16 @@ class PodStepScheduler {
 
 }  // namespace
 
+const PartnerGroups::Lists& PartnerGroups::lists() const {
+  static const Lists kNone;
+  return lists_ == nullptr ? kNone : *lists_;
+}
+
 absl::StatusOr<std::vector<PodStepRow>> PodStepRowsOf(const hlo::HloModule& module, const CostAnalysis& cost,
                                                       int64_t num_partitions, const TpuChipSpec& spec,
                                                       const CollectiveTimer* timer) {
-  return RowsOf(*module.entry_computation(), cost.instructions, num_partitions, spec, timer);
+  PartnersMemo partners(num_partitions);
+  return RowsOf(*module.entry_computation(), cost.instructions, num_partitions, spec, timer, partners);
 }
 
 PodTimelines SchedulePodStep(const CostAnalysis& cost, absl::Span<const PodStepRow> rows,
@@ -359,12 +401,12 @@ double StepReport::exposed_communication_seconds() const {
 }
 
 std::string StepReport::ToString() const {
-  std::string out = absl::StrFormat("%s: step %.3f us on %d chips (slowest chip), %d bytes over ICI links\n", what,
+  std::string out = absl::StrFormat("%s: step %.3f us on %d devices (slowest device), %d bytes over ICI links\n", what,
                                     wall_seconds * 1e6, static_cast<int>(chips.size()), total_link_bytes());
   size_t w = 4;
   for (const ChipStepReport& c : chips) w = std::max(w, c.chip.size());
   const int width = static_cast<int>(w);
-  absl::StrAppendFormat(&out, "%-*s %12s %12s %12s %12s %12s %14s\n", width, "chip", "total(us)", "compute(us)",
+  absl::StrAppendFormat(&out, "%-*s %12s %12s %12s %12s %12s %14s\n", width, "device", "total(us)", "compute(us)",
                         "comm(us)", "exposed(us)", "idle(us)", "hbm peak(B)");
   for (const ChipStepReport& c : chips) {
     absl::StrAppendFormat(&out, "%-*s %12.3f %12.3f %12.3f %12.3f %12.3f %14d\n", width, c.chip,

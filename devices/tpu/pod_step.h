@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,12 +39,38 @@ class TpuChip;
 
 struct PodStepLoop;
 
+// A collective's partners as lists of partitions, shared by the rows of collectives with the
+// same partners: a pod-wide list names every device (18432 on a v7 pod) and a step's
+// thousands of collectives repeat a few lists, so rows hold one copy of each and memos over
+// lists (chip_classes.cc) key them by identity(), one lookup per row instead of a hash of
+// every id. Copies share the lists; they are never modified.
+class PartnerGroups {
+ public:
+  using Lists = std::vector<std::vector<int64_t>>;
+  PartnerGroups() = default;
+  PartnerGroups(Lists lists)  // NOLINT: a list converts, as before the lists were shared
+      : lists_(lists.empty() ? nullptr : std::make_shared<const Lists>(std::move(lists))) {}
+  PartnerGroups(std::initializer_list<std::vector<int64_t>> lists) : PartnerGroups(Lists(lists)) {}
+
+  bool empty() const { return lists_ == nullptr; }
+  size_t size() const { return lists_ == nullptr ? 0 : lists_->size(); }
+  const std::vector<int64_t>& operator[](size_t i) const { return (*lists_)[i]; }
+  Lists::const_iterator begin() const { return lists_ == nullptr ? Lists::const_iterator() : lists_->begin(); }
+  Lists::const_iterator end() const { return lists_ == nullptr ? Lists::const_iterator() : lists_->end(); }
+  const Lists& lists() const;
+  // The same for every copy of one list; different lists (even equal ones made apart) differ.
+  const void* identity() const { return lists_.get(); }
+
+ private:
+  std::shared_ptr<const Lists> lists_;
+};
+
 // What the pod step needs of a cost row beyond its time.
 struct PodStepRow {
   // A collective's (or a start's) partners: the replica groups (every partition for {}), or
   // a collective-permute's (source, target) pairs. Empty: not a collective, or one that
   // moves nothing between chips.
-  std::vector<std::vector<int64_t>> groups;
+  PartnerGroups groups;
   bool async_start = false;  // a start: the chips go on; its done waits
   int64_t start_row = -1;    // a done: the row of its start (in the same list)
   // A while loop with a known trip count whose body has collectives: the body's rows run

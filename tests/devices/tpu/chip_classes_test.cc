@@ -140,14 +140,17 @@ TEST(ChipClassesTest, PermutePairsAsyncPairsAndLoopsMatchTheFullSchedule) {
   cost.predicted_seconds = 1;
   const int64_t n = 12;
   std::vector<PodStepRow> rows(cost.instructions.size());
-  for (int64_t p = 0; p + 1 < n; ++p) rows[1].groups.push_back({p, p + 1});  // a shift along a line
+  PartnerGroups::Lists line, ring;
+  for (int64_t p = 0; p + 1 < n; ++p) line.push_back({p, p + 1});  // a shift along a line
+  for (int64_t p = 0; p < n; ++p) ring.push_back({p, (p + 1) % n});  // a ring shift
+  rows[1].groups = line;
   rows[1].async_start = true;
   rows[3].start_row = 1;
   auto loop = std::make_shared<PodStepLoop>();
   loop->trips = 3;
   loop->costs = {Row("body", "mxu", 2e-4), Row("ring", "ici", 5e-4)};
   loop->rows.resize(2);
-  for (int64_t p = 0; p < n; ++p) loop->rows[1].groups.push_back({p, (p + 1) % n});  // a ring shift
+  loop->rows[1].groups = ring;
   rows[4].loop = loop;
   std::vector<double> starts(n, 0.0);
   ExpectSameAsFullSchedule(cost, rows, starts);

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/devices/tpu/chip_specs.h"
+
 namespace jx::tpu::pod_step_test {
 namespace {
 
@@ -209,6 +213,63 @@ TEST(PodStepTest, ReportSplitsCommunicationPerCollectiveKind) {
   EXPECT_THAT(text, HasSubstr("  collective-permute     8.000 us: exposed 2.000 us, overlapped 6.000 us "
                               "(1 collective, 4 runs)\n"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("reduce-scatter")));
+}
+
+// Rows of collectives with equal partners share one list (PodStepRowsOf keeps one per
+// distinct list); different partners get their own, each the instruction's.
+TEST(PodStepTest, RowsOfCollectivesWithEqualPartnersShareOneList) {
+  const std::string text = R"(HloModule rows
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main (a: f32[64]) -> f32[64] {
+  %a = f32[64]{0} parameter(0)
+  %ar1 = f32[64]{0} all-reduce(f32[64]{0} %a), channel_id=1, replica_groups={{0,1},{2,3}}, to_apply=%sum
+  %ar2 = f32[64]{0} all-reduce(f32[64]{0} %ar1), channel_id=2, replica_groups={{0,1},{2,3}}, to_apply=%sum
+  %ar3 = f32[64]{0} all-reduce(f32[64]{0} %ar2), channel_id=3, replica_groups={{0,2},{1,3}}, to_apply=%sum
+  %cp1 = f32[64]{0} collective-permute(f32[64]{0} %ar3), channel_id=4, source_target_pairs={{0,1},{2,3}}
+  ROOT %cp2 = f32[64]{0} collective-permute(f32[64]{0} %cp1), channel_id=5, source_target_pairs={{0,1},{2,3},{5,5}}
+}
+)";
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const CostAnalysis cost = Costs({Network("ar1", "all-reduce", 1e-6), Network("ar2", "all-reduce", 1e-6),
+                                   Network("ar3", "all-reduce", 1e-6), Network("cp1", "collective-permute", 1e-6),
+                                   Network("cp2", "collective-permute", 1e-6)});
+  absl::StatusOr<std::vector<PodStepRow>> rows = PodStepRowsOf(**module, cost, 6, ChipSpec("v4"), nullptr);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 5u);
+  const std::vector<std::vector<int64_t>> pairs_of_rows = {{0, 1}, {2, 3}}, columns = {{0, 2}, {1, 3}};
+  EXPECT_EQ((*rows)[0].groups.lists(), pairs_of_rows);
+  EXPECT_EQ((*rows)[0].groups.identity(), (*rows)[1].groups.identity());
+  EXPECT_EQ((*rows)[2].groups.lists(), columns);
+  EXPECT_NE((*rows)[2].groups.identity(), (*rows)[0].groups.identity());
+  // A permute's pairs are its partners (a send to itself moves nothing); the same ids as the
+  // all-reduce's groups, but a permute's list of its own.
+  EXPECT_EQ((*rows)[3].groups.lists(), pairs_of_rows);
+  EXPECT_NE((*rows)[3].groups.identity(), (*rows)[0].groups.identity());
+  EXPECT_EQ((*rows)[4].groups.lists(), pairs_of_rows);  // other pairs: its own list, equal
+  EXPECT_NE((*rows)[4].groups.identity(), (*rows)[3].groups.identity());
+}
+
+// Where a chip is two devices (v7's TensorCores), the plan counts devices and says so; where
+// it is one, chips.
+TEST(PodStepTest, APlanOfTwoDevicesPerChipCountsDevicesAndChips) {
+  PodPlan plan;
+  plan.what = "jit(f)";
+  plan.num_chips = 8;
+  EXPECT_THAT(plan.ToString(), HasSubstr(": 8 chips, "));
+  EXPECT_THAT(plan.ToString(), HasSubstr("HBM peak per chip"));
+  plan.devices_per_chip = 2;
+  const std::string text = plan.ToString();
+  EXPECT_THAT(text, HasSubstr(": 8 devices (4 chips of 2 TensorCores), "));
+  EXPECT_THAT(text, HasSubstr("HBM peak per device"));
+  EXPECT_THAT(text, HasSubstr("FLOPs per device"));
+  EXPECT_THAT(text, HasSubstr("devices: 0 groups with equal numbers"));
 }
 
 }  // namespace
