@@ -1,21 +1,16 @@
 #include "jx/compiler/hlo/replica_groups.h"
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 namespace jx::hlo {
 namespace {
-
-// Row-major strides of `dims`.
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
 
 // The same transposed iota with no dim of 1 and no two dims merged by the transpose kept
 // apart (transposed dims j, j+1 that are dims p, p+1: one dim of their product), as XLA's
@@ -82,7 +77,9 @@ std::optional<ReplicaGroups::IotaForm> AsIota(const std::vector<std::vector<int6
     if (l.stride != expected) return std::nullopt;
     expected *= l.extent;
   }
-  ReplicaGroups::IotaForm form{.num_groups = static_cast<int64_t>(groups.size()), .group_size = size};
+  ReplicaGroups::IotaForm form;
+  form.num_groups = static_cast<int64_t>(groups.size());
+  form.group_size = size;
   std::vector<int64_t> dim_of(levels.size());
   for (size_t i = 0; i < by_stride.size(); ++i) {
     form.dims.push_back(levels[by_stride[i]].extent);
@@ -104,6 +101,67 @@ std::optional<ReplicaGroups::IotaForm> AsIota(const std::vector<std::vector<int6
   }
   Canonicalize(&form.dims, &form.perm);
   return form;
+}
+
+// Appends elements [begin, begin + count) of the transposed iota, in order: runs along the
+// innermost transposed dim in a tight loop, the outer dims carried at each run's end
+// (consumers that list whole groups read every id of a pod this way).
+void AppendIotaIds(const ReplicaGroups::IotaForm& f, int64_t begin, int64_t count, std::vector<int64_t>* out) {
+  const size_t rank = f.dims.size();
+  absl::InlinedVector<int64_t, 8> strides(rank, 1), tdims(rank), tstrides(rank), index(rank);
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * f.dims[d];
+  for (size_t j = 0; j < rank; ++j) {
+    tdims[j] = f.dims[f.perm[j]];
+    tstrides[j] = strides[f.perm[j]];
+  }
+  int64_t id = 0;
+  for (size_t j = rank, k = static_cast<size_t>(begin); j-- > 0;) {
+    index[j] = static_cast<int64_t>(k % static_cast<size_t>(tdims[j]));
+    k /= static_cast<size_t>(tdims[j]);
+    id += index[j] * tstrides[j];
+  }
+  const size_t inner = rank - 1;
+  while (count > 0) {
+    const int64_t run = std::min(tdims[inner] - index[inner], count);
+    for (int64_t r = 0; r < run; ++r) out->push_back(id + r * tstrides[inner]);
+    count -= run;
+    if (count == 0) break;
+    id -= index[inner] * tstrides[inner];  // back to the run's start, then carry outward
+    index[inner] = 0;
+    for (size_t j = inner; j-- > 0;) {
+      id += tstrides[j];
+      if (++index[j] < tdims[j]) break;
+      id -= tstrides[j] * tdims[j];
+      index[j] = 0;
+    }
+  }
+}
+
+// Every group of `f`, listed. Consumers that need whole lists (the pod step's partners) ask
+// for them once per collective, thousands of times over a module's few forms (one per set of
+// mesh axes): the forms listed last are kept, most recent first, and copied from.
+std::shared_ptr<const std::vector<std::vector<int64_t>>> ListIota(const ReplicaGroups::IotaForm& f) {
+  using Lists = std::vector<std::vector<int64_t>>;
+  static std::mutex mu;
+  static auto* recent = new std::vector<std::pair<ReplicaGroups::IotaForm, std::shared_ptr<const Lists>>>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < recent->size(); ++i) {
+      if ((*recent)[i].first != f) continue;
+      std::rotate(recent->begin(), recent->begin() + i, recent->begin() + i + 1);
+      return recent->front().second;
+    }
+  }
+  auto lists = std::make_shared<Lists>(static_cast<size_t>(f.num_groups));
+  for (size_t i = 0; i < lists->size(); ++i) {
+    (*lists)[i].reserve(static_cast<size_t>(f.group_size));
+    AppendIotaIds(f, static_cast<int64_t>(i) * f.group_size, f.group_size, &(*lists)[i]);
+  }
+  constexpr size_t kRemembered = 8;
+  std::lock_guard<std::mutex> lock(mu);
+  if (recent->size() == kRemembered) recent->pop_back();
+  recent->insert(recent->begin(), {f, lists});
+  return lists;
 }
 
 }  // namespace
@@ -167,28 +225,9 @@ bool ReplicaGroups::uniform() const {
 std::vector<int64_t> ReplicaGroups::group(size_t i) const {
   if (i >= size()) throw std::out_of_range(absl::StrCat("replica group ", i, " of ", size()));
   if (!iota_) return (*lists_)[i];
-  const IotaForm& f = *iota_;
-  const size_t rank = f.dims.size();
-  const std::vector<int64_t> strides = Strides(f.dims);
-  std::vector<int64_t> tdims(rank), index(rank);
-  for (size_t j = 0; j < rank; ++j) tdims[j] = f.dims[f.perm[j]];
-  int64_t id = 0;
-  for (size_t j = rank, k = i * static_cast<size_t>(f.group_size); j-- > 0;) {  // first member's index
-    index[j] = static_cast<int64_t>(k) % tdims[j];
-    k /= static_cast<size_t>(tdims[j]);
-    id += index[j] * strides[f.perm[j]];
-  }
   std::vector<int64_t> members;
-  members.reserve(static_cast<size_t>(f.group_size));
-  for (int64_t m = 0; m < f.group_size; ++m) {
-    members.push_back(id);
-    for (size_t j = rank; j-- > 0;) {
-      id += strides[f.perm[j]];
-      if (++index[j] < tdims[j]) break;
-      id -= strides[f.perm[j]] * tdims[j];
-      index[j] = 0;
-    }
-  }
+  members.reserve(static_cast<size_t>(iota_->group_size));
+  AppendIotaIds(*iota_, static_cast<int64_t>(i) * iota_->group_size, iota_->group_size, &members);
   return members;
 }
 
@@ -218,11 +257,8 @@ std::optional<ReplicaGroups::Place> ReplicaGroups::Find(int64_t id) const {
 }
 
 std::vector<std::vector<int64_t>> ReplicaGroups::ToLists() const {
-  if (lists_ != nullptr) return *lists_;
-  std::vector<std::vector<int64_t>> out;
-  out.reserve(size());
-  for (size_t i = 0; i < size(); ++i) out.push_back(group(i));
-  return out;
+  if (!iota_) return lists_ == nullptr ? std::vector<std::vector<int64_t>>() : *lists_;
+  return *ListIota(*iota_);
 }
 
 bool operator==(const ReplicaGroups& a, const ReplicaGroups& b) {
