@@ -67,7 +67,7 @@ size_t AxisPosition(const std::vector<std::string>& names, const std::string& na
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> CollectiveMesh::Groups(const std::vector<std::string>& axes) const {
+std::vector<size_t> CollectiveMesh::AxisPositions(const std::vector<std::string>& axes) const {
   std::vector<size_t> pos;
   for (const std::string& a : axes) {
     axis_size(a);  // validates
@@ -77,6 +77,28 @@ std::vector<std::vector<int64_t>> CollectiveMesh::Groups(const std::vector<std::
     }
     pos.push_back(p);
   }
+  return pos;
+}
+
+hlo::ReplicaGroups CollectiveMesh::IotaGroups(const std::vector<std::string>& axes) const {
+  const std::vector<size_t> pos = AxisPositions(axes);
+  std::vector<int64_t> perm;  // the other axes in mesh order, then `axes` as given
+  int64_t group_size = 1;
+  for (size_t i = 0; i < axis_sizes_.size(); ++i) {
+    if (std::find(pos.begin(), pos.end(), i) == pos.end()) perm.push_back(static_cast<int64_t>(i));
+  }
+  for (const size_t p : pos) {
+    perm.push_back(static_cast<int64_t>(p));
+    group_size *= axis_sizes_[p];
+  }
+  absl::StatusOr<hlo::ReplicaGroups> groups =
+      hlo::ReplicaGroups::Iota(num_devices() / group_size, group_size, axis_sizes_, std::move(perm));
+  if (!groups.ok()) throw InternalError(StrCat("groups over ", Quoted(axes), " of ", MeshString(), ": ", groups.status().message()));
+  return *std::move(groups);
+}
+
+std::vector<std::vector<int64_t>> CollectiveMesh::Groups(const std::vector<std::string>& axes) const {
+  const std::vector<size_t> pos = AxisPositions(axes);
   // Groups keyed by the coordinates along the other axes, in row-major order of those (the
   // group index is computed, not searched: meshes of thousands of devices).
   std::vector<bool> grouped(axis_sizes_.size(), false);
@@ -168,8 +190,8 @@ std::vector<std::string> CollectiveAxes(const ParamMap& params) {
   return AxisNamesOf(p != nullptr ? *p : params.Get("axis_name"));
 }
 
-std::vector<std::vector<int64_t>> ReplicaGroups(const ParamMap& params) {
-  return CollectiveMeshOf(params).Groups(CollectiveAxes(params));
+hlo::ReplicaGroups ReplicaGroups(const ParamMap& params) {
+  return CollectiveMeshOf(params).IotaGroups(CollectiveAxes(params));
 }
 
 std::vector<std::pair<int64_t, int64_t>> PermOf(const ParamMap& params) {

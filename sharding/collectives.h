@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "jx/compiler/hlo/replica_groups.h"
 #include "jx/core/array.h"
 #include "jx/core/param_map.h"
 #include "jx/core/primitive.h"
@@ -56,6 +57,9 @@ class CollectiveMesh final : public ParamObject {
   // ordered by the remaining axes; within a group, row-major over `axes` in the order given
   // (so member k of a group is the device at position k along the flattened axes).
   std::vector<std::vector<int64_t>> Groups(const std::vector<std::string>& axes) const;
+  // The same groups in XLA's iota form (the mesh's ids reshaped to its axes, transposed so
+  // `axes` come last): O(axes), no id listed.
+  hlo::ReplicaGroups IotaGroups(const std::vector<std::string>& axes) const;
   // A device's position along the flattened `axes` (row-major in the order given).
   int64_t PositionAlong(int64_t device, const std::vector<std::string>& axes) const;
   // "Mesh('x': 4, 'y': 2)" (for errors).
@@ -68,6 +72,9 @@ class CollectiveMesh final : public ParamObject {
   std::string ToString() const override { return {}; }  // hidden in jaxprs
 
  private:
+  // The positions of `axes` in the mesh; ValueError for an unknown axis or one named twice.
+  std::vector<size_t> AxisPositions(const std::vector<std::string>& axes) const;
+
   std::vector<std::string> axis_names_;
   std::vector<int64_t> axis_sizes_;
   std::vector<std::string> manual_axes_;
@@ -93,8 +100,9 @@ std::vector<std::string> AxisNamesOf(const Param& p);
 const CollectiveMesh& CollectiveMeshOf(const ParamMap& params);
 // The axes a collective runs over (`axes` or `axis_name`, one or several names).
 std::vector<std::string> CollectiveAxes(const ParamMap& params);
-// Its replica groups: device ids, one group per combination of the other mesh axes.
-std::vector<std::vector<int64_t>> ReplicaGroups(const ParamMap& params);
+// Its replica groups: device ids, one group per combination of the other mesh axes (in
+// the iota form).
+hlo::ReplicaGroups ReplicaGroups(const ParamMap& params);
 // ppermute's perm as given: (source, destination) positions along axis_name.
 std::vector<std::pair<int64_t, int64_t>> PermOf(const ParamMap& params);
 // ppermute's (source, destination) device-id pairs over the whole mesh (perm applied in

@@ -130,8 +130,8 @@ absl::Status AllToAllRule(LowerContext& ctx) {
   const int64_t split = ctx.params().GetInt("split_axis");
   const int64_t concat = ctx.params().GetInt("concat_axis");
   const bool tiled = ctx.params().GetBool("tiled");
-  const std::vector<std::vector<int64_t>> groups = ReplicaGroups(ctx.params());
-  const int64_t n = static_cast<int64_t>(groups.front().size());
+  const hlo::ReplicaGroups groups = ReplicaGroups(ctx.params());
+  const int64_t n = groups.group_size();
   const std::vector<int64_t> in = Dims(x);
   // y: split_axis as (n, size / n); its group dimension is `split`.
   std::vector<int64_t> ydims = in;

@@ -5,7 +5,7 @@
 //   ConvolutionDimensionNumbers  "b01f_01io->b01f"
 //   OpMetadata           "{op_type=\"sin\" op_name=\"jit(f)/sin\" source_file=\"f.cc\" source_line=3}"
 //   PrecisionConfig      "{highest,default}"  (operand_precision of dot and convolution)
-//   ReplicaGroups        "{{0,1},{2,3}}"   (also parsed from XLA's iota form "[2,2]<=[4]")
+//   ReplicaGroups        "{{0,1},{2,3}}"   or XLA's iota form "[1152,16]<=[18432]"
 //   SourceTargetPairs    "{{0,1},{1,0}}"   (collective-permute's sends)
 // Each Parse* reads exactly what the matching *ToString writes.
 #pragma once
@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "jx/compiler/hlo/replica_groups.h"
 
 namespace jx::hlo {
 
@@ -143,16 +144,15 @@ struct OpMetadata {
 std::string OpMetadataToString(const OpMetadata& m);  // "{op_name=\"...\"}"
 absl::StatusOr<OpMetadata> ParseOpMetadata(std::string_view s);
 
-// The groups of partitions a collective runs over: each group exchanges data among its
-// members, in the listed order (all-gather concatenates in that order). Empty: one group of
-// every partition.
-using ReplicaGroups = std::vector<std::vector<int64_t>>;
-// "{{0,1},{2,3}}"; lists of more than 64 ids that are a transposed iota (a mesh's groups) in
-// XLA's iota form, "[576,16]<=[9216]" or "[144,64]<=[9,64,16]T(0,2,1)".
+// The groups of partitions a collective runs over (replica_groups.h): each group exchanges
+// data among its members, in the listed order (all-gather concatenates in that order). Empty:
+// one group of every partition.
+// "{{0,1},{2,3}}"; groups of more than 64 ids in the iota form print in XLA's iota form,
+// "[576,16]<=[9216]" or "[144,64]<=[9,64,16]T(0,2,1)".
 std::string ReplicaGroupsToString(const ReplicaGroups& groups);
 // Reads "{{0,1},{2,3}}", "{}" and the iota form "[G,S]<=[d0,d1,...]" optionally followed by
 // "T(perm)": iota over prod(d) ids reshaped to d, transposed by perm, then split into G groups
-// of S.
+// of S (kept compact: no id is listed).
 absl::StatusOr<ReplicaGroups> ParseReplicaGroups(std::string_view s);
 
 // collective-permute's (source, target) partition pairs.

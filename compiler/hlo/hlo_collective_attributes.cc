@@ -67,45 +67,15 @@ absl::StatusOr<ReplicaGroups> ParseIotaReplicaGroups(std::string_view text) {
   if (ConsumePrefix(&s, "T(")) {
     if (!ConsumeSuffix(&s, ")")) return Bad("replica_groups", text);
     absl::StatusOr<std::vector<int64_t>> p = ParseIntList(StrCat("{", s, "}"));
-    if (!p.ok() || p->size() != dims->size()) return Bad("replica_groups", text, "T() must permute the dims");
+    if (!p.ok()) return Bad("replica_groups", text, "T() must permute the dims");
     perm = *std::move(p);
     s = "";
   }
   if (!s.empty()) return Bad("replica_groups", text);
-  int64_t count = 1;
-  for (int64_t d : *dims) {
-    if (d < 1) return Bad("replica_groups", text, "dims must be positive");
-    count *= d;
-  }
-  const int64_t groups = (*group_shape)[0], size = (*group_shape)[1];
-  if (groups < 1 || size < 1 || groups * size != count) {
-    return Bad("replica_groups", text, "group shape must cover the iota's ids");
-  }
-  std::vector<bool> seen(perm.size(), false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) {
-      return Bad("replica_groups", text, "T() must permute the dims");
-    }
-    seen[p] = true;
-  }
-  // Element k of the transposed array: its index in the transposed shape, mapped back.
-  const size_t rank = dims->size();
-  std::vector<int64_t> tdims(rank), strides(rank, 1);
-  for (size_t i = 0; i < rank; ++i) tdims[i] = (*dims)[perm[i]];
-  for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * (*dims)[i];
-  ReplicaGroups out(groups);
-  for (std::vector<int64_t>& g : out) g.reserve(static_cast<size_t>(size));
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t k = 0; k < count; ++k) {
-    int64_t id = 0;
-    for (size_t i = 0; i < rank; ++i) id += index[i] * strides[perm[i]];
-    out[k / size].push_back(id);
-    for (size_t i = rank; i-- > 0;) {
-      if (++index[i] < tdims[i]) break;
-      index[i] = 0;
-    }
-  }
-  return out;
+  absl::StatusOr<ReplicaGroups> groups =
+      ReplicaGroups::Iota((*group_shape)[0], (*group_shape)[1], *std::move(dims), std::move(perm));
+  if (!groups.ok()) return Bad("replica_groups", text, std::string(groups.status().message()));
+  return groups;
 }
 
 std::string NestedToString(const std::vector<std::vector<int64_t>>& lists) {
@@ -114,70 +84,14 @@ std::string NestedToString(const std::vector<std::vector<int64_t>>& lists) {
   return StrCat("{", absl::StrJoin(parts, ","), "}");
 }
 
-// XLA's IotaReplicaGroupList text for `groups` when they are one: read group by group, the
-// ids are iota(prod(dims)) reshaped to dims and transposed by perm (a mesh's groups over some
-// of its axes). Found from the innermost dimension out: each level is the longest run of a
-// constant stride over blocks of the levels inside it; the result is then regenerated and
-// compared, so a list that is no transposed iota (or that the runs misread) gets nullopt.
-std::optional<std::string> IotaReplicaGroupsString(const ReplicaGroups& groups) {
-  if (groups.empty() || groups[0].empty()) return std::nullopt;
-  const int64_t size = static_cast<int64_t>(groups[0].size());
-  for (const std::vector<int64_t>& g : groups) {
-    if (static_cast<int64_t>(g.size()) != size) return std::nullopt;
-  }
-  const int64_t count = static_cast<int64_t>(groups.size()) * size;
-  auto at = [&](int64_t k) { return groups[static_cast<size_t>(k / size)][static_cast<size_t>(k % size)]; };
-  if (at(0) != 0) return std::nullopt;
-  struct Level {
-    int64_t extent, stride;
-  };
-  std::vector<Level> levels;  // innermost first
-  for (int64_t block = 1; block < count;) {
-    const int64_t stride = at(block);
-    if (stride <= 0) return std::nullopt;
-    int64_t extent = 1;
-    while (extent * block < count && at(extent * block) == extent * stride) ++extent;
-    if ((count / block) % extent != 0) return std::nullopt;
-    levels.push_back({extent, stride});
-    block *= extent;
-  }
-  if (levels.empty()) levels.push_back({1, 1});
-  // The iota's dims: the levels by stride, largest first, must be a row-major layout.
-  std::vector<size_t> by_stride(levels.size());
-  std::iota(by_stride.begin(), by_stride.end(), 0);
-  std::sort(by_stride.begin(), by_stride.end(),
-            [&](size_t a, size_t b) { return levels[a].stride > levels[b].stride; });
-  std::vector<int64_t> dims, dim_of(levels.size());
-  int64_t expected = 1;
-  for (size_t i = by_stride.size(); i-- > 0;) {
-    const Level& l = levels[by_stride[i]];
-    if (l.stride != expected) return std::nullopt;
-    expected *= l.extent;
-  }
-  for (size_t i = 0; i < by_stride.size(); ++i) {
-    dims.push_back(levels[by_stride[i]].extent);
-    dim_of[by_stride[i]] = static_cast<int64_t>(i);
-  }
-  std::vector<int64_t> perm;  // the transposed dims, outermost first
-  for (size_t i = levels.size(); i-- > 0;) perm.push_back(dim_of[i]);
-  // Regenerate: walk the transposed index (innermost level fastest).
-  std::vector<int64_t> index(levels.size(), 0);
-  int64_t id = 0;
-  for (const std::vector<int64_t>& g : groups) {
-    for (const int64_t got : g) {
-      if (got != id) return std::nullopt;
-      for (size_t i = 0; i < levels.size(); ++i) {
-        id += levels[i].stride;
-        if (++index[i] < levels[i].extent) break;
-        id -= levels[i].stride * levels[i].extent;
-        index[i] = 0;
-      }
-    }
-  }
+// XLA's IotaReplicaGroupList text: "[G,S]<=[n]" for an iota in order, else
+// "[G,S]<=[d...]T(perm)".
+std::string IotaString(const ReplicaGroups::IotaForm& f) {
   bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
-  return StrCat("[", groups.size(), ",", size, "]<=[", identity ? StrCat(count) : absl::StrJoin(dims, ","), "]",
-                identity ? "" : StrCat("T(", absl::StrJoin(perm, ","), ")"));
+  for (size_t i = 0; i < f.perm.size(); ++i) identity &= f.perm[i] == static_cast<int64_t>(i);
+  if (identity) return StrCat("[", f.num_groups, ",", f.group_size, "]<=[", f.num_groups * f.group_size, "]");
+  return StrCat("[", f.num_groups, ",", f.group_size, "]<=[", absl::StrJoin(f.dims, ","), "]T(",
+                absl::StrJoin(f.perm, ","), ")");
 }
 
 // Lists of more ids than this print in the iota form when they have one: a pod's groups
@@ -187,17 +101,15 @@ constexpr int64_t kMaxExplicitReplicaGroupIds = 64;
 }  // namespace
 
 std::string ReplicaGroupsToString(const ReplicaGroups& groups) {
-  int64_t ids = 0;
-  for (const std::vector<int64_t>& g : groups) ids += static_cast<int64_t>(g.size());
-  if (ids > kMaxExplicitReplicaGroupIds) {
-    if (std::optional<std::string> iota = IotaReplicaGroupsString(groups)) return *std::move(iota);
-  }
-  return NestedToString(groups);
+  if (groups.iota() != nullptr && groups.num_ids() > kMaxExplicitReplicaGroupIds) return IotaString(*groups.iota());
+  return NestedToString(groups.ToLists());
 }
 
 absl::StatusOr<ReplicaGroups> ParseReplicaGroups(std::string_view s) {
   if (StripAsciiWhitespace(s).rfind('[', 0) == 0) return ParseIotaReplicaGroups(s);
-  return ParseNestedIntLists(s, "replica_groups");
+  absl::StatusOr<std::vector<std::vector<int64_t>>> lists = ParseNestedIntLists(s, "replica_groups");
+  if (!lists.ok()) return lists.status();
+  return ReplicaGroups(*std::move(lists));
 }
 
 std::string SourceTargetPairsToString(const SourceTargetPairs& pairs) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jx/compiler/hlo/hlo_attributes.h"
 #include "jx/devices/tpu/pod_program.h"
 #include "jx/jx.h"
 #include "jx/sharding/collective_eval.h"
@@ -76,6 +77,22 @@ TEST(CollectivesLoweringTest, LoweredCollectivesOnAPodEqualEagerShardMap) {
     ++out_index;
   }
   EXPECT_EQ(out_index, 8u);
+}
+
+// The lowering's replica groups (the iota form, no id listed) are the groups the eager
+// collectives run over, for every choice and order of axes.
+TEST(CollectivesLoweringTest, IotaGroupsAreTheMeshGroups) {
+  const CollectiveMesh mesh({"x", "y", "z"}, {3, 4, 2}, {});
+  const std::vector<std::vector<std::string>> choices = {{"x"},      {"y"},      {"z"},           {"x", "y"},     {"y", "x"},
+                                                         {"z", "x"}, {"x", "z"}, {"y", "z", "x"}, {"x", "y", "z"}};
+  for (const std::vector<std::string>& axes : choices) {
+    const hlo::ReplicaGroups groups = mesh.IotaGroups(axes);
+    SCOPED_TRACE(hlo::ReplicaGroupsToString(groups));
+    ASSERT_NE(groups.iota(), nullptr);
+    EXPECT_EQ(groups.ToLists(), mesh.Groups(axes));
+  }
+  EXPECT_THROW(mesh.IotaGroups({"x", "x"}), ValueError);
+  EXPECT_THROW(mesh.IotaGroups({"w"}), ValueError);
 }
 
 }  // namespace

@@ -264,11 +264,8 @@ bool IsLocalCollective(const HloInstruction& instr) {
     }
     return true;
   }
-  if (instr.replica_groups().empty()) return false;
-  for (const std::vector<int64_t>& group : instr.replica_groups()) {
-    if (group.size() > 1) return false;
-  }
-  return true;
+  const hlo::ReplicaGroups& groups = instr.replica_groups();
+  return !groups.empty() && groups.uniform() && groups.group_size() <= 1;
 }
 
 }  // namespace
