@@ -87,8 +87,8 @@ class Lowering {
 // Everything lowering needs besides the program (one struct, so a new option is one field).
 struct LoweringOptions {
   std::string name;                          // the function's name: "jit_<name>" in HLO, logs, errors
-  std::vector<bool> donated;                 // per argument leaf; empty when none donated
-  std::vector<const Device*> device_assignment;  // the devices the program runs on (one today)
+  std::vector<bool> donated = {};            // per argument leaf; empty when none donated
+  std::vector<const Device*> device_assignment = {};  // the devices the program runs on (one today)
 };
 
 }  // namespace jx
