@@ -100,7 +100,9 @@ TEST(ConvKernelTest, EveryPathAndTypeMatchesTheEvaluator) {
       const Tolerance tol = TolFor(type);
       auto exe = CheckAgainstEvaluator(ConvModule(c, type, type), tol.rtol, tol.atol, NoFallback(),
                                        RangesFor(type));
-      if (exe) EXPECT_EQ(exe->KernelKind("r"), "conv");
+      if (exe) {
+        EXPECT_EQ(exe->KernelKind("r"), "conv");
+      }
     }
   }
 }
@@ -109,9 +111,13 @@ TEST(ConvKernelTest, WiderResultTypes) {
   // preferred_element_type: bf16 operands with an f32 result, s8 operands with s32.
   const ConvCase& c = kConvCases[0];
   auto f = CheckAgainstEvaluator(ConvModule(c, "bf16", "f32"), 1e-5, 1e-5, NoFallback());
-  if (f) EXPECT_EQ(f->KernelKind("r"), "conv");
+  if (f) {
+    EXPECT_EQ(f->KernelKind("r"), "conv");
+  }
   auto i = CheckAgainstEvaluator(ConvModule(c, "s8", "s32"), 0, 0, NoFallback(), Ranges{-100, 100});
-  if (i) EXPECT_EQ(i->KernelKind("r"), "conv");
+  if (i) {
+    EXPECT_EQ(i->KernelKind("r"), "conv");
+  }
 }
 
 // conv + broadcast bias + relu as the fusion pass builds it.
@@ -158,13 +164,17 @@ TEST(ConvKernelTest, BiasReluEpilogueFusedPerTile) {
         const Tolerance tol = TolFor(type);
         auto exe = CheckAgainstEvaluator(ConvBiasRelu(c, type, f.feature_dim, type), tol.rtol, tol.atol,
                                          NoFallback(tile), RangesFor(type));
-        if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "conv+epilogue");
+        if (exe) {
+          EXPECT_EQ(exe->KernelKind("fusion"), "conv+epilogue");
+        }
       }
     }
   }
   // A root of another type: the conv lands in scratch, the epilogue still runs per tile.
   auto exe = CheckAgainstEvaluator(ConvBiasRelu(kConvCases[17], "f32", 3, "bf16"), 1e-2, 1e-2, NoFallback());
-  if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "conv+epilogue");
+  if (exe) {
+    EXPECT_EQ(exe->KernelKind("fusion"), "conv+epilogue");
+  }
 }
 
 TEST(ConvKernelTest, EpilogueReadingTheConvTransposedRunsAfterIt) {
@@ -181,7 +191,9 @@ ENTRY %main (x: f32[1,6,6,4], k: f32[3,3,4,4]) -> f32[1,6,6,4] {
   %k = f32[3,3,4,4] parameter(1)
   ROOT %fusion = f32[1,6,6,4] fusion(%x, %k), kind=kOutput, calls=%fused
 })", 1e-5, 1e-5, NoFallback());
-  if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "conv+epilogue");
+  if (exe) {
+    EXPECT_EQ(exe->KernelKind("fusion"), "conv+epilogue");
+  }
 }
 
 TEST(ConvKernelTest, EmptyShapes) {
@@ -192,7 +204,9 @@ ENTRY %main (x: f32[2,5,5,0], k: f32[3,3,0,4]) -> f32[2,5,5,4] {
   %k = f32[3,3,0,4] parameter(1)
   ROOT %r = f32[2,5,5,4] convolution(%x, %k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
 })", 0, 0, NoFallback());
-  if (exe) EXPECT_EQ(exe->KernelKind("r"), "conv");
+  if (exe) {
+    EXPECT_EQ(exe->KernelKind("r"), "conv");
+  }
   CheckAgainstEvaluator(R"(HloModule m
 ENTRY %main (x: f32[0,5,5,3], k: f32[3,3,3,4]) -> f32[0,5,5,4] {
   %x = f32[0,5,5,3] parameter(0)
@@ -228,14 +242,18 @@ TEST(DotKernelTest, EveryTypeMatchesTheEvaluator) {
       const Tolerance tol = TolFor(type);
       auto exe = CheckAgainstEvaluator(DotModule(type, type, c.lhs, c.rhs, c.out, c.dnums), tol.rtol, tol.atol,
                                        NoFallback(), RangesFor(type));
-      if (exe) EXPECT_EQ(exe->KernelKind("r"), "dot");
+      if (exe) {
+        EXPECT_EQ(exe->KernelKind("r"), "dot");
+      }
     }
   }
   // bf16 operands, f32 result (preferred_element_type): f32 accumulation, no rounding to bf16.
   auto wide = CheckAgainstEvaluator(DotModule("bf16", "f32", "64,300", "300,48", "64,48",
                                               "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
                                     1e-5, 1e-5, NoFallback());
-  if (wide) EXPECT_EQ(wide->KernelKind("r"), "dot");
+  if (wide) {
+    EXPECT_EQ(wide->KernelKind("r"), "dot");
+  }
 }
 
 TEST(DotKernelTest, EpilogueOnHalfAndIntegerDots) {
@@ -266,7 +284,9 @@ ENTRY %main (x: T[70,90], w: T[90,50], bias: T[50]) -> T[70,50] {
     }
     const Tolerance tol = TolFor(type);
     auto exe = CheckAgainstEvaluator(typed, tol.rtol, tol.atol, NoFallback(128), RangesFor(type));
-    if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "dot+epilogue");
+    if (exe) {
+      EXPECT_EQ(exe->KernelKind("fusion"), "dot+epilogue");
+    }
   }
 }
 

@@ -117,7 +117,9 @@ inline std::unique_ptr<CpuExecutable> CheckAgainstEvaluator(
     }
   } else {
     EXPECT_EQ(got->size(), 1u);
-    if (got->size() == 1) EXPECT_TRUE(Near((*got)[0], *want, rtol, atol));
+    if (got->size() == 1) {
+      EXPECT_TRUE(Near((*got)[0], *want, rtol, atol));
+    }
   }
   return *std::move(exe);
 }

@@ -181,7 +181,9 @@ ENTRY %main (x: f32[8], i: f32[]) -> f32[2] {
   %i = f32[] parameter(1)
   ROOT %ds = f32[2] dynamic-slice(%x, %i), dynamic_slice_sizes={2}
 })");
-  if (module.ok()) EXPECT_FALSE(CompileForCpu(*std::move(module)).ok());
+  if (module.ok()) {
+    EXPECT_FALSE(CompileForCpu(*std::move(module)).ok());
+  }
 }
 
 }  // namespace

@@ -96,7 +96,9 @@ ENTRY %main (a: f32[7], b: f32[3,7,5], c: f32[105], d: f32[6,9,3], e: f32[5]) ->
   %e = f32[5] parameter(4)
   ROOT %fusion = f32[5,7,3] fusion(%a, %b, %c, %d, %e), kind=kLoop, calls=%fused
 })", 1e-6, 1e-6, SmallTiles());
-  if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "loop");
+  if (exe) {
+    EXPECT_EQ(exe->KernelKind("fusion"), "loop");
+  }
 }
 
 // A reshape after a transpose needs a second index stage; a strided slice of a reshape too.
@@ -155,7 +157,9 @@ TEST(LoopKernelTest, UnaryFloatOps) {
       const std::string_view want = std::string_view(c.op) == "copy"        ? "data-movement"
                                     : std::string_view(c.op) == "is-finite" ? "loop"
                                                                             : "library-loop";
-      if (exe) EXPECT_EQ(exe->KernelKind("r"), want);
+      if (exe) {
+        EXPECT_EQ(exe->KernelKind("r"), want);
+      }
     }
   }
 }
@@ -350,7 +354,9 @@ TEST(LoopKernelTest, ExpRangeEdges) {
         const float g = static_cast<float>(got.GetAsDouble(i));
         const float w = static_cast<float>(want.GetAsDouble(i));
         EXPECT_EQ(std::isnan(g), std::isnan(w)) << i;
-        if (std::isinf(w) || w == 0) EXPECT_EQ(g, w) << i;
+        if (std::isinf(w) || w == 0) {
+          EXPECT_EQ(g, w) << i;
+        }
       }
     }
   }
@@ -446,7 +452,9 @@ ENTRY %main (xa: f16[300], xb: f32[300]) -> f32[300] {
 })", 1e-6, 1e-7, SmallTiles(), Ranges{0.5, 3});
   const std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_LOG_COMPILES");
-  if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "loop");
+  if (exe) {
+    EXPECT_EQ(exe->KernelKind("fusion"), "loop");
+  }
   EXPECT_NE(log.find("runs count-leading-zeros s32 on the reference evaluator per tile"), std::string::npos) << log;
   EXPECT_EQ(log.find("remainder"), std::string::npos) << log;
   EXPECT_EQ(log.find("reduce-precision"), std::string::npos) << log;

@@ -40,7 +40,7 @@ struct ExactOptions {
   uint32_t seed = 1;
   // When set, the evaluator runs this module instead (same parameters): the kernel's
   // documented numerics spelled out in HLO, e.g. a sum widened to f64 and rounded once.
-  std::string reference;
+  std::string reference = {};
   // False: equal values suffice (the kernel library's max/min keep a NaN's payload and may
   // pick either zero of a -0/+0 tie, where the evaluator returns the quiet NaN and +0).
   bool bits = true;

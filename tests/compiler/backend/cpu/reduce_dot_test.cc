@@ -91,7 +91,9 @@ TEST(ReduceKernelTest, InputFusionOverAnyDims) {
         const double atol = type[1] == '3' ? 2e-3 : 1e-9;
         auto exe = CheckAgainstEvaluator(text, type[0] == 's' ? 0 : rtol,
                                          type[0] == 's' ? 0 : atol, SmallTiles(), r);
-        if (exe) EXPECT_EQ(exe->KernelKind("fusion"), "reduce");
+        if (exe) {
+          EXPECT_EQ(exe->KernelKind("fusion"), "reduce");
+        }
       }
     }
   }
@@ -153,14 +155,18 @@ TEST(DotKernelTest, GeneralDimensionNumbers) {
       SCOPED_TRACE(hlo::StrCat(type, " ", c.lhs, " x ", c.rhs));
       auto exe = CheckAgainstEvaluator(DotModule(type, c.lhs, c.rhs, c.out, c.dnums),
                                        type[1] == '3' ? 1e-5 : 1e-13, 1e-5);
-      if (exe) EXPECT_EQ(exe->KernelKind("r"), "dot");
+      if (exe) {
+        EXPECT_EQ(exe->KernelKind("r"), "dot");
+      }
     }
   }
   // Integer dots run on the int32 GEMM (conv_dot_kernel_test.cc covers every type).
   auto exe = CheckAgainstEvaluator(
       DotModule("s32", "9,7", "7,5", "9,5", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
       0, 0, {}, Ranges{-50, 50});
-  if (exe) EXPECT_EQ(exe->KernelKind("r"), "dot");
+  if (exe) {
+    EXPECT_EQ(exe->KernelKind("r"), "dot");
+  }
 }
 
 constexpr char kDenseLayer[] = R"(HloModule dense
@@ -224,7 +230,9 @@ ENTRY %main (x: f32[40,30], w: f32[30,40]) -> f32[40,40] {
   %w = f32[30,40] parameter(1)
   ROOT %fusion = f32[40,40] fusion(%x, %w), kind=kOutput, calls=%fused
 })", 1e-5, 1e-5, SmallTiles());
-  if (transposed) EXPECT_EQ(transposed->KernelKind("fusion"), "dot+epilogue");
+  if (transposed) {
+    EXPECT_EQ(transposed->KernelKind("fusion"), "dot+epilogue");
+  }
 }
 
 // Everything without a native kernel still runs (through the evaluator), inside a program

@@ -403,10 +403,14 @@ ENTRY %main (x: f32[40]) -> f32[40] {
   %z = f32[] constant(0)
   ROOT %s = f32[40] reduce-window(%x, %z), window={size=3 pad=2_0}, to_apply=%add
 })", 1e-6, 1e-6);
-  if (partial) EXPECT_NE(partial->KernelKind("s"), "scan");
+  if (partial) {
+    EXPECT_NE(partial->KernelKind("s"), "scan");
+  }
   auto sub = testing::CheckAgainstEvaluator(ScanModule(Scan{"f32", {30}, 0, false, "subtract"}),
                                             1e-5, 1e-5);
-  if (sub) EXPECT_NE(sub->KernelKind("s"), "scan");
+  if (sub) {
+    EXPECT_NE(sub->KernelKind("s"), "scan");
+  }
 }
 
 }  // namespace

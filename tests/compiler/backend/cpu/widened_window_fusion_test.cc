@@ -205,7 +205,9 @@ TEST(WidenedWindowFusionTest, KeepsTheSchedule) {
   int fusions = 0;
   for (const HloInstruction* instr : schedule) {
     fusions += instr->opcode() == HloOpcode::kFusion;
-    if (instr->opcode() == HloOpcode::kFusion) EXPECT_NE(WidenedReduceWindow(*instr), nullptr);
+    if (instr->opcode() == HloOpcode::kFusion) {
+      EXPECT_NE(WidenedReduceWindow(*instr), nullptr);
+    }
   }
   EXPECT_EQ(fusions, 2);
   EXPECT_EQ(entry->MakeSequentialOrder(), schedule);
