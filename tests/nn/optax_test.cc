@@ -399,7 +399,9 @@ TEST(OptaxJitTest, DonatedMlpStepWritesEveryLeafInPlace) {
     if (i == 0) ::testing::internal::CaptureStderr();
     std::tie(model, state, loss, norm) = step(model, state, x, y);
     EXPECT_GT(norm.item<float>(), 0);
-    if (i == 0) EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    if (i == 0) {
+      EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    }
     const std::vector<Array> now = tree::leaves(std::pair{model, state});
     ASSERT_EQ(now.size(), memory.size());
     for (size_t k = 0; k < now.size(); ++k) EXPECT_EQ(now[k].data(), memory[k]) << "leaf " << k << " step " << i;

@@ -55,7 +55,7 @@ TEST(ValidationTableTest, EveryCaseNamesItsSourceAndAClaim) {
     EXPECT_FALSE(c.note.empty()) << c.id;
     EXPECT_GT(c.published, 0) << c.id;
     EXPECT_LT(c.ratio_lo, c.ratio_hi) << c.id;
-    EXPECT_TRUE(c.ratio_lo <= 1 && 1 <= c.ratio_hi || c.gap) << c.id << ": a claim must include the published number";
+    EXPECT_TRUE((c.ratio_lo <= 1 && 1 <= c.ratio_hi) || c.gap) << c.id << ": a claim must include the published number";
   }
 }
 
@@ -103,8 +103,12 @@ TEST(ValidationProfiledLayerTest, RowsAreThePlansPerOpTimes) {
   EXPECT_EQ(profile.num_other_collectives, 0) << profile.plan.ToString();
   EXPECT_EQ(profile.reduce_scatter_bytes, 2 * 8 * 1024 * 4096);  // per chip: bf16[8,1024,4096]
   for (const Case& c : Cases()) {
-    if (c.id == "book9.ffw_up_projection") EXPECT_DOUBLE_EQ(c.predict(), profile.up_projection_seconds);
-    if (c.id == "book9.reduce_scatter") EXPECT_DOUBLE_EQ(c.predict(), profile.reduce_scatter_seconds);
+    if (c.id == "book9.ffw_up_projection") {
+      EXPECT_DOUBLE_EQ(c.predict(), profile.up_projection_seconds);
+    }
+    if (c.id == "book9.reduce_scatter") {
+      EXPECT_DOUBLE_EQ(c.predict(), profile.reduce_scatter_seconds);
+    }
   }
   // Each projection: 2 * 8 * 1024 * 8192 * 16384 FLOPs at the book's 23e12 per core (95.6 ms),
   // compute-bound; the MXU's weight-tile fill/drain and the VMEM grid steps add under 2%.

@@ -261,7 +261,9 @@ TEST(RandomChoiceTest, ShapesReplacementAndWeights) {
         auto f = jx::jit([&](const Array& k) { return random::choice(k, x, s, replace, p); });
         EXPECT_TRUE(jnp::array_equal(f(key), r));
         const std::vector<int32_t> v = r.to_vector<int32_t>();
-        if (!replace) EXPECT_EQ(std::set<int32_t>(v.begin(), v.end()).size(), v.size());
+        if (!replace) {
+          EXPECT_EQ(std::set<int32_t>(v.begin(), v.end()).size(), v.size());
+        }
         if (weighted) {
           for (int32_t i : v) EXPECT_NE(i, 0);  // p[0] = 0
         }

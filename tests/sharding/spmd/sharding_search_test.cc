@@ -140,7 +140,9 @@ TEST(ShardingSearchTest, ShardedParamsWinWhenDataParallelDoesNotFit) {
   EXPECT_EQ(best.name, "fsdp") << s.ToString();
   EXPECT_LE(best.hbm_peak_bytes, 32 << 20);
   for (const StrategyResult& r : s.results()) {
-    if (r.fits) EXPECT_LE(best.step_seconds, r.step_seconds) << s.ToString();
+    if (r.fits) {
+      EXPECT_LE(best.step_seconds, r.step_seconds) << s.ToString();
+    }
   }
   const std::string text = s.ToString();
   EXPECT_THAT(text, HasSubstr("HBM budget 32.00 MiB per chip"));

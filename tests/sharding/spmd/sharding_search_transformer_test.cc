@@ -45,7 +45,9 @@ TEST(ShardingSearchTransformerTest, EveryStrategyPlansTheTransformerStep) {
   for (const StrategyResult& r : s.results()) EXPECT_TRUE(r.error.empty()) << r.name << ": " << r.error;
   ASSERT_TRUE(s.best().has_value());
   for (const StrategyResult& r : s.results()) {
-    if (r.fits) EXPECT_LE(s.results()[*s.best()].step_seconds, r.step_seconds) << s.ToString();
+    if (r.fits) {
+      EXPECT_LE(s.results()[*s.best()].step_seconds, r.step_seconds) << s.ToString();
+    }
   }
   const std::vector<NamedSharding> hand = nn::models::transformer_param_shardings(cfg, mesh);
   const auto fsdp_tp = std::find_if(s.results().begin(), s.results().end(),

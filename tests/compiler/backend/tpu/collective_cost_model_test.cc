@@ -53,7 +53,9 @@ TEST(CollectiveCostModelTest, CollectivesTakeTheTimersTimeOnTheIciUnit) {
       EXPECT_DOUBLE_EQ(row.seconds, row.name == "ar" ? 5e-6 : 2e-6);
       ++ici_rows;
     }
-    if (row.name == "local") EXPECT_DOUBLE_EQ(row.seconds, 0);
+    if (row.name == "local") {
+      EXPECT_DOUBLE_EQ(row.seconds, 0);
+    }
   }
   EXPECT_EQ(ici_rows, 2);
 }

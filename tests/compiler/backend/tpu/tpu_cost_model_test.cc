@@ -148,7 +148,9 @@ TEST(SystolicTimingTest, CycleLevelArrayMatchesScaleSimWeightStationaryFormula) 
     }
     // SCALE-Sim: ceil(k/R) * ceil(n/C) folds of 2R + C + T - 2 cycles (T = m).
     EXPECT_EQ(run.cycles, ScaleSimGemmCycles(c.R, c.C, c.m, c.k, c.n));
-    if (c.k <= c.R && c.n <= c.C) EXPECT_EQ(run.cycles, WeightStationaryFoldCycles(c.R, c.C, c.m));
+    if (c.k <= c.R && c.n <= c.C) {
+      EXPECT_EQ(run.cycles, WeightStationaryFoldCycles(c.R, c.C, c.m));
+    }
   }
 }
 
