@@ -1,7 +1,6 @@
 #include "jx/compiler/hlo/replica_groups.h"
 
 #include <algorithm>
-#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -137,30 +136,14 @@ void AppendIotaIds(const ReplicaGroups::IotaForm& f, int64_t begin, int64_t coun
   }
 }
 
-// Every group of `f`, listed. Consumers that need whole lists (the pod step's partners) ask
-// for them once per collective, thousands of times over a module's few forms (one per set of
-// mesh axes): the forms listed last are kept, most recent first, and copied from.
-std::shared_ptr<const std::vector<std::vector<int64_t>>> ListIota(const ReplicaGroups::IotaForm& f) {
-  using Lists = std::vector<std::vector<int64_t>>;
-  static std::mutex mu;
-  static auto* recent = new std::vector<std::pair<ReplicaGroups::IotaForm, std::shared_ptr<const Lists>>>();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (size_t i = 0; i < recent->size(); ++i) {
-      if ((*recent)[i].first != f) continue;
-      std::rotate(recent->begin(), recent->begin() + i, recent->begin() + i + 1);
-      return recent->front().second;
-    }
+// Every group of `f`, listed (O(ids)). Consumers that need whole lists ask once per distinct
+// form (the pod step's PartnersMemo), so no cache here.
+std::vector<std::vector<int64_t>> ListIota(const ReplicaGroups::IotaForm& f) {
+  std::vector<std::vector<int64_t>> lists(static_cast<size_t>(f.num_groups));
+  for (size_t i = 0; i < lists.size(); ++i) {
+    lists[i].reserve(static_cast<size_t>(f.group_size));
+    AppendIotaIds(f, static_cast<int64_t>(i) * f.group_size, f.group_size, &lists[i]);
   }
-  auto lists = std::make_shared<Lists>(static_cast<size_t>(f.num_groups));
-  for (size_t i = 0; i < lists->size(); ++i) {
-    (*lists)[i].reserve(static_cast<size_t>(f.group_size));
-    AppendIotaIds(f, static_cast<int64_t>(i) * f.group_size, f.group_size, &(*lists)[i]);
-  }
-  constexpr size_t kRemembered = 8;
-  std::lock_guard<std::mutex> lock(mu);
-  if (recent->size() == kRemembered) recent->pop_back();
-  recent->insert(recent->begin(), {f, lists});
   return lists;
 }
 
@@ -258,7 +241,7 @@ std::optional<ReplicaGroups::Place> ReplicaGroups::Find(int64_t id) const {
 
 std::vector<std::vector<int64_t>> ReplicaGroups::ToLists() const {
   if (!iota_) return lists_ == nullptr ? std::vector<std::vector<int64_t>>() : *lists_;
-  return *ListIota(*iota_);
+  return ListIota(*iota_);
 }
 
 bool operator==(const ReplicaGroups& a, const ReplicaGroups& b) {
