@@ -48,15 +48,13 @@ void WarnUnusableDonations(const cpu::CpuExecutable& exe, const std::vector<bool
 class CpuLowering final : public HloLowering {
  public:
   CpuLowering(LoweredModule lowered, std::vector<ShapedArray> out_avals, const Device& device)
-      : module_(std::move(lowered.module)),
+      : HloLowering(lowered),
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         device_(device),
-        key_(ProgramCacheKey(hlo::FingerprintHloModule(*module_), out_avals_, donated_, device_)),
+        key_(ProgramCacheKey(lowered.fingerprint, out_avals_, donated_, device_)),
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
-
-  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) {
@@ -64,34 +62,31 @@ class CpuLowering final : public HloLowering {
       return hit;
     }
     CompileTimer timer;
-    // The pipeline rewrites a copy: the lowering can compile again.
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
-    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
-    timer.Lap("clone");
+    std::unique_ptr<hlo::HloModule> module = ModuleToCompile();
+    timer.Lap("module");
     hlo::HloPassPipeline pipeline("cpu");
     AddCpuPasses(pipeline, donated_);
     dump_.AttachTo(pipeline);
-    if (absl::StatusOr<bool> ran = pipeline.Run(module->get()); !ran.ok()) {
+    if (absl::StatusOr<bool> ran = pipeline.Run(module.get()); !ran.ok()) {
       ThrowStatus(StrCat(what_, ": optimization failed"), ran.status());
     }
     timer.Lap("passes", &pipeline);
-    dump_.Write((*module)->name(), ".dot", dump_.enabled() ? hlo::HloModuleToDot(**module) : "");
+    dump_.Write(module->name(), ".dot", dump_.enabled() ? hlo::HloModuleToDot(*module) : "");
     ::jx::backend::RegisterLinalgCustomCallCosts();
-    absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(**module);
+    absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(*module);
     if (!cost.ok()) ThrowStatus(StrCat(what_, ": cost analysis failed"), cost.status());
     timer.Lap("cost-analysis");
-    std::unique_ptr<cpu::CpuExecutable> exe = CompileOnHost(std::move(*module), donated_, what_);
+    std::unique_ptr<cpu::CpuExecutable> exe = CompileOnHost(std::move(module), donated_, what_);
     timer.Lap("cpu-backend");
-    timer.Report(what_);
     auto program = std::make_shared<CpuProgram>(std::move(exe), ToCostAnalysis(*cost), out_avals_, what_, &device_);
     g_compiles.fetch_add(1);
     ProgramCache::Global().Insert(key_, program);
+    timer.Lap("program-cache");
+    timer.Report(what_);
     return program;
   }
 
  private:
-
-  std::unique_ptr<hlo::HloModule> module_;  // as lowered; Compile optimizes a clone
   std::vector<ShapedArray> out_avals_;
   std::vector<bool> donated_;  // per argument leaf; empty when none
   const Device& device_;
@@ -135,11 +130,18 @@ LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& option
   out.dump.Write(module_name, ".jaxpr.txt", out.dump.enabled() ? jaxpr.ToString() : "");
   CompileTimer timer;
   // Outputs come back as one buffer per leaf, so the root is always a tuple.
-  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module =
-      LowerJaxpr(jaxpr, module_name, {.tuple_result = true, .name_stack = out.what, .platform = PlatformOf(options)});
+  const LowerOptions lower_options{.tuple_result = true, .name_stack = out.what, .platform = PlatformOf(options)};
+  out.lower_again = [jaxpr, module_name, lower_options, what = out.what] {
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = LowerJaxpr(jaxpr, module_name, lower_options);
+    if (!module.ok()) ThrowStatus(StrCat(what, ": lowering again failed"), module.status());
+    return std::move(*module);
+  };
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = LowerJaxpr(jaxpr, module_name, lower_options);
   if (!module.ok()) ThrowStatus(StrCat(out.what, ": lowering failed"), module.status());
   out.module = std::move(*module);
   timer.Lap("lower-jaxpr");
+  out.fingerprint = hlo::FingerprintHloModule(*out.module);
+  timer.Lap("fingerprint");
   out.dump.Write(module_name, ".lowered.txt", out.dump.enabled() ? out.module->ToString() : "");
   // Donation flags per entry parameter (jit passes one per argument leaf); none donated
   // means no flags, so those programs share one cache entry.
@@ -166,7 +168,33 @@ std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule
   return std::move(*exe);
 }
 
-std::string HloLowering::as_text() const { return module().ToString(); }
+HloLowering::HloLowering(LoweredModule& lowered)
+    : module_(std::move(lowered.module)), lower_again_(std::move(lowered.lower_again)) {}
+
+const hlo::HloModule& HloLowering::LoweredLocked() const {
+  if (module_ == nullptr) module_ = lower_again_();
+  return *module_;
+}
+
+const hlo::HloModule& HloLowering::module() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  read_ = true;
+  return LoweredLocked();
+}
+
+// Printed under the lock without handing out a reference: a later compile may still take it.
+std::string HloLowering::as_text() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return LoweredLocked().ToString();
+}
+
+std::unique_ptr<hlo::HloModule> HloLowering::ModuleToCompile() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!read_) return module_ != nullptr ? std::move(module_) : lower_again_();
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> copy = module_->Clone();
+  if (!copy.ok()) ThrowStatus("copying the lowered module", copy.status());
+  return std::move(*copy);
+}
 
 const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what) {
   const auto* hlo_lowering = dynamic_cast<const HloLowering*>(&lowering);

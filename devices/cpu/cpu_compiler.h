@@ -13,12 +13,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "jx/compiler/hlo/hlo_fingerprint.h"
 #include "jx/core/device.h"
 #include "jx/core/executable.h"
 #include "jx/core/jaxpr.h"
@@ -46,6 +49,10 @@ namespace cpu_device {
 // host's backend starts from (the CPU's, and the simulated chips').
 struct LoweredModule {
   std::unique_ptr<hlo::HloModule> module;  // "jit_<name>", the root a tuple of the outputs
+  // Lowers the same jaxpr again into an equal module (the same text, names and ids): what a
+  // Lowering whose module a compile took hands out afterwards (HloLowering).
+  std::function<std::unique_ptr<hlo::HloModule>()> lower_again;
+  hlo::HloFingerprint fingerprint;         // module's, for the program cache key
   std::vector<bool> donated_params;        // per entry parameter; empty when none is donated
   CompileDump dump;                        // this compile's JX_DUMP_TO files
   std::string what;                        // "jit(<name>)", for messages
@@ -68,11 +75,35 @@ std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const Lowe
 // A Lowering whose program is an HLO module: every client that compiles through the host's
 // backend (the CPU's, a TPU chip's, a pod's). Analyses of the program as lowered read it here
 // and copy it with HloModule::Clone when they rewrite it, instead of printing and parsing it.
+//
+// The first compile takes the lowered module for its pipeline to rewrite in place: a module
+// of 100k instructions is ~150 MB, and copying it cost as much as a third of the passes while
+// the usual caller (jit: lower, compile, drop the lowering) never reads it again. Whoever asks
+// for the module after that gets it lowered again (LoweredModule::lower_again: the same
+// program), so as_text() gives the lowered program before and after compiling, and a Lowering
+// compiles any number of times. A module someone has read through module() is never taken:
+// the reference stays valid, and compiles copy it.
 class HloLowering : public Lowering {
  public:
+  // Takes `lowered`'s module and lower_again; the subclass keeps the rest.
+  explicit HloLowering(LoweredModule& lowered);
   // The module as lowered, before any pass.
-  virtual const hlo::HloModule& module() const = 0;
+  const hlo::HloModule& module() const;
   std::string as_text() const override;  // module()'s text
+
+ protected:
+  // A module as lowered for a compile's pipeline to rewrite: the lowered one itself when
+  // nobody has read it (no copy), else a copy of it.
+  std::unique_ptr<hlo::HloModule> ModuleToCompile() const;
+
+ private:
+  // The lowered module under mutex_, lowered again when a compile took it.
+  const hlo::HloModule& LoweredLocked() const;
+
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<hlo::HloModule> module_;  // null once a compile took it
+  mutable bool read_ = false;                       // module() handed out a reference to module_
+  std::function<std::unique_ptr<hlo::HloModule>()> lower_again_;
 };
 // lowering's module; InternalError naming `what` when lowering is not an HloLowering.
 const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what);

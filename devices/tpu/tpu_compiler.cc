@@ -8,7 +8,6 @@
 #include "jx/compiler/backend/cpu/cpu_executable.h"
 #include "jx/compiler/backend/tpu/tpu_cost_model.h"
 #include "jx/compiler/backend/tpu/tpu_pipeline.h"
-#include "jx/compiler/hlo/hlo_fingerprint.h"
 #include "jx/compiler/hlo/hlo_pass.h"
 #include "jx/compiler/passes/layout_assignment.h"
 #include "jx/core/errors.h"
@@ -40,37 +39,34 @@ void WarnF64EmulatedOnce(const std::string& what, const std::string& generation)
 class TpuLowering final : public cpu_device::HloLowering {
  public:
   TpuLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuChip& chip)
-      : module_(std::move(lowered.module)),
+      : HloLowering(lowered),
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         chip_(chip),
-        key_(cpu_device::ProgramCacheKey(hlo::FingerprintHloModule(*module_), out_avals_, donated_, chip_)),
+        key_(cpu_device::ProgramCacheKey(lowered.fingerprint, out_avals_, donated_, chip_)),
         what_(std::move(lowered.what)),
         dump_(std::move(lowered.dump)) {}
-
-  const hlo::HloModule& module() const override { return *module_; }
 
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
     CompileTimer timer;
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
-    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
-    timer.Lap("clone");
+    std::unique_ptr<hlo::HloModule> module = ModuleToCompile();
+    timer.Lap("module");
     const TpuChipSpec& spec = chip_.spec();
     hlo::HloPassPipeline pipeline("tpu");
     AddTpuPasses(pipeline, TpuTargetOptions(spec));
     dump_.AttachTo(pipeline);
-    if (absl::StatusOr<bool> ran = pipeline.Run(module->get()); !ran.ok()) {
+    if (absl::StatusOr<bool> ran = pipeline.Run(module.get()); !ran.ok()) {
       ThrowStatus(StrCat(what_, ": optimization for ", chip_.ToString(), " failed"), ran.status());
     }
     timer.Lap("passes", &pipeline);
-    absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(**module, spec);
+    absl::StatusOr<CostAnalysis> cost = AnalyzeTpuCost(*module, spec);
     if (!cost.ok()) ThrowStatus(StrCat(what_, ": TPU cost analysis failed"), cost.status());
     if (cost->f64_emulated) WarnF64EmulatedOnce(what_, spec.generation);
     timer.Lap("tpu-cost-model");
     // The host runs the same program in the CPU's row-major layouts (the tiles and memory
     // spaces are the chip's, read by the cost model).
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = (*module)->Clone();
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> host_module = module->Clone();
     if (!host_module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), host_module.status());
     if (absl::StatusOr<bool> ran = hlo::LayoutAssignment().Run(host_module->get()); !ran.ok()) {
       ThrowStatus(StrCat(what_, ": host layout assignment failed"), ran.status());
@@ -81,15 +77,13 @@ class TpuLowering final : public cpu_device::HloLowering {
     // one that fits the capacity but not what is free fails when it runs.
     chip_.hbm()->CheckCapacity(exe->memory_analysis().peak_bytes, StrCat("compiling ", what_, ", whose peak is"));
     auto host = std::make_shared<cpu_device::CpuProgram>(std::move(exe), *cost, out_avals_, what_, &chip_);
-    auto program = std::make_shared<TpuProgram>(std::move(host), std::move(*module), std::move(*cost), chip_, what_);
+    auto program = std::make_shared<TpuProgram>(std::move(host), std::move(module), std::move(*cost), chip_, what_);
     timer.Report(what_);
     ProgramCache::Global().Insert(key_, program);
     return program;
   }
 
  private:
-
-  std::unique_ptr<hlo::HloModule> module_;  // as lowered; Compile optimizes a clone
   std::vector<ShapedArray> out_avals_;
   std::vector<bool> donated_;  // per entry parameter; empty when none
   const TpuChip& chip_;
@@ -102,30 +96,25 @@ class PodLowering final : public cpu_device::HloLowering {
  public:
   PodLowering(cpu_device::LoweredModule lowered, std::vector<ShapedArray> out_avals, const TpuClient& client,
               std::vector<const TpuChip*> chips)
-      : module_(std::move(lowered.module)),
+      : HloLowering(lowered),
         out_avals_(std::move(out_avals)),
         donated_(std::move(lowered.donated_params)),
         client_(client),
         chips_(std::move(chips)),
         what_(std::move(lowered.what)) {
-    key_ = cpu_device::ProgramCacheKey(hlo::FingerprintHloModule(*module_), out_avals_, donated_, *chips_.front());
+    key_ = cpu_device::ProgramCacheKey(lowered.fingerprint, out_avals_, donated_, *chips_.front());
     for (const TpuChip* chip : chips_) key_ += StrCat("|", chip->id());
   }
 
-  const hlo::HloModule& module() const override { return *module_; }
-
   std::shared_ptr<const Executable> Compile() const override {
     if (std::shared_ptr<const Executable> hit = ProgramCache::Global().Find(key_)) return hit;
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = module_->Clone();
-    if (!module.ok()) ThrowStatus(StrCat(what_, ": clone failed"), module.status());
     std::shared_ptr<const Executable> program =
-        CompilePodProgram(*std::move(module), client_, chips_, out_avals_, what_, donated_);
+        CompilePodProgram(ModuleToCompile(), client_, chips_, out_avals_, what_, donated_);
     ProgramCache::Global().Insert(key_, program);
     return program;
   }
 
  private:
-  std::unique_ptr<hlo::HloModule> module_;  // as lowered; Compile optimizes a clone
   std::vector<ShapedArray> out_avals_;
   std::vector<bool> donated_;
   const TpuClient& client_;
