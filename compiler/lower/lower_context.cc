@@ -10,15 +10,15 @@
 namespace jx {
 
 LowerContext::LowerContext(lower_internal::Lowerer& lowerer, hlo::HloBuilder& builder, const Eqn& eqn,
-                           std::vector<hlo::HloInstruction*> operands, std::vector<ShapedArray> in_avals,
-                           std::vector<ShapedArray> out_avals, std::string name_stack)
+                           absl::Span<hlo::HloInstruction* const> operands, absl::Span<const ShapedArray> in_avals,
+                           absl::Span<const ShapedArray> out_avals, const std::string& name_stack)
     : lowerer_(lowerer),
       builder_(builder),
       eqn_(eqn),
-      operands_(std::move(operands)),
-      in_avals_(std::move(in_avals)),
-      out_avals_(std::move(out_avals)),
-      name_stack_(std::move(name_stack)) {}
+      operands_(operands),
+      in_avals_(in_avals),
+      out_avals_(out_avals),
+      name_stack_(name_stack) {}
 
 hlo::HloModule& LowerContext::module() { return *lowerer_.module(); }
 int64_t LowerContext::NewChannelId() { return lowerer_.NewChannelId(); }

@@ -38,9 +38,11 @@ class Lowerer;
 class LowerContext {
  public:
   // Made by the lowering driver (lower_jaxpr.cc) for one equation.
+  // The spans and name_stack are the driver's, valid while the rule runs (the driver reuses
+  // their memory from equation to equation).
   LowerContext(lower_internal::Lowerer& lowerer, hlo::HloBuilder& builder, const Eqn& eqn,
-               std::vector<hlo::HloInstruction*> operands, std::vector<ShapedArray> in_avals,
-               std::vector<ShapedArray> out_avals, std::string name_stack);
+               absl::Span<hlo::HloInstruction* const> operands, absl::Span<const ShapedArray> in_avals,
+               absl::Span<const ShapedArray> out_avals, const std::string& name_stack);
   LowerContext(const LowerContext&) = delete;
   LowerContext& operator=(const LowerContext&) = delete;
 
@@ -105,9 +107,9 @@ class LowerContext {
   lower_internal::Lowerer& lowerer_;
   hlo::HloBuilder& builder_;
   const Eqn& eqn_;
-  std::vector<hlo::HloInstruction*> operands_;
-  std::vector<ShapedArray> in_avals_, out_avals_;
-  std::string name_stack_;
+  absl::Span<hlo::HloInstruction* const> operands_;
+  absl::Span<const ShapedArray> in_avals_, out_avals_;
+  const std::string& name_stack_;
   std::vector<hlo::HloInstruction*> outputs_;
 };
 

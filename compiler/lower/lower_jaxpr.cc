@@ -1,9 +1,12 @@
 #include "jx/compiler/lower/lower_jaxpr.h"
 
+#include <algorithm>
 #include <exception>
+#include <memory>
 #include <utility>
 #include <variant>
 
+#include "absl/container/flat_hash_map.h"
 #include "jx/core/str_util.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/lower/literal_convert.h"
@@ -21,6 +24,13 @@ absl::StatusOr<hlo::HloInstruction*> ConstantOf(hlo::HloBuilder& builder, const 
                                                    " is a tracer, not a concrete value"));
   }
   return builder.Constant(ArrayToLiteral(value));
+}
+
+// Whether shape is the array shape aval lowers to (ShapeUtil::Compatible with
+// LowerContext::ShapeOf(aval), without building that shape for every output).
+bool HasShapeOf(const hlo::Shape& shape, const ShapedArray& aval) {
+  return shape.element_type() == LowerContext::TypeOf(aval.dtype) &&
+         std::ranges::equal(shape.dimensions(), aval.shape);
 }
 
 std::string AvalsString(absl::Span<const ShapedArray> avals) {
@@ -64,8 +74,13 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
     return ConstantOf(builder, std::get<Literal>(atom).value, "a literal");
   };
   const Registry& registry = GlobalRegistry();
+  // The per-equation work is constant and allocates nothing in the steady state: one
+  // metadata per primitive shared by its equations' instructions, and the operand and aval
+  // buffers reused from equation to equation (copy-assigned avals keep their shapes' memory).
+  absl::flat_hash_map<Primitive, std::shared_ptr<const hlo::OpMetadata>> metadata_of;
+  std::vector<hlo::HloInstruction*> operands;
+  std::vector<ShapedArray> in_avals, out_avals;
   for (const Eqn& eqn : jaxpr.eqns) {
-    const std::string prim(eqn.primitive.name());
     const PrimitiveRules* rules = registry.Find(eqn.primitive);
     const LowerRule* rule = rules != nullptr ? &rules->LowerFor(platform_) : nullptr;
     if (rule == nullptr || !*rule) {
@@ -74,26 +89,25 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
         auto it = rules->unsupported.find("lower");
         if (it != rules->unsupported.end()) why = StrCat(": ", it->second);
       }
-      return absl::UnimplementedError(
-          StrCat("lowering: primitive '", prim, "' has no lowering rule for platform '", platform_, "'", why));
+      return absl::UnimplementedError(StrCat("lowering: primitive '", eqn.primitive.name(),
+                                             "' has no lowering rule for platform '", platform_, "'", why));
     }
-    std::vector<hlo::HloInstruction*> operands;
-    std::vector<ShapedArray> in_avals, out_avals;
-    bool literal_metadata_set = false;
-    for (const Atom& a : eqn.inputs) {
-      in_avals.push_back(jaxpr.aval(a));
-      // Only a literal input emits an instruction (its constant): set the equation's
-      // metadata for it once, not an interned string pair per input of every equation.
-      if (!literal_metadata_set && std::holds_alternative<Literal>(a)) {
-        builder.set_metadata(hlo::OpMetadata{prim, StrCat(name_stack, "/", prim), "", 0});
-        literal_metadata_set = true;
-      }
-      HLO_ASSIGN_OR_RETURN(hlo::HloInstruction * x, read(a));
-      operands.push_back(x);
+    std::shared_ptr<const hlo::OpMetadata>& metadata = metadata_of[eqn.primitive];
+    if (metadata == nullptr) {
+      const std::string prim(eqn.primitive.name());
+      metadata = std::make_shared<const hlo::OpMetadata>(hlo::OpMetadata{prim, StrCat(name_stack, "/", prim), "", 0});
     }
-    for (Var v : eqn.outputs) out_avals.push_back(jaxpr.aval(v));
-    LowerContext ctx(*this, builder, eqn, std::move(operands), std::move(in_avals), std::move(out_avals), name_stack);
-    builder.set_metadata(ctx.metadata());
+    // Set before the inputs are read: a literal input emits its constant with it.
+    builder.set_shared_metadata(metadata);
+    operands.resize(eqn.inputs.size());
+    in_avals.resize(eqn.inputs.size());
+    for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+      in_avals[i] = jaxpr.aval(eqn.inputs[i]);
+      HLO_ASSIGN_OR_RETURN(operands[i], read(eqn.inputs[i]));
+    }
+    out_avals.resize(eqn.outputs.size());
+    for (size_t i = 0; i < eqn.outputs.size(); ++i) out_avals[i] = jaxpr.aval(eqn.outputs[i]);
+    LowerContext ctx(*this, builder, eqn, operands, in_avals, out_avals, name_stack);
     absl::Status status;
     try {
       status = (*rule)(ctx);
@@ -101,20 +115,19 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
       status = absl::InternalError(e.what());
     }
     if (!status.ok()) {
-      return absl::Status(status.code(), StrCat("lowering ", prim, " (", ctx.op_name(), ") on (",
-                                                      AvalsString(ctx.in_avals()), "): ", status.message()));
+      return absl::Status(status.code(), StrCat("lowering ", eqn.primitive.name(), " (", ctx.op_name(), ") on (",
+                                                AvalsString(ctx.in_avals()), "): ", status.message()));
     }
     const std::vector<hlo::HloInstruction*>& outs = ctx.outputs();
     if (outs.size() != eqn.outputs.size()) {
-      return absl::InternalError(StrCat("lowering ", prim, ": the rule set ", outs.size(), " outputs, expected ",
-                                              eqn.outputs.size()));
+      return absl::InternalError(StrCat("lowering ", eqn.primitive.name(), ": the rule set ", outs.size(),
+                                        " outputs, expected ", eqn.outputs.size()));
     }
     for (size_t i = 0; i < outs.size(); ++i) {
-      const hlo::Shape want = LowerContext::ShapeOf(ctx.out_aval(i));
-      if (outs[i] == nullptr || !hlo::ShapeUtil::Compatible(outs[i]->shape(), want)) {
-        return absl::InternalError(StrCat("lowering ", prim, ": output ", i, " is ",
-                                                outs[i] ? outs[i]->shape().ToString() : "null", ", expected ",
-                                                want.ToString()));
+      if (outs[i] == nullptr || !HasShapeOf(outs[i]->shape(), out_avals[i])) {
+        return absl::InternalError(StrCat("lowering ", eqn.primitive.name(), ": output ", i, " is ",
+                                          outs[i] ? outs[i]->shape().ToString() : "null", ", expected ",
+                                          LowerContext::ShapeOf(out_avals[i]).ToString()));
       }
       env[eqn.outputs[i].index] = outs[i];
     }
