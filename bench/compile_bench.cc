@@ -8,8 +8,8 @@
 // process's first compile of the 100k program alone (its heap faulted in fresh: ~50k page
 // faults), reported beside the steady growth, not instead of it. BM_CompileTiny is
 // the fixed cost of one compile (a one-equation program), which the opinfo jit column pays
-// thousands of times; BM_CacheHitChain is lowering plus the cache lookup of a program compiled
-// before (what a re-traced jit pays).
+// thousands of times; BM_LowerChain is the lowering alone at each size; BM_CacheHitChain is
+// lowering plus the cache lookup of a program compiled before (what a re-traced jit pays).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -74,6 +74,15 @@ void BM_CompileChain(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileChain)->Arg(1000)->Arg(10000)->Arg(100000)->MinTime(3.0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Lowering alone (LowerForCpu: the HLO module and its fingerprint, nothing compiled): the
+// first phase of BM_CompileChain, whose per-equation cost should not grow with the program.
+void BM_LowerChain(benchmark::State& state) {
+  const jx::ClosedJaxpr& jaxpr = ChainJaxpr(state.range(0));
+  const jx::Device& cpu = *jx::devices().front();
+  for (auto _ : state) benchmark::DoNotOptimize(jx::cpu_device::LowerForCpu(jaxpr, {.name = "lower"}, cpu));
+}
+BENCHMARK(BM_LowerChain)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_CacheHitChain(benchmark::State& state) {
   const jx::ClosedJaxpr& jaxpr = ChainJaxpr(state.range(0));
   const jx::Device& cpu = *jx::devices().front();
@@ -95,6 +104,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       } else if (r.run_name.function_name == "BM_CompileChainFirst") {
         real_ms_["first " + r.run_name.args] = r.GetAdjustedRealTime();
         cpu_ms_["first " + r.run_name.args] = r.GetAdjustedCPUTime();
+      } else if (r.run_name.function_name == "BM_LowerChain") {
+        lower_real_ms_[r.run_name.args] = r.GetAdjustedRealTime();
+        lower_cpu_ms_[r.run_name.args] = r.GetAdjustedCPUTime();
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -102,12 +114,14 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   // Wall time is the target's measure; the CPU time of the compiling thread (compiles are
   // single-threaded) is printed too, as it is what a loaded machine still measures well.
   void Summarize() const {
-    Summarize("wall", real_ms_);
-    Summarize("CPU", cpu_ms_);
+    Summarize("Compile", "wall", real_ms_);
+    Summarize("Compile", "CPU", cpu_ms_);
+    Summarize("Lowering", "wall", lower_real_ms_);
+    Summarize("Lowering", "CPU", lower_cpu_ms_);
   }
 
  private:
-  static void Summarize(const char* clock, const std::map<std::string, double>& ms) {
+  static void Summarize(const char* what, const char* clock, const std::map<std::string, double>& ms) {
     auto per_eqn = [&](const std::string& key) {
       auto it = ms.find(key);
       const std::string n = key.substr(key.find_last_of(' ') + 1);
@@ -115,7 +129,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     };
     const double a = per_eqn("1000"), b = per_eqn("10000"), c = per_eqn("100000");
     if (a <= 0 || b <= 0) return;
-    std::printf("\nCompile time per equation (%s): %.2f us at 1k, %.2f at 10k", clock, a, b);
+    std::printf("\n%s time per equation (%s): %.2f us at 1k, %.2f at 10k", what, clock, a, b);
     if (c > 0) std::printf(", %.2f at 100k", c);
     std::printf("; growth per decade %.2f (1k->10k)", b / a);
     if (c > 0) std::printf(", %.2f (10k->100k)", c / b);
@@ -127,7 +141,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     }
   }
 
-  std::map<std::string, double> real_ms_, cpu_ms_;
+  std::map<std::string, double> real_ms_, cpu_ms_, lower_real_ms_, lower_cpu_ms_;
 };
 
 }  // namespace

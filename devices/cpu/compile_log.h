@@ -2,7 +2,8 @@
 // "<dir>/NNNN.<module>.jaxpr.txt", the HLO as lowered ("...lowered.txt"), after every pass
 // ("<dir>/NNNN.<module>.MMM.<pass>.txt") and "<dir>/NNNN.<module>.dot" (Graphviz, fusions as
 // boxes). The directory is created when missing; one that cannot be created or written is
-// reported once on stderr and dumps are skipped. JX_LOG_COMPILES=2 prints where a compile's time went, per stage and per pass.
+// reported once on stderr and dumps are skipped. JX_LOG_COMPILES=2 prints where a compile's time went, per stage (wall and the compiling
+// thread's CPU time) and per pass.
 //
 //   CompileDump dump = CompileDump::ForNextCompile();   // numbered; disabled without JX_DUMP_TO
 //   dump.Write(module_name, ".jaxpr.txt", jaxpr.ToString());
@@ -45,6 +46,7 @@ class CompileTimer {
  private:
   bool enabled_;
   std::chrono::steady_clock::time_point last_;
+  double last_cpu_;  // the thread's CPU seconds at the last lap
   std::string report_;
 };
 
