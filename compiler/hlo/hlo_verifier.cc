@@ -216,6 +216,12 @@ class Verifier {
         return Fail(c, instr, "calls a computation that is not in the module");
       }
       if (callee == &c) return Fail(c, instr, "calls its own computation");
+      // Passes rely on both (a module with no other computations has no loops).
+      if (callee == module_.entry_computation()) return Fail(c, instr, "calls the entry computation");
+      if (callee->IsFusionComputation() && callee->FusionInstruction() != &instr) {
+        return Fail(c, instr, StrCat("calls %", callee->name(), ", the fusion computation of %",
+                                     callee->FusionInstruction()->name()));
+      }
     }
     if (instr.opcode() == HloOpcode::kFusion) {
       const HloComputation* fused = instr.fused_instructions_computation();
