@@ -29,6 +29,9 @@ class Verifier {
     if (module_.entry_computation()->IsFusionComputation()) {
       return Fail("the entry computation is a fusion computation");
     }
+    // First walk: names (module-wide), and the lowest unique id, which the table of marks
+    // the second walk keeps per instruction starts from. Two walks over the instructions in
+    // all: on a big module each walk is a cache miss per instruction.
     absl::flat_hash_set<std::string_view> computation_names;
     // Keyed by instruction, hashed and compared by name: a slot is a pointer, half a
     // string_view, so a 100k-instruction module's table (1 MB) fits in L2 where a view's
@@ -37,6 +40,7 @@ class Verifier {
     int64_t instruction_count = 0;
     for (const HloComputation* c : module_.computations()) instruction_count += c->instruction_count();
     instruction_names.reserve(instruction_count);  // no rehashing as a big module's names go in
+    int64_t lowest_id = -1;
     for (const HloComputation* c : module_.computations()) {
       if (!computation_names.insert(c->name()).second) {
         return Fail(StrCat("computation name %", c->name(), " is used twice"));
@@ -46,8 +50,19 @@ class Verifier {
           return Fail(StrCat("computation %", c->name(), ": instruction name %",
                                    instr->name(), " is used twice in the module"));
         }
+        if (lowest_id < 0 || instr->unique_id() < lowest_id) lowest_id = instr->unique_id();
       }
-      if (absl::Status st = VerifyComputation(*c); !st.ok()) return st;
+    }
+    // Second walk: each computation's instructions. Unique ids are module-wide, so one table
+    // indexed by id serves every computation (and sees an id given to two of them).
+    Marks marks(lowest_id, static_cast<size_t>(instruction_count));
+    for (const HloComputation* c : module_.computations()) {
+      if (absl::Status st = VerifyComputation(*c, marks); !st.ok()) {
+        // Instructions sharing an id share marks, which can make any other check misfire:
+        // name the shared id instead.
+        if (absl::Status ids = CheckUniqueIds(); !ids.ok()) return ids;
+        return st;
+      }
     }
     return absl::OkStatus();
   }
@@ -72,7 +87,25 @@ class Verifier {
                              message));
   }
 
-  absl::Status VerifyComputation(const HloComputation& c) {
+  // What the walk has noted per instruction, in a table indexed by unique id: the owner
+  // check makes sure no two instructions share an entry.
+  struct Mark {
+    const HloInstruction* owner = nullptr;        // the instruction with this id
+    const HloInstruction* operand_of = nullptr;   // last instruction found reading it
+    const HloInstruction* listed_user_of = nullptr;  // last instruction found listing it as a user
+  };
+  using Marks = InstructionMap<Mark>;
+
+  static absl::Status MarkOwner(const HloInstruction& instr, Marks& marks) {
+    const HloInstruction*& owner = marks[&instr].owner;
+    if (owner != nullptr) {
+      return Fail(StrCat("has the unique id ", instr.unique_id(), " of %", owner->name()));
+    }
+    owner = &instr;
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyComputation(const HloComputation& c, Marks& marks) {
     if (c.parent() != &module_) return Fail(c, "belongs to another module");
     if (c.root_instruction() == nullptr) return Fail(c, "has no root instruction");
     if (c.root_instruction()->parent() != &c) {
@@ -97,16 +130,9 @@ class Verifier {
         return Fail(c, "is marked as a fusion computation but no fusion instruction calls it");
       }
     }
-    Marks marks(c);
-    for (const HloInstruction* instr : c.instructions()) {
-      const HloInstruction*& owner = marks[instr].owner;
-      if (owner != nullptr) {
-        return Fail(c, *instr, StrCat("has the unique id ", instr->unique_id(), " of %", owner->name()));
-      }
-      owner = instr;
-    }
     EdgeCounts edges;
     for (const HloInstruction* instr : c.instructions()) {
+      if (absl::Status st = MarkOwner(*instr, marks); !st.ok()) return Fail(c, *instr, Message(st));
       if (instr->opcode() == HloOpcode::kParameter) ++parameter_count;
       if (absl::Status st = VerifyInstruction(c, *instr, marks, edges); !st.ok()) return st;
     }
@@ -130,14 +156,16 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // What the walk over one computation has noted per instruction. Its unique ids index the
-  // table, so the first pass checks they are distinct.
-  struct Mark {
-    const HloInstruction* owner = nullptr;        // the instruction with this id
-    const HloInstruction* operand_of = nullptr;   // last instruction found reading it
-    const HloInstruction* listed_user_of = nullptr;  // last instruction found listing it as a user
-  };
-  using Marks = InstructionMap<Mark>;
+  // After a failed check: the first instruction whose id another one holds, if any.
+  absl::Status CheckUniqueIds() const {
+    Marks owners(-1, 0);
+    for (const HloComputation* c : module_.computations()) {
+      for (const HloInstruction* instr : c->instructions()) {
+        if (absl::Status st = MarkOwner(*instr, owners); !st.ok()) return Fail(*c, *instr, Message(st));
+      }
+    }
+    return absl::OkStatus();
+  }
 
   // Users lists are checked against operand lists by counting, not by looking each operand's
   // user up (a cache miss per read of a parameter that 50k instructions read): every listed
@@ -188,6 +216,12 @@ class Verifier {
         return Fail(c, instr, "calls a computation that is not in the module");
       }
       if (callee == &c) return Fail(c, instr, "calls its own computation");
+      // Passes rely on both (a module with no other computations has no loops).
+      if (callee == module_.entry_computation()) return Fail(c, instr, "calls the entry computation");
+      if (callee->IsFusionComputation() && callee->FusionInstruction() != &instr) {
+        return Fail(c, instr, StrCat("calls %", callee->name(), ", the fusion computation of %",
+                                     callee->FusionInstruction()->name()));
+      }
     }
     if (instr.opcode() == HloOpcode::kFusion) {
       const HloComputation* fused = instr.fused_instructions_computation();

@@ -37,26 +37,40 @@ class InstructionMap {
   // For a caller that has found the lowest unique id of its n instructions already.
   InstructionMap(int64_t lowest_id, size_t n) { Init(lowest_id, n); }
 
-  // The value for instr, default-constructed on first access.
+  // The value for instr, default-constructed on first access. The common case (an id the
+  // table was sized for) is one compare and one index, inlined into the walk's loop.
   T& operator[](const HloInstruction* instr) {
+    const uint64_t i = static_cast<uint64_t>(instr->unique_id() - base_);
+    if (i < dense_.size()) [[likely]] return dense_[i];
+    return OutsideTable(instr);
+  }
+
+  // The value for instr, or T{} if it was never set.
+  const T& Get(const HloInstruction* instr) const {
+    const uint64_t i = static_cast<uint64_t>(instr->unique_id() - base_);
+    if (i < dense_.size()) [[likely]] return dense_[i];
+    return GetOutsideTable(instr);
+  }
+
+ private:
+  // An id past the table's size (the vector grows) or outside its range (a hash map).
+  [[gnu::noinline]] T& OutsideTable(const HloInstruction* instr) {
     const int64_t i = instr->unique_id() - base_;
     if (i >= 0 && i < limit_) {
-      if (i >= static_cast<int64_t>(dense_.size())) dense_.resize(i + 1);
+      dense_.resize(i + 1);
       return dense_[i];
     }
     return sparse_[instr];
   }
 
-  // The value for instr, or T{} if it was never set.
-  const T& Get(const HloInstruction* instr) const {
+  [[gnu::noinline]] const T& GetOutsideTable(const HloInstruction* instr) const {
     static const T kEmpty{};
     const int64_t i = instr->unique_id() - base_;
-    if (i >= 0 && i < limit_) return i < static_cast<int64_t>(dense_.size()) ? dense_[i] : kEmpty;
+    if (i >= 0 && i < limit_) return kEmpty;  // in range, never set: the vector has not grown to it
     auto it = sparse_.find(instr);
     return it == sparse_.end() ? kEmpty : it->second;
   }
 
- private:
   void Init(int64_t lowest_id, size_t n) {
     if (lowest_id < 0) return;  // no instructions (or unnumbered ones): all sparse
     base_ = lowest_id;

@@ -77,6 +77,31 @@ bool InitIsReducerIdentity(const HloInstruction* reduce) {
   }
 }
 
+// The opcodes whose rewrites in Simplifier::Simplify all match an m::ConstantSplat operand.
+bool IsBinarySplatIdentityOpcode(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether an operand may be an m::ConstantSplat: a constant, or a broadcast or reshape
+// (of a constant, which the pattern checks).
+bool ReadsConstantOrItsBroadcast(const HloInstruction& instr) {
+  for (const HloInstruction* operand : instr.operands()) {
+    const HloOpcode op = operand->opcode();
+    if (op == HloOpcode::kConstant || op == HloOpcode::kBroadcast || op == HloOpcode::kReshape) return true;
+  }
+  return false;
+}
+
 class Simplifier {
  public:
   explicit Simplifier(HloComputation* computation) : b_(computation) {}
@@ -85,6 +110,10 @@ class Simplifier {
   absl::StatusOr<HloInstruction*> Simplify(HloInstruction* instr) {
     HloInstruction* x = nullptr;
     HloInstruction* zero = nullptr;
+    // The identities of the binary ops (x + 0, x * 1, ...) need a splat operand: checked
+    // before their patterns are built (several allocations each), as most adds and
+    // multiplies of a big program read no constant.
+    if (IsBinarySplatIdentityOpcode(instr->opcode()) && !ReadsConstantOrItsBroadcast(*instr)) return kNoChange;
     switch (instr->opcode()) {
       case HloOpcode::kAdd:
         if (Match(instr, m::AddAnyOrder(m::Op(&x), m::ConstantSplat(0)))) return x;

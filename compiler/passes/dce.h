@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_pass.h"
@@ -18,8 +19,10 @@ class HloDCE : public HloPass {
   std::string_view name() const override { return "dce"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 
-  // Dead-instruction removal for one computation.
-  static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
+  // Dead-instruction removal for one computation; with `callees`, appends the computations
+  // the instructions left call.
+  static absl::StatusOr<bool> RunOnComputation(HloComputation* computation,
+                                               std::vector<HloComputation*>* callees = nullptr);
 };
 
 }  // namespace jx::hlo

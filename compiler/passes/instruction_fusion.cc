@@ -424,9 +424,11 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     state.fused_in = g;
     state.fused = value;
   };
-  // Every value a member reads is an input or a member set before it (operands first).
-  auto fused_of = [&](const HloInstruction* instr) -> absl::StatusOr<HloInstruction*> {
+  // Every value a member reads is an input, a moving member (itself) or a copy made before
+  // it (operands first).
+  auto fused_of = [&](HloInstruction* instr) -> absl::StatusOr<HloInstruction*> {
     const MemberState& state = states.Get(instr);
+    if (state.moving_in == g) return instr;
     if (state.fused_in != g) {
       return absl::InternalError(StrCat("fusion: ", instr->name(), " is read by ",
                                         group.root->name(), "'s group but not in it"));
@@ -469,20 +471,25 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
   HLO_ASSIGN_OR_RETURN(HloInstruction * fusion_instr,
                        namer.Add(computation, make_fusion, "fusion"));
   HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
+  // Which members move, by their index in order.members too: the walks below skip or pick
+  // them without reading each member again (on a big group every read is a cache miss).
+  const size_t n = order.members.size();
+  std::vector<bool> moving(n, false);
   states[group.root].moving_in = g;
-  for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {  // users first
-    const std::vector<HloInstruction*>& users = (*it)->users();
-    if (!(*it)->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), is_moving)) {
-      states[*it].moving_in = g;
+  moving[n - 1] = true;  // the root, last in the order
+  for (size_t i = n - 1; i-- > 0;) {  // users first
+    HloInstruction* member = order.members[i];
+    const auto& users = member->users();
+    if (!member->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), is_moving)) {
+      states[member].moving_in = g;
+      moving[i] = true;
     }
   }
   // Copies first: a copy reads only inputs and other copies (a member a copy reads is read
   // outside the group, so it does not move either).
-  for (HloInstruction* member : order.members) {
-    if (is_moving(member)) {
-      set_fused(member, member);
-      continue;
-    }
+  for (size_t i = 0; i < n; ++i) {
+    if (moving[i]) continue;
+    HloInstruction* member = order.members[i];
     std::vector<HloInstruction*> operands;
     for (HloInstruction* operand : member->operands()) {
       HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
@@ -494,28 +501,26 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
   }
   // The moving members read parameters and copies instead of inputs and the originals, users
   // first: an input a whole chain reads then drops its newest user each time (cheap; oldest
-  // first would shift its user list once per member).
-  for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
-    HloInstruction* member = *it;
-    if (!is_moving(member)) continue;
-    for (int64_t i = member->operand_count() - 1; i >= 0; --i) {
-      HloInstruction* operand = member->mutable_operand(i);
+  // first would shift its user list once per member). A copied member is removed in the
+  // same walk once its users are (they come before it), unless a group not yet built reads it.
+  for (size_t i = n; i-- > 0;) {
+    HloInstruction* member = order.members[i];
+    if (!moving[i]) {
+      if (member->user_count() == 0 && !member->IsRoot()) HLO_RETURN_IF_ERROR(computation->RemoveInstruction(member));
+      continue;
+    }
+    for (int64_t k = member->operand_count() - 1; k >= 0; --k) {
+      HloInstruction* operand = member->mutable_operand(k);
       HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
-      if (fused_operand != operand) HLO_RETURN_IF_ERROR(member->ReplaceOperandWith(i, fused_operand));
+      if (fused_operand != operand) HLO_RETURN_IF_ERROR(member->ReplaceOperandWith(k, fused_operand));
     }
   }
-  for (HloInstruction* member : order.members) {
-    if (is_moving(member)) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(member));
+  for (size_t i = 0; i < n; ++i) {
+    if (moving[i]) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(order.members[i]));
   }
   fused->set_root_instruction(group.root);
   fusion_instr->set_fused_computation(fused);
 
-  // Users before operands; a copied member shared with a group not yet built keeps its users.
-  for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {
-    if (!is_moving(*it) && (*it)->user_count() == 0 && !(*it)->IsRoot()) {
-      HLO_RETURN_IF_ERROR(computation->RemoveInstruction(*it));
-    }
-  }
   for (HloInstruction* constant : cloned_constants) {
     if (constant->user_count() == 0 && !constant->IsRoot()) {
       HLO_RETURN_IF_ERROR(computation->RemoveInstruction(constant));
@@ -559,6 +564,7 @@ absl::StatusOr<bool> InstructionFusion::Run(HloModule* module) {
   std::vector<HloComputation*> computations = module->MakeComputationPostOrder();
   for (const HloComputation* computation : computations) {
     if (computation->IsFusionComputation()) skip.insert(computation);
+    if (computations.size() == 1) break;  // it calls nothing: its instructions are not read
     for (const HloInstruction* instr : computation->instructions()) {
       const HloOpcode op = instr->opcode();
       if (op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall ||

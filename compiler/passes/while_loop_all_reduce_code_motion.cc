@@ -718,8 +718,9 @@ namespace {
 // The loops of `module` the pass rewrites, callees first: a collective moved out of an inner
 // loop may then leave the outer one.
 std::vector<HloInstruction*> LoopsToRewrite(const HloModule& module) {
-  const auto callers = CallerCounts(module);
   std::vector<HloInstruction*> loops;
+  if (!MayHoldWhileLoops(module)) return loops;
+  const auto callers = CallerCounts(module);
   for (HloComputation* computation : module.MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* loop : LoopsWithOwnComputations(*computation, callers)) loops.push_back(loop);

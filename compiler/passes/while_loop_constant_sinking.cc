@@ -88,6 +88,7 @@ absl::StatusOr<bool> SinkConstants(HloInstruction* loop) {
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopConstantSinking::Run(HloModule* module) {
+  if (!MayHoldWhileLoops(*module)) return false;
   const auto callers = CallerCounts(*module);
   bool changed = false;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {

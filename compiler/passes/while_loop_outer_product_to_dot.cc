@@ -324,6 +324,7 @@ absl::StatusOr<bool> RewriteLoop(HloInstruction* loop, int64_t max_stack_bytes) 
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopOuterProductToDot::Run(HloModule* module) {
+  if (!MayHoldWhileLoops(*module)) return false;
   const auto callers = CallerCounts(*module);
   bool changed = false;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {

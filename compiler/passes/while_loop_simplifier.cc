@@ -110,6 +110,7 @@ absl::StatusOr<bool> RemoveDeadState(HloInstruction* loop) {
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopSimplifier::Run(HloModule* module) {
+  if (!MayHoldWhileLoops(*module)) return false;
   const auto callers = CallerCounts(*module);
   bool changed = false;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {

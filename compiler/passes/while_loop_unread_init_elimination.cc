@@ -68,6 +68,7 @@ absl::StatusOr<bool> EliminateUnreadInits(HloComputation* computation, HloInstru
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopUnreadInitElimination::Run(HloModule* module) {
+  if (!MayHoldWhileLoops(*module)) return false;
   bool changed = false;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;

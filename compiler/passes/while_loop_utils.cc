@@ -22,6 +22,13 @@ std::optional<std::vector<std::vector<HloInstruction*>>> TupleReads(const HloCom
   return reads;
 }
 
+bool MayHoldWhileLoops(const HloModule& module) {
+  for (const HloComputation* c : module.computations()) {
+    if (c != module.entry_computation() && !c->IsFusionComputation()) return true;
+  }
+  return false;
+}
+
 absl::flat_hash_map<const HloComputation*, int64_t> CallerCounts(const HloModule& module) {
   absl::flat_hash_map<const HloComputation*, int64_t> callers;
   for (const HloComputation* c : module.computations()) {

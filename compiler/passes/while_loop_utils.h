@@ -23,6 +23,14 @@ namespace jx::hlo {
 // nullopt when the parameter is read any other way (then an element may be read unseen).
 std::optional<std::vector<std::vector<HloInstruction*>>> TupleReads(const HloComputation& c, int64_t size);
 
+// Whether the module may hold a while loop, from its list of computations alone: a loop's
+// body and condition are neither the entry nor fusion computations (the verifier checks that
+// nothing calls the entry and that a fusion computation's only caller is its fusion), so a
+// module without another computation has no loop. A while pass returns early on the others
+// without reading every instruction (a traced program of 100k equations has one computation
+// until fusion).
+bool MayHoldWhileLoops(const HloModule& module);
+
 // How many instructions of the module call each computation.
 absl::flat_hash_map<const HloComputation*, int64_t> CallerCounts(const HloModule& module);
 

@@ -183,6 +183,34 @@ TEST(HloVerifierTest, CatchesOperandFromAnotherComputation) {
                         " as a user, but it belongs to another computation"));
 }
 
+TEST(HloVerifierTest, CatchesACallOfTheEntry) {
+  EXPECT_THAT(Msg(ParseAndVerify(R"(HloModule m
+ENTRY %main (p: f32[]) -> f32[] {
+  %p = f32[] parameter(0)
+  ROOT %n = f32[] negate(%p)
+}
+%f (a: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  ROOT %c = f32[] call(%a), to_apply=%main
+})")),
+              HasSubstr("instruction %c: calls the entry computation"));
+}
+
+TEST(HloVerifierTest, CatchesAFusionComputationCalledByAnotherInstruction) {
+  EXPECT_THAT(Msg(ParseAndVerify(R"(HloModule m
+%fused (q: f32[4]) -> f32[4] {
+  %q = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%q)
+}
+ENTRY %main {
+  %p = f32[4]{0} parameter(0)
+  %f = f32[4]{0} fusion(%p), kind=kLoop, calls=%fused
+  %c = f32[4]{0} call(%p), to_apply=%fused
+  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%f, %c)
+})")),
+              HasSubstr("instruction %c: calls %fused, the fusion computation of %f"));
+}
+
 TEST(HloVerifierTest, CatchesFusionMarkMismatch) {
   auto module = ParseHloModule(R"(HloModule m
 %fused (q: f32[4]) -> f32[4] {

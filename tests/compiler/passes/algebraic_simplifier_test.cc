@@ -64,6 +64,19 @@ ENTRY %main {
   EXPECT_THAT(EntryLines(*module), ElementsAre("ROOT %p = f32[4]{0} parameter(0)"));
 }
 
+// The binary identities look for a constant, broadcast or reshape operand before matching:
+// a splat behind a reshape still folds.
+TEST(AlgebraicSimplifierTest, MultiplyByAReshapedSplatOfOne) {
+  auto module = Simplify(R"(HloModule m
+ENTRY %main {
+  %p = f32[4]{0} parameter(0)
+  %c = f32[1,4]{1,0} constant({ { 1, 1, 1, 1 } })
+  %o = f32[4]{0} reshape(%c)
+  ROOT %m = f32[4]{0} multiply(%o, %p)
+})");
+  EXPECT_THAT(EntryLines(*module), ElementsAre("ROOT %p = f32[4]{0} parameter(0)"));
+}
+
 TEST(AlgebraicSimplifierTest, ZeroMinusXAndOneOverXAreKept) {
   Simplify(R"(HloModule m
 ENTRY %main {

@@ -102,6 +102,33 @@ ENTRY %main {
   EXPECT_FALSE(dce.Run(module.get()).value());
 }
 
+// Instructions left unread once their readers go are removed in turn: an operand read
+// twice, and a caller whose computation then goes with it.
+TEST(DceTest, RemovesOperandsAndCallersTheirDeadReadersLeaveUnread) {
+  auto module = ParseHloModule(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %z = f32[] constant(0)
+  %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%add
+  %e = f32[] exponential(%r)
+  %sq = f32[] multiply(%e, %e)
+  %dead = f32[] negate(%sq)
+  ROOT %s = f32[8]{0} sine(%p)
+})")
+                    .value();
+  HloDCE dce;
+  EXPECT_TRUE(dce.Run(module.get()).value());
+  ASSERT_TRUE(VerifyHloModule(*module).ok()) << VerifyHloModule(*module);
+  EXPECT_EQ(module->computation_count(), 1);
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 2);
+  EXPECT_FALSE(dce.Run(module.get()).value());
+}
+
 TEST(DceTest, NothingToDoReturnsFalse) {
   bool changed = true;
   RunDce(R"(HloModule m
