@@ -12,7 +12,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -350,6 +349,17 @@ const ComputationCost* HloCostAnalysis::CalleeCost(const HloComputation* c) cons
   return it == cache_.end() ? nullptr : &it->second;
 }
 
+void HloCostAnalysis::ListCallees(const HloComputation& c,
+                                  std::vector<HloComputation*>* callees) {
+  for (const HloInstruction* instr : c.instructions()) {
+    for (HloComputation* callee : instr->called_computations()) {
+      if (callee == nullptr) continue;
+      roles_.try_emplace(callee, CalleeRole(*instr));
+      callees->push_back(callee);
+    }
+  }
+}
+
 void HloCostAnalysis::Ensure(const std::vector<HloComputation*>& roots) {
   struct Frame {
     const HloComputation* computation;
@@ -360,6 +370,7 @@ void HloCostAnalysis::Ensure(const std::vector<HloComputation*>& roots) {
   for (const HloComputation* c : roots) {
     if (c != nullptr && !cache_.contains(c)) stack.push_back({c, false});
   }
+  std::vector<HloComputation*> callees;
   while (!stack.empty()) {
     const Frame frame = stack.back();
     if (cache_.contains(frame.computation)) {
@@ -369,65 +380,69 @@ void HloCostAnalysis::Ensure(const std::vector<HloComputation*>& roots) {
     if (!frame.expanded) {
       stack.back().expanded = true;
       in_progress.insert(frame.computation);
-      for (const HloInstruction* instr : frame.computation->instructions()) {
-        for (const HloComputation* callee : instr->called_computations()) {
-          if (callee == nullptr) continue;
-          roles_.try_emplace(callee, CalleeRole(*instr));
-          if (!cache_.contains(callee) && !in_progress.contains(callee)) {
-            stack.push_back({callee, false});
-          }
+      callees.clear();
+      ListCallees(*frame.computation, &callees);
+      for (const HloComputation* callee : callees) {
+        if (!cache_.contains(callee) && !in_progress.contains(callee)) {
+          stack.push_back({callee, false});
         }
       }
       continue;
     }
     stack.pop_back();
     in_progress.erase(frame.computation);
-    cache_[frame.computation] = Sum(*frame.computation);
+    cache_[frame.computation] = Sum(*frame.computation, nullptr);
   }
 }
 
-ComputationCost HloCostAnalysis::Sum(const HloComputation& c) {
+ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<InstructionRow>* rows) {
   auto role = roles_.find(&c);
   role_ = role == roles_.end() ? Role::kKernel : role->second;
   ComputationCost total;
+  total.parameter_bytes.assign(static_cast<size_t>(c.num_parameters()), 0.0);
+  // Reads of a parameter are its readers' operand bytes, following get-tuple-element (which
+  // reads nothing): each such element's parameter number. No cost outlives its instruction
+  // here, so a fused computation of 100k instructions keeps no table of their costs.
+  absl::flat_hash_map<const HloInstruction*, int64_t> element_of;
+  for (int64_t p = 0; p < c.num_parameters(); ++p) {
+    std::vector<const HloInstruction*> values = {c.parameter_instruction(p)};
+    while (!values.empty() && values.back() != nullptr) {
+      const HloInstruction* value = values.back();
+      values.pop_back();
+      for (const HloInstruction* user : value->users()) {
+        if (user->opcode() != HloOpcode::kGetTupleElement) continue;
+        element_of.emplace(user, p);
+        values.push_back(user);
+      }
+    }
+  }
+  auto parameter_of = [&](const HloInstruction* value) -> int64_t {
+    if (value->opcode() == HloOpcode::kParameter) return value->parameter_number();
+    if (value->opcode() != HloOpcode::kGetTupleElement) return -1;
+    auto it = element_of.find(value);
+    return it == element_of.end() ? -1 : it->second;
+  };
   const std::vector<HloInstruction*> order = c.MakeInstructionPostOrder();
-  total.instructions.reserve(order.size());
-  InstructionMap<size_t> position(c);  // in total.instructions, plus one (0: not costed)
+  if (rows != nullptr) rows->reserve(order.size());
   for (const HloInstruction* instr : order) {
     HloCost cost = CostWithCallees(*instr);
     total.flops += cost.flops;
     total.transcendentals += cost.transcendentals;
     total.bytes_accessed += cost.bytes_accessed;
     total.target.Add(cost.target, 1);
-    total.instructions.emplace_back(instr, std::move(cost));
-    position[instr] = total.instructions.size();
-  }
-  role_ = Role::kKernel;
-  if (const HloInstruction* root = c.root_instruction(); root != nullptr && position.Get(root) > 0) {
-    total.root_output_bytes = total.instructions[position.Get(root) - 1].second.output_bytes;
-  }
-  // Reads of each parameter by its users, following get-tuple-element (which reads nothing).
-  for (const HloInstruction* param : c.parameter_instructions()) {
-    double bytes = 0;
-    std::vector<const HloInstruction*> values = {param};
-    while (param != nullptr && !values.empty()) {
-      const HloInstruction* value = values.back();
-      values.pop_back();
-      for (const HloInstruction* user : value->users()) {
-        if (user->opcode() == HloOpcode::kGetTupleElement) {
-          values.push_back(user);
-          continue;
-        }
-        const size_t user_position = position.Get(user);
-        if (user_position == 0) continue;
-        const auto& read = total.instructions[user_position - 1].second.operand_bytes;
-        for (int64_t i = 0; i < user->operand_count() && i < static_cast<int64_t>(read.size()); ++i) {
-          if (user->operand(i) == value) bytes += read[i];
+    if (instr == c.root_instruction()) total.root_output_bytes = cost.output_bytes;
+    if (instr->opcode() != HloOpcode::kGetTupleElement) {
+      const int64_t n = std::min<int64_t>(instr->operand_count(),
+                                          static_cast<int64_t>(cost.operand_bytes.size()));
+      for (int64_t i = 0; i < n; ++i) {
+        if (const int64_t p = parameter_of(instr->operand(i)); p >= 0 && p < c.num_parameters()) {
+          total.parameter_bytes[p] += cost.operand_bytes[i];
         }
       }
     }
-    total.parameter_bytes.push_back(bytes);
+    if (rows != nullptr) rows->emplace_back(instr, std::move(cost));
   }
+  role_ = Role::kKernel;
   return total;
 }
 
@@ -498,8 +513,13 @@ absl::StatusOr<ModuleCost> HloCostAnalysis::Analyze(const HloModule& module) {
     return absl::InvalidArgumentError(
         StrCat("cost analysis: module ", module.name(), " has no entry computation"));
   }
-  Ensure({const_cast<HloComputation*>(entry)});
-  const ComputationCost& total = cache_.at(entry);
+  // The callees' totals first; the entry is summed here, the one computation whose
+  // per-instruction costs are kept (ModuleCost lists them).
+  std::vector<HloComputation*> callees;
+  ListCallees(*entry, &callees);
+  Ensure(callees);
+  std::vector<InstructionRow> rows;
+  const ComputationCost total = Sum(*entry, &rows);
   ModuleCost cost;
   cost.flops = total.flops;
   cost.transcendentals = total.transcendentals;
@@ -507,8 +527,8 @@ absl::StatusOr<ModuleCost> HloCostAnalysis::Analyze(const HloModule& module) {
   cost.target = total.target;
   cost.bytes_accessed_per_parameter = total.parameter_bytes;
   cost.bytes_accessed_output = Bytes(entry->root_instruction()->shape());
-  cost.per_instruction.reserve(total.instructions.size());
-  for (const auto& [instr, c] : total.instructions) cost.per_instruction.emplace_back(instr->name(), c);
+  cost.per_instruction.reserve(rows.size());
+  for (auto& [instr, c] : rows) cost.per_instruction.emplace_back(instr->name(), std::move(c));
   return cost;
 }
 

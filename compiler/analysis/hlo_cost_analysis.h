@@ -132,7 +132,6 @@ struct ComputationCost {
   TargetCost target;
   std::vector<double> parameter_bytes;  // read from parameter i (through get-tuple-element)
   double root_output_bytes = 0;         // written by the root instruction
-  std::vector<std::pair<const HloInstruction*, HloCost>> instructions;  // post order
 };
 
 // The analysis: a handler per opcode. Callee totals are computed once per computation,
@@ -194,9 +193,15 @@ class HloCostAnalysis {
   static void AddCallee(const ComputationCost* callee, double times, HloCost* cost);
 
  private:
+  using InstructionRow = std::pair<const HloInstruction*, HloCost>;
   void InstallDefaultHandlers();
+  // Lists the computations `computation`'s instructions call, noting each one's role.
+  void ListCallees(const HloComputation& computation, std::vector<HloComputation*>* callees);
+  // Sums `roots` and everything they call into cache_, callees first.
   void Ensure(const std::vector<HloComputation*>& roots);
-  ComputationCost Sum(const HloComputation& computation);
+  // The totals of `computation`, whose callees are summed already; with `rows`, also each
+  // instruction's cost in post order (kept for the entry only).
+  ComputationCost Sum(const HloComputation& computation, std::vector<InstructionRow>* rows);
   HloCost CostWithCallees(const HloInstruction& instruction);
 
   // The handlers for the ops with rules of their own.

@@ -76,7 +76,7 @@ class CpuLowering final : public HloLowering {
     absl::StatusOr<hlo::ModuleCost> cost = hlo::AnalyzeCost(*module);
     if (!cost.ok()) ThrowStatus(StrCat(what_, ": cost analysis failed"), cost.status());
     timer.Lap("cost-analysis");
-    std::unique_ptr<cpu::CpuExecutable> exe = CompileOnHost(std::move(module), donated_, what_);
+    std::unique_ptr<cpu::CpuExecutable> exe = CompileOnHost(std::move(module), donated_, what_, /*verified=*/true);
     timer.Lap("cpu-backend");
     auto program = std::make_shared<CpuProgram>(std::move(exe), ToCostAnalysis(*cost), out_avals_, what_, &device_);
     g_compiles.fetch_add(1);
@@ -158,8 +158,10 @@ LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& option
 }
 
 std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule> module,
-                                                  const std::vector<bool>& donated_params, std::string_view what) {
+                                                  const std::vector<bool>& donated_params, std::string_view what,
+                                                  bool verified) {
   cpu::CpuCompileOptions options;
+  options.module_verified = verified;
   options.donated_arguments = donated_params;
   options.allow_evaluator_fallback = EvaluatorFallbackAllowed();
   absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> exe = cpu::CompileForCpu(std::move(module), options);

@@ -63,8 +63,11 @@ LoweredModule LowerToHlo(const ClosedJaxpr& jaxpr, const LoweringOptions& option
 
 // Compiles an optimized module into a host executable with the donations given and the
 // evaluator fallback JX_CPU_FALLBACK allows, warning about donations no output can take.
+// `verified`: the module is as a verifying pipeline left it (the backend need not verify it
+// again unless its own rewrites change it).
 std::unique_ptr<cpu::CpuExecutable> CompileOnHost(std::unique_ptr<hlo::HloModule> module,
-                                                  const std::vector<bool>& donated_params, std::string_view what);
+                                                  const std::vector<bool>& donated_params, std::string_view what,
+                                                  bool verified = false);
 // Whether JX_CPU_FALLBACK lets an instruction without a native kernel run on the evaluator
 // (program caches key on it).
 bool EvaluatorFallbackAllowed();

@@ -229,10 +229,14 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileForCpu(
   // The backend's own rewrites, before verification so that their output is verified too.
   // A generic reduce a pipeline fused before this backend saw it (the TPU pipeline, whose
   // optimized module the chips' host half compiles) is expanded here, inside its fusion.
-  HLO_RETURN_IF_ERROR(GenericReduceExpander().Run(module.get()).status());
-  HLO_RETURN_IF_ERROR(WidenedWindowFusion().Run(module.get()).status());
-  HLO_RETURN_IF_ERROR(MaskedGatherFusion().Run(module.get()).status());
-  HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+  HLO_ASSIGN_OR_RETURN(const bool expanded, GenericReduceExpander().Run(module.get()));
+  HLO_ASSIGN_OR_RETURN(const bool widened, WidenedWindowFusion().Run(module.get()));
+  HLO_ASSIGN_OR_RETURN(const bool masked, MaskedGatherFusion().Run(module.get()));
+  // A module verified as given is verified again only where the rewrites changed it
+  // (verifying a 100k-instruction module costs as much as compiling its kernels).
+  if (!options.module_verified || expanded || widened || masked) {
+    HLO_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+  }
   HLO_ASSIGN_OR_RETURN(std::unique_ptr<CpuExecutable> exe,
                        CompileComputation(*module->entry_computation(), options));
   if (options.max_threads > 0) {

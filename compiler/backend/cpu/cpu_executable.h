@@ -82,6 +82,9 @@ struct CpuCompileOptions {
   // An instruction without a native kernel runs on the reference evaluator (logged under
   // JX_LOG_COMPILES) unless this is false; then the compile fails naming it.
   bool allow_evaluator_fallback = true;
+  // The module was verified as given (the CPU pipeline verifies what its passes change): the
+  // backend verifies it again only when its own rewrites change it.
+  bool module_verified = false;
 };
 
 class CpuExecutable {

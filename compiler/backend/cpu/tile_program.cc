@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "jx/compiler/backend/cpu/tile_ops.h"
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_evaluator.h"
@@ -400,26 +399,39 @@ LeafResolver OperandLeaves(const HloInstruction* root) {
   };
 }
 
+// A load or an op. A 100k-op fused chain compiles to 100k nodes, so a node is small (56
+// bytes): its operands are a range of operand_nodes_, and what few nodes need lives in side
+// tables (index stages, an op's loops for operands read as one value, a fallback op).
 struct TileProgram::Node {
-  enum Kind { kContiguous, kScalar, kRunGather, kGather, kIota, kNative, kFallback } kind;
-  int64_t esize = 0;
-  int input = -1;                     // source slot, or -1 for constant data
-  const uint8_t* constant = nullptr;  // constant source
+  enum Kind : uint8_t { kContiguous, kScalar, kRunGather, kGather, kIota, kNative, kFallback };
+  Kind kind = kContiguous;
+  bool splat = false;             // kScalar: some reader needs the value as a tile
+  uint8_t scalar_operands = 0;    // kNative: operands read as one value (tile_ops.h)
+  int32_t esize = 0;
+  int32_t input = -1;             // source slot, or -1 for constant data
+  int32_t reg = -1;
+  int32_t first_operand = 0;      // ops: operand_nodes_[first_operand, + num_operands)
+  int32_t num_operands = 0;
+  // kRunGather / kGather / kIota: in indexed_loads_; kNative with a run-gather operand: in
+  // scalar_variants_; kFallback: in fallback_ops_; -1 otherwise.
+  int32_t extra = -1;
   int64_t offset = 0;                 // kContiguous / kScalar
-  std::vector<IndexStage> stages;     // kRunGather (one stage) / kGather / kIota
-  IndexToValueFn to_value = nullptr;  // kIota
-  absl::InlinedVector<int, 3> operands;  // ops (inline: a node per op of a 100k-op chain)
+  const uint8_t* constant = nullptr;  // constant source
   TileOpFn fn = nullptr;              // kNative
-  unsigned scalar_operands = 0;       // kNative: operands read as one value (tile_ops.h)
-  // kNative: the op's loop for each set of operands read as one value (nullptr where it has
-  // none), for strips where a broadcast-run operand is one value.
-  TileOpFn with_scalars[8] = {};
+};
+
+struct TileProgram::IndexedLoad {
+  std::vector<IndexStage> stages;     // kRunGather (one stage) / kGather / kIota
   // kRunGather with a stride-0 or stride-1 innermost dim: its run length (0 otherwise). A
   // strip inside one run reads the source in place, or as one value for stride 0.
   int64_t run = 0;
-  bool splat = false;                 // kScalar: some reader needs the value as a tile
-  const HloInstruction* fallback = nullptr;  // kFallback: the op on [tile] operands
-  int reg = -1;
+  IndexToValueFn to_value = nullptr;  // kIota
+};
+
+// A native op's loop for each set of operands read as one value (nullptr where it has
+// none), for strips where a broadcast-run operand is one value.
+struct TileProgram::ScalarVariants {
+  TileOpFn fn[8] = {};
 };
 
 struct TileProgram::Step {
@@ -431,6 +443,10 @@ struct TileProgram::Step {
 };
 
 TileProgram::~TileProgram() = default;
+
+absl::Span<const int> TileProgram::operands(const Node& n) const {
+  return absl::MakeConstSpan(operand_nodes_.data() + n.first_operand, static_cast<size_t>(n.num_operands));
+}
 
 absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     const HloInstruction* root, const LeafResolver& leaves, int64_t tile_elements,
@@ -446,7 +462,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   auto add_load = [&](const HloInstruction& instr, const IndexMap& m, int input,
                       const uint8_t* constant) {
     Node n;
-    n.esize = hlo::ByteSizeOfPrimitiveType(instr.shape().element_type());
+    n.esize = static_cast<int32_t>(hlo::ByteSizeOfPrimitiveType(instr.shape().element_type()));
     n.input = input;
     n.constant = constant;
     std::vector<IndexStage> stages = m.stages;
@@ -467,11 +483,14 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     } else {
       n.kind = stages.size() == 1 ? Node::kRunGather : Node::kGather;
       for (IndexStage& s : stages) s = Simplified(s);
+      IndexedLoad load;
       if (n.kind == Node::kRunGather && !stages[0].dims.empty() &&
           (stages[0].strides.back() == 0 || stages[0].strides.back() == 1)) {
-        n.run = stages[0].dims.back();
+        load.run = stages[0].dims.back();
       }
-      n.stages = std::move(stages);
+      load.stages = std::move(stages);
+      n.extra = static_cast<int32_t>(p->indexed_loads_.size());
+      p->indexed_loads_.push_back(std::move(load));
     }
     p->nodes_.push_back(std::move(n));
     return static_cast<int>(p->nodes_.size() - 1);
@@ -493,14 +512,29 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // one). A fused computation is the kernel, so a table over its ids costs the kernel's size
   // (a hash map of 100k entries for a long fused chain cost a cache miss per lookup); a root
   // in a bigger computation (an unfused op) walks a few instructions: hashed.
-  using Built = absl::InlinedVector<std::pair<int, int>, 1>;  // (map, node)
+  // The first (map, node) of each instruction is in the table, any other in `more_built`.
+  struct Built {
+    int map = -1;
+    int node = -1;
+  };
   const hlo::HloComputation* kernel = root->parent();
   const bool whole_kernel = kernel != nullptr && kernel->IsFusionComputation();
   hlo::InstructionMap<Built> memo = whole_kernel ? hlo::InstructionMap<Built>(*kernel)
                                                  : hlo::InstructionMap<Built>(-1, 0);
+  absl::flat_hash_map<std::pair<const HloInstruction*, int>, int> more_built;
+  auto built_node = [&](const HloInstruction* instr, int map) {
+    const Built& b = memo.Get(instr);
+    if (b.map == map) return b.node;
+    if (b.map < 0 || more_built.empty()) return -1;
+    auto it = more_built.find({instr, map});
+    return it == more_built.end() ? -1 : it->second;
+  };
   // About a node per instruction: growing by doubling would move every node and hold both
   // copies at once (40 MB of nodes at the peak for a 100k-op fused chain).
-  if (whole_kernel) p->nodes_.reserve(static_cast<size_t>(kernel->instruction_count()));
+  if (whole_kernel) {
+    p->nodes_.reserve(static_cast<size_t>(kernel->instruction_count()));
+    p->operand_nodes_.reserve(2 * static_cast<size_t>(kernel->instruction_count()));
+  }
   std::vector<std::pair<const HloInstruction*, int>> pending;
   std::vector<int> visited;
   std::vector<Frame> stack;
@@ -514,8 +548,10 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   auto finish = [&](int node) {
     const Frame& f = stack.back();
     Built& built = memo[f.instr];
-    if (std::none_of(built.begin(), built.end(), [&](const auto& b) { return b.first == f.map; })) {
-      built.emplace_back(f.map, node);
+    if (built.map < 0) {
+      built = {f.map, node};
+    } else if (built.map != f.map) {
+      more_built.try_emplace({f.instr, f.map}, node);
     }
     pending.resize(f.children);
     visited.resize(f.nodes);
@@ -527,12 +563,12 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     if (!f.expanded) {
       const IndexMap& map = maps[f.map];  // until the next Intern
       f.expanded = true;
-      int node = -1;
-      const Built& built = memo.Get(f.instr);
-      if (auto it = std::find_if(built.begin(), built.end(), [&](const auto& b) { return b.first == f.map; });
-          it != built.end()) {
-        node = it->second;
-      } else if (const int slot = leaves(f.instr); slot >= 0) {
+      int node = built_node(f.instr, f.map);
+      if (node >= 0) {  // reached before with this map
+        finish(node);
+        continue;
+      }
+      if (const int slot = leaves(f.instr); slot >= 0) {
         if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple leaf");
         p->num_inputs_ = std::max(p->num_inputs_, slot + 1);
         node = add_load(*f.instr, map, slot, nullptr);
@@ -551,13 +587,16 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         s.strides.assign(s.dims.size(), 0);
         if (a.q_dim >= 0) s.strides[a.q_dim] = a.mult;
         s.offset = a.offset;
+        IndexedLoad load;
+        load.stages = map.stages;
+        load.stages.push_back(std::move(s));
+        load.to_value = to_value;
         Node n;
         n.kind = Node::kIota;
-        n.esize = hlo::ByteSizeOfPrimitiveType(t);
-        n.stages = map.stages;
-        n.stages.push_back(std::move(s));
-        n.to_value = to_value;
-        p->nodes_.push_back(std::move(n));
+        n.esize = static_cast<int32_t>(hlo::ByteSizeOfPrimitiveType(t));
+        n.extra = static_cast<int32_t>(p->indexed_loads_.size());
+        p->indexed_loads_.push_back(std::move(load));
+        p->nodes_.push_back(n);
         node = static_cast<int>(p->nodes_.size() - 1);
       } else if (IsTransparent(*f.instr)) {
         const int through = maps.Intern(ThroughShapeOp(*f.instr, map));
@@ -597,8 +636,10 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       node = visited[f.nodes];
     } else {
       Node n;
-      n.esize = hlo::ByteSizeOfPrimitiveType(f.instr->shape().element_type());
-      n.operands.assign(visited.begin() + static_cast<std::ptrdiff_t>(f.nodes), visited.end());
+      n.esize = static_cast<int32_t>(hlo::ByteSizeOfPrimitiveType(f.instr->shape().element_type()));
+      n.first_operand = static_cast<int32_t>(p->operand_nodes_.size());
+      p->operand_nodes_.insert(p->operand_nodes_.end(), visited.begin() + static_cast<std::ptrdiff_t>(f.nodes),
+                               visited.end());
       if (f.instr->opcode() == HloOpcode::kReducePrecision) {
         // Its parameters travel as a second, scalar operand (the library kernel's in[1]).
         auto bits = std::make_unique<lax::kernels::ReducePrecisionBits>();
@@ -609,14 +650,16 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         params.esize = sizeof(lax::kernels::ReducePrecisionBits);
         params.constant = reinterpret_cast<const uint8_t*>(bits.get());
         p->op_params_.push_back(std::move(bits));
-        p->nodes_.push_back(std::move(params));
-        n.operands.push_back(static_cast<int>(p->nodes_.size() - 1));
+        p->nodes_.push_back(params);
+        p->operand_nodes_.push_back(static_cast<int>(p->nodes_.size() - 1));
       }
+      n.num_operands = static_cast<int32_t>(p->operand_nodes_.size()) - n.first_operand;
+      const int* operands = p->operand_nodes_.data() + n.first_operand;
       // Scalar operands (broadcast constants, scalar parameters) stay in a register when
       // the op has a loop for that, instead of being splatted into a tile first.
       unsigned scalars = 0;
-      for (size_t k = 0; k < n.operands.size() && k < 8; ++k) {
-        if (p->nodes_[n.operands[k]].kind == Node::kScalar) scalars |= 1u << k;
+      for (int k = 0; k < n.num_operands && k < 8; ++k) {
+        if (p->nodes_[operands[k]].kind == Node::kScalar) scalars |= 1u << k;
       }
       n.fn = scalars != 0 ? FindNativeTileOp(*f.instr, scalars) : nullptr;
       if (n.fn != nullptr) {
@@ -625,13 +668,17 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         n.fn = FindNativeTileOp(*f.instr);
       }
       n.kind = n.fn != nullptr ? Node::kNative : Node::kFallback;
-      if (n.kind == Node::kNative && n.operands.size() <= 3) {
-        for (unsigned mask = 1; mask < (1u << n.operands.size()); ++mask) {
-          if ((mask & n.scalar_operands) == n.scalar_operands) {
-            n.with_scalars[mask] = FindNativeTileOp(*f.instr, mask);
-          }
+      // Only an operand loaded run by run can be one value in a strip.
+      bool run_operand = false;
+      for (int k = 0; k < n.num_operands; ++k) run_operand |= p->nodes_[operands[k]].kind == Node::kRunGather;
+      if (n.kind == Node::kNative && n.num_operands <= 3 && run_operand) {
+        ScalarVariants v;
+        for (unsigned mask = 1; mask < (1u << n.num_operands); ++mask) {
+          if ((mask & n.scalar_operands) == n.scalar_operands) v.fn[mask] = FindNativeTileOp(*f.instr, mask);
         }
-        n.with_scalars[n.scalar_operands] = n.fn;
+        v.fn[n.scalar_operands] = n.fn;
+        n.extra = static_cast<int32_t>(p->scalar_variants_.size());
+        p->scalar_variants_.push_back(v);
       }
       if (n.kind == Node::kFallback) {
         // Slow path: the op runs through the reference evaluator on [tile] literals.
@@ -661,9 +708,10 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         }
         HloInstruction* added = c->AddInstruction(std::move(op));
         c->set_root_instruction(added);
-        n.fallback = added;
+        n.extra = static_cast<int32_t>(p->fallback_ops_.size());
+        p->fallback_ops_.push_back(added);
       }
-      p->nodes_.push_back(std::move(n));
+      p->nodes_.push_back(n);
       node = static_cast<int>(p->nodes_.size() - 1);
     }
     finish(node);
@@ -675,8 +723,8 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   }
   // A scalar load is splatted only for readers that need it as a tile.
   for (const Node& n : p->nodes_) {
-    for (size_t k = 0; k < n.operands.size(); ++k) {
-      if (((n.scalar_operands >> k) & 1) == 0) p->nodes_[n.operands[k]].splat = true;
+    for (int k = 0; k < n.num_operands; ++k) {
+      if (((n.scalar_operands >> k) & 1) == 0) p->nodes_[p->operand_nodes_[n.first_operand + k]].splat = true;
     }
   }
   p->nodes_[result].splat = true;
@@ -684,7 +732,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // freed after its last use.
   std::vector<int> last_use(p->nodes_.size(), -1);
   for (size_t i = 0; i < p->nodes_.size(); ++i) {
-    for (int op : p->nodes_[i].operands) last_use[op] = static_cast<int>(i);
+    for (int op : p->operands(p->nodes_[i])) last_use[op] = static_cast<int>(i);
   }
   last_use[result] = static_cast<int>(p->nodes_.size());
   std::vector<int> free_regs;
@@ -701,7 +749,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         free_regs.pop_back();
       }
     }
-    for (int op : n.operands) {
+    for (int op : p->operands(n)) {
       if (last_use[op] == static_cast<int>(i) && p->nodes_[op].reg >= 0) {
         // An operand used twice by this node is freed once.
         bool seen = false;
@@ -717,7 +765,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   int64_t max_esize = 1, streams = 1, index_bytes = 0;
   bool restarts_per_strip = false;  // a load that restarts an odometer every strip
   for (const Node& n : p->nodes_) {
-    max_esize = std::max(max_esize, n.esize);
+    max_esize = std::max<int64_t>(max_esize, n.esize);
     streams += n.kind == Node::kContiguous && n.input >= 0;
     if (n.kind == Node::kGather || n.kind == Node::kIota) index_bytes = 8;
     restarts_per_strip |= n.kind == Node::kGather || n.kind == Node::kIota || n.kind == Node::kRunGather;
@@ -730,9 +778,9 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // Broadcast runs shorter than a strip: strips of one run each (tiles hold whole runs), so
   // that every strip reads its runs in place or as one value, without copies.
   int64_t run = 0;
-  for (Node& n : p->nodes_) {
-    if (fallback_count > 0) n.run = 0;  // the evaluator reads every operand as a tile
-    if (n.kind == Node::kRunGather && n.run > 0) run = run == 0 ? n.run : std::min(run, n.run);
+  for (IndexedLoad& load : p->indexed_loads_) {
+    if (fallback_count > 0) load.run = 0;  // the evaluator reads every operand as a tile
+    if (load.run > 0) run = run == 0 ? load.run : std::min(run, load.run);
   }
   if (run >= 64 && run < strip && tile % run == 0) strip = run;
   p->strip_ = fallback_count > 0 ? tile : std::clamp<int64_t>(strip / 16 * 16, 64, tile);
@@ -746,9 +794,10 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       p->straight_ = n.reg < 0 && ++contiguous_loads <= 8;
     } else if (n.kind == Node::kScalar) {
       p->straight_ = !n.splat;
-    } else if (n.kind == Node::kNative && n.operands.size() <= 3) {
-      Step step{n.fn, static_cast<int>(i), static_cast<int>(n.operands.size()), {}, n.reg};
-      std::copy(n.operands.begin(), n.operands.end(), step.args);
+    } else if (n.kind == Node::kNative && n.num_operands <= 3) {
+      Step step{n.fn, static_cast<int>(i), n.num_operands, {}, n.reg};
+      const absl::Span<const int> operands = p->operands(n);
+      std::copy(operands.begin(), operands.end(), step.args);
       p->steps_.push_back(step);
     } else {
       p->straight_ = false;
@@ -801,8 +850,9 @@ std::string TileProgram::FallbackOpNames() const {
   for (const Node& n : nodes_) {
     if (n.kind != Node::kFallback) continue;
     if (!names.empty()) names += ", ";
-    names += hlo::StrCat(hlo::HloOpcodeString(n.fallback->opcode()), " ",
-                         hlo::PrimitiveTypeName(n.fallback->shape().element_type()));
+    const HloInstruction* op = fallback_ops_[n.extra];
+    names += hlo::StrCat(hlo::HloOpcodeString(op->opcode()), " ",
+                         hlo::PrimitiveTypeName(op->shape().element_type()));
   }
   return names;
 }
@@ -962,49 +1012,52 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
           break;
         case Node::kRunGather: {
           one_value[i] = 0;
-          if (node.run > 0 && i != root) {
+          const IndexedLoad& load = indexed_loads_[node.extra];
+          const IndexStage& stage = load.stages[0];
+          if (load.run > 0 && i != root) {
             RunCursor& c = cursor[i];
             if (s == 0) {
-              c.Start(node.stages[0], pos);
+              c.Start(stage, pos);
             } else {
-              c.Advance(node.stages[0], strip_);
+              c.Advance(stage, strip_);
             }
-            if (c.q[node.stages[0].dims.size() - 1] + m <= node.run) {
+            if (c.q[stage.dims.size() - 1] + m <= load.run) {
               // The strip lies in one run: read in place, or as one value.
               ptr[i] = src + c.lin * node.esize;
-              one_value[i] = node.stages[0].strides.back() == 0;
+              one_value[i] = stage.strides.back() == 0;
               break;
             }
           }
-          GatherRunsBytes(node.stages[0], src, pos, m, node.esize, dest);
+          GatherRunsBytes(stage, src, pos, m, node.esize, dest);
           ptr[i] = dest;
           break;
         }
         case Node::kGather:
-          ComputeIndices(node.stages, pos, m, idx);
+          ComputeIndices(indexed_loads_[node.extra].stages, pos, m, idx);
           GatherBytes(src, idx, m, node.esize, dest);
           ptr[i] = dest;
           break;
         case Node::kIota:
-          ComputeIndices(node.stages, pos, m, idx);
-          node.to_value(idx, dest, m);
+          ComputeIndices(indexed_loads_[node.extra].stages, pos, m, idx);
+          indexed_loads_[node.extra].to_value(idx, dest, m);
           ptr[i] = dest;
           break;
         case Node::kNative: {
           const void* args[3];
+          const int* operands = operand_nodes_.data() + node.first_operand;
           unsigned scalars = node.scalar_operands;
-          for (size_t k = 0; k < node.operands.size(); ++k) {
-            args[k] = ptr[node.operands[k]];
-            if (nodes_[node.operands[k]].kind == Node::kRunGather && one_value[node.operands[k]]) {
+          for (int k = 0; k < node.num_operands; ++k) {
+            args[k] = ptr[operands[k]];
+            if (nodes_[operands[k]].kind == Node::kRunGather && one_value[operands[k]]) {
               scalars |= 1u << k;
             }
           }
           TileOpFn fn = node.fn;
           if (scalars != node.scalar_operands) {
-            fn = node.with_scalars[scalars];
+            fn = node.extra >= 0 ? scalar_variants_[node.extra].fn[scalars] : nullptr;
             if (fn == nullptr) {  // no loop for these scalars: splat them into their registers
-              for (size_t k = 0; k < node.operands.size(); ++k) {
-                const int op = node.operands[k];
+              for (int k = 0; k < node.num_operands; ++k) {
+                const int op = operands[k];
                 if (((scalars & ~node.scalar_operands) >> k & 1) == 0 || !one_value[op]) continue;
                 uint8_t* reg = scratch + reg_bytes * nodes_[op].reg;
                 SplatBytes(ptr[op], m, nodes_[op].esize, reg);
@@ -1020,17 +1073,19 @@ void TileProgram::Evaluate(const void* const* inputs, int64_t start, int64_t n, 
         }
         case Node::kFallback: {
           // Slow path: the reference evaluator computes this op on the tile.
+          const HloInstruction& op = *fallback_ops_[node.extra];
+          const int* operands = operand_nodes_.data() + node.first_operand;
           std::vector<Literal> args;
           std::vector<const Literal*> arg_ptrs;
-          args.reserve(node.operands.size());
-          for (size_t k = 0; k < node.operands.size(); ++k) {
-            args.emplace_back(node.fallback->operand(k)->shape());
-            const int64_t es = nodes_[node.operands[k]].esize;
-            std::memcpy(args.back().mutable_untyped_data().data(), ptr[node.operands[k]], m * es);
+          args.reserve(node.num_operands);
+          for (int k = 0; k < node.num_operands; ++k) {
+            args.emplace_back(op.operand(k)->shape());
+            const int64_t es = nodes_[operands[k]].esize;
+            std::memcpy(args.back().mutable_untyped_data().data(), ptr[operands[k]], m * es);
             arg_ptrs.push_back(&args.back());
           }
           hlo::HloEvaluator evaluator;
-          absl::StatusOr<Literal> r = evaluator.EvaluateInstruction(*node.fallback, arg_ptrs);
+          absl::StatusOr<Literal> r = evaluator.EvaluateInstruction(op, arg_ptrs);
           if (r.ok()) {
             std::memcpy(dest, r->untyped_data().data(), m * node.esize);
           } else {

@@ -119,8 +119,11 @@ class TileProgram {
 
  private:
   struct Node;
-  struct FallbackOp;
+  struct IndexedLoad;
+  struct ScalarVariants;
   TileProgram() = default;
+  // A node's operand nodes.
+  absl::Span<const int> operands(const Node& n) const;
 
   // Straight programs (straight()): a strip is the steps' kernel calls, without the general
   // per-node dispatch (a seventh of a chain's time with kilobyte strips).
@@ -129,6 +132,10 @@ class TileProgram {
                         bool in_place) const;
 
   std::vector<Node> nodes_;
+  std::vector<int> operand_nodes_;  // the ops' operands, each op's a range
+  std::vector<IndexedLoad> indexed_loads_;
+  std::vector<ScalarVariants> scalar_variants_;
+  std::vector<const hlo::HloInstruction*> fallback_ops_;  // in fallback_module_
   bool straight_ = false;
   std::vector<Step> steps_;  // straight programs: the native ops in order
   int64_t tile_ = 0;
