@@ -156,9 +156,10 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // After a failed check: the first instruction whose id another one holds, if any.
+  // After a failed check: the first instruction whose id another one holds, if any (a rare
+  // path: its table is a hash map).
   absl::Status CheckUniqueIds() const {
-    Marks owners(-1, 0);
+    Marks owners(/*lowest_id=*/-1, 0);
     for (const HloComputation* c : module_.computations()) {
       for (const HloInstruction* instr : c->instructions()) {
         if (absl::Status st = MarkOwner(*instr, owners); !st.ok()) return Fail(*c, *instr, Message(st));
