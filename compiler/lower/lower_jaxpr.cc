@@ -74,9 +74,10 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
     return ConstantOf(builder, std::get<Literal>(atom).value, "a literal");
   };
   const Registry& registry = GlobalRegistry();
-  // The per-equation work is constant and allocates nothing in the steady state: one
-  // metadata per primitive shared by its equations' instructions, and the operand and aval
-  // buffers reused from equation to equation (copy-assigned avals keep their shapes' memory).
+  // The driver's own per-equation work allocates nothing in the steady state (the rule and
+  // the instructions it emits still do): one metadata per primitive shared by its
+  // equations' instructions, and the operand and aval buffers reused from equation to
+  // equation (copy-assigned avals keep their shapes' memory).
   absl::flat_hash_map<Primitive, std::shared_ptr<const hlo::OpMetadata>> metadata_of;
   std::vector<hlo::HloInstruction*> operands;
   std::vector<ShapedArray> in_avals, out_avals;

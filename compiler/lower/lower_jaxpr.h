@@ -34,7 +34,7 @@ struct LowerOptions {
   bool consts_as_parameters = false;
   bool tuple_result = false;
   // The outermost op_name scope; empty: derived from the module name ("jit_f" -> "jit(f)").
-  std::string name_stack;
+  std::string name_stack = {};
   // The target's platform ("cpu", "tpu"), as its Device::platform() names it.
   std::string platform = "cpu";
 };

@@ -198,12 +198,24 @@ std::unique_ptr<hlo::HloModule> HloLowering::ModuleToCompile() const {
   return std::move(*copy);
 }
 
-const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what) {
+namespace {
+
+const HloLowering& AsHloLowering(const Lowering& lowering, std::string_view what) {
   const auto* hlo_lowering = dynamic_cast<const HloLowering*>(&lowering);
   if (hlo_lowering == nullptr) {
     throw InternalError(StrCat(what, ": the lowering is not an HLO module (", typeid(lowering).name(), ")"));
   }
-  return hlo_lowering->module();
+  return *hlo_lowering;
+}
+
+}  // namespace
+
+const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what) {
+  return AsHloLowering(lowering, what).module();
+}
+
+std::unique_ptr<hlo::HloModule> LoweredModuleToRewrite(const Lowering& lowering, std::string_view what) {
+  return AsHloLowering(lowering, what).ModuleToCompile();
 }
 
 std::shared_ptr<const Lowering> LowerForCpu(const ClosedJaxpr& jaxpr, const LoweringOptions& options,

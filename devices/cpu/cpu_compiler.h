@@ -93,10 +93,8 @@ class HloLowering : public Lowering {
   // The module as lowered, before any pass.
   const hlo::HloModule& module() const;
   std::string as_text() const override;  // module()'s text
-
- protected:
-  // A module as lowered for a compile's pipeline to rewrite: the lowered one itself when
-  // nobody has read it (no copy), else a copy of it.
+  // A module as lowered for a compile's pipeline (or a pod plan) to rewrite: the lowered one
+  // itself when nobody has read it (no copy), else a copy of it.
   std::unique_ptr<hlo::HloModule> ModuleToCompile() const;
 
  private:
@@ -110,6 +108,9 @@ class HloLowering : public Lowering {
 };
 // lowering's module; InternalError naming `what` when lowering is not an HloLowering.
 const hlo::HloModule& LoweredHloModule(const Lowering& lowering, std::string_view what);
+// lowering's ModuleToCompile(): a module as lowered the caller may rewrite; InternalError
+// naming `what` when lowering is not an HloLowering.
+std::unique_ptr<hlo::HloModule> LoweredModuleToRewrite(const Lowering& lowering, std::string_view what);
 
 // "jit_<name>" with other characters than [A-Za-z0-9_] as '_': HLO module names are identifiers.
 std::string ModuleName(std::string_view name);

@@ -115,10 +115,10 @@ tpu::PodPlan SpmdProgram::Plan() const {
       std::vector<const tpu::TpuChip*> chips;
       for (const Device* d : mesh_.devices()) chips.push_back(static_cast<const tpu::TpuChip*>(d));
       const std::string what = StrCat("jit(", name_, ")");
-      absl::StatusOr<std::unique_ptr<hlo::HloModule>> module = cpu_device::LoweredHloModule(*lowering_, what).Clone();
-      if (!module.ok()) throw InternalError(StrCat(what, ": copying the lowered program failed: ", module.status().message()));
-      stages.Lap("copy-lowered");
-      planned_ = tpu::PlanPodProgram(*std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(), what);
+      // The lowered module itself when nothing has read or compiled it (no copy).
+      std::unique_ptr<hlo::HloModule> module = cpu_device::LoweredModuleToRewrite(*lowering_, what);
+      stages.Lap("lowered-module");
+      planned_ = tpu::PlanPodProgram(std::move(module), *client, std::move(chips), local_.jaxpr->out_avals(), what);
       stages.Lap("plan-pod-program");
     }
     planned = planned_;

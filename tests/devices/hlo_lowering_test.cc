@@ -1,8 +1,10 @@
 // HloLowering (devices/cpu/cpu_compiler.h): the first compile takes the lowered module without
 // copying it, and the program as lowered stays readable and compilable after that: as JAX's
 // `jit(f).lower(x).as_text()` gives the unoptimized program before and after `.compile()`.
+#include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <jx/jx.h>
@@ -48,6 +50,21 @@ TEST(HloLoweringTest, TheTakenModuleIsLoweredAgainForWhoeverAsksAfter) {
   third->entry_computation()->set_root_instruction(third->entry_computation()->parameter_instruction(0));
   EXPECT_EQ(&lowering.module(), &read);
   EXPECT_EQ(read.ToString(), lowered);
+}
+
+// What a pod plan rewrites: the lowering's own module, and the lowering still compiles after.
+TEST(HloLoweringTest, AModuleToRewriteLeavesTheLoweringWhole) {
+  RegisterBuiltinClients();
+  std::shared_ptr<const Lowering> lowering =
+      cpu_device::LowerForCpu(SinMulJaxpr(), {.name = "rewritten"}, *devices().front());
+  const std::string lowered = lowering->as_text();
+  std::unique_ptr<hlo::HloModule> module = cpu_device::LoweredModuleToRewrite(*lowering, "a test");
+  EXPECT_EQ(module->ToString(), lowered);
+  module.reset();
+  EXPECT_EQ(lowering->as_text(), lowered);
+  const Array x = jnp::ones({8});
+  const std::vector<double> got = lowering->Compile()->Execute({x}).at(0).to_vector<double>();
+  EXPECT_NEAR(got.at(0), std::sin(1.0) * 2.5 + 1.0, 1e-6);
 }
 
 TEST(HloLoweringTest, ALoweringPrintsTheLoweredProgramAfterCompilingAndCompilesAgain) {
