@@ -195,7 +195,7 @@ class HloCostAnalysis {
 
  private:
   void InstallDefaultHandlers();
-  void Ensure(const std::vector<HloComputation*>& roots);
+  void Ensure(absl::Span<HloComputation* const> roots);
   ComputationCost Sum(const HloComputation& computation);
   HloCost CostWithCallees(const HloInstruction& instruction);
 

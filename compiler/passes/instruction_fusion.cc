@@ -471,7 +471,7 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
   HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
   states[group.root].moving_in = g;
   for (auto it = order.members.rbegin(); it != order.members.rend(); ++it) {  // users first
-    const std::vector<HloInstruction*>& users = (*it)->users();
+    const InstructionVector& users = (*it)->users();
     if (!(*it)->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), is_moving)) {
       states[*it].moving_in = g;
     }
