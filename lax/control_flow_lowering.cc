@@ -145,7 +145,7 @@ absl::Status LowerScan(LowerContext& ctx) {
   std::vector<HloInstruction*> args(all.begin() + 1, all.begin() + xs_begin);
   for (int64_t j = 0; j < num_xs; ++j) {
     const XOp xs(&bb, all[static_cast<size_t>(xs_begin + j)]);
-    std::vector<int64_t> sizes = xs.dims();
+    std::vector<int64_t> sizes = hlo::SpanToVector(xs.dims());
     sizes[0] = 1;
     const XOp x = lower::Wrap(bb, bb.DynamicSlice(xs.instr(), starts(xs.rank()), sizes));
     args.push_back(lower::Reshape(x, std::vector<int64_t>(sizes.begin() + 1, sizes.end())).instr());
@@ -157,7 +157,7 @@ absl::Status LowerScan(LowerContext& ctx) {
   next.insert(next.end(), all.begin() + xs_begin, all.begin() + ys_begin);
   for (int64_t j = 0; j < num_ys; ++j) {
     const XOp buf(&bb, all[static_cast<size_t>(ys_begin + j)]);
-    std::vector<int64_t> one = buf.dims();
+    std::vector<int64_t> one = hlo::SpanToVector(buf.dims());
     one[0] = 1;
     const XOp y = lower::Reshape(XOp(&bb, outs[static_cast<size_t>(num_carry + j)]), one);
     next.push_back(lower::Check(bb.DynamicUpdateSlice(buf.instr(), y.instr(), starts(buf.rank()))));

@@ -28,7 +28,7 @@ absl::StatusOr<hlo::HloComputation*> LogAddExpReducer(LowerContext& ctx, Primiti
 }
 
 // A window over the whole axis, padded so output i sees the prefix [0, i] (or the suffix).
-hlo::Window PrefixWindow(const std::vector<int64_t>& dims, int64_t axis, bool reverse) {
+hlo::Window PrefixWindow(absl::Span<const int64_t> dims, int64_t axis, bool reverse) {
   hlo::Window w(dims.size());
   const int64_t n = dims[static_cast<size_t>(axis)];
   hlo::WindowDim& d = w[static_cast<size_t>(axis)];

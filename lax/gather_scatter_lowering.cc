@@ -70,7 +70,7 @@ absl::Status LowerGather(LowerContext& ctx) {
   const std::vector<int64_t> batch(raw.dims().begin(), raw.dims().end() - 1);
   XOp ok = lower::FullInt(b, hlo::PRED, batch, 1);
   for (size_t k = 0; k < dn.start_index_map.size(); ++k) {
-    std::vector<int64_t> start(raw.dims().size(), 0), limit = raw.dims();
+    std::vector<int64_t> start(raw.dims().size(), 0), limit = hlo::SpanToVector(raw.dims());
     start.back() = static_cast<int64_t>(k);
     limit.back() = static_cast<int64_t>(k) + 1;
     const XOp idx = lower::Reshape(lower::Slice(raw, start, limit), batch);

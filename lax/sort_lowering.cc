@@ -67,7 +67,7 @@ absl::Status LowerTopK(LowerContext& ctx) {
   const std::vector<hlo::HloInstruction*> both = {x.instr(), iota.instr()};
   HLO_ASSIGN_OR_RETURN(hlo::HloComputation * cmp, Comparator(ctx, both, 1, /*descending=*/true));
   const XOp sorted = lower::Wrap(b, b.Sort(both, last, cmp, /*is_stable=*/true));
-  std::vector<int64_t> start(static_cast<size_t>(x.rank()), 0), limit = x.dims();
+  std::vector<int64_t> start(static_cast<size_t>(x.rank()), 0), limit = hlo::SpanToVector(x.dims());
   limit.back() = k;
   return lower::Outputs(ctx, {lower::Slice(lower::GetTupleElement(sorted, 0), start, limit),
                               lower::Slice(lower::GetTupleElement(sorted, 1), start, limit)});

@@ -93,7 +93,7 @@ absl::Status PvaryRule(LowerContext& ctx) {
   return absl::OkStatus();
 }
 
-std::vector<int64_t> Dims(const HloInstruction* x) { return x->shape().dimensions(); }
+std::vector<int64_t> Dims(const HloInstruction* x) { return hlo::SpanToVector(x->shape().dimensions()); }
 
 absl::Status AllGatherRule(LowerContext& ctx) {
   hlo::HloBuilder& b = ctx.builder();

@@ -360,7 +360,7 @@ void HloCostAnalysis::ListCallees(const HloComputation& c,
   }
 }
 
-void HloCostAnalysis::Ensure(const std::vector<HloComputation*>& roots) {
+void HloCostAnalysis::Ensure(absl::Span<HloComputation* const> roots) {
   struct Frame {
     const HloComputation* computation;
     bool expanded;
@@ -745,7 +745,7 @@ void HloCostAnalysis::HandleWhile(const HloInstruction& instr, HloCost* cost) {
 void HloCostAnalysis::HandleConditional(const HloInstruction& instr, HloCost* cost) {
   ClearBoundary(cost);
   const int64_t n = instr.operand_count();
-  const std::vector<HloComputation*>& branches = instr.branch_computations();
+  const ComputationVector& branches = instr.branch_computations();
   double bytes = 0;
   for (size_t b = 0; b < branches.size(); ++b) {
     const ComputationCost* branch = CalleeCost(branches[b]);

@@ -198,7 +198,7 @@ class HloCostAnalysis {
   // Lists the computations `computation`'s instructions call, noting each one's role.
   void ListCallees(const HloComputation& computation, std::vector<HloComputation*>* callees);
   // Sums `roots` and everything they call into cache_, callees first.
-  void Ensure(const std::vector<HloComputation*>& roots);
+  void Ensure(absl::Span<HloComputation* const> roots);
   // The totals of `computation`, whose callees are summed already; with `rows`, also each
   // instruction's cost in post order (kept for the entry only).
   ComputationCost Sum(const HloComputation& computation, std::vector<InstructionRow>* rows);

@@ -140,7 +140,7 @@ absl::StatusOr<HloInstruction*> HloBuilder::Broadcast(HloInstruction* operand, I
                                                       Ints broadcast_dimensions) {
   auto instr = Make(HloOpcode::kBroadcast, {operand},
                     ShapeUtil::MakeShape(operand->shape().element_type(), result_dims));
-  instr->set_dimensions({broadcast_dimensions.begin(), broadcast_dimensions.end()});
+  instr->set_dimensions(broadcast_dimensions);
   return AddInstruction(std::move(instr));
 }
 
@@ -151,7 +151,7 @@ absl::StatusOr<HloInstruction*> HloBuilder::Reshape(HloInstruction* operand, Int
 
 absl::StatusOr<HloInstruction*> HloBuilder::Transpose(HloInstruction* operand, Ints permutation) {
   auto instr = Make(HloOpcode::kTranspose, {operand});
-  instr->set_dimensions({permutation.begin(), permutation.end()});
+  instr->set_dimensions(permutation);
   return AddInstruction(std::move(instr));
 }
 
@@ -194,7 +194,7 @@ absl::StatusOr<HloInstruction*> HloBuilder::Pad(HloInstruction* operand,
 
 absl::StatusOr<HloInstruction*> HloBuilder::Reverse(HloInstruction* operand, Ints dimensions) {
   auto instr = Make(HloOpcode::kReverse, {operand});
-  instr->set_dimensions({dimensions.begin(), dimensions.end()});
+  instr->set_dimensions(dimensions);
   return AddInstruction(std::move(instr));
 }
 
@@ -206,7 +206,7 @@ absl::StatusOr<HloInstruction*> HloBuilder::Reduce(HloInstruction* operand, HloI
 absl::StatusOr<HloInstruction*> HloBuilder::Reduce(Operands inputs, Operands inits,
                                                    Ints dimensions, HloComputation* to_apply) {
   auto instr = Make(HloOpcode::kReduce, Concat(inputs, inits));
-  instr->set_dimensions({dimensions.begin(), dimensions.end()});
+  instr->set_dimensions(dimensions);
   instr->set_to_apply(to_apply);
   return AddInstruction(std::move(instr));
 }

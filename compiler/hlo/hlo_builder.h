@@ -226,8 +226,13 @@ class HloBuilder {
  private:
   std::unique_ptr<HloInstruction> MakeCollective(HloOpcode opcode, HloInstruction* operand,
                                                  const CollectiveOptions& options);
-  std::unique_ptr<HloInstruction> Make(HloOpcode opcode, Operands operands,
-                                       Shape shape = Shape()) {
+  // An instruction whose shape AddInstruction infers. The shape is built in place, not
+  // moved from a default argument: GCC 12 then flags the empty shape's inline dims storage
+  // as read uninitialized (-Wmaybe-uninitialized, a false positive on absl::InlinedVector).
+  std::unique_ptr<HloInstruction> Make(HloOpcode opcode, Operands operands) {
+    return HloInstruction::Create(opcode, Shape(), operands);
+  }
+  std::unique_ptr<HloInstruction> Make(HloOpcode opcode, Operands operands, Shape shape) {
     return HloInstruction::Create(opcode, std::move(shape), operands);
   }
 

@@ -247,7 +247,7 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
         (next != instr && (next->opcode() == HloOpcode::kParameter || next->HasSideEffect()))) {
       continue;
     }
-    std::vector<HloInstruction*> operands = next->operands();
+    const InstructionVector operands = next->operands();
     if (absl::Status st = RemoveInstruction(next); !st.ok()) return st;
     removed.insert(next);
     for (HloInstruction* operand : operands) worklist.push_back(operand);

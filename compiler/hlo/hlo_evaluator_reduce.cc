@@ -284,7 +284,7 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& instr, Operands ops,
   const std::vector<int64_t> strides = RowMajorStrides(shape.dimensions());
   const int64_t len = shape.dimensions(dim);
   // Iterate over every slice along `dim`: all indices with idx[dim] == 0.
-  std::vector<int64_t> outer_dims = shape.dimensions();
+  std::vector<int64_t> outer_dims = SpanToVector(shape.dimensions());
   outer_dims[dim] = 1;
   if (ShapeUtil::ElementsIn(shape) > 0) {
     std::vector<int64_t> idx(shape.rank(), 0), perm(len);

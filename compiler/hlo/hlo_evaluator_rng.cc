@@ -84,7 +84,7 @@ uint64_t ThreeFry(uint64_t key, uint64_t counter, Literal& out) {
     StoreBits(out, 0, Threefry2x32(Split(counter), k)[0]);
     return 1;
   }
-  std::vector<int64_t> half = shape.dimensions();
+  std::vector<int64_t> half = SpanToVector(shape.dimensions());
   half[split] = (half[split] + 1) / 2;
   const std::vector<int64_t> half_strides = RowMajorStrides(half);
   uint64_t half_count = 1;

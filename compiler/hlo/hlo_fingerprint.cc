@@ -34,10 +34,11 @@ class Fingerprinter {
       Add(w);
     }
   }
-  template <typename T>
-  void AddInts(const std::vector<T>& v) {
+  // Any integer sequence: a std::vector, an absl::Span or a DimensionVector.
+  template <typename Ints>
+  void AddInts(const Ints& v) {
     Add(static_cast<uint64_t>(v.size()));
-    for (T x : v) Add(static_cast<uint64_t>(x));
+    for (auto x : v) Add(static_cast<uint64_t>(x));
   }
   HloFingerprint Finish() const {
     return HloFingerprint{Avalanche(a_ ^ words_), Avalanche(b_ + words_ * kP5)};

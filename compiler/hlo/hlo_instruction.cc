@@ -109,7 +109,7 @@ absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* new_producer) {
         "cannot replace uses of ", name_, " (", shape_.ToString(), ") with ",
         new_producer->name(), " of incompatible shape ", new_producer->shape().ToString()));
   }
-  std::vector<HloInstruction*> users = users_;  // ReplaceUseWith edits users_
+  const InstructionVector users = users_;  // ReplaceUseWith edits users_
   for (HloInstruction* user : users) {
     // A user that is new_producer itself (x -> f(x)) keeps reading this.
     if (user == new_producer) continue;
@@ -163,8 +163,8 @@ HloInstruction::Attrs& HloInstruction::mutable_attrs() {
   return *attrs_;
 }
 
-void HloInstruction::set_dimensions(std::vector<int64_t> dims) {
-  dimensions_ = std::move(dims);
+void HloInstruction::set_dimensions(absl::Span<const int64_t> dims) {
+  dimensions_.assign(dims.begin(), dims.end());
   MarkAttr(HloAttr::kDimensions);
 }
 
@@ -359,7 +359,7 @@ void HloInstruction::SetCalled(HloAttr attr, size_t slot, HloComputation* c) {
 }
 
 void HloInstruction::set_branch_computations(std::vector<HloComputation*> branches) {
-  called_ = std::move(branches);
+  called_.assign(branches.begin(), branches.end());
   MarkAttr(HloAttr::kBranchComputations);
   if (parent_ != nullptr) parent_->CallGraphChanged();
 }

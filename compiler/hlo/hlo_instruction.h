@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_attributes.h"
@@ -53,6 +54,13 @@ struct HloPrintOptions {
   static HloPrintOptions ShortParsable() { return {false, true}; }
 };
 
+class HloInstruction;
+// XLA's InstructionVector: most instructions have one or two operands and users, held
+// inside the instruction rather than in a heap block of their own.
+using InstructionVector = absl::InlinedVector<HloInstruction*, 2>;
+// A while's condition and body, a scatter's select and scatter: at most two but conditionals.
+using ComputationVector = absl::InlinedVector<HloComputation*, 2>;
+
 class HloInstruction {
  public:
   // A detached instruction; HloComputation::AddInstruction adopts it and links users.
@@ -70,12 +78,12 @@ class HloInstruction {
   HloComputation* parent() const { return parent_; }
   bool IsRoot() const;
 
-  const std::vector<HloInstruction*>& operands() const { return operands_; }
+  const InstructionVector& operands() const { return operands_; }
   HloInstruction* mutable_operand(int64_t i) const { return operands_[i]; }
   const HloInstruction* operand(int64_t i) const { return operands_[i]; }
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   // Distinct users, in order of first use.
-  const std::vector<HloInstruction*>& users() const { return users_; }
+  const InstructionVector& users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
   // Whether user is in users(); constant time however many users there are.
   bool HasUser(const HloInstruction* user) const;
@@ -99,9 +107,9 @@ class HloInstruction {
   void ClearAttr(HloAttr attr) { attr_mask_ &= ~(uint64_t{1} << static_cast<int>(attr)); }
 
   // broadcast/reduce/transpose/reverse/concatenate/sort/map dimensions.
-  const std::vector<int64_t>& dimensions() const { return dimensions_; }
+  absl::Span<const int64_t> dimensions() const { return dimensions_; }
   int64_t dimensions(int64_t i) const { return dimensions_[i]; }
-  void set_dimensions(std::vector<int64_t> dims);
+  void set_dimensions(absl::Span<const int64_t> dims);
   int64_t concatenate_dimension() const { return dimensions_.at(0); }
   int64_t sort_dimension() const { return dimensions_.at(0); }
 
@@ -209,7 +217,7 @@ class HloInstruction {
 
   // --- Called computations. Slots by role: to_apply/calls/condition/select -> 0,
   // body/scatter -> 1, branch_computations -> all. ---
-  const std::vector<HloComputation*>& called_computations() const { return called_; }
+  const ComputationVector& called_computations() const { return called_; }
   HloComputation* to_apply() const { return CalledAt(0); }
   void set_to_apply(HloComputation* c) { SetCalled(HloAttr::kToApply, 0, c); }
   HloComputation* while_condition() const { return CalledAt(0); }
@@ -220,7 +228,7 @@ class HloInstruction {
   void set_select(HloComputation* c) { SetCalled(HloAttr::kSelect, 0, c); }
   HloComputation* scatter() const { return CalledAt(1); }
   void set_scatter(HloComputation* c) { SetCalled(HloAttr::kScatter, 1, c); }
-  const std::vector<HloComputation*>& branch_computations() const { return called_; }
+  const ComputationVector& branch_computations() const { return called_; }
   void set_branch_computations(std::vector<HloComputation*> branches);
   HloComputation* fused_instructions_computation() const { return CalledAt(0); }
   // Also marks the computation as this fusion's body.
@@ -286,25 +294,27 @@ class HloInstruction {
   void RemoveUser(HloInstruction* user);
 
   // What graph walks read first, then the rest: on a big module every field a walk
-  // touches beyond the first cache lines is a miss.
+  // touches beyond the first cache lines is a miss. The first cache line holds the opcode,
+  // parent, operands and users; the shape's element type and dims follow in the second.
   HloOpcode opcode_;
   FusionKind fusion_kind_ = FusionKind::kLoop;
   ComparisonDirection direction_ = ComparisonDirection::kEq;
   ComparisonType comparison_type_ = ComparisonType::kDefault;
   HloComputation* parent_ = nullptr;
-  std::vector<HloInstruction*> operands_;
-  std::vector<HloInstruction*> users_;
-  int64_t unique_id_ = -1;
+  InstructionVector operands_;
+  InstructionVector users_;
   Shape shape_;
-  std::vector<HloComputation*> called_;
-  uint64_t attr_mask_ = 0;
+  int64_t unique_id_ = -1;
   size_t position_ = 0;  // slot in parent_'s instruction list
+  uint64_t attr_mask_ = 0;
+  int64_t int_attr_ = 0;  // parameter_number, tuple_index or iota_dimension
+  ComputationVector called_;
+  // Broadcast, reduce and transpose dims of rank <= 2 programs stay inline.
+  absl::InlinedVector<int64_t, 2> dimensions_;
   std::string name_;
   // users_ as a set once it is long (a constant or broadcast shared by a whole program), so
   // adding, finding and removing users stays cheap; null while users_ is short.
   std::unique_ptr<absl::flat_hash_set<const HloInstruction*>> user_set_;
-  std::vector<int64_t> dimensions_;
-  int64_t int_attr_ = 0;  // parameter_number, tuple_index or iota_dimension
   std::unique_ptr<Attrs> attrs_;
   std::shared_ptr<const OpMetadata> metadata_;  // null: none
 };

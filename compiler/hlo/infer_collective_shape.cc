@@ -73,7 +73,7 @@ absl::StatusOr<Shape> ShapeInference::InferAllGatherShape(const Shape& operand, 
   HLO_RETURN_IF_ERROR(CheckArray(operand));
   HLO_RETURN_IF_ERROR(CheckDimension(operand, dimension));
   HLO_RETURN_IF_ERROR(CheckGroupSize(group_size));
-  std::vector<int64_t> dims = operand.dimensions();
+  std::vector<int64_t> dims = SpanToVector(operand.dimensions());
   dims[dimension] *= group_size;
   return Shape(operand.element_type(), std::move(dims));
 }
@@ -86,7 +86,7 @@ absl::StatusOr<Shape> ShapeInference::InferReduceScatterShape(const Shape& opera
   HLO_RETURN_IF_ERROR(CheckReducer(operand, to_apply));
   HLO_RETURN_IF_ERROR(CheckDimension(operand, dimension));
   HLO_RETURN_IF_ERROR(CheckGroupSize(group_size));
-  std::vector<int64_t> dims = operand.dimensions();
+  std::vector<int64_t> dims = SpanToVector(operand.dimensions());
   if (dims[dimension] % group_size != 0) {
     return Invalid("dimension ", dimension, " of ", S(operand), " does not split into ",
                    group_size, " equal blocks (one per partition of a group)");

@@ -52,13 +52,15 @@ bool IsIntegralType(PrimitiveType type) {
 }
 bool IsArrayType(PrimitiveType type) { return type >= PRED && type <= F64; }
 
-Shape::Shape(PrimitiveType element_type, std::vector<int64_t> dimensions)
+Shape::Shape(PrimitiveType element_type, absl::Span<const int64_t> dimensions)
     : element_type_(element_type),
-      dimensions_(std::move(dimensions)),
+      dimensions_(dimensions.begin(), dimensions.end()),
       layout_(ShapeUtil::DefaultLayout(rank())) {}
 
-Shape::Shape(PrimitiveType element_type, std::vector<int64_t> dimensions, Layout layout)
-    : element_type_(element_type), dimensions_(std::move(dimensions)), layout_(std::move(layout)) {}
+Shape::Shape(PrimitiveType element_type, absl::Span<const int64_t> dimensions, Layout layout)
+    : element_type_(element_type),
+      dimensions_(dimensions.begin(), dimensions.end()),
+      layout_(std::move(layout)) {}
 
 Shape Shape::Tuple(std::vector<Shape> elements) {
   Shape s;
@@ -210,8 +212,10 @@ absl::Status ShapeUtil::ValidateShape(const Shape& shape) {
 
 namespace {
 
-// Parses a comma-separated integer list up to (not including) `close`.
-bool ParseIntList(std::string_view text, size_t* pos, char close, std::vector<int64_t>* out) {
+// Parses a comma-separated integer list up to (not including) `close`; `Ints` is
+// std::vector<int64_t> (tiles) or DimensionVector (dims, minor_to_major).
+template <typename Ints>
+bool ParseIntList(std::string_view text, size_t* pos, char close, Ints* out) {
   auto skip = [&] {
     while (*pos < text.size() && text[*pos] == ' ') ++*pos;
   };
@@ -308,7 +312,7 @@ absl::StatusOr<Shape> ParseShapeAt(std::string_view text, size_t* pos) {
   }
   if (*pos >= text.size() || text[*pos] != '[') return error("'['");
   ++*pos;
-  std::vector<int64_t> dims;
+  DimensionVector dims;
   if (!ParseIntList(text, pos, ']', &dims)) return error("dimensions");
   ++*pos;
   if (*type == TOKEN) {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
@@ -40,6 +41,17 @@ bool IsUnsignedIntegralType(PrimitiveType type);
 bool IsIntegralType(PrimitiveType type);  // signed or unsigned, not PRED
 bool IsArrayType(PrimitiveType type);     // PRED .. F64
 
+// Arrays of rank <= kInlineRank keep their dims and minor_to_major inside the Shape (XLA's
+// InlineRank), so a shape owns no heap block.
+inline constexpr int kInlineRank = 6;
+using DimensionVector = absl::InlinedVector<int64_t, kInlineRank>;
+
+// An editable copy of a span (dims, a transpose's permutation), as XLA's SpanToVector.
+template <typename T>
+std::vector<T> SpanToVector(absl::Span<const T> span) {
+  return std::vector<T>(span.begin(), span.end());
+}
+
 // One level of tiling (XLA's Tile): the array's minor-most dims are split into tiles of
 // these sizes, padded up to whole tiles; a tile with fewer dims than the array leaves the
 // major dims untiled. A second Tile tiles the elements inside the first one.
@@ -54,7 +66,7 @@ inline constexpr int64_t kDefaultMemorySpace = 0;
 
 struct Layout {
   // Dimension numbers from most minor (fastest varying) to most major.
-  std::vector<int64_t> minor_to_major;
+  DimensionVector minor_to_major;
   std::vector<Tile> tiles = {};  // empty: untiled
   int64_t memory_space = kDefaultMemorySpace;
   // Whether there is anything to print after the colon.
@@ -70,8 +82,8 @@ class Shape {
  public:
   Shape() = default;  // invalid
   // An array shape with the default (row-major) layout.
-  Shape(PrimitiveType element_type, std::vector<int64_t> dimensions);
-  Shape(PrimitiveType element_type, std::vector<int64_t> dimensions, Layout layout);
+  Shape(PrimitiveType element_type, absl::Span<const int64_t> dimensions);
+  Shape(PrimitiveType element_type, absl::Span<const int64_t> dimensions, Layout layout);
   static Shape Tuple(std::vector<Shape> elements);
   static Shape Token();
 
@@ -81,7 +93,7 @@ class Shape {
   bool IsToken() const { return element_type_ == TOKEN; }
   bool valid() const { return element_type_ != PRIMITIVE_TYPE_INVALID; }
 
-  const std::vector<int64_t>& dimensions() const { return dimensions_; }
+  absl::Span<const int64_t> dimensions() const { return dimensions_; }
   int64_t dimensions(int64_t i) const { return dimensions_[i]; }
   int64_t rank() const { return static_cast<int64_t>(dimensions_.size()); }
   const Layout& layout() const { return layout_; }
@@ -99,7 +111,7 @@ class Shape {
 
  private:
   PrimitiveType element_type_ = PRIMITIVE_TYPE_INVALID;
-  std::vector<int64_t> dimensions_;
+  DimensionVector dimensions_;
   Layout layout_;
   std::vector<Shape> tuple_shapes_;
 };
@@ -116,7 +128,7 @@ struct ProgramShape {
 class ShapeUtil {
  public:
   static Shape MakeShape(PrimitiveType type, absl::Span<const int64_t> dimensions) {
-    return Shape(type, std::vector<int64_t>(dimensions.begin(), dimensions.end()));
+    return Shape(type, dimensions);
   }
   static Shape MakeScalarShape(PrimitiveType type) { return Shape(type, {}); }
   static Shape MakeTupleShape(std::vector<Shape> elements) {

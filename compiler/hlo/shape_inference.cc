@@ -173,7 +173,7 @@ absl::StatusOr<Shape> ShapeInference::InferBitcastConvertShape(const Shape& oper
   HLO_RETURN_IF_ERROR(ExpectArray(operand, "operand"));
   if (!IsArrayType(type)) return Invalid("cannot bitcast-convert to ", PrimitiveTypeName(type));
   const int in_bits = BitWidth(operand.element_type()), out_bits = BitWidth(type);
-  std::vector<int64_t> dims = operand.dimensions();
+  std::vector<int64_t> dims = SpanToVector(operand.dimensions());
   if (in_bits > out_bits) {  // one element becomes a minor dimension of narrower ones
     dims.push_back(in_bits / out_bits);
   } else if (in_bits < out_bits) {
@@ -304,7 +304,7 @@ absl::StatusOr<Shape> ShapeInference::InferConcatenateShape(absl::Span<const Sha
   if (dimension < 0 || dimension >= first.rank()) {
     return Invalid("dimensions={", dimension, "} out of range for rank ", first.rank());
   }
-  std::vector<int64_t> dims = first.dimensions();
+  std::vector<int64_t> dims = SpanToVector(first.dimensions());
   for (size_t i = 1; i < operands.size(); ++i) {
     const Shape& s = operands[i];
     HLO_RETURN_IF_ERROR(ExpectArray(s, "operand"));

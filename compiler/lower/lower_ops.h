@@ -28,7 +28,7 @@ class XOp {
   hlo::HloBuilder& builder() const { return *builder_; }
   const hlo::Shape& shape() const { return instr_->shape(); }
   hlo::PrimitiveType type() const { return instr_->shape().element_type(); }
-  const std::vector<int64_t>& dims() const { return instr_->shape().dimensions(); }
+  absl::Span<const int64_t> dims() const { return instr_->shape().dimensions(); }
   int64_t rank() const { return instr_->shape().rank(); }
 
  private:

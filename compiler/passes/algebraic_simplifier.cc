@@ -24,7 +24,7 @@ bool IsIntegralOrPred(const Shape& shape) {
          (IsIntegralType(shape.element_type()) || shape.element_type() == PRED);
 }
 
-bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
+bool IsIdentityPermutation(absl::Span<const int64_t> perm) {
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm[i] != static_cast<int64_t>(i)) return false;
   }
@@ -190,7 +190,7 @@ class Simplifier {
 
  private:
   absl::StatusOr<HloInstruction*> SimplifyTranspose(HloInstruction* t) {
-    const std::vector<int64_t>& perm = t->dimensions();
+    absl::Span<const int64_t> perm = t->dimensions();
     if (IsIdentityPermutation(perm)) return t->mutable_operand(0);
     HloInstruction* inner = t->mutable_operand(0);
     if (inner->opcode() == HloOpcode::kBroadcast) return TransposeOfBroadcast(perm, inner);
@@ -204,7 +204,7 @@ class Simplifier {
 
   // transpose(broadcast(y)) is a broadcast of y with its dims permuted, when they stay in
   // y's order (else y itself would need a transpose).
-  absl::StatusOr<HloInstruction*> TransposeOfBroadcast(const std::vector<int64_t>& perm, HloInstruction* bcast) {
+  absl::StatusOr<HloInstruction*> TransposeOfBroadcast(absl::Span<const int64_t> perm, HloInstruction* bcast) {
     std::vector<int64_t> inverse(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
     std::vector<int64_t> dims;
@@ -219,7 +219,7 @@ class Simplifier {
   // transpose is op(transpose(broadcast(a)), transpose(broadcast(b))): the transposes fold
   // into the broadcasts (the next sweep), so a fused loop reads its inputs without a
   // transposed index (an outer product's transpose in a scan's gradient, per step).
-  absl::StatusOr<HloInstruction*> SinkTransposeIntoBroadcasts(const std::vector<int64_t>& perm, HloInstruction* op) {
+  absl::StatusOr<HloInstruction*> SinkTransposeIntoBroadcasts(absl::Span<const int64_t> perm, HloInstruction* op) {
     // (compare carries a direction Binary would not keep.)
     if (!op->IsElementwise() || op->operand_count() != 2 || op->user_count() != 1 ||
         op->opcode() == HloOpcode::kCompare) {

@@ -111,7 +111,7 @@ absl::StatusOr<HloInstruction*> AddReduceScatterLike(HloComputation* computation
                                                      int64_t dimension) {
   const int64_t own = prototype.dimensions(0);
   const int64_t group = prototype.operand(0)->shape().dimensions(own) / prototype.shape().dimensions(own);
-  std::vector<int64_t> dims = operand->shape().dimensions();
+  std::vector<int64_t> dims = SpanToVector(operand->shape().dimensions());
   if (dimension < 0 || dimension >= static_cast<int64_t>(dims.size()) || dims[static_cast<size_t>(dimension)] % group) {
     return absl::InvalidArgumentError(absl::StrCat("reduce-scatter like ", prototype.name(), ": dimension ", dimension,
                                                    " of ", operand->shape().ToString(), " does not split ", group,

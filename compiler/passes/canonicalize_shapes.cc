@@ -12,7 +12,7 @@
 namespace jx::hlo {
 namespace {
 
-std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
+std::vector<int64_t> InversePermutation(absl::Span<const int64_t> perm) {
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
   return inverse;
@@ -23,10 +23,10 @@ std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
 std::optional<std::vector<int64_t>> BroadcastDimsThroughDegenerateReshape(
     const HloInstruction* bcast) {
   const HloInstruction* reshape = bcast->operand(0);
-  const std::vector<int64_t>& x_dims = reshape->operand(0)->shape().dimensions();
-  const std::vector<int64_t>& r_dims = reshape->shape().dimensions();
-  const std::vector<int64_t>& out_dims = bcast->shape().dimensions();
-  const std::vector<int64_t>& b = bcast->dimensions();
+  absl::Span<const int64_t> x_dims = reshape->operand(0)->shape().dimensions();
+  absl::Span<const int64_t> r_dims = reshape->shape().dimensions();
+  absl::Span<const int64_t> out_dims = bcast->shape().dimensions();
+  absl::Span<const int64_t> b = bcast->dimensions();
   // Non-1 dims pair up in order; anything else is a real reshape.
   std::vector<int64_t> x_big, r_big, x_ones, pool;
   for (size_t i = 0; i < x_dims.size(); ++i) (x_dims[i] == 1 ? x_ones : x_big).push_back(i);
@@ -92,19 +92,19 @@ class Canonicalizer {
   // elementwise(transpose(a, p), ...) -> transpose(elementwise(a, ...), p).
   absl::StatusOr<HloInstruction*> SinkTransposes(HloInstruction* instr) {
     // Check everything before adding anything, so a rejected rewrite leaves no debris.
-    const std::vector<int64_t>* perm = nullptr;
+    std::optional<absl::Span<const int64_t>> perm;
     for (const HloInstruction* operand : instr->operands()) {
       if (operand->opcode() == HloOpcode::kTranspose) {
-        if (perm != nullptr && operand->dimensions() != *perm) return nullptr;
+        if (perm.has_value() && operand->dimensions() != *perm) return nullptr;
         if (operand->user_count() != 1) return nullptr;
-        perm = &operand->dimensions();
+        perm = operand->dimensions();
       } else if (operand->shape().rank() != 0 &&
                  !(operand->opcode() == HloOpcode::kBroadcast &&
                    operand->operand(0)->shape().rank() == 0)) {
         return nullptr;
       }
     }
-    if (perm == nullptr) return nullptr;
+    if (!perm.has_value()) return nullptr;
     // The shape before the transpose: result dim perm[i] of it is result dim i after.
     std::vector<int64_t> pre_dims(perm->size());
     for (size_t i = 0; i < perm->size(); ++i) {

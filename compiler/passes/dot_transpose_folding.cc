@@ -26,7 +26,7 @@ std::vector<int64_t> SwappedDotPermutation(const HloInstruction& dot) {
   return perm;
 }
 
-bool IsIdentity(const std::vector<int64_t>& perm) {
+bool IsIdentity(absl::Span<const int64_t> perm) {
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm[i] != static_cast<int64_t>(i)) return false;
   }
@@ -66,7 +66,7 @@ HloInstruction* FoldOperandTransposes(HloComputation& computation, const HloInst
     std::vector<int64_t>& contracting = i == 0 ? dn.lhs_contracting_dims : dn.rhs_contracting_dims;
     // Through every foldable transpose in a row, so a second run finds none.
     while (ops[i]->opcode() == HloOpcode::kTranspose) {
-      const std::vector<int64_t>& perm = ops[i]->dimensions();
+      absl::Span<const int64_t> perm = ops[i]->dimensions();
       std::vector<bool> used(perm.size(), false);
       for (int64_t d : batch) used[d] = true;
       for (int64_t d : contracting) used[d] = true;
@@ -99,7 +99,7 @@ HloInstruction* FoldOperandTransposes(HloComputation& computation, const HloInst
 bool FindTransposedChain(const HloComputation& body, HloInstruction* param,
                          const std::vector<int64_t>& perm, std::vector<HloInstruction*>* chain,
                          std::vector<HloInstruction*>* transposes) {
-  const std::vector<int64_t>& dims = param->shape().dimensions();
+  absl::Span<const int64_t> dims = param->shape().dimensions();
   absl::flat_hash_set<const HloInstruction*> in_chain{param};
   chain->push_back(param);
   for (size_t i = 0; i < chain->size(); ++i) {
@@ -170,7 +170,7 @@ absl::StatusOr<bool> FoldFusedResultTransposes(HloComputation& computation, HloI
   const std::vector<int64_t> perm = SwappedDotPermutation(*dot);
   std::vector<HloInstruction*> chain, transposes;
   if (!FindTransposedChain(*body, param, perm, &chain, &transposes)) return false;
-  const std::vector<int64_t> dims = transposes[0]->shape().dimensions();
+  const std::vector<int64_t> dims = SpanToVector(transposes[0]->shape().dimensions());
   HloInstruction* swapped =
       AddSwappedDot(computation, *dot, Shape(dot->shape().element_type(), dims));
   // Operand replacement requires equal shapes, so the old dot takes the new shape first

@@ -23,9 +23,9 @@ bool HasPinnedLayout(const HloInstruction& instr) {
 
 // Dimension numbers from most major to most minor; row-major when the layout is missing.
 std::vector<int64_t> MajorToMinor(const Shape& shape) {
-  const std::vector<int64_t>& m2m = shape.layout().minor_to_major;
+  const DimensionVector& m2m = shape.layout().minor_to_major;
   if (!ShapeUtil::ValidateShape(shape).ok()) {
-    return ShapeUtil::DefaultLayout(shape.rank()).minor_to_major;  // {0, 1, ..., n-1}
+    return SpanToVector<int64_t>(ShapeUtil::DefaultLayout(shape.rank()).minor_to_major);
   }
   return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
 }
@@ -57,7 +57,7 @@ absl::StatusOr<HloInstruction*> RowMajorBitcast(HloInstruction* bitcast, const S
   if (!in_noop) {
     HLO_ASSIGN_OR_RETURN(cur, b.Transpose(cur, perm_in));
   }
-  const std::vector<int64_t>& mid_dims = out_noop ? out.dimensions() : physical_out;
+  const absl::Span<const int64_t> mid_dims = out_noop ? out.dimensions() : absl::Span<const int64_t>(physical_out);
   if (cur->shape().element_type() != out.element_type()) {
     HLO_ASSIGN_OR_RETURN(cur, b.Bitcast(cur, Shape(out.element_type(), mid_dims)));
   } else if (cur->shape().dimensions() != mid_dims) {

@@ -160,12 +160,12 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
 // ---- reduce-scatters ---------------------------------------------------------------------
 
 Shape Widened(const Shape& shape, int64_t dim, int64_t factor) {
-  std::vector<int64_t> dims = shape.dimensions();
+  std::vector<int64_t> dims = SpanToVector(shape.dimensions());
   dims[static_cast<size_t>(dim)] *= factor;
   return Shape(shape.element_type(), std::move(dims));
 }
 
-int64_t Product(const std::vector<int64_t>& dims, int64_t end) {
+int64_t Product(absl::Span<const int64_t> dims, int64_t end) {
   int64_t n = 1;
   for (int64_t i = 0; i < end; ++i) n *= dims[static_cast<size_t>(i)];
   return n;
@@ -185,7 +185,7 @@ std::optional<int64_t> ScatteredDimThrough(const HloInstruction& v, int64_t dim)
       return dim;
     }
     case HloOpcode::kTranspose: {
-      const std::vector<int64_t>& perm = v.dimensions();
+      absl::Span<const int64_t> perm = v.dimensions();
       const auto it = std::find(perm.begin(), perm.end(), dim);
       return it == perm.end() ? std::nullopt : std::optional<int64_t>(it - perm.begin());
     }
@@ -193,8 +193,8 @@ std::optional<int64_t> ScatteredDimThrough(const HloInstruction& v, int64_t dim)
       // Row-major: a chip's block is a contiguous run of the dimensions from `dim` on, for
       // each index of the ones before; it is a block of result dimension d when the sizes
       // before d multiply to the same.
-      const std::vector<int64_t>& in = v.operand(0)->shape().dimensions();
-      const std::vector<int64_t>& out = v.shape().dimensions();
+      absl::Span<const int64_t> in = v.operand(0)->shape().dimensions();
+      absl::Span<const int64_t> out = v.shape().dimensions();
       const int64_t before = Product(in, dim);
       for (int64_t d = 0; d < static_cast<int64_t>(out.size()); ++d) {
         if (Product(out, d) == before && out[static_cast<size_t>(d)] > 1) return d;
@@ -499,7 +499,7 @@ absl::StatusOr<bool> Mover::MoveOutOf(HloInstruction* loop) {
     if (take) moves.push_back(std::move(mv));
   }
   if (moves.empty()) return false;
-  std::vector<HloInstruction*> users = loop->users();
+  std::vector<HloInstruction*> users(loop->users().begin(), loop->users().end());
 
   // In the loop: the accumulators add the unreduced values; widened ones at the full size.
   std::vector<HloInstruction*> next(root->operands().begin(), root->operands().end());

@@ -36,7 +36,7 @@ absl::StatusOr<bool> SinkInto(HloComputation* c, const std::vector<HloInstructio
   HloInstruction* copy = nullptr;
   bool changed = false;
   for (HloInstruction* read : reads) {
-    const std::vector<HloInstruction*> users = read->users();
+    const InstructionVector users = read->users();
     for (HloInstruction* user : users) {
       if (user == root && keep_root_position) {
         for (int64_t j = 0; j < root->operand_count(); ++j) {

@@ -41,7 +41,7 @@ bool MatchOuterProduct(HloInstruction* product, Accumulation& acc) {
       const HloInstruction* b = product->operand(i);
       if (b->opcode() != HloOpcode::kBroadcast) return false;
       acc.factors[i] = b->mutable_operand(0);
-      acc.dims[i] = b->dimensions();
+      acc.dims[i] = SpanToVector(b->dimensions());
     }
   } else if (product->opcode() == HloOpcode::kDot) {
     const DotDimensionNumbers& dn = product->dot_dimension_numbers();
@@ -98,7 +98,7 @@ std::optional<Accumulation> MatchAccumulation(const HloInstruction& loop, int64_
 // The stacked shape of a factor: [trips] + its shape.
 Shape StackShape(const HloInstruction* factor, int64_t trips) {
   std::vector<int64_t> dims = {trips};
-  const std::vector<int64_t>& d = factor->shape().dimensions();
+  absl::Span<const int64_t> d = factor->shape().dimensions();
   dims.insert(dims.end(), d.begin(), d.end());
   return ShapeUtil::MakeShape(factor->shape().element_type(), dims);
 }
@@ -125,7 +125,7 @@ std::optional<CarriedRow> RowOfCarriedStack(const HloInstruction* factor, const 
       next->tuple_index() != source) {
     return std::nullopt;  // the loop writes it
   }
-  const std::vector<int64_t>& dims = stack->shape().dimensions();
+  absl::Span<const int64_t> dims = stack->shape().dimensions();
   const std::vector<int64_t>& sizes = slice->dynamic_slice_sizes();
   if (dims.empty() || dims[0] != c.trips || sizes[0] != 1) return std::nullopt;
   for (size_t d = 1; d < dims.size(); ++d) {
@@ -195,7 +195,7 @@ absl::Status StackFactorsInBody(HloInstruction* loop, const Counter& counter, co
     for (int f = 0; f < 2; ++f) {
       if (r.source[f] >= 0) continue;
       HLO_ASSIGN_OR_RETURN(HloInstruction * stacked, b.GetTupleElement(param, r.slot[f]));
-      std::vector<int64_t> row = stacked->shape().dimensions();
+      std::vector<int64_t> row = SpanToVector(stacked->shape().dimensions());
       row[0] = 1;
       HLO_ASSIGN_OR_RETURN(HloInstruction * update, b.Reshape(r.acc.factors[f], row));
       std::vector<HloInstruction*> starts(row.size(), zero);
@@ -256,7 +256,7 @@ absl::StatusOr<bool> RewriteLoop(HloInstruction* loop, int64_t max_stack_bytes) 
   }
   HloInstruction* init = loop->mutable_operand(0);
   std::vector<HloInstruction*> initial(init->operands().begin(), init->operands().end());
-  const std::vector<HloInstruction*> users = loop->users();
+  const InstructionVector users = loop->users();
 
   const Shape state = ShapeUtil::MakeTupleShape(shapes);
   *body->parameter_instruction(0)->mutable_shape() = state;

@@ -87,7 +87,7 @@ absl::StatusOr<bool> RemoveDeadState(HloInstruction* loop) {
   HLO_RETURN_IF_ERROR(Renumber(cond, *cond_reads, new_index, state));
 
   // The loop's results: a dead element's reads read its initial value.
-  const std::vector<HloInstruction*> users = loop->users();
+  const InstructionVector users = loop->users();
   for (HloInstruction* user : users) {
     const int64_t to = new_index[static_cast<size_t>(user->tuple_index())];
     if (to >= 0) {

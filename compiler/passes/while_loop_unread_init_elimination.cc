@@ -26,8 +26,8 @@ bool FillsRowByRow(const HloInstruction* next, const std::vector<HloInstruction*
   for (int64_t i = 1; i < next->operand_count(); ++i) {
     if (next->operand(i) == read) return false;
   }
-  const std::vector<int64_t>& dims = next->shape().dimensions();
-  const std::vector<int64_t>& row = next->operand(1)->shape().dimensions();
+  absl::Span<const int64_t> dims = next->shape().dimensions();
+  absl::Span<const int64_t> row = next->operand(1)->shape().dimensions();
   if (!next->shape().IsArray() || dims.empty() || dims[0] != counter.trips || row[0] != 1) return false;
   for (size_t d = 1; d < dims.size(); ++d) {
     if (row[d] != dims[d]) return false;  // then its start index is 0 (clamped): the whole row

@@ -49,9 +49,9 @@ class ConvKernel : public Kernel {
       return absl::InvalidArgumentError(hlo::StrCat("convolution ", conv.name(), ": window has ", window.size(),
                                                     " dims for ", nsp, " spatial dims"));
     }
-    lhs_shape_ = conv.operand(0)->shape().dimensions();
-    rhs_shape_ = conv.operand(1)->shape().dimensions();
-    out_shape_ = conv.shape().dimensions();
+    lhs_shape_ = hlo::SpanToVector(conv.operand(0)->shape().dimensions());
+    rhs_shape_ = hlo::SpanToVector(conv.operand(1)->shape().dimensions());
+    out_shape_ = hlo::SpanToVector(conv.shape().dimensions());
     lhs_spec_ = {d.input_batch_dimension, d.input_feature_dimension};
     rhs_spec_ = {d.kernel_output_feature_dimension, d.kernel_input_feature_dimension};
     out_spec_ = {d.output_batch_dimension, d.output_feature_dimension};

@@ -25,9 +25,9 @@ namespace kernels = jx::lax::kernels;
 class DataMovementKernel : public Kernel {
  public:
   DataMovementKernel(const HloInstruction& instr, int64_t item_size)
-      : instr_(instr), opcode_(instr.opcode()), item_(item_size), out_dims_(instr.shape().dimensions()) {
+      : instr_(instr), opcode_(instr.opcode()), item_(item_size), out_dims_(hlo::SpanToVector(instr.shape().dimensions())) {
     const hlo::Shape& in = instr.operand_count() > 0 ? instr.operand(0)->shape() : instr.shape();
-    in_dims_ = in.dimensions();
+    in_dims_ = hlo::SpanToVector(in.dimensions());
   }
 
   absl::Status Run(absl::Span<const void* const> operands,

@@ -41,8 +41,8 @@ class DotKernel : public Kernel {
     const std::optional<DType> out = KernelDTypeOf(dot.shape().element_type());
     if (!lhs || !rhs || !out) return absl::UnimplementedError("dot of non-array element types");
     const hlo::DotDimensionNumbers& dn = dot.dot_dimension_numbers();
-    lhs_shape_ = dot.operand(0)->shape().dimensions();
-    rhs_shape_ = dot.operand(1)->shape().dimensions();
+    lhs_shape_ = hlo::SpanToVector(dot.operand(0)->shape().dimensions());
+    rhs_shape_ = hlo::SpanToVector(dot.operand(1)->shape().dimensions());
     dn_ = dn;
     args_.lhs_dtype = *lhs;
     args_.rhs_dtype = *rhs;

@@ -61,7 +61,7 @@ struct IndexPlan {
 IndexPlan PlanIndices(const hlo::Shape& indices, int64_t index_vector_dim) {
   IndexPlan p;
   p.type = indices.element_type();
-  p.shape = indices.dimensions();
+  p.shape = hlo::SpanToVector(indices.dimensions());
   if (index_vector_dim == indices.rank()) {
     p.implicit = true;
   } else if (index_vector_dim != indices.rank() - 1) {
@@ -345,8 +345,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterApplyKernel(const HloInstruct
   kernel->update_elements_ = hlo::ShapeUtil::ElementsIn(updates);
   kernel->index_dtype_ = index_dtype;
   kernel->indices_ = plan;
-  kernel->operand_shape_ = operand.dimensions();
-  kernel->updates_shape_ = updates.dimensions();
+  kernel->operand_shape_ = hlo::SpanToVector(operand.dimensions());
+  kernel->updates_shape_ = hlo::SpanToVector(updates.dimensions());
   kernel->dims_.update_window_dims = dn.update_window_dims;
   kernel->dims_.inserted_window_dims = dn.inserted_window_dims;
   kernel->dims_.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;
@@ -397,10 +397,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGatherKernel(const HloInstruction& i
   auto kernel = std::make_unique<GatherKernel>();
   kernel->elem_size_ = hlo::ByteSizeOfPrimitiveType(operand.element_type());
   kernel->index_dtype_ = *index_dtype;
-  kernel->operand_shape_ = operand.dimensions();
+  kernel->operand_shape_ = hlo::SpanToVector(operand.dimensions());
   kernel->indices_ = plan;
   kernel->slice_sizes_ = instr.gather_slice_sizes();
-  kernel->out_shape_ = instr.shape().dimensions();
+  kernel->out_shape_ = hlo::SpanToVector(instr.shape().dimensions());
   kernel->dims_.offset_dims = dn.offset_dims;
   kernel->dims_.collapsed_slice_dims = dn.collapsed_slice_dims;
   kernel->dims_.start_index_map = dn.start_index_map;
@@ -423,11 +423,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeMaskedGatherKernel(const HloInstruct
   }
   const hlo::Shape& out = instr.shape();
   const HloInstruction* broadcast = instr.fused_instructions_computation()->root_instruction()->operand(0);
-  kernel->out_dims_ = out.dimensions();
+  kernel->out_dims_ = hlo::SpanToVector(out.dimensions());
   kernel->out_elements_ = hlo::ShapeUtil::ElementsIn(out);
   kernel->mask_elements_ = hlo::ShapeUtil::ElementsIn(m->mask->shape());
   kernel->esize_ = hlo::ByteSizeOfPrimitiveType(out.element_type());
-  const std::vector<int64_t>& bdims = broadcast->dimensions();
+  absl::Span<const int64_t> bdims = broadcast->dimensions();
   kernel->mask_is_prefix_ = true;
   for (size_t j = 0; j < bdims.size(); ++j) kernel->mask_is_prefix_ &= bdims[j] == static_cast<int64_t>(j);
   kernel->mask_stride_.assign(out.rank(), 0);
@@ -481,9 +481,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterKernel(const HloInstruction& 
   kernel->index_dtype_ = *index_dtype;
   kernel->combiner_ = *combiner;
   kernel->operand_bytes_ = hlo::ShapeUtil::ElementsIn(operand) * hlo::ByteSizeOfPrimitiveType(type);
-  kernel->operand_shape_ = operand.dimensions();
+  kernel->operand_shape_ = hlo::SpanToVector(operand.dimensions());
   kernel->indices_ = plan;
-  kernel->updates_shape_ = updates.dimensions();
+  kernel->updates_shape_ = hlo::SpanToVector(updates.dimensions());
   kernel->dims_.update_window_dims = dn.update_window_dims;
   kernel->dims_.inserted_window_dims = dn.inserted_window_dims;
   kernel->dims_.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;

@@ -39,7 +39,7 @@ absl::StatusOr<HloInstruction*> Expand(HloInstruction* reduce) {
   HloBuilder b(&c);
   const size_t n = static_cast<size_t>(reduce->operand_count()) / 2;
   const Shape& in_shape = reduce->operand(0)->shape();
-  const std::vector<int64_t>& dims = reduce->dimensions();
+  absl::Span<const int64_t> dims = reduce->dimensions();
   std::vector<int64_t> perm, kept;
   int64_t m = 1, cols = 1;
   for (int64_t d = 0; d < in_shape.rank(); ++d) {

@@ -248,7 +248,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeReduceKernel(const HloInstruction& i
   }
   // Read the operand in [kept..., reduced...] order, so each output's elements are a
   // contiguous range of the program's positions.
-  const std::vector<int64_t>& in_dims = reduce->operand(0)->shape().dimensions();
+  absl::Span<const int64_t> in_dims = reduce->operand(0)->shape().dimensions();
   std::vector<int64_t> order;
   std::vector<bool> reduced(in_dims.size(), false);
   for (int64_t d : reduce->dimensions()) reduced[d] = true;

@@ -54,7 +54,7 @@ struct ReduceLayout {
 
 ReduceLayout LayoutOf(const HloInstruction& reduce) {
   ReduceLayout l;
-  const std::vector<int64_t>& dims = reduce.operand(0)->shape().dimensions();
+  absl::Span<const int64_t> dims = reduce.operand(0)->shape().dimensions();
   std::vector<bool> is_reduced(dims.size(), false);
   for (int64_t d : reduce.dimensions()) is_reduced[d] = true;
   std::vector<int64_t> order;
@@ -477,7 +477,7 @@ struct ColumnShape {
 };
 
 std::optional<ColumnShape> OuterAxisShape(const HloInstruction& reduce) {
-  const std::vector<int64_t>& dims = reduce.operand(0)->shape().dimensions();
+  absl::Span<const int64_t> dims = reduce.operand(0)->shape().dimensions();
   std::vector<bool> is_reduced(dims.size(), false);
   for (int64_t d : reduce.dimensions()) is_reduced[d] = true;
   // Groups of neighbouring dims of one kind, size-1 dims dropped: must be [kept?, reduced, kept].
@@ -701,7 +701,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryReduceKernel(const HloInstruc
   kernel->op_ = *op;
   kernel->dtype_ = *dtype;
   kernel->output_ = output;
-  kernel->dims_ = input->shape().dimensions();
+  kernel->dims_ = hlo::SpanToVector(input->shape().dimensions());
   kernel->axes_.assign(reduce->dimensions().begin(), reduce->dimensions().end());
   kernel->slot_ = slot;
   return kernel;
@@ -745,11 +745,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLibraryArgReduceKernel(const HloInst
                   init_index->literal().untyped_data().size()) != 0) {
     return absl::UnimplementedError("init values are not (identity, 0)");
   }
-  const std::vector<int64_t>& dims = value->shape().dimensions();
+  absl::Span<const int64_t> dims = value->shape().dimensions();
   auto kernel = std::make_unique<LibraryArgReduceKernel>();
   kernel->find_max_ = *find_max;
   kernel->dtype_ = *dtype;
-  kernel->dims_ = dims;
+  kernel->dims_ = hlo::SpanToVector(dims);
   kernel->axis_ = axis;
   kernel->reduced_ = dims[axis];
   for (int64_t d = 0; d < axis; ++d) kernel->outer_ *= dims[d];

@@ -228,7 +228,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const HloInstruction& ins
       if (!dtype) return absl::UnimplementedError("operand type");
       kernel->dtypes_.push_back(*dtype);
     }
-    kernel->shape_ = instr.operand(0)->shape().dimensions();
+    kernel->shape_ = hlo::SpanToVector(instr.operand(0)->shape().dimensions());
     kernel->dimension_ = instr.sort_dimension();
     kernel->elements_ = hlo::ShapeUtil::ElementsIn(instr.operand(0)->shape());
     kernel->descending_ = t[2] != 0;
@@ -253,7 +253,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeSortKernel(const HloInstruction& ins
     if (key.cls == nullptr) return absl::UnimplementedError("key type");
     kernel->keys_.push_back(key);
   }
-  const std::vector<int64_t>& dims = instr.operand(0)->shape().dimensions();
+  absl::Span<const int64_t> dims = instr.operand(0)->shape().dimensions();
   const int64_t dim = instr.sort_dimension();
   for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
     if (d < dim) kernel->outer_ *= dims[d];

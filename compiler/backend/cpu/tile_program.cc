@@ -115,7 +115,7 @@ bool IsShiftStage(const IndexStage& s) {
 // The map of operand 0 of the shape op `instr`, given instr's own map.
 IndexMap ThroughShapeOp(const HloInstruction& instr, const IndexMap& m) {
   const Shape& ys = instr.operand(0)->shape();
-  const std::vector<int64_t>& y_dims = ys.dimensions();
+  absl::Span<const int64_t> y_dims = ys.dimensions();
   IndexMap out;
   out.stages = m.stages;
   out.q_dims = m.q_dims;
@@ -148,7 +148,7 @@ IndexMap ThroughShapeOp(const HloInstruction& instr, const IndexMap& m) {
         out.x = m.x;
         break;
       }
-      if (const std::vector<int64_t>& x_dims = instr.shape().dimensions();
+      if (absl::Span<const int64_t> x_dims = instr.shape().dimensions();
           NonUnitDims(y_dims) == NonUnitDims(x_dims)) {
         // Only size-1 dims added or dropped: every other dim keeps its coordinate, in order,
         // so the map stays one stage (no index vector for the loads under it).

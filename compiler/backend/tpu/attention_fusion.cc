@@ -34,7 +34,7 @@ std::optional<Grid> DotGrid(const HloInstruction& kernel) {
   if (dot == nullptr || !dot->shape().IsArray()) return std::nullopt;
   const size_t batch = dot->dot_dimension_numbers().lhs_batch_dims.size();
   if (batch == 0) return std::nullopt;
-  const std::vector<int64_t>& dims = dot->shape().dimensions();
+  absl::Span<const int64_t> dims = dot->shape().dimensions();
   return Grid(dims.begin(), dims.begin() + static_cast<int64_t>(batch));
 }
 
@@ -100,7 +100,7 @@ int64_t StepShare(const HloInstruction& x, int64_t points, const QueryRows& rows
   const Shape& s = x.shape();
   const int64_t dim = blocks > 1 ? rows.RowDim(x) : -1;
   if (dim < 0) return PerPoint(s, points);
-  std::vector<int64_t> dims = s.dimensions();
+  std::vector<int64_t> dims = hlo::SpanToVector(s.dimensions());
   dims[dim] = rows.extent / blocks;
   return PerPoint(Shape(s.element_type(), std::move(dims), s.layout()), points);
 }
@@ -359,7 +359,7 @@ absl::Status HoistTail(HloComputation* computation, const Tail& t) {
     parameter->set_parameter_number(body->num_parameters());
     HloInstruction* read = body->AddInstruction(std::move(parameter), hlo::StrCat("param_", body->num_parameters()));
     operand_of[read] = x;
-    const std::vector<HloInstruction*> users = x->users();
+    const hlo::InstructionVector users = x->users();
     for (HloInstruction* user : users) {
       if (!t.in.contains(user)) HLO_RETURN_IF_ERROR(x->ReplaceUseWith(user, read));
     }
@@ -436,7 +436,7 @@ absl::Status Materialize(HloComputation* computation, const Region& r) {
       element->set_tuple_index(static_cast<int64_t>(k));
       value = computation->AddInstruction(std::move(element));
     }
-    const std::vector<HloInstruction*> users = out->users();
+    const hlo::InstructionVector users = out->users();
     for (HloInstruction* user : users) {
       if (!r.in.contains(user)) HLO_RETURN_IF_ERROR(out->ReplaceUseWith(user, value));
     }

@@ -160,7 +160,7 @@ std::optional<hlo::VmemTiling> PlanMatmul(const HloInstruction& kernel,
 }
 
 Shape WithMajorDim(const Shape& shape, int64_t extent) {
-  std::vector<int64_t> dims = shape.dimensions();
+  std::vector<int64_t> dims = hlo::SpanToVector(shape.dimensions());
   dims[0] = extent;
   return Shape(shape.element_type(), std::move(dims), shape.layout());
 }
@@ -197,7 +197,7 @@ std::optional<hlo::VmemTiling> PlanStreaming(const HloInstruction& kernel, int64
   }
   hlo::VmemTiling t;
   t.grid.assign(iteration.rank(), 1);
-  t.block = iteration.dimensions();
+  t.block = hlo::SpanToVector(iteration.dimensions());
   t.grid[0] = CeilDiv(extent, block);
   t.block[0] = block;
   t.steps = t.grid[0];

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "jx/compiler/hlo/literal.h"
 
 namespace jx::hlo::shape_test {
@@ -50,6 +53,27 @@ TEST(HloShapeTest, Helpers) {
   EXPECT_FALSE(ShapeUtil::Compatible(s, ShapeUtil::MakeShape(F32, {512, 128})));
   EXPECT_FALSE(ShapeUtil::Compatible(s, ShapeUtil::MakeShape(S32, {128, 512})));
   EXPECT_TRUE(ShapeUtil::IsScalarWithType(ShapeUtil::MakeScalarShape(PRED), PRED));
+}
+
+// Ranks past the inline capacity (kInlineRank) move dims and layout to the heap and keep
+// every value: copies, equality, printing and parsing.
+TEST(HloShapeTest, RanksPastTheInlineCapacityKeepTheirDimsAndLayout) {
+  const std::vector<int64_t> dims = {2, 1, 3, 1, 2, 1, 4, 5};
+  ASSERT_GT(static_cast<int>(dims.size()), kInlineRank);
+  Shape s = ShapeUtil::MakeShape(F32, dims);
+  EXPECT_EQ(s.dimensions(), dims);
+  EXPECT_EQ(s.layout().minor_to_major, (DimensionVector{7, 6, 5, 4, 3, 2, 1, 0}));
+  const Shape copy = s;
+  EXPECT_EQ(copy, s);
+  Shape moved = std::move(s);
+  EXPECT_EQ(moved, copy);
+  EXPECT_EQ(ShapeUtil::ElementsIn(moved), 2 * 3 * 2 * 4 * 5);
+  const std::string text = "f32[2,1,3,1,2,1,4,5]{0,1,2,3,4,5,6,7}";
+  absl::StatusOr<Shape> parsed = ShapeUtil::ParseShape(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->ToString(), text);
+  EXPECT_TRUE(ShapeUtil::Compatible(*parsed, copy));
+  EXPECT_FALSE(*parsed == copy);  // the layouts differ
 }
 
 TEST(HloShapeTest, ParseRoundTrips) {

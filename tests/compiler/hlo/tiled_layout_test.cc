@@ -13,6 +13,7 @@
 namespace jx::hlo::tiled_layout_test {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(TiledLayoutTest, PrintsTilesAndMemorySpaceAfterAColon) {
@@ -50,7 +51,7 @@ TEST(TiledLayoutTest, ParsesWhatItPrints) {
     EXPECT_EQ(shape->ToString(), text);
   }
   const Shape s = ShapeUtil::ParseShape("f32[8,256]{1,0:T(8,128)S(1)}").value();
-  EXPECT_EQ(s.layout().minor_to_major, (std::vector<int64_t>{1, 0}));
+  EXPECT_THAT(s.layout().minor_to_major, ElementsAre(1, 0));
   ASSERT_EQ(s.layout().tiles.size(), 1u);
   EXPECT_EQ(s.layout().tiles[0].dimensions, (std::vector<int64_t>{8, 128}));
   EXPECT_EQ(s.layout().memory_space, 1);

@@ -114,14 +114,14 @@ TEST(HloVerifierTest, CatchesBrokenUserEdges) {
   HloInstruction* p = c->parameter_instruction(0);
   HloInstruction* n = c->GetInstructionWithName("n");
   // Corrupt the graph behind the API's back: make the operand forget its user.
-  const_cast<std::vector<HloInstruction*>&>(p->users()).clear();
+  const_cast<InstructionVector&>(p->users()).clear();
   EXPECT_THAT(Msg(VerifyHloModule(*module)),
               HasSubstr("instruction %n: is missing from the users of its operand %p"));
-  const_cast<std::vector<HloInstruction*>&>(p->users()).push_back(n);
-  const_cast<std::vector<HloInstruction*>&>(p->users()).push_back(c->root_instruction());
+  const_cast<InstructionVector&>(p->users()).push_back(n);
+  const_cast<InstructionVector&>(p->users()).push_back(c->root_instruction());
   EXPECT_THAT(Msg(VerifyHloModule(*module)),
               HasSubstr("instruction %p: lists %s as a user, but it does not use it"));
-  const_cast<std::vector<HloInstruction*>&>(p->users()).back() = n;
+  const_cast<InstructionVector&>(p->users()).back() = n;
   EXPECT_THAT(Msg(VerifyHloModule(*module)), HasSubstr("instruction %p: lists user %n twice"));
 }
 
@@ -146,7 +146,7 @@ TEST(HloVerifierTest, CatchesAUserMissingFromAWidelyReadValuesList) {
   for (int i = 0; i < 20; ++i) negates.push_back(b.Negate(p).value());
   module.set_entry_computation(b.Build(b.Tuple(negates).value()).value());
   ASSERT_TRUE(VerifyHloModule(module).ok());
-  const_cast<std::vector<HloInstruction*>&>(p->users()).pop_back();
+  const_cast<InstructionVector&>(p->users()).pop_back();
   EXPECT_THAT(Msg(VerifyHloModule(module)),
               HasSubstr("computation %main: reads 40 distinct operands but lists 39 users"));
 }

@@ -68,7 +68,10 @@ ENTRY %main {
   ROOT %n = f32[2,3]{1,0} negate(%p)
 })")
                     .value();
-  module->entry_computation()->root_instruction()->mutable_shape()->set_layout(Layout{});
+  Shape* root_shape = module->entry_computation()->root_instruction()->mutable_shape();
+  Layout missing = root_shape->layout();
+  missing.minor_to_major.clear();
+  root_shape->set_layout(std::move(missing));
   EXPECT_FALSE(VerifyHloModule(*module).ok());
   LayoutAssignment pass;
   EXPECT_TRUE(pass.Run(module.get()).value());

@@ -138,7 +138,7 @@ std::vector<Literal> RandomArgs(const std::string& text, Ranges r, uint32_t seed
 // order from init.
 Literal NeumaierScan(const Literal& x, int axis, bool reverse, double init) {
   Literal out = x;
-  const std::vector<int64_t>& dims = x.shape().dimensions();
+  absl::Span<const int64_t> dims = x.shape().dimensions();
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= dims[d];
   for (size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
