@@ -431,6 +431,10 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<Instru
     total.bytes_accessed += cost.bytes_accessed;
     total.target.Add(cost.target, 1);
     if (instr == c.root_instruction()) total.root_output_bytes = cost.output_bytes;
+    if (instr->opcode() == HloOpcode::kConstant && instr->shape().IsArray() &&
+        ShapeUtil::ElementsIn(instr->shape()) > 1) {
+      total.constant_array_bytes += Bytes(instr->shape());
+    }
     if (instr->opcode() != HloOpcode::kGetTupleElement) {
       const int64_t n = std::min<int64_t>(instr->operand_count(),
                                           static_cast<int64_t>(cost.operand_bytes.size()));
@@ -684,15 +688,10 @@ void HloCostAnalysis::HandleFusion(const HloInstruction& instr, HloCost* cost) {
     FinishBoundaryBytes(instr, cost);
     return;
   }
-  AddCallee(CalleeCost(fused), 1, cost);
+  const ComputationCost* callee = CalleeCost(fused);
+  AddCallee(callee, 1, cost);
   // Only the boundary touches memory, plus constant arrays the kernel reads.
-  double constants = 0;
-  for (const HloInstruction* x : fused->instructions()) {
-    if (x->opcode() == HloOpcode::kConstant && x->shape().IsArray() &&
-        ShapeUtil::ElementsIn(x->shape()) > 1) {
-      constants += Bytes(x->shape());
-    }
-  }
+  const double constants = callee != nullptr ? callee->constant_array_bytes : 0;
   std::fill(cost->operand_bytes.begin(), cost->operand_bytes.end(), 0.0);
   for (const HloInstruction* param : fused->parameter_instructions()) {
     if (param != nullptr && param->parameter_number() < instr.operand_count()) {

@@ -132,6 +132,7 @@ struct ComputationCost {
   TargetCost target;
   std::vector<double> parameter_bytes;  // read from parameter i (through get-tuple-element)
   double root_output_bytes = 0;         // written by the root instruction
+  double constant_array_bytes = 0;      // of its constants of more than one element
 };
 
 // The analysis: a handler per opcode. Callee totals are computed once per computation,

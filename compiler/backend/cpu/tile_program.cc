@@ -499,12 +499,13 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // An explicit post-order walk. The operands still to visit and the nodes of those
   // visited live in two stacks shared by every frame (a frame owns the tail it pushed), so a
   // step allocates nothing once the stacks have grown.
+  // 32 bytes: a 100k-op chain is a walk 100k frames deep.
   struct Frame {
     const HloInstruction* instr;
-    int map;                // in maps
-    size_t children = 0;    // this frame's operands to visit: pending[children, ...)
-    size_t next = 0;        // the next of them
-    size_t nodes = 0;       // their nodes: visited[nodes, ...)
+    int map;                 // in maps
+    uint32_t children = 0;   // this frame's operands to visit: pending[children, ...)
+    uint32_t next = 0;       // the next of them
+    uint32_t nodes = 0;      // their nodes: visited[nodes, ...)
     bool expanded = false;
   };
   MapTable maps;
@@ -539,8 +540,9 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   std::vector<int> visited;
   std::vector<Frame> stack;
   auto push = [&](const HloInstruction* instr, int map) {
-    stack.push_back({.instr = instr, .map = map, .children = pending.size(), .next = pending.size(),
-                     .nodes = visited.size()});
+    const auto children = static_cast<uint32_t>(pending.size());
+    stack.push_back({.instr = instr, .map = map, .children = children, .next = children,
+                     .nodes = static_cast<uint32_t>(visited.size())});
   };
   push(root, maps.Intern(root_map != nullptr ? *root_map : IndexMap::Identity(root->shape().dimensions())));
   // Pops the finished top frame, handing its node to the frame below.
@@ -787,6 +789,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   if (fallback_count > 0) TileFallbackRecorder::Record(p->FallbackOpNames());
   // Straight programs: steps for the native ops, their operand slots fixed now.
   p->straight_ = fallback_count == 0;
+  if (p->straight_) p->steps_.reserve(native_ops);  // one block, not a doubling series
   int contiguous_loads = 0;
   for (size_t i = 0; i < p->nodes_.size() && p->straight_; ++i) {
     const Node& n = p->nodes_[i];
@@ -803,7 +806,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
       p->straight_ = false;
     }
   }
-  if (!p->straight_) p->steps_.clear();
+  if (!p->straight_) p->steps_ = std::vector<Step>();
   return p;
 }
 
