@@ -1,6 +1,9 @@
 #include "opinfo.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -46,8 +49,19 @@ std::vector<std::string> AllOpInfoNames() {
 }
 
 std::vector<Sample> SamplesFor(const OpInfo& info, DType d) {
-  std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
-  return info.samples(d, rng);
+  // Generated once per (record, dtype) and process: every column iterates the same samples,
+  // and drawing them (random fills, transposed copies) anew in each column was a fifth of the
+  // sanitized suite's CPU. Arrays are immutable handles, so the copies share their buffers.
+  static std::mutex mu;
+  static std::map<std::pair<std::string, DType>, std::vector<Sample>> generated;
+  const std::lock_guard<std::mutex> lock(mu);
+  const std::pair<std::string, DType> key(info.name, d);
+  auto it = generated.find(key);
+  if (it == generated.end()) {
+    std::mt19937_64 rng(std::hash<std::string>{}(info.name) ^ static_cast<uint64_t>(d));
+    it = generated.emplace(key, info.samples(d, rng)).first;
+  }
+  return it->second;
 }
 
 void ExpectArraysClose(const Array& got, const Array& want, const Tolerance& tol, const std::string& where) {
