@@ -156,6 +156,14 @@ inline Pattern ConstantScalar() {
   return Constant().WithPredicate([](const HloInstruction* i) { return i->shape().rank() == 0; });
 }
 
+// Whether `instr` may match ConstantSplat: a constant, or a broadcast or reshape (whose
+// chain ConstantSplat follows to a constant). A test that builds no pattern, for a pass to
+// skip the splat rules of an instruction none of whose operands can match.
+inline bool MayBeConstantSplat(const HloInstruction& instr) {
+  const HloOpcode op = instr.opcode();
+  return op == HloOpcode::kConstant || op == HloOpcode::kBroadcast || op == HloOpcode::kReshape;
+}
+
 // A value whose every element is v: a constant of any shape filled with v, or a chain of
 // broadcasts/reshapes of one (how a splat usually appears in HLO).
 inline Pattern ConstantSplat(double v) {

@@ -92,14 +92,10 @@ bool IsBinarySplatIdentityOpcode(HloOpcode opcode) {
   }
 }
 
-// Whether an operand may be an m::ConstantSplat: a constant, or a broadcast or reshape
-// (of a constant, which the pattern checks).
-bool ReadsConstantOrItsBroadcast(const HloInstruction& instr) {
-  for (const HloInstruction* operand : instr.operands()) {
-    const HloOpcode op = operand->opcode();
-    if (op == HloOpcode::kConstant || op == HloOpcode::kBroadcast || op == HloOpcode::kReshape) return true;
-  }
-  return false;
+bool HasOperandThatMayBeConstantSplat(const HloInstruction& instr) {
+  const auto& operands = instr.operands();
+  return std::any_of(operands.begin(), operands.end(),
+                     [](const HloInstruction* operand) { return m::MayBeConstantSplat(*operand); });
 }
 
 class Simplifier {
@@ -113,7 +109,7 @@ class Simplifier {
     // The identities of the binary ops (x + 0, x * 1, ...) need a splat operand: checked
     // before their patterns are built (several allocations each), as most adds and
     // multiplies of a big program read no constant.
-    if (IsBinarySplatIdentityOpcode(instr->opcode()) && !ReadsConstantOrItsBroadcast(*instr)) return kNoChange;
+    if (IsBinarySplatIdentityOpcode(instr->opcode()) && !HasOperandThatMayBeConstantSplat(*instr)) return kNoChange;
     switch (instr->opcode()) {
       case HloOpcode::kAdd:
         if (Match(instr, m::AddAnyOrder(m::Op(&x), m::ConstantSplat(0)))) return x;
