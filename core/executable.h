@@ -30,7 +30,7 @@ struct InstructionCost {
   double transcendentals = 0;
   double bytes = 0;       // bytes moved to and from HBM (main memory)
   double seconds = 0;     // predicted time (a simulated chip) or 0 when not modelled
-  std::string bound_by;   // "compute", "memory", "overhead" or "" when not modelled
+  std::string bound_by{};  // "compute", "memory", "overhead" or "" when not modelled
 };
 
 // What a compiled program costs (JAX's compiled.cost_analysis()): flops and transcendentals

@@ -141,7 +141,7 @@ struct CollectiveStepEntry {
   double seconds = 0;          // on the interconnect, all runs together
   double exposed_seconds = 0;  // of those, what the slowest chip waited at the done (the rest
                                // overlapped independent compute)
-  std::string algorithm;       // the interconnect's words ("bidi ring over torus axis 0 (wraps)")
+  std::string algorithm{};     // the interconnect's words ("bidi ring over torus axis 0 (wraps)")
 };
 
 struct StepReport {

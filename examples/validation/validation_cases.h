@@ -68,7 +68,7 @@ struct Case {
   bool gap = false;
   bool slow = false;     // a big dry run: printed by validation_table, not run by the tests
   std::string note;      // what the model does here and, for a gap, why it is off
-  std::function<double()> predict;
+  std::function<double()> predict{};
 };
 
 // Every case, in table order.

@@ -27,7 +27,7 @@ struct CrossAxes {
   int64_t axisa = -1;
   int64_t axisb = -1;
   int64_t axisc = -1;
-  std::optional<int64_t> axis;
+  std::optional<int64_t> axis{};
 };
 
 // The cross product of 2- or 3-vectors, broadcast over the other dims. A 2-vector is a

@@ -25,8 +25,8 @@ struct UniqueOptions {
   bool return_inverse = false;
   bool return_counts = false;
   bool equal_nan = true;  // NaNs count as one value
-  std::optional<int64_t> size;
-  std::optional<double> fill_value;
+  std::optional<int64_t> size{};
+  std::optional<double> fill_value{};
 };
 
 // What unique returns: the values, and each requested extra (int32).

@@ -17,9 +17,9 @@ namespace jx::tpu {
 
 struct CollectiveTiming {
   double seconds = 0;     // one run of the collective (every group at once)
-  std::string algorithm;  // how the network runs it ("bidi ring over torus axis 0 (wraps)")
+  std::string algorithm{};  // how the network runs it ("bidi ring over torus axis 0 (wraps)")
   // Bytes each one-way link carries: (link id, bytes), ascending link ids.
-  std::vector<std::pair<int64_t, int64_t>> link_bytes;
+  std::vector<std::pair<int64_t, int64_t>> link_bytes{};
 };
 
 class CollectiveTimer {
