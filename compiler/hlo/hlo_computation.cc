@@ -31,7 +31,7 @@ HloInstruction* HloComputation::Adopt(std::unique_ptr<HloInstruction> instr, std
     if (n >= num_parameters()) parameters_.resize(n + 1, nullptr);
     parameters_[n] = raw;
   }
-  raw->position_ = instructions_.size();
+  raw->position_ = static_cast<uint32_t>(instructions_.size());
   instructions_.push_back(std::move(instr));
   ++live_count_;
   schedule_.clear();
@@ -77,7 +77,7 @@ void HloComputation::Compact() {
   size_t out = 0;
   for (size_t i = 0; i < instructions_.size(); ++i) {
     if (instructions_[i] == nullptr) continue;
-    instructions_[i]->position_ = out;
+    instructions_[i]->position_ = static_cast<uint32_t>(out);
     if (out != i) instructions_[out] = std::move(instructions_[i]);
     ++out;
   }
@@ -229,7 +229,7 @@ absl::Status HloComputation::MoveInstructionFrom(HloInstruction* instr) {
   }
   std::unique_ptr<HloInstruction> owned = from->Release(instr);
   instr->parent_ = this;
-  instr->position_ = instructions_.size();
+  instr->position_ = static_cast<uint32_t>(instructions_.size());
   instructions_.push_back(std::move(owned));
   ++live_count_;
   schedule_.clear();

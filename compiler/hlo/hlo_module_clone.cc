@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModule::Clone() const {
       copy->name_ = instr->name_;
       copy->unique_id_ = instr->unique_id_;
       copy->parent_ = &to;
-      copy->position_ = to.instructions_.size();
+      copy->position_ = static_cast<uint32_t>(to.instructions_.size());
       cc.at_slot[slot] = copy.get();
       to.instructions_.push_back(std::move(copy));
     }

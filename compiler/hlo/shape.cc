@@ -65,8 +65,19 @@ Shape::Shape(PrimitiveType element_type, absl::Span<const int64_t> dimensions, L
 Shape Shape::Tuple(std::vector<Shape> elements) {
   Shape s;
   s.element_type_ = TUPLE;
-  s.tuple_shapes_ = std::move(elements);
+  s.tuple_shapes_ = std::make_shared<const std::vector<Shape>>(std::move(elements));
   return s;
+}
+
+const std::vector<Shape>& Shape::tuple_shapes() const {
+  static const std::vector<Shape>* const kNone = new std::vector<Shape>();
+  return tuple_shapes_ ? *tuple_shapes_ : *kNone;
+}
+
+bool operator==(const Shape& a, const Shape& b) {
+  return a.element_type_ == b.element_type_ && a.dimensions_ == b.dimensions_ &&
+         a.layout_ == b.layout_ &&
+         (a.tuple_shapes_ == b.tuple_shapes_ || a.tuple_shapes() == b.tuple_shapes());
 }
 
 Shape Shape::Token() {
@@ -78,9 +89,9 @@ Shape Shape::Token() {
 std::string Shape::ToString(bool print_layout) const {
   if (IsTuple()) {
     std::string out = "(";
-    for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
+    for (size_t i = 0; i < tuple_shapes().size(); ++i) {
       if (i > 0) out += ", ";
-      out += tuple_shapes_[i].ToString(print_layout);
+      out += tuple_shapes(i).ToString(print_layout);
     }
     return out + ")";
   }
@@ -124,7 +135,9 @@ Shape ShapeUtil::ChangeElementType(const Shape& shape, PrimitiveType type) {
 
 Layout ShapeUtil::DefaultLayout(int64_t rank) {
   Layout layout;
-  for (int64_t i = rank - 1; i >= 0; --i) layout.minor_to_major.push_back(i);
+  // A rank past kMaxRank gets no layout entries, so ValidateShape reports it.
+  if (rank > kMaxRank) return layout;
+  for (int64_t i = rank - 1; i >= 0; --i) layout.minor_to_major.push_back(static_cast<int16_t>(i));
   return layout;
 }
 
@@ -163,6 +176,10 @@ absl::Status ShapeUtil::ValidateShape(const Shape& shape) {
     return absl::OkStatus();
   }
   if (!shape.valid()) return absl::InvalidArgumentError("invalid shape");
+  if (shape.rank() > kMaxRank) {
+    return absl::InvalidArgumentError(StrCat("shape of rank ", shape.rank(),
+                                             " has more than ", kMaxRank, " dimensions"));
+  }
   for (int64_t d : shape.dimensions()) {
     if (d < 0) {
       return absl::InvalidArgumentError(
@@ -244,8 +261,11 @@ bool ParseLayoutBody(std::string_view text, size_t* pos, Layout* layout) {
   const size_t colon = text.find_first_of(":}", *pos);
   if (colon == std::string_view::npos) return false;
   // The minor_to_major list ends at the colon (or the brace).
-  if (!ParseIntList(text, pos, text[colon], &layout->minor_to_major) || *pos != colon) {
-    return false;
+  DimensionVector minor_to_major;
+  if (!ParseIntList(text, pos, text[colon], &minor_to_major) || *pos != colon) return false;
+  for (int64_t d : minor_to_major) {
+    if (d < 0 || d >= kMaxRank) return false;  // no dimension of any shape
+    layout->minor_to_major.push_back(static_cast<int16_t>(d));
   }
   if (text[*pos] == '}') {
     ++*pos;

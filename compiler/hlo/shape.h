@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,10 +42,17 @@ bool IsUnsignedIntegralType(PrimitiveType type);
 bool IsIntegralType(PrimitiveType type);  // signed or unsigned, not PRED
 bool IsArrayType(PrimitiveType type);     // PRED .. F64
 
-// Arrays of rank <= kInlineRank keep their dims and minor_to_major inside the Shape (XLA's
-// InlineRank), so a shape owns no heap block.
-inline constexpr int kInlineRank = 6;
+// Arrays of rank <= kInlineRank keep their dims inside the Shape, so a shape owns no heap
+// block. XLA inlines 6; 4 covers the usual ranks (NHWC) and keeps an instruction's opcode,
+// edges, element type and dims in its first two cache lines (hlo_instruction.h).
+inline constexpr int kInlineRank = 4;
 using DimensionVector = absl::InlinedVector<int64_t, kInlineRank>;
+
+// The most dims a shape may have: minor_to_major stores dimension numbers in 16 bits.
+inline constexpr int64_t kMaxRank = 32767;
+// Dimension numbers, most minor first: 16-bit entries, 8 inline in the 24 bytes an
+// int64_t vector needs for 2. Reads as a sequence of integers (promotes to int64_t).
+using MinorToMajor = absl::InlinedVector<int16_t, 8>;
 
 // An editable copy of a span (dims, a transpose's permutation), as XLA's SpanToVector.
 template <typename T>
@@ -66,7 +74,7 @@ inline constexpr int64_t kDefaultMemorySpace = 0;
 
 struct Layout {
   // Dimension numbers from most minor (fastest varying) to most major.
-  DimensionVector minor_to_major;
+  MinorToMajor minor_to_major;
   std::vector<Tile> tiles = {};  // empty: untiled
   int64_t memory_space = kDefaultMemorySpace;
   // Whether there is anything to print after the colon.
@@ -99,21 +107,28 @@ class Shape {
   const Layout& layout() const { return layout_; }
   void set_layout(Layout layout) { layout_ = std::move(layout); }
 
-  const std::vector<Shape>& tuple_shapes() const { return tuple_shapes_; }
-  const Shape& tuple_shapes(int64_t i) const { return tuple_shapes_[i]; }
-  int64_t tuple_shapes_size() const { return static_cast<int64_t>(tuple_shapes_.size()); }
+  // Empty unless IsTuple().
+  const std::vector<Shape>& tuple_shapes() const;
+  const Shape& tuple_shapes(int64_t i) const { return (*tuple_shapes_)[i]; }
+  int64_t tuple_shapes_size() const {
+    return tuple_shapes_ ? static_cast<int64_t>(tuple_shapes_->size()) : 0;
+  }
 
   // "f32[2,3]{1,0}"; without layout "f32[2,3]" (as in computation signatures).
   std::string ToString(bool print_layout = true) const;
 
   // Exact equality, layouts included.
-  friend bool operator==(const Shape&, const Shape&) = default;
+  friend bool operator==(const Shape& a, const Shape& b);
 
  private:
+  // Element type and dims first: the fields graph walks read (an instruction embeds its
+  // shape right after its edges).
   PrimitiveType element_type_ = PRIMITIVE_TYPE_INVALID;
   DimensionVector dimensions_;
   Layout layout_;
-  std::vector<Shape> tuple_shapes_;
+  // A tuple's elements, out of line and shared: they never change after Tuple(), so copies
+  // share them and an array shape pays one pointer for them. Null unless a tuple.
+  std::shared_ptr<const std::vector<Shape>> tuple_shapes_;
 };
 std::ostream& operator<<(std::ostream& os, const Shape& shape);
 

@@ -23,9 +23,10 @@ bool HasPinnedLayout(const HloInstruction& instr) {
 
 // Dimension numbers from most major to most minor; row-major when the layout is missing.
 std::vector<int64_t> MajorToMinor(const Shape& shape) {
-  const DimensionVector& m2m = shape.layout().minor_to_major;
+  const MinorToMajor& m2m = shape.layout().minor_to_major;
   if (!ShapeUtil::ValidateShape(shape).ok()) {
-    return SpanToVector<int64_t>(ShapeUtil::DefaultLayout(shape.rank()).minor_to_major);
+    const MinorToMajor row_major = ShapeUtil::DefaultLayout(shape.rank()).minor_to_major;
+    return std::vector<int64_t>(row_major.begin(), row_major.end());
   }
   return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
 }

@@ -32,7 +32,7 @@ int64_t TileRows(int64_t rows, int64_t packing) {
 
 // Dims in physical order, most major first.
 std::vector<int64_t> PhysicalDims(const Shape& shape) {
-  const hlo::DimensionVector& m2m = shape.layout().minor_to_major;
+  const hlo::MinorToMajor& m2m = shape.layout().minor_to_major;
   std::vector<int64_t> dims;
   if (static_cast<int64_t>(m2m.size()) != shape.rank()) return hlo::SpanToVector(shape.dimensions());
   for (auto it = m2m.rbegin(); it != m2m.rend(); ++it) dims.push_back(shape.dimensions(*it));

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -395,6 +396,50 @@ TEST(HloComputationTest, MoveInstructionFromKeepsTheInstruction) {
   HloInstruction* stranger = ob.Exp(y).value();
   ob.Build(ob.Negate(stranger).value()).value();
   EXPECT_EQ(fused->MoveInstructionFrom(stranger).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Instructions come from a slab of cache-line aligned slots that removed instructions
+// give back: every instruction starts a cache line, and reusing the slots of removed ones
+// leaves the live instructions (and those detached from any computation) intact.
+TEST(HloComputationTest, InstructionsStartOnACacheLineAndSurviveSlotReuse) {
+  static_assert(alignof(HloInstruction) == 64);
+  HloModule module("m");
+  HloBuilder b(&module, "main");
+  const Shape s = ShapeUtil::MakeShape(F32, {4});
+  HloInstruction* x = b.Parameter(0, s).value();
+  std::vector<HloInstruction*> kept = {x}, dropped;
+  for (int i = 0; i < 100; ++i) {
+    kept.push_back(b.Negate(kept.back()).value());
+    dropped.push_back(b.Sin(x).value());
+  }
+  HloComputation* c = b.Build(kept.back()).value();
+  std::unique_ptr<HloInstruction> detached = HloInstruction::Create(HloOpcode::kCos, s, {});
+  for (HloInstruction* d : dropped) ASSERT_TRUE(c->RemoveInstruction(d).ok());
+  std::vector<HloInstruction*> added;
+  for (int i = 0; i < 100; ++i) {
+    added.push_back(c->AddInstruction(HloInstruction::Create(HloOpcode::kExp, s, {x})));
+  }
+  std::vector<HloInstruction*> all = kept;
+  all.insert(all.end(), added.begin(), added.end());
+  all.push_back(detached.get());
+  for (const HloInstruction* instr : all) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(instr) % 64, 0u) << instr->ToString();
+  }
+  for (size_t i = 1; i < kept.size(); ++i) {
+    ASSERT_EQ(kept[i]->opcode(), HloOpcode::kNegate);
+    ASSERT_EQ(kept[i]->operand(0), kept[i - 1]);
+  }
+  for (HloInstruction* a : added) {
+    ASSERT_EQ(a->opcode(), HloOpcode::kExp);
+    ASSERT_EQ(a->parent(), c);
+  }
+  EXPECT_EQ(x->user_count(), 101);
+  EXPECT_EQ(detached->opcode(), HloOpcode::kCos);
+  EXPECT_EQ(detached->shape(), s);
+  EXPECT_EQ(c->instruction_count(), 201);
+  module.set_entry_computation(c);
+  const absl::Status verified = VerifyHloModule(module);
+  EXPECT_TRUE(verified.ok()) << verified;
 }
 
 TEST(HloComputationTest, PostOrderWalksUnusedInstructionsFirst) {

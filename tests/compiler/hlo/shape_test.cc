@@ -62,7 +62,7 @@ TEST(HloShapeTest, RanksPastTheInlineCapacityKeepTheirDimsAndLayout) {
   ASSERT_GT(static_cast<int>(dims.size()), kInlineRank);
   Shape s = ShapeUtil::MakeShape(F32, dims);
   EXPECT_EQ(s.dimensions(), dims);
-  EXPECT_EQ(s.layout().minor_to_major, (DimensionVector{7, 6, 5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(s.layout().minor_to_major, (MinorToMajor{7, 6, 5, 4, 3, 2, 1, 0}));
   const Shape copy = s;
   EXPECT_EQ(copy, s);
   Shape moved = std::move(s);
@@ -74,6 +74,39 @@ TEST(HloShapeTest, RanksPastTheInlineCapacityKeepTheirDimsAndLayout) {
   EXPECT_EQ(parsed->ToString(), text);
   EXPECT_TRUE(ShapeUtil::Compatible(*parsed, copy));
   EXPECT_FALSE(*parsed == copy);  // the layouts differ
+}
+
+// A tuple's elements are shared between copies; equality still compares them by value.
+TEST(HloShapeTest, TupleCopiesShareTheirElementsAndCompareByValue) {
+  const Shape a = ShapeUtil::MakeShape(F32, {2, 3});
+  const Shape b = ShapeUtil::MakeScalarShape(S32);
+  const Shape t = ShapeUtil::MakeTupleShape({a, b});
+  const Shape copy = t;
+  EXPECT_EQ(&copy.tuple_shapes(), &t.tuple_shapes());
+  EXPECT_EQ(copy, t);
+  const Shape rebuilt = ShapeUtil::MakeTupleShape({a, b});
+  EXPECT_NE(&rebuilt.tuple_shapes(), &t.tuple_shapes());
+  EXPECT_EQ(rebuilt, t);
+  EXPECT_FALSE(ShapeUtil::MakeTupleShape({b, a}) == t);
+  EXPECT_FALSE(ShapeUtil::MakeTupleShape({a}) == t);
+  EXPECT_TRUE(a.tuple_shapes().empty());
+  EXPECT_EQ(a.tuple_shapes_size(), 0);
+  EXPECT_EQ(ShapeUtil::MakeTupleShape({}).tuple_shapes_size(), 0);
+  EXPECT_TRUE(ShapeUtil::MakeTupleShape({}).IsTuple());
+}
+
+// minor_to_major holds dimension numbers in 16 bits: a rank past kMaxRank is rejected with
+// its rank named, and a layout entry no shape could have does not parse.
+TEST(HloShapeTest, RanksPastTheMaximumAreRejected) {
+  const Shape largest(F32, std::vector<int64_t>(kMaxRank, 1));
+  EXPECT_TRUE(ShapeUtil::ValidateShape(largest).ok());
+  EXPECT_EQ(largest.layout().minor_to_major.front(), kMaxRank - 1);
+  const Shape too_many(F32, std::vector<int64_t>(kMaxRank + 1, 1));
+  const absl::Status status = ShapeUtil::ValidateShape(too_many);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("rank 32768"), std::string_view::npos) << status;
+  EXPECT_FALSE(ShapeUtil::ParseShape("f32[2,3]{65537,0}").ok());
+  EXPECT_FALSE(ShapeUtil::ParseShape("f32[2,3]{1,-1}").ok());
 }
 
 TEST(HloShapeTest, ParseRoundTrips) {
