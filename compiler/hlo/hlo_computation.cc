@@ -6,7 +6,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "jx/compiler/hlo/hlo_module.h"
-#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -100,21 +99,22 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
 std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(live_count_);
-  // One pass over the instructions: the lowest id for the visited set and the unused
-  // instructions the walk starts from.
+  // The unused instructions the walk starts from: one pass reading only what the walk reads
+  // first (the users, beside the operands).
   std::vector<HloInstruction*> starts;
-  int64_t lo = 0;
-  bool any = false;
   for (const auto& instr : instructions_) {
-    if (instr == nullptr) continue;
-    lo = any ? std::min(lo, instr->unique_id()) : instr->unique_id();
-    any = true;
-    if (instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
+    if (instr != nullptr && instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
   }
-  // The visited set: a flag per unique id (far cheaper than hashing pointers on big programs).
-  InstructionMap<uint8_t> visited_flags(any ? lo : -1, live_count_);
+  // The visited set: a flag per slot of the instruction list (far cheaper than hashing
+  // pointers on big programs); an operand of another computation (a malformed graph) is
+  // hashed.
+  std::vector<uint8_t> visited_slots(instructions_.size(), 0);
+  absl::flat_hash_set<const HloInstruction*> visited_strays;
   auto visit = [&](const HloInstruction* instr) {
-    uint8_t& flag = visited_flags[instr];
+    if (instr->parent_ != this || instr->position_ >= visited_slots.size()) [[unlikely]] {
+      return visited_strays.insert(instr).second;
+    }
+    uint8_t& flag = visited_slots[instr->position_];
     if (flag != 0) return false;
     flag = 1;
     return true;
@@ -131,7 +131,7 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   std::vector<Frame> stack;
   size_t own = 0;  // instructions of this computation in order (a malformed graph may stray)
   auto push = [&](HloInstruction* instr) {
-    own += instr->parent_ == this;
+    own += instr->parent_ == this;  // read by visit just before: no second miss
     stack.push_back({instr, instr->operands_.data(), static_cast<uint32_t>(instr->operands_.size()), 0});
   };
   auto visit_from = [&](HloInstruction* start) {

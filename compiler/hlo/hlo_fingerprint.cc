@@ -165,9 +165,22 @@ HloFingerprint FingerprintHloModule(const HloModule& module) {
     fp.Add(uint64_t{c->IsEntryComputation()});
     fp.Add(static_cast<uint64_t>(c->num_parameters()));
     for (const HloInstruction* p : c->parameter_instructions()) fp.Add(p == nullptr ? "" : p->name());
-    const std::vector<HloInstruction*> order = c->MakeInstructionPostOrder();
-    fp.Add(static_cast<uint64_t>(order.size()));
-    for (const HloInstruction* instr : order) AddInstruction(fp, *instr);
+    // The instructions as a set: each hashed on its own and the hashes summed, so one walk
+    // in creation order (memory order) serves and no post order is computed. Names are
+    // unique and operands are named, so the set is the graph; only the order the
+    // instructions were created in, which the text's line order shows, is left out.
+    uint64_t count = 0, high = 0, low = 0;
+    for (const HloInstruction* instr : c->instructions()) {
+      Fingerprinter one;
+      AddInstruction(one, *instr);
+      const HloFingerprint h = one.Finish();
+      high += h.high;
+      low += h.low;
+      ++count;
+    }
+    fp.Add(count);
+    fp.Add(high);
+    fp.Add(low);
   }
   return fp.Finish();
 }

@@ -3,8 +3,10 @@
 // overwhelming probability, different for any change the text would show: a name, an opcode,
 // a shape or layout, an operand or its order, a constant's bits, an attribute, metadata, the
 // computations called. What the text leaves out (unique ids, user order, schedules) is left
-// out too. Program caches key on it instead of the module's text (issue 16), which took as
-// long as the rest of a cache hit's work and kept a copy of every cached program's text.
+// out too, and so is the order of a computation's instructions: modules whose text differs
+// only in the order of lines have one graph, one program. Program caches key on it instead
+// of the module's text (issue 16), which took as long as the rest of a cache hit's work and
+// kept a copy of every cached program's text.
 //
 //   HloFingerprint fp = FingerprintHloModule(*module);
 //   fp.ToString();   // 32 hex digits

@@ -193,21 +193,12 @@ std::vector<HloComputation*> HloModule::ComputeComputationPostOrder() const {
 }
 
 std::string HloModule::UniqueInstructionName(std::string_view prefix, bool exact_if_free) {
-  // One probe per candidate: the insert both tests and takes the name (a module of 100k
-  // instructions pays for every probe in cache misses).
-  if (exact_if_free) {
-    auto [it, inserted] = instruction_names_.emplace(prefix);
-    if (inserted) return *it;
-  }
-  for (;; ++next_unique_id_) {
-    // The counter moves past a taken name (it would otherwise retry the same one forever).
-    auto [it, inserted] = instruction_names_.insert(StrCat(prefix, ".", next_unique_id_));
-    if (inserted) return *it;
-  }
+  if (exact_if_free && instruction_names_.TakeExact(prefix)) return std::string(prefix);
+  return instruction_names_.TakeGenerated(prefix, next_unique_id_);
 }
 
 absl::Status HloModule::ReserveInstructionName(std::string_view name) {
-  if (!instruction_names_.insert(std::string(name)).second) {
+  if (!instruction_names_.TakeExact(name)) {
     return absl::AlreadyExistsError(StrCat("instruction name \"", name, "\" is taken"));
   }
   // Generated names use the id counter; keep it past any numeric suffix seen.

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/name_uniquer.h"
 
 namespace jx::hlo {
 
@@ -85,7 +86,7 @@ class HloModule {
   std::vector<std::unique_ptr<HloComputation>> computations_;
   HloComputation* entry_ = nullptr;
   int64_t next_unique_id_ = 1;
-  absl::flat_hash_set<std::string> instruction_names_;
+  NameUniquer instruction_names_;
   absl::flat_hash_map<std::string, HloComputation*> computation_names_;
   // Per name AddComputation was asked for: every "name.<n>" with 1 <= n < hint is taken.
   absl::flat_hash_map<std::string, int64_t> next_computation_suffix_;

@@ -10,8 +10,8 @@
 namespace jx {
 
 LowerContext::LowerContext(lower_internal::Lowerer& lowerer, hlo::HloBuilder& builder, const Eqn& eqn,
-                           absl::Span<hlo::HloInstruction* const> operands, absl::Span<const ShapedArray> in_avals,
-                           absl::Span<const ShapedArray> out_avals, const std::string& name_stack)
+                           absl::Span<hlo::HloInstruction* const> operands, AvalSpan in_avals,
+                           AvalSpan out_avals, const std::string& name_stack)
     : lowerer_(lowerer),
       builder_(builder),
       eqn_(eqn),

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,14 +37,54 @@ namespace lower_internal {
 class Lowerer;
 }  // namespace lower_internal
 
+// An equation's input or output avals where the jaxpr keeps them (the lowering reads them
+// for every equation: copying them cost more than the rest of the driver's work). Indexes
+// and iterates as a span of ShapedArray would.
+class AvalSpan {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = ShapedArray;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const ShapedArray*;
+    using reference = const ShapedArray&;
+    Iterator() = default;
+    explicit Iterator(const ShapedArray* const* at) : at_(at) {}
+    const ShapedArray& operator*() const { return **at_; }
+    const ShapedArray* operator->() const { return *at_; }
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    Iterator operator++(int) { return Iterator(at_++); }
+    friend bool operator==(const Iterator&, const Iterator&) = default;
+
+   private:
+    const ShapedArray* const* at_ = nullptr;
+  };
+
+  AvalSpan() = default;
+  explicit AvalSpan(absl::Span<const ShapedArray* const> avals) : avals_(avals) {}
+  size_t size() const { return avals_.size(); }
+  bool empty() const { return avals_.empty(); }
+  const ShapedArray& operator[](size_t i) const { return *avals_[i]; }
+  const ShapedArray& at(size_t i) const { return *avals_.at(i); }
+  Iterator begin() const { return Iterator(avals_.data()); }
+  Iterator end() const { return Iterator(avals_.data() + avals_.size()); }
+
+ private:
+  absl::Span<const ShapedArray* const> avals_;
+};
+
 class LowerContext {
  public:
   // Made by the lowering driver (lower_jaxpr.cc) for one equation.
   // The spans and name_stack are the driver's, valid while the rule runs (the driver reuses
   // their memory from equation to equation).
   LowerContext(lower_internal::Lowerer& lowerer, hlo::HloBuilder& builder, const Eqn& eqn,
-               absl::Span<hlo::HloInstruction* const> operands, absl::Span<const ShapedArray> in_avals,
-               absl::Span<const ShapedArray> out_avals, const std::string& name_stack);
+               absl::Span<hlo::HloInstruction* const> operands, AvalSpan in_avals, AvalSpan out_avals,
+               const std::string& name_stack);
   LowerContext(const LowerContext&) = delete;
   LowerContext& operator=(const LowerContext&) = delete;
 
@@ -51,8 +93,8 @@ class LowerContext {
   std::string_view primitive_name() const { return eqn_.primitive.name(); }
   absl::Span<hlo::HloInstruction* const> operands() const { return operands_; }
   hlo::HloInstruction* operand(size_t i) const { return operands_.at(i); }
-  absl::Span<const ShapedArray> in_avals() const { return in_avals_; }
-  absl::Span<const ShapedArray> out_avals() const { return out_avals_; }
+  AvalSpan in_avals() const { return in_avals_; }
+  AvalSpan out_avals() const { return out_avals_; }
   const ShapedArray& in_aval(size_t i) const { return in_avals_.at(i); }
   const ShapedArray& out_aval(size_t i) const { return out_avals_.at(i); }
 
@@ -108,7 +150,7 @@ class LowerContext {
   hlo::HloBuilder& builder_;
   const Eqn& eqn_;
   absl::Span<hlo::HloInstruction* const> operands_;
-  absl::Span<const ShapedArray> in_avals_, out_avals_;
+  AvalSpan in_avals_, out_avals_;
   const std::string& name_stack_;
   std::vector<hlo::HloInstruction*> outputs_;
 };

@@ -33,7 +33,7 @@ bool HasShapeOf(const hlo::Shape& shape, const ShapedArray& aval) {
          std::ranges::equal(shape.dimensions(), aval.shape);
 }
 
-std::string AvalsString(absl::Span<const ShapedArray> avals) {
+std::string AvalsString(AvalSpan avals) {
   std::string out;
   for (const ShapedArray& a : avals) StrAppend(&out, out.empty() ? "" : ", ", a.str());
   return out;
@@ -77,10 +77,10 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
   // The driver's own per-equation work allocates nothing in the steady state (the rule and
   // the instructions it emits still do): one metadata per primitive shared by its
   // equations' instructions, and the operand and aval buffers reused from equation to
-  // equation (copy-assigned avals keep their shapes' memory).
+  // equation (the avals as pointers into the jaxpr).
   absl::flat_hash_map<Primitive, std::shared_ptr<const hlo::OpMetadata>> metadata_of;
   std::vector<hlo::HloInstruction*> operands;
-  std::vector<ShapedArray> in_avals, out_avals;
+  std::vector<const ShapedArray*> in_avals, out_avals;
   for (const Eqn& eqn : jaxpr.eqns) {
     const PrimitiveRules* rules = registry.Find(eqn.primitive);
     const LowerRule* rule = rules != nullptr ? &rules->LowerFor(platform_) : nullptr;
@@ -103,12 +103,12 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
     operands.resize(eqn.inputs.size());
     in_avals.resize(eqn.inputs.size());
     for (size_t i = 0; i < eqn.inputs.size(); ++i) {
-      in_avals[i] = jaxpr.aval(eqn.inputs[i]);
+      in_avals[i] = &jaxpr.aval(eqn.inputs[i]);
       HLO_ASSIGN_OR_RETURN(operands[i], read(eqn.inputs[i]));
     }
     out_avals.resize(eqn.outputs.size());
-    for (size_t i = 0; i < eqn.outputs.size(); ++i) out_avals[i] = jaxpr.aval(eqn.outputs[i]);
-    LowerContext ctx(*this, builder, eqn, operands, in_avals, out_avals, name_stack);
+    for (size_t i = 0; i < eqn.outputs.size(); ++i) out_avals[i] = &jaxpr.aval(eqn.outputs[i]);
+    LowerContext ctx(*this, builder, eqn, operands, AvalSpan(in_avals), AvalSpan(out_avals), name_stack);
     absl::Status status;
     try {
       status = (*rule)(ctx);
@@ -125,10 +125,10 @@ absl::StatusOr<std::vector<hlo::HloInstruction*>> Lowerer::Emit(hlo::HloBuilder&
                                         " outputs, expected ", eqn.outputs.size()));
     }
     for (size_t i = 0; i < outs.size(); ++i) {
-      if (outs[i] == nullptr || !HasShapeOf(outs[i]->shape(), out_avals[i])) {
+      if (outs[i] == nullptr || !HasShapeOf(outs[i]->shape(), *out_avals[i])) {
         return absl::InternalError(StrCat("lowering ", eqn.primitive.name(), ": output ", i, " is ",
                                           outs[i] ? outs[i]->shape().ToString() : "null", ", expected ",
-                                          LowerContext::ShapeOf(out_avals[i]).ToString()));
+                                          LowerContext::ShapeOf(*out_avals[i]).ToString()));
       }
       env[eqn.outputs[i].index] = outs[i];
     }

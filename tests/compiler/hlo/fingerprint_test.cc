@@ -74,6 +74,16 @@ TEST(FingerprintTest, EqualForTwoBuildsOfOneProgram) {
   EXPECT_EQ(FingerprintHloModule(*build()), FingerprintHloModule(*build()));
 }
 
+// The instructions are fingerprinted as a set (no post order is computed): lines that only
+// come in another order are one graph and get one fingerprint.
+TEST(FingerprintTest, TheOrderOfLinesLeavesItAlone) {
+  const HloFingerprint base = FingerprintOf(kModule);
+  std::string moved = Replace(kModule, "  %z = f32[] constant(0)\n", "");
+  moved = Replace(moved, "  %x = f32[4]{0} parameter(0)\n",
+                  "  %z = f32[] constant(0)\n  %x = f32[4]{0} parameter(0)\n");
+  EXPECT_EQ(FingerprintOf(moved), base);
+}
+
 TEST(FingerprintTest, EachChangeTheTextShowsChangesIt) {
   const HloFingerprint base = FingerprintOf(kModule);
   const std::vector<std::pair<std::string, std::string>> edits = {

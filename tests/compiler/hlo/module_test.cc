@@ -376,7 +376,9 @@ TEST(HloComputationTest, MoveInstructionFromKeepsTheInstruction) {
   EXPECT_EQ(main->GetInstructionWithName(name), nullptr);
   fused->set_root_instruction(e);
   EXPECT_THAT(fused->MakeInstructionPostOrder(), ElementsAre(p, e));
-  // n still reads e across computations until the caller rewires it.
+  // n still reads e across computations until the caller rewires it; main's walk follows it
+  // (e and p are not main's: their slots are the fused computation's, not main's).
+  EXPECT_THAT(main->MakeInstructionPostOrder(), ElementsAre(x, p, e, n));
   auto fusion = HloInstruction::Create(HloOpcode::kFusion, s, {x});
   fusion->set_fusion_kind(FusionKind::kLoop);
   HloInstruction* f = main->AddInstruction(std::move(fusion));

@@ -8,6 +8,7 @@
 #include "jx/compiler/hlo/hlo_evaluator.h"
 #include "jx/compiler/hlo/hlo_verifier.h"
 #include "jx/compiler/lower/literal_convert.h"
+#include "jx/compiler/lower/lower_context.h"
 #include "jx/core/registry.h"
 #include "jx/jx.h"
 #include "jx/transforms/staging.h"
@@ -279,6 +280,33 @@ TEST(LowerJaxprTest, MissingRuleNamesThePrimitive) {
   EXPECT_NE(std::string(m.status().message()).find("'lower_test_no_rule' has no lowering rule"), std::string::npos)
       << m.status();
   EXPECT_NE(std::string(m.status().message()).find("a test primitive without a lowering"), std::string::npos);
+}
+
+// A rule reads its equation's avals where the jaxpr keeps them (by index and by iteration);
+// a failing rule's error names the primitive and its input avals.
+TEST(LowerJaxprTest, ARuleSeesItsAvalsAndItsErrorNamesThem) {
+  lax::RegisterAll();
+  const Primitive p = Primitive::Intern("lower_test_reads_avals");
+  PrimitiveRules& rules = GlobalRegistry().Define(p);
+  rules.abstract_eval = [](InAvals in, const ParamMap&) { return Avals{*in[1], *in[0]}; };
+  std::vector<std::string> seen;
+  rules.lower = [&seen](LowerContext& ctx) -> absl::Status {
+    for (const ShapedArray& a : ctx.in_avals()) seen.push_back(a.str());
+    for (size_t i = 0; i < ctx.out_avals().size(); ++i) seen.push_back(ctx.out_aval(i).str());
+    return absl::InvalidArgumentError("no HLO for this test");
+  };
+  ClosedJaxpr j = TraceToJaxpr(
+      [p](absl::Span<const Array> x) {
+        auto outs = Bind(p, {x[0], x[1]}, {});
+        return Arrays{outs[0], outs[1]};
+      },
+      std::vector<ShapedArray>{ShapedArray{{2}, float32}, ShapedArray{{3}, int32}}, "f");
+  absl::StatusOr<std::unique_ptr<hlo::HloModule>> m = LowerJaxpr(j, "jit_f");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"f32[2]", "i32[3]", "i32[3]", "f32[2]"}));
+  EXPECT_NE(std::string(m.status().message()).find("lowering lower_test_reads_avals (jit(f)/lower_test_reads_avals) on (f32[2], i32[3]): no HLO for this test"),
+            std::string::npos)
+      << m.status();
 }
 
 TEST(LowerJaxprTest, TupleResultAndMultipleOutputs) {
