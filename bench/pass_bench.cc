@@ -40,6 +40,7 @@ struct PassTimes {
   std::vector<std::string> order;
   std::map<std::string, double> seconds;
   std::map<std::string, bool> verified;
+  std::map<std::string, bool> skipped;  // the pipeline skipped it (at a fixed point, nothing changed since)
   int64_t runs = 0;
 };
 std::map<int64_t, PassTimes> g_times;
@@ -76,6 +77,7 @@ void BM_CpuPasses(benchmark::State& state) {
       if (times.runs == 0) times.order.push_back(key);
       times.seconds[key] += seconds[i];
       times.verified[key] = t.verify_seconds > 0;
+      times.skipped[key] = t.skipped;
     }
     ++times.runs;
     module.reset();
@@ -101,7 +103,8 @@ void Summarize() {
                 static_cast<long long>(n), static_cast<long long>(times.runs));
     for (const std::string& key : times.order) {
       const double scale = 1e9 / static_cast<double>(times.runs) / static_cast<double>(n);
-      std::printf("  %-40s %8.1f", (key + (times.verified.at(key) ? " +v" : "")).c_str(), times.seconds.at(key) * scale);
+      const char* note = times.skipped.at(key) ? " skipped" : times.verified.at(key) ? " +v" : "";
+      std::printf("  %-40s %8.1f", (key + note).c_str(), times.seconds.at(key) * scale);
       if (n == 100000 && it10 != g_times.end() && it10->second.seconds.contains(key)) {
         const PassTimes& small = it10->second;
         const double a = small.seconds.at(key) / small.runs / 1e4, b = times.seconds.at(key) / times.runs / 1e5;

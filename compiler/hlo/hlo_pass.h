@@ -1,13 +1,16 @@
 // Pass infrastructure. A pass rewrites a module in place and says whether it changed it;
 // HloPassPipeline runs passes in order, verifies the module after the first and after each
 // one that changed it (an error names the pass), times each pass, and hands the module to
-// an optional dump callback after each.
+// an optional dump callback after each. A pass that left the module at its own fixed point
+// is not run again while no pass changes the module (cse, algsimp and dce run twice in a
+// pipeline; on a module the passes between find nothing to do in, the second run would
+// only read it).
 //
 //   HloPassPipeline pipeline("simplify");
 //   pipeline.AddPass<HloDCE>();
 //   pipeline.set_dump_callback([](std::string_view pass, const HloModule& m) { ... });
 //   HLO_ASSIGN_OR_RETURN(bool changed, pipeline.Run(module.get()));
-//   for (const auto& t : pipeline.timings()) { t.name, t.seconds, t.changed }
+//   for (const auto& t : pipeline.timings()) { t.name, t.seconds, t.changed, t.skipped }
 #pragma once
 
 #include <functional>
@@ -28,6 +31,12 @@ class HloPass {
   virtual std::string_view name() const = 0;
   // Returns whether the module changed.
   virtual absl::StatusOr<bool> Run(HloModule* module) = 0;
+
+  // Whether the module the last Run left is one this pass finds nothing to do in (its own
+  // fixed point), whatever that Run changed. Only a pass whose Run depends on nothing but
+  // the module, and does the same as every other pass of its name, may say so: a pipeline
+  // then skips a later pass of that name while no pass has changed the module since.
+  virtual bool LastRunReachedFixedPoint() const { return false; }
 };
 
 class HloPassPipeline : public HloPass {
@@ -37,6 +46,9 @@ class HloPassPipeline : public HloPass {
     double seconds = 0;
     double verify_seconds = 0;  // the verifier's run after the pass (0 when off)
     bool changed = false;
+    // Not run: a pass of its name left the module at its fixed point and no pass has
+    // changed the module since.
+    bool skipped = false;
   };
   using DumpCallback = std::function<void(std::string_view pass_name, const HloModule& module)>;
 
@@ -61,7 +73,7 @@ class HloPassPipeline : public HloPass {
   // Runs every pass in order; stops at the first error ("pass <name>: ...").
   absl::StatusOr<bool> Run(HloModule* module) override;
 
-  // One entry per pass run by the last Run, in order.
+  // One entry per pass of the last Run (skipped ones included), in order.
   const std::vector<PassTiming>& timings() const { return timings_; }
 
  private:
@@ -71,6 +83,19 @@ class HloPassPipeline : public HloPass {
   bool verify_ = true;
   std::vector<PassTiming> timings_;
 };
+
+// Whether some instruction of the computation satisfies `pred`, read in storage order. A pass
+// that finds nothing to do in most computations asks it (with a test that reads as little of
+// each instruction as it can: opcodes) before building the post order it rewrites in: on a
+// big computation the post order is a walk and a copy of its own.
+//   if (!AnyInstruction(*c, [](const HloInstruction& i) { return i.opcode() == HloOpcode::kReduce; })) continue;
+template <typename Pred>
+bool AnyInstruction(const HloComputation& computation, Pred pred) {
+  for (const HloInstruction* instr : computation.instructions()) {
+    if (pred(*instr)) return true;
+  }
+  return false;
+}
 
 // A dump callback writing "<dir>/<prefix><module>.<NNN>.<pass>.txt" (the module text after
 // each pass; NNN counts calls), as JX_DUMP_TO=dir asks for. Write errors are ignored: dumps

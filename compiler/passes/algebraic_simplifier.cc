@@ -374,6 +374,7 @@ absl::StatusOr<bool> AlgebraicSimplifier::RunOnComputation(HloComputation* compu
 
 absl::StatusOr<bool> AlgebraicSimplifier::Run(HloModule* module) {
   bool changed = false;
+  reached_fixed_point_ = false;
   // Each sweep can expose new patterns (a folded operand makes its user foldable); sweep
   // to a fixed point, bounded in case rewrites ever ping-pong.
   constexpr int kMaxSweeps = 32;
@@ -384,7 +385,10 @@ absl::StatusOr<bool> AlgebraicSimplifier::Run(HloModule* module) {
       sweep_changed |= c_changed;
     }
     changed |= sweep_changed;
-    if (!sweep_changed) break;
+    if (!sweep_changed) {
+      reached_fixed_point_ = true;  // the last sweep found nothing to do
+      break;
+    }
   }
   return changed;
 }

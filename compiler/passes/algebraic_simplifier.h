@@ -39,9 +39,14 @@ class AlgebraicSimplifier : public HloPass {
 
   std::string_view name() const override { return "algsimp"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+  // Unless the sweeps stopped at their bound with rewrites still applying.
+  bool LastRunReachedFixedPoint() const override { return reached_fixed_point_; }
 
   // One sweep over a computation; true if anything was rewritten.
   static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
+
+ private:
+  bool reached_fixed_point_ = false;
 };
 
 }  // namespace jx::hlo

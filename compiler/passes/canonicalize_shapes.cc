@@ -1,5 +1,6 @@
 #include "jx/compiler/passes/canonicalize_shapes.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -53,6 +54,23 @@ std::optional<std::vector<int64_t>> BroadcastDimsThroughDegenerateReshape(
   return dims;
 }
 
+// Whether Canonicalizer::Rewrite may rewrite instr, from its and its operands' opcodes.
+bool MayRewrite(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kBroadcast:
+      return instr.operand(0)->opcode() == HloOpcode::kBroadcast || instr.operand(0)->opcode() == HloOpcode::kReshape;
+    case HloOpcode::kTranspose:
+      return instr.operand(0)->opcode() == HloOpcode::kBroadcast;
+    default:
+      break;
+  }
+  if (!instr.IsElementwise()) return false;
+  const auto& operands = instr.operands();
+  return std::any_of(operands.begin(), operands.end(),
+                     [](const HloInstruction* operand) { return operand->opcode() == HloOpcode::kTranspose; });
+}
+
+// Keep in step with MayRewrite.
 class Canonicalizer {
  public:
   explicit Canonicalizer(HloComputation* computation) : b_(computation) {}
@@ -143,6 +161,7 @@ class Canonicalizer {
 }  // namespace
 
 absl::StatusOr<bool> CanonicalizeShapes::RunOnComputation(HloComputation* computation) {
+  if (!AnyInstruction(*computation, MayRewrite)) return false;  // most computations
   Canonicalizer canonicalizer(computation);
   bool changed = false;
   // Post order; a replacement only removes instructions earlier in the order.
@@ -158,6 +177,7 @@ absl::StatusOr<bool> CanonicalizeShapes::RunOnComputation(HloComputation* comput
 
 absl::StatusOr<bool> CanonicalizeShapes::Run(HloModule* module) {
   bool changed = false;
+  reached_fixed_point_ = false;
   constexpr int kMaxSweeps = 32;
   for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
     bool sweep_changed = false;
@@ -166,7 +186,10 @@ absl::StatusOr<bool> CanonicalizeShapes::Run(HloModule* module) {
       sweep_changed |= c_changed;
     }
     changed |= sweep_changed;
-    if (!sweep_changed) break;
+    if (!sweep_changed) {
+      reached_fixed_point_ = true;  // the last sweep found nothing to do
+      break;
+    }
   }
   return changed;
 }

@@ -28,9 +28,14 @@ class CanonicalizeShapes : public HloPass {
  public:
   std::string_view name() const override { return "canonicalize-shapes"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+  // Unless the sweeps stopped at their bound with rewrites still applying.
+  bool LastRunReachedFixedPoint() const override { return reached_fixed_point_; }
 
   // One sweep over a computation; true if anything was rewritten.
   static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
+
+ private:
+  bool reached_fixed_point_ = false;
 };
 
 }  // namespace jx::hlo

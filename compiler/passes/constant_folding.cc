@@ -37,7 +37,9 @@ bool IsOrContainsImpure(const HloInstruction& instr) {
   return false;
 }
 
-bool ShouldTryFolding(const HloInstruction& instr) {
+// What a glance at instr and its operands' opcodes rules out (no constant operands, above
+// all): a computation with nothing that passes needs no post order.
+bool MayFold(const HloInstruction& instr) {
   switch (instr.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kConstant:
@@ -48,11 +50,18 @@ bool ShouldTryFolding(const HloInstruction& instr) {
     default:
       break;
   }
-  if (!instr.shape().IsArray() || instr.operand_count() == 0) return false;
+  if (instr.operand_count() == 0) return false;
+  for (const HloInstruction* operand : instr.operands()) {
+    if (operand->opcode() != HloOpcode::kConstant) return false;
+  }
+  return true;
+}
+
+bool ShouldTryFolding(const HloInstruction& instr) {
+  if (!MayFold(instr) || !instr.shape().IsArray()) return false;
   if (instr.user_count() == 0 && !instr.IsRoot()) return false;
   int64_t operand_elements = 0;
   for (const HloInstruction* operand : instr.operands()) {
-    if (operand->opcode() != HloOpcode::kConstant) return false;
     if (operand->shape().IsArray()) operand_elements += ShapeUtil::ElementsIn(operand->shape());
   }
   if (operand_elements > HloConstantFolding::kMaxElements ||
@@ -65,6 +74,7 @@ bool ShouldTryFolding(const HloInstruction& instr) {
 }  // namespace
 
 absl::StatusOr<bool> HloConstantFolding::RunOnComputation(HloComputation* computation) {
+  if (!AnyInstruction(*computation, MayFold)) return false;  // most computations
   // Loops are never run at compile time (as XLA: max_loop_iterations = 0).
   HloEvaluator evaluator(/*max_loop_iterations=*/0);
   bool changed = false;

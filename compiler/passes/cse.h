@@ -23,6 +23,9 @@ class HloCSE : public HloPass {
  public:
   std::string_view name() const override { return "cse"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+  // One run leaves no two identical instructions: duplicates are found in post order, with
+  // their operands already merged.
+  bool LastRunReachedFixedPoint() const override { return true; }
 
   static absl::StatusOr<bool> RunOnComputation(HloComputation* computation);
 };

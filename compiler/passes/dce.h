@@ -18,6 +18,7 @@ class HloDCE : public HloPass {
  public:
   std::string_view name() const override { return "dce"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+  bool LastRunReachedFixedPoint() const override { return true; }  // idempotent (above)
 
   // Dead-instruction removal for one computation; with `callees`, appends the computations
   // the instructions left call.

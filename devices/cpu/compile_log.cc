@@ -110,6 +110,10 @@ void CompileTimer::Lap(const char* stage, const hlo::HloPassPipeline* pipeline) 
   last_cpu_ = cpu;
   if (pipeline == nullptr) return;
   for (const hlo::HloPassPipeline::PassTiming& t : pipeline->timings()) {
+    if (t.skipped) {
+      StrAppend(&report_, "    ", t.name, ": skipped: unchanged since its last run\n");
+      continue;
+    }
     StrAppend(&report_, "    ", t.name, ": ", Ms(t.seconds), " ms (verify ", Ms(t.verify_seconds), " ms)",
               t.changed ? "" : " unchanged", "\n");
   }

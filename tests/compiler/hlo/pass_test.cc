@@ -89,6 +89,84 @@ TEST(HloPassPipelineTest, RunsPassesInOrderAndRecordsTimings) {
   EXPECT_FALSE(pipeline.Run(module.get()).value());
 }
 
+// Counts its runs and changes nothing; says whether a run leaves its fixed point.
+class Counting : public HloPass {
+ public:
+  Counting(int* runs, bool fixed_point) : runs_(runs), fixed_point_(fixed_point) {}
+  std::string_view name() const override { return "counting"; }
+  absl::StatusOr<bool> Run(HloModule*) override {
+    ++*runs_;
+    return false;
+  }
+  bool LastRunReachedFixedPoint() const override { return fixed_point_; }
+
+ private:
+  int* runs_;
+  bool fixed_point_;
+};
+
+std::vector<bool> Skipped(const HloPassPipeline& pipeline) {
+  std::vector<bool> skipped;
+  for (const auto& t : pipeline.timings()) skipped.push_back(t.skipped);
+  return skipped;
+}
+
+TEST(HloPassPipelineTest, APassAtItsFixedPointIsSkippedWhileNoPassChangesTheModule) {
+  auto module = Module();
+  int runs = 0;
+  HloPassPipeline pipeline("test");
+  pipeline.AddPass<Counting>(&runs, true);
+  pipeline.AddPass<NoOp>();
+  pipeline.AddPass<Counting>(&runs, true);
+  int dumps = 0;
+  pipeline.set_dump_callback([&](std::string_view, const HloModule&) { ++dumps; });
+  ASSERT_TRUE(pipeline.Run(module.get()).ok());
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(Skipped(pipeline), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(dumps, 3);  // a skipped pass's module is dumped as a run one's
+  // The next Run starts afresh: a module may have changed between runs.
+  ASSERT_TRUE(pipeline.Run(module.get()).ok());
+  EXPECT_EQ(runs, 2);
+}
+
+TEST(HloPassPipelineTest, APassRunsAgainAfterAnotherPassChangedTheModule) {
+  auto module = Module();
+  int runs = 0;
+  HloPassPipeline pipeline("test");
+  pipeline.AddPass<Counting>(&runs, true);
+  pipeline.AddPass<SineToCosine>();
+  pipeline.AddPass<Counting>(&runs, true);
+  pipeline.AddPass<NoOp>();
+  pipeline.AddPass<Counting>(&runs, true);
+  ASSERT_TRUE(pipeline.Run(module.get()).ok());
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(Skipped(pipeline), (std::vector<bool>{false, false, false, false, true}));
+}
+
+TEST(HloPassPipelineTest, APassNotAtItsFixedPointRunsAgain) {
+  auto module = Module();
+  int runs = 0;
+  HloPassPipeline pipeline("test");
+  pipeline.AddPass<Counting>(&runs, false);
+  pipeline.AddPass<NoOp>();
+  pipeline.AddPass<Counting>(&runs, false);
+  ASSERT_TRUE(pipeline.Run(module.get()).ok());
+  EXPECT_EQ(runs, 2);
+}
+
+TEST(HloPassPipelineTest, ANestedPipelineThatChangedTheModuleCountsAsAChange) {
+  auto module = Module();
+  int runs = 0;
+  HloPassPipeline pipeline("outer");
+  pipeline.AddPass<Counting>(&runs, true);
+  auto nested = std::make_unique<HloPassPipeline>("nested");
+  nested->AddPass<SineToCosine>();
+  pipeline.AddPass(std::move(nested));
+  pipeline.AddPass<Counting>(&runs, true);
+  ASSERT_TRUE(pipeline.Run(module.get()).ok());
+  EXPECT_EQ(runs, 2);
+}
+
 TEST(HloPassPipelineTest, VerifierFailureNamesThePass) {
   auto module = Module();
   HloPassPipeline pipeline("test");
