@@ -86,6 +86,15 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
   return c;
 }
 
+// The lowest unique id of a computation's instructions, for the per-instruction tables below,
+// without a walk over them: ids grow in creation order, which the instruction list keeps, so
+// the first instruction has it (one moved in from elsewhere with a lower id still works,
+// through the table's hash side).
+int64_t FirstInstructionId(const HloComputation& computation) {
+  for (const HloInstruction* instr : computation.instructions()) return instr->unique_id();
+  return -1;
+}
+
 // A group of instructions of one computation that becomes one fusion. Which groups an
 // instruction is in is the planner's to answer (FusionPlanner::InGroup).
 struct Group {
@@ -98,7 +107,8 @@ struct Group {
 class FusionPlanner {
  public:
   FusionPlanner(const HloComputation& computation, InstructionFusionOptions options)
-      : memberships_(computation), options_(options) {}
+      : memberships_(FirstInstructionId(computation), computation.instruction_count()),
+        options_(options) {}
 
   // Decides the groups: consumers first, each producer joining its users' groups.
   void Plan(const HloComputation& computation) {
@@ -357,8 +367,6 @@ struct GroupOrder {
 struct MemberState {
   int visited_in = -1;  // OrderGroup reached it
   int moving_in = -1;   // it moves into the fused computation as it is
-  int fused_in = -1;    // `fused` is its value inside the fused computation
-  HloInstruction* fused = nullptr;
 };
 using MemberStates = InstructionMap<MemberState>;
 
@@ -419,21 +427,15 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
   const Group& group = planner.groups()[g];
   const GroupOrder order = OrderGroup(planner, g, states);
   HloComputation* fused = module->AddComputation("fused_computation");
-  auto set_fused = [&](const HloInstruction* instr, HloInstruction* value) {
-    MemberState& state = states[instr];
-    state.fused_in = g;
-    state.fused = value;
-  };
-  // Every value a member reads is an input, a moving member (itself) or a copy made before
-  // it (operands first).
-  auto fused_of = [&](HloInstruction* instr) -> absl::StatusOr<HloInstruction*> {
-    const MemberState& state = states.Get(instr);
-    if (state.moving_in == g) return instr;
-    if (state.fused_in != g) {
-      return absl::InternalError(StrCat("fusion: ", instr->name(), " is read by ",
-                                        group.root->name(), "'s group but not in it"));
-    }
-    return state.fused;
+  // The values inside the fused computation of the inputs (parameters, cloned constants) and
+  // of the members that are copied: a few, where nearly every member moves as it is. Every
+  // operand of a member is an input or a member (OrderGroup), so an operand missing here
+  // is a moving member, its own value.
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> fused_values;
+  fused_values.reserve(order.inputs.size());
+  auto fused_of = [&](HloInstruction* instr) {
+    auto it = fused_values.find(instr);
+    return it == fused_values.end() ? instr : it->second;
   };
   auto is_moving = [&](const HloInstruction* instr) { return states.Get(instr).moving_in == g; };
   std::vector<HloInstruction*> fusion_operands;
@@ -443,7 +445,7 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
       // Cheaper to rematerialize than to pass in.
       HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> constant,
                            CloneWithOperands(*input, {}));
-      set_fused(input, fused->AddInstruction(std::move(constant), input->name()));
+      fused_values[input] = fused->AddInstruction(std::move(constant), input->name());
       cloned_constants.push_back(input);
       continue;
     }
@@ -455,7 +457,7 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     };
     HLO_ASSIGN_OR_RETURN(HloInstruction * parameter,
                          namer.Add(fused, make_parameter, StrCat("param_", number)));
-    set_fused(input, parameter);
+    fused_values[input] = parameter;
     fusion_operands.push_back(input);
   }
   // The fusion replaces the root first, so the root's users read the fusion and every
@@ -491,13 +493,10 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     if (moving[i]) continue;
     HloInstruction* member = order.members[i];
     std::vector<HloInstruction*> operands;
-    for (HloInstruction* operand : member->operands()) {
-      HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
-      operands.push_back(fused_operand);
-    }
+    for (HloInstruction* operand : member->operands()) operands.push_back(fused_of(operand));
     HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> clone,
                          CloneWithOperands(*member, operands));
-    set_fused(member, fused->AddInstruction(std::move(clone), member->name()));
+    fused_values[member] = fused->AddInstruction(std::move(clone), member->name());
   }
   // The moving members read parameters and copies instead of inputs and the originals, users
   // first: an input a whole chain reads then drops its newest user each time (cheap; oldest
@@ -511,7 +510,7 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     }
     for (int64_t k = member->operand_count() - 1; k >= 0; --k) {
       HloInstruction* operand = member->mutable_operand(k);
-      HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
+      HloInstruction* fused_operand = fused_of(operand);
       if (fused_operand != operand) HLO_RETURN_IF_ERROR(member->ReplaceOperandWith(k, fused_operand));
     }
   }
@@ -547,7 +546,7 @@ absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computa
   SequentialNamer namer;
   FusionPlanner planner(*computation, options);
   planner.Plan(*computation);
-  MemberStates states(*computation);
+  MemberStates states(FirstInstructionId(*computation), computation->instruction_count());
   bool changed = false;
   for (int g = 0; g < static_cast<int>(planner.groups().size()); ++g) {
     if (planner.groups()[g].members.size() < 2) continue;
