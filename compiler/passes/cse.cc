@@ -99,8 +99,9 @@ class VisitedInstructions {
     return least;
   }
 
-  // Whether instr comes before `order[index]`. Only asked about an identical pair (rare),
-  // so the positions are numbered on the first question.
+  // Whether instr comes before `order[index]`. Asked only once an identical pair is found
+  // (rare), so the positions are numbered on the first question: it comes before the first
+  // merge, while every instruction in `order` is still alive.
   bool Visited(const HloInstruction* instr, size_t index) {
     if (!position_.has_value()) {
       position_.emplace(*order_.front()->parent());
