@@ -1,11 +1,13 @@
 #include "jx/compiler/passes/cse.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_map.h"
 #include "jx/compiler/hlo/status_macros.h"
 
 namespace jx::hlo {
@@ -39,8 +41,6 @@ bool Identical(const HloInstruction* a, const HloInstruction* b) {
   return a->operands() == b->operands() && a->IdenticalIgnoringOperands(*b);
 }
 
-// The set of distinct instructions seen so far, keyed by "identical": one open-addressing
-// table instead of a bucket vector per hash (a malloc per distinct instruction).
 struct IdenticalHash {
   size_t operator()(const HloInstruction* instr) const { return HashInstruction(instr); }
 };
@@ -48,23 +48,91 @@ struct IdenticalEq {
   bool operator()(const HloInstruction* a, const HloInstruction* b) const { return a == b || Identical(a, b); }
 };
 
+// Past this many users of its least-read operand, an instruction is looked up by hash: a
+// scan of the users would make many distinct readers of one value (the slices or
+// get-tuple-elements of one array or tuple) quadratic.
+constexpr int64_t kMaxUsersToScan = 32;
+
+// The instructions of one computation already visited in post order, each the only one of
+// its kind (the walk removes later duplicates), found by what an instruction is identical
+// to. Two instructions can only be identical if they read the same operands, so most are
+// looked up among the users of their least-read operand: no table the size of the module,
+// and the candidates sit next to the instruction's own operands. Instructions without
+// operands (constants, iotas) and those whose operands are all widely read are kept in a
+// hash table instead.
+class VisitedInstructions {
+ public:
+  explicit VisitedInstructions(const std::vector<HloInstruction*>& order) : order_(order) {}
+
+  // The visited instruction identical to the one at `order[index]`, or null. Records that
+  // instruction as visited when none is.
+  HloInstruction* FindOrAdd(size_t index) {
+    HloInstruction* instr = order_[index];
+    const HloInstruction* least_read = LeastReadOperand(*instr);
+    if (least_read == nullptr || least_read->user_count() > kMaxUsersToScan) {
+      auto [it, inserted] = hashed_.insert(instr);
+      return inserted ? nullptr : *it;
+    }
+    for (HloInstruction* user : least_read->users()) {
+      if (user != instr && Identical(user, instr) && Visited(user, index)) return user;
+    }
+    return nullptr;
+  }
+
+  // After the users of the instruction at `order[index]` were moved to `equivalent`: if
+  // `equivalent` has just become widely read, the visited users that were found by scanning
+  // its users so far go into the hash table, where a later instruction reading it will
+  // look them up.
+  void UsersMoved(HloInstruction* equivalent, int64_t users_before, size_t index) {
+    if (users_before > kMaxUsersToScan || equivalent->user_count() <= kMaxUsersToScan) return;
+    for (HloInstruction* user : equivalent->users()) {
+      if (IsCseCandidate(user) && Visited(user, index)) hashed_.insert(user);
+    }
+  }
+
+ private:
+  static const HloInstruction* LeastReadOperand(const HloInstruction& instr) {
+    const HloInstruction* least = nullptr;
+    for (const HloInstruction* operand : instr.operands()) {
+      if (least == nullptr || operand->user_count() < least->user_count()) least = operand;
+    }
+    return least;
+  }
+
+  // Whether instr comes before `order[index]`. Asked only once an identical pair is found
+  // (rare), so the positions are numbered on the first question: it comes before the first
+  // merge, while every instruction in `order` is still alive.
+  bool Visited(const HloInstruction* instr, size_t index) {
+    if (!position_.has_value()) {
+      position_.emplace(*order_.front()->parent());
+      for (size_t i = 0; i < order_.size(); ++i) (*position_)[order_[i]] = static_cast<int64_t>(i);
+    }
+    return static_cast<size_t>(position_->Get(instr)) < index;
+  }
+
+  const std::vector<HloInstruction*>& order_;
+  absl::flat_hash_set<HloInstruction*, IdenticalHash, IdenticalEq> hashed_;
+  std::optional<InstructionMap<int64_t>> position_;
+};
+
 }  // namespace
 
 absl::StatusOr<bool> HloCSE::RunOnComputation(HloComputation* computation) {
   // Operands come before users, so once an instruction's operands are canonical, its own
   // duplicates have exactly the same operand pointers.
-  std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
-  absl::flat_hash_set<HloInstruction*, IdenticalHash, IdenticalEq> seen;
-  seen.reserve(order.size());  // hashes are computed once: no rehashing
+  const std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
+  VisitedInstructions visited(order);
   bool changed = false;
-  for (HloInstruction* instr : order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    HloInstruction* instr = order[i];
     if (!IsCseCandidate(instr)) continue;
-    auto [it, inserted] = seen.insert(instr);
-    if (inserted) continue;
-    HloInstruction* equivalent = *it;
+    HloInstruction* equivalent = visited.FindOrAdd(i);
+    if (equivalent == nullptr) continue;
     // instr's operands are shared with `equivalent`, so only instr itself goes away.
+    const int64_t users_before = equivalent->user_count();
     HLO_RETURN_IF_ERROR(instr->ReplaceAllUsesWith(equivalent));
     HLO_RETURN_IF_ERROR(computation->RemoveInstruction(instr));
+    visited.UsersMoved(equivalent, users_before, i);
     changed = true;
   }
   return changed;

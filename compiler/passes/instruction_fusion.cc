@@ -86,6 +86,15 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> CloneWithOperands(
   return c;
 }
 
+// The lowest unique id of a computation's instructions, for the per-instruction tables below,
+// without a walk over them: ids grow in creation order, which the instruction list keeps, so
+// the first instruction has it (one moved in from elsewhere with a lower id still works,
+// through the table's hash side).
+int64_t FirstInstructionId(const HloComputation& computation) {
+  for (const HloInstruction* instr : computation.instructions()) return instr->unique_id();
+  return -1;
+}
+
 // A group of instructions of one computation that becomes one fusion. Which groups an
 // instruction is in is the planner's to answer (FusionPlanner::InGroup).
 struct Group {
@@ -98,7 +107,8 @@ struct Group {
 class FusionPlanner {
  public:
   FusionPlanner(const HloComputation& computation, InstructionFusionOptions options)
-      : memberships_(computation), options_(options) {}
+      : memberships_(FirstInstructionId(computation), computation.instruction_count()),
+        options_(options) {}
 
   // Decides the groups: consumers first, each producer joining its users' groups.
   void Plan(const HloComputation& computation) {
@@ -119,6 +129,21 @@ class FusionPlanner {
 
   // Whether instr is a member of group g.
   bool InGroup(const HloInstruction* instr, int g) const { return Find(instr, g) != nullptr; }
+
+  // What building group g does with instr. Groups are built in index order, and a member
+  // read by several groups is copied into each but the last: that one's readers are the only
+  // ones left (the others read their copies by then), so there it moves as it is.
+  enum class Placement { kInput, kCopy, kMove };
+  Placement PlacementIn(const HloInstruction* instr, int g) const {
+    bool member = false;
+    int last = -1;
+    for (const Membership& m : memberships_.Get(instr)) {
+      member |= m.group == g;
+      last = std::max(last, m.group);
+    }
+    if (!member) return Placement::kInput;
+    return last == g ? Placement::kMove : Placement::kCopy;
+  }
 
  private:
   void StartGroup(HloInstruction* root, FusionKind kind) {
@@ -344,48 +369,51 @@ class FusionPlanner {
   InstructionFusionOptions options_;
 };
 
-// The group's members, operands first, and the values it reads from outside in the order
-// a left-to-right walk from the root first meets them (the fusion's operand order).
+// The group's members, operands first, whether each moves into the fused computation as it
+// is (else it is copied), and the values it reads from outside in the order a left-to-right
+// walk from the root first meets them (the fusion's operand order).
 struct GroupOrder {
   std::vector<HloInstruction*> members;
+  std::vector<bool> moving;
   std::vector<HloInstruction*> inputs;
 };
 
-// Per instruction, what building one group has noted about it; an entry counts for the
-// group whose index it holds. One table serves every group of a computation: a table per
-// group would cost the computation's size each time.
-struct MemberState {
-  int visited_in = -1;  // OrderGroup reached it
-  int moving_in = -1;   // it moves into the fused computation as it is
-  int fused_in = -1;    // `fused` is its value inside the fused computation
-  HloInstruction* fused = nullptr;
-};
-using MemberStates = InstructionMap<MemberState>;
+// Per instruction, the last group whose OrderGroup reached it. One table serves every group
+// of a computation: a table per group would cost the computation's size each time.
+using VisitMarks = InstructionMap<int>;
 
-GroupOrder OrderGroup(const FusionPlanner& planner, int g, MemberStates& states) {
+GroupOrder OrderGroup(const FusionPlanner& planner, int g, VisitMarks& visited_in) {
+  using Placement = FusionPlanner::Placement;
   const Group& group = planner.groups()[g];
   GroupOrder out;
   auto visit = [&](const HloInstruction* instr) {
-    int& visited_in = states[instr].visited_in;
-    if (visited_in == g) return false;
-    visited_in = g;
+    int& mark = visited_in[instr];
+    if (mark == g + 1) return false;  // 0: never visited
+    mark = g + 1;
     return true;
   };
+  struct Frame {
+    HloInstruction* instr;
+    int64_t next;
+    bool moves;
+  };
   visit(group.root);
-  std::vector<std::pair<HloInstruction*, int64_t>> stack = {{group.root, 0}};
+  std::vector<Frame> stack = {{group.root, 0, true}};  // the root's users read the fusion
   while (!stack.empty()) {
-    auto& [instr, next] = stack.back();
-    if (next < instr->operand_count()) {
-      HloInstruction* operand = instr->mutable_operand(next++);
+    Frame& frame = stack.back();
+    if (frame.next < frame.instr->operand_count()) {
+      HloInstruction* operand = frame.instr->mutable_operand(frame.next++);
       if (!visit(operand)) continue;
-      if (planner.InGroup(operand, g)) {
-        stack.emplace_back(operand, 0);
-      } else {
+      const Placement placement = planner.PlacementIn(operand, g);
+      if (placement == Placement::kInput) {
         out.inputs.push_back(operand);
+      } else {
+        stack.push_back({operand, 0, placement == Placement::kMove});
       }
       continue;
     }
-    out.members.push_back(instr);
+    out.members.push_back(frame.instr);
+    out.moving.push_back(frame.moves);
     stack.pop_back();
   }
   return out;
@@ -414,28 +442,21 @@ class SequentialNamer {
 // Builds the fused computation and the fusion instruction for one group, points the
 // root's users at the fusion, and removes what no one reads any more.
 absl::Status Materialize(HloComputation* computation, const FusionPlanner& planner, int g,
-                         MemberStates& states, SequentialNamer& namer) {
+                         VisitMarks& visited_in, SequentialNamer& namer) {
   HloModule* module = computation->parent();
   const Group& group = planner.groups()[g];
-  const GroupOrder order = OrderGroup(planner, g, states);
+  const GroupOrder order = OrderGroup(planner, g, visited_in);
   HloComputation* fused = module->AddComputation("fused_computation");
-  auto set_fused = [&](const HloInstruction* instr, HloInstruction* value) {
-    MemberState& state = states[instr];
-    state.fused_in = g;
-    state.fused = value;
+  // The values inside the fused computation of the inputs (parameters, cloned constants) and
+  // of the members that are copied: a few, where nearly every member moves as it is. Every
+  // operand of a member is an input or a member (OrderGroup), so an operand missing here
+  // is a moving member, its own value.
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> fused_values;
+  fused_values.reserve(order.inputs.size());
+  auto fused_of = [&](HloInstruction* instr) {
+    auto it = fused_values.find(instr);
+    return it == fused_values.end() ? instr : it->second;
   };
-  // Every value a member reads is an input, a moving member (itself) or a copy made before
-  // it (operands first).
-  auto fused_of = [&](HloInstruction* instr) -> absl::StatusOr<HloInstruction*> {
-    const MemberState& state = states.Get(instr);
-    if (state.moving_in == g) return instr;
-    if (state.fused_in != g) {
-      return absl::InternalError(StrCat("fusion: ", instr->name(), " is read by ",
-                                        group.root->name(), "'s group but not in it"));
-    }
-    return state.fused;
-  };
-  auto is_moving = [&](const HloInstruction* instr) { return states.Get(instr).moving_in == g; };
   std::vector<HloInstruction*> fusion_operands;
   std::vector<HloInstruction*> cloned_constants;
   for (HloInstruction* input : order.inputs) {
@@ -443,7 +464,7 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
       // Cheaper to rematerialize than to pass in.
       HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> constant,
                            CloneWithOperands(*input, {}));
-      set_fused(input, fused->AddInstruction(std::move(constant), input->name()));
+      fused_values[input] = fused->AddInstruction(std::move(constant), input->name());
       cloned_constants.push_back(input);
       continue;
     }
@@ -455,12 +476,12 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     };
     HLO_ASSIGN_OR_RETURN(HloInstruction * parameter,
                          namer.Add(fused, make_parameter, StrCat("param_", number)));
-    set_fused(input, parameter);
+    fused_values[input] = parameter;
     fusion_operands.push_back(input);
   }
   // The fusion replaces the root first, so the root's users read the fusion and every
   // member the group alone reads can move into the fused computation as it is (no copy, no
-  // new name). A member also read outside the group (by a group not yet built) is copied.
+  // new name). A member also read by a group not yet built is copied.
   auto make_fusion = [&] {
     auto fusion =
         HloInstruction::Create(HloOpcode::kFusion, group.root->shape(), fusion_operands);
@@ -471,33 +492,20 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
   HLO_ASSIGN_OR_RETURN(HloInstruction * fusion_instr,
                        namer.Add(computation, make_fusion, "fusion"));
   HLO_RETURN_IF_ERROR(group.root->ReplaceAllUsesWith(fusion_instr));
-  // Which members move, by their index in order.members too: the walks below skip or pick
-  // them without reading each member again (on a big group every read is a cache miss).
+  // Which members move, by their index in order.members: the walks below skip or pick them
+  // without reading each member again (on a big group every read is a cache miss).
   const size_t n = order.members.size();
-  std::vector<bool> moving(n, false);
-  states[group.root].moving_in = g;
-  moving[n - 1] = true;  // the root, last in the order
-  for (size_t i = n - 1; i-- > 0;) {  // users first
-    HloInstruction* member = order.members[i];
-    const auto& users = member->users();
-    if (!member->IsRoot() && !users.empty() && std::all_of(users.begin(), users.end(), is_moving)) {
-      states[member].moving_in = g;
-      moving[i] = true;
-    }
-  }
+  const std::vector<bool>& moving = order.moving;
   // Copies first: a copy reads only inputs and other copies (a member a copy reads is read
   // outside the group, so it does not move either).
   for (size_t i = 0; i < n; ++i) {
     if (moving[i]) continue;
     HloInstruction* member = order.members[i];
     std::vector<HloInstruction*> operands;
-    for (HloInstruction* operand : member->operands()) {
-      HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
-      operands.push_back(fused_operand);
-    }
+    for (HloInstruction* operand : member->operands()) operands.push_back(fused_of(operand));
     HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> clone,
                          CloneWithOperands(*member, operands));
-    set_fused(member, fused->AddInstruction(std::move(clone), member->name()));
+    fused_values[member] = fused->AddInstruction(std::move(clone), member->name());
   }
   // The moving members read parameters and copies instead of inputs and the originals, users
   // first: an input a whole chain reads then drops its newest user each time (cheap; oldest
@@ -511,7 +519,7 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     }
     for (int64_t k = member->operand_count() - 1; k >= 0; --k) {
       HloInstruction* operand = member->mutable_operand(k);
-      HLO_ASSIGN_OR_RETURN(HloInstruction * fused_operand, fused_of(operand));
+      HloInstruction* fused_operand = fused_of(operand);
       if (fused_operand != operand) HLO_RETURN_IF_ERROR(member->ReplaceOperandWith(k, fused_operand));
     }
   }
@@ -547,11 +555,11 @@ absl::StatusOr<bool> InstructionFusion::RunOnComputation(HloComputation* computa
   SequentialNamer namer;
   FusionPlanner planner(*computation, options);
   planner.Plan(*computation);
-  MemberStates states(*computation);
+  VisitMarks visited_in(FirstInstructionId(*computation), computation->instruction_count());
   bool changed = false;
   for (int g = 0; g < static_cast<int>(planner.groups().size()); ++g) {
     if (planner.groups()[g].members.size() < 2) continue;
-    HLO_RETURN_IF_ERROR(Materialize(computation, planner, g, states, namer));
+    HLO_RETURN_IF_ERROR(Materialize(computation, planner, g, visited_in, namer));
     changed = true;
   }
   return changed;

@@ -14,6 +14,29 @@ bool HasDefaultLayout(const Shape& shape) {
   return shape.layout() == ShapeUtil::DefaultLayout(shape.rank());
 }
 
+// WithDefaultLayouts(shape) == shape, without building the shape: every instruction is
+// asked, and nearly all already have their default layouts.
+bool HasDefaultLayouts(const Shape& shape) {
+  if (shape.IsTuple()) {
+    if (!shape.dimensions().empty() || !(shape.layout() == Layout{})) return false;
+    for (const Shape& e : shape.tuple_shapes()) {
+      if (!HasDefaultLayouts(e)) return false;
+    }
+    return true;
+  }
+  if (!shape.IsArray()) return true;
+  const Layout& layout = shape.layout();
+  const int64_t rank = shape.rank();
+  if (static_cast<int64_t>(layout.minor_to_major.size()) != rank || !layout.tiles.empty() ||
+      layout.memory_space != kDefaultMemorySpace) {
+    return false;
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    if (layout.minor_to_major[i] != rank - 1 - i) return false;
+  }
+  return true;
+}
+
 // A custom-call that declares a valid, non-default array layout: the callee's contract.
 bool HasPinnedLayout(const HloInstruction& instr) {
   const Shape& shape = instr.shape();
@@ -115,9 +138,10 @@ bool IsRowMajorNoOpTranspose(absl::Span<const int64_t> dims,
 
 absl::StatusOr<bool> LayoutAssignment::RunOnComputation(HloComputation* computation) {
   bool changed = false;
-  // Bitcasts mean what their declared layouts say: record them before layouts change.
+  // One walk finds all the work. Bitcasts mean what their declared layouts say, so layouts
+  // change only after it has recorded them.
   std::vector<BitcastLayouts> bitcasts;
-  std::vector<HloInstruction*> pinned, transposes;
+  std::vector<HloInstruction*> pinned, transposes, to_lay_out;
   for (HloInstruction* instr : computation->instructions()) {
     switch (instr->opcode()) {
       case HloOpcode::kBitcast:
@@ -129,13 +153,14 @@ absl::StatusOr<bool> LayoutAssignment::RunOnComputation(HloComputation* computat
       default:
         break;
     }
-    if (HasPinnedLayout(*instr)) pinned.push_back(instr);
+    if (HasPinnedLayout(*instr)) {
+      pinned.push_back(instr);
+    } else if (!HasDefaultLayouts(instr->shape())) {
+      to_lay_out.push_back(instr);
+    }
   }
-  for (HloInstruction* instr : computation->instructions()) {
-    if (HasPinnedLayout(*instr)) continue;
-    Shape laid_out = WithDefaultLayouts(instr->shape());
-    if (laid_out == instr->shape()) continue;
-    *instr->mutable_shape() = std::move(laid_out);
+  for (HloInstruction* instr : to_lay_out) {
+    *instr->mutable_shape() = WithDefaultLayouts(instr->shape());
     changed = true;
   }
 

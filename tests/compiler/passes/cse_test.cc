@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "pass_test_util.h"
 
 namespace jx::hlo::cse_test {
@@ -11,6 +14,7 @@ namespace {
 using ::jx::hlo::testing::EntryLines;
 using ::jx::hlo::testing::ParseAndRun;
 using ::testing::ElementsAre;
+using ::absl::StrCat;
 
 TEST(CseTest, MergesIdenticalInstructionsAndTheirUsers) {
   auto module = ParseAndRun<HloCSE>(R"(HloModule m
@@ -163,6 +167,71 @@ ENTRY %main {
                                     true);
   EXPECT_THAT(EntryLines(*module).back(),
               ::testing::HasSubstr("tuple(%cp1, %cp1, %cp3, %ar1, %ar1, %ar3)"));
+}
+
+// n distinct readers of one f32[64] value, the slices %s0 ... %s<n-1> of [k, k+1), their
+// names as tuple operands, and the type of a tuple of n f32[1].
+std::string Slices(const std::string& of, int n) {
+  std::string text;
+  for (int k = 0; k < n; ++k) {
+    text += StrCat("  %s", k, " = f32[1]{0} slice(%", of, "), slice={[", k, ":", k + 1, "]}\n");
+  }
+  return text;
+}
+std::string SliceNames(int n) {
+  std::string names;
+  for (int k = 0; k < n; ++k) names += StrCat(", %s", k);
+  return names;
+}
+std::string TupleType(int n) {
+  std::string type = "(";
+  for (int k = 0; k < n; ++k) type += k == 0 ? "f32[1]{0}" : ", f32[1]{0}";
+  return type + ")";
+}
+
+// Duplicates are found among the readers of their least-read operand, or by hash when every
+// operand is widely read (here %p: 40 slices and the multiplies).
+TEST(CseTest, MergesDuplicatesWhoseOperandsHaveManyReaders) {
+  const std::string text = StrCat(R"(HloModule m
+ENTRY %main {
+  %p = f32[64]{0} parameter(0)
+  %q = f32[64]{0} parameter(1)
+)", Slices("p", 40), R"(  %d = f32[1]{0} slice(%p), slice={[3:4]}
+  %m1 = f32[64]{0} multiply(%p, %q)
+  %m2 = f32[64]{0} multiply(%p, %q)
+  %m3 = f32[64]{0} multiply(%q, %p)
+  %n1 = f32[1]{0} slice(%m2), slice={[0:1]}
+  %n3 = f32[1]{0} slice(%m3), slice={[0:1]}
+  ROOT %t = )", TupleType(43), " tuple(%n1, %n3, %d", SliceNames(40), R"()
+})");
+  auto module = ParseAndRun<HloCSE>(text, true);
+  // %d comes first in post order, so %s3 merges into it.
+  EXPECT_THAT(EntryLines(*module).back(),
+              ::testing::HasSubstr(StrCat("tuple(%n1, %n3, %d, %s0, %s1, %s2, %d, %s4, %s5,")));
+  EXPECT_EQ(module->entry_computation()->GetInstructionWithName("s3"), nullptr);
+  EXPECT_EQ(module->entry_computation()->GetInstructionWithName("m2"), nullptr);
+  EXPECT_NE(module->entry_computation()->GetInstructionWithName("m3"), nullptr);
+}
+
+// %a1 reads %o while %o has one reader; merging %o2 into %o then gives %o 41 readers, so %a2
+// (a duplicate of %a1 once it reads %o) is looked up by hash, where %a1 must be found too.
+TEST(CseTest, FindsADuplicateOfAnInstructionWhoseOperandBecameWidelyRead) {
+  const std::string text = StrCat(R"(HloModule m
+ENTRY %main {
+  %p = f32[64]{0} parameter(0)
+  %o = f32[64]{0} exponential(%p)
+  %a1 = f32[64]{0} sine(%o)
+  %o2 = f32[64]{0} exponential(%p)
+)", Slices("o2", 40), R"(  %a2 = f32[64]{0} sine(%o2)
+  %b1 = f32[1]{0} slice(%a1), slice={[0:1]}
+  %b2 = f32[1]{0} slice(%a2), slice={[1:2]}
+  ROOT %t = )", TupleType(42), " tuple(%b1", SliceNames(40), R"(, %b2)
+})");
+  auto module = ParseAndRun<HloCSE>(text, true);
+  const HloComputation& entry = *module->entry_computation();
+  EXPECT_EQ(entry.GetInstructionWithName("o2"), nullptr);
+  EXPECT_EQ(entry.GetInstructionWithName("a2"), nullptr);
+  EXPECT_EQ(entry.GetInstructionWithName("b2")->operand(0), entry.GetInstructionWithName("a1"));
 }
 
 TEST(CseTest, DifferentShapesDoNotMerge) {

@@ -455,7 +455,43 @@ ENTRY %main {
   EXPECT_EQ(entry->GetInstructionWithName("s1"), nullptr);
   ASSERT_EQ(negates.size(), 2u);
   EXPECT_EQ(std::count(negates.begin(), negates.end(), "n"), 1) << module->ToString();
+  // Consumers first: the planner meets %s2 before %s1, so %s2's group is built first and
+  // copies %n; %s1's, the last to read it, takes the original.
+  const HloComputation* second = entry->root_instruction()->operand(1)->fused_instructions_computation();
+  EXPECT_NE(first->GetInstructionWithName("n"), nullptr);
+  EXPECT_EQ(second->GetInstructionWithName("n"), nullptr);
   EXPECT_TRUE(VerifyHloModule(*module).ok());
+}
+
+// Groups are built in the order the planner started them (consumers first: %s3's, %s2's,
+// %s1's). %n, read by all three, is copied into the first two and moved into the last.
+TEST(InstructionFusionTest, AMemberReadByThreeGroupsMovesIntoTheLastOneBuilt) {
+  auto module = Fuse(R"(HloModule m
+ENTRY %main {
+  %p = f32[16]{0} parameter(0)
+  %n = f32[16]{0} negate(%p)
+  %a1 = f32[16]{0} add(%n, %p)
+  %s1 = f32[16]{0} sine(%a1)
+  %a2 = f32[16]{0} multiply(%n, %p)
+  %s2 = f32[16]{0} cosine(%a2)
+  %a3 = f32[16]{0} subtract(%n, %p)
+  %s3 = f32[16]{0} exponential(%a3)
+  ROOT %t = (f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(%s1, %s2, %s3)
+})");
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->operand_count(), 3);
+  std::vector<std::string> negates;
+  for (const HloInstruction* fusion : root->operands()) {
+    ASSERT_EQ(fusion->opcode(), HloOpcode::kFusion);
+    for (const HloInstruction* instr : fusion->fused_instructions_computation()->instructions()) {
+      if (instr->opcode() == HloOpcode::kNegate) negates.push_back(instr->name());
+    }
+  }
+  ASSERT_EQ(negates.size(), 3u);
+  EXPECT_EQ(negates[0], "n");
+  EXPECT_NE(negates[1], "n");
+  EXPECT_NE(negates[2], "n");
+  EXPECT_EQ(module->entry_computation()->GetInstructionWithName("n"), nullptr);
 }
 
 // A scan RNN's backward body (issue 16): the [256] update m = (p1 + p2) * p3 feeds both a

@@ -81,6 +81,24 @@ ENTRY %main {
   EXPECT_FALSE(pass.Run(module.get()).value());
 }
 
+// Tiles and memory spaces are part of a layout too: the default has neither, inside tuples
+// as well.
+TEST(LayoutAssignmentTest, TilesAndMemorySpacesGiveWayToTheDefault) {
+  auto module = ParseAndRun<LayoutAssignment>(R"(HloModule m
+ENTRY %main {
+  %p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %q = f32[4]{0:S(1)} parameter(1)
+  %n = f32[8,128]{1,0} negate(%p)
+  %u = (f32[4]{0:S(1)}) tuple(%q)
+  ROOT %t = (f32[8,128]{1,0}, (f32[4]{0:S(1)})) tuple(%n, %u)
+})",
+                                              true);
+  EXPECT_THAT(EntryLines(*module),
+              ElementsAre("%p = f32[8,128]{1,0} parameter(0)", "%n = f32[8,128]{1,0} negate(%p)",
+                          "%q = f32[4]{0} parameter(1)", "%u = (f32[4]{0}) tuple(%q)",
+                          "ROOT %t = (f32[8,128]{1,0}, (f32[4]{0})) tuple(%n, %u)"));
+}
+
 // Reading a column-major buffer as a row-major one of the swapped dims is a transpose.
 TEST(LayoutAssignmentTest, BitcastFromColumnMajorBecomesTranspose) {
   auto module = ParseAndRun<LayoutAssignment>(R"(HloModule m
