@@ -1,6 +1,7 @@
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -261,6 +262,36 @@ HloCostAnalysis::Role CalleeRole(const HloInstruction& caller) {
   }
 }
 
+// Instructions ahead of the one being costed whose fields are loaded meanwhile.
+constexpr int kPrefetchAhead = 16;
+
+// Start loading what a walk reads of an instruction: costing it reads its first fields
+// (opcode, operands) through its shape; listing callees reads the computations it calls.
+void PrefetchCostInputs(const HloInstruction* instr) {
+  const char* begin = reinterpret_cast<const char*>(instr);
+  const char* end = reinterpret_cast<const char*>(&instr->shape() + 1);
+  for (const char* line = begin; line < end; line += 64) __builtin_prefetch(line);
+}
+void PrefetchCallees(const HloInstruction* instr) { __builtin_prefetch(&instr->called_computations()); }
+
+// Calls fn on each instruction of c in storage order while it returns true. A big
+// computation's instructions lie apart in memory, each a cache miss the hardware does not
+// foresee; their addresses are known from the list, so `prefetch` starts loading the
+// instruction kPrefetchAhead on while fn runs.
+template <typename Fn>
+void ForEachInStorageOrder(const HloComputation& c, void (*prefetch)(const HloInstruction*), Fn fn) {
+  const HloComputation::InstructionRange range = c.instructions();
+  auto ahead = range.begin();
+  for (int i = 0; i < kPrefetchAhead && ahead != range.end(); ++i, ++ahead) prefetch(*ahead);
+  for (const HloInstruction* instr : range) {
+    if (ahead != range.end()) {
+      prefetch(*ahead);
+      ++ahead;
+    }
+    if (!fn(instr)) return;
+  }
+}
+
 }  // namespace
 
 void TargetCost::Add(const TargetCost& other, double times) {
@@ -351,13 +382,14 @@ const ComputationCost* HloCostAnalysis::CalleeCost(const HloComputation* c) cons
 
 void HloCostAnalysis::ListCallees(const HloComputation& c,
                                   std::vector<HloComputation*>* callees) {
-  for (const HloInstruction* instr : c.instructions()) {
+  ForEachInStorageOrder(c, PrefetchCallees, [&](const HloInstruction* instr) {
     for (HloComputation* callee : instr->called_computations()) {
       if (callee == nullptr) continue;
       roles_.try_emplace(callee, CalleeRole(*instr));
       callees->push_back(callee);
     }
-  }
+    return true;
+  });
 }
 
 void HloCostAnalysis::Ensure(absl::Span<HloComputation* const> roots) {
@@ -395,11 +427,43 @@ void HloCostAnalysis::Ensure(absl::Span<HloComputation* const> roots) {
   }
 }
 
+namespace {
+
+// Sums of whole numbers up to 2^53 are exact, so their order cannot change them.
+constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+
+bool IsWhole(double x) { return x >= 0 && x <= kExactIntegers && x == std::floor(x); }
+
+bool IsWhole(const TargetCost& t) {
+  bool whole = IsWhole(t.hbm_bytes) && IsWhole(t.onchip_bytes) && IsWhole(t.compute_seconds) &&
+               IsWhole(t.memory_seconds) && IsWhole(t.overhead_seconds) && IsWhole(t.seconds) &&
+               IsWhole(t.matrix_flops) && IsWhole(t.matrix_useful_flops);
+  for (double s : t.unit_seconds) whole = whole && IsWhole(s);
+  return whole;
+}
+
+// Whether every field Sum adds up is a non-negative whole number (a target's seconds are not).
+bool IsWhole(const HloCost& cost) {
+  bool whole = IsWhole(cost.flops) && IsWhole(cost.transcendentals) &&
+               IsWhole(cost.bytes_accessed) && IsWhole(cost.target);
+  for (double b : cost.operand_bytes) whole = whole && IsWhole(b);
+  return whole;
+}
+
+// Whether every total is at most 2^53: then so was each partial sum of non-negative whole
+// numbers, and each addition was exact.
+bool IsExact(const ComputationCost& total) {
+  bool exact = IsWhole(total.flops) && IsWhole(total.transcendentals) &&
+               IsWhole(total.bytes_accessed) && IsWhole(total.target);
+  for (double b : total.parameter_bytes) exact = exact && IsWhole(b);
+  return exact;
+}
+
+}  // namespace
+
 ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<InstructionRow>* rows) {
   auto role = roles_.find(&c);
   role_ = role == roles_.end() ? Role::kKernel : role->second;
-  ComputationCost total;
-  total.parameter_bytes.assign(static_cast<size_t>(c.num_parameters()), 0.0);
   // Reads of a parameter are its readers' operand bytes, following get-tuple-element (which
   // reads nothing): each such element's parameter number. No cost outlives its instruction
   // here, so a fused computation of 100k instructions keeps no table of their costs.
@@ -422,10 +486,11 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<Instru
     auto it = element_of.find(value);
     return it == element_of.end() ? -1 : it->second;
   };
-  const std::vector<HloInstruction*> order = c.MakeInstructionPostOrder();
-  if (rows != nullptr) rows->reserve(order.size());
-  for (const HloInstruction* instr : order) {
+  ComputationCost total;
+  bool whole = true;  // every cost added is a non-negative whole number
+  auto add = [&](const HloInstruction* instr) {
     HloCost cost = CostWithCallees(*instr);
+    whole = whole && IsWhole(cost);
     total.flops += cost.flops;
     total.transcendentals += cost.transcendentals;
     total.bytes_accessed += cost.bytes_accessed;
@@ -444,6 +509,34 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<Instru
         }
       }
     }
+    return cost;
+  };
+  auto start = [&] {
+    total = ComputationCost();
+    total.parameter_bytes.assign(static_cast<size_t>(c.num_parameters()), 0.0);
+    whole = true;
+  };
+  // Without rows, in storage order: it reads the instructions in sequence, where a post order
+  // of a 100k-instruction fused computation is a walk of dependent cache misses. Whole-number
+  // sums (every cost of the target-independent analysis) come out as a post-order sum would;
+  // at the first fractional cost (a target's seconds) the sum starts again in post order, so
+  // it rounds as it always did.
+  if (rows == nullptr) {
+    start();
+    ForEachInStorageOrder(c, PrefetchCostInputs, [&](const HloInstruction* instr) {
+      add(instr);
+      return whole;
+    });
+    if (whole && IsExact(total)) {
+      role_ = Role::kKernel;
+      return total;
+    }
+  }
+  start();
+  const std::vector<HloInstruction*> order = c.MakeInstructionPostOrder();
+  if (rows != nullptr) rows->reserve(order.size());
+  for (const HloInstruction* instr : order) {
+    HloCost cost = add(instr);
     if (rows != nullptr) rows->emplace_back(instr, std::move(cost));
   }
   role_ = Role::kKernel;

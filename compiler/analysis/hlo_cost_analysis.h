@@ -143,6 +143,7 @@ class HloCostAnalysis {
   // Computes `cost` for `instruction`. On entry operand_bytes and output_bytes hold the full
   // operand and output sizes and everything else is zero; the callees' totals are ready
   // (CalleeCost). A handler that moves bytes at its boundary ends with FinishBoundaryBytes.
+  // It may run more than once for an instruction: the cost is a function of the instruction.
   using Handler = std::function<void(const HloInstruction& instruction, HloCost* cost)>;
 
   // How the instruction being costed runs: as its own kernel (entry, while/call/conditional
@@ -201,7 +202,8 @@ class HloCostAnalysis {
   // Sums `roots` and everything they call into cache_, callees first.
   void Ensure(absl::Span<HloComputation* const> roots);
   // The totals of `computation`, whose callees are summed already; with `rows`, also each
-  // instruction's cost in post order (kept for the entry only).
+  // instruction's cost in post order (kept for the entry only). Without rows, whole-number
+  // totals are summed in storage order (the same sums: exact); others in post order.
   ComputationCost Sum(const HloComputation& computation, std::vector<InstructionRow>* rows);
   HloCost CostWithCallees(const HloInstruction& instruction);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -185,6 +186,56 @@ bool IsTransparent(const HloInstruction& instr) {
       return false;
   }
 }
+
+// How far ahead the walk loads the instructions it is about to read.
+constexpr int kPrefetchAhead = 16;
+
+void PrefetchInstruction(const HloInstruction* instr) {
+  const char* begin = reinterpret_cast<const char*>(instr);
+  for (size_t line = 0; line < sizeof(HloInstruction); line += 64) __builtin_prefetch(begin + line);
+}
+
+// For each instruction of a fused computation (by unique id), the one stored kPrefetchAhead
+// slots before it. The walk from the root meets a fused chain's instructions in reverse
+// storage order (operands are created before their users), and each step reads an operand
+// the previous step found: on a program past the cache, a miss that waits for the one
+// before. Given the instruction it expands, the walk loads the one it will reach
+// kPrefetchAhead steps later meanwhile. (A table of the instructions themselves: GCC 12
+// dropped the prefetch when it followed slot arithmetic and a bounds check.)
+class PrefetchTable {
+ public:
+  explicit PrefetchTable(const hlo::HloComputation& c) {
+    // One read of each instruction (its id); the ids are kept for the second loop.
+    std::vector<std::pair<const HloInstruction*, int64_t>> stored;
+    stored.reserve(static_cast<size_t>(c.instruction_count()));
+    int64_t hi = -1;
+    for (const HloInstruction* instr : c.instructions()) {
+      const int64_t id = instr->unique_id();
+      lowest_id_ = stored.empty() ? id : std::min(lowest_id_, id);
+      hi = std::max(hi, id);
+      stored.emplace_back(instr, id);
+    }
+    count_ = stored.size();
+    if (stored.empty() || lowest_id_ < 0) return;
+    ahead_.assign(static_cast<size_t>(hi - lowest_id_ + 1), stored.front().first);
+    for (size_t i = kPrefetchAhead; i < stored.size(); ++i) {
+      ahead_[stored[i].second - lowest_id_] = stored[i - kPrefetchAhead].first;
+    }
+  }
+  // The computation's lowest unique id and its number of instructions (for InstructionMap).
+  int64_t lowest_id() const { return count_ == 0 ? -1 : lowest_id_; }
+  size_t count() const { return count_; }
+
+  void PrefetchAhead(const HloInstruction* instr) const {
+    const uint64_t i = static_cast<uint64_t>(instr->unique_id() - lowest_id_);
+    if (i < ahead_.size()) PrefetchInstruction(ahead_[i]);
+  }
+
+ private:
+  std::vector<const HloInstruction*> ahead_;  // by unique id - lowest_id_
+  int64_t lowest_id_ = 0;
+  size_t count_ = 0;
+};
 
 // The distinct index maps of one program, numbered. An elementwise operand is read at its
 // user's map, so most instructions share a map: the memo keys on (instruction, map number)
@@ -520,7 +571,9 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   };
   const hlo::HloComputation* kernel = root->parent();
   const bool whole_kernel = kernel != nullptr && kernel->IsFusionComputation();
-  hlo::InstructionMap<Built> memo = whole_kernel ? hlo::InstructionMap<Built>(*kernel)
+  const std::optional<PrefetchTable> prefetch =
+      whole_kernel ? std::optional<PrefetchTable>(std::in_place, *kernel) : std::nullopt;
+  hlo::InstructionMap<Built> memo = whole_kernel ? hlo::InstructionMap<Built>(prefetch->lowest_id(), prefetch->count())
                                                  : hlo::InstructionMap<Built>(-1, 0);
   absl::flat_hash_map<std::pair<const HloInstruction*, int>, int> more_built;
   auto built_node = [&](const HloInstruction* instr, int map) {
@@ -559,6 +612,9 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     visited.resize(f.nodes);
     stack.pop_back();
     if (stack.empty()) result = node; else visited.push_back(node);
+    // The frames below finish next, reading their instructions again (long evicted on a
+    // deep walk); their addresses are on the stack.
+    if (stack.size() > kPrefetchAhead) PrefetchInstruction(stack[stack.size() - 1 - kPrefetchAhead].instr);
   };
   while (!stack.empty()) {
     Frame& f = stack.back();
@@ -570,6 +626,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
         finish(node);
         continue;
       }
+      if (prefetch) prefetch->PrefetchAhead(f.instr);
       if (const int slot = leaves(f.instr); slot >= 0) {
         if (!f.instr->shape().IsArray()) return absl::UnimplementedError("tuple leaf");
         p->num_inputs_ = std::max(p->num_inputs_, slot + 1);

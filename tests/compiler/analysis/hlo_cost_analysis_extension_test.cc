@@ -176,6 +176,46 @@ ENTRY %main (a: f32[2,3], b: f32[3,4]) -> f32[2,4] {
   EXPECT_EQ(cost->bytes_accessed, (6 + 12 + 8) * 4);
 }
 
+// Seconds by instruction name, in the called computation of PostOrderModule: fractions whose
+// sum rounds differently in storage order (a, b, c) and in post order (c, b, a).
+class FractionalSeconds : public HloCostAnalysis {
+ public:
+  FractionalSeconds() {
+    for (int i = 0; i < kHloOpcodeCount; ++i) {
+      AppendHandler(static_cast<HloOpcode>(i), [](const HloInstruction& instr, HloCost* cost) {
+        const std::string& name = instr.name();
+        cost->target.seconds += name == "a" ? 0.1 : name == "b" ? 0.2 : name == "c" ? 0.3 : 0.0;
+      });
+    }
+  }
+};
+
+TEST(HloCostAnalysisExtensionTest, FractionalTargetCostsAreSummedInPostOrder) {
+  // Stored a, b, c; the root's post order visits c, b (through s), then a.
+  std::unique_ptr<HloModule> module = Parse(R"(HloModule m
+%fused (p: f32[8]) -> f32[8] {
+  %p = f32[8] parameter(0)
+  %a = f32[8] negate(%p)
+  %b = f32[8] exponential(%p)
+  %c = f32[8] sqrt(%p)
+  %s = f32[8] add(%c, %b)
+  ROOT %r = f32[8] add(%s, %a)
+}
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8] parameter(0)
+  ROOT %f = f32[8] fusion(%x), kind=kLoop, calls=%fused
+})");
+  ASSERT_NE(module, nullptr);
+  const double post_order = 0.3 + 0.2 + 0.1;
+  ASSERT_NE(post_order, 0.1 + 0.2 + 0.3);  // the order shows in the last bit
+  FractionalSeconds analysis;
+  absl::StatusOr<ModuleCost> cost = analysis.Analyze(*module);
+  ASSERT_TRUE(cost.ok());
+  EXPECT_EQ(cost->target.seconds, post_order);
+  EXPECT_EQ(cost->transcendentals, 2 * 8);  // exponential, sqrt
+  EXPECT_EQ(cost->flops, 3 * 8);            // negate, two adds
+}
+
 TEST(HloCostAnalysisExtensionTest, AnalysisIsLinearInInstructions) {
   // A chain of 40,000 adds: a quadratic walk would take minutes.
   constexpr int kLength = 40000;
