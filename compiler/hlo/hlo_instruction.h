@@ -71,7 +71,8 @@ class alignas(64) HloInstruction {
                                                 absl::Span<HloInstruction* const> operands);
   ~HloInstruction();
   // Instructions come from a slab (hlo_instruction_slab.cc): consecutive allocations are
-  // adjacent, so walks in creation order read memory in sequence.
+  // adjacent (once the slots freed before are used up), so walks in creation order read
+  // memory in sequence.
   static void* operator new(std::size_t size, std::align_val_t alignment);
   static void operator delete(void* p, std::size_t size, std::align_val_t alignment);
   HloInstruction(const HloInstruction&) = delete;

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <cstdlib>  // TEMP
 #include <new>
 
 #include "jx/compiler/hlo/hlo_instruction.h"
@@ -92,14 +91,13 @@ InstructionSlab& Slab() {
 
 }  // namespace
 
-static const bool kTmpNoSlab = std::getenv("JX_TMP_NO_SLAB") != nullptr;  // TEMP
 void* HloInstruction::operator new(std::size_t size, std::align_val_t alignment) {
-  if (kTmpNoSlab || !kUseSlab || size != kSlotBytes) return ::operator new(size, alignment);
+  if (!kUseSlab || size != kSlotBytes) return ::operator new(size, alignment);
   return Slab().Allocate();
 }
 
 void HloInstruction::operator delete(void* p, std::size_t size, std::align_val_t alignment) {
-  if (kTmpNoSlab || !kUseSlab || size != kSlotBytes) return ::operator delete(p, size, alignment);
+  if (!kUseSlab || size != kSlotBytes) return ::operator delete(p, size, alignment);
   Slab().Free(p);
 }
 

@@ -127,7 +127,7 @@ class Shape {
   DimensionVector dimensions_;
   Layout layout_;
   // A tuple's elements, out of line and shared: they never change after Tuple(), so copies
-  // share them and an array shape pays one pointer for them. Null unless a tuple.
+  // share them and an array shape pays a null shared_ptr (16 bytes) for them. Null unless a tuple.
   std::shared_ptr<const std::vector<Shape>> tuple_shapes_;
 };
 std::ostream& operator<<(std::ostream& os, const Shape& shape);
