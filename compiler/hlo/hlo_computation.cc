@@ -106,8 +106,8 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
     if (instr != nullptr && instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
   }
   // The visited set: a flag per slot of the instruction list (far cheaper than hashing
-  // pointers on big programs); an operand of another computation (a malformed graph) is
-  // hashed.
+  // pointers on big programs). An operand of another computation (fusion moving a group,
+  // or a malformed graph) has no slot here and is hashed.
   std::vector<uint8_t> visited_slots(instructions_.size(), 0);
   absl::flat_hash_set<const HloInstruction*> visited_strays;
   auto visit = [&](const HloInstruction* instr) {
