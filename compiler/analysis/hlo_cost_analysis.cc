@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -262,9 +263,6 @@ HloCostAnalysis::Role CalleeRole(const HloInstruction& caller) {
   }
 }
 
-// Instructions ahead of the one being costed whose fields are loaded meanwhile.
-constexpr int kPrefetchAhead = 16;
-
 // Start loading what a walk reads of an instruction: costing it reads its first fields
 // (opcode, operands) through its shape; listing callees reads the computations it calls.
 void PrefetchCostInputs(const HloInstruction* instr) {
@@ -273,24 +271,6 @@ void PrefetchCostInputs(const HloInstruction* instr) {
   for (const char* line = begin; line < end; line += 64) __builtin_prefetch(line);
 }
 void PrefetchCallees(const HloInstruction* instr) { __builtin_prefetch(&instr->called_computations()); }
-
-// Calls fn on each instruction of c in storage order while it returns true. A big
-// computation's instructions lie apart in memory, each a cache miss the hardware does not
-// foresee; their addresses are known from the list, so `prefetch` starts loading the
-// instruction kPrefetchAhead on while fn runs.
-template <typename Fn>
-void ForEachInStorageOrder(const HloComputation& c, void (*prefetch)(const HloInstruction*), Fn fn) {
-  const HloComputation::InstructionRange range = c.instructions();
-  auto ahead = range.begin();
-  for (int i = 0; i < kPrefetchAhead && ahead != range.end(); ++i, ++ahead) prefetch(*ahead);
-  for (const HloInstruction* instr : range) {
-    if (ahead != range.end()) {
-      prefetch(*ahead);
-      ++ahead;
-    }
-    if (!fn(instr)) return;
-  }
-}
 
 }  // namespace
 
