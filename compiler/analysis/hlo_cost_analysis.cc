@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -262,34 +263,14 @@ HloCostAnalysis::Role CalleeRole(const HloInstruction& caller) {
   }
 }
 
-// Instructions ahead of the one being costed whose fields are loaded meanwhile.
-constexpr int kPrefetchAhead = 16;
-
-// Start loading what a walk reads of an instruction: costing it reads its first fields
-// (opcode, operands) through its shape; listing callees reads the computations it calls.
+// Start loading what a walk reads of an instruction: listing callees reads the computations
+// it calls; costing it reads those and its first fields (opcode, operands) through its shape.
+void PrefetchCallees(const HloInstruction* instr) { __builtin_prefetch(&instr->called_computations()); }
 void PrefetchCostInputs(const HloInstruction* instr) {
   const char* begin = reinterpret_cast<const char*>(instr);
   const char* end = reinterpret_cast<const char*>(&instr->shape() + 1);
   for (const char* line = begin; line < end; line += 64) __builtin_prefetch(line);
-}
-void PrefetchCallees(const HloInstruction* instr) { __builtin_prefetch(&instr->called_computations()); }
-
-// Calls fn on each instruction of c in storage order while it returns true. A big
-// computation's instructions lie apart in memory, each a cache miss the hardware does not
-// foresee; their addresses are known from the list, so `prefetch` starts loading the
-// instruction kPrefetchAhead on while fn runs.
-template <typename Fn>
-void ForEachInStorageOrder(const HloComputation& c, void (*prefetch)(const HloInstruction*), Fn fn) {
-  const HloComputation::InstructionRange range = c.instructions();
-  auto ahead = range.begin();
-  for (int i = 0; i < kPrefetchAhead && ahead != range.end(); ++i, ++ahead) prefetch(*ahead);
-  for (const HloInstruction* instr : range) {
-    if (ahead != range.end()) {
-      prefetch(*ahead);
-      ++ahead;
-    }
-    if (!fn(instr)) return;
-  }
+  PrefetchCallees(instr);
 }
 
 }  // namespace
@@ -410,6 +391,14 @@ void HloCostAnalysis::Ensure(absl::Span<HloComputation* const> roots) {
       continue;
     }
     if (!frame.expanded) {
+      // A computation whose callees are summed already (a fused computation calls none) is
+      // summed in one walk, without listing them first.
+      if (std::optional<ComputationCost> total =
+              Sum(*frame.computation, nullptr, /*only_if_callees_summed=*/true)) {
+        cache_[frame.computation] = *std::move(total);
+        stack.pop_back();
+        continue;
+      }
       stack.back().expanded = true;
       in_progress.insert(frame.computation);
       callees.clear();
@@ -423,7 +412,7 @@ void HloCostAnalysis::Ensure(absl::Span<HloComputation* const> roots) {
     }
     stack.pop_back();
     in_progress.erase(frame.computation);
-    cache_[frame.computation] = Sum(*frame.computation, nullptr);
+    cache_[frame.computation] = *Sum(*frame.computation, nullptr);
   }
 }
 
@@ -461,7 +450,15 @@ bool IsExact(const ComputationCost& total) {
 
 }  // namespace
 
-ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<InstructionRow>* rows) {
+bool HloCostAnalysis::CalleesSummed(const HloInstruction& instr) const {
+  for (const HloComputation* callee : instr.called_computations()) {
+    if (callee != nullptr && !cache_.contains(callee)) return false;
+  }
+  return true;
+}
+
+std::optional<ComputationCost> HloCostAnalysis::Sum(const HloComputation& c, std::vector<InstructionRow>* rows,
+                                                    bool only_if_callees_summed) {
   auto role = roles_.find(&c);
   role_ = role == roles_.end() ? Role::kKernel : role->second;
   // Reads of a parameter are its readers' operand bytes, following get-tuple-element (which
@@ -521,12 +518,18 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<Instru
   // sums (every cost of the target-independent analysis) come out as a post-order sum would;
   // at the first fractional cost (a target's seconds) the sum starts again in post order, so
   // it rounds as it always did.
+  bool unsummed_callee = false;
   if (rows == nullptr) {
     start();
     ForEachInStorageOrder(c, PrefetchCostInputs, [&](const HloInstruction* instr) {
-      add(instr);
-      return whole;
+      unsummed_callee = only_if_callees_summed && !CalleesSummed(*instr);
+      if (!unsummed_callee) add(instr);
+      return whole && !unsummed_callee;
     });
+    if (unsummed_callee) {
+      role_ = Role::kKernel;
+      return std::nullopt;
+    }
     if (whole && IsExact(total)) {
       role_ = Role::kKernel;
       return total;
@@ -536,6 +539,10 @@ ComputationCost HloCostAnalysis::Sum(const HloComputation& c, std::vector<Instru
   const std::vector<HloInstruction*> order = c.MakeInstructionPostOrder();
   if (rows != nullptr) rows->reserve(order.size());
   for (const HloInstruction* instr : order) {
+    if (only_if_callees_summed && !CalleesSummed(*instr)) {
+      role_ = Role::kKernel;
+      return std::nullopt;
+    }
     HloCost cost = add(instr);
     if (rows != nullptr) rows->emplace_back(instr, std::move(cost));
   }
@@ -616,7 +623,7 @@ absl::StatusOr<ModuleCost> HloCostAnalysis::Analyze(const HloModule& module) {
   ListCallees(*entry, &callees);
   Ensure(callees);
   std::vector<InstructionRow> rows;
-  const ComputationCost total = Sum(*entry, &rows);
+  const ComputationCost total = *Sum(*entry, &rows);
   ModuleCost cost;
   cost.flops = total.flops;
   cost.transcendentals = total.transcendentals;

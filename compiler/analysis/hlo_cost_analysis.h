@@ -201,10 +201,13 @@ class HloCostAnalysis {
   void ListCallees(const HloComputation& computation, std::vector<HloComputation*>* callees);
   // Sums `roots` and everything they call into cache_, callees first.
   void Ensure(absl::Span<HloComputation* const> roots);
-  // The totals of `computation`, whose callees are summed already; with `rows`, also each
-  // instruction's cost in post order (kept for the entry only). Without rows, whole-number
-  // totals are summed in storage order (the same sums: exact); others in post order.
-  ComputationCost Sum(const HloComputation& computation, std::vector<InstructionRow>* rows);
+  // The totals of `computation`, whose callees are summed already (or, with
+  // only_if_callees_summed, nullopt when one is not); with `rows`, also each instruction's
+  // cost in post order (kept for the entry only). Without rows, whole-number totals are
+  // summed in storage order (the same sums: exact); others in post order.
+  std::optional<ComputationCost> Sum(const HloComputation& computation, std::vector<InstructionRow>* rows,
+                                     bool only_if_callees_summed = false);
+  bool CalleesSummed(const HloInstruction& instruction) const;
   HloCost CostWithCallees(const HloInstruction& instruction);
 
   // The handlers for the ops with rules of their own.

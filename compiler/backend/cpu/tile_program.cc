@@ -12,6 +12,7 @@
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_evaluator.h"
 #include "jx/compiler/hlo/instruction_map.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -187,14 +188,6 @@ bool IsTransparent(const HloInstruction& instr) {
   }
 }
 
-// How far ahead the walk loads the instructions it is about to read.
-constexpr int kPrefetchAhead = 16;
-
-void PrefetchInstruction(const HloInstruction* instr) {
-  const char* begin = reinterpret_cast<const char*>(instr);
-  for (size_t line = 0; line < sizeof(HloInstruction); line += 64) __builtin_prefetch(begin + line);
-}
-
 // For each instruction of a fused computation (by unique id), the one stored kPrefetchAhead
 // slots before it. The walk from the root meets a fused chain's instructions in reverse
 // storage order (operands are created before their users), and each step reads an operand
@@ -209,17 +202,18 @@ class PrefetchTable {
     std::vector<std::pair<const HloInstruction*, int64_t>> stored;
     stored.reserve(static_cast<size_t>(c.instruction_count()));
     int64_t hi = -1;
-    for (const HloInstruction* instr : c.instructions()) {
+    hlo::ForEachInStorageOrder(c, hlo::PrefetchInstruction, [&](const HloInstruction* instr) {
       const int64_t id = instr->unique_id();
       lowest_id_ = stored.empty() ? id : std::min(lowest_id_, id);
       hi = std::max(hi, id);
       stored.emplace_back(instr, id);
-    }
+      return true;
+    });
     count_ = stored.size();
     if (stored.empty() || lowest_id_ < 0) return;
     ahead_.assign(static_cast<size_t>(hi - lowest_id_ + 1), stored.front().first);
-    for (size_t i = kPrefetchAhead; i < stored.size(); ++i) {
-      ahead_[stored[i].second - lowest_id_] = stored[i - kPrefetchAhead].first;
+    for (size_t i = hlo::kPrefetchAhead; i < stored.size(); ++i) {
+      ahead_[stored[i].second - lowest_id_] = stored[i - hlo::kPrefetchAhead].first;
     }
   }
   // The computation's lowest unique id and its number of instructions (for InstructionMap).
@@ -228,7 +222,7 @@ class PrefetchTable {
 
   void PrefetchAhead(const HloInstruction* instr) const {
     const uint64_t i = static_cast<uint64_t>(instr->unique_id() - lowest_id_);
-    if (i < ahead_.size()) PrefetchInstruction(ahead_[i]);
+    if (i < ahead_.size()) hlo::PrefetchInstruction(ahead_[i]);
   }
 
  private:
@@ -614,7 +608,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     if (stack.empty()) result = node; else visited.push_back(node);
     // The frames below finish next, reading their instructions again (long evicted on a
     // deep walk); their addresses are on the stack.
-    if (stack.size() > kPrefetchAhead) PrefetchInstruction(stack[stack.size() - 1 - kPrefetchAhead].instr);
+    if (stack.size() > hlo::kPrefetchAhead) hlo::PrefetchInstruction(stack[stack.size() - 1 - hlo::kPrefetchAhead].instr);
   };
   while (!stack.empty()) {
     Frame& f = stack.back();
