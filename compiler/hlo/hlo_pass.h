@@ -84,19 +84,6 @@ class HloPassPipeline : public HloPass {
   std::vector<PassTiming> timings_;
 };
 
-// Whether some instruction of the computation satisfies `pred`, read in storage order. A pass
-// that finds nothing to do in most computations asks it (with a test that reads as little of
-// each instruction as it can: opcodes) before building the post order it rewrites in: on a
-// big computation the post order is a walk and a copy of its own.
-//   if (!AnyInstruction(*c, [](const HloInstruction& i) { return i.opcode() == HloOpcode::kReduce; })) continue;
-template <typename Pred>
-bool AnyInstruction(const HloComputation& computation, Pred pred) {
-  for (const HloInstruction* instr : computation.instructions()) {
-    if (pred(*instr)) return true;
-  }
-  return false;
-}
-
 // A dump callback writing "<dir>/<prefix><module>.<NNN>.<pass>.txt" (the module text after
 // each pass; NNN counts calls), as JX_DUMP_TO=dir asks for. Write errors are ignored: dumps
 // are best effort.

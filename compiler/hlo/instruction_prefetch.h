@@ -1,7 +1,8 @@
-// Prefetching for walks over big computations. A computation of 100k instructions is past the
-// last-level cache, and its instructions lie apart in memory: a walk that reads each one in
-// turn waits for a cache miss per instruction, which the hardware does not foresee. A walk
-// that knows which instruction it reads next can start loading it early.
+// Walks over a computation's instructions in storage order, with prefetching. A computation
+// of 100k instructions is past the last-level cache: a walk that reads each instruction in
+// turn waits for a cache miss per instruction unless the hardware foresees the next one (a
+// walk that reads all of each instruction outruns its stream prefetcher). A walk that knows
+// which instruction it reads next can start loading it early.
 //
 //   ForEachInStorageOrder(c, PrefetchInstruction, [&](const HloInstruction* instr) {
 //     ...;
@@ -39,6 +40,23 @@ void ForEachInStorageOrder(const HloComputation& c, Prefetch prefetch, Fn fn) {
     }
     if (!fn(instr)) return;
   }
+}
+
+// Whether some instruction of the computation satisfies `pred`, read in storage order. A pass
+// that finds nothing to do in most computations asks it (with a test that reads as little of
+// each instruction as it can: opcodes) before building the post order it rewrites in: on a
+// big computation the post order is a walk and a copy of its own. No prefetch: the slab lays
+// instructions out in creation order, and a walk reading one field of each is a stream the
+// hardware foresees.
+//   if (!AnyInstruction(*c, [](const HloInstruction& i) { return i.opcode() == HloOpcode::kReduce; })) continue;
+template <typename Pred>
+bool AnyInstruction(const HloComputation& computation, Pred pred) {
+  bool found = false;
+  ForEachInStorageOrder(computation, [](const HloInstruction*) {}, [&](const HloInstruction* instr) {
+    found = pred(*instr);
+    return !found;
+  });
+  return found;
 }
 
 }  // namespace jx::hlo

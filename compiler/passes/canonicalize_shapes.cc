@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 
 namespace jx::hlo {

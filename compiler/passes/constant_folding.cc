@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "jx/compiler/hlo/hlo_evaluator.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 
 namespace jx::hlo {

@@ -10,6 +10,7 @@
 #include "jx/compiler/backend/cpu/vector_computation.h"
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_computation.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -109,8 +110,10 @@ absl::StatusOr<HloInstruction*> Expand(HloInstruction* reduce) {
 absl::StatusOr<bool> GenericReduceExpander::Run(hlo::HloModule* module) {
   bool changed = false;
   for (HloComputation* c : module->MakeComputationPostOrder()) {
+    const auto is_reduce = [](const HloInstruction& instr) { return instr.opcode() == HloOpcode::kReduce; };
+    if (!AnyInstruction(*c, is_reduce)) continue;  // most computations
     for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
-      if (instr->opcode() != HloOpcode::kReduce || instr->to_apply() == nullptr) continue;
+      if (!is_reduce(*instr) || instr->to_apply() == nullptr) continue;
       if (HasNativeKernel(*instr) || !internal::IsVectorizable(*instr->to_apply())) continue;
       HLO_ASSIGN_OR_RETURN(HloInstruction * expanded, Expand(instr));
       HLO_RETURN_IF_ERROR(c->ReplaceInstruction(instr, expanded));
