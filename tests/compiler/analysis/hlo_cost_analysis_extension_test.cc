@@ -3,7 +3,6 @@
 // instruction is costed in its role (kernel, fused, per-element); the walk is linear.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -216,8 +215,10 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   EXPECT_EQ(cost->flops, 3 * 8);            // negate, two adds
 }
 
-TEST(HloCostAnalysisExtensionTest, AnalysisIsLinearInInstructions) {
-  // A chain of 40,000 adds: a quadratic walk would take minutes.
+// A chain of 40,000 adds is analysed in full (the walks are iterative: no recursion as deep as
+// the chain). How its time grows with the chain is compile_bench's business (the cost-analysis
+// phase of JX_LOG_COMPILES=2), not a test's.
+TEST(HloCostAnalysisExtensionTest, AnalysisOfALongChainCountsEveryInstruction) {
   constexpr int kLength = 40000;
   std::string text = "HloModule m\nENTRY %main (x: f32[4]) -> f32[4] {\n  %x = f32[4] parameter(0)\n"
                      "  %a0 = f32[4] add(%x, %x)\n";
@@ -227,13 +228,9 @@ TEST(HloCostAnalysisExtensionTest, AnalysisIsLinearInInstructions) {
   text += "  ROOT %r = f32[4] negate(%a" + std::to_string(kLength - 1) + ")\n}\n";
   std::unique_ptr<HloModule> module = Parse(text);
   ASSERT_NE(module, nullptr);
-  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<ModuleCost> cost = AnalyzeCost(*module);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(cost.ok());
   EXPECT_EQ(cost->flops, 4.0 * (kLength + 1));
-  EXPECT_LT(seconds, 2.0);
 }
 
 }  // namespace
