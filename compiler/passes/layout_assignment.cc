@@ -1,5 +1,6 @@
 #include "jx/compiler/passes/layout_assignment.h"
 
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -47,9 +48,10 @@ bool HasPinnedLayout(const HloInstruction& instr) {
 // Dimension numbers from most major to most minor; row-major when the layout is missing.
 std::vector<int64_t> MajorToMinor(const Shape& shape) {
   const MinorToMajor& m2m = shape.layout().minor_to_major;
-  if (!ShapeUtil::ValidateShape(shape).ok()) {
-    const MinorToMajor row_major = ShapeUtil::DefaultLayout(shape.rank()).minor_to_major;
-    return std::vector<int64_t>(row_major.begin(), row_major.end());
+  if (!ShapeUtil::ValidateShape(shape).ok()) {  // read as row-major: major to minor 0..r-1
+    std::vector<int64_t> row_major(shape.rank());
+    std::iota(row_major.begin(), row_major.end(), 0);
+    return row_major;
   }
   return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
 }
