@@ -345,28 +345,43 @@ void ScatterInto(A* acc, const T* upd, absl::Span<const int64_t> xs, absl::Span<
   });
 }
 
+// One ScatterInto per combiner and element type the combiner can tell apart (48 instead of 65:
+// they are most of this file's compile time).
 template <ScatterCombiner K>
 void ScatterTyped(DType dtype, void* out, absl::Span<const int64_t> xs, const IndexArray& indices,
                   const void* updates, absl::Span<const int64_t> us, const ScatterDims& dn, bool clamp) {
-  DispatchDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* o = static_cast<T*>(out);
-    const T* u = static_cast<const T*>(updates);
-    if constexpr (kIsHalf<T> && K != ScatterCombiner::kOverwrite) {
-      // Combine in f32, round once.
-      const int64_t n = Elements(xs);
-      std::vector<float> acc(static_cast<size_t>(n));
-      ParallelFor(n, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) acc[static_cast<size_t>(i)] = static_cast<float>(o[i]);
-      });
-      ScatterInto<K, float, T>(acc.data(), u, xs, us, indices, dn, clamp);
-      ParallelFor(n, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = T(acc[static_cast<size_t>(i)]);
-      });
-    } else {
-      ScatterInto<K, T, T>(o, u, xs, us, indices, dn, clamp);
-    }
-  });
+  if constexpr (K == ScatterCombiner::kOverwrite) {
+    // Overwriting moves bits: any type of the element's size will do.
+    DispatchBySize(ItemSize(dtype), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      ScatterInto<K, U, U>(static_cast<U*>(out), static_cast<const U*>(updates), xs, us, indices, dn, clamp);
+    });
+  } else {
+    DispatchDType(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* o = static_cast<T*>(out);
+      const T* u = static_cast<const T*>(updates);
+      if constexpr (kIsHalf<T>) {
+        // Combine in f32, round once.
+        const int64_t n = Elements(xs);
+        std::vector<float> acc(static_cast<size_t>(n));
+        ParallelFor(n, kParallelGrain, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) acc[static_cast<size_t>(i)] = static_cast<float>(o[i]);
+        });
+        ScatterInto<K, float, T>(acc.data(), u, xs, us, indices, dn, clamp);
+        ParallelFor(n, kParallelGrain, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) o[i] = T(acc[static_cast<size_t>(i)]);
+        });
+      } else if constexpr (kIsInt<T> && std::is_signed_v<T> &&
+                           (K == ScatterCombiner::kAdd || K == ScatterCombiner::kMul)) {
+        // Wrapping add and multiply give the same bits on signed and unsigned integers.
+        using U = std::make_unsigned_t<T>;
+        ScatterInto<K, U, U>(reinterpret_cast<U*>(o), reinterpret_cast<const U*>(u), xs, us, indices, dn, clamp);
+      } else {
+        ScatterInto<K, T, T>(o, u, xs, us, indices, dn, clamp);
+      }
+    });
+  }
 }
 
 }  // namespace

@@ -300,9 +300,9 @@ int64_t ArgRow(const T* x, int64_t n) {
   return 0;
 }
 
-// x viewed as [O, R, I], reduced over R.
-template <bool kMax, typename T, typename Idx>
-void ArgKernel(const T* x, Idx* out, int64_t O, int64_t R, int64_t I) {
+// x viewed as [O, R, I], reduced over R; out gets int64 indices (ArgReduceWith narrows them).
+template <bool kMax, typename T>
+void ArgKernel(const T* x, int64_t* out, int64_t O, int64_t R, int64_t I) {
   using C = ComputeType<T>;
   if (I == 1 && O < kFewRows && R >= 2 * kRowChunk) {
     // Few long rows: the extreme of each fixed-size chunk, then the first best chunk.
@@ -320,13 +320,13 @@ void ArgKernel(const T* x, Idx* out, int64_t O, int64_t R, int64_t I) {
         const int64_t i = partial[static_cast<size_t>(o * n_chunks + c)];
         if (Better<kMax>(static_cast<C>(x[o * R + i]), static_cast<C>(x[o * R + best]))) best = i;
       }
-      out[o] = static_cast<Idx>(best);
+      out[o] = best;
     }
     return;
   }
   if (I == 1) {
     ParallelFor(O, std::max<int64_t>(1, kParallelGrain / R), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) out[o] = static_cast<Idx>(ArgRow<kMax>(x + o * R, R));
+      for (int64_t o = begin; o < end; ++o) out[o] = ArgRow<kMax>(x + o * R, R);
     });
     return;
   }
@@ -357,8 +357,7 @@ void ArgKernel(const T* x, Idx* out, int64_t O, int64_t R, int64_t I) {
           idx[i] = b ? r : idx[i];
         }
       }
-      Idx* dst = out + o * I + i0;
-      for (int64_t i = 0; i < len; ++i) dst[i] = static_cast<Idx>(idx[i]);
+      std::copy(idx, idx + len, out + o * I + i0);
     }
   });
 }
@@ -372,17 +371,25 @@ void ArgReduceWith(DType dtype, absl::Span<const int64_t> dims, int64_t axis, DT
   for (size_t i = static_cast<size_t>(axis) + 1; i < dims.size(); ++i) I *= dims[i];
   if (O * I == 0) return;
   if (R == 0) throw InternalError("argmax/argmin kernel called on an empty axis");
+  if (!IsInteger(index_dtype)) throw InternalError("argmax/argmin kernel called with a non-integer index dtype");
+  // The kernel writes int64 indices, narrowed to index_dtype afterwards (one pass over the
+  // output, not the operand): one kernel per element type instead of one per element and
+  // index type pair, which took most of this file's compile time.
+  const bool wide_out = ItemSize(index_dtype) == sizeof(int64_t);
+  std::vector<int64_t> wide(wide_out ? 0 : static_cast<size_t>(O * I));
+  int64_t* idx = wide_out ? static_cast<int64_t*>(out) : wide.data();
   // Booleans compare as 0/1 bytes.
   DispatchDType(dtype == DType::kBool ? DType::kUInt8 : dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      DispatchDType(index_dtype, [&](auto itag) {
-        using Idx = typename decltype(itag)::type;
-        if constexpr (kIsInt<Idx>) {
-          ArgKernel<kMax>(static_cast<const T*>(x), static_cast<Idx*>(out), O, R, I);
-        } else {
-          throw InternalError("argmax/argmin kernel called with a non-integer index dtype");
-        }
+    if constexpr (!std::is_same_v<T, bool>) ArgKernel<kMax>(static_cast<const T*>(x), idx, O, R, I);
+  });
+  if (wide_out) return;
+  DispatchDType(index_dtype, [&](auto itag) {
+    using Idx = typename decltype(itag)::type;
+    if constexpr (kIsInt<Idx>) {
+      Idx* dst = static_cast<Idx*>(out);
+      ParallelFor(O * I, kParallelGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<Idx>(wide[static_cast<size_t>(i)]);
       });
     }
   });

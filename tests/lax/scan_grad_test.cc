@@ -141,7 +141,7 @@ TEST(ScanGradTest, ResidualFormsKeepTheGradientsOfTheUnrolledLoop) {
   using Carry = std::pair<Array, Array>;
   for (const int64_t steps : {int64_t{0}, int64_t{1}, int64_t{6}}) {
     for (const bool reverse : {false, true}) {
-      SCOPED_TRACE(testing::Message() << steps << " steps" << (reverse ? ", reverse" : ""));
+      SCOPED_TRACE(::testing::Message() << steps << " steps" << (reverse ? ", reverse" : ""));
       auto loss = [reverse](const Array& w, const Array& h0, const Array& xs) {
         auto [carry, hs] = lax::scan(
             [w](const Carry& c, const Array& x) {
