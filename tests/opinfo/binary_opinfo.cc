@@ -67,7 +67,7 @@ double RefShift(Shift kind, DType d, double x, double y) {
   const uint64_t bits = ItemSize(d) * 8;
   const uint64_t xb = ToBits(x, d), s = ToBits(y, d);  // the amount is read as unsigned
   const bool negative = (xb >> (bits - 1)) & 1;
-  uint64_t r;
+  uint64_t r = 0;  // every Shift sets it; GCC cannot tell
   switch (kind) {
     case Shift::kLeft: r = s >= bits ? 0 : xb << s; break;
     case Shift::kRightLogical: r = s >= bits ? 0 : xb >> s; break;
