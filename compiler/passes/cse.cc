@@ -71,7 +71,9 @@ class VisitedInstructions {
     const HloInstruction* least_read = LeastReadOperand(*instr);
     if (least_read == nullptr || least_read->user_count() > kMaxUsersToScan) {
       auto [it, inserted] = hashed_.insert(instr);
-      return inserted ? nullptr : *it;
+      if (inserted) return nullptr;
+      NumberPositions();  // before the merge this pair leads to removes an instruction
+      return *it;
     }
     for (HloInstruction* user : least_read->users()) {
       if (user != instr && Identical(user, instr) && Visited(user, index)) return user;
@@ -99,15 +101,20 @@ class VisitedInstructions {
     return least;
   }
 
-  // Whether instr comes before `order[index]`. Asked only once an identical pair is found
-  // (rare), so the positions are numbered on the first question: it comes before the first
-  // merge, while every instruction in `order` is still alive.
+  // Whether instr comes before `order[index]`. Asked only once an identical pair is found.
   bool Visited(const HloInstruction* instr, size_t index) {
-    if (!position_.has_value()) {
-      position_.emplace(*order_.front()->parent());
-      for (size_t i = 0; i < order_.size(); ++i) (*position_)[order_[i]] = static_cast<int64_t>(i);
-    }
+    NumberPositions();
     return static_cast<size_t>(position_->Get(instr)) < index;
+  }
+
+  // Numbers the instructions of `order` by position, once. Identical pairs are rare, so this
+  // waits for the first one, on either path; it must come before that pair's merge removes
+  // an instruction of `order` (a hash-table merge that numbered nothing, followed by a scan
+  // that did, read a removed instruction).
+  void NumberPositions() {
+    if (position_.has_value()) return;
+    position_.emplace(*order_.front()->parent());
+    for (size_t i = 0; i < order_.size(); ++i) (*position_)[order_[i]] = static_cast<int64_t>(i);
   }
 
   const std::vector<HloInstruction*>& order_;
