@@ -27,12 +27,13 @@ inline void PrefetchInstruction(const HloInstruction* instr) {
 }
 
 // Calls fn on each instruction of c in storage order while it returns true; `prefetch` is
-// called on the instruction kPrefetchAhead on (their addresses are known from the list).
-template <typename Prefetch, typename Fn>
+// called on the instruction `Ahead` places on (their addresses are known from the list). A
+// walk that reads little of each instruction may want a shorter distance (the verifier: 4).
+template <int Ahead = kPrefetchAhead, typename Prefetch, typename Fn>
 void ForEachInStorageOrder(const HloComputation& c, Prefetch prefetch, Fn fn) {
   const HloComputation::InstructionRange range = c.instructions();
   auto ahead = range.begin();
-  for (int i = 0; i < kPrefetchAhead && ahead != range.end(); ++i, ++ahead) prefetch(*ahead);
+  for (int i = 0; i < Ahead && ahead != range.end(); ++i, ++ahead) prefetch(*ahead);
   for (const HloInstruction* instr : range) {
     if (ahead != range.end()) {
       prefetch(*ahead);
