@@ -9,6 +9,7 @@
 #pragma once
 
 #include "jx/core/array.h"
+#include "jx/core/caches.h"
 #include "jx/core/config.h"
 #include "jx/core/dtype.h"
 #include "jx/core/errors.h"

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "jx/core/caches.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/executable.h"
@@ -44,7 +45,15 @@ struct ProgramCache {
 };
 
 ProgramCache& Programs() {
-  static auto* cache = new ProgramCache;  // never destroyed: executables outlive static teardown
+  static auto* cache = [] {
+    auto* programs = new ProgramCache;  // never destroyed: executables outlive static teardown
+    caches_internal::RegisterCache([programs] {
+      absl::flat_hash_map<ProgramKey, std::shared_ptr<const Executable>> dropped;  // freed unlocked
+      std::lock_guard<std::mutex> lock(programs->mutex);
+      dropped.swap(programs->programs);
+    });
+    return programs;
+  }();
   return *cache;
 }
 

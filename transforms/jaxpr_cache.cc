@@ -1,6 +1,19 @@
 #include "jx/transforms/jaxpr_cache.h"
 
+#include "jx/core/caches.h"
+
 namespace jx {
+
+JaxprCacheBase::JaxprCacheBase(std::string name, size_t capacity) : name_(std::move(name)), capacity_(capacity) {
+  caches_internal::RegisterCache([this] { Clear(); });
+}
+
+void JaxprCacheBase::Clear() {
+  std::list<Entry> dropped;  // freed outside the lock: a value's teardown may use a cache
+  std::lock_guard<std::mutex> lock(mutex_);
+  index_.clear();
+  dropped.swap(order_);
+}
 
 JaxprCacheKey& JaxprCacheKey::AddMask(const std::vector<bool>& mask) {
   words_.push_back(static_cast<int64_t>(mask.size()));

@@ -3,7 +3,8 @@
 // JAX's weakref_lru_cache on jvp_jaxpr, partial_eval_jaxpr_nounits and batch_jaxpr. The key
 // holds the jaxpr weakly, so an entry dies with its jaxpr (dead entries are swept on every
 // insert), and past `capacity` the least recently used entry is evicted, so the cache never
-// grows without bound.
+// grows without bound. A cache lives for the process (built on first use, never destroyed):
+// it registers itself with jx::clear_caches() when built.
 //
 //   JaxprCache<Hoisted> cache("jvp", 1024);
 //   JaxprCacheKey key;
@@ -63,8 +64,10 @@ struct JaxprCacheStats {
 // The type-independent part: the index, the LRU order and the sweeping.
 class JaxprCacheBase {
  public:
-  JaxprCacheBase(std::string name, size_t capacity) : name_(std::move(name)), capacity_(capacity) {}
+  JaxprCacheBase(std::string name, size_t capacity);
   JaxprCacheStats stats() const;
+  // Drops every entry (jx::clear_caches()); hit and miss counts stay.
+  void Clear();
   const std::string& name() const { return name_; }
 
  protected:

@@ -241,8 +241,13 @@ bool JitState::IsDonated(size_t arg) const {
 
 std::shared_ptr<const Traced> JitState::Lookup(Signature& sig, absl::Span<const Array> leaves,
                                                 const std::function<std::shared_ptr<Traced>(const Signature&)>& trace) {
+  std::vector<std::pair<Signature, std::shared_ptr<const Traced>>> cleared;  // freed unlocked
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (const uint64_t epoch = caches_internal::CacheEpoch(); epoch != entries_epoch_) {
+      cleared.swap(entries_);
+      entries_epoch_ = epoch;
+    }
     for (const auto& [s, t] : entries_) {
       if (s.Matches(sig, leaves)) return t;
     }

@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "jx/core/caches.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/executable.h"
@@ -162,6 +163,7 @@ class JitState {
   std::vector<int> static_positions_, donate_;
   std::mutex mutex_;  // guards entries_ and num_traces_ (tracing runs outside it)
   std::vector<std::pair<Signature, std::shared_ptr<const Traced>>> entries_;  // few per object
+  uint64_t entries_epoch_ = caches_internal::CacheEpoch();  // entries older than a clear_caches() are dropped
   size_t num_traces_ = 0;
 };
 

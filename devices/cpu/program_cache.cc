@@ -1,5 +1,6 @@
 #include "jx/devices/cpu/program_cache.h"
 
+#include "jx/core/caches.h"
 #include "jx/core/str_util.h"
 #include "jx/devices/cpu/cpu_compiler.h"
 
@@ -18,7 +19,11 @@ std::string ProgramCacheKey(const hlo::HloFingerprint& program, const std::vecto
 }
 
 ProgramCache& ProgramCache::Global() {
-  static auto* cache = new ProgramCache(1024);  // never destroyed: programs outlive static teardown
+  static auto* cache = [] {
+    auto* global = new ProgramCache(1024);  // never destroyed: programs outlive static teardown
+    caches_internal::RegisterCache([global] { global->Clear(); });
+    return global;
+  }();
   return *cache;
 }
 
@@ -39,6 +44,13 @@ void ProgramCache::Insert(const std::string& key, std::shared_ptr<const Executab
     index_.erase(order_.back().first);
     order_.pop_back();
   }
+}
+
+void ProgramCache::Clear() {
+  std::list<Entry> dropped;  // programs freed outside the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  index_.clear();
+  dropped.swap(order_);
 }
 
 size_t ProgramCache::size() {

@@ -42,6 +42,8 @@ class ProgramCache {
   // Keeps the first program inserted under a key (a racing compile's twin is dropped).
   void Insert(const std::string& key, std::shared_ptr<const Executable> exe);
   size_t size();
+  // Drops every program (jx::clear_caches() does for the global cache).
+  void Clear();
 
  private:
   using Entry = std::pair<std::string, std::shared_ptr<const Executable>>;

@@ -16,6 +16,7 @@
 
 #include "jx/core/abstract_mesh_context.h"
 #include "jx/core/apply_primitive.h"
+#include "jx/core/caches.h"
 #include "jx/core/device.h"
 #include "jx/core/errors.h"
 #include "jx/core/interpreter.h"
@@ -138,8 +139,17 @@ Arrays RunSharded(Primitive p, absl::Span<const Array> inputs, const ParamMap& p
   // another order print alike.
   StrAppend(&key, " on");
   for (const Device* d : mesh->devices()) StrAppend(&key, " ", d->id());
+  using Programs = std::map<std::string, std::shared_ptr<const SpmdProgram>>;
   static std::mutex mu;
-  static auto* cache = new std::map<std::string, std::shared_ptr<const SpmdProgram>>();
+  static auto* cache = [] {
+    auto* programs = new Programs();  // never destroyed: programs outlive static teardown
+    caches_internal::RegisterCache([programs] {
+      Programs dropped;  // freed unlocked
+      std::lock_guard<std::mutex> lock(mu);
+      dropped.swap(*programs);
+    });
+    return programs;
+  }();
   std::shared_ptr<const SpmdProgram> program;
   {
     std::lock_guard<std::mutex> lock(mu);

@@ -1,7 +1,8 @@
 // Transformations of jit are cached: the second call of grad(jit(f)), vjp/jvp(jit(f)),
 // vmap(jit(f)) or of a jit inside a scan/fori_loop body traces, transforms, lowers and
 // compiles nothing; new avals or new transformation parameters do; results stay correct;
-// the caches never keep another transformation's tracers and never grow without bound.
+// the caches never keep another transformation's tracers and never grow without bound;
+// jx::clear_caches() empties them all.
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -349,6 +350,36 @@ TEST(JitTransformCacheTest, ConcurrentTransformsShareTheCaches) {
   }
   for (std::thread& t : threads) t.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 50);
+}
+
+// jax.clear_caches(): the next call of a jit object, and of a transformation of it, traces,
+// transforms and compiles again, with the same results; what the caller holds stays valid.
+TEST(JitTransformCacheTest, ClearCachesMakesEveryCallTraceTransformAndCompileAgain) {
+  auto jf = jit(LayerLoss);
+  auto g = grad(jf);
+  const Layer p = MakeLayer(4, 1.0);
+  const Array x = Range64(12, 1.0).reshape({3, 4});
+  const Array loss = jf(p, x);
+  const Layer dp = g(p, x);
+  const std::shared_ptr<const Executable> held =
+      cpu_device::LowerForCpu(make_jaxpr(LayerLoss)(p, x), {.name = "held"}, *devices().front())->Compile();
+
+  clear_caches();
+  const Work before = Work::Now();
+  ExpectNear(jf(p, x), loss);
+  EXPECT_EQ(jf.num_traces(), 2u);
+  const Layer again = g(p, x);
+  ExpectNear(again.w, dp.w);
+  ExpectNear(again.b, dp.b);
+  const Work d = Work::Now() - before;
+  EXPECT_EQ(d.jvp, 1) << d;
+  EXPECT_EQ(d.partial_eval, 1) << d;
+  EXPECT_EQ(d.transpose, 1) << d;
+  EXPECT_EQ(d.executables, 2) << d;
+  EXPECT_GE(d.compiles, 3) << d;  // jf's program and the two of grad's split
+  // A program the caller kept still runs.
+  std::vector<Array> leaves = {p.w, p.b, x};
+  ExpectNear(held->Execute(leaves).at(0), loss);
 }
 
 }  // namespace
