@@ -61,7 +61,9 @@ static_assert(sizeof(ChunkHeader) <= kFirstSlot);
 // Thread-safe: modules are built, compiled and destroyed on any thread. Allocation takes the
 // lowest free slot of the lowest chunk that has one; a hint per chunk (its lowest word that
 // may have a free bit) and one for the slab (the lowest chunk that may have a free slot),
-// lowered by each free, keep that O(1) amortized. Chunks stay with the process (the slab
+// lowered by each free, keep the search short: it skips a full word or chunk once until a
+// free below it lowers the hint again (a chunk's bitmap is about a hundred words, and a
+// 100k-instruction module fills 16 chunks). Chunks stay with the process (the slab
 // keeps its peak, as a malloc arena keeps its top) and are reused by the next module.
 class InstructionSlab {
  public:
