@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "jx/compiler/hlo/hlo_computation.h"
 #include "jx/compiler/hlo/hlo_instruction.h"
@@ -26,13 +27,17 @@ inline void PrefetchInstruction(const HloInstruction* instr) {
   for (size_t line = 0; line < sizeof(HloInstruction); line += 64) __builtin_prefetch(begin + line);
 }
 
-// Starts loading an instruction's first two lines: what most walks read (opcode, position,
-// parent, id, operands, users, the shape's element type and dims). A walk reading a few
-// fields of each instruction is bound by the lines it pulls from memory, not by its code.
-inline void PrefetchInstructionHead(const HloInstruction* instr) {
-  const char* begin = reinterpret_cast<const char*>(instr);
-  __builtin_prefetch(begin);
-  __builtin_prefetch(begin + 64);
+// Starts loading an instruction's first line: what most walks read (opcode, position, parent,
+// id, operands, the users' count and first user). A walk reading a few fields of each
+// instruction of a big computation is bound by how many lines it has in flight: one line
+// each took 0.65x the time of two in the opcode walks at 100k instructions.
+inline void PrefetchInstructionHead(const HloInstruction* instr) { __builtin_prefetch(instr); }
+
+// Starts loading every line of [begin, begin + size).
+inline void PrefetchBytes(const void* begin, size_t size) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(begin) & ~uintptr_t{63};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(begin) + size;
+  for (uintptr_t line = first; line < end; line += 64) __builtin_prefetch(reinterpret_cast<const void*>(line));
 }
 
 // Calls fn on each instruction of c in storage order while it returns true; `prefetch` is

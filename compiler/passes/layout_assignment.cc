@@ -146,8 +146,8 @@ absl::StatusOr<bool> LayoutAssignment::RunOnComputation(HloComputation* computat
   std::vector<BitcastLayouts> bitcasts;
   std::vector<HloInstruction*> pinned, transposes, to_lay_out;
   const auto prefetch = [](const HloInstruction* ahead) {
-    PrefetchInstructionHead(ahead);  // opcode, the shape's dims
-    __builtin_prefetch(&ahead->shape().layout());
+    PrefetchInstructionHead(ahead);                       // opcode
+    PrefetchBytes(&ahead->shape(), sizeof(ahead->shape()));  // element type, dims, layout
   };
   ForEachInStorageOrder(*computation, prefetch, [&](HloInstruction* instr) {
     switch (instr->opcode()) {
