@@ -97,39 +97,12 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   return post_order_;
 }
 
-namespace {
-
-// A frame of ComputePostOrder's DFS. It keeps what the walk needs of its instruction (the
-// operand array and count), so finishing it does not read the instruction again.
-struct PostOrderFrame {
-  HloInstruction* instr;
-  HloInstruction* const* operands;
-  uint32_t operand_count;
-  uint32_t next;
-};
-
-// ComputePostOrder's scratch, kept by each thread: on a big computation the DFS stack (a
-// chain of 100k instructions is 100k frames deep) and the visited flags would be fresh pages
-// for the kernel to clear on every walk.
-struct PostOrderScratch {
-  std::vector<HloInstruction*> starts;
-  std::vector<uint8_t> visited_slots;
-  std::vector<PostOrderFrame> stack;
-};
-
-}  // namespace
-
-// Called by MakeInstructionPostOrder only, with post_order_mutex_ held and post_order_ stale.
 std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
-  // The stale order's buffer, reused (its size: fresh pages again otherwise).
-  std::vector<HloInstruction*> order = std::move(post_order_);
-  order.clear();
+  std::vector<HloInstruction*> order;
   order.reserve(live_count_);
-  thread_local PostOrderScratch scratch;
   // The unused instructions the walk starts from: one pass reading only what the walk reads
   // first (the users, beside the operands).
-  std::vector<HloInstruction*>& starts = scratch.starts;
-  starts.clear();
+  std::vector<HloInstruction*> starts;
   ForEachInStorageOrder(*this, PrefetchInstructionHead, [&](HloInstruction* instr) {
     if (instr->user_count() == 0 && instr != root_) starts.push_back(instr);
     return true;
@@ -137,8 +110,7 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   // The visited set: a flag per slot of the instruction list (far cheaper than hashing
   // pointers on big programs). An operand of another computation (fusion moving a group,
   // or a malformed graph) has no slot here and is hashed.
-  std::vector<uint8_t>& visited_slots = scratch.visited_slots;
-  visited_slots.assign(instructions_.size(), 0);
+  std::vector<uint8_t> visited_slots(instructions_.size(), 0);
   absl::flat_hash_set<const HloInstruction*> visited_strays;
   auto visit = [&](const HloInstruction* instr) {
     if (instr->parent_ != this || instr->position_ >= visited_slots.size()) [[unlikely]] {
@@ -149,9 +121,15 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
     flag = 1;
     return true;
   };
-  // Explicit DFS stack.
-  std::vector<PostOrderFrame>& stack = scratch.stack;
-  stack.clear();
+  // Explicit DFS stack. A frame keeps what the walk needs of its instruction (the operand
+  // array and count), so finishing it does not read the instruction again.
+  struct Frame {
+    HloInstruction* instr;
+    HloInstruction* const* operands;
+    uint32_t operand_count;
+    uint32_t next;
+  };
+  std::vector<Frame> stack;
   size_t own = 0;  // instructions of this computation in order (a malformed graph may stray)
   // On a big computation every step of the walk is a cache miss unless it was foreseen. Going
   // down, the walk follows operand edges, and a program built operands first (lowered, parsed,
@@ -173,7 +151,7 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
     if (!visit(start)) return;
     push(start);
     while (!stack.empty()) {
-      PostOrderFrame& top = stack.back();
+      Frame& top = stack.back();
       if (top.next < top.operand_count) {
         HloInstruction* operand = top.operands[top.next++];
         if (visit(operand)) push(operand);  // may move the stack: top is not used after
