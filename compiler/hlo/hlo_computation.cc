@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -102,9 +103,10 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   // The unused instructions the walk starts from: one pass reading only what the walk reads
   // first (the users, beside the operands).
   std::vector<HloInstruction*> starts;
-  for (const auto& instr : instructions_) {
-    if (instr != nullptr && instr->user_count() == 0 && instr.get() != root_) starts.push_back(instr.get());
-  }
+  ForEachInStorageOrder(*this, PrefetchInstructionHead, [&](HloInstruction* instr) {
+    if (instr->user_count() == 0 && instr != root_) starts.push_back(instr);
+    return true;
+  });
   // The visited set: a flag per slot of the instruction list (far cheaper than hashing
   // pointers on big programs). An operand of another computation (fusion moving a group,
   // or a malformed graph) has no slot here and is hashed.
@@ -120,8 +122,7 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
     return true;
   };
   // Explicit DFS stack. A frame keeps what the walk needs of its instruction (the operand
-  // array and count), so finishing it does not read the instruction again: on a big program
-  // it has left the cache by the time its operands' subtrees are done.
+  // array and count), so finishing it does not read the instruction again.
   struct Frame {
     HloInstruction* instr;
     HloInstruction* const* operands;
@@ -130,8 +131,20 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
   };
   std::vector<Frame> stack;
   size_t own = 0;  // instructions of this computation in order (a malformed graph may stray)
+  // On a big computation every step of the walk is a cache miss unless it was foreseen. Going
+  // down, the walk follows operand edges, and a program built operands first (lowered, parsed,
+  // cloned) keeps an operand just before its user in storage: the instruction kPrefetchAhead
+  // slots before the one pushed is where a long descent will be by then. Going up, a frame
+  // reads its operand array again (inline in the instruction for one or two operands): the
+  // frame kPrefetchAhead below the top is where the climb will be.
+  const size_t slots = instructions_.size();
   auto push = [&](HloInstruction* instr) {
     own += instr->parent_ == this;  // read by visit just before: no second miss
+    if (instr->parent_ == this && instr->position_ >= kPrefetchAhead && instr->position_ < slots) {
+      if (const HloInstruction* ahead = instructions_[instr->position_ - kPrefetchAhead].get()) {
+        PrefetchInstructionHead(ahead);
+      }
+    }
     stack.push_back({instr, instr->operands_.data(), static_cast<uint32_t>(instr->operands_.size()), 0});
   };
   auto visit_from = [&](HloInstruction* start) {
@@ -146,6 +159,7 @@ std::vector<HloInstruction*> HloComputation::ComputePostOrder() const {
       }
       order.push_back(top.instr);
       stack.pop_back();
+      if (stack.size() > kPrefetchAhead) __builtin_prefetch(stack[stack.size() - 1 - kPrefetchAhead].operands);
     }
   };
   // Nothing uses an unused instruction, so no walk reaches one before its own turn.

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/str_util.h"
 
 namespace jx::hlo {
@@ -133,7 +134,8 @@ std::vector<HloComputation*> HloModule::ComputeComputationPostOrder() const {
   for (const auto& c : computations_) {
     c->orders_callees_ = false;
     Callees* callees = nullptr;
-    for (HloInstruction* instr : c->instructions()) {
+    const auto prefetch = [](const HloInstruction* ahead) { __builtin_prefetch(&ahead->called_computations()); };
+    ForEachInStorageOrder(*c, prefetch, [&](const HloInstruction* instr) {
       for (HloComputation* callee : instr->called_computations()) {
         called.insert(callee);
         if (callee == nullptr) continue;
@@ -143,7 +145,8 @@ std::vector<HloComputation*> HloModule::ComputeComputationPostOrder() const {
         }
         callees->several |= callee != callees->first;
       }
-    }
+      return true;
+    });
   }
   std::vector<HloComputation*> order;
   auto visit_from = [&](HloComputation* start) {

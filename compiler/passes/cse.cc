@@ -8,6 +8,7 @@
 #include "absl/hash/hash.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/instruction_map.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 
 namespace jx::hlo {
@@ -53,6 +54,40 @@ struct IdenticalEq {
 // get-tuple-elements of one array or tuple) quadratic.
 constexpr int64_t kMaxUsersToScan = 32;
 
+const HloInstruction* LeastReadOperand(const HloInstruction& instr) {
+  const HloInstruction* least = nullptr;
+  for (const HloInstruction* operand : instr.operands()) {
+    if (least == nullptr || operand->user_count() < least->user_count()) least = operand;
+  }
+  return least;
+}
+
+// Whether the computation holds two identical CSE candidates, read in storage order. Where it
+// holds none, the post-order run merges nothing (its first merge is such a pair, met before
+// anything changed), so a computation without duplicates needs no post order. A candidate is
+// compared with the instructions the run would compare it with (the other readers of its
+// least-read operand, or the hash table) in either order: a pair is met at its first member.
+bool HasIdenticalPair(const HloComputation& computation) {
+  absl::flat_hash_set<const HloInstruction*, IdenticalHash, IdenticalEq> hashed;
+  bool found = false;
+  ForEachInStorageOrder(computation, PrefetchInstructionHead, [&](const HloInstruction* instr) {
+    if (!IsCseCandidate(instr)) return true;
+    const HloInstruction* least_read = LeastReadOperand(*instr);
+    if (least_read == nullptr || least_read->user_count() > kMaxUsersToScan) {
+      found = !hashed.insert(instr).second;
+      return !found;
+    }
+    for (const HloInstruction* user : least_read->users()) {
+      if (user != instr && Identical(user, instr)) {
+        found = true;
+        break;
+      }
+    }
+    return !found;
+  });
+  return found;
+}
+
 // The instructions of one computation already visited in post order, each the only one of
 // its kind (the walk removes later duplicates), found by what an instruction is identical
 // to. Two instructions can only be identical if they read the same operands, so most are
@@ -93,14 +128,6 @@ class VisitedInstructions {
   }
 
  private:
-  static const HloInstruction* LeastReadOperand(const HloInstruction& instr) {
-    const HloInstruction* least = nullptr;
-    for (const HloInstruction* operand : instr.operands()) {
-      if (least == nullptr || operand->user_count() < least->user_count()) least = operand;
-    }
-    return least;
-  }
-
   // Whether instr comes before `order[index]`. Asked only once an identical pair is found.
   bool Visited(const HloInstruction* instr, size_t index) {
     NumberPositions();
@@ -125,6 +152,7 @@ class VisitedInstructions {
 }  // namespace
 
 absl::StatusOr<bool> HloCSE::RunOnComputation(HloComputation* computation) {
+  if (!HasIdenticalPair(*computation)) return false;  // most computations of a big program
   // Operands come before users, so once an instruction's operands are canonical, its own
   // duplicates have exactly the same operand pointers.
   const std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();

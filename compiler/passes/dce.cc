@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -28,13 +29,18 @@ absl::StatusOr<bool> HloDCE::RunOnComputation(HloComputation* computation,
   // miss per instruction). The instructions removed are the same in any order.
   std::vector<HloInstruction*> dead;
   std::vector<HloInstruction*> callers;
-  for (HloInstruction* instr : computation->instructions()) {
+  const auto prefetch = [](const HloInstruction* ahead) {
+    PrefetchInstructionHead(ahead);  // users, opcode
+    __builtin_prefetch(&ahead->called_computations());
+  };
+  ForEachInStorageOrder(*computation, prefetch, [&](HloInstruction* instr) {
     if (IsDead(*instr)) {
       dead.push_back(instr);
     } else if (callees != nullptr && !instr->called_computations().empty()) {
       callers.push_back(instr);
     }
-  }
+    return true;
+  });
   const bool changed = !dead.empty();
   absl::flat_hash_set<const HloInstruction*> removed_callers;  // callers found dead later
   while (!dead.empty()) {

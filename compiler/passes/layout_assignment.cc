@@ -6,6 +6,7 @@
 
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_module.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 
 namespace jx::hlo {
@@ -144,7 +145,11 @@ absl::StatusOr<bool> LayoutAssignment::RunOnComputation(HloComputation* computat
   // change only after it has recorded them.
   std::vector<BitcastLayouts> bitcasts;
   std::vector<HloInstruction*> pinned, transposes, to_lay_out;
-  for (HloInstruction* instr : computation->instructions()) {
+  const auto prefetch = [](const HloInstruction* ahead) {
+    PrefetchInstructionHead(ahead);                       // opcode
+    PrefetchBytes(&ahead->shape(), sizeof(ahead->shape()));  // element type, dims, layout
+  };
+  ForEachInStorageOrder(*computation, prefetch, [&](HloInstruction* instr) {
     switch (instr->opcode()) {
       case HloOpcode::kBitcast:
         bitcasts.push_back({instr, instr->operand(0)->shape(), instr->shape()});
@@ -160,7 +165,8 @@ absl::StatusOr<bool> LayoutAssignment::RunOnComputation(HloComputation* computat
     } else if (!HasDefaultLayouts(instr->shape())) {
       to_lay_out.push_back(instr);
     }
-  }
+    return true;
+  });
   for (HloInstruction* instr : to_lay_out) {
     *instr->mutable_shape() = WithDefaultLayouts(instr->shape());
     changed = true;

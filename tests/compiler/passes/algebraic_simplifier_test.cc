@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "jx/compiler/hlo/pattern_matcher.h"
 #include "pass_test_util.h"
 
@@ -447,6 +450,38 @@ ENTRY %main {
   ROOT %d = f32[3,4]{1,0} dot(%x, %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
            false);
+}
+
+// A computation is glanced at (opcodes) for anything Simplify may rewrite before its post
+// order is built: a long chain of sines and multiplies (nothing to rewrite) with one double
+// negation at its start and one x * 1 at its end still loses both, and without them the
+// chain is left as it was.
+std::string SineChain(int64_t length, bool with_rewrites) {
+  std::string text = "HloModule m\nENTRY %main {\n  %p = f32[8]{0} parameter(0)\n";
+  std::string last = "p";
+  if (with_rewrites) {
+    text += "  %n1 = f32[8]{0} negate(%p)\n  %n2 = f32[8]{0} negate(%n1)\n";
+    last = "n2";
+  }
+  for (int64_t i = 0; i < length; ++i) {
+    const std::string s = "s" + std::to_string(i), m = "m" + std::to_string(i);
+    text += "  %" + s + " = f32[8]{0} sine(%" + last + ")\n  %" + m + " = f32[8]{0} multiply(%" + s + ", %p)\n";
+    last = m;
+  }
+  if (with_rewrites) {
+    text += "  %one = f32[] constant(1)\n  %ones = f32[8]{0} broadcast(%one), dimensions={}\n";
+    text += "  %times_one = f32[8]{0} multiply(%" + last + ", %ones)\n";
+    last = "times_one";
+  }
+  return text + "  ROOT %r = f32[8]{0} negate(%" + last + ")\n}\n";
+}
+
+TEST(AlgebraicSimplifierTest, FindsTheFewRewritesOfALongChain) {
+  auto module = Simplify(SineChain(100, /*with_rewrites=*/true));
+  const HloComputation& entry = *module->entry_computation();
+  EXPECT_EQ(entry.GetInstructionWithName("s0")->operand(0), entry.parameter_instruction(0));
+  EXPECT_EQ(Root(*module)->operand(0), entry.GetInstructionWithName("m99"));
+  Simplify(SineChain(100, /*with_rewrites=*/false), /*expect_changed=*/false);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace {
 using ::jx::hlo::testing::EntryLines;
 using ::jx::hlo::testing::ParseAndRun;
 using ::testing::ElementsAre;
+using ::absl::StrAppend;
 using ::absl::StrCat;
 
 TEST(CseTest, MergesIdenticalInstructionsAndTheirUsers) {
@@ -244,6 +245,36 @@ ENTRY %main {
   ROOT %a = f32[4]{0} add(%b1, %r)
 })",
                       false);
+}
+
+// A computation is searched for a duplicate pair in storage order before its post order is
+// built: a long chain without duplicates is left alone, and the one pair of a chain (listed
+// far apart, the later one first in storage) is merged.
+TEST(CseTest, FindsTheOnePairOfALongChain) {
+  auto chain = [](bool with_pair) {
+    std::string text = "HloModule m\nENTRY %main {\n  %p = f32[8]{0} parameter(0)\n";
+    std::string last = "p";
+    for (int i = 0; i < 100; ++i) {
+      const std::string s = StrCat("s", i), m = StrCat("m", i);
+      StrAppend(&text, "  %", s, " = f32[8]{0} sine(%", last, ")\n  %", m, " = f32[8]{0} multiply(%", s,
+                ", %p)\n");
+      if (i == 0 && with_pair) StrAppend(&text, "  %late = f32[8]{0} exponential(%s0)\n");
+      last = m;
+    }
+    if (with_pair) {
+      StrAppend(&text, "  %early = f32[8]{0} exponential(%s0)\n  %sum = f32[8]{0} add(%early, %", last,
+                ")\n  ROOT %r = f32[8]{0} add(%sum, %late)\n}\n");
+    } else {
+      StrAppend(&text, "  ROOT %r = f32[8]{0} negate(%", last, ")\n}\n");
+    }
+    return text;
+  };
+  auto module = ParseAndRun<HloCSE>(chain(/*with_pair=*/true), true);
+  const HloComputation& entry = *module->entry_computation();
+  // Post order reaches %early first (the root's first operand): %late merges into it.
+  EXPECT_EQ(entry.GetInstructionWithName("late"), nullptr);
+  EXPECT_EQ(entry.root_instruction()->operand(1), entry.GetInstructionWithName("early"));
+  ParseAndRun<HloCSE>(chain(/*with_pair=*/false), false);
 }
 
 }  // namespace
