@@ -406,10 +406,24 @@ GroupOrder OrderGroup(const FusionPlanner& planner, int g, VisitMarks& visited_i
   GroupOrder out;
   out.members.reserve(group.members.size());
   out.moving.reserve(group.members.size());
+  // A frame keeps the first two operands of its member (most have at most two), read when it
+  // is pushed: the walk comes back to a frame after the operand's whole subtree (a chain's
+  // is the rest of the chain), when the member has left the cache.
   struct Frame {
     HloInstruction* instr;
-    int64_t next;
+    HloInstruction* first[2];
+    uint32_t operand_count;
+    uint32_t next;
     bool moves;
+    HloInstruction* operand(uint32_t k) const {
+      return k < 2 ? first[k] : instr->mutable_operand(k);
+    }
+  };
+  auto frame_of = [](HloInstruction* instr, bool moves) {
+    const auto& operands = instr->operands();
+    const auto count = static_cast<uint32_t>(operands.size());
+    return Frame{instr, {count > 0 ? operands[0] : nullptr, count > 1 ? operands[1] : nullptr},
+                 count, 0, moves};
   };
   // The walk meets the members in about the order they joined (the planner went from the
   // root towards producers): loading the ones that joined a little later ahead of the walk
@@ -421,15 +435,15 @@ GroupOrder OrderGroup(const FusionPlanner& planner, int g, VisitMarks& visited_i
     }
   };
   visited_in[group.root] = VisitMark{g + 1, -1};
-  std::vector<Frame> stack = {{group.root, 0, true}};  // the root's users read the fusion
+  std::vector<Frame> stack = {frame_of(group.root, true)};  // the root's users read the fusion
   for (size_t i = 1; i <= kAhead && i < group.members.size(); ++i) {
     PrefetchHead(group.members[i]);
   }
   while (!stack.empty()) {
     Frame& frame = stack.back();
-    if (frame.next < frame.instr->operand_count()) {
-      const int64_t k = frame.next++;
-      HloInstruction* operand = frame.instr->mutable_operand(k);
+    if (frame.next < frame.operand_count) {
+      const uint32_t k = frame.next++;
+      HloInstruction* operand = frame.operand(k);
       VisitMark& mark = visited_in[operand];
       if (mark.group != g + 1) {
         mark.group = g + 1;
@@ -437,7 +451,7 @@ GroupOrder OrderGroup(const FusionPlanner& planner, int g, VisitMarks& visited_i
         const Placement placement = planner.PlacementIn(operand, g);
         if (placement != Placement::kInput) {
           const bool moves = placement == Placement::kMove;
-          stack.push_back({operand, 0, moves});  // frame is not used after this
+          stack.push_back(frame_of(operand, moves));  // frame is not used after this
           prefetch_ahead();
           continue;
         }
@@ -446,10 +460,9 @@ GroupOrder OrderGroup(const FusionPlanner& planner, int g, VisitMarks& visited_i
         out.moving_readers.push_back(0);
       }
       if (mark.input >= 0 && frame.moves) {
-        const auto& operands = frame.instr->operands();
-        if (std::find(operands.begin(), operands.begin() + k, operand) == operands.begin() + k) {
-          ++out.moving_readers[static_cast<size_t>(mark.input)];
-        }
+        uint32_t j = 0;
+        while (j < k && frame.operand(j) != operand) ++j;
+        if (j == k) ++out.moving_readers[static_cast<size_t>(mark.input)];  // first read here
       }
       continue;
     }
