@@ -96,10 +96,12 @@ int64_t FirstInstructionId(const HloComputation& computation) {
   return -1;
 }
 
+// How many instructions ahead of a walk it starts loading them: on a big computation every
+// instruction a walk reaches is a cache miss it would otherwise wait for.
+constexpr size_t kAhead = kPrefetchAhead;
+
 // Starts loading what the planner and the group walks read of an instruction: its first two
-// cache lines (opcode, parent, id, operands, users, the shape's element type and dims). On a
-// big computation every instruction a walk reaches is a cache miss it would wait for.
-constexpr size_t kAhead = kPrefetchAhead;  // instructions ahead of the walk
+// cache lines (opcode, parent, id, operands, users, the shape's element type and dims).
 void PrefetchHead(const HloInstruction* instr) {
   __builtin_prefetch(instr);
   __builtin_prefetch(&instr->shape());
