@@ -43,6 +43,9 @@ bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
 namespace {
 // Past this many users, membership goes through user_set_ rather than a scan.
 constexpr size_t kUserSetThreshold = 16;
+// How many users ahead a walk over a long user list starts loading the user: on a big
+// program each is a cache miss.
+constexpr size_t kUsersAhead = 8;
 }  // namespace
 
 bool HloInstruction::HasUser(const HloInstruction* user) const {
@@ -109,11 +112,54 @@ absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* new_producer) {
         "cannot replace uses of ", name_, " (", shape_.ToString(), ") with ",
         new_producer->name(), " of incompatible shape ", new_producer->shape().ToString()));
   }
-  const InstructionVector users = users_;  // ReplaceUseWith edits users_
-  for (HloInstruction* user : users) {
-    // A user that is new_producer itself (x -> f(x)) keeps reading this.
-    if (user == new_producer) continue;
-    if (absl::Status st = ReplaceUseWith(user, new_producer); !st.ok()) return st;
+  // Every user's operands are rewired in one walk, and the two user lists are edited once
+  // at the end, not a hash-set edit per user: a value a whole program reads (a parameter
+  // fusion passes in, a shared constant) has tens of thousands of users. The result is the
+  // same as ReplaceUseWith per user in user order.
+  InstructionVector kept;   // users that still read this: new_producer itself (x -> f(x)),
+                            // and any not in a computation (their edges are not tracked)
+  InstructionVector moved;  // users that now read new_producer instead
+  const size_t n = users_.size();
+  moved.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kUsersAhead < n) __builtin_prefetch(users_[i + kUsersAhead]);
+    HloInstruction* user = users_[i];
+    if (user == new_producer) {
+      kept.push_back(user);
+      continue;
+    }
+    bool read = false;
+    for (HloInstruction*& operand : user->operands_) {
+      if (operand != this) continue;
+      operand = new_producer;
+      read = true;
+    }
+    if (!read || user->parent_ == nullptr) {
+      kept.push_back(user);
+      continue;
+    }
+    user->parent_->InvalidatePostOrder();
+    moved.push_back(user);
+  }
+  if (!moved.empty()) {
+    if (new_producer->users_.empty()) {
+      // Distinct users (users_ holds each once) onto an empty list: no membership checks.
+      new_producer->users_ = std::move(moved);
+      if (new_producer->users_.size() > kUserSetThreshold) {
+        new_producer->user_set_ = std::make_unique<absl::flat_hash_set<const HloInstruction*>>(
+            new_producer->users_.begin(), new_producer->users_.end());
+      }
+    } else {
+      for (HloInstruction* user : moved) new_producer->AddUser(user);
+    }
+    // As RemoveUser per user would leave it: the set dropped once the list is short.
+    const bool had_set = user_set_ != nullptr;
+    users_ = std::move(kept);
+    user_set_.reset();
+    if (had_set && users_.size() > kUserSetThreshold / 2) {
+      user_set_ = std::make_unique<absl::flat_hash_set<const HloInstruction*>>(users_.begin(),
+                                                                             users_.end());
+    }
   }
   if (IsRoot()) parent_->set_root_instruction(new_producer);
   return absl::OkStatus();

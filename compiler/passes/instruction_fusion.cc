@@ -15,6 +15,7 @@
 #include "jx/compiler/analysis/hlo_cost_analysis.h"
 #include "jx/compiler/hlo/hlo_module.h"
 #include "jx/compiler/hlo/instruction_map.h"
+#include "jx/compiler/hlo/instruction_prefetch.h"
 #include "jx/compiler/hlo/status_macros.h"
 #include "jx/compiler/hlo/str_util.h"
 
@@ -95,6 +96,17 @@ int64_t FirstInstructionId(const HloComputation& computation) {
   return -1;
 }
 
+// How many instructions ahead of a walk it starts loading them: on a big computation every
+// instruction a walk reaches is a cache miss it would otherwise wait for.
+constexpr size_t kAhead = kPrefetchAhead;
+
+// Starts loading what the planner and the group walks read of an instruction: its first two
+// cache lines (opcode, parent, id, operands, users, the shape's element type and dims).
+void PrefetchHead(const HloInstruction* instr) {
+  __builtin_prefetch(instr);
+  __builtin_prefetch(&instr->shape());
+}
+
 // A group of instructions of one computation that becomes one fusion. Which groups an
 // instruction is in is the planner's to answer (FusionPlanner::InGroup).
 struct Group {
@@ -113,8 +125,9 @@ class FusionPlanner {
   // Decides the groups: consumers first, each producer joining its users' groups.
   void Plan(const HloComputation& computation) {
     const std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      HloInstruction* instr = *it;
+    for (size_t i = order.size(); i-- > 0;) {
+      if (i >= kAhead) PrefetchHead(order[i - kAhead]);
+      HloInstruction* instr = order[i];
       if (instr->user_count() == 0 && !instr->IsRoot()) continue;  // dead: DCE's business
       if (TryJoin(instr)) continue;
       if (IsInputFusionRoot(*instr)) {
@@ -371,44 +384,87 @@ class FusionPlanner {
 
 // The group's members, operands first, whether each moves into the fused computation as it
 // is (else it is copied), and the values it reads from outside in the order a left-to-right
-// walk from the root first meets them (the fusion's operand order).
+// walk from the root first meets them (the fusion's operand order), with how many moving
+// members read each.
 struct GroupOrder {
   std::vector<HloInstruction*> members;
   std::vector<bool> moving;
   std::vector<HloInstruction*> inputs;
+  std::vector<int64_t> moving_readers;  // per input: moving members reading it, each once
 };
 
-// Per instruction, the last group whose OrderGroup reached it. One table serves every group
-// of a computation: a table per group would cost the computation's size each time.
-using VisitMarks = InstructionMap<int>;
+// Per instruction, the last group whose OrderGroup reached it (g + 1; 0: none yet) and, for
+// an input of that group, its index in GroupOrder::inputs. One table serves every group of a
+// computation: a table per group would cost the computation's size each time.
+struct VisitMark {
+  int group = 0;
+  int input = -1;
+};
+using VisitMarks = InstructionMap<VisitMark>;
 
 GroupOrder OrderGroup(const FusionPlanner& planner, int g, VisitMarks& visited_in) {
   using Placement = FusionPlanner::Placement;
   const Group& group = planner.groups()[g];
   GroupOrder out;
-  auto visit = [&](const HloInstruction* instr) {
-    int& mark = visited_in[instr];
-    if (mark == g + 1) return false;  // 0: never visited
-    mark = g + 1;
-    return true;
-  };
+  out.members.reserve(group.members.size());
+  out.moving.reserve(group.members.size());
+  // A frame keeps the first two operands of its member (most have at most two), read when it
+  // is pushed: the walk comes back to a frame after the operand's whole subtree (a chain's
+  // is the rest of the chain), when the member has left the cache.
   struct Frame {
     HloInstruction* instr;
-    int64_t next;
+    HloInstruction* first[2];
+    uint32_t operand_count;
+    uint32_t next;
     bool moves;
+    HloInstruction* operand(uint32_t k) const {
+      return k < 2 ? first[k] : instr->mutable_operand(k);
+    }
   };
-  visit(group.root);
-  std::vector<Frame> stack = {{group.root, 0, true}};  // the root's users read the fusion
+  auto frame_of = [](HloInstruction* instr, bool moves) {
+    const auto& operands = instr->operands();
+    const auto count = static_cast<uint32_t>(operands.size());
+    return Frame{instr, {count > 0 ? operands[0] : nullptr, count > 1 ? operands[1] : nullptr},
+                 count, 0, moves};
+  };
+  // The walk meets the members in about the order they joined (the planner went from the
+  // root towards producers): loading the ones that joined a little later ahead of the walk
+  // hides most of its cache misses on a big group.
+  size_t reached = 0;
+  auto prefetch_ahead = [&] {
+    if (++reached + kAhead < group.members.size()) {
+      PrefetchHead(group.members[reached + kAhead]);
+    }
+  };
+  visited_in[group.root] = VisitMark{g + 1, -1};
+  std::vector<Frame> stack = {frame_of(group.root, true)};  // the root's users read the fusion
+  for (size_t i = 1; i <= kAhead && i < group.members.size(); ++i) {
+    PrefetchHead(group.members[i]);
+  }
   while (!stack.empty()) {
     Frame& frame = stack.back();
-    if (frame.next < frame.instr->operand_count()) {
-      HloInstruction* operand = frame.instr->mutable_operand(frame.next++);
-      if (!visit(operand)) continue;
-      const Placement placement = planner.PlacementIn(operand, g);
-      if (placement == Placement::kInput) {
+    if (frame.next < frame.operand_count) {
+      const uint32_t k = frame.next++;
+      HloInstruction* operand = frame.operand(k);
+      VisitMark& mark = visited_in[operand];
+      if (mark.group != g + 1) {
+        mark.group = g + 1;
+        mark.input = -1;
+        const Placement placement = planner.PlacementIn(operand, g);
+        if (placement != Placement::kInput) {
+          const bool moves = placement == Placement::kMove;
+          stack.push_back(frame_of(operand, moves));  // frame is not used after this
+          prefetch_ahead();
+          continue;
+        }
+        mark.input = static_cast<int>(out.inputs.size());
         out.inputs.push_back(operand);
-      } else {
-        stack.push_back({operand, 0, placement == Placement::kMove});
+        out.moving_readers.push_back(0);
+      }
+      if (mark.input >= 0 && frame.moves) {
+        uint32_t j = 0;
+        while (j < k && frame.operand(j) != operand) ++j;
+        if (j == k) ++out.moving_readers[static_cast<size_t>(mark.input)];  // first read here
       }
       continue;
     }
@@ -459,25 +515,33 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
   };
   std::vector<HloInstruction*> fusion_operands;
   std::vector<HloInstruction*> cloned_constants;
-  for (HloInstruction* input : order.inputs) {
+  for (size_t k = 0; k < order.inputs.size(); ++k) {
+    HloInstruction* input = order.inputs[k];
+    HloInstruction* value;
     if (IsScalarConstant(*input)) {
       // Cheaper to rematerialize than to pass in.
       HLO_ASSIGN_OR_RETURN(std::unique_ptr<HloInstruction> constant,
                            CloneWithOperands(*input, {}));
-      fused_values[input] = fused->AddInstruction(std::move(constant), input->name());
+      value = fused->AddInstruction(std::move(constant), input->name());
       cloned_constants.push_back(input);
-      continue;
+    } else {
+      const int64_t number = static_cast<int64_t>(fusion_operands.size());
+      auto make_parameter = [&] {
+        auto parameter = HloInstruction::Create(HloOpcode::kParameter, input->shape(), {});
+        parameter->set_parameter_number(number);
+        return parameter;
+      };
+      HLO_ASSIGN_OR_RETURN(value, namer.Add(fused, make_parameter, StrCat("param_", number)));
+      fusion_operands.push_back(input);
     }
-    const int64_t number = static_cast<int64_t>(fusion_operands.size());
-    auto make_parameter = [&] {
-      auto parameter = HloInstruction::Create(HloOpcode::kParameter, input->shape(), {});
-      parameter->set_parameter_number(number);
-      return parameter;
-    };
-    HLO_ASSIGN_OR_RETURN(HloInstruction * parameter,
-                         namer.Add(fused, make_parameter, StrCat("param_", number)));
-    fused_values[input] = parameter;
-    fusion_operands.push_back(input);
+    // An input read only by members that move (the program's input a whole chain reads) is
+    // rewired to its fused value in one edit of both user lists, before the fusion reads it;
+    // any other is rewired member by member below.
+    if (order.moving_readers[k] == input->user_count() && !input->IsRoot()) {
+      HLO_RETURN_IF_ERROR(input->ReplaceAllUsesWith(value));
+    } else {
+      fused_values[input] = value;
+    }
   }
   // The fusion replaces the root first, so the root's users read the fusion and every
   // member the group alone reads can move into the fused computation as it is (no copy, no
@@ -507,11 +571,12 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
                          CloneWithOperands(*member, operands));
     fused_values[member] = fused->AddInstruction(std::move(clone), member->name());
   }
-  // The moving members read parameters and copies instead of inputs and the originals, users
-  // first: an input a whole chain reads then drops its newest user each time (cheap; oldest
-  // first would shift its user list once per member). A copied member is removed in the
-  // same walk once its users are (they come before it), unless a group not yet built reads it.
-  for (size_t i = n; i-- > 0;) {
+  // The moving members read parameters and copies instead of the remaining inputs and the
+  // originals, users first: an input many members read then drops its newest user each time
+  // (cheap; oldest first would shift its user list once per member). A copied member is
+  // removed in the same walk once its users are (they come before it), unless a group not
+  // yet built reads it. Nothing left to rewire (no copies, every input rewired above): no walk.
+  for (size_t i = fused_values.empty() ? 0 : n; i-- > 0;) {
     HloInstruction* member = order.members[i];
     if (!moving[i]) {
       if (member->user_count() == 0 && !member->IsRoot()) HLO_RETURN_IF_ERROR(computation->RemoveInstruction(member));
@@ -524,6 +589,11 @@ absl::Status Materialize(HloComputation* computation, const FusionPlanner& plann
     }
   }
   for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const HloInstruction* ahead = order.members[i + kAhead];
+      __builtin_prefetch(ahead, /*rw=*/1);                          // parent and position
+      __builtin_prefetch(&ahead->called_computations());  // whether the call graph changes
+    }
     if (moving[i]) HLO_RETURN_IF_ERROR(fused->MoveInstructionFrom(order.members[i]));
   }
   fused->set_root_instruction(group.root);

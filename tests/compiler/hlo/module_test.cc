@@ -400,6 +400,71 @@ TEST(HloComputationTest, MoveInstructionFromKeepsTheInstruction) {
   EXPECT_EQ(fused->MoveInstructionFrom(stranger).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// ReplaceAllUsesWith rewires every user and edits both user lists once (a value a whole
+// program reads has tens of thousands of users); the edges it leaves are those of
+// ReplaceUseWith user by user: the same operands, the same user lists in the same order, a
+// new producer reading the old value keeps reading it, and a user that reads the old value
+// twice or already reads the new producer is listed once.
+TEST(HloComputationTest, ReplaceAllUsesWithLeavesTheEdgesOfOneUseAtATime) {
+  struct Graph {
+    HloModule module{"m"};
+    HloInstruction* x = nullptr;
+    HloInstruction* producer = nullptr;  // reads x; already has a user of its own
+    HloInstruction* fresh = nullptr;     // no users yet
+    HloComputation* c = nullptr;
+  };
+  auto build = [](Graph& g) {
+    HloBuilder b(&g.module, "main");
+    const Shape s = ShapeUtil::MakeShape(F32, {4});
+    g.x = b.Parameter(0, s).value();
+    g.fresh = b.Parameter(1, s).value();
+    g.producer = b.Exp(g.x).value();
+    std::vector<HloInstruction*> outs = {b.Negate(g.producer).value()};
+    for (int i = 0; i < 30; ++i) {
+      HloInstruction* user = i % 3 == 0   ? b.Add(g.x, g.x).value()           // reads x twice
+                             : i % 3 == 1 ? b.Multiply(g.x, g.producer).value()  // reads both
+                                          : b.Sin(g.x).value();
+      outs.push_back(user);
+    }
+    g.c = b.Build(b.Tuple(outs).value()).value();
+    g.module.set_entry_computation(g.c);
+  };
+  auto edges = [](const HloComputation& c) {
+    std::vector<std::string> lines;
+    for (const HloInstruction* instr : c.instructions()) {
+      std::string line = instr->name() + " reads";
+      for (const HloInstruction* operand : instr->operands()) line += " " + operand->name();
+      line += "; read by";
+      for (const HloInstruction* user : instr->users()) line += " " + user->name();
+      lines.push_back(line);
+    }
+    return lines;
+  };
+  for (const bool onto_fresh : {false, true}) {
+    SCOPED_TRACE(onto_fresh ? "onto a producer without users" : "onto a user of x");
+    Graph bulk, reference;
+    build(bulk);
+    build(reference);
+    ASSERT_EQ(bulk.x->user_count(), 31);
+    ASSERT_TRUE(bulk.x->ReplaceAllUsesWith(onto_fresh ? bulk.fresh : bulk.producer).ok());
+    HloInstruction* to = onto_fresh ? reference.fresh : reference.producer;
+    const InstructionVector users = reference.x->users();
+    for (HloInstruction* user : users) {
+      if (user == to) continue;
+      ASSERT_TRUE(reference.x->ReplaceUseWith(user, to).ok());
+    }
+    EXPECT_EQ(edges(*bulk.c), edges(*reference.c));
+    EXPECT_EQ(bulk.x->user_count(), onto_fresh ? 0 : 1);
+    HloInstruction* target = onto_fresh ? bulk.fresh : bulk.producer;
+    for (const HloInstruction* user : target->users()) {
+      EXPECT_TRUE(target->HasUser(user));
+      EXPECT_FALSE(bulk.x->HasUser(user) && user != target);
+    }
+    const absl::Status verified = VerifyHloModule(bulk.module);
+    EXPECT_TRUE(verified.ok()) << verified;
+  }
+}
+
 // Instructions come from a slab of cache-line aligned slots that removed instructions
 // give back: every instruction starts a cache line, and reusing the slots of removed ones
 // leaves the live instructions (and those detached from any computation) intact.

@@ -680,6 +680,46 @@ TEST(InstructionFusionTest, DeepChainIsOneFusionWithoutRecursion) {
   EXPECT_EQ(module->GetComputationWithName("fused_computation")->instruction_count(), n + 1);
 }
 
+// An input only the group's moving members read (%p, read by a whole chain) is rewired to
+// its fused parameter in one edit of both user lists; one also read outside (%q, read by the
+// tuple) is rewired member by member. Both leave the same edges: the verifier checks every
+// operand is listed as a user and the reverse, and the values are the same.
+TEST(InstructionFusionTest, InputsReadOnlyInsideAndAlsoOutsideAreBothRewired) {
+  std::string text =
+      "HloModule m\nENTRY %main {\n  %p = f32[8]{0} parameter(0)\n"
+      "  %q = f32[8]{0} parameter(1)\n  %v0 = f32[8]{0} sine(%p)\n";
+  const int n = 40;  // 20 multiplies read %p: past the users' hash-set threshold
+  for (int i = 1; i <= n; ++i) {
+    const std::string prev = "%v" + std::to_string(i - 1);
+    text += "  %v" + std::to_string(i) + " = f32[8]{0} " +
+            (i % 2 ? "multiply(" + prev + ", %p)" : "sine(" + prev + ")") + "\n";
+  }
+  text += "  %w = f32[8]{0} add(%v" + std::to_string(n) + ", %q)\n" +
+          "  ROOT %t = (f32[8]{0}, f32[8]{0}) tuple(%w, %q)\n}\n";
+  auto module = ParseAndRun<InstructionFusion>(text, true);
+  const HloComputation* entry = module->entry_computation();
+  const HloInstruction* fusion = entry->root_instruction()->operand(0);
+  ASSERT_EQ(fusion->opcode(), HloOpcode::kFusion);
+  const HloInstruction* p = entry->GetInstructionWithName("p");
+  const HloInstruction* q = entry->GetInstructionWithName("q");
+  EXPECT_THAT(p->users(), ElementsAre(fusion));
+  EXPECT_EQ(q->user_count(), 2);
+  const HloComputation* fused = fusion->fused_instructions_computation();
+  EXPECT_EQ(fused->instruction_count(), n + 4);  // %v0..%v40, %w and two parameters
+  ASSERT_EQ(fusion->operand_count(), 2);
+  for (int64_t k = 0; k < 2; ++k) {
+    const HloInstruction* param = fused->parameter_instruction(k);
+    const HloInstruction* outside = fusion->operand(k);
+    EXPECT_EQ(param->user_count(), outside == p ? n / 2 + 1 : 1) << param->name();
+    for (const HloInstruction* user : param->users()) {
+      EXPECT_EQ(user->parent(), fused);
+      EXPECT_TRUE(user->IsUserOf(param)) << user->name();
+      EXPECT_TRUE(param->HasUser(user)) << user->name();
+      EXPECT_FALSE(outside->HasUser(user)) << user->name();
+    }
+  }
+}
+
 TEST(InstructionFusionTest, SimplifyCanonicalizeCseThenFuseIsOneKernel) {
   auto module = ParseHloModule(R"(HloModule m
 ENTRY %main {
