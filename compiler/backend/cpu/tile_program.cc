@@ -188,6 +188,14 @@ bool IsTransparent(const HloInstruction& instr) {
   }
 }
 
+// Starts loading what the walk from the root reads of an instruction: its opcode, id and
+// operands, and its shape's element type and dims (the first two of its five cache lines;
+// loading all five spent the memory's bandwidth on lines the walk never reads).
+void PrefetchWalkedLines(const HloInstruction* instr) {
+  __builtin_prefetch(instr);
+  __builtin_prefetch(&instr->shape());
+}
+
 // For each instruction of a fused computation (by unique id), the one stored kPrefetchAhead
 // slots before it. The walk from the root meets a fused chain's instructions in reverse
 // storage order (operands are created before their users), and each step reads an operand
@@ -206,7 +214,8 @@ class PrefetchTable {
     stored.clear();
     stored.reserve(static_cast<size_t>(c.instruction_count()));
     int64_t hi = -1;
-    hlo::ForEachInStorageOrder(c, hlo::PrefetchInstruction, [&](const HloInstruction* instr) {
+    hlo::ForEachInStorageOrder(c, [](const HloInstruction* ahead) { __builtin_prefetch(ahead); },  // the id's line
+                               [&](const HloInstruction* instr) {
       const int64_t id = instr->unique_id();
       lowest_id_ = stored.empty() ? id : std::min(lowest_id_, id);
       hi = std::max(hi, id);
@@ -227,7 +236,7 @@ class PrefetchTable {
 
   void PrefetchAhead(const HloInstruction* instr) const {
     const uint64_t i = static_cast<uint64_t>(instr->unique_id() - lowest_id_);
-    if (i < ahead_.size()) hlo::PrefetchInstruction(ahead_[i]);
+    if (i < ahead_.size()) PrefetchWalkedLines(ahead_[i]);
   }
 
  private:
@@ -659,7 +668,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     if (stack.empty()) result = node; else visited.push_back(node);
     // The frames below finish next, reading their instructions again (long evicted on a
     // deep walk); their addresses are on the stack.
-    if (stack.size() > hlo::kPrefetchAhead) hlo::PrefetchInstruction(stack[stack.size() - 1 - hlo::kPrefetchAhead].instr);
+    if (stack.size() > hlo::kPrefetchAhead) PrefetchWalkedLines(stack[stack.size() - 1 - hlo::kPrefetchAhead].instr);
   };
   while (!stack.empty()) {
     Frame& f = stack.back();
