@@ -271,6 +271,8 @@ struct CompileScratch {
   bool in_use = false;
 };
 
+// The thread's scratch for the length of one compile (every vector is cleared before use,
+// so what an earlier compile left in it is never read).
 class ScratchLease {
  public:
   ScratchLease() {
