@@ -175,12 +175,28 @@ class OperandShapes {
   std::vector<Shape> copies_;
 };
 
+// The elementwise ops of one or two operands whose shape rule is InferUnaryOpShape's or
+// InferBinaryOpShape's alone (the others have cases of their own in Infer).
+bool HasElementwiseRule(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kConvert: case HloOpcode::kBitcastConvert: case HloOpcode::kReducePrecision:
+    case HloOpcode::kCompare:
+      return false;
+    default:
+      return IsElementwiseOpcode(op) && (HloOpcodeArity(op) == 1 || HloOpcodeArity(op) == 2);
+  }
+}
+
 absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
   using SI = ShapeInference;
   const HloOpcode op = instr.opcode();
   const int arity = HloOpcodeArity(op);
   if (arity != kVariadic && instr.operand_count() != arity) {
     return Invalid("expects ", arity, " operand(s), got ", instr.operand_count());
+  }
+  if (HasElementwiseRule(op)) {
+    return arity == 1 ? SI::InferUnaryOpShape(op, instr.operand(0)->shape())
+                      : SI::InferBinaryOpShape(op, instr.operand(0)->shape(), instr.operand(1)->shape());
   }
   OperandShapes shapes(instr);
   const Shape& declared = instr.shape();
@@ -389,13 +405,25 @@ absl::StatusOr<Shape> Infer(const HloInstruction& instr) {
     case HloOpcode::kPartitionId:
       return ShapeUtil::MakeScalarShape(U32);
     default:
-      if (HloOpcodeArity(op) == 1) return SI::InferUnaryOpShape(op, shapes[0]);
-      if (HloOpcodeArity(op) == 2) return SI::InferBinaryOpShape(op, shapes[0], shapes[1]);
       return Invalid("no shape rule for opcode ", HloOpcodeString(op));
   }
 }
 
 }  // namespace
+
+bool ShapeInference::InferredShapeMatches(const HloInstruction& instr) {
+  const HloOpcode op = instr.opcode();
+  const int arity = HloOpcodeArity(op);
+  if (HasElementwiseRule(op) && instr.operand_count() == arity && op != HloOpcode::kCopy) {
+    const Shape& first = instr.operand(0)->shape();
+    const absl::StatusOr<PrimitiveType> type =
+        arity == 1 ? InferUnaryOpResultType(op, first) : InferBinaryOpResultType(op, first, instr.operand(1)->shape());
+    // An array type (the rules take arrays only): equal types make the declared shape an array.
+    return type.ok() && instr.shape().element_type() == *type && instr.shape().dimensions() == first.dimensions();
+  }
+  const absl::StatusOr<Shape> inferred = Infer(instr);
+  return inferred.ok() && ShapeUtil::Compatible(*inferred, instr.shape());
+}
 
 absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction& instr) {
   absl::StatusOr<Shape> shape = Infer(instr);

@@ -76,33 +76,40 @@ Shape TupleOrSingle(std::vector<Shape> shapes) {
 
 }  // namespace
 
-absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const Shape& operand) {
-  if (opcode == HloOpcode::kCopy) return operand;
+absl::StatusOr<PrimitiveType> ShapeInference::InferUnaryOpResultType(HloOpcode opcode,
+                                                                     const Shape& operand) {
   HLO_RETURN_IF_ERROR(ExpectArray(operand, "operand"));
   const PrimitiveType t = operand.element_type();
   switch (opcode) {
     case HloOpcode::kAbs: case HloOpcode::kNegate: case HloOpcode::kSign:
       if (t == PRED) return Invalid("operand must be numeric, got ", S(operand));
-      return operand;
+      return t;
     case HloOpcode::kNot:
       if (t != PRED && !IsIntegralType(t)) {
         return Invalid("operand must be pred or integral, got ", S(operand));
       }
-      return operand;
+      return t;
     case HloOpcode::kPopulationCount: case HloOpcode::kClz:
       if (!IsIntegralType(t)) return Invalid("operand must be integral, got ", S(operand));
-      return operand;
+      return t;
     case HloOpcode::kIsFinite:
       if (!IsFloatingPointType(t)) return Invalid("operand must be floating-point, got ", S(operand));
-      return ShapeUtil::ChangeElementType(operand, PRED);
+      return PRED;
     default:  // the floating-point functions
       if (!IsFloatingPointType(t)) return Invalid("operand must be floating-point, got ", S(operand));
-      return operand;
+      return t;
   }
 }
 
-absl::StatusOr<Shape> ShapeInference::InferBinaryOpShape(HloOpcode opcode, const Shape& lhs,
-                                                         const Shape& rhs) {
+absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const Shape& operand) {
+  if (opcode == HloOpcode::kCopy) return operand;
+  HLO_ASSIGN_OR_RETURN(PrimitiveType t, InferUnaryOpResultType(opcode, operand));
+  return t == operand.element_type() ? operand : ShapeUtil::ChangeElementType(operand, t);
+}
+
+absl::StatusOr<PrimitiveType> ShapeInference::InferBinaryOpResultType(HloOpcode opcode,
+                                                                     const Shape& lhs,
+                                                                     const Shape& rhs) {
   HLO_RETURN_IF_ERROR(ExpectArray(lhs, "lhs"));
   HLO_RETURN_IF_ERROR(ExpectArray(rhs, "rhs"));
   if (lhs.dimensions() != rhs.dimensions()) {
@@ -115,26 +122,32 @@ absl::StatusOr<Shape> ShapeInference::InferBinaryOpShape(HloOpcode opcode, const
   const PrimitiveType t = lhs.element_type();
   switch (opcode) {
     case HloOpcode::kCompare:
-      return ShapeUtil::ChangeElementType(lhs, PRED);
+      return PRED;
     case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor:
       if (t != PRED && !IsIntegralType(t)) {
         return Invalid("operands must be pred or integral, got ", S(lhs));
       }
-      return lhs;
+      return t;
     case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
     case HloOpcode::kShiftRightLogical:
       if (!IsIntegralType(t)) return Invalid("operands must be integral, got ", S(lhs));
-      return lhs;
+      return t;
     case HloOpcode::kAtan2:
       if (!IsFloatingPointType(t)) return Invalid("operands must be floating-point, got ", S(lhs));
-      return lhs;
+      return t;
     case HloOpcode::kAdd: case HloOpcode::kMultiply: case HloOpcode::kMaximum:
     case HloOpcode::kMinimum:
-      return lhs;
+      return t;
     default:  // subtract, divide, remainder, power
       if (t == PRED) return Invalid("operands must be numeric, got ", S(lhs));
-      return lhs;
+      return t;
   }
+}
+
+absl::StatusOr<Shape> ShapeInference::InferBinaryOpShape(HloOpcode opcode, const Shape& lhs,
+                                                         const Shape& rhs) {
+  HLO_ASSIGN_OR_RETURN(PrimitiveType t, InferBinaryOpResultType(opcode, lhs, rhs));
+  return t == lhs.element_type() ? lhs : ShapeUtil::ChangeElementType(lhs, t);
 }
 
 absl::StatusOr<Shape> ShapeInference::InferTernaryOpShape(HloOpcode opcode, const Shape& a,

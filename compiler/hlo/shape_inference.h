@@ -30,10 +30,21 @@ class ShapeInference {
   // returned; convert/bitcast-convert read their target type, and dot/convolution their
   // (possibly wider) result type, from instr.shape().element_type() when it is set.
   static absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& instr);
+  // Whether instr's shape is the one InferInstructionShape gives (layouts aside), as the
+  // verifier asks of every instruction: for the elementwise ops of one or two operands
+  // without a rule of their own, by the result type alone (their result has their
+  // operands' dimensions), building no shape. False where the rule rejects instr too
+  // (InferInstructionShape says why).
+  static bool InferredShapeMatches(const HloInstruction& instr);
 
   static absl::StatusOr<Shape> InferUnaryOpShape(HloOpcode opcode, const Shape& operand);
   static absl::StatusOr<Shape> InferBinaryOpShape(HloOpcode opcode, const Shape& lhs,
                                                   const Shape& rhs);
+  // The element type of their result (which has the operands' dimensions): the rules
+  // themselves, which the two above apply (copy, any shape to itself, aside).
+  static absl::StatusOr<PrimitiveType> InferUnaryOpResultType(HloOpcode opcode, const Shape& operand);
+  static absl::StatusOr<PrimitiveType> InferBinaryOpResultType(HloOpcode opcode, const Shape& lhs,
+                                                               const Shape& rhs);
   static absl::StatusOr<Shape> InferTernaryOpShape(HloOpcode opcode, const Shape& a,
                                                    const Shape& b, const Shape& c);
   static absl::StatusOr<Shape> InferConvertShape(const Shape& operand, PrimitiveType type);

@@ -188,6 +188,14 @@ bool IsTransparent(const HloInstruction& instr) {
   }
 }
 
+// Starts loading what the walk from the root reads of an instruction: its opcode, id and
+// operands, and its shape's element type and dims (the first two of its five cache lines;
+// loading all five spent the memory's bandwidth on lines the walk never reads).
+void PrefetchWalkedLines(const HloInstruction* instr) {
+  __builtin_prefetch(instr);
+  __builtin_prefetch(&instr->shape());
+}
+
 // For each instruction of a fused computation (by unique id), the one stored kPrefetchAhead
 // slots before it. The walk from the root meets a fused chain's instructions in reverse
 // storage order (operands are created before their users), and each step reads an operand
@@ -197,12 +205,17 @@ bool IsTransparent(const HloInstruction& instr) {
 // dropped the prefetch when it followed slot arithmetic and a bounds check.)
 class PrefetchTable {
  public:
-  explicit PrefetchTable(const hlo::HloComputation& c) {
+  // `stored` and `ahead` are the caller's (kept between compiles: a 100k-instruction
+  // kernel's are 2.4 MB); the table uses them until it is destroyed.
+  PrefetchTable(const hlo::HloComputation& c, std::vector<std::pair<const HloInstruction*, int64_t>>& stored,
+                std::vector<const HloInstruction*>& ahead)
+      : ahead_(ahead) {
     // One read of each instruction (its id); the ids are kept for the second loop.
-    std::vector<std::pair<const HloInstruction*, int64_t>> stored;
+    stored.clear();
     stored.reserve(static_cast<size_t>(c.instruction_count()));
     int64_t hi = -1;
-    hlo::ForEachInStorageOrder(c, hlo::PrefetchInstruction, [&](const HloInstruction* instr) {
+    hlo::ForEachInStorageOrder(c, [](const HloInstruction* ahead) { __builtin_prefetch(ahead); },  // the id's line
+                               [&](const HloInstruction* instr) {
       const int64_t id = instr->unique_id();
       lowest_id_ = stored.empty() ? id : std::min(lowest_id_, id);
       hi = std::max(hi, id);
@@ -210,6 +223,7 @@ class PrefetchTable {
       return true;
     });
     count_ = stored.size();
+    ahead_.clear();
     if (stored.empty() || lowest_id_ < 0) return;
     ahead_.assign(static_cast<size_t>(hi - lowest_id_ + 1), stored.front().first);
     for (size_t i = hlo::kPrefetchAhead; i < stored.size(); ++i) {
@@ -222,13 +236,64 @@ class PrefetchTable {
 
   void PrefetchAhead(const HloInstruction* instr) const {
     const uint64_t i = static_cast<uint64_t>(instr->unique_id() - lowest_id_);
-    if (i < ahead_.size()) hlo::PrefetchInstruction(ahead_[i]);
+    if (i < ahead_.size()) PrefetchWalkedLines(ahead_[i]);
   }
 
  private:
-  std::vector<const HloInstruction*> ahead_;  // by unique id - lowest_id_
+  std::vector<const HloInstruction*>& ahead_;  // by unique id - lowest_id_
   int64_t lowest_id_ = 0;
   size_t count_ = 0;
+};
+
+// A frame of TileProgram::Compile's explicit post-order walk (32 bytes: a 100k-op chain is
+// a walk 100k frames deep).
+struct WalkFrame {
+  const HloInstruction* instr;
+  int map;                 // in the program's MapTable
+  uint32_t children = 0;   // this frame's operands to visit: pending[children, ...)
+  uint32_t next = 0;       // the next of them
+  uint32_t nodes = 0;      // their nodes: visited[nodes, ...)
+  bool expanded = false;
+};
+
+// What TileProgram::Compile uses only while it runs, kept by the thread between compiles:
+// for a 100k-op fused chain that is ~10 MB of stacks and tables, which fresh vectors paid
+// for in page faults and, as they grew by doubling, in copies. A thread keeps the largest
+// it has needed. A compile on a thread whose scratch is taken (none nests today) gets its own.
+struct CompileScratch {
+  std::vector<std::pair<const HloInstruction*, int>> pending;
+  std::vector<int> visited;
+  std::vector<WalkFrame> stack;
+  std::vector<std::pair<const HloInstruction*, int64_t>> stored;  // PrefetchTable's
+  std::vector<const HloInstruction*> ahead;                       // PrefetchTable's
+  std::vector<int> last_use;
+  std::vector<int> free_regs;
+  bool in_use = false;
+};
+
+// The thread's scratch for the length of one compile (every vector is cleared before use,
+// so what an earlier compile left in it is never read).
+class ScratchLease {
+ public:
+  ScratchLease() {
+    thread_local CompileScratch kept;
+    if (kept.in_use) {
+      own_ = std::make_unique<CompileScratch>();
+      scratch_ = own_.get();
+    } else {
+      scratch_ = &kept;
+    }
+    scratch_->in_use = true;
+  }
+  ~ScratchLease() { scratch_->in_use = false; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  CompileScratch& operator*() const { return *scratch_; }
+  CompileScratch* operator->() const { return scratch_; }
+
+ private:
+  std::unique_ptr<CompileScratch> own_;
+  CompileScratch* scratch_;
 };
 
 // The distinct index maps of one program, numbered. An elementwise operand is read at its
@@ -544,15 +609,8 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   // An explicit post-order walk. The operands still to visit and the nodes of those
   // visited live in two stacks shared by every frame (a frame owns the tail it pushed), so a
   // step allocates nothing once the stacks have grown.
-  // 32 bytes: a 100k-op chain is a walk 100k frames deep.
-  struct Frame {
-    const HloInstruction* instr;
-    int map;                 // in maps
-    uint32_t children = 0;   // this frame's operands to visit: pending[children, ...)
-    uint32_t next = 0;       // the next of them
-    uint32_t nodes = 0;      // their nodes: visited[nodes, ...)
-    bool expanded = false;
-  };
+  using Frame = WalkFrame;
+  const ScratchLease scratch;
   MapTable maps;
   // Per instruction, the node built for each index map it was reached with (nearly always
   // one). A fused computation is the kernel, so a table over its ids costs the kernel's size
@@ -566,7 +624,8 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   const hlo::HloComputation* kernel = root->parent();
   const bool whole_kernel = kernel != nullptr && kernel->IsFusionComputation();
   const std::optional<PrefetchTable> prefetch =
-      whole_kernel ? std::optional<PrefetchTable>(std::in_place, *kernel) : std::nullopt;
+      whole_kernel ? std::optional<PrefetchTable>(std::in_place, *kernel, scratch->stored, scratch->ahead)
+                   : std::nullopt;
   hlo::InstructionMap<Built> memo = whole_kernel ? hlo::InstructionMap<Built>(prefetch->lowest_id(), prefetch->count())
                                                  : hlo::InstructionMap<Built>(-1, 0);
   absl::flat_hash_map<std::pair<const HloInstruction*, int>, int> more_built;
@@ -583,9 +642,12 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     p->nodes_.reserve(static_cast<size_t>(kernel->instruction_count()));
     p->operand_nodes_.reserve(2 * static_cast<size_t>(kernel->instruction_count()));
   }
-  std::vector<std::pair<const HloInstruction*, int>> pending;
-  std::vector<int> visited;
-  std::vector<Frame> stack;
+  std::vector<std::pair<const HloInstruction*, int>>& pending = scratch->pending;
+  std::vector<int>& visited = scratch->visited;
+  std::vector<Frame>& stack = scratch->stack;
+  pending.clear();
+  visited.clear();
+  stack.clear();
   auto push = [&](const HloInstruction* instr, int map) {
     const auto children = static_cast<uint32_t>(pending.size());
     stack.push_back({.instr = instr, .map = map, .children = children, .next = children,
@@ -608,7 +670,7 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
     if (stack.empty()) result = node; else visited.push_back(node);
     // The frames below finish next, reading their instructions again (long evicted on a
     // deep walk); their addresses are on the stack.
-    if (stack.size() > hlo::kPrefetchAhead) hlo::PrefetchInstruction(stack[stack.size() - 1 - hlo::kPrefetchAhead].instr);
+    if (stack.size() > hlo::kPrefetchAhead) PrefetchWalkedLines(stack[stack.size() - 1 - hlo::kPrefetchAhead].instr);
   };
   while (!stack.empty()) {
     Frame& f = stack.back();
@@ -783,12 +845,14 @@ absl::StatusOr<std::unique_ptr<TileProgram>> TileProgram::Compile(
   p->nodes_[result].splat = true;
   // Registers: every node but in-place contiguous loads and unsplatted scalars gets one;
   // freed after its last use.
-  std::vector<int> last_use(p->nodes_.size(), -1);
+  std::vector<int>& last_use = scratch->last_use;
+  last_use.assign(p->nodes_.size(), -1);
   for (size_t i = 0; i < p->nodes_.size(); ++i) {
     for (int op : p->operands(p->nodes_[i])) last_use[op] = static_cast<int>(i);
   }
   last_use[result] = static_cast<int>(p->nodes_.size());
-  std::vector<int> free_regs;
+  std::vector<int>& free_regs = scratch->free_regs;
+  free_regs.clear();
   int num_regs = 0;
   for (size_t i = 0; i < p->nodes_.size(); ++i) {
     Node& n = p->nodes_[i];

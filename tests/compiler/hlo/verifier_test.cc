@@ -6,6 +6,7 @@
 #include "everything_hlo.h"
 #include "jx/compiler/hlo/hlo_builder.h"
 #include "jx/compiler/hlo/hlo_parser.h"
+#include "jx/compiler/hlo/shape_inference.h"
 
 namespace jx::hlo::verifier_test {
 namespace {
@@ -224,6 +225,73 @@ ENTRY %main {
   module->GetComputationWithName("fused")->SetFusionInstruction(
       module->entry_computation()->parameter_instruction(0));
   EXPECT_THAT(Msg(VerifyHloModule(*module)), HasSubstr("marked as a fusion computation"));
+}
+
+// Names are checked module-wide by their hashes: a repeat is found in another computation
+// and named exactly.
+TEST(HloVerifierTest, CatchesAnInstructionNameUsedTwice) {
+  auto module = ParseHloModule(R"(HloModule m
+%sum (q: f32[], y: f32[]) -> f32[] {
+  %q = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%q, %y)
+}
+ENTRY %main {
+  %p = f32[8]{0} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%sum
+})").value();
+  ASSERT_TRUE(VerifyHloModule(*module).ok());
+  // The parser and the builder keep names unique: rename behind the API's back.
+  const_cast<std::string&>(module->GetComputationWithName("sum")->GetInstructionWithName("q")->name()) = "p";
+  EXPECT_THAT(Msg(VerifyHloModule(*module)), HasSubstr("instruction name %p is used twice in the module"));
+}
+
+// The verifier checks the elementwise ops of one or two operands by their result type
+// (ShapeInference::InferredShapeMatches, building no shape): it must accept exactly what
+// shape inference accepts and gives, for every such op, over operand types and dimensions
+// that break each rule.
+TEST(HloVerifierTest, ElementwiseShapesAreCheckedAsShapeInferenceGives) {
+  const std::vector<PrimitiveType> types = {PRED, S32, F32};
+  const std::vector<std::vector<int64_t>> dims = {{8}, {4}};
+  auto param = [](PrimitiveType t, const std::vector<int64_t>& d) {
+    auto p = HloInstruction::Create(HloOpcode::kParameter, Shape(t, d), {});
+    p->set_parameter_number(0);
+    return p;
+  };
+  int matches = 0, cases = 0;
+  for (int i = 0; i < kHloOpcodeCount; ++i) {
+    const HloOpcode op = static_cast<HloOpcode>(i);
+    const int arity = HloOpcodeArity(op);
+    if (!IsElementwiseOpcode(op) || (arity != 1 && arity != 2)) continue;
+    for (PrimitiveType t0 : types) {
+      for (PrimitiveType t1 : types) {
+        for (const std::vector<int64_t>& d1 : dims) {
+          if (arity == 1 && (t1 != t0 || d1 != dims[0])) continue;
+          const auto lhs = param(t0, dims[0]);
+          const auto rhs = param(t1, d1);
+          std::vector<HloInstruction*> operands = {lhs.get()};
+          if (arity == 2) operands.push_back(rhs.get());
+          for (PrimitiveType declared_type : types) {
+            for (const std::vector<int64_t>& declared_dims : dims) {
+              auto instr = HloInstruction::Create(op, Shape(declared_type, declared_dims), operands);
+              if (op == HloOpcode::kCompare) instr->set_comparison_direction(ComparisonDirection::kLt);
+              const absl::StatusOr<Shape> inferred = ShapeInference::InferInstructionShape(*instr);
+              const bool expected = inferred.ok() && ShapeUtil::Compatible(*inferred, instr->shape());
+              EXPECT_EQ(ShapeInference::InferredShapeMatches(*instr), expected)
+                  << HloOpcodeString(op) << " of " << lhs->shape() << (arity == 2 ? ", " : "")
+                  << (arity == 2 ? rhs->shape().ToString() : "") << " declared " << instr->shape();
+              matches += expected;
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both answers occur for most ops (each op accepts some operand type at the first dims).
+  EXPECT_GT(matches, 30);
+  EXPECT_GT(cases - matches, 30 * 6);
 }
 
 }  // namespace
