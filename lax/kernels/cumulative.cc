@@ -281,13 +281,16 @@ void LseKernel(const T* x, T* y, Layout l, bool reverse, LseType<T> start) {
   });
 }
 
+// Element type T's scan for K (signed integers share their unsigned scans where the bits
+// agree: reducer.h's SharedElement).
 template <ReduceKind K, typename T>
-void RunCum(const T* x, T* y, Layout l, bool reverse, const void* init) {
-  using Red = Reducer<K, T>;
+void RunCum(const void* x, void* y, Layout l, bool reverse, const void* init) {
+  using E = SharedElement<K, T>;
+  using Red = Reducer<K, E>;
   using W = typename Red::Acc;
-  const W start = init != nullptr ? static_cast<W>(Red::Load(*static_cast<const T*>(init)))
+  const W start = init != nullptr ? static_cast<W>(Red::Load(*static_cast<const E*>(init)))
                                   : Red::template Identity<W>(false);
-  CumKernel<K, T>(x, y, l, reverse, start);
+  CumKernel<K, E>(static_cast<const E*>(x), static_cast<E*>(y), l, reverse, start);
 }
 
 }  // namespace
@@ -304,21 +307,19 @@ void Cumulative(DType dtype, CumulativeOp op, const void* x, void* y, int64_t ou
   const Layout l{outer, n, inner};
   DispatchDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* xs = static_cast<const T*>(x);
-    T* ys = static_cast<T*>(y);
     if constexpr (!std::is_same_v<T, bool>) {
       switch (op) {
-        case CumulativeOp::kSum: return RunCum<ReduceKind::kSum, T>(xs, ys, l, reverse, init);
-        case CumulativeOp::kProd: return RunCum<ReduceKind::kProd, T>(xs, ys, l, reverse, init);
-        case CumulativeOp::kMax: return RunCum<ReduceKind::kMax, T>(xs, ys, l, reverse, init);
-        case CumulativeOp::kMin: return RunCum<ReduceKind::kMin, T>(xs, ys, l, reverse, init);
+        case CumulativeOp::kSum: return RunCum<ReduceKind::kSum, T>(x, y, l, reverse, init);
+        case CumulativeOp::kProd: return RunCum<ReduceKind::kProd, T>(x, y, l, reverse, init);
+        case CumulativeOp::kMax: return RunCum<ReduceKind::kMax, T>(x, y, l, reverse, init);
+        case CumulativeOp::kMin: return RunCum<ReduceKind::kMin, T>(x, y, l, reverse, init);
         case CumulativeOp::kLogSumExp:
           if constexpr (kIsFloat<T>) {
             using C = LseType<T>;
             const C start = init != nullptr
                                 ? static_cast<C>(static_cast<ComputeType<T>>(*static_cast<const T*>(init)))
                                 : -std::numeric_limits<C>::infinity();
-            return LseKernel<T>(xs, ys, l, reverse, start);
+            return LseKernel<T>(static_cast<const T*>(x), static_cast<T*>(y), l, reverse, start);
           }
           return;
       }

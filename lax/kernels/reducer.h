@@ -40,6 +40,16 @@ inline void FromFloat(const float* in, T* out, int64_t m) {
   ArrayMap<T>(out, m) = ConstArrayMap<float>(in, m).template cast<T>();
 }
 
+// The element type K's kernels run T as. Wrapping sums and products (in unsigned
+// accumulators) and bitwise and/or give the same bits on a signed integer as on the unsigned
+// integer of its width, so signed integers run their unsigned counterpart's kernels: one
+// instantiation per width instead of two, most of the reduction, window and cumulative
+// kernels' compile time. Max and min order the two differently and keep their own.
+template <ReduceKind K, typename T>
+using SharedElement =
+    typename std::conditional_t<kIsInt<T> && std::is_signed_v<T> && K != ReduceKind::kMax && K != ReduceKind::kMin,
+                                std::make_unsigned<T>, std::type_identity<T>>::type;
+
 template <ReduceKind K, typename T>
 struct Reducer {
   static constexpr bool kFloat = kIsFloat<T>;

@@ -22,12 +22,14 @@
 #include "jx/lax/kernels/dispatch.h"
 #include "jx/lax/kernels/narrow_float.h"
 #include "jx/lax/kernels/reducer.h"
+#include "jx/lax/kernels/shape_ops.h"
 
 namespace jx::lax::kernels {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// Layout: canonical grouping of axes and the transpose for non-contiguous reductions.
+// Layout: canonical grouping of axes (a non-contiguous reduction is transposed by
+// shape_ops.h's Transpose first).
 
 struct Group {
   int64_t size;
@@ -47,48 +49,6 @@ std::vector<Group> GroupAxes(absl::Span<const int64_t> dims, absl::Span<const in
     }
   }
   return groups;
-}
-
-// Copies in (dims `dims`, row-major) into out transposed by perm: out dim j is in dim perm[j].
-template <typename T>
-void TransposeCopy(const T* in, T* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  std::vector<int64_t> in_strides(dims.size());
-  int64_t s = 1;
-  for (int64_t i = rank - 1; i >= 0; --i) {
-    in_strides[static_cast<size_t>(i)] = s;
-    s *= dims[static_cast<size_t>(i)];
-  }
-  std::vector<int64_t> out_dims(dims.size()), strides(dims.size());
-  for (int64_t j = 0; j < rank; ++j) {
-    out_dims[static_cast<size_t>(j)] = dims[static_cast<size_t>(perm[static_cast<size_t>(j)])];
-    strides[static_cast<size_t>(j)] = in_strides[static_cast<size_t>(perm[static_cast<size_t>(j)])];
-  }
-  const int64_t inner = out_dims.back();
-  const int64_t inner_stride = strides.back();
-  const int64_t rows = s / inner;
-  ParallelFor(rows, std::max<int64_t>(1, kParallelGrain / inner), [&](int64_t begin, int64_t end) {
-    // Odometer over the outer output dims, started at row `begin`.
-    std::vector<int64_t> idx(static_cast<size_t>(rank - 1));
-    int64_t rem = begin, offset = 0;
-    for (int64_t j = rank - 2; j >= 0; --j) {
-      idx[static_cast<size_t>(j)] = rem % out_dims[static_cast<size_t>(j)];
-      rem /= out_dims[static_cast<size_t>(j)];
-      offset += idx[static_cast<size_t>(j)] * strides[static_cast<size_t>(j)];
-    }
-    for (int64_t r = begin; r < end; ++r) {
-      const T* src = in + offset;
-      T* dst = out + r * inner;
-      for (int64_t k = 0; k < inner; ++k) dst[k] = src[k * inner_stride];
-      for (int64_t j = rank - 2; j >= 0; --j) {
-        const size_t u = static_cast<size_t>(j);
-        offset += strides[u];
-        if (++idx[u] < out_dims[u]) break;
-        offset -= strides[u] * out_dims[u];
-        idx[u] = 0;
-      }
-    }
-  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -241,7 +201,7 @@ void ReduceTyped(const T* x, Out* y, absl::Span<const int64_t> dims, absl::Span<
     }
   }
   std::unique_ptr<T[]> transposed(new T[static_cast<size_t>(n_in)]);
-  TransposeCopy(x, transposed.get(), group_dims, perm);
+  Transpose(x, group_dims, perm, sizeof(T), transposed.get());
   ReduceRows<K, T, Out>(transposed.get(), y, kept, red, is_bool);
 }
 
@@ -263,7 +223,8 @@ void ReduceWith(DType dtype, absl::Span<const int64_t> dims, absl::Span<const in
         throw InternalError("f64 reduction output requested for a reduction that does not accumulate in f64");
       }
     } else {
-      ReduceTyped<K, T, T>(static_cast<const T*>(x), static_cast<T*>(out), dims, axes, is_bool);
+      using E = SharedElement<K, T>;
+      ReduceTyped<K, E, E>(static_cast<const E*>(x), static_cast<E*>(out), dims, axes, is_bool);
     }
   });
 }

@@ -197,18 +197,26 @@ ReduceKind KindOf(WindowReducer op) {
   return ReduceKind::kSum;
 }
 
+// Element type T's kernel for K (signed integers share their unsigned kernels where the
+// bits agree: reducer.h's SharedElement).
+template <ReduceKind K, typename T>
+void RunShared(const void* x, void* y, std::vector<WindowAxis> axes, const void* init) {
+  using E = SharedElement<K, T>;
+  WindowKernel<K, E>(static_cast<const E*>(x), static_cast<E*>(y), std::move(axes), static_cast<const E*>(init));
+}
+
 template <typename T>
-void RunKind(ReduceKind kind, const T* x, T* y, std::vector<WindowAxis> axes, const T* init) {
+void RunKind(ReduceKind kind, const void* x, void* y, std::vector<WindowAxis> axes, const void* init) {
   switch (kind) {
-    case ReduceKind::kSum: return WindowKernel<ReduceKind::kSum, T>(x, y, std::move(axes), init);
-    case ReduceKind::kProd: return WindowKernel<ReduceKind::kProd, T>(x, y, std::move(axes), init);
-    case ReduceKind::kMax: return WindowKernel<ReduceKind::kMax, T>(x, y, std::move(axes), init);
-    case ReduceKind::kMin: return WindowKernel<ReduceKind::kMin, T>(x, y, std::move(axes), init);
+    case ReduceKind::kSum: return RunShared<ReduceKind::kSum, T>(x, y, std::move(axes), init);
+    case ReduceKind::kProd: return RunShared<ReduceKind::kProd, T>(x, y, std::move(axes), init);
+    case ReduceKind::kMax: return RunShared<ReduceKind::kMax, T>(x, y, std::move(axes), init);
+    case ReduceKind::kMin: return RunShared<ReduceKind::kMin, T>(x, y, std::move(axes), init);
     case ReduceKind::kAnd:
     case ReduceKind::kOr:
       if constexpr (std::is_integral_v<T>) {
-        if (kind == ReduceKind::kAnd) return WindowKernel<ReduceKind::kAnd, T>(x, y, std::move(axes), init);
-        return WindowKernel<ReduceKind::kOr, T>(x, y, std::move(axes), init);
+        if (kind == ReduceKind::kAnd) return RunShared<ReduceKind::kAnd, T>(x, y, std::move(axes), init);
+        return RunShared<ReduceKind::kOr, T>(x, y, std::move(axes), init);
       }
       throw InternalError("reduce_window: and/or of a float dtype");
   }
@@ -229,13 +237,13 @@ void ReduceWindow(DType dtype, WindowReducer op, const void* x, absl::Span<const
     // its max only for 0/1 bytes, so bool brings its own init.
     const uint8_t identity = BoolKind(op) == ReduceKind::kMax ? 0 : 1;
     const uint8_t* i = init != nullptr ? static_cast<const uint8_t*>(init) : &identity;
-    RunKind<uint8_t>(BoolKind(op), static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), std::move(a), i);
+    RunKind<uint8_t>(BoolKind(op), x, y, std::move(a), i);
     return;
   }
   DispatchDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
-      RunKind<T>(KindOf(op), static_cast<const T*>(x), static_cast<T*>(y), std::move(a), static_cast<const T*>(init));
+      RunKind<T>(KindOf(op), x, y, std::move(a), init);
     }
   });
 }

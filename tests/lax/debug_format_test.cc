@@ -21,8 +21,8 @@ using debug::internal::FormatFloat;
 using debug::internal::FormatInt;
 using debug::internal::FormatString;
 using debug::internal::FormatUInt;
-using testing::internal::CaptureStdout;
-using testing::internal::GetCapturedStdout;
+using ::testing::internal::CaptureStdout;
+using ::testing::internal::GetCapturedStdout;
 
 struct FloatCase {
   double x;

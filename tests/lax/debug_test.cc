@@ -12,8 +12,8 @@ namespace jx::debug_test {
 namespace {
 
 namespace jnp = jx::numpy;
-using testing::internal::CaptureStdout;
-using testing::internal::GetCapturedStdout;
+using ::testing::internal::CaptureStdout;
+using ::testing::internal::GetCapturedStdout;
 
 // test_simple_debug_print_works_in_eager_mode: f(2) prints "x: 2".
 TEST(DebugPrint, EagerMode) {

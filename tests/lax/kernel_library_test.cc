@@ -1,10 +1,11 @@
-// The kernel library's gather/scatter, window, sort and cumulative kernels called directly
-// (lax/kernels/): what eager lax ops do not reach (scatter mul/min/max, window init values
-// and and/or, descending sort, top_k's output stride, scan init values) against plain
-// reference loops, with edge lengths around vector widths (1, 15, 16, 17, 33) and the line
-// groups of the scans.
+// The kernel library's gather/scatter, reduction, window, sort and cumulative kernels called
+// directly (lax/kernels/): what eager lax ops do not reach (scatter mul/min/max, window init
+// values and and/or, descending sort, top_k's output stride, scan init values, signed integers
+// on kernels shared with unsigned ones) against plain reference loops, with edge lengths
+// around vector widths (1, 15, 16, 17, 33) and the line groups of the scans.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "jx/lax/kernels/cumulative.h"
 #include "jx/lax/kernels/gather_scatter.h"
+#include "jx/lax/kernels/reduction.h"
 #include "jx/lax/kernels/sort.h"
 #include "jx/lax/kernels/window.h"
 
@@ -171,6 +173,59 @@ TEST(KernelWindowTest, IntegerAndOrAndBoolReducers) {
   EXPECT_EQ(any, (std::vector<uint8_t>{1, 0, 1}));
   EXPECT_EQ(all, (std::vector<uint8_t>{0, 0, 0}));
   EXPECT_FALSE(WindowReducerAccepts(WindowReducer::kAnd, DType::kFloat32));
+}
+
+// Signed integers run their unsigned counterpart's kernels where the bits agree (wrapping
+// sums and products, and/or: reducer.h's SharedElement), while max and min must still order
+// them as signed. Each family (reduction, window, scan) against a fold in T, from the
+// identity, on values of both signs that overflow T.
+template <typename T>
+T Fold(int op, T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  switch (op) {
+    case 0: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    case 1: return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)));
+    case 2: return std::max(a, b);
+    case 3: return std::min(a, b);
+    case 4: return static_cast<T>(a & b);
+    default: return static_cast<T>(a | b);
+  }
+}
+
+template <typename T>
+void ExpectSignedReducersMatchFolds(DType dtype) {
+  constexpr int64_t n = 17, taps = 3;
+  std::vector<T> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<T>(0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1));
+  const T identity[] = {0, 1, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max(), T(-1), 0};
+  for (int op = 0; op < 6; ++op) {
+    SCOPED_TRACE(::testing::Message() << dtype << " op " << op);
+    T total = identity[op];
+    std::vector<T> scan(n);
+    for (int64_t i = 0; i < n; ++i) scan[i] = total = Fold(op, total, x[i]);
+    T reduced = 0;
+    Reduce(static_cast<ReduceOp>(op), dtype, {n}, {0}, x.data(), &reduced);
+    EXPECT_EQ(reduced, total);
+    std::vector<T> window(n - taps + 1), want(n - taps + 1);
+    ReduceWindow(dtype, static_cast<WindowReducer>(op), x.data(), {{n, n - taps + 1, taps}}, nullptr, window.data());
+    for (int64_t o = 0; o + taps <= n; ++o) {
+      want[o] = identity[op];
+      for (int64_t k = 0; k < taps; ++k) want[o] = Fold(op, want[o], x[o + k]);
+    }
+    EXPECT_EQ(window, want);
+    if (op < 4) {
+      std::vector<T> got(n);
+      Cumulative(dtype, static_cast<CumulativeOp>(op), x.data(), got.data(), 1, n, 1, false, nullptr);
+      EXPECT_EQ(got, scan);
+    }
+  }
+}
+
+TEST(KernelSignedIntegerTest, EveryFamilyWrapsAndOrdersAsSigned) {
+  ExpectSignedReducersMatchFolds<int8_t>(DType::kInt8);
+  ExpectSignedReducersMatchFolds<int16_t>(DType::kInt16);
+  ExpectSignedReducersMatchFolds<int32_t>(DType::kInt32);
+  ExpectSignedReducersMatchFolds<int64_t>(DType::kInt64);
 }
 
 TEST(KernelSortTest, DescendingIsStableAndTopKWritesWithAStride) {

@@ -1,7 +1,8 @@
 // The rule that lets a test binary compile as merged sources (UNITY in tests/CMakeLists.txt,
 // on in CI): a merged source shares its file scope with the sources merged before it, so each
 // keeps its file-local names in a namespace named after the file (`namespace jx::sort_test {`
-// in tests/lax/sort_test.cc) and #undef's its own macros. A source that breaks it compiles
+// in tests/lax/sort_test.cc), #undef's its own macros and names GoogleTest's namespace
+// `::testing` (a merged header may have declared jx::testing). A source that breaks it compiles
 // alone (a plain build) and breaks only the merged build; this test names it in any build.
 #include <algorithm>
 #include <cctype>
@@ -118,6 +119,18 @@ bool ClashesAtSharedScope(const std::vector<Token>& t, size_t k) {
   return !(t[k].text == "template" && k + 2 < t.size() && t[k + 1].text == "<" && t[k + 2].text == ">");
 }
 
+// `testing::X` without a leading `::`, X one of GoogleTest's names: inside `namespace jx...`
+// it looks X up in jx::testing (the shared test helpers) when a header merged earlier declared
+// that namespace, and GoogleTest's X is not found.
+bool NamesGoogleTestUnqualified(const std::vector<Token>& t, size_t k) {
+  static const std::set<std::string> kGoogleTestNames = {
+      "internal", "Message", "Test", "TestWithParam", "TestParamInfo", "Values", "ValuesIn", "Bool", "Range",
+      "Combine", "UnitTest", "AssertionResult", "AssertionSuccess", "AssertionFailure", "HasSubstr",
+      "ElementsAre", "ElementsAreArray", "Eq", "Not", "_"};
+  return t[k].text == "testing" && k + 2 < t.size() && t[k + 1].text == "::" &&
+         kGoogleTestNames.count(t[k + 2].text) != 0 && !(k > 0 && t[k - 1].text == "::");
+}
+
 // The rule's violations in one source, each "path:line: what".
 std::vector<std::string> UnityViolations(const std::string& path, const std::string& text) {
   const std::string stem = fs::path(path).stem().string();
@@ -168,6 +181,10 @@ std::vector<std::string> UnityViolations(const std::string& path, const std::str
     if (t[k].text == ";") {
       statement_start = true;
       continue;
+    }
+    if (NamesGoogleTestUnqualified(t, k) && scopes.size() > 1) {
+      report(t[k].line, "`testing::" + t[k + 2].text + "` inside a namespace names jx::testing once a source merged "
+                        "before this one declares it (tests/scoped_env.h): write `::testing::`");
     }
     if (statement_start && scope.is_namespace && !scope.per_file && ClashesAtSharedScope(t, k)) {
       std::string where;
@@ -311,6 +328,17 @@ TEST(FooTest, Twice) { EXPECT_EQ(TWICE(Helper()), 2); }
             "foo_test.cc:3: anonymous namespace outside `namespace ...::foo_test {`: its names share the scope of "
             "the sources merged with this one\n"
             "foo_test.cc:4: macro TWICE is not #undef'd: it would reach the sources merged after this one\n");
+  const std::string kGoogleTest = R"(namespace jx::foo_test {
+TEST(FooTest, Log) {
+  ::testing::internal::CaptureStderr();
+  testing::internal::GetCapturedStderr();
+  testing::ScopedEnv env("JX_X", "1");
+}
+}  // namespace jx::foo_test
+)";
+  EXPECT_EQ(Join(UnityViolations("foo_test.cc", kGoogleTest)),
+            "foo_test.cc:4: `testing::internal` inside a namespace names jx::testing once a source merged before "
+            "this one declares it (tests/scoped_env.h): write `::testing::`\n");
   EXPECT_EQ(Join(UnityViolations("foo_test.cc", "using namespace jx;\n")),
             "foo_test.cc:1: `using` declaration at file scope, outside `namespace ...::foo_test {`\n");
 }

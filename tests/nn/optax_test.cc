@@ -192,9 +192,9 @@ TEST(OptaxScheduleTest, ConstantAndLinear) {
   for (int step : {0, 5, 10, 15, 20}) got.push_back(At(lin, step));
   EXPECT_EQ(got, (std::vector<float>{1.f, 1.f, 0.5f, 0.f, 0.f}));
   EXPECT_FLOAT_EQ(At(polynomial_schedule(1.0, 0.0, 2.0, 10), 5), 0.25f);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FLOAT_EQ(At(linear_schedule(1.0, 0.0, 0), 7), 1.f);  // no transition: constant, as Optax
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("polynomial_schedule: transition_steps 0 <= 0 gives a constant"),
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("polynomial_schedule: transition_steps 0 <= 0 gives a constant"),
             std::string::npos);
 }
 

@@ -31,9 +31,9 @@ TEST(JitNameTest, NamesTheHloModuleLogsAndErrors) {
   EXPECT_NE(step.lower(x, y).compile().as_text().find("jit_train_step"), std::string::npos);
 
   setenv("JX_LOG_COMPILES", "1", 1);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   step(x, y);
-  const std::string log = testing::internal::GetCapturedStderr();
+  const std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_LOG_COMPILES");
   EXPECT_NE(log.find("jx: traced jit(train_step)"), std::string::npos) << log;
   EXPECT_NE(log.find("jx: compiled jit(train_step)"), std::string::npos) << log;
@@ -94,10 +94,10 @@ TEST(JitDeviceCacheTest, CommittedAndUncommittedCallsAreSeparateEntries) {
 TEST(JitDeviceCacheTest, ExplainsADeviceChange) {
   setenv("JX_EXPLAIN_CACHE_MISSES", "1", 1);
   auto jf = jit([](const Array& x) { return x * 2.0; }, name{"twice"});
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   jf(jnp::ones({2}));
   jf(device_put(jnp::ones({2}), devices()[0]));
-  const std::string log = testing::internal::GetCapturedStderr();
+  const std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_EXPLAIN_CACHE_MISSES");
   EXPECT_NE(log.find("jit(twice) cache miss"), std::string::npos) << log;
   EXPECT_NE(log.find("device changed from the default device (uncommitted) to CpuDevice(id=0)"), std::string::npos)

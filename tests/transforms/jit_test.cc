@@ -146,11 +146,11 @@ TEST(JitTest, ExplainsCacheMissesAndLogsCompiles) {
   auto jf = jit([](const Params& p, const Array& x, int n) { return lax::mul(lax::add(x, p.w), static_cast<double>(n)); },
                 static_argnums{2});
   Params p{jnp::ones({3}), jnp::ones({3})};
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   jf(p, jnp::ones({3}), 1);
   jf(Params{jnp::ones({4}), jnp::ones({3})}, jnp::ones({4}), 1);
   jf(Params{jnp::ones({4}), jnp::ones({3})}, jnp::ones({4}), 2);
-  const std::string log = testing::internal::GetCapturedStderr();
+  const std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("JX_EXPLAIN_CACHE_MISSES");
   unsetenv("JX_LOG_COMPILES");
   EXPECT_NE(log.find("jx: traced jit(<lambda>) for (f32[3], f32[3], f32[3])"), std::string::npos) << log;
