@@ -185,6 +185,20 @@ TEST(FakePlatformTest, EagerOpsOnTheDeviceRunAsCachedOneEquationPrograms) {
   EXPECT_EQ(z.to_vector<float>(), (jnp::arange(4.0f) + 1.0f).to_vector<float>());
 }
 
+// jx::clear_caches() drops the eager ops' programs too: the next op lowers and compiles again.
+TEST(FakePlatformTest, ClearCachesDropsTheEagerOpsPrograms) {
+  const FakeClient& fake = Fake();
+  const Array x = device_put(jnp::arange(3.0f), &fake.device());
+  lax::cos(x);
+  const int lowers = fake.lower_calls();
+  lax::cos(x);
+  EXPECT_EQ(fake.lower_calls(), lowers);
+  clear_caches();
+  const Array y = lax::cos(x);
+  EXPECT_EQ(fake.lower_calls() - lowers, 1);
+  EXPECT_EQ(y.to_vector<float>(), lax::cos(jnp::arange(3.0f)).to_vector<float>());
+}
+
 TEST(FakePlatformTest, ArraysCommittedToTwoDevicesInOneOpAreAnErrorNamingBoth) {
   const Array a = device_put(jnp::ones({3}), Cpu());
   const Array b = device_put(jnp::ones({3}), &Fake().device());
